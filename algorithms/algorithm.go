@@ -1,0 +1,90 @@
+// Package algorithms implements the rate-limiting algorithms that ratesim
+// compares, one file per algorithm, each behind the small Limiter interface.
+//
+// Every limiter is a pure function of the calls it has been given: there is
+// no clock inside. Time is passed to Decide as a virtual instant, an integer
+// count of nanoseconds from the Unix epoch, and calls must come in
+// non-decreasing time order. Every decision of the exact algorithms is made in
+// integer arithmetic; only the x-time-rate row, which runs the real
+// golang.org/x/time/rate library, uses floating point.
+//
+// State is kept per key. Keys are dense integer ids handed out by the caller
+// (the engine interns key names), so per-key state lives in slices indexed by
+// id. A key's state is released once it is indistinguishable from a fresh
+// key's, as a Redis-backed limiter lets the key expire; each limiter counts
+// the keys and bytes it holds and reports the peaks through Memory.
+package algorithms
+
+import "time"
+
+// Key identifies one rate-limited key (a client, an IP, a tenant). Keys are
+// dense ids from 0 assigned by the caller; a limiter sizes its state tables
+// to the largest id it has seen.
+type Key uint32
+
+// Verdict is the outcome of one decision.
+type Verdict uint8
+
+const (
+	// Accept admits the request now.
+	Accept Verdict = iota
+	// Delay admits the request and releases it to the backend after
+	// Decision.Delay (> 0).
+	Delay
+	// Reject refuses the request; Decision.RetryAfter says when the same
+	// request would be admitted if nothing else arrived.
+	Reject
+)
+
+// String returns the verdict as the SPEC spells it: accept, delay or reject.
+func (v Verdict) String() string {
+	switch v {
+	case Accept:
+		return "accept"
+	case Delay:
+		return "delay"
+	case Reject:
+		return "reject"
+	}
+	return "unknown"
+}
+
+// Never is the RetryAfter of a request that can never be admitted (its cost
+// exceeds the burst or the concurrency maximum).
+const Never time.Duration = -1
+
+// Decision is the verdict on one request.
+type Decision struct {
+	Verdict Verdict
+	// Delay is the time from arrival to release to the backend: > 0 when
+	// Verdict is Delay, 0 otherwise. A release that falls between two
+	// nanoseconds is rounded up to the next one.
+	Delay time.Duration
+	// RetryAfter is set on Reject only: the shortest wait after which this
+	// same request would be admitted if nothing else arrived, or Never.
+	RetryAfter time.Duration
+}
+
+// Limiter decides on requests. Calls to Decide must come in non-decreasing
+// order of now; a Limiter is not safe for concurrent use (the engine runs
+// each limiter on its own goroutine).
+type Limiter interface {
+	// Decide returns the verdict on a request of the given cost (>= 1)
+	// arriving at now for key.
+	Decide(now time.Duration, key Key, cost int64) Decision
+	// Memory reports the per-key state held: the peaks since the limiter
+	// was made.
+	Memory() Memory
+}
+
+// Memory is what a limiter reports of the state it holds.
+type Memory struct {
+	// BytesPerKeyMax is the most bytes of state any one key held at once,
+	// computed from the Go types (fixed fields plus live entries).
+	BytesPerKeyMax int64
+	// KeysPeak is the most keys holding state at one instant.
+	KeysPeak int64
+	// BytesPeak is the most bytes of state held over all keys at one
+	// instant.
+	BytesPeak int64
+}

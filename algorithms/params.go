@@ -1,0 +1,95 @@
+package algorithms
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Policy is the limit every algorithm of a scenario enforces: Rate requests
+// per Per, with bursts of up to Burst.
+type Policy struct {
+	Rate  int64         // L, requests (cost units) per period, >= 1
+	Per   time.Duration // W, the period, > 0
+	Burst int64         // B, >= 1
+}
+
+// String writes the policy as "10/1s burst 10".
+func (p Policy) String() string {
+	return fmt.Sprintf("%d/%v burst %d", p.Rate, p.Per, p.Burst)
+}
+
+// Params is everything a limiter is built from: the policy (possibly
+// overridden for this algorithm) and the algorithm's own options. Options an
+// algorithm does not take are rejected by New when set.
+type Params struct {
+	Policy
+
+	// CountRejected makes fixed-window, sliding-window and sliding-log count
+	// rejected requests too (envoy ratelimit, Kong's sliding mode).
+	CountRejected bool
+
+	// MaxDelay > 0 turns token-bucket, gcra and x-time-rate from policing
+	// into shaping: a request that would be rejected is admitted with the
+	// delay until it conforms when that delay is <= MaxDelay.
+	MaxDelay time.Duration
+
+	// NginxBurst is nginx's own burst=N (admits N+1 at once on a fresh key);
+	// used when NginxBurstSet, otherwise Burst-1.
+	NginxBurst    int64
+	NginxBurstSet bool
+	// Nodelay is nginx's nodelay: admitted requests are never delayed.
+	Nodelay bool
+	// NginxDelay is nginx's delay=N (two-stage limiting), default 0.
+	NginxDelay int64
+
+	// Max is the concurrency limiter's most requests in flight per key; 0
+	// means Burst.
+	Max int64
+	// Service is the backend service time: a request admitted by the
+	// concurrency limiter is in flight during [release, release+Service).
+	Service time.Duration
+}
+
+// ParamError is an invalid parameter: Field names it as a scenario spells it
+// (rate, per, burst, max-delay, ...), Found is what was given and Want what
+// is expected. The scenario loader adds file:line:col and the field path.
+type ParamError struct {
+	Field string
+	Found string
+	Want  string
+}
+
+func (e *ParamError) Error() string {
+	return fmt.Sprintf("%s: %s: %s", e.Field, e.Found, e.Want)
+}
+
+// maxExact bounds the products the exact algorithms form, Burst*Per and
+// cost*Per in integer nanoseconds, with headroom for adding a time to them.
+const maxExact = math.MaxInt64 / 4
+
+// checkPolicy validates a policy for the exact algorithms: positive values
+// and Burst*Per small enough that every product the algorithms form fits in
+// an int64 without rounding.
+func checkPolicy(p Policy) error {
+	if p.Rate < 1 {
+		return &ParamError{"rate", fmt.Sprint(p.Rate), "want a rate of at least 1 request per period"}
+	}
+	if p.Per <= 0 {
+		return &ParamError{"per", p.Per.String(), "want a period greater than 0"}
+	}
+	if p.Burst < 1 {
+		return &ParamError{"burst", fmt.Sprint(p.Burst), "want a burst of at least 1"}
+	}
+	if p.Burst > maxExact/int64(p.Per) {
+		return &ParamError{"burst", fmt.Sprintf("%d with per %v", p.Burst, p.Per),
+			fmt.Sprintf("want burst*per at most %d ns so that every decision is exact (at most %d for per %v)",
+				int64(maxExact), maxExact/int64(p.Per), p.Per)}
+	}
+	if p.Rate > maxExact/int64(p.Per) {
+		return &ParamError{"rate", fmt.Sprintf("%d with per %v", p.Rate, p.Per),
+			fmt.Sprintf("want rate*per at most %d ns so that every decision is exact (at most %d for per %v)",
+				int64(maxExact), maxExact/int64(p.Per), p.Per)}
+	}
+	return nil
+}

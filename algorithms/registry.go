@@ -1,0 +1,64 @@
+package algorithms
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Info describes one algorithm for listings and for the scenario loader.
+type Info struct {
+	Name    string
+	Summary string // one line, for `ratesim algorithms`
+	// Options are the algorithm's own option names as a scenario spells
+	// them, besides the policy overrides rate, per and burst.
+	Options []string
+	// Exact is false only for x-time-rate, which decides in floating point.
+	Exact bool
+	New   func(p Params) (Limiter, error)
+}
+
+// registry lists the algorithms in the order ratesim reports them.
+var registry = []Info{
+	{Name: "fixed-window", Summary: "counter per aligned window [kW, (k+1)W); admits up to 2L across a boundary", Options: []string{"count-rejected"}, Exact: true, New: newFixedWindowLimiter},
+	{Name: "sliding-log", Summary: "exact log of admitted requests in the last W; never more than L in any window", Options: []string{"count-rejected"}, Exact: true, New: newSlidingLogLimiter},
+	{Name: "sliding-window", Summary: "Cloudflare's two-counter approximation of the sliding log", Options: []string{"count-rejected"}, Exact: true, New: newSlidingWindowLimiter},
+	{Name: "token-bucket", Summary: "bucket of B tokens refilled at L/W; admits bursts of B", Options: []string{"max-delay"}, Exact: true, New: newTokenBucketLimiter},
+	{Name: "gcra", Summary: "generic cell rate algorithm (redis_rate): one theoretical arrival time per key", Options: []string{"max-delay"}, Exact: true, New: newGCRALimiter},
+	{Name: "leaky-bucket", Summary: "queue of up to B requests released exactly W/L apart: smooths bursts", Options: nil, Exact: true, New: newLeakyBucketLimiter},
+	{Name: "nginx", Summary: "nginx limit_req to the letter: millisecond clock, excess in milli-requests", Options: []string{"burst", "nodelay", "delay"}, Exact: true, New: newNginxLimiter},
+	{Name: "concurrency", Summary: "at most max requests in flight per key for the backend's service time", Options: []string{"max"}, Exact: true, New: newConcurrencyLimiter},
+	{Name: "x-time-rate", Summary: "the real golang.org/x/time/rate Limiter (float64 tokens), as a production reference", Options: []string{"max-delay"}, Exact: false, New: newXTimeRateLimiter},
+}
+
+// All returns every algorithm in report order.
+func All() []Info {
+	return append([]Info(nil), registry...)
+}
+
+// Names returns every algorithm name in report order.
+func Names() []string {
+	names := make([]string, len(registry))
+	for i, a := range registry {
+		names[i] = a.Name
+	}
+	return names
+}
+
+// Lookup returns the algorithm called name.
+func Lookup(name string) (Info, bool) {
+	for _, a := range registry {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Info{}, false
+}
+
+// New builds the algorithm called name with params p.
+func New(name string, p Params) (Limiter, error) {
+	a, ok := Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown algorithm %q (want one of %s)", name, strings.Join(Names(), ", "))
+	}
+	return a.New(p)
+}

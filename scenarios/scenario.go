@@ -1,0 +1,48 @@
+// Package scenarios reads scenario files: YAML in, a validated Scenario out,
+// with every error naming file:line:column, the field path, what was found
+// and what is expected. The built-in scenarios are embedded in the binary.
+package scenarios
+
+import (
+	"time"
+
+	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/traffic"
+)
+
+// Scenario is a validated scenario file (SPEC section 5).
+type Scenario struct {
+	Name        string
+	Description string
+	// File is the path the scenario was read from, or "builtin:NAME".
+	File string
+	Seed uint64
+	// Duration is the scenario's duration: as written, or, when every
+	// source ends by itself, derived from the latest source end.
+	Duration time.Duration
+	Limit    algorithms.Policy
+	// Algorithms in the order written; every algorithm with the scenario's
+	// policy when the file has none.
+	Algorithms []Algorithm
+	Traffic    traffic.Plan
+	// Retry is the scenario-wide client retry policy (clients.retry).
+	Retry   traffic.RetryPolicy
+	Service time.Duration // backend.service
+	// Windows are the peak window lengths (report.windows, default W and
+	// W/10); Bucket the time-series bucket (report.bucket, default W/10).
+	Windows []time.Duration
+	Bucket  time.Duration
+}
+
+// Algorithm is one entry of the algorithms list.
+type Algorithm struct {
+	Name  string
+	Label string // unique; the name unless the entry sets one
+	// Params is the scenario's policy with this entry's overrides and
+	// options applied.
+	Params algorithms.Params
+	// Set holds the overrides and options as written, for the JSON
+	// "params" object: option name to value (int64, bool, or a duration
+	// as its string).
+	Set map[string]any
+}

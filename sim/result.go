@@ -1,0 +1,121 @@
+package sim
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/ratesim/ratesim/algorithms"
+)
+
+// Report is the outcome of one scenario: one Result per algorithm, in the
+// scenario's order. It is what `ratesim compare --format json` prints.
+type Report struct {
+	Scenario    string   `json:"scenario"`
+	Description string   `json:"description,omitempty"`
+	Seed        uint64   `json:"seed"`
+	DurationNs  int64    `json:"duration_ns"`
+	Limit       Limit    `json:"limit"`
+	Results     []Result `json:"results"`
+}
+
+// Limit is the scenario's policy as the JSON writes it.
+type Limit struct {
+	Rate  int64 `json:"rate"`
+	PerNs int64 `json:"per_ns"`
+	Burst int64 `json:"burst"`
+}
+
+// LimitOf converts a policy.
+func LimitOf(p algorithms.Policy) Limit {
+	return Limit{Rate: p.Rate, PerNs: int64(p.Per), Burst: p.Burst}
+}
+
+// Policy converts back.
+func (l Limit) Policy() algorithms.Policy {
+	return algorithms.Policy{Rate: l.Rate, Per: time.Duration(l.PerNs), Burst: l.Burst}
+}
+
+// Result is what one algorithm did with the scenario's traffic.
+type Result struct {
+	Algorithm string         `json:"algorithm"`
+	Label     string         `json:"label"`
+	Params    map[string]any `json:"params"`
+	// Limit is the policy this algorithm enforced (the scenario's, with
+	// this entry's overrides).
+	Limit Limit `json:"limit"`
+
+	// Offered counts distinct requests (first attempts); Attempts every
+	// arrival including retries. Accepted + Delayed + Rejected == Attempts.
+	Offered  int64 `json:"offered"`
+	Attempts int64 `json:"attempts"`
+	Accepted int64 `json:"accepted"`
+	Delayed  int64 `json:"delayed"`
+	Rejected int64 `json:"rejected"`
+	// GaveUp counts requests whose last attempt was rejected.
+	GaveUp int64 `json:"gave_up"`
+
+	DelayNs Percentiles `json:"delay_ns"`
+	Peaks   []Peak      `json:"peaks"`
+	Memory  Memory      `json:"memory"`
+	Series  Series      `json:"series"`
+}
+
+// Percentiles of the delay of admitted attempts (0 for accepted ones), by
+// nearest rank. Exact while a run has at most DelayExactValues distinct
+// delays; beyond that each figure is within 1/1024 of the true one (Exact
+// false), and Max is always exact.
+type Percentiles struct {
+	P50   int64 `json:"p50"`
+	P90   int64 `json:"p90"`
+	P99   int64 `json:"p99"`
+	Max   int64 `json:"max"`
+	Exact bool  `json:"-"`
+}
+
+// Peak is the largest total cost released to the backend in any half-open
+// interval [StartNs, StartNs+WindowNs), with the earliest such start.
+type Peak struct {
+	WindowNs int64 `json:"window_ns"`
+	Count    int64 `json:"count"`
+	StartNs  int64 `json:"start_ns"`
+	// Ratio is Count / (L*V/W): how many times the limit got through.
+	Ratio Ratio `json:"ratio"`
+}
+
+// Ratio is a float that the JSON always writes with a decimal point (2.0,
+// not 2), as SPEC section 6 shows it.
+type Ratio float64
+
+// MarshalJSON writes the shortest decimal that reads back as r, with ".0"
+// added to whole numbers.
+func (r Ratio) MarshalJSON() ([]byte, error) {
+	b := strconv.AppendFloat(nil, float64(r), 'f', -1, 64)
+	for _, c := range b {
+		if c == '.' {
+			return b, nil
+		}
+	}
+	return append(b, '.', '0'), nil
+}
+
+// Memory is the state an algorithm held, as algorithms.Memory reports it.
+type Memory struct {
+	BytesPerKeyMax int64 `json:"bytes_per_key_max"`
+	KeysPeak       int64 `json:"keys_peak"`
+	BytesPeak      int64 `json:"bytes_peak"`
+}
+
+// Series counts requests per bucket of BucketNs, bucket i covering
+// [StartNs + i*BucketNs, StartNs + (i+1)*BucketNs). Offered, Attempts,
+// Delayed and Rejected count by arrival time; Admitted counts accepted and
+// delayed requests by the time they are released to the backend. Counts are
+// requests, not cost.
+type Series struct {
+	BucketNs int64   `json:"bucket_ns"`
+	StartNs  int64   `json:"start_ns"`
+	Offered  []int64 `json:"offered"`
+	Attempts []int64 `json:"attempts"`
+	Admitted []int64 `json:"admitted"`
+	Delayed  []int64 `json:"delayed"`
+	Rejected []int64 `json:"rejected"`
+}

@@ -1,0 +1,137 @@
+package traffic
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Keys maps key names to dense ids from 0, so that limiters keep per-key
+// state in slices. Sources of many clients reserve a range of ids at once
+// (prefix-0 .. prefix-(n-1)) without storing a name per client; other names
+// are interned one by one. A name always gets the same id in one key space,
+// whichever way it is reached.
+type Keys struct {
+	named  map[string]uint32
+	ranges map[string]keyRange
+	// ids in order of allocation: either a single name or a whole range
+	blocks []keyBlock
+	next   uint32
+	// while declaring, single names wait until every range is known
+	declaring     bool
+	pending       []string
+	pendingRanges map[string]int
+	rangeOrder    []string
+}
+
+type keyRange struct {
+	base, n uint32
+}
+
+type keyBlock struct {
+	base, n uint32
+	name    string // the name, or the prefix of a range
+	isRange bool
+}
+
+// NewKeys returns an empty key space.
+func NewKeys() *Keys {
+	return &Keys{named: map[string]uint32{}, ranges: map[string]keyRange{}}
+}
+
+// Len is the number of ids handed out.
+func (k *Keys) Len() int { return int(k.next) }
+
+// Range reserves ids for prefix-0 .. prefix-(n-1) and returns the id of
+// prefix-0. During the declaration phase it records the largest n asked for
+// each prefix and returns 0; after it, a range is allocated once, and asking
+// again for a prefix returns the same base (n must not exceed the first n).
+func (k *Keys) Range(prefix string, n int) uint32 {
+	if k.declaring {
+		if _, ok := k.pendingRanges[prefix]; !ok {
+			k.rangeOrder = append(k.rangeOrder, prefix)
+		}
+		k.pendingRanges[prefix] = max(k.pendingRanges[prefix], n)
+		return 0
+	}
+	if r, ok := k.ranges[prefix]; ok {
+		return r.base
+	}
+	base := k.next
+	k.ranges[prefix] = keyRange{base, uint32(n)}
+	k.blocks = append(k.blocks, keyBlock{base: base, n: uint32(n), name: prefix, isRange: true})
+	k.next += uint32(n)
+	return base
+}
+
+// Intern returns the id of name, allocating one if it is new. During the
+// declaration phase (see Plan.Open) it only records the name and returns 0.
+func (k *Keys) Intern(name string) uint32 {
+	if k.declaring {
+		k.pending = append(k.pending, name)
+		return 0
+	}
+	if id, ok := k.named[name]; ok {
+		return id
+	}
+	if i := strings.LastIndexByte(name, '-'); i >= 0 {
+		if r, ok := k.ranges[name[:i]]; ok {
+			if n, ok := canonicalIndex(name[i+1:]); ok && n < r.n {
+				return r.base + n
+			}
+		}
+	}
+	id := k.next
+	k.named[name] = id
+	k.blocks = append(k.blocks, keyBlock{base: id, n: 1, name: name})
+	k.next++
+	return id
+}
+
+// declare runs fn with single names held back, then interns them, so that a
+// name inside a range gets the range's id whichever source declared first.
+func (k *Keys) declare(fn func()) {
+	k.declaring = true
+	k.pendingRanges = map[string]int{}
+	fn()
+	k.declaring = false
+	for _, p := range k.rangeOrder {
+		k.Range(p, k.pendingRanges[p])
+	}
+	k.rangeOrder, k.pendingRanges = nil, nil
+	for _, n := range k.pending {
+		k.Intern(n)
+	}
+	k.pending = nil
+}
+
+// canonicalIndex parses s as a decimal without sign or leading zeros, as
+// strconv.Itoa writes it.
+func canonicalIndex(s string) (uint32, bool) {
+	if s == "" || len(s) > 10 || (len(s) > 1 && s[0] == '0') {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, 10, 32)
+	return uint32(n), err == nil
+}
+
+// Name returns the name of id.
+func (k *Keys) Name(id uint32) string {
+	// blocks are in increasing base order: binary search
+	lo, hi := 0, len(k.blocks)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if k.blocks[m].base+k.blocks[m].n <= id {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == len(k.blocks) {
+		return ""
+	}
+	b := k.blocks[lo]
+	if !b.isRange {
+		return b.name
+	}
+	return b.name + "-" + strconv.Itoa(int(id-b.base))
+}

@@ -1,0 +1,83 @@
+// Package traffic produces the arrivals a simulation replays: synthetic
+// sources (times, burst, steady, ...) and, later, recorded traces. Every
+// source is seeded and streaming: it yields arrivals one at a time in
+// non-decreasing time order and holds constant memory however long it runs.
+//
+// A Plan is the traffic of one scenario. Each simulation run opens the plan
+// afresh, so every algorithm sees its own identical copy of the traffic.
+package traffic
+
+import (
+	"time"
+)
+
+// Arrival is one request reaching the limiter for the first time.
+type Arrival struct {
+	At     time.Duration // virtual time, ns from the Unix epoch
+	Key    uint32        // dense key id, see Keys
+	Cost   int64         // >= 1
+	Source int32         // index of the source in the scenario, in file order
+}
+
+// Stream yields arrivals in non-decreasing order of At. Next fills a and
+// reports whether there was one; after it returns false, Err says whether the
+// stream ended because of an error.
+type Stream interface {
+	Next(a *Arrival) bool
+	Err() error
+}
+
+// Source is one configured traffic source of a scenario.
+type Source interface {
+	// Declare registers the keys the source will use, before any source of
+	// the plan is opened, so that names shared between sources (a key
+	// "client-3" and a source of clients with prefix "client") get one id.
+	Declare(k *Keys)
+	// Open starts a new stream of the source's arrivals. index is the
+	// source's position in the scenario (copied into Arrival.Source) and
+	// seed its own seed, derived from the scenario's.
+	Open(k *Keys, index int, seed uint64) (Stream, error)
+	// End is the instant by which the source has produced every arrival,
+	// or 0 when it runs until the scenario's duration.
+	End() time.Duration
+}
+
+// Plan is the traffic of a scenario: its sources in file order and the seed
+// every random draw derives from.
+type Plan struct {
+	Sources []Source
+	Seed    uint64
+}
+
+// Open builds the key space of one run and the merged stream of all its
+// sources.
+func (p Plan) Open() (*Keys, Stream, error) {
+	keys := NewKeys()
+	keys.declare(func() {
+		for _, s := range p.Sources {
+			s.Declare(keys)
+		}
+	})
+	streams := make([]Stream, len(p.Sources))
+	for i, s := range p.Sources {
+		st, err := s.Open(keys, i, SourceSeed(p.Seed, i))
+		if err != nil {
+			return nil, nil, err
+		}
+		streams[i] = st
+	}
+	return keys, Merge(streams...), nil
+}
+
+// SourceSeed derives source i's own seed from the scenario seed (SplitMix64
+// over the pair), so adding a source never changes another source's draws.
+func SourceSeed(seed uint64, i int) uint64 {
+	return splitmix64(splitmix64(seed) ^ uint64(i+1)*0x9e3779b97f4a7c15)
+}
+
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
