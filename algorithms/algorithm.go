@@ -88,3 +88,10 @@ type Memory struct {
 	// instant.
 	BytesPeak int64
 }
+
+// stateHolder is implemented by every limiter so that tests can check that
+// state is released once a key is fresh again: liveAt expires what is due at
+// now and returns the keys and bytes alive.
+type stateHolder interface {
+	liveAt(now time.Duration) (keys, bytes int64)
+}

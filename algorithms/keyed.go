@@ -88,8 +88,17 @@ func (k *keyed[S]) expire(now time.Duration) {
 	}
 }
 
-// memory returns the peaks.
-func (k *keyed[S]) memory() Memory { return k.mem }
+// Memory returns the peaks; a limiter that embeds keyed gets it as its
+// Limiter.Memory.
+func (k *keyed[S]) Memory() Memory { return k.mem }
+
+// liveAt expires what is due at now and returns the keys and bytes alive,
+// for tests of release. A limiter whose entries expire outside keyed (a
+// sliding log's) overrides it.
+func (k *keyed[S]) liveAt(now time.Duration) (keys, bytes int64) {
+	k.expire(now)
+	return k.keys, k.bytes
+}
 
 // expiryEntry is one key's scheduled check for freshness.
 type expiryEntry struct {
