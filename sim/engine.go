@@ -1,0 +1,271 @@
+// Package sim is ratesim's discrete-event engine: it replays a scenario's
+// traffic through each algorithm on a virtual clock of integer nanoseconds
+// and accumulates the metrics of SPEC section 4.
+//
+// A run is a pure function of its Config: the same scenario and seed give
+// the same Report, byte for byte, however many cores run it. Each algorithm
+// runs on its own copy of the traffic (clients react to each algorithm
+// differently once they retry), on its own goroutine.
+//
+// Events are ordered by time; at one instant, releases of delayed requests
+// come first, then first attempts in the order the traffic produced them
+// (sources in file order, clients by index), then retries in the order they
+// were scheduled.
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/traffic"
+)
+
+// Config is everything one comparison needs.
+type Config struct {
+	Name        string
+	Description string
+	Seed        uint64
+	// Start is where the time series begins (0 for synthetic traffic);
+	// Duration the end of the traffic: arrivals at or after Start+Duration
+	// are not sent. Releases of delayed requests after it still count.
+	Start    time.Duration
+	Duration time.Duration
+	// Limit is the scenario's policy, as reported; each Algorithm carries
+	// its own (possibly overridden) copy in Params.
+	Limit      algorithms.Policy
+	Algorithms []Algorithm
+	Traffic    traffic.Plan
+	// Windows are the peak window lengths; Bucket the series bucket.
+	Windows []time.Duration
+	Bucket  time.Duration
+	// Workers bounds how many algorithms run at once; 0 means GOMAXPROCS.
+	Workers int
+	// Observe, when set, returns the observer of algorithm i's decisions
+	// (or nil). Each observer is called from one goroutine only.
+	Observe func(i int) Observer
+}
+
+// Algorithm is one row of the comparison.
+type Algorithm struct {
+	Name   string
+	Label  string
+	Params algorithms.Params
+	// Set is the options and overrides as written, reported as "params".
+	Set map[string]any
+	// New, when set, builds the limiter instead of the registry (for
+	// tests and for limiters that are not in the registry).
+	New func() (algorithms.Limiter, error)
+}
+
+// Run runs every algorithm of cfg and returns the report, results in the
+// order of cfg.Algorithms.
+func Run(cfg Config) (*Report, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	results := make([]Result, len(cfg.Algorithms))
+	errs := make([]error, len(cfg.Algorithms))
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers, len(cfg.Algorithms)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				var obs Observer
+				if cfg.Observe != nil {
+					obs = cfg.Observe(i)
+				}
+				results[i], errs[i] = runOne(&cfg, i, obs)
+			}
+		}()
+	}
+	for i := range cfg.Algorithms {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", cfg.Algorithms[i].Label, err)
+		}
+	}
+	return &Report{
+		Scenario:    cfg.Name,
+		Description: cfg.Description,
+		Seed:        cfg.Seed,
+		DurationNs:  int64(cfg.Duration),
+		Limit:       LimitOf(cfg.Limit),
+		Results:     results,
+	}, nil
+}
+
+func (cfg *Config) check() error {
+	switch {
+	case len(cfg.Algorithms) == 0:
+		return errors.New("no algorithms to run")
+	case cfg.Bucket <= 0:
+		return errors.New("report bucket must be > 0")
+	case len(cfg.Windows) == 0:
+		return errors.New("no report windows")
+	}
+	for _, v := range cfg.Windows {
+		if v <= 0 {
+			return fmt.Errorf("report window %v must be > 0", v)
+		}
+	}
+	return nil
+}
+
+// run is the state of one algorithm's run.
+type run struct {
+	cfg    *Config
+	alg    *Algorithm
+	lim    algorithms.Limiter
+	keys   *traffic.Keys
+	obs    Observer
+	events eventQueue
+
+	res    Result
+	delays delayHist
+	peaks  []peakWindow
+	series series
+	last   time.Duration // latest release
+}
+
+func runOne(cfg *Config, i int, obs Observer) (Result, error) {
+	alg := &cfg.Algorithms[i]
+	var lim algorithms.Limiter
+	var err error
+	if alg.New != nil {
+		lim, err = alg.New()
+	} else {
+		lim, err = algorithms.New(alg.Name, alg.Params)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	keys, stream, err := cfg.Traffic.Open()
+	if err != nil {
+		return Result{}, err
+	}
+	r := &run{
+		cfg: cfg, alg: alg, lim: lim, keys: keys, obs: obs,
+		delays: newDelayHist(),
+		series: series{bucket: cfg.Bucket, start: cfg.Start - cfg.Start%cfg.Bucket},
+	}
+	for _, v := range cfg.Windows {
+		r.peaks = append(r.peaks, peakWindow{v: v})
+	}
+	if err := r.loop(stream); err != nil {
+		return Result{}, err
+	}
+	return r.result(), nil
+}
+
+// loop merges the traffic with the scheduled events in time order.
+func (r *run) loop(stream traffic.Stream) error {
+	end := r.cfg.Start + r.cfg.Duration
+	var fresh traffic.Arrival
+	next := func() bool {
+		return stream.Next(&fresh) && (r.cfg.Duration <= 0 || fresh.At < end)
+	}
+	have := next()
+	for have || r.events.len() > 0 {
+		if r.events.len() > 0 {
+			ev := r.events.min()
+			if !have || ev.at < fresh.At || (ev.at == fresh.At && ev.kind == evRelease) {
+				r.events.pop()
+				r.release(ev.at, ev.cost)
+				continue
+			}
+		}
+		if err := r.decide(&fresh, 1); err != nil {
+			return err
+		}
+		have = next()
+	}
+	return stream.Err()
+}
+
+// decide puts one attempt to the limiter and accounts for its verdict.
+func (r *run) decide(a *traffic.Arrival, attempt int) error {
+	d := r.lim.Decide(a.At, algorithms.Key(a.Key), a.Cost)
+	if r.obs != nil {
+		if err := r.obs.Observe(&Decision{
+			Time: a.At, Key: r.keys.Name(a.Key), Cost: a.Cost, Attempt: attempt, Decision: d,
+		}); err != nil {
+			return err
+		}
+	}
+	r.res.Attempts++
+	r.series.add(a.At, colAttempts)
+	if attempt == 1 {
+		r.res.Offered++
+		r.series.add(a.At, colOffered)
+	}
+	switch d.Verdict {
+	case algorithms.Accept:
+		r.res.Accepted++
+		r.delays.add(0)
+		r.release(a.At, a.Cost)
+	case algorithms.Delay:
+		r.res.Delayed++
+		r.delays.add(d.Delay)
+		r.series.add(a.At, colDelayed)
+		r.events.push(event{at: a.At + d.Delay, kind: evRelease, cost: a.Cost})
+	case algorithms.Reject:
+		r.res.Rejected++
+		r.series.add(a.At, colRejected)
+		// Clients do not retry yet: every rejected request gives up.
+		r.res.GaveUp++
+	default:
+		return fmt.Errorf("limiter returned unknown verdict %d", d.Verdict)
+	}
+	return nil
+}
+
+// release sends an admitted request to the backend at at.
+func (r *run) release(at time.Duration, cost int64) {
+	for i := range r.peaks {
+		r.peaks[i].add(at, cost)
+	}
+	r.series.add(at, colAdmitted)
+	r.last = max(r.last, at)
+}
+
+func (r *run) result() Result {
+	res := r.res
+	res.Algorithm = r.alg.Name
+	res.Label = r.alg.Label
+	res.Params = r.alg.Set
+	if res.Params == nil {
+		res.Params = map[string]any{}
+	}
+	res.Limit = LimitOf(r.alg.Params.Policy)
+	res.DelayNs = r.delays.percentiles()
+	p := r.alg.Params.Policy
+	for i := range r.peaks {
+		count, start := r.peaks[i].finish()
+		v := r.peaks[i].v
+		res.Peaks = append(res.Peaks, Peak{
+			WindowNs: int64(v),
+			Count:    count,
+			StartNs:  int64(start),
+			// peak / (L*V/W), for the report only
+			Ratio: Ratio(float64(count) * float64(p.Per) / (float64(p.Rate) * float64(v))),
+		})
+	}
+	m := r.lim.Memory()
+	res.Memory = Memory{BytesPerKeyMax: m.BytesPerKeyMax, KeysPeak: m.KeysPeak, BytesPeak: m.BytesPeak}
+	res.Series = r.series.result(max(r.cfg.Start+r.cfg.Duration, r.last+1))
+	return res
+}

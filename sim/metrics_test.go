@@ -1,0 +1,191 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// bruteForcePeak tries every release time as the start of [a, a+v).
+func bruteForcePeak(rs []release, v time.Duration) (int64, time.Duration) {
+	var best int64
+	var start time.Duration
+	for _, a := range rs {
+		var sum int64
+		for _, r := range rs {
+			if r.at >= a.at && r.at < a.at+v {
+				sum += r.cost
+			}
+		}
+		if sum > best || (sum == best && a.at < start) {
+			best, start = sum, a.at
+		}
+	}
+	return best, start
+}
+
+func TestPeakWindowDoubleBurst(t *testing.T) {
+	// SPEC section 7 example 1 as fixed-window releases it: 10 requests
+	// at 900, 910, ..., 990 ms and 10 at 1000, ..., 1090 ms.
+	var rs []release
+	for i := 0; i < 20; i++ {
+		rs = append(rs, release{900*time.Millisecond + time.Duration(i)*10*time.Millisecond, 1})
+	}
+	for _, tc := range []struct {
+		v     time.Duration
+		count int64
+		start time.Duration
+		why   string
+	}{
+		{time.Second, 20, 900 * time.Millisecond, "all 20 lie in [900ms, 1900ms)"},
+		{100 * time.Millisecond, 10, 900 * time.Millisecond, "[900ms, 1000ms) holds 900..990; every later start also holds 10, the earliest wins"},
+		{10 * time.Millisecond, 1, 900 * time.Millisecond, "releases are exactly 10ms apart, so a 10ms interval holds one"},
+		{11 * time.Millisecond, 2, 900 * time.Millisecond, "[900ms, 911ms) holds 900 and 910"},
+	} {
+		p := peakWindow{v: tc.v}
+		for _, r := range rs {
+			p.add(r.at, r.cost)
+		}
+		count, start := p.finish()
+		require.Equal(t, tc.count, count, tc.why)
+		require.Equal(t, tc.start, start, tc.why)
+	}
+}
+
+func TestPeakWindowMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 300; trial++ {
+		n := rng.IntN(60)
+		rs := make([]release, n)
+		var at time.Duration
+		for i := range rs {
+			if rng.IntN(3) > 0 { // a third of releases share an instant
+				at += time.Duration(rng.IntN(50))
+			}
+			rs[i] = release{at, int64(1 + rng.IntN(3))}
+		}
+		v := time.Duration(1 + rng.IntN(120))
+		p := peakWindow{v: v}
+		for _, r := range rs {
+			p.add(r.at, r.cost)
+		}
+		gotC, gotS := p.finish()
+		wantC, wantS := bruteForcePeak(rs, v)
+		require.Equal(t, wantC, gotC, "trial %d", trial)
+		require.Equal(t, wantS, gotS, "trial %d", trial)
+		require.LessOrEqual(t, len(p.q), max(16, 2*(int(v)+1)), "holds only the last V of releases")
+	}
+}
+
+func TestPeakWindowEmpty(t *testing.T) {
+	p := peakWindow{v: time.Second}
+	c, s := p.finish()
+	require.Zero(t, c)
+	require.Zero(t, s)
+}
+
+func nearestRank(sorted []int64, p int64) int64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := (p*int64(len(sorted)) + 99) / 100
+	return sorted[rank-1]
+}
+
+func TestDelayPercentilesExact(t *testing.T) {
+	// Nearest rank on a hand-made list: 10 values 0..9 ms.
+	h := newDelayHist()
+	for i := 9; i >= 0; i-- {
+		h.add(time.Duration(i) * time.Millisecond)
+	}
+	p := h.percentiles()
+	// p50: rank ceil(5) = 5th smallest = 4ms; p90: rank 9 = 8ms;
+	// p99: rank ceil(9.9) = 10 = 9ms.
+	require.Equal(t, Percentiles{P50: 4e6, P90: 8e6, P99: 9e6, Max: 9e6, Exact: true}, p)
+
+	// SPEC section 7 example 2's admitted delays: 0, 250, 500, 750, 400, 0 ms.
+	h = newDelayHist()
+	for _, d := range []int64{0, 250, 500, 750, 400, 0} {
+		h.add(time.Duration(d) * time.Millisecond)
+	}
+	// sorted 0,0,250,400,500,750: p50 rank 3 = 250ms, p90 rank 6 = 750ms.
+	require.Equal(t, Percentiles{P50: 250e6, P90: 750e6, P99: 750e6, Max: 750e6, Exact: true}, h.percentiles())
+
+	empty := newDelayHist()
+	require.Equal(t, Percentiles{Exact: true}, empty.percentiles(), "no admitted attempts")
+}
+
+func TestDelayPercentilesRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 7, 100, 5000, 3 * DelayExactValues} {
+		h := newDelayHist()
+		var all []int64
+		for i := 0; i < n; i++ {
+			d := int64(0)
+			if rng.IntN(4) > 0 {
+				d = rng.Int64N(int64(2 * time.Second))
+			}
+			all = append(all, d)
+			h.add(time.Duration(d))
+		}
+		slices.Sort(all)
+		got := h.percentiles()
+		require.Equal(t, all[len(all)-1], got.Max, "max is always exact")
+		for _, c := range []struct {
+			p   int64
+			got int64
+		}{{50, got.P50}, {90, got.P90}, {99, got.P99}} {
+			want := nearestRank(all, c.p)
+			if got.Exact {
+				require.Equal(t, want, c.got, "n=%d p%d", n, c.p)
+			} else {
+				// Bucketed: never below the true value, within 1/1024 above it.
+				require.GreaterOrEqual(t, c.got, want, "n=%d p%d", n, c.p)
+				require.LessOrEqual(t, c.got-want, want/1024+1, "n=%d p%d", n, c.p)
+			}
+		}
+		require.Equal(t, n <= DelayExactValues, got.Exact, "n=%d", n)
+	}
+}
+
+func TestBucketOf(t *testing.T) {
+	for _, d := range []int64{0, 1, 2047, 2048, 2049, 4095, 4096, 1e9, 1<<62 + 12345} {
+		b := bucketOf(d)
+		require.LessOrEqual(t, b, d)
+		require.GreaterOrEqual(t, bucketTop(b), d)
+		require.LessOrEqual(t, bucketTop(b)-b, d/1024, "relative width of %d", d)
+		if d < 2048 {
+			require.Equal(t, d, b, "small delays are exact")
+		}
+	}
+}
+
+func TestSeriesPadsToEnd(t *testing.T) {
+	s := series{bucket: 100 * time.Millisecond}
+	s.add(150*time.Millisecond, colOffered)
+	s.add(199*time.Millisecond, colOffered)
+	s.add(200*time.Millisecond, colRejected)
+	out := s.result(time.Second)
+	require.Equal(t, []int64{0, 2, 0, 0, 0, 0, 0, 0, 0, 0}, out.Offered)
+	require.Equal(t, []int64{0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, out.Rejected)
+	require.Len(t, out.Admitted, 10)
+}
+
+func TestEventQueueOrder(t *testing.T) {
+	var q eventQueue
+	// Same instant: the order of scheduling is kept within a kind.
+	for i := 0; i < 50; i++ {
+		q.push(event{at: time.Duration(i % 5), cost: int64(i)})
+	}
+	var last event
+	for i := 0; q.len() > 0; i++ {
+		e := q.pop()
+		if i > 0 {
+			require.True(t, last.at < e.at || (last.at == e.at && last.cost < e.cost), "pop %d: %+v after %+v", i, e, last)
+		}
+		last = e
+	}
+}
