@@ -1,8 +1,99 @@
 package algorithms
 
-import "errors"
+import (
+	"fmt"
+	"time"
+	"unsafe"
+)
 
-// newConcurrencyLimiter is a placeholder until the algorithm is written.
+// Concurrency limits the requests in flight per key, as a gateway's
+// concurrent-request limiter (a semaphore per key) does, rather than their
+// rate.
+//
+// Rule: a request of cost c counts as c units (c concurrent requests, or c
+// slots of the semaphore). This limiter never delays, so a request admitted
+// at t is in flight during [t, t+S), S being the backend's service time
+// (Params.Service); one that completes at exactly t no longer counts at t. A
+// request is admitted iff the units in flight at t, plus c, are at most max
+// (Params.Max, Burst when 0). With S = 0 nothing is ever in flight: every
+// request with c <= max is admitted and no state is kept.
+//
+// RetryAfter: the wait until enough of the earliest in-flight requests have
+// completed for c to fit, always in (0, S]. Never when c > max.
+//
+// State per key: the FIFO of (completion time, cost) of the requests in
+// flight, which complete in admission order, and the units in flight, 32
+// bytes, plus 16 bytes per request in flight (completion times are needed for
+// an exact retry_after; a count alone would do for the decision). The live
+// entries of all keys are counted at every instant. A key's state is
+// released, and its FIFO's memory freed, once its last request completes.
+type Concurrency struct {
+	keyed[costLog]
+	max      int64         // the most units in flight per key
+	service  time.Duration // S
+	expiring expiryQueue   // the completion of every request in flight
+}
+
+var (
+	_ Limiter     = (*Concurrency)(nil)
+	_ stateHolder = (*Concurrency)(nil)
+)
+
 func newConcurrencyLimiter(p Params) (Limiter, error) {
-	return nil, errors.New("not implemented yet")
+	if err := checkPolicy(p.Policy); err != nil {
+		return nil, err
+	}
+	if err := checkOptions("concurrency", p, "max"); err != nil {
+		return nil, err
+	}
+	if p.Max < 0 {
+		return nil, &ParamError{"max", fmt.Sprint(p.Max), "want at least 1 request in flight per key (0 means the burst)"}
+	}
+	if p.Service < 0 || p.Service > maxExact {
+		return nil, &ParamError{"service", p.Service.String(),
+			fmt.Sprintf("want a service time from 0 to %v", time.Duration(maxExact))}
+	}
+	l := &Concurrency{max: p.Max, service: p.Service}
+	if l.max == 0 {
+		l.max = p.Burst
+	}
+	l.keyed = newKeyed(int64(unsafe.Sizeof(costLog{})), (*costLog).freshAt)
+	return l, nil
+}
+
+// Decide admits the request iff the units in flight leave room for cost.
+func (l *Concurrency) Decide(now time.Duration, key Key, cost int64) Decision {
+	if cost > l.max {
+		return Decision{Verdict: Reject, RetryAfter: Never}
+	}
+	if l.service == 0 {
+		return Decision{Verdict: Accept}
+	}
+	l.flush(now)
+	s := l.get(now, key)
+	s.prune(now)
+	if s.sum > l.max-cost {
+		return Decision{Verdict: Reject, RetryAfter: s.waitFor(now, cost, l.max)}
+	}
+	done := now + l.service
+	s.push(done, cost)
+	l.expiring.push(done)
+	l.addBytes(costEntryBytes)
+	l.touch(key, costEntryBytes*int64(len(s.entries)))
+	return Decision{Verdict: Accept}
+}
+
+// flush drops from the byte count the requests of every key that have
+// completed by now.
+func (l *Concurrency) flush(now time.Duration) {
+	if n := l.expiring.popDue(now); n > 0 {
+		l.addBytes(-costEntryBytes * int64(n))
+	}
+}
+
+// liveAt counts the requests completed by now, then releases the keys that
+// have nothing in flight.
+func (l *Concurrency) liveAt(now time.Duration) (keys, bytes int64) {
+	l.flush(now)
+	return l.keyed.liveAt(now)
 }

@@ -1,8 +1,150 @@
 package algorithms
 
-import "errors"
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+	"unsafe"
+)
 
-// newFixedWindowLimiter is a placeholder until the algorithm is written.
+// FixedWindow is the fixed-window counter, the limiter of envoy's ratelimit
+// service and of the classic Redis recipe INCR key:floor(now/W) + EXPIRE W.
+//
+// Rule: time is cut into windows of length W aligned to multiples of W from
+// time 0; window k is [k*W, (k+1)*W). A request of cost c at t falls in
+// window k = floor(t/W) and is admitted iff count[k] + c <= L; it then adds c
+// to count[k]. Counts of earlier windows are forgotten. Bursts are not
+// smoothed: up to L at the end of one window and L at the start of the next
+// reach the backend within a few milliseconds (the "double burst").
+//
+// RetryAfter: the start of the next window minus t, (k+1)*W - t, which is
+// always in (0, W]; Never when c > L.
+//
+// count-rejected: a rejected request's cost is added to count[k] too, as
+// envoy's ratelimit does (it increments before it compares), including a
+// request whose cost can never fit. The retry_after is unchanged by it (the
+// next window starts empty). Counts saturate at MaxInt64.
+//
+// State per key: the window index and its count, two int64, 16 bytes. A
+// key's state is released at (k+1)*W, the end of the window it counts, when
+// it is indistinguishable from a fresh key's (as EXPIRE releases the Redis
+// key).
+type FixedWindow struct {
+	keyed[fixedWindowState]
+	limit         int64         // L
+	window        time.Duration // W
+	countRejected bool
+}
+
+// fixedWindowState is one key's counter: the cost counted in window win.
+type fixedWindowState struct {
+	win   int64 // k, the index of the window count belongs to
+	count int64 // cost counted in window win
+}
+
+var (
+	_ Limiter     = (*FixedWindow)(nil)
+	_ stateHolder = (*FixedWindow)(nil)
+)
+
 func newFixedWindowLimiter(p Params) (Limiter, error) {
-	return nil, errors.New("not implemented yet")
+	if err := checkPolicy(p.Policy); err != nil {
+		return nil, err
+	}
+	if err := checkOptions("fixed-window", p, "count-rejected"); err != nil {
+		return nil, err
+	}
+	l := &FixedWindow{limit: p.Rate, window: p.Per, countRejected: p.CountRejected}
+	l.keyed = newKeyed(int64(unsafe.Sizeof(fixedWindowState{})), func(s *fixedWindowState) time.Duration {
+		return time.Duration(s.win+1) * l.window
+	})
+	return l, nil
+}
+
+// Decide admits the request iff its window's count leaves room for cost.
+func (l *FixedWindow) Decide(now time.Duration, key Key, cost int64) Decision {
+	s := l.get(now, key)
+	k, e := windowAt(now, l.window)
+	var count int64
+	if s.win == k {
+		count = s.count
+	}
+	if cost <= l.limit && count <= l.limit-cost {
+		s.win, s.count = k, count+cost
+		l.touch(key, 0)
+		return Decision{Verdict: Accept}
+	}
+	if l.countRejected {
+		s.win, s.count = k, addSat(count, cost)
+		l.touch(key, 0)
+	}
+	if cost > l.limit {
+		return Decision{Verdict: Reject, RetryAfter: Never}
+	}
+	return Decision{Verdict: Reject, RetryAfter: l.window - e}
+}
+
+// windowAt returns the index k of the window of length w that holds t,
+// floor(t/w), and t's offset e = t - k*w in it, 0 <= e < w (also for t < 0).
+func windowAt(t, w time.Duration) (k int64, e time.Duration) {
+	k, e = int64(t/w), t%w
+	if e < 0 {
+		k, e = k-1, e+w
+	}
+	return k, e
+}
+
+// addSat returns a+b for b >= 0, saturating at MaxInt64: counters that
+// count rejected requests grow without bound and are only ever compared.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// checkOptions returns a *ParamError for the first algorithm option set in p
+// that the algorithm does not take. accepted lists the options it takes, by
+// the names of Info.Options ("count-rejected", "max-delay", "burst",
+// "nodelay", "delay", "max"); the policy (rate, per, burst) and the backend's
+// Service are not options and are not checked here. Every constructor calls
+// it after checkPolicy, e.g. checkOptions("gcra", p, "max-delay").
+func checkOptions(algorithm string, p Params, accepted ...string) error {
+	set := []struct {
+		name  string // as Info.Options spells it
+		what  string // as the error names it
+		found string
+		isSet bool
+	}{
+		{"count-rejected", "count-rejected", fmt.Sprint(p.CountRejected), p.CountRejected},
+		{"max-delay", "max-delay", p.MaxDelay.String(), p.MaxDelay != 0},
+		{"burst", "nginx burst", fmt.Sprint(p.NginxBurst), p.NginxBurstSet},
+		{"nodelay", "nodelay", fmt.Sprint(p.Nodelay), p.Nodelay},
+		{"delay", "nginx delay", fmt.Sprint(p.NginxDelay), p.NginxDelay != 0},
+		{"max", "max", fmt.Sprint(p.Max), p.Max != 0},
+	}
+	for _, o := range set {
+		if o.isSet && !slices.Contains(accepted, o.name) {
+			return &ParamError{Field: o.name, Found: o.found,
+				Want: fmt.Sprintf("%s takes no %s (only %s)", algorithm, o.what, strings.Join(optionTakers[o.name], ", "))}
+		}
+	}
+	return nil
+}
+
+// optionTakers maps each option name to the algorithms that take it, in
+// report order. It is filled from registry by init: a reference to registry
+// from checkOptions itself would be an initialization cycle, since registry
+// holds the constructors that call checkOptions.
+var optionTakers map[string][]string
+
+func init() {
+	optionTakers = make(map[string][]string)
+	for _, a := range registry {
+		for _, o := range a.Options {
+			optionTakers[o] = append(optionTakers[o], a.Name)
+		}
+	}
 }

@@ -1,8 +1,98 @@
 package algorithms
 
-import "errors"
+import (
+	"time"
+	"unsafe"
+)
 
-// newGCRALimiter is a placeholder until the algorithm is written.
+// GCRA is the generic cell rate algorithm of ATM traffic policing (ITU-T
+// I.371, the virtual scheduling form), as redis_rate and throttled run it on
+// Redis and as Brandur Leach's "Rate limiting, cells, and GCRA" explains it:
+// a token bucket kept as a single instant.
+//
+// Rule: T = W/L is the emission interval. Each key keeps its theoretical
+// arrival time TAT, the instant at which its bucket would be full again. A
+// request of cost c at t is admitted iff
+//
+//	max(TAT, t) + c*T - t <= B*T
+//
+// and then TAT = max(TAT, t) + c*T. This is redis_rate's convention (its
+// burst is the tolerance): B requests pass at once on a fresh key, then one
+// every T, exactly as a token bucket of B tokens. T need not be a whole
+// number of nanoseconds: TAT is kept exactly (see fracTime), so 3/s and 7/m
+// never drift.
+//
+// RetryAfter: max(TAT, t) + c*T - B*T - t, rounded up to a nanosecond; Never
+// when c > B.
+//
+// max-delay D (shaping, as x/time/rate's ReserveN): a request is admitted
+// when its excess max(TAT, t) + c*T - t - B*T is at most D, with Delay = the
+// excess rounded up (0 when it is not positive), and moves TAT as any
+// admitted request; a rejected request's RetryAfter is the excess minus D,
+// rounded up. TAT then runs up to B*T + D ahead of t, so D is at most the
+// exact range.
+//
+// State per key: TAT, whole nanoseconds plus a remainder over L, two int64,
+// 16 bytes. A key's state is released at the first whole nanosecond >= TAT,
+// when max(TAT, t) = t and the key is indistinguishable from a fresh one (as
+// redis_rate lets the key expire at TAT).
+type GCRA struct {
+	keyed[gcraState]
+	burst    int64
+	interval fracRate // T = W/L
+	maxDelay time.Duration
+}
+
+// gcraState is one key's theoretical arrival time; the zero value (TAT 0, in
+// the past of every instant) is a fresh key.
+type gcraState struct {
+	tat fracTime
+}
+
+var (
+	_ Limiter     = (*GCRA)(nil)
+	_ stateHolder = (*GCRA)(nil)
+)
+
 func newGCRALimiter(p Params) (Limiter, error) {
-	return nil, errors.New("not implemented yet")
+	if err := checkPolicy(p.Policy); err != nil {
+		return nil, err
+	}
+	if err := checkOptions("gcra", p, "max-delay"); err != nil {
+		return nil, err
+	}
+	if err := bucketMaxDelayCheck(p.MaxDelay, maxExact, "TAT stays exact"); err != nil {
+		return nil, err
+	}
+	g := &GCRA{burst: p.Burst, interval: newFracRate(p.Rate, p.Per), maxDelay: p.MaxDelay}
+	g.keyed = newKeyed(int64(unsafe.Sizeof(gcraState{})), func(s *gcraState) time.Duration {
+		return s.tat.ceil()
+	})
+	return g, nil
+}
+
+// Decide admits the request iff it conforms to key's TAT (within max-delay).
+func (g *GCRA) Decide(now time.Duration, key Key, cost int64) Decision {
+	s := g.get(now, key)
+	if cost > g.burst {
+		return Decision{Verdict: Reject, RetryAfter: Never}
+	}
+	r := g.interval
+	t := fracAt(now)
+	base := fracMax(s.tat, t)
+	// ahead = max(TAT,t) - t; the request conforms iff
+	// ahead <= (B-c)*T, and is shaped iff ahead <= (B-c)*T + D.
+	ahead := r.sub(base, t)
+	slack := r.times(g.burst - cost)
+	limit := slack
+	limit.ns += g.maxDelay
+	if ahead.after(limit) {
+		return Decision{Verdict: Reject, RetryAfter: r.sub(ahead, limit).ceil()}
+	}
+	s.tat = r.add(base, r.times(cost))
+	g.touch(key, 0)
+	if ahead.after(slack) {
+		return Decision{Verdict: Delay, Delay: r.sub(ahead, slack).ceil()}
+	}
+	return Decision{Verdict: Accept}
 }

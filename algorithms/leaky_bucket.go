@@ -1,8 +1,83 @@
 package algorithms
 
-import "errors"
+import (
+	"time"
+	"unsafe"
+)
 
-// newLeakyBucketLimiter is a placeholder until the algorithm is written.
+// LeakyBucket is the leaky bucket as a queue (J. Turner's leaky bucket, the
+// shaper of Tanenbaum's Computer Networks): requests wait in a FIFO of
+// bounded size that drains at a constant rate, so the backend sees them
+// exactly D = W/L apart. It is GCRA with the excess spent waiting instead of
+// refused: the same requests are admitted, but a burst reaches the backend
+// smoothed instead of at once.
+//
+// Rule: D = W/L. A key keeps TAT, the instant its queue is empty again. The
+// queue holds at most B requests (one leaving now and B-1 waiting). A request
+// of cost c at t is admitted iff
+//
+//	max(TAT, t) + c*D - t <= B*D
+//
+// it is released at max(TAT, t), so Delay = max(TAT, t) - t rounded up to a
+// nanosecond (never early), and then TAT = max(TAT, t) + c*D. D need not be a
+// whole number of nanoseconds: TAT is exact (see fracTime), releases are
+// rounded up one by one and never accumulate rounding.
+//
+// RetryAfter: as GCRA, max(TAT, t) + c*D - B*D - t rounded up; Never when
+// c > B. The leaky bucket takes no options.
+//
+// State per key: TAT, whole nanoseconds plus a remainder over L (the queue
+// length is (TAT - t)/D), two int64, 16 bytes. A key's state is released at
+// the first whole nanosecond >= TAT, when the queue is empty.
+type LeakyBucket struct {
+	keyed[leakyBucketState]
+	capacity int64    // B
+	spacing  fracRate // D = W/L
+}
+
+// leakyBucketState is one key's queue: the instant it is empty again. The
+// zero value is an empty queue.
+type leakyBucketState struct {
+	tat fracTime
+}
+
+var (
+	_ Limiter     = (*LeakyBucket)(nil)
+	_ stateHolder = (*LeakyBucket)(nil)
+)
+
 func newLeakyBucketLimiter(p Params) (Limiter, error) {
-	return nil, errors.New("not implemented yet")
+	if err := checkPolicy(p.Policy); err != nil {
+		return nil, err
+	}
+	if err := checkOptions("leaky-bucket", p); err != nil {
+		return nil, err
+	}
+	lb := &LeakyBucket{capacity: p.Burst, spacing: newFracRate(p.Rate, p.Per)}
+	lb.keyed = newKeyed(int64(unsafe.Sizeof(leakyBucketState{})), func(s *leakyBucketState) time.Duration {
+		return s.tat.ceil()
+	})
+	return lb, nil
+}
+
+// Decide queues the request if key's queue has room and returns its wait.
+func (lb *LeakyBucket) Decide(now time.Duration, key Key, cost int64) Decision {
+	s := lb.get(now, key)
+	if cost > lb.capacity {
+		return Decision{Verdict: Reject, RetryAfter: Never}
+	}
+	r := lb.spacing
+	t := fracAt(now)
+	release := fracMax(s.tat, t)
+	wait := r.sub(release, t)           // queued work ahead of this request
+	room := r.times(lb.capacity - cost) // the most it may wait: (B-c)*D
+	if wait.after(room) {
+		return Decision{Verdict: Reject, RetryAfter: r.sub(wait, room).ceil()}
+	}
+	s.tat = r.add(release, r.times(cost))
+	lb.touch(key, 0)
+	if d := wait.ceil(); d > 0 {
+		return Decision{Verdict: Delay, Delay: d}
+	}
+	return Decision{Verdict: Accept}
 }

@@ -1,8 +1,159 @@
 package algorithms
 
-import "errors"
+import (
+	"fmt"
+	"time"
+	"unsafe"
+)
 
-// newNginxLimiter is a placeholder until the algorithm is written.
+// Nginx is nginx's limit_req (src/http/modules/ngx_http_limit_req_module.c)
+// to the letter, with its millisecond clock and integer arithmetic, for one
+// limit_req_zone and one limit_req directive.
+//
+// Units, as nginx has them: rate is in milli-requests per second,
+// L*1000/scale truncated, where per must be 1s (r/s, scale 1) or 1m (r/m,
+// scale 60); excess, burst and delay are in milli-requests (burst=N is
+// N*1000); time is whole milliseconds, now_ms = floor(t/1ms).
+//
+// Rule: a key's first request creates its node without the formula: it is
+// admitted without delay and sets excess = 0, last = now_ms. After that a
+// request computes ms = now_ms - last and
+//
+//	excess = max(0, stored_excess - rate*ms/1000 + 1000)
+//
+// (integer division, as C's for these non-negative values). It is rejected
+// iff excess > burst*1000, leaving the state unchanged. Otherwise excess is
+// stored and last = now_ms only when ms != 0 (nginx guards against a clock
+// stepping back; with virtual time, which never goes back, ms = 0 means
+// now_ms = last already). An admitted request is delayed by
+// (excess - delay*1000)*1000/rate whole ms when excess > delay*1000, else not
+// at all; with nodelay it is never delayed. burst defaults to B-1 so that a
+// fresh key admits B at once, like the buckets.
+//
+// Cost (nginx has none): a request of cost c counts as c requests arriving
+// in the same millisecond, admitted all or none. On a fresh key it stores
+// excess (c-1)*1000; on a known key excess = max(0, stored_excess -
+// rate*ms/1000 + 1000) + (c-1)*1000. Its delay is that of the last of the c.
+// c > burst+1 can never be admitted: RetryAfter = Never.
+//
+// RetryAfter: the wait until the first whole millisecond m at which the same
+// request would fit, stored_excess - rate*(m-last)/1000 + c*1000 <=
+// burst*1000, i.e. m = last + ceil((stored_excess + c*1000 - burst*1000) *
+// 1000/rate); the wait is m*1ms - t (>= 1 ns, as m > now_ms).
+//
+// State per key: excess and last, two int64, 16 bytes (nginx's node holds
+// them beside its tree links and the key). A key is fresh once its next
+// request would compute excess 0: then it stores excess (c-1)*1000 and
+// last = now_ms exactly as a new node does, so a stored and a fresh key give
+// the same verdicts from then on. That is the first ms with
+// rate*(ms-last)/1000 >= stored_excess + 1000, at
+// last + ceil((stored_excess+1000)*1000/rate) ms, where the state is
+// released. nginx's own LRU eviction of nodes (after 60 s idle, under zone
+// memory pressure) depends on other keys and the zone size and is not
+// modelled: a node lives until it is fresh.
+type Nginx struct {
+	keyed[nginxState]
+	rate    int64 // milli-requests per second
+	burst   int64 // the nginx burst, in milli-requests (burst=N is N*1000)
+	delay   int64 // the delay threshold in milli-requests (delay=N is N*1000)
+	nodelay bool
+}
+
+// nginxState is one key's node: excess in milli-requests and last in ms.
+type nginxState struct {
+	excess int64
+	last   int64
+}
+
+var (
+	_ Limiter     = (*Nginx)(nil)
+	_ stateHolder = (*Nginx)(nil)
+)
+
+// nginxMaxBurst bounds nginx's burst and delay so that every product the
+// limiter forms (burst*1000*1000 and a little more) fits an int64.
+const nginxMaxBurst = maxExact / 10_000_000
+
 func newNginxLimiter(p Params) (Limiter, error) {
-	return nil, errors.New("not implemented yet")
+	if err := checkPolicy(p.Policy); err != nil {
+		return nil, err
+	}
+	if err := checkOptions("nginx", p, "burst", "nodelay", "delay"); err != nil {
+		return nil, err
+	}
+	var scale int64
+	switch p.Per {
+	case time.Second:
+		scale = 1
+	case time.Minute:
+		scale = 60
+	default:
+		return nil, &ParamError{Field: "per", Found: p.Per.String(),
+			Want: "nginx takes a rate per 1s (r/s) or per 1m (r/m) only"}
+	}
+	burst := p.Burst - 1
+	if p.NginxBurstSet {
+		burst = p.NginxBurst
+	}
+	if burst < 0 || burst > nginxMaxBurst {
+		return nil, &ParamError{Field: "burst", Found: fmt.Sprint(burst),
+			Want: fmt.Sprintf("want an nginx burst from 0 to %d", int64(nginxMaxBurst))}
+	}
+	if p.NginxDelay < 0 || p.NginxDelay > nginxMaxBurst {
+		return nil, &ParamError{Field: "delay", Found: fmt.Sprint(p.NginxDelay),
+			Want: fmt.Sprintf("want an nginx delay from 0 to %d", int64(nginxMaxBurst))}
+	}
+	// checkPolicy bounds L by maxExact/1s, so L*1000 fits; it is >= 16
+	// (1 r/m), never 0.
+	n := &Nginx{rate: p.Rate * 1000 / scale, burst: burst * 1000, delay: p.NginxDelay * 1000, nodelay: p.Nodelay}
+	n.keyed = newKeyed(int64(unsafe.Sizeof(nginxState{})), func(s *nginxState) time.Duration {
+		return time.Duration(s.last+n.drainedAfter(s.excess)) * time.Millisecond
+	})
+	return n, nil
+}
+
+// drainedAfter returns the fewest ms after which stored excess e computes
+// excess 0 for the next request: the least ms with rate*ms/1000 >= e + 1000.
+func (n *Nginx) drainedAfter(e int64) int64 {
+	return exactCeilDiv((e+1000)*1000, n.rate)
+}
+
+// Decide runs nginx's lookup and accounting for one request of cost
+// requests.
+func (n *Nginx) Decide(now time.Duration, key Key, cost int64) Decision {
+	s := n.get(now, key)
+	if cost-1 > n.burst/1000 {
+		return Decision{Verdict: Reject, RetryAfter: Never}
+	}
+	nowMs := int64(now / time.Millisecond)
+	extra := (cost - 1) * 1000
+	var excess, ms int64
+	known := n.isLive(key)
+	if known {
+		ms = nowMs - s.last
+		if ms < n.drainedAfter(s.excess) {
+			// rate*ms < (e+1000)*1000 + rate here: no overflow.
+			excess = max(0, s.excess-n.rate*ms/1000+1000)
+		}
+		excess += extra
+		if excess > n.burst {
+			need := s.excess + cost*1000 - n.burst
+			m := s.last + exactCeilDiv(need*1000, n.rate)
+			return Decision{Verdict: Reject, RetryAfter: time.Duration(m)*time.Millisecond - now}
+		}
+	} else {
+		excess = extra
+	}
+	s.excess = excess
+	if !known || ms != 0 {
+		s.last = nowMs
+	}
+	n.touch(key, 0)
+	if n.nodelay || excess <= n.delay {
+		return Decision{Verdict: Accept}
+	}
+	if d := (excess - n.delay) * 1000 / n.rate; d > 0 {
+		return Decision{Verdict: Delay, Delay: time.Duration(d) * time.Millisecond}
+	}
+	return Decision{Verdict: Accept}
 }

@@ -1,8 +1,131 @@
 package algorithms
 
-import "errors"
+import (
+	"time"
+	"unsafe"
+)
 
-// newSlidingWindowLimiter is a placeholder until the algorithm is written.
+// SlidingWindow is the sliding-window counter that Cloudflare describes in
+// "How we built rate limiting capable of scaling to millions of domains": two
+// fixed-window counts stand in for the sliding log, assuming the previous
+// window's requests were spread evenly over it.
+//
+// Rule: with windows aligned as for FixedWindow, a request of cost c at t in
+// window k = floor(t/W), at offset e = t - k*W, sees prev = count[k-1] and
+// cur = count[k] (prev is 0 when the key's last count is older than k-1), and
+// is admitted iff
+//
+//	prev*(W-e) + (cur+c)*W <= L*W
+//
+// that is, prev weighted by the share of the sliding window [t-W, t) that
+// overlaps window k-1, in exact integers (compared by division, so no product
+// overflows); it then adds c to count[k]. It admits at most L per aligned
+// window, and can exceed L in a sliding window when the previous window's
+// requests were not spread evenly.
+//
+// RetryAfter: the shortest exact wait, which may fall later in window k
+// (prev's weight shrinks as e grows), in window k+1 (where prev' = cur and
+// cur' = 0) or at the start of window k+2 (both counts forgotten): the
+// smallest integer e' with prev*(W-e') <= (L-cur-c)*W is W - floor((L-cur-c)*W
+// / prev). Never when c > L.
+//
+// count-rejected: a rejected request's cost is added to count[k] too (Kong's
+// sliding mode), including a request whose cost can never fit, and
+// retry_after is computed on the counts with it. Counts saturate at MaxInt64.
+//
+// State per key: the index of the current window and two counts, three
+// int64, 24 bytes. A key's state is released at (k+2)*W, when the window it
+// counted is no longer the previous one.
+type SlidingWindow struct {
+	keyed[slidingWindowState]
+	limit         int64         // L
+	window        time.Duration // W
+	countRejected bool
+}
+
+// slidingWindowState is one key's two counts.
+type slidingWindowState struct {
+	win  int64 // k, the index of the window cur belongs to
+	prev int64 // cost counted in window win-1
+	cur  int64 // cost counted in window win
+}
+
+var (
+	_ Limiter     = (*SlidingWindow)(nil)
+	_ stateHolder = (*SlidingWindow)(nil)
+)
+
 func newSlidingWindowLimiter(p Params) (Limiter, error) {
-	return nil, errors.New("not implemented yet")
+	if err := checkPolicy(p.Policy); err != nil {
+		return nil, err
+	}
+	if err := checkOptions("sliding-window", p, "count-rejected"); err != nil {
+		return nil, err
+	}
+	l := &SlidingWindow{limit: p.Rate, window: p.Per, countRejected: p.CountRejected}
+	l.keyed = newKeyed(int64(unsafe.Sizeof(slidingWindowState{})), func(s *slidingWindowState) time.Duration {
+		return time.Duration(s.win+2) * l.window
+	})
+	return l, nil
+}
+
+// Decide admits the request iff the weighted counts leave room for cost.
+func (l *SlidingWindow) Decide(now time.Duration, key Key, cost int64) Decision {
+	s := l.get(now, key)
+	k, e := windowAt(now, l.window)
+	var prev, cur int64
+	switch s.win {
+	case k:
+		prev, cur = s.prev, s.cur
+	case k - 1:
+		prev = s.cur
+	}
+	if cost <= l.limit && cur <= l.limit-cost && l.fits(prev, l.window-e, cur, cost) {
+		s.win, s.prev, s.cur = k, prev, cur+cost
+		l.touch(key, 0)
+		return Decision{Verdict: Accept}
+	}
+	if l.countRejected {
+		cur = addSat(cur, cost)
+		s.win, s.prev, s.cur = k, prev, cur
+		l.touch(key, 0)
+	}
+	if cost > l.limit {
+		return Decision{Verdict: Reject, RetryAfter: Never}
+	}
+	return Decision{Verdict: Reject, RetryAfter: l.retryAfter(e, prev, cur, cost)}
+}
+
+// fits reports whether prev*span + (cur+cost)*W <= L*W, given cur+cost <= L
+// and span >= 1: prev*span <= room, where room = (L-cur-cost)*W <= L*W fits
+// an int64 (checkPolicy), holds iff prev <= floor(room/span).
+func (l *SlidingWindow) fits(prev int64, span time.Duration, cur, cost int64) bool {
+	room := (l.limit - cur - cost) * int64(l.window)
+	return prev <= room/int64(span)
+}
+
+// retryAfter returns the shortest wait after which a request of cost
+// (<= L) rejected at offset e of its window, with counts prev and cur, fits.
+// The weighted sum never increases with time (it is continuous across a
+// window start, where prev*(W-W) + cur*W becomes cur*(W-0) + 0), so the
+// instants at which it fits form one interval to infinity, and the first
+// candidate found in time order is the answer.
+func (l *SlidingWindow) retryAfter(e time.Duration, prev, cur, cost int64) time.Duration {
+	w := int64(l.window)
+	if cur <= l.limit-cost {
+		// Later in this window: prev*(W-e') <= room iff W-e' <= room/prev.
+		// prev > 0 here, else the request would have fitted.
+		if q := (l.limit - cur - cost) * w / prev; q >= 1 {
+			return max(time.Duration(w-q)-e, 1)
+		}
+	}
+	toNext := l.window - e
+	if cur <= l.limit-cost {
+		return toNext // fits as window k+1 starts: cur*W + c*W <= L*W
+	}
+	// In window k+1: cur*(W-e') <= (L-c)*W iff W-e' <= (L-c)*W/cur.
+	if q := (l.limit - cost) * w / cur; q >= 1 {
+		return toNext + time.Duration(w-q)
+	}
+	return toNext + l.window // window k+2: both counts forgotten
 }

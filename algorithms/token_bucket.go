@@ -1,8 +1,125 @@
 package algorithms
 
-import "errors"
+import (
+	"fmt"
+	"time"
+	"unsafe"
+)
 
-// newTokenBucketLimiter is a placeholder until the algorithm is written.
+// TokenBucket is the token bucket of golang.org/x/time/rate (rate.go),
+// Linux tc-tbf(8) and the buckets of RFC 2697, in exact integer arithmetic.
+//
+// Rule: a key's bucket holds up to B tokens and starts full; it refills
+// continuously at L tokens per W. A request of cost c at t is admitted iff the
+// bucket holds at least c tokens; it then takes c tokens. So B requests pass
+// at once on a fresh key, then one every W/L.
+//
+// RetryAfter: (c - tokens) / (L/W), the time for the missing tokens to drip
+// in, rounded up to a nanosecond; Never when c > B.
+//
+// max-delay D (shaping, x/time/rate's ReserveN, tc-tbf's latency): a request
+// short of tokens is admitted anyway when the missing tokens arrive within D:
+// it takes its c tokens at once (the bucket goes negative: a debt that later
+// requests queue behind) and is released after Delay = that wait, rounded up.
+// A request whose wait exceeds D is rejected without taking anything; its
+// RetryAfter is the wait minus D, the first instant at which it would be
+// admitted with a delay of at most D. The debt is bounded by D*L/W tokens, so
+// D*L (reduced by gcd(L, W)) must stay within the exact range.
+//
+// State per key: the tokens, kept as the deficit B - tokens scaled by W so
+// that a refill of dt ns is dt*L, an integer (no fraction is ever lost), and
+// the instant of the last update: two int64, 16 bytes. A key's state is
+// released when the bucket is full again, at last + deficit/L rounded up,
+// when it is indistinguishable from a fresh key's.
+type TokenBucket struct {
+	keyed[tokenBucketState]
+	burst int64 // B
+	// One token is perToken units and the bucket refills perNs units per
+	// ns: W and L reduced by their gcd.
+	perToken, perNs int64
+	maxDelay        time.Duration
+}
+
+// tokenBucketState is one key's bucket. The zero value is a full bucket.
+type tokenBucketState struct {
+	// deficit is (B - tokens)*perToken: 0 when full, above B*perToken when
+	// max-delay has put the bucket in debt.
+	deficit int64
+	last    time.Duration // when deficit was last updated
+}
+
+var (
+	_ Limiter     = (*TokenBucket)(nil)
+	_ stateHolder = (*TokenBucket)(nil)
+)
+
 func newTokenBucketLimiter(p Params) (Limiter, error) {
-	return nil, errors.New("not implemented yet")
+	if err := checkPolicy(p.Policy); err != nil {
+		return nil, err
+	}
+	if err := checkOptions("token-bucket", p, "max-delay"); err != nil {
+		return nil, err
+	}
+	r := newFracRate(p.Rate, p.Per)
+	if err := bucketMaxDelayCheck(p.MaxDelay, time.Duration(maxExact/r.den), "its debt in tokens stays exact"); err != nil {
+		return nil, err
+	}
+	tb := &TokenBucket{burst: p.Burst, perToken: r.num, perNs: r.den, maxDelay: p.MaxDelay}
+	tb.keyed = newKeyed(int64(unsafe.Sizeof(tokenBucketState{})), tb.freshAt)
+	return tb, nil
+}
+
+// freshAt is when the bucket is full again if nothing else arrives.
+func (tb *TokenBucket) freshAt(s *tokenBucketState) time.Duration {
+	return s.last + time.Duration(exactCeilDiv(s.deficit, tb.perNs))
+}
+
+// Decide refills key's bucket to now and takes cost tokens if they are
+// there, or if they will be within max-delay.
+func (tb *TokenBucket) Decide(now time.Duration, key Key, cost int64) Decision {
+	s := tb.get(now, key)
+	if cost > tb.burst {
+		return Decision{Verdict: Reject, RetryAfter: Never}
+	}
+	d := s.deficit
+	if d > 0 {
+		// Refill: dt*perNs, stopping at full. Comparing dt with the time
+		// to full first keeps dt*perNs below d + perNs: no overflow for
+		// any gap.
+		if dt := int64(now - s.last); dt >= exactCeilDiv(d, tb.perNs) {
+			d = 0
+		} else {
+			d -= dt * tb.perNs
+		}
+	}
+	// tokens >= cost  <=>  B*perToken - d >= cost*perToken.
+	var wait time.Duration
+	if short := d - (tb.burst-cost)*tb.perToken; short > 0 {
+		wait = time.Duration(exactCeilDiv(short, tb.perNs))
+		if wait > tb.maxDelay {
+			// At now+w the wait is wait-w (nothing is capped while
+			// tokens are short), so the first admissible w is wait-D.
+			return Decision{Verdict: Reject, RetryAfter: wait - tb.maxDelay}
+		}
+	}
+	s.deficit, s.last = d+cost*tb.perToken, now
+	tb.touch(key, 0)
+	if wait > 0 {
+		return Decision{Verdict: Delay, Delay: wait}
+	}
+	return Decision{Verdict: Accept}
+}
+
+// bucketMaxDelayCheck validates max-delay for the shaping buckets: >= 0 and
+// at most most, the largest value whose arithmetic stays exact (why says
+// what it bounds).
+func bucketMaxDelayCheck(d, most time.Duration, why string) error {
+	if d < 0 {
+		return &ParamError{Field: "max-delay", Found: d.String(), Want: "want a duration >= 0"}
+	}
+	if d > most {
+		return &ParamError{Field: "max-delay", Found: d.String(),
+			Want: fmt.Sprintf("want at most %v for this rate, so that %s", most, why)}
+	}
+	return nil
 }

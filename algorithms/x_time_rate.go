@@ -1,8 +1,142 @@
 package algorithms
 
-import "errors"
+import (
+	"math"
+	"time"
+	"unsafe"
 
-// newXTimeRateLimiter is a placeholder until the algorithm is written.
+	"golang.org/x/time/rate"
+)
+
+// XTimeRate runs the real golang.org/x/time/rate Limiter (rate.go), one per
+// key, as the production reference beside the exact token bucket. It is the
+// one row that decides in floating point: the library keeps its tokens in a
+// float64 and converts between tokens and durations in float64, so its
+// verdicts at an exact refill boundary, and its delays, may differ from
+// token-bucket's by the library's rounding.
+//
+// Rule: a key's Limiter is rate.NewLimiter(rate.Limit(L / W.Seconds()), B),
+// a bucket of B tokens that starts full and refills at L per W, and a request
+// of cost c at virtual instant t is decided by AllowN(time.Unix(0, t), c).
+// The virtual instant is the only clock: the wall clock is never read.
+//
+// RetryAfter: ReserveN(t, c).DelayFrom(t), the library's wait until c tokens
+// are there, truncated to a nanosecond as the library truncates; Never when
+// c > B. It is computed without touching the Limiter (a reserve followed by
+// CancelAt would restore the tokens only up to float rounding and move the
+// Limiter's last update): TokensAt(t) is the library's own refill, and the
+// wait is converted from the missing tokens with the library's arithmetic
+// (float64(c) - tokens) / limit * 1e9, truncated. Tests check it against
+// ReserveN on a Limiter with the same history, to the nanosecond.
+//
+// max-delay D: when that wait is at most D the request is taken with
+// ReserveN(t, c) and admitted with Delay = DelayFrom(t) (0 means accept);
+// otherwise it is rejected without touching the Limiter, and its RetryAfter
+// is the wait minus D, the first instant at which the library would reserve
+// it within D. D is at most the exact range.
+//
+// State per key: one *rate.Limiter; the figure reported is
+// unsafe.Sizeof(rate.Limiter{}), the library's own state (its mutex, limit,
+// burst, tokens and two time.Time: 80 bytes on 64-bit platforms); the
+// pointer to it and the instant of the key's last admission that this row
+// keeps to compute the release time are not counted. A key's state is
+// released at the first instant at which TokensAt(t) >= B (a float test, for
+// this row only), when a fresh Limiter would decide the same.
+type XTimeRate struct {
+	keyed[xTimeRateState]
+	limit    rate.Limit
+	burst    int64
+	maxDelay time.Duration
+}
+
+// xTimeRateState is one key's Limiter (nil for a fresh key) and the instant
+// of its last admission, which is the Limiter's last update.
+type xTimeRateState struct {
+	lim  *rate.Limiter
+	last time.Duration
+}
+
+var (
+	_ Limiter     = (*XTimeRate)(nil)
+	_ stateHolder = (*XTimeRate)(nil)
+)
+
 func newXTimeRateLimiter(p Params) (Limiter, error) {
-	return nil, errors.New("not implemented yet")
+	if err := checkPolicy(p.Policy); err != nil {
+		return nil, err
+	}
+	if err := checkOptions("x-time-rate", p, "max-delay"); err != nil {
+		return nil, err
+	}
+	if err := bucketMaxDelayCheck(p.MaxDelay, maxExact, "release times stay within range"); err != nil {
+		return nil, err
+	}
+	x := &XTimeRate{
+		limit:    rate.Limit(float64(p.Rate) / p.Per.Seconds()),
+		burst:    p.Burst,
+		maxDelay: p.MaxDelay,
+	}
+	x.keyed = newKeyed(int64(unsafe.Sizeof(rate.Limiter{})), x.freshAt)
+	return x, nil
+}
+
+// Decide asks key's Limiter for cost tokens at now.
+func (x *XTimeRate) Decide(now time.Duration, key Key, cost int64) Decision {
+	s := x.get(now, key)
+	if cost > x.burst {
+		return Decision{Verdict: Reject, RetryAfter: Never}
+	}
+	if s.lim == nil {
+		s.lim = rate.NewLimiter(x.limit, int(x.burst))
+	}
+	at := time.Unix(0, int64(now))
+	wait := x.wait(s.lim, at, cost)
+	if wait > x.maxDelay {
+		return Decision{Verdict: Reject, RetryAfter: max(wait-x.maxDelay, 1)}
+	}
+	var delay time.Duration
+	if x.maxDelay == 0 {
+		if !s.lim.AllowN(at, int(cost)) {
+			// Unreachable: AllowN admits exactly when wait is 0.
+			return Decision{Verdict: Reject, RetryAfter: max(wait, 1)}
+		}
+	} else {
+		delay = s.lim.ReserveN(at, int(cost)).DelayFrom(at)
+	}
+	s.last = now
+	x.touch(key, 0)
+	if delay > 0 {
+		return Decision{Verdict: Delay, Delay: delay}
+	}
+	return Decision{Verdict: Accept}
+}
+
+// wait returns the library's ReserveN(at, cost).DelayFrom(at) without
+// reserving: the time for the missing tokens to arrive, converted as the
+// library converts tokens to a duration, 0 when the tokens are there.
+func (x *XTimeRate) wait(lim *rate.Limiter, at time.Time, cost int64) time.Duration {
+	missing := float64(cost) - lim.TokensAt(at)
+	if !(missing > 0) {
+		return 0
+	}
+	d := missing / float64(x.limit) * float64(time.Second)
+	if d > float64(math.MaxInt64) {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(d)
+}
+
+// freshAt is the first instant at which the key's Limiter holds B tokens:
+// an estimate from the tokens at its last update, moved later while the
+// library's float refill still falls short.
+func (x *XTimeRate) freshAt(s *xTimeRateState) time.Duration {
+	if s.lim == nil {
+		return 0
+	}
+	full := float64(x.burst)
+	at := s.last + x.wait(s.lim, time.Unix(0, int64(s.last)), x.burst)
+	for step := time.Duration(1); s.lim.TokensAt(time.Unix(0, int64(at))) < full; step *= 2 {
+		at += step
+	}
+	return at
 }

@@ -1,0 +1,130 @@
+package algorithms
+
+import (
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/time/rate"
+)
+
+func TestXTimeRateSpecExample2(t *testing.T) {
+	// SPEC section 7 example 2 (L=4 per 1s, B=4) on the real library: it
+	// admits what token-bucket admits. The waits here are exact in float64
+	// or round to the exact value.
+	x := newBucketLimiter(t, newXTimeRateLimiter, bucketPolicy(4, time.Second, 4))
+	runBucketRows(t, x, []bucketRow{
+		{0, 0, 1, Accept, 0, 0},               // NewLimiter starts full: 4 -> 3
+		{0, 0, 1, Accept, 0, 0},               // 2
+		{0, 0, 1, Accept, 0, 0},               // 1
+		{0, 0, 1, Accept, 0, 0},               // 0
+		{0, 0, 1, Reject, 0, 250 * ms},        // 1 token / 4 per s = 0.25 s
+		{100 * ms, 0, 1, Reject, 0, 150 * ms}, // 0.4 token: 0.6/4 s, 149999999.99999999 rounds to 1.5e8 in float64
+		{600 * ms, 0, 1, Accept, 0, 0},        // 2.4 tokens
+		{1700 * ms, 0, 1, Accept, 0, 0},       // capped at 4
+		{1700 * ms, 0, 5, Reject, 0, Never},   // n > burst: the library's reservation is not OK
+	})
+}
+
+func TestXTimeRateMaxDelay(t *testing.T) {
+	p := bucketPolicy(10, time.Second, 2)
+	p.MaxDelay = 150 * ms
+	x := newBucketLimiter(t, newXTimeRateLimiter, p)
+	runBucketRows(t, x, []bucketRow{
+		{0, 0, 1, Accept, 0, 0},       // 2 -> 1
+		{0, 0, 1, Accept, 0, 0},       // 1 -> 0
+		{0, 0, 1, Delay, 100 * ms, 0}, // ReserveN: 0 -> -1, DelayFrom = 100ms
+		{0, 0, 1, Reject, 0, 50 * ms}, // would wait 200ms > 150: not reserved; retry when the wait is 150
+		{0, 0, 3, Reject, 0, Never},   // n > burst
+	})
+}
+
+// xTimeRateTwin replays a key's admitted requests into a new library
+// Limiter: the same calls in the same order give the same float64 state, bit
+// for bit, so it answers as the row's own Limiter would.
+func xTimeRateTwin(p Params, history []bucketArrival) *rate.Limiter {
+	lim := rate.NewLimiter(rate.Limit(float64(p.Rate)/p.Per.Seconds()), int(p.Burst))
+	for _, a := range history {
+		lim.ReserveN(time.Unix(0, int64(a.at)), int(a.cost))
+	}
+	return lim
+}
+
+func TestXTimeRateIsTheLibrary(t *testing.T) {
+	// Every decision is the library's: AllowN's verdict, and on a reject
+	// ReserveN(t,c).DelayFrom(t) (minus max-delay) to the nanosecond, asked
+	// of a twin Limiter with the same history. This checks both that the
+	// row never touches the Limiter on a reject and that its non-mutating
+	// wait equals the library's reservation.
+	for i, mp := range modelPolicies {
+		for _, d := range []time.Duration{0, 500 * ms} {
+			p := mp.p
+			p.MaxDelay = d
+			x := newBucketLimiter(t, newXTimeRateLimiter, p)
+			T := p.Per / time.Duration(p.Rate)
+			history := map[Key][]bucketArrival{}
+			for j, a := range bucketTrace(uint64(i+51), 600, 3, T, 3, mp.start) {
+				got := x.Decide(a.at, a.key, a.cost)
+				twin := xTimeRateTwin(p, history[a.key])
+				at := time.Unix(0, int64(a.at))
+				var want Decision
+				switch {
+				case d == 0 && twin.AllowN(at, int(a.cost)):
+					want = Decision{Verdict: Accept}
+				case a.cost > p.Burst:
+					want = Decision{Verdict: Reject, RetryAfter: Never}
+				default:
+					// AllowN refused without touching the twin (or d > 0).
+					w := twin.ReserveN(at, int(a.cost)).DelayFrom(at)
+					switch {
+					case w > d:
+						want = Decision{Verdict: Reject, RetryAfter: w - d}
+					case w > 0:
+						want = Decision{Verdict: Delay, Delay: w}
+					default:
+						want = Decision{Verdict: Accept}
+					}
+				}
+				require.Equalf(t, want, got, "%v max-delay %v arrival %d: t=%v key=%d cost=%d", p.Policy, d, j, a.at, a.key, a.cost)
+				if got.Verdict != Reject {
+					history[a.key] = append(history[a.key], a)
+				}
+			}
+		}
+	}
+}
+
+func TestXTimeRateRelease(t *testing.T) {
+	x := newBucketLimiter(t, newXTimeRateLimiter, bucketPolicy(10, time.Second, 10)).(*XTimeRate)
+	x.Decide(0, 3, 1) // 9 tokens: full again about 100ms later
+	s := &x.state[3]
+	fresh := x.freshAt(s)
+	require.InDelta(t, float64(100*ms), float64(fresh), float64(time.Microsecond))
+	// The release instant is the first at which the library's own float
+	// refill reaches B.
+	require.GreaterOrEqual(t, s.lim.TokensAt(time.Unix(0, int64(fresh))), 10.0)
+	require.Less(t, s.lim.TokensAt(time.Unix(0, int64(fresh-1))), 10.0)
+	size := int64(unsafe.Sizeof(rate.Limiter{}))
+	keys, bytes := x.liveAt(fresh - 1)
+	require.Equal(t, [2]int64{1, size}, [2]int64{keys, bytes})
+	keys, _ = x.liveAt(fresh)
+	require.Zero(t, keys)
+	require.Equal(t, Memory{BytesPerKeyMax: size, KeysPeak: 1, BytesPeak: size}, x.Memory())
+	// A released key gets a new, full Limiter.
+	require.Equal(t, Decision{Verdict: Accept}, x.Decide(time.Second, 3, 10))
+}
+
+func TestXTimeRateParams(t *testing.T) {
+	p := bucketPolicy(10, time.Second, 10)
+	p.MaxDelay = -1
+	_, err := newXTimeRateLimiter(p)
+	requireParamError(t, err, "max-delay")
+	p = bucketPolicy(10, time.Second, 10)
+	p.CountRejected = true
+	_, err = newXTimeRateLimiter(p)
+	requireParamError(t, err, "count-rejected")
+	info, ok := Lookup("x-time-rate")
+	require.True(t, ok)
+	require.False(t, info.Exact)
+}

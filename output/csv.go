@@ -1,0 +1,72 @@
+package output
+
+import (
+	"bytes"
+	"encoding/csv"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/ratesim/ratesim/sim"
+)
+
+// CSV writes one header row and one row per result:
+//
+//	algorithm,label,offered,attempts,accepted,delayed,rejected,gave_up,
+//	delay_p50_ns,delay_p90_ns,delay_p99_ns,delay_max_ns,
+//	peak_<V>_count,peak_<V>_start_ns,peak_<V>_ratio   (for each window V)
+//	bytes_per_key_max,keys_peak,bytes_peak
+//
+// V is the window as time.Duration.String writes it (peak_1s_count,
+// peak_100ms_ratio); ratios are written as the JSON writes them (2.0). A
+// result without a peak for some window has empty fields there.
+func CSV(w io.Writer, r *sim.Report) error {
+	if r == nil {
+		return errNilReport
+	}
+	ws := windows(r)
+	header := []string{"algorithm", "label", "offered", "attempts", "accepted", "delayed",
+		"rejected", "gave_up", "delay_p50_ns", "delay_p90_ns", "delay_p99_ns", "delay_max_ns"}
+	for _, v := range ws {
+		p := "peak_" + time.Duration(v).String() + "_"
+		header = append(header, p+"count", p+"start_ns", p+"ratio")
+	}
+	header = append(header, "bytes_per_key_max", "keys_peak", "bytes_peak")
+
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	i64 := func(n int64) string { return strconv.FormatInt(n, 10) }
+	row := make([]string, 0, len(header))
+	for i := range r.Results {
+		res := &r.Results[i]
+		row = append(row[:0], res.Algorithm, res.Label,
+			i64(res.Offered), i64(res.Attempts), i64(res.Accepted), i64(res.Delayed),
+			i64(res.Rejected), i64(res.GaveUp),
+			i64(res.DelayNs.P50), i64(res.DelayNs.P90), i64(res.DelayNs.P99), i64(res.DelayNs.Max))
+		for _, v := range ws {
+			p, ok := peakFor(res, v)
+			if !ok {
+				row = append(row, "", "", "")
+				continue
+			}
+			ratio, err := p.Ratio.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			row = append(row, i64(p.Count), i64(p.StartNs), string(ratio))
+		}
+		row = append(row, i64(res.Memory.BytesPerKeyMax), i64(res.Memory.KeysPeak), i64(res.Memory.BytesPeak))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}

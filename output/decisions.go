@@ -1,0 +1,126 @@
+package output
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/sim"
+)
+
+// DecisionsHeader is the header row of the decisions CSV (SPEC section 6).
+const DecisionsHeader = "algorithm,label,time_ns,key,cost,attempt,verdict,delay_ns,retry_after_ns"
+
+// Decisions writes one algorithm's decisions as CSV rows, for
+// `ratesim compare --decisions FILE`: algorithm, label, time_ns, key, cost,
+// attempt, verdict (accept, delay or reject), delay_ns, and retry_after_ns,
+// which is empty for admitted requests and -1 for a request that can never
+// be admitted. Fields are quoted as encoding/csv quotes them.
+//
+// It is an Observer for one run: rows are formatted into one reused buffer
+// and written through a bufio.Writer, so memory stays constant however many
+// decisions a run makes and the row path does not allocate. Call Flush at
+// the end of the run. A Decisions is not safe for concurrent use; runs of
+// different algorithms that share one file must write to it one after the
+// other (rows of each label contiguous, in processing order).
+//
+// The first write error is kept: Observe and Flush return it from then on.
+type Decisions struct {
+	w      *bufio.Writer
+	prefix []byte // "algorithm,label," quoted as needed
+	row    []byte // reused for every row
+	err    error
+}
+
+var _ sim.Observer = (*Decisions)(nil)
+
+// NewDecisions returns a writer of the decisions of the run of algorithm
+// under label to w, which writes DecisionsHeader first when header is true
+// (for the first run written to a file).
+func NewDecisions(w io.Writer, algorithm, label string, header bool) *Decisions {
+	d := &Decisions{
+		w:   bufio.NewWriterSize(w, 64<<10),
+		row: make([]byte, 0, 256),
+	}
+	d.prefix = appendCSVField(d.prefix, algorithm)
+	d.prefix = append(d.prefix, ',')
+	d.prefix = appendCSVField(d.prefix, label)
+	d.prefix = append(d.prefix, ',')
+	if header {
+		_, d.err = d.w.WriteString(DecisionsHeader + "\n")
+	}
+	return d
+}
+
+// Observe writes the row of one decision.
+func (d *Decisions) Observe(x *sim.Decision) error {
+	if d.err != nil {
+		return d.err
+	}
+	b := append(d.row[:0], d.prefix...)
+	b = strconv.AppendInt(b, int64(x.Time), 10)
+	b = append(b, ',')
+	b = appendCSVField(b, x.Key)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, x.Cost, 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(x.Attempt), 10)
+	b = append(b, ',')
+	b = append(b, x.Verdict.String()...)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(x.Delay), 10)
+	b = append(b, ',')
+	if x.Verdict == algorithms.Reject {
+		b = strconv.AppendInt(b, int64(x.RetryAfter), 10) // algorithms.Never is -1
+	}
+	b = append(b, '\n')
+	d.row = b
+	_, d.err = d.w.Write(b)
+	return d.err
+}
+
+// Flush writes the buffered rows to the underlying writer.
+func (d *Decisions) Flush() error {
+	if d.err != nil {
+		return d.err
+	}
+	d.err = d.w.Flush()
+	return d.err
+}
+
+// appendCSVField appends s as encoding/csv writes a field with comma ','
+// and LF line endings: quoted, with quotes doubled, when it contains a
+// comma, a quote, CR or LF, begins with a space, or is `\.`.
+func appendCSVField(b []byte, s string) []byte {
+	if !csvNeedsQuotes(s) {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	for {
+		i := strings.IndexByte(s, '"')
+		if i < 0 {
+			break
+		}
+		b = append(b, s[:i+1]...)
+		b = append(b, '"')
+		s = s[i+1:]
+	}
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// csvNeedsQuotes is encoding/csv's fieldNeedsQuotes for comma ','.
+func csvNeedsQuotes(s string) bool {
+	if s == "" {
+		return false
+	}
+	if s == `\.` || strings.ContainsAny(s, "\",\r\n") {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsSpace(r)
+}

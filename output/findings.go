@@ -1,0 +1,226 @@
+package output
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ratesim/ratesim/sim"
+)
+
+// Findings returns the notable facts of a report, one plain sentence each,
+// computed from its figures, in this order:
+//
+//   - over the first report window (the policy's W by default), the
+//     algorithm(s) with the highest peak ratio, when it is above 1.0: how
+//     many requests they let through, when, and how many times the limit;
+//   - which algorithms held every interval of the first window to the limit
+//     (ratio <= 1.0), and which of them also held the other windows;
+//   - the algorithm that delayed the most requests, and the longest delay,
+//     when any delayed;
+//   - the algorithms that rejected the most and the fewest, when they differ.
+//
+// Ties name every algorithm tied, in the report's order. Peak counts are
+// cost, written as requests. The table, Markdown and any later front end show
+// the same sentences.
+func Findings(r *sim.Report) []string {
+	if r == nil || len(r.Results) == 0 {
+		return nil
+	}
+	var out []string
+	if ws := windows(r); len(ws) > 0 {
+		out = append(out, peakFindings(r, ws[0])...)
+		out = append(out, heldFindings(r, ws)...)
+	}
+	if s := delayFinding(r); s != "" {
+		out = append(out, s)
+	}
+	if s := rejectFinding(r); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// peakFindings names the algorithm(s) whose peak over windows of v has the
+// highest ratio, when that ratio is above 1.0. Algorithms tied on the ratio
+// share a sentence when they also share count, start and limit.
+func peakFindings(r *sim.Report, v int64) []string {
+	best := 1.0
+	for i := range r.Results {
+		if p, ok := peakFor(&r.Results[i], v); ok && float64(p.Ratio) > best {
+			best = float64(p.Ratio)
+		}
+	}
+	if best <= 1.0 {
+		return nil
+	}
+	type group struct {
+		labels []string
+		count  int64
+		start  int64
+		limit  string
+	}
+	var groups []*group
+	for i := range r.Results {
+		res := &r.Results[i]
+		p, ok := peakFor(res, v)
+		if !ok || float64(p.Ratio) != best {
+			continue
+		}
+		limit := limitPer(limitOf(r, res), v)
+		var g *group
+		for _, h := range groups {
+			if h.count == p.Count && h.start == p.StartNs && h.limit == limit {
+				g = h
+				break
+			}
+		}
+		if g == nil {
+			g = &group{count: p.Count, start: p.StartNs, limit: limit}
+			groups = append(groups, g)
+		}
+		g.labels = append(g.labels, res.Label)
+	}
+	window := FormatDuration(time.Duration(v))
+	out := make([]string, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, fmt.Sprintf("%s let %s through in %s starting at %s: %s the limit of %s per %s.",
+			join(g.labels), plural(g.count, "request"), window, formatInstant(g.start),
+			FormatRatio(best), g.limit, window))
+	}
+	return out
+}
+
+// heldFindings names the algorithms that kept every interval of the first
+// window within the limit, and those that also kept the other windows
+// within theirs.
+func heldFindings(r *sim.Report, ws []int64) []string {
+	var first, all []*sim.Result // held the first window; held every window
+	withPeaks := 0
+	for i := range r.Results {
+		res := &r.Results[i]
+		if len(res.Peaks) == 0 {
+			continue
+		}
+		withPeaks++
+		heldAll := true
+		for j, v := range ws {
+			p, ok := peakFor(res, v)
+			held := ok && float64(p.Ratio) <= 1.0
+			if j == 0 && held {
+				first = append(first, res)
+			}
+			heldAll = heldAll && held
+		}
+		if heldAll {
+			all = append(all, res)
+		}
+	}
+	if withPeaks == 0 {
+		return nil
+	}
+	subject := func(rs []*sim.Result) string {
+		if len(rs) == withPeaks && len(rs) > 1 {
+			return "Every algorithm"
+		}
+		labels := make([]string, len(rs))
+		for i, res := range rs {
+			labels[i] = res.Label
+		}
+		return join(labels)
+	}
+	every := func(vs []int64) string {
+		parts := make([]string, len(vs))
+		for i, v := range vs {
+			parts[i] = "every " + FormatDuration(time.Duration(v))
+		}
+		return join(parts)
+	}
+	v0 := ws[0]
+	if len(first) == 0 {
+		return []string{fmt.Sprintf("No algorithm held %s interval to the limit of %s.",
+			every(ws[:1]), limitPer(r.Limit, v0))}
+	}
+	if len(ws) > 1 && len(all) == len(first) {
+		return []string{fmt.Sprintf("%s held %s interval to the limit.", subject(all), every(ws))}
+	}
+	out := []string{fmt.Sprintf("%s held %s interval%s.", subject(first), every(ws[:1]), limitPhrase(r, first, v0))}
+	if len(ws) > 1 && len(all) > 0 {
+		rest := ws[1:]
+		phrase := " to the limit"
+		if len(rest) == 1 {
+			phrase = limitPhrase(r, all, rest[0])
+		}
+		out = append(out, fmt.Sprintf("%s also held %s interval%s.", subject(all), every(rest), phrase))
+	}
+	return out
+}
+
+// limitPhrase writes " to the limit of 10" when the results share the limit
+// over windows of v, and " to its limit" or " to their limits" otherwise.
+func limitPhrase(r *sim.Report, rs []*sim.Result, v int64) string {
+	limit := limitPer(limitOf(r, rs[0]), v)
+	for _, res := range rs[1:] {
+		if limitPer(limitOf(r, res), v) != limit {
+			return " to their limits"
+		}
+	}
+	return " to the limit of " + limit
+}
+
+// delayFinding names the algorithm(s) that delayed the most requests.
+func delayFinding(r *sim.Report) string {
+	var most int64
+	delaying := 0
+	for i := range r.Results {
+		if d := r.Results[i].Delayed; d > 0 {
+			delaying++
+			most = max(most, d)
+		}
+	}
+	if most == 0 {
+		return ""
+	}
+	var labels []string
+	var longest int64
+	for i := range r.Results {
+		res := &r.Results[i]
+		if res.Delayed == most {
+			labels = append(labels, res.Label)
+			longest = max(longest, res.DelayNs.Max)
+		}
+	}
+	if delaying == 1 && len(r.Results) > 1 {
+		return fmt.Sprintf("Only %s delayed requests: %d, by up to %s.",
+			labels[0], most, FormatDuration(time.Duration(longest)))
+	}
+	each := ""
+	if len(labels) > 1 {
+		each = " each"
+	}
+	return fmt.Sprintf("%s delayed the most requests: %d%s, by up to %s.",
+		join(labels), most, each, FormatDuration(time.Duration(longest)))
+}
+
+// rejectFinding names the algorithms that rejected the most and the fewest
+// requests, when they differ.
+func rejectFinding(r *sim.Report) string {
+	most, fewest := r.Results[0].Rejected, r.Results[0].Rejected
+	for i := range r.Results {
+		most = max(most, r.Results[i].Rejected)
+		fewest = min(fewest, r.Results[i].Rejected)
+	}
+	if most == fewest {
+		return ""
+	}
+	var mostLabels, fewestLabels []string
+	for i := range r.Results {
+		switch r.Results[i].Rejected {
+		case most:
+			mostLabels = append(mostLabels, r.Results[i].Label)
+		case fewest:
+			fewestLabels = append(fewestLabels, r.Results[i].Label)
+		}
+	}
+	return fmt.Sprintf("%s rejected the most requests (%d), %s the fewest (%d).",
+		join(mostLabels), most, join(fewestLabels), fewest)
+}

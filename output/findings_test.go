@@ -1,0 +1,127 @@
+package output
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ratesim/ratesim/sim"
+)
+
+func TestFindingsDoubleBurst(t *testing.T) {
+	want := []string{
+		"fixed-window and concurrency let 20 requests through in 1s starting at 900ms: 2.0x the limit of 10 per 1s.",
+		"sliding-log, sliding-window, leaky-bucket and nginx held every 1s interval to the limit of 10.",
+		"leaky-bucket and nginx also held every 100ms interval to the limit of 1.",
+		"leaky-bucket and nginx delayed the most requests: 10 each, by up to 900ms.",
+		"sliding-log and sliding-window rejected the most requests (10), fixed-window and concurrency the fewest (0).",
+	}
+	checkFindings(t, doubleBurst(), want)
+}
+
+func TestFindingsRetryStorm(t *testing.T) {
+	want := []string{
+		"token-bucket-b200 let 250 requests through in 1m starting at 1m0.5s: 2.5x the limit of 100 per 1m.",
+		"sliding-log-strict held every 1m interval to the limit of 100.",
+		"gcra-shaping delayed the most requests: 350, by up to 2s.",
+		"sliding-log-strict rejected the most requests (1350), gcra-shaping the fewest (350).",
+	}
+	checkFindings(t, retryStorm(), want)
+}
+
+func TestFindingsReplay(t *testing.T) {
+	want := []string{
+		"sliding-window let 103 requests through in 1s starting at 2024-05-01T12:00:00.25Z: 1.03x the limit of 100 per 1s.",
+		"No algorithm held every 1s interval to the limit of 100.",
+	}
+	checkFindings(t, replayed(), want)
+}
+
+// TestFindingsFollowFigures changes figures of the double burst and checks
+// that the sentences change with them: nothing is canned.
+func TestFindingsFollowFigures(t *testing.T) {
+	t.Run("peak", func(t *testing.T) {
+		r := doubleBurst()
+		l := r.Limit
+		r.Results[0].Peaks[0] = peak(l, s, 15, 950*ms)  // fixed-window
+		r.Results[7].Peaks[0] = peak(l, s, 12, 1000*ms) // concurrency
+		r.Results[1].Peaks[1] = peak(l, 100*ms, 1, 0)   // sliding-log holds 100ms too
+		f := Findings(r)
+		if want := "fixed-window let 15 requests through in 1s starting at 950ms: 1.5x the limit of 10 per 1s."; f[0] != want {
+			t.Errorf("peak finding\n got %q\nwant %q", f[0], want)
+		}
+		if want := "sliding-log, leaky-bucket and nginx also held every 100ms interval to the limit of 1."; f[2] != want {
+			t.Errorf("held finding\n got %q\nwant %q", f[2], want)
+		}
+	})
+	t.Run("no peak over the limit", func(t *testing.T) {
+		r := doubleBurst()
+		for i := range r.Results {
+			for j := range r.Results[i].Peaks {
+				p := &r.Results[i].Peaks[j]
+				*p = peak(r.Limit, p.WindowNs, 1, 0)
+			}
+		}
+		f := Findings(r)
+		if strings.Contains(strings.Join(f, "\n"), " let ") {
+			t.Errorf("a peak finding although no ratio is above 1.0: %q", f)
+		}
+		if want := "Every algorithm held every 1s and every 100ms interval to the limit."; f[0] != want {
+			t.Errorf("got %q, want %q", f[0], want)
+		}
+	})
+	t.Run("one delays", func(t *testing.T) {
+		r := retryStorm()
+		r.Results[4].Delayed = 0
+		checkFindings(t, r, []string{
+			"token-bucket-b200 let 250 requests through in 1m starting at 1m0.5s: 2.5x the limit of 100 per 1m.",
+			"sliding-log-strict held every 1m interval to the limit of 100.",
+			"Only gcra-shaping delayed requests: 350, by up to 2s.",
+			"sliding-log-strict rejected the most requests (1350), gcra-shaping the fewest (350).",
+		})
+	})
+	t.Run("delays", func(t *testing.T) {
+		r := doubleBurst()
+		r.Results[6].Delayed, r.Results[6].Accepted = 3, 8 // nginx
+		r.Results[5].DelayNs.Max = 1250 * ms               // leaky-bucket
+		want := "leaky-bucket delayed the most requests: 10, by up to 1.25s."
+		if f := Findings(r); !slices.Contains(f, want) {
+			t.Errorf("missing %q in\n%s", want, strings.Join(f, "\n"))
+		}
+		for i := range r.Results {
+			r.Results[i].Delayed = 0
+		}
+		for _, f := range Findings(r) {
+			if strings.Contains(f, "delayed") {
+				t.Errorf("a delay finding without delays: %q", f)
+			}
+		}
+	})
+	t.Run("rejections equal", func(t *testing.T) {
+		r := doubleBurst()
+		for i := range r.Results {
+			r.Results[i].Rejected = 4
+		}
+		for _, f := range Findings(r) {
+			if strings.Contains(f, "rejected") {
+				t.Errorf("a rejection finding although every algorithm rejected the same: %q", f)
+			}
+		}
+	})
+	t.Run("empty", func(t *testing.T) {
+		if f := Findings(&sim.Report{}); len(f) != 0 {
+			t.Errorf("findings of an empty report: %q", f)
+		}
+		if f := Findings(nil); len(f) != 0 {
+			t.Errorf("findings of a nil report: %q", f)
+		}
+	})
+}
+
+func checkFindings(t *testing.T, r *sim.Report, want []string) {
+	t.Helper()
+	got := Findings(r)
+	if !slices.Equal(got, want) {
+		t.Errorf("Findings:\n got %q\nwant %q", got, want)
+	}
+}

@@ -1,0 +1,49 @@
+package output
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+
+	"github.com/ratesim/ratesim/sim"
+)
+
+// JSON writes the report as the object of SPEC section 6: indented with two
+// spaces, a trailing newline, map keys (params) sorted, no HTML escaping,
+// and ratios always with a decimal point (2.0). Absent lists and params are
+// written as [] and {}, never null. The same report gives the same bytes.
+func JSON(w io.Writer, r *sim.Report) error {
+	if r == nil {
+		return errNilReport
+	}
+	rep := *r
+	rep.Results = make([]sim.Result, len(r.Results))
+	for i, res := range r.Results {
+		if res.Params == nil {
+			res.Params = map[string]any{}
+		}
+		res.Peaks = orEmpty(res.Peaks)
+		res.Series.Offered = orEmpty(res.Series.Offered)
+		res.Series.Attempts = orEmpty(res.Series.Attempts)
+		res.Series.Admitted = orEmpty(res.Series.Admitted)
+		res.Series.Delayed = orEmpty(res.Series.Delayed)
+		res.Series.Rejected = orEmpty(res.Series.Rejected)
+		rep.Results[i] = res
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&rep); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,93 @@
+package output
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/ratesim/ratesim/sim"
+)
+
+// Renderer writes a report in one format.
+type Renderer func(w io.Writer, r *sim.Report) error
+
+// formats are the renderers of `ratesim compare --format`, in the order the
+// help lists them.
+var formats = []struct {
+	name string
+	fn   Renderer
+}{
+	{"table", Table},
+	{"json", JSON},
+	{"csv", CSV},
+	{"markdown", Markdown},
+}
+
+// Formats returns the names ForFormat accepts: table, json, csv, markdown.
+func Formats() []string {
+	names := make([]string, len(formats))
+	for i, f := range formats {
+		names[i] = f.name
+	}
+	return names
+}
+
+// ForFormat returns the renderer of a --format name, or false.
+func ForFormat(name string) (Renderer, bool) {
+	for _, f := range formats {
+		if f.name == name {
+			return f.fn, true
+		}
+	}
+	return nil, false
+}
+
+var errNilReport = errors.New("output: nil report")
+
+// windows returns the report windows (peak interval lengths) in order: those
+// of the first result, then any other result has that it lacks.
+func windows(r *sim.Report) []int64 {
+	var ws []int64
+	for i := range r.Results {
+	peaks:
+		for _, p := range r.Results[i].Peaks {
+			for _, w := range ws {
+				if w == p.WindowNs {
+					continue peaks
+				}
+			}
+			ws = append(ws, p.WindowNs)
+		}
+	}
+	return ws
+}
+
+// peakFor returns res's peak over windows of v.
+func peakFor(res *sim.Result, v int64) (sim.Peak, bool) {
+	for _, p := range res.Peaks {
+		if p.WindowNs == v {
+			return p, true
+		}
+	}
+	return sim.Peak{}, false
+}
+
+// limitOf returns the policy res enforced: its own, or the scenario's when
+// the result does not carry one.
+func limitOf(r *sim.Report, res *sim.Result) sim.Limit {
+	if res.Limit.Rate > 0 && res.Limit.PerNs > 0 {
+		return res.Limit
+	}
+	return r.Limit
+}
+
+// heading is the line above the table: scenario, policy, duration, seed.
+func heading(r *sim.Report) string {
+	name := r.Scenario
+	if name == "" {
+		name = "(unnamed scenario)"
+	}
+	return fmt.Sprintf("%s: limit %s, duration %s, seed %d",
+		name, policyString(r.Limit), FormatDuration(time.Duration(r.DurationNs)), r.Seed)
+}
