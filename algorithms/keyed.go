@@ -12,6 +12,11 @@ import "time"
 // the key's current fresh instant, and either releases the key or pushes it
 // back at that later instant. Keys and bytes only grow inside a decision, so
 // peaks measured right after each decision are the true peaks.
+//
+// Contract: a key's fresh instant never moves earlier when its state
+// changes (admitting more only postpones freshness). The heap rechecks a key
+// only at the instant it was pushed for, so a fresh instant that moved
+// earlier would be released late and overstate the peaks.
 type keyed[S any] struct {
 	state []S
 	live  []bool

@@ -1,6 +1,3 @@
-// Package scenarios reads scenario files: YAML in, a validated Scenario out,
-// with every error naming file:line:column, the field path, what was found
-// and what is expected. The built-in scenarios are embedded in the binary.
 package scenarios
 
 import (
@@ -24,7 +21,11 @@ type Scenario struct {
 	// Algorithms in the order written; every algorithm with the scenario's
 	// policy when the file has none.
 	Algorithms []Algorithm
-	Traffic    traffic.Plan
+	// Skipped lists, for a file without an algorithms list, the algorithms
+	// left out because they cannot enforce the policy (nginx takes only
+	// per 1s or 1m), with the reason; nil when the file lists algorithms.
+	Skipped []Skipped
+	Traffic traffic.Plan
 	// Retry is the scenario-wide client retry policy (clients.retry).
 	Retry   traffic.RetryPolicy
 	Service time.Duration // backend.service
