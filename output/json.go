@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"regexp"
 
 	"github.com/ratesim/ratesim/sim"
 )
@@ -37,8 +38,24 @@ func JSON(w io.Writer, r *sim.Report) error {
 	if err := enc.Encode(&rep); err != nil {
 		return err
 	}
-	_, err := w.Write(buf.Bytes())
+	_, err := w.Write(compactNumberArrays(buf.Bytes()))
 	return err
+}
+
+// numberArray matches an indented JSON array of numbers only. JSON strings
+// cannot hold a raw newline, so the match never starts inside a string.
+var numberArray = regexp.MustCompile(`\[\n\s*(-?[0-9][0-9.eE+-]*(?:,\n\s*-?[0-9][0-9.eE+-]*)*)\n\s*\]`)
+
+var commaNewline = regexp.MustCompile(`,\n\s*`)
+
+// compactNumberArrays writes arrays of numbers (the time series) on one
+// line, [0, 2, 10], instead of one number per line.
+func compactNumberArrays(b []byte) []byte {
+	return numberArray.ReplaceAllFunc(b, func(m []byte) []byte {
+		inner := numberArray.FindSubmatch(m)[1]
+		out := append([]byte{'['}, commaNewline.ReplaceAll(inner, []byte(", "))...)
+		return append(out, ']')
+	})
 }
 
 func orEmpty[T any](s []T) []T {

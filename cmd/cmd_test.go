@@ -1,0 +1,181 @@
+package cmd
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ratesim/ratesim/scenarios"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// run runs the CLI in-process, as benchstat's tests do.
+func run(t *testing.T, args ...string) (status int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	status = Run(args, strings.NewReader(""), &out, &errb)
+	return status, out.String(), errb.String()
+}
+
+// golden compares got with testdata/name, rewriting it under -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "missing golden file: run go test ./cmd/ -update")
+	require.Equal(t, string(want), got, "golden %s differs: review, then go test ./cmd/ -update", path)
+}
+
+func TestCompareBuiltinsGolden(t *testing.T) {
+	for _, b := range scenarios.Builtins() {
+		for _, format := range formats {
+			t.Run(b.Name+"/"+format, func(t *testing.T) {
+				status, out, errOut := run(t, "compare", b.Name, "--format", format)
+				require.Equal(t, 0, status, errOut)
+				require.Empty(t, errOut)
+				ext := map[string]string{"table": "txt", "json": "json", "csv": "csv", "markdown": "md"}[format]
+				golden(t, filepath.Join("compare", b.Name+"."+ext), out)
+			})
+		}
+	}
+}
+
+func TestCompareDefaultIsDoubleBurst(t *testing.T) {
+	status, def, _ := run(t, "compare")
+	require.Equal(t, 0, status)
+	_, named, _ := run(t, "compare", "double-burst")
+	require.Equal(t, named, def)
+}
+
+func TestCompareDeterministic(t *testing.T) {
+	// The same scenario and seed give byte-identical output, however the
+	// algorithms are scheduled on the cores.
+	var first string
+	for i := 0; i < 5; i++ {
+		status, out, errOut := run(t, "compare", "double-burst", "--format", "json")
+		require.Equal(t, 0, status, errOut)
+		if i == 0 {
+			first = out
+		}
+		require.Equal(t, first, out)
+	}
+}
+
+func TestCompareAlgorithmsFlag(t *testing.T) {
+	status, out, errOut := run(t, "compare", "--algorithms", "sliding-log,fixed-window", "--format", "csv")
+	require.Equal(t, 0, status, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 3, "header and two rows")
+	require.True(t, strings.HasPrefix(lines[1], "fixed-window,"), "scenario order is kept: %s", lines[1])
+	require.True(t, strings.HasPrefix(lines[2], "sliding-log,"))
+
+	status, _, errOut = run(t, "compare", "--algorithms", "nope")
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, "--algorithms: nope not in scenario double-burst")
+}
+
+func TestCompareDecisionsFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "d.csv")
+	status, _, errOut := run(t, "compare", "--algorithms", "fixed-window,sliding-log", "--decisions", path)
+	require.Equal(t, 0, status, errOut)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	require.Equal(t, "algorithm,label,time_ns,key,cost,attempt,verdict,delay_ns,retry_after_ns", lines[0])
+	require.Len(t, lines, 1+20+20, "one row per decision of each algorithm")
+	// fixed-window's first decision: alice at 900ms, accepted.
+	require.Equal(t, "fixed-window,fixed-window,900000000,alice,1,1,accept,0,", lines[1])
+	// sliding-log's rows follow all of fixed-window's; its 11th decision
+	// (1000ms) is the first rejected one: the oldest entry (900ms) leaves
+	// the log at 1900ms, so retry after 900ms.
+	require.Equal(t, "sliding-log,sliding-log,1000000000,alice,1,1,reject,0,900000000", lines[21+10])
+	entries, err := os.ReadDir(filepath.Dir(path))
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "no temporary files are left behind")
+}
+
+func TestListings(t *testing.T) {
+	status, out, _ := run(t, "scenarios")
+	require.Equal(t, 0, status)
+	require.Contains(t, out, "double-burst")
+	require.Equal(t, len(scenarios.Builtins()), strings.Count(out, "\n"), "one line each")
+
+	status, out, _ = run(t, "algorithms")
+	require.Equal(t, 0, status)
+	for _, n := range []string{"fixed-window", "sliding-log", "sliding-window", "token-bucket", "gcra", "leaky-bucket", "nginx", "concurrency", "x-time-rate"} {
+		require.Contains(t, out, n+" ")
+	}
+	require.Equal(t, 9, strings.Count(out, "\n"))
+}
+
+func TestValidate(t *testing.T) {
+	status, out, errOut := run(t, "validate", "double-burst")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, "ok")
+}
+
+// writeFile writes a scenario file into a temporary directory.
+func writeFile(t *testing.T, name, body string) string {
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+	return path
+}
+
+const okScenario = `name: mine
+duration: 2s
+limit: 10/s
+traffic:
+  - type: steady
+    rate: 20/s
+`
+
+func TestBadInputExitsTwo(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, body string
+		args             []string
+		want             string
+	}{
+		{name: "unknown field", file: "a.yaml", body: okScenario + "colour: red\n", want: "a.yaml:7:1: colour"},
+		{name: "bad rate unit", file: "b.yaml", body: strings.Replace(okScenario, "20/s", "20/x", 1), want: `b.yaml:6:11: traffic[0].rate: "20/x": unknown unit "x"`},
+		{name: "negative duration", file: "c.yaml", body: strings.Replace(okScenario, "2s", "-2s", 1), want: "c.yaml:2:11: duration"},
+		{name: "empty file", file: "e.yaml", body: "", want: "e.yaml:1:1:"},
+		{name: "unknown algorithm", file: "f.yaml", body: okScenario + "algorithms: [fixed-window, leaky-window]\n", want: `f.yaml:7:28: algorithms[1]: "leaky-window": unknown algorithm`},
+		{name: "burst 0", file: "g.yaml", body: strings.Replace(okScenario, "limit: 10/s", "limit: {rate: 10, burst: 0}", 1), want: "g.yaml:3:26: limit.burst: 0: want an integer >= 1"},
+		{name: "missing file", args: []string{"compare", "no/such/file.yaml"}, want: "no/such/file.yaml"},
+		{name: "bad format", args: []string{"compare", "--format", "xml"}, want: `--format: "xml" is not a format`},
+		{name: "unknown flag", args: []string{"compare", "--colour"}, want: "unknown flag: --colour"},
+		{name: "unknown command", args: []string{"frobnicate"}, want: "unknown command"},
+		{name: "too many args", args: []string{"compare", "a", "b"}, want: "accepts at most 1 arg"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if args == nil {
+				path := writeFile(t, tc.file, tc.body)
+				args = []string{"compare", path}
+				for _, cmd := range [][]string{{"validate", path}, args} {
+					status, out, errOut := run(t, cmd...)
+					require.Equal(t, 2, status, "%v: %s", cmd, errOut)
+					require.Empty(t, out)
+					require.Contains(t, errOut, tc.want)
+					require.NotContains(t, errOut, "goroutine")
+					require.NotContains(t, errOut, "panic")
+				}
+				return
+			}
+			status, out, errOut := run(t, args...)
+			require.Equal(t, 2, status, errOut)
+			require.Empty(t, out)
+			require.Contains(t, errOut, tc.want)
+		})
+	}
+}

@@ -1,0 +1,219 @@
+package cmd
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ratesim/ratesim/output"
+	"github.com/ratesim/ratesim/scenarios"
+	"github.com/ratesim/ratesim/sim"
+	"github.com/spf13/cobra"
+)
+
+// defaultScenario is what `ratesim compare` runs without an argument.
+const defaultScenario = "double-burst"
+
+var formats = []string{"table", "json", "csv", "markdown"}
+
+type compareFlags struct {
+	format     string
+	algorithms string
+	decisions  string
+	seed       uint64
+	seedSet    bool
+}
+
+func newCompareCmd() *cobra.Command {
+	var f compareFlags
+	c := &cobra.Command{
+		Use:   "compare [SCENARIO]",
+		Short: "Run every algorithm of a scenario and compare them",
+		Long: `Runs every algorithm of the scenario on its own copy of the traffic and prints
+the comparison. SCENARIO is a scenario file or the name of a built-in scenario
+(see 'ratesim scenarios'); without one, the built-in double-burst runs.`,
+		Example: `  ratesim compare
+  ratesim compare token-vs-leaky --format markdown
+  ratesim compare my-api.yaml --algorithms fixed-window,gcra --decisions decisions.csv`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			f.seedSet = c.Flags().Changed("seed")
+			name := defaultScenario
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return runCompare(c.OutOrStdout(), c.ErrOrStderr(), name, f)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.format, "format", "table", "output format: "+strings.Join(formats, ", "))
+	fl.StringVar(&f.algorithms, "algorithms", "", "run only these algorithms (comma-separated labels or names)")
+	fl.StringVar(&f.decisions, "decisions", "", "write every decision to this CSV file")
+	fl.Uint64Var(&f.seed, "seed", 0, "override the scenario's seed")
+	return c
+}
+
+func runCompare(stdout, stderr io.Writer, name string, f compareFlags) error {
+	if !slices.Contains(formats, f.format) {
+		return usagef("--format: %q is not a format (want %s)", f.format, strings.Join(formats, ", "))
+	}
+	sc, err := scenarios.Resolve(name)
+	if err != nil {
+		return usageError{err}
+	}
+	for _, sk := range sc.Skipped {
+		fmt.Fprintf(stderr, "note: %s left out: %s\n", sk.Name, sk.Reason)
+	}
+	if f.seedSet {
+		sc.Seed = f.seed
+		sc.Traffic.Seed = f.seed
+	}
+	if err := selectAlgorithms(sc, f.algorithms); err != nil {
+		return err
+	}
+	cfg := configOf(sc)
+
+	var dec *decisionFiles
+	if f.decisions != "" {
+		if dec, err = newDecisionFiles(f.decisions, cfg.Algorithms); err != nil {
+			return err
+		}
+		defer dec.cleanup()
+		cfg.Observe = dec.observer
+	}
+	rep, err := sim.Run(cfg)
+	if err != nil {
+		return err
+	}
+	if dec != nil {
+		if err := dec.finish(); err != nil {
+			return err
+		}
+	}
+	return render(stdout, rep, f.format)
+}
+
+// render writes the report in one of the formats.
+func render(w io.Writer, rep *sim.Report, format string) error {
+	bw := bufio.NewWriter(w)
+	var err error
+	switch format {
+	case "json":
+		err = output.JSON(bw, rep)
+	case "csv":
+		err = output.CSV(bw, rep)
+	case "markdown":
+		err = output.Markdown(bw, rep)
+	default:
+		err = output.Table(bw, rep)
+	}
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// selectAlgorithms keeps the algorithms named in list (labels or names),
+// in the scenario's order.
+func selectAlgorithms(sc *scenarios.Scenario, list string) error {
+	if strings.TrimSpace(list) == "" {
+		return nil
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			want[n] = false
+		}
+	}
+	var kept []scenarios.Algorithm
+	for _, a := range sc.Algorithms {
+		_, byLabel := want[a.Label]
+		_, byName := want[a.Name]
+		if byLabel || byName {
+			kept = append(kept, a)
+			if byLabel {
+				want[a.Label] = true
+			}
+			if byName {
+				want[a.Name] = true
+			}
+		}
+	}
+	var missing []string
+	for n, found := range want {
+		if !found {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		var have []string
+		for _, a := range sc.Algorithms {
+			have = append(have, a.Label)
+		}
+		return usagef("--algorithms: %s not in scenario %s (it has %s)",
+			strings.Join(missing, ", "), sc.Name, strings.Join(have, ", "))
+	}
+	sc.Algorithms = kept
+	return nil
+}
+
+// decisionFiles writes each algorithm's decisions to a temporary file
+// beside the destination while the algorithms run in parallel, then joins
+// them in the scenario's order: rows of each label stay in processing
+// order and no decision is held in memory.
+type decisionFiles struct {
+	path    string
+	parts   []*os.File
+	writers []*output.Decisions
+}
+
+func newDecisionFiles(path string, algs []sim.Algorithm) (*decisionFiles, error) {
+	d := &decisionFiles{path: path}
+	dir := filepath.Dir(path)
+	for i, a := range algs {
+		f, err := os.CreateTemp(dir, ".ratesim-decisions-*")
+		if err != nil {
+			d.cleanup()
+			return nil, usagef("--decisions: %v", err)
+		}
+		d.parts = append(d.parts, f)
+		d.writers = append(d.writers, output.NewDecisions(f, a.Name, a.Label, i == 0))
+	}
+	return d, nil
+}
+
+func (d *decisionFiles) observer(i int) sim.Observer { return d.writers[i] }
+
+func (d *decisionFiles) finish() error {
+	out, err := os.Create(d.path)
+	if err != nil {
+		return usagef("--decisions: %v", err)
+	}
+	for i, f := range d.parts {
+		if err := d.writers[i].Flush(); err != nil {
+			out.Close()
+			return fmt.Errorf("--decisions: %w", err)
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			out.Close()
+			return err
+		}
+		if _, err := io.Copy(out, f); err != nil {
+			out.Close()
+			return fmt.Errorf("--decisions: %w", err)
+		}
+	}
+	return out.Close()
+}
+
+func (d *decisionFiles) cleanup() {
+	for _, f := range d.parts {
+		f.Close()
+		os.Remove(f.Name())
+	}
+}

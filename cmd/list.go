@@ -1,0 +1,70 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/scenarios"
+	"github.com/spf13/cobra"
+)
+
+func newScenariosCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "scenarios",
+		Short: "List the built-in scenarios, one line each",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 0, 2, ' ', 0)
+			for _, s := range scenarios.Builtins() {
+				fmt.Fprintf(tw, "%s\t%s\n", s.Name, oneLine(s.Description))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func newAlgorithmsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "algorithms",
+		Short: "List the algorithms and their options, one line each",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 0, 2, ' ', 0)
+			for _, a := range algorithms.All() {
+				opts := "-"
+				if len(a.Options) > 0 {
+					opts = strings.Join(a.Options, ", ")
+				}
+				fmt.Fprintf(tw, "%s\t%s\toptions: %s\n", a.Name, a.Summary, opts)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+// oneLine folds a description onto one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func newValidateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate FILE",
+		Short: "Check a scenario file and say what is wrong",
+		Long: `Checks a scenario file (or a built-in scenario's name) and prints every problem
+found as file:line:column: field: what was found and what is expected. Exits
+0 when the scenario is valid, 2 when it is not.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			sc, err := scenarios.Resolve(args[0])
+			if err != nil {
+				return usageError{err}
+			}
+			fmt.Fprintf(c.OutOrStdout(), "%s: ok: scenario %q, %d algorithms, %d sources, duration %v, limit %s\n",
+				args[0], sc.Name, len(sc.Algorithms), len(sc.Traffic.Sources), sc.Duration, sc.Limit)
+			return nil
+		},
+	}
+}

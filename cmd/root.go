@@ -1,0 +1,114 @@
+// Package cmd is ratesim's command line: the only package that knows cobra,
+// flags, files, standard output and exit codes. Each subcommand parses its
+// flags, wires the scenario, the engine and a renderer together, and prints.
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/ratesim/ratesim/scenarios"
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses (SPEC section 6).
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// Execute runs ratesim with the process's arguments and exits with its
+// status.
+func Execute() {
+	os.Exit(Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// usageError is bad usage or bad input: the command line, a scenario, a
+// trace. It exits with status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// Run runs ratesim with args and returns the exit status; everything it
+// prints goes to stdout and stderr. No input makes it panic: a panic is
+// caught, reported as an internal error and exits 1.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "ratesim: internal error: %v (please report it with the command that caused it)\n", p)
+			status = exitFailure
+		}
+	}()
+	root := newRoot(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	// Errors that say where they are (file:line:col: field: ...) print as
+	// compilers print them, one a line; others say they come from ratesim.
+	var positioned *scenarios.Error
+	if errors.As(err, &positioned) {
+		fmt.Fprintln(stderr, err)
+	} else {
+		fmt.Fprintf(stderr, "ratesim: %v\n", err)
+	}
+	var ue usageError
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ratesim",
+		Short: "Simulate and compare rate-limiting algorithms on a virtual clock",
+		Long: `ratesim replays traffic through every rate-limiting algorithm on a virtual
+clock and reports, per algorithm, what was accepted, delayed and rejected, the
+peak rate that reached the backend, and the memory each needs per key.
+
+Start with:  ratesim compare        (the built-in double-burst scenario)
+             ratesim scenarios      (the built-in scenarios)`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+	})
+	root.AddCommand(
+		newCompareCmd(),
+		newScenariosCmd(),
+		newAlgorithmsCmd(),
+		newValidateCmd(),
+	)
+	for _, c := range root.Commands() {
+		c.Args = wrapArgs(c.Args)
+	}
+	return root
+}
+
+// wrapArgs makes argument-count errors usage errors.
+func wrapArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	if check == nil {
+		return nil
+	}
+	return func(c *cobra.Command, args []string) error {
+		if err := check(c, args); err != nil {
+			return usageError{fmt.Errorf("%s: %w", c.CommandPath(), err)}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,92 @@
+package scenarios
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+//go:embed builtin/*.yaml
+var builtinFS embed.FS
+
+// builtinNames is the order `ratesim scenarios` lists the built-ins in;
+// each is builtin/NAME.yaml.
+var builtinNames = []string{"double-burst", "token-vs-leaky", "nginx-burst", "sliding-window-accuracy"}
+
+// Default is the built-in scenario `ratesim compare` runs when given none.
+const Default = "double-burst"
+
+// Info describes a built-in scenario.
+type Info struct {
+	Name        string
+	Description string
+}
+
+// Builtins lists the built-in scenarios in a fixed order.
+func Builtins() []Info {
+	infos := make([]Info, 0, len(builtinNames))
+	for _, name := range builtinNames {
+		info := Info{Name: name}
+		if sc, err := Builtin(name); err == nil {
+			info.Description = sc.Description
+		} else {
+			info.Description = "invalid: " + err.Error()
+		}
+		infos = append(infos, info)
+	}
+	return infos
+}
+
+// Builtin returns the built-in scenario called name, freshly parsed (the
+// caller may change it), with File "builtin:NAME".
+func Builtin(name string) (*Scenario, error) {
+	if !isBuiltin(name) {
+		return nil, fmt.Errorf("no built-in scenario %q (built-ins: %s)", name, strings.Join(builtinNames, ", "))
+	}
+	data, err := builtinFS.ReadFile("builtin/" + name + ".yaml")
+	if err != nil {
+		return nil, err
+	}
+	return Parse("builtin:"+name, data)
+}
+
+func isBuiltin(name string) bool {
+	for _, n := range builtinNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Load reads and parses the scenario file at path.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s: %w", path, pe.Err)
+		}
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// Resolve returns the scenario arg names: the file at that path if there is
+// one, else the built-in scenario of that name.
+func Resolve(arg string) (*Scenario, error) {
+	if st, err := os.Stat(arg); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		if err == nil && st.IsDir() {
+			return nil, fmt.Errorf("%s: is a directory, want a scenario file", arg)
+		}
+		return Load(arg)
+	}
+	if isBuiltin(arg) {
+		return Builtin(arg)
+	}
+	return nil, fmt.Errorf("%s: no such file, and no built-in scenario of that name (built-ins: %s)",
+		arg, strings.Join(builtinNames, ", "))
+}

@@ -1,0 +1,87 @@
+// Package scenarios reads scenario files: YAML in, a validated Scenario out,
+// with every error naming file:line:column, the field path, what was found
+// and what is expected, as in
+//
+//	api.yaml:12:11: traffic[1].rate: "10/x": unknown unit "x" (want 10/s, 600/m, 5/100ms)
+//
+// Parse collects every problem it finds (up to 20, in order of position)
+// rather than stopping at the first. The built-in scenarios (Builtins) are
+// the YAML files under builtin/, embedded in the binary.
+//
+// # The format
+//
+// A scenario file is one YAML mapping (SPEC section 5). Parsing is strict:
+// unknown fields, duplicate keys, values of the wrong type (a string where a
+// number is expected, a list where a mapping is), bad units and values out
+// of range are all errors. YAML aliases, merge keys (<<) and tags are not
+// supported. Fields:
+//
+//   - name: required string. description: string (shown by `ratesim
+//     scenarios`).
+//   - seed: integer >= 0, default 1.
+//   - duration: a duration > 0. Required unless every source ends by itself
+//     (times and burst sources do; a steady source only when it has an end).
+//     When absent it is the latest end of the traffic rounded up to a whole
+//     multiple of the policy's per W.
+//   - limit: required; the short form "10/s" (also 600/m, 5/100ms, 3600/h,
+//     10/2s: the rate, then per; burst = rate), or a mapping {rate: integer
+//     >= 1, per: duration > 0 (default 1s), burst: integer >= 1 (default the
+//     rate)}.
+//   - algorithms: default every algorithm with the scenario's policy,
+//     labelled by name, leaving out (and listing in Scenario.Skipped) any
+//     that cannot enforce a policy the others take, e.g. nginx for a per
+//     other than 1s or 1m. Otherwise a non-empty list whose items are a name or a mapping
+//     {name (required), label, rate, per, burst, and the algorithm's
+//     options: count-rejected (fixed-window, sliding-window, sliding-log),
+//     max-delay (token-bucket, gcra, x-time-rate), nodelay, delay (nginx),
+//     max (concurrency)}. rate, per and burst override the policy for that
+//     entry; an entry that overrides rate but not burst, under a limit that
+//     does not set burst, gets burst = its rate. For nginx, burst is nginx's
+//     own burst=N (integer >= 0; nginx admits N+1 at once; default B-1) and
+//     leaves the policy alone; delay is nginx's delay=N (integer >= 0).
+//     An option the algorithm does not take is an error, and so is a label
+//     used twice (the label defaults to the name). Each entry is checked by
+//     building the algorithm.
+//   - traffic: required, a non-empty list of sources, each a mapping with a
+//     type: times, burst or steady (poisson, aligned, onoff, ramp and replay
+//     are SPEC types of a later version and rejected for now). Fields of
+//     every source: key (string) or clients (integer 1..1000000, keys
+//     <key-prefix>-0 .. -(N-1), key-prefix default "client"); neither means
+//     the single key "global"; both is an error. cost (integer >= 1,
+//     default 1), start (duration >= 0, default 0; must be before the
+//     scenario's end), end (duration > start, default the scenario's
+//     duration; an end beyond the duration is cut to it), retry (a retry
+//     mapping that replaces clients.retry, as a whole, for this source).
+//   - times: at, a non-empty list of instants (durations >= 0) in any order.
+//   - burst: at (duration >= 0, required), count (integer >= 1, required),
+//     over (duration >= 0, default 0); each client sends request i at
+//     at + floor(i*over/count).
+//   - steady: rate (required): "10/s", "600/m", "5/100ms", "3600/h", "10/2s".
+//   - clients: {retry: {policy, delay, factor, cap, jitter, resolution,
+//     max-attempts}}, parsed and validated now, applied by a later engine.
+//     policy is none (default), immediate, fixed, backoff or retry-after;
+//     a field that does not apply to the policy is an error. delay (> 0)
+//     is required for fixed and backoff (the backoff's base); factor is a
+//     decimal >= 1 read exactly as a fraction (1.5 is 3/2), default 2; cap
+//     (> 0) must be >= delay, default none; jitter is none (default), full
+//     or equal; resolution (retry-after) is a duration >= 0, default 1s, 0
+//     meaning exact; max-attempts counts the first try: an integer >= 1, or
+//     "unlimited" (not for immediate, whose retries never let time pass),
+//     default 3 for every policy but none.
+//   - backend: {service: duration >= 0, default 0}.
+//   - report: {windows: a non-empty list of distinct durations > 0, default
+//     [W, W/10]; bucket: duration > 0, default W/10}; W/10 is rounded down
+//     and at least 1ns.
+//
+// Durations are written as Go writes them: a decimal number and a unit (ns,
+// us or µs, ms, s, m, h), possibly in several parts (1m30s). They are read
+// exactly, with no float: a fraction is allowed only when the value is a
+// whole number of nanoseconds (1.5s, not 0.5ns). Negative values and values
+// beyond about 292 years are errors, and a bare number needs a unit, except
+// 0. Rates are N/unit or N/duration with N an integer >= 1: 10/s, 600/m,
+// 5/100ms, 3600/h, 10/2s.
+//
+// Every source's Start is its start and its End the smaller of its end and
+// the duration, so that no source runs past the scenario. The scenario's
+// seed is also the traffic plan's.
+package scenarios

@@ -1,0 +1,125 @@
+package scenarios
+
+import (
+	"fmt"
+	"io/fs"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/traffic"
+)
+
+func FuzzParse(f *testing.F) {
+	files, err := fs.Glob(builtinFS, "builtin/*.yaml")
+	require.NoError(f, err)
+	for _, file := range files {
+		data, err := builtinFS.ReadFile(file)
+		require.NoError(f, err)
+		f.Add(data)
+	}
+	for _, tc := range invalid {
+		f.Add([]byte(tc.src))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sc, err := Parse("f.yaml", data)
+		if err != nil {
+			require.Nil(t, sc)
+			list, ok := err.(Errors)
+			require.True(t, ok, "%T", err)
+			require.NotEmpty(t, list)
+			require.LessOrEqual(t, len(list), maxErrors+1)
+			for _, e := range list {
+				require.Equal(t, "f.yaml", e.File)
+				require.GreaterOrEqual(t, e.Line, 1)
+				require.GreaterOrEqual(t, e.Col, 1)
+				require.NotEmpty(t, e.Msg)
+			}
+			return
+		}
+		checkInvariants(t, sc)
+	})
+}
+
+func FuzzParseDuration(f *testing.F) {
+	for _, s := range []string{"0", "1ns", "1.5s", "900ms", "1m30s", "1h0m0s", "2562047h47m16.854775807s",
+		"0.5ns", "-1s", "5", "5x", "1.00000000000000000001s", "0.0000000000025h", ".5µs", "+0", "1..5s"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseDuration(s)
+		if err != nil {
+			require.Zero(t, d)
+			return
+		}
+		require.GreaterOrEqual(t, d, time.Duration(0))
+		// an accepted duration re-formats and re-parses to itself, and Go
+		// agrees with it
+		again, err := ParseDuration(d.String())
+		require.NoError(t, err, d.String())
+		require.Equal(t, d, again)
+		goes, err := time.ParseDuration(s)
+		if err == nil && d < 1<<53 {
+			// below 2^53 ns, Go's float path is exact too
+			require.Equal(t, d, goes, s)
+		}
+	})
+}
+
+func FuzzParseRate(f *testing.F) {
+	for _, s := range []string{"10/s", "600/m", "5/100ms", "3600/h", "10/2s", "7/m", "10/x", "0/s", "1/0s", "/", "9223372036854775807/1ns"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRate(s)
+		if err != nil {
+			require.Zero(t, r)
+			return
+		}
+		require.GreaterOrEqual(t, r.Count, int64(1))
+		require.Greater(t, r.Per, time.Duration(0))
+	})
+}
+
+// TestExtremeValues puts extreme values in every numeric field of valid
+// scenarios: whatever Parse accepts satisfies the invariants and its traffic
+// opens and streams without a panic.
+func TestExtremeValues(t *testing.T) {
+	durations := []string{"0", "1ns", "999ms", "1h", "2562047h", "2562047h47m16.854775806s", "2562047h47m16.854775807s"}
+	rates := []string{"1/ns", "9223372036854775807/1ns", "1/2562047h", "7/m", "3/s"}
+	ints := []string{"1", "2", "1000000", "9223372036854775807"}
+	templates := []string{
+		"name: t\nlimit: {rate: %[3]s, per: %[1]s, burst: %[3]s}\ntraffic: [{type: times, at: [%[1]s, %[2]s]}]\n",
+		"name: t\nlimit: %[4]s\ntraffic: [{type: burst, at: %[1]s, count: %[3]s, over: %[2]s}]\n",
+		"name: t\nlimit: %[4]s\nduration: %[1]s\ntraffic: [{type: steady, rate: %[4]s, start: %[2]s, clients: %[3]s}]\n",
+		"name: t\nlimit: 10/s\ntraffic: [{type: steady, rate: %[4]s, start: %[2]s, end: %[1]s}]\n",
+		"name: t\nlimit: %[4]s\ntraffic: [{type: times, at: [%[1]s], cost: %[3]s}]\nreport: {windows: [%[1]s], bucket: %[2]s}\n",
+	}
+	accepted := 0
+	for _, tmpl := range templates {
+		for _, d1 := range durations {
+			for _, d2 := range durations {
+				for _, n := range ints {
+					for _, r := range rates {
+						src := fmt.Sprintf(tmpl, d1, d2, n, r)
+						sc, err := Parse("x.yaml", []byte(src))
+						if err != nil {
+							continue
+						}
+						accepted++
+						checkInvariants(t, sc)
+						_, stream, err := sc.Traffic.Open()
+						require.NoError(t, err)
+						var a traffic.Arrival
+						for i := 0; i < 3 && stream.Next(&a); i++ {
+							require.Less(t, a.At, sc.Duration, src)
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d scenarios accepted", accepted)
+	require.Greater(t, accepted, 500)
+}

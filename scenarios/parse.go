@@ -1,0 +1,874 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/traffic"
+)
+
+const (
+	// maxClients bounds clients: N of one source.
+	maxClients = 1_000_000
+	// defaultMaxAttempts is max-attempts for a retry policy that does not
+	// set it: the first try and two retries.
+	defaultMaxAttempts = 3
+	// defaultKey is the key of a source with neither key nor clients.
+	defaultKey = "global"
+	// defaultPrefix is the key-prefix of a source with clients.
+	defaultPrefix = "client"
+)
+
+var (
+	topFields    = []string{"name", "description", "seed", "duration", "limit", "algorithms", "traffic", "clients", "backend", "report"}
+	limitFields  = []string{"rate", "per", "burst"}
+	policyFields = []string{"rate", "per", "burst"} // every algorithm entry may override these
+	commonFields = []string{"type", "key", "clients", "key-prefix", "cost", "start", "end", "retry"}
+	sourceFields = map[string][]string{
+		"times":  {"at"},
+		"burst":  {"at", "count", "over"},
+		"steady": {"rate"},
+	}
+	// laterTypes are SPEC source types that a later version brings.
+	laterTypes   = []string{"poisson", "aligned", "onoff", "ramp", "replay"}
+	retryFields  = []string{"policy", "delay", "factor", "cap", "jitter", "resolution", "max-attempts"}
+	retryApplies = map[string][]string{
+		"none":        {"policy"},
+		"immediate":   {"policy", "max-attempts"},
+		"fixed":       {"policy", "delay", "max-attempts"},
+		"backoff":     {"policy", "delay", "factor", "cap", "jitter", "max-attempts"},
+		"retry-after": {"policy", "resolution", "max-attempts"},
+	}
+	retryPolicies = []string{"none", "immediate", "fixed", "backoff", "retry-after"}
+	jitters       = []string{"none", "full", "equal"}
+	reportFields  = []string{"windows", "bucket"}
+)
+
+// Parse reads the scenario in data; file names it in errors. On failure
+// the error is an Errors listing every problem found (up to 20), each as
+// file:line:col: path: message.
+func Parse(file string, data []byte) (*Scenario, error) {
+	d := &decoder{file: file}
+	sc := d.scenario(data)
+	if len(d.errs) > 0 || sc == nil {
+		if len(d.errs) == 0 { // cannot happen: every failure reports
+			d.errAt(position{1, 1}, "", "invalid scenario")
+		}
+		return nil, d.errs.sorted()
+	}
+	sc.File = file
+	return sc, nil
+}
+
+func (d *decoder) scenario(data []byte) *Scenario {
+	body := d.document(data)
+	if body == nil {
+		return nil
+	}
+	top, ok := d.mapping(d.node(body, "", position{1, 1}), "a mapping with name, limit and traffic")
+	if !ok {
+		return nil
+	}
+	d.allow(top, topFields, func(string) string {
+		return "unknown field (want " + orList(topFields) + ")"
+	})
+	sc := &Scenario{Seed: 1}
+
+	if v := top.get("name"); v.set {
+		sc.Name, _ = d.str(v, true)
+	} else {
+		d.missing(v, "a string naming the scenario")
+	}
+	if v := top.get("description"); v.set {
+		s, _ := d.str(v, false)
+		sc.Description = strings.TrimSpace(s)
+	}
+	if v := top.get("seed"); v.set {
+		if s, ok := d.uinteger(v, "an integer >= 0"); ok {
+			sc.Seed = s
+		}
+	}
+	durVal := top.get("duration")
+	durOK := true
+	if durVal.set {
+		sc.Duration, durOK = d.duration(durVal, true)
+	}
+
+	lim, limOK := d.limit(top.get("limit"))
+	sc.Limit = lim.policy
+	per := time.Second // stands in for W when the limit is invalid
+	if limOK {
+		per = lim.policy.Per
+	}
+
+	svc := d.backend(top.get("backend"))
+	sc.Service = svc.service
+	sc.Retry = d.clients(top.get("clients"))
+	sc.Algorithms, sc.Skipped = d.algorithms(top.get("algorithms"), lim, limOK, svc)
+
+	srcs, srcOK := d.traffic(top.get("traffic"))
+	if !durVal.set {
+		for _, s := range srcs {
+			if s.src.End() == 0 {
+				d.errAt(s.v.pos, s.v.path, "a steady source without end runs until the scenario's duration: set duration (or end on the source)")
+				srcOK = false
+			}
+		}
+		if srcOK && limOK {
+			var latest time.Duration
+			for _, s := range srcs {
+				latest = max(latest, s.src.End())
+			}
+			if dur, ok := roundUp(latest, per); ok {
+				sc.Duration = dur
+			} else {
+				d.errAt(top.pos, "duration", "missing, and the traffic's end %v rounded up to a multiple of per %v is out of range: set one", latest, per)
+				durOK = false
+			}
+		}
+	}
+	if durOK && sc.Duration > 0 {
+		for _, s := range srcs {
+			end := sc.Duration
+			if s.endSet && s.end < end {
+				end = s.end
+			}
+			s.common.End = end
+			if s.common.Start >= sc.Duration {
+				d.errAt(s.start.pos, s.start.path, "%s: at or after the scenario's end %v, so the source sends nothing", s.start.found(), sc.Duration)
+			}
+		}
+	}
+	sc.Traffic.Seed = sc.Seed
+	for _, s := range srcs {
+		sc.Traffic.Sources = append(sc.Traffic.Sources, s.src)
+	}
+	sc.Windows, sc.Bucket = d.report(top.get("report"), per)
+	return sc
+}
+
+// roundUp returns t rounded up to a whole multiple of w > 0.
+func roundUp(t, w time.Duration) (time.Duration, bool) {
+	n := t / w
+	if t%w != 0 {
+		n++
+	}
+	if n > math.MaxInt64/w {
+		return 0, false
+	}
+	return n * w, true
+}
+
+// orList writes a, b or c.
+func orList(list []string) string {
+	switch len(list) {
+	case 0:
+		return ""
+	case 1:
+		return list[0]
+	}
+	return strings.Join(list[:len(list)-1], ", ") + " or " + list[len(list)-1]
+}
+
+// limitInfo is the scenario's policy and where each part was written.
+type limitInfo struct {
+	policy   algorithms.Policy
+	whole    val
+	fields   map[string]val // rate, per, burst in the mapping form
+	burstSet bool
+}
+
+// field is where the policy field name was written: the field itself in
+// the mapping form, the whole limit otherwise.
+func (l limitInfo) field(name string) val {
+	if v, ok := l.fields[name]; ok {
+		return v
+	}
+	return l.whole
+}
+
+const wantLimit = "a rate like 10/s or a mapping {rate, per, burst}"
+
+func (d *decoder) limit(v val) (limitInfo, bool) {
+	li := limitInfo{whole: v, fields: map[string]val{}}
+	if !v.set {
+		d.missing(v, wantLimit)
+		return li, false
+	}
+	if !v.ok() {
+		return li, false
+	}
+	switch v.n.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode:
+	case *ast.StringNode, *ast.IntegerNode, *ast.FloatNode:
+		r, ok := d.rate(v)
+		li.policy = algorithms.Policy{Rate: r.Count, Per: r.Per, Burst: r.Count}
+		return li, ok
+	default:
+		d.typeErr(v, wantLimit)
+		return li, false
+	}
+	m, _ := d.mapping(v, wantLimit)
+	d.allow(m, limitFields, func(string) string { return "unknown field (want rate, per or burst)" })
+	ok := true
+	rv := m.get("rate")
+	if rv.set {
+		li.fields["rate"] = rv
+		li.policy.Rate, ok = d.integer(rv, 1, math.MaxInt64, "an integer >= 1 (requests per per)")
+	} else {
+		d.missing(rv, "an integer >= 1 (requests per per)")
+		ok = false
+	}
+	li.policy.Per = time.Second
+	if pv := m.get("per"); pv.set {
+		li.fields["per"] = pv
+		p, pok := d.duration(pv, true)
+		li.policy.Per, ok = p, ok && pok
+	}
+	li.policy.Burst = li.policy.Rate
+	if bv := m.get("burst"); bv.set {
+		li.fields["burst"] = bv
+		li.burstSet = true
+		b, bok := d.integer(bv, 1, math.MaxInt64, "an integer >= 1")
+		li.policy.Burst, ok = b, ok && bok
+	}
+	return li, ok
+}
+
+// service is backend.service and where it was written.
+type service struct {
+	service time.Duration
+	v       val
+}
+
+func (d *decoder) backend(v val) service {
+	if !v.set {
+		return service{}
+	}
+	m, ok := d.mapping(v, "a mapping {service}")
+	if !ok {
+		return service{}
+	}
+	d.allow(m, []string{"service"}, func(string) string { return "unknown field (want service)" })
+	sv := m.get("service")
+	dur, _ := d.duration(sv, false)
+	return service{dur, sv}
+}
+
+func (d *decoder) clients(v val) traffic.RetryPolicy {
+	none := traffic.RetryPolicy{Policy: "none"}
+	if !v.set {
+		return none
+	}
+	m, ok := d.mapping(v, "a mapping {retry}")
+	if !ok {
+		return none
+	}
+	d.allow(m, []string{"retry"}, func(string) string { return "unknown field (want retry)" })
+	if rv := m.get("retry"); rv.set {
+		if p, ok := d.retry(rv); ok {
+			return p
+		}
+	}
+	return none
+}
+
+// retry reads a retry policy mapping.
+func (d *decoder) retry(v val) (traffic.RetryPolicy, bool) {
+	m, ok := d.mapping(v, "a mapping with a policy ("+orList(retryPolicies)+")")
+	if !ok {
+		return traffic.RetryPolicy{}, false
+	}
+	policy := "none"
+	if pv := m.get("policy"); pv.set {
+		s, ok := d.str(pv, true)
+		if !ok {
+			return traffic.RetryPolicy{}, false
+		}
+		if _, known := retryApplies[s]; !known {
+			d.errAt(pv.pos, pv.path, "%s: unknown policy (want %s)", quote(s), orList(retryPolicies))
+			d.allow(m, retryFields, func(string) string { return "unknown field (want " + orList(retryFields) + ")" })
+			return traffic.RetryPolicy{}, false
+		}
+		policy = s
+	}
+	applies := retryApplies[policy]
+	good := true
+	d.allow(m, applies, func(k string) string {
+		good = false
+		if !contains(retryFields, k) {
+			return "unknown field (want " + orList(retryFields) + ")"
+		}
+		if len(applies) == 1 {
+			return fmt.Sprintf("does not apply to policy %s (it takes no other field)", policy)
+		}
+		return fmt.Sprintf("does not apply to policy %s (its fields: %s)", policy, strings.Join(applies[1:], ", "))
+	})
+	rp := traffic.RetryPolicy{Policy: policy}
+	if policy == "none" {
+		return rp, good
+	}
+	rp.MaxAttempts = defaultMaxAttempts
+	if av := m.get("max-attempts"); av.set {
+		if s, ok := av.n.(*ast.StringNode); ok && s.Value == "unlimited" {
+			if policy == "immediate" {
+				d.errAt(av.pos, av.path, `"unlimited": immediate retries at one instant must stop (want an integer >= 1)`)
+				good = false
+			} else {
+				rp.MaxAttempts = 0
+			}
+		} else {
+			want := "an integer >= 1 or unlimited"
+			if policy == "immediate" {
+				want = "an integer >= 1"
+			}
+			n, ok := d.integer(av, 1, math.MaxInt32, want)
+			rp.MaxAttempts, good = int(n), good && ok
+		}
+	}
+	if policy == "fixed" || policy == "backoff" {
+		dv := m.get("delay")
+		if !dv.set {
+			what := "the wait before each retry"
+			if policy == "backoff" {
+				what = "the first wait, multiplied by factor after each retry"
+			}
+			d.missing(dv, "a duration > 0: "+what)
+			good = false
+		} else {
+			dur, ok := d.duration(dv, true)
+			rp.Delay, good = dur, good && ok
+		}
+	}
+	if policy == "backoff" {
+		rp.Factor = traffic.Fraction{Num: 2, Den: 1}
+		rp.Jitter = "none"
+		if fv := m.get("factor"); fv.set {
+			f, ok := d.factor(fv)
+			rp.Factor, good = f, good && ok
+		}
+		if cv := m.get("cap"); cv.set {
+			c, ok := d.duration(cv, true)
+			if ok && rp.Delay > 0 && c < rp.Delay {
+				d.errAt(cv.pos, cv.path, "%s: below the base delay %v (want cap >= delay)", cv.found(), rp.Delay)
+				ok = false
+			}
+			rp.Cap, good = c, good && ok
+		}
+		if jv := m.get("jitter"); jv.set {
+			j, ok := d.str(jv, true)
+			if ok && !contains(jitters, j) {
+				d.errAt(jv.pos, jv.path, "%s: unknown jitter (want %s)", quote(j), orList(jitters))
+				ok = false
+			}
+			rp.Jitter, good = j, good && ok
+		}
+	}
+	if policy == "retry-after" {
+		rp.Resolution = time.Second
+		if rv := m.get("resolution"); rv.set {
+			r, ok := d.duration(rv, false)
+			rp.Resolution, good = r, good && ok
+		}
+	}
+	return rp, good
+}
+
+// factor reads a decimal >= 1 exactly.
+func (d *decoder) factor(v val) (traffic.Fraction, bool) {
+	if !v.ok() {
+		return traffic.Fraction{}, false
+	}
+	const want = "a decimal >= 1 like 2 or 1.5"
+	switch v.n.(type) {
+	case *ast.IntegerNode, *ast.FloatNode:
+	default:
+		d.typeErr(v, want)
+		return traffic.Fraction{}, false
+	}
+	text := scalarText(v.n)
+	f, msg := parseFactor(text)
+	if msg != "" {
+		d.errAt(v.pos, v.path, "%s: %s", text, msg)
+		return traffic.Fraction{}, false
+	}
+	return f, true
+}
+
+// Skipped is an algorithm left out of a scenario without an algorithms
+// list because it cannot enforce the scenario's policy.
+type Skipped struct {
+	Name   string
+	Reason string
+}
+
+// algorithms reads the algorithms list, or makes the default one.
+func (d *decoder) algorithms(v val, lim limitInfo, limOK bool, svc service) ([]Algorithm, []Skipped) {
+	if !v.set {
+		return d.defaultAlgorithms(lim, limOK, svc)
+	}
+	items, ok := d.list(v, "a list of algorithm names or mappings with a name")
+	if !ok {
+		return nil, nil
+	}
+	if len(items) == 0 {
+		d.errAt(v.pos, v.path, "empty list (want at least one algorithm, or no algorithms field for all of them)")
+		return nil, nil
+	}
+	var out []Algorithm
+	labels := map[string]val{}
+	for _, it := range items {
+		a, labelVal, ok := d.algorithm(it, lim, limOK, svc)
+		if !ok {
+			continue
+		}
+		if first, dup := labels[a.Label]; dup {
+			d.errAt(labelVal.pos, labelVal.path, "%s: duplicate label (also %s at %d:%d); set a unique label",
+				quote(a.Label), strings.TrimSuffix(first.path, ".label"), first.pos.line, first.pos.col)
+			continue
+		}
+		labels[a.Label] = labelVal
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// defaultAlgorithms is every algorithm with the scenario's policy, leaving
+// out those that cannot enforce it (nginx takes only per 1s or 1m) as long
+// as some exact algorithm can; a policy no exact algorithm takes, and any
+// other parameter an algorithm rejects, is an error.
+func (d *decoder) defaultAlgorithms(lim limitInfo, limOK bool, svc service) ([]Algorithm, []Skipped) {
+	var out []Algorithm
+	var skipped []Skipped
+	var firstErr error
+	exactOK := false
+	for _, info := range algorithms.All() {
+		p := algorithms.Params{Policy: lim.policy, Service: svc.service}
+		if limOK {
+			if err := build(info.Name, p); err != nil {
+				var pe *algorithms.ParamError
+				if !errors.As(err, &pe) || !contains(policyFields, pe.Field) {
+					d.paramErr(err, nil, lim.whole, info.Name, lim, svc)
+					continue
+				}
+				firstErr = cmpOr(firstErr, err)
+				skipped = append(skipped, Skipped{info.Name, err.Error()})
+				continue
+			}
+			exactOK = exactOK || info.Exact
+		}
+		out = append(out, Algorithm{Name: info.Name, Label: info.Name, Params: p, Set: map[string]any{}})
+	}
+	if limOK && !exactOK && firstErr != nil {
+		d.paramErr(firstErr, nil, lim.whole, "", lim, svc)
+		return nil, nil
+	}
+	return out, skipped
+}
+
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// newLimiter builds an algorithm; tests replace it.
+var newLimiter = algorithms.New
+
+// build checks that the algorithm accepts p.
+func build(name string, p algorithms.Params) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s cannot be built with %v: %v", name, p.Policy, r)
+		}
+	}()
+	_, err = newLimiter(name, p)
+	return err
+}
+
+// paramErr reports an error from an algorithm's constructor at the field it
+// names: in the entry when written there, else in the limit (or backend).
+func (d *decoder) paramErr(err error, written map[string]val, entry val, label string, lim limitInfo, svc service) {
+	forLabel := ""
+	if label != "" {
+		forLabel = fmt.Sprintf(" (for algorithm %s)", label)
+	}
+	var pe *algorithms.ParamError
+	if !errors.As(err, &pe) {
+		d.errAt(entry.pos, entry.path, "%v%s", err, forLabel)
+		return
+	}
+	if v, ok := written[pe.Field]; ok {
+		d.errAt(v.pos, v.path, "%s: %s", pe.Found, pe.Want)
+		return
+	}
+	switch {
+	case contains(policyFields, pe.Field):
+		v := lim.field(pe.Field)
+		d.errAt(v.pos, v.path, "%s: %s%s", pe.Found, pe.Want, forLabel)
+	case pe.Field == "service" && svc.v.set:
+		d.errAt(svc.v.pos, svc.v.path, "%s: %s%s", pe.Found, pe.Want, forLabel)
+	default:
+		d.errAt(entry.pos, entry.path, "%v%s", pe, forLabel)
+	}
+}
+
+const wantAlgorithm = "an algorithm name or a mapping with a name"
+
+// algorithm reads one entry of the algorithms list; it returns where the
+// label was written (or the entry, for the name's label).
+func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service) (Algorithm, val, bool) {
+	if !it.ok() {
+		return Algorithm{}, val{}, false
+	}
+	var m *mapping
+	nameVal := it
+	switch it.n.(type) {
+	case *ast.StringNode:
+	case *ast.MappingNode, *ast.MappingValueNode:
+		m, _ = d.mapping(it, wantAlgorithm)
+		nameVal = m.get("name")
+		if !nameVal.set {
+			d.missing(nameVal, "an algorithm: "+orList(algorithms.Names()))
+			return Algorithm{}, val{}, false
+		}
+	default:
+		d.typeErr(it, wantAlgorithm)
+		return Algorithm{}, val{}, false
+	}
+	name, ok := d.str(nameVal, true)
+	if !ok {
+		return Algorithm{}, val{}, false
+	}
+	info, known := algorithms.Lookup(name)
+	if !known {
+		d.errAt(nameVal.pos, nameVal.path, "%s: unknown algorithm (want %s)", quote(name), orList(algorithms.Names()))
+		return Algorithm{}, val{}, false
+	}
+	a := Algorithm{Name: name, Label: name, Set: map[string]any{},
+		Params: algorithms.Params{Policy: lim.policy, Service: svc.service}}
+	labelVal := it
+	if m == nil {
+		if limOK {
+			if err := build(name, a.Params); err != nil {
+				d.paramErr(err, nil, it, name, lim, svc)
+				return Algorithm{}, val{}, false
+			}
+		}
+		return a, labelVal, true
+	}
+
+	allowed := append(append([]string{"name", "label"}, policyFields...), info.Options...)
+	d.allow(m, allowed, func(k string) string {
+		if len(info.Options) == 0 {
+			return fmt.Sprintf("%s takes no option %q (it has none besides rate, per and burst)", name, k)
+		}
+		return fmt.Sprintf("%s takes no option %q (its options: %s)", name, k, strings.Join(info.Options, ", "))
+	})
+	p := &a.Params
+	good := true
+	written := map[string]val{}
+	rateSet, burstSet := false, false
+	for _, k := range m.keys {
+		if k == "name" {
+			continue
+		}
+		if !contains(allowed, k) {
+			good = false
+			continue
+		}
+		v := m.items[k]
+		written[k] = v
+		var ok bool
+		switch {
+		case k == "label":
+			a.Label, ok = d.str(v, true)
+			labelVal = v
+		case k == "rate":
+			p.Rate, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1 (requests per per)")
+			a.Set[k], rateSet = p.Rate, true
+		case k == "per":
+			p.Per, ok = d.duration(v, true)
+			a.Set[k] = p.Per.String()
+		case k == "burst" && name == "nginx":
+			p.NginxBurst, ok = d.integer(v, 0, math.MaxInt64, "an integer >= 0 (nginx's burst=N admits N+1 at once)")
+			p.NginxBurstSet = true
+			a.Set[k] = p.NginxBurst
+		case k == "burst":
+			p.Burst, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1")
+			a.Set[k], burstSet = p.Burst, true
+		case k == "count-rejected":
+			p.CountRejected, ok = d.boolean(v)
+			a.Set[k] = p.CountRejected
+		case k == "max-delay":
+			p.MaxDelay, ok = d.duration(v, false)
+			a.Set[k] = p.MaxDelay.String()
+		case k == "nodelay":
+			p.Nodelay, ok = d.boolean(v)
+			a.Set[k] = p.Nodelay
+		case k == "delay":
+			p.NginxDelay, ok = d.integer(v, 0, math.MaxInt64, "an integer >= 0")
+			a.Set[k] = p.NginxDelay
+		case k == "max":
+			p.Max, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1")
+			a.Set[k] = p.Max
+		default:
+			// an option in Info.Options that this loader does not know
+			d.errAt(m.keyPos[k], v.path, "option %q is not supported by the scenario loader", k)
+		}
+		good = good && ok
+	}
+	if rateSet && !burstSet && !lim.burstSet {
+		p.Burst = p.Rate // the burst defaults to the rate
+	}
+	if !good {
+		return Algorithm{}, val{}, false
+	}
+	if limOK {
+		if err := build(name, a.Params); err != nil {
+			d.paramErr(err, written, it, a.Label, lim, svc)
+			return Algorithm{}, val{}, false
+		}
+	}
+	return a, labelVal, true
+}
+
+// sourceSpec is one parsed traffic source and what the duration needs.
+type sourceSpec struct {
+	v      val
+	src    traffic.Source
+	common *traffic.Common
+	endSet bool
+	end    time.Duration
+	start  val
+}
+
+func (d *decoder) traffic(v val) ([]*sourceSpec, bool) {
+	if !v.set {
+		d.missing(v, "a list of traffic sources")
+		return nil, false
+	}
+	items, ok := d.list(v, "a list of traffic sources")
+	if !ok {
+		return nil, false
+	}
+	if len(items) == 0 {
+		d.errAt(v.pos, v.path, "empty list (want at least one traffic source)")
+		return nil, false
+	}
+	var out []*sourceSpec
+	all := true
+	for _, it := range items {
+		s, ok := d.source(it)
+		if ok {
+			out = append(out, s)
+		}
+		all = all && ok
+	}
+	return out, all
+}
+
+func (d *decoder) source(it val) (*sourceSpec, bool) {
+	supported := []string{"times", "burst", "steady"}
+	m, ok := d.mapping(it, "a mapping with a type ("+orList(supported)+")")
+	if !ok {
+		return nil, false
+	}
+	tv := m.get("type")
+	if !tv.set {
+		d.missing(tv, orList(supported))
+		return nil, false
+	}
+	typ, ok := d.str(tv, true)
+	if !ok {
+		return nil, false
+	}
+	switch {
+	case sourceFields[typ] != nil:
+	case contains(laterTypes, typ):
+		d.errAt(tv.pos, tv.path, "%s is not supported yet (want %s)", quote(typ), orList(supported))
+		return nil, false
+	default:
+		d.errAt(tv.pos, tv.path, "%s: unknown type (want %s; %s are not supported yet)",
+			quote(typ), orList(supported), strings.Replace(orList(laterTypes), " or ", " and ", 1))
+		return nil, false
+	}
+	own := sourceFields[typ]
+	allowed := append(slices.Clone(commonFields), own...)
+	d.allow(m, allowed, func(string) string {
+		return fmt.Sprintf("unknown field (a %s source takes %s and %s)", typ, strings.Join(own, ", "), strings.Join(commonFields, ", "))
+	})
+	good := true
+	s := &sourceSpec{v: it, start: m.get("start")}
+	c := traffic.Common{Cost: 1, Clients: traffic.Clients{Key: defaultKey}}
+
+	kv, cv, pv := m.get("key"), m.get("clients"), m.get("key-prefix")
+	switch {
+	case kv.set && cv.set:
+		later := "clients"
+		if before(m.keyPos["clients"], m.keyPos["key"]) {
+			later = "key"
+		}
+		d.errAt(m.keyPos[later], join(m.path, later), "want key or clients, not both")
+		good = false
+	case kv.set:
+		key, ok := d.str(kv, true)
+		c.Clients.Key, good = key, good && ok
+	case cv.set:
+		n, ok := d.integer(cv, 1, maxClients, fmt.Sprintf("an integer from 1 to %d", maxClients))
+		c.Clients = traffic.Clients{N: int(n), Prefix: defaultPrefix}
+		good = good && ok
+	}
+	if pv.set {
+		if !cv.set {
+			d.errAt(m.keyPos["key-prefix"], pv.path, "applies only with clients")
+			good = false
+		} else {
+			prefix, ok := d.str(pv, true)
+			c.Clients.Prefix, good = prefix, good && ok
+		}
+	}
+	if v := m.get("cost"); v.set {
+		cost, ok := d.integer(v, 1, math.MaxInt64, "an integer >= 1")
+		c.Cost, good = cost, good && ok
+	}
+	startOK := true
+	if s.start.set {
+		c.Start, startOK = d.duration(s.start, false)
+		good = good && startOK
+	}
+	if v := m.get("end"); v.set {
+		end, ok := d.duration(v, true)
+		if ok && startOK && end <= c.Start {
+			d.errAt(v.pos, v.path, "%s: want an end after start %v", v.found(), c.Start)
+			ok = false
+		}
+		s.end, s.endSet, good = end, true, good && ok
+		c.End = end
+	}
+	if v := m.get("retry"); v.set {
+		rp, ok := d.retry(v)
+		c.Retry, good = &rp, good && ok
+	}
+
+	switch typ {
+	case "times":
+		src := &traffic.Times{Common: c}
+		av := m.get("at")
+		if !av.set {
+			d.missing(av, "a list of instants like [0ms, 400ms]")
+			good = false
+		} else if items, ok := d.list(av, "a list of instants like [0ms, 400ms]"); ok {
+			if len(items) == 0 {
+				d.errAt(av.pos, av.path, "empty list (want at least one instant)")
+				good = false
+			}
+			for _, item := range items {
+				t, ok := d.duration(item, false)
+				if ok && t == math.MaxInt64 { // its end, t+1ns, would overflow
+					d.errAt(item.pos, item.path, "%s: want an instant before %v", item.found(), time.Duration(t))
+					ok = false
+				}
+				src.At, good = append(src.At, t), good && ok
+			}
+		} else {
+			good = false
+		}
+		s.src, s.common = src, &src.Common
+	case "burst":
+		src := &traffic.Burst{Common: c}
+		if av := m.get("at"); av.set {
+			at, ok := d.duration(av, false)
+			src.At, good = at, good && ok
+		} else {
+			d.missing(av, "a duration >= 0: the instant of the first request")
+			good = false
+		}
+		if nv := m.get("count"); nv.set {
+			n, ok := d.integer(nv, 1, math.MaxInt64, "an integer >= 1")
+			src.Count, good = n, good && ok
+		} else {
+			d.missing(nv, "an integer >= 1: the requests each client sends")
+			good = false
+		}
+		if ov := m.get("over"); ov.set {
+			over, ok := d.duration(ov, false)
+			src.Over, good = over, good && ok
+		}
+		if good && src.At >= math.MaxInt64-src.Over { // its end, at+over+1ns, would overflow
+			d.errAt(m.keyPos["at"], join(m.path, "at"), "at + over is beyond the largest time %v", time.Duration(math.MaxInt64))
+			good = false
+		}
+		s.src, s.common = src, &src.Common
+	case "steady":
+		src := &traffic.Steady{Common: c}
+		if rv := m.get("rate"); rv.set {
+			r, ok := d.rate(rv)
+			src.Rate, good = r, good && ok
+		} else {
+			d.missing(rv, "a rate like 10/s, 600/m or 5/100ms")
+			good = false
+		}
+		s.src, s.common = src, &src.Common
+	}
+	return s, good
+}
+
+func before(a, b position) bool {
+	return a.line < b.line || a.line == b.line && a.col < b.col
+}
+
+// report reads report.windows and report.bucket; their defaults are W and
+// W/10 (rounded down, at least 1ns).
+func (d *decoder) report(v val, per time.Duration) ([]time.Duration, time.Duration) {
+	tenth := max(per/10, 1)
+	windows := []time.Duration{per}
+	if tenth != per {
+		windows = append(windows, tenth)
+	}
+	bucket := tenth
+	if !v.set {
+		return windows, bucket
+	}
+	m, ok := d.mapping(v, "a mapping {windows, bucket}")
+	if !ok {
+		return windows, bucket
+	}
+	d.allow(m, reportFields, func(string) string { return "unknown field (want windows or bucket)" })
+	if wv := m.get("windows"); wv.set {
+		const want = "a list of durations > 0 like [1s, 100ms]"
+		if items, ok := d.list(wv, want); ok {
+			if len(items) == 0 {
+				d.errAt(wv.pos, wv.path, "empty list (want %s)", want)
+			}
+			windows = nil
+			seen := map[time.Duration]string{}
+			for _, it := range items {
+				w, ok := d.duration(it, true)
+				if !ok {
+					continue
+				}
+				if first, dup := seen[w]; dup {
+					d.errAt(it.pos, it.path, "%s: duplicate window (also %s)", it.found(), first)
+					continue
+				}
+				seen[w] = it.path
+				windows = append(windows, w)
+			}
+		}
+	}
+	if bv := m.get("bucket"); bv.set {
+		if b, ok := d.duration(bv, true); ok {
+			bucket = b
+		}
+	}
+	return windows, bucket
+}
