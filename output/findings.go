@@ -31,6 +31,9 @@ func Findings(r *sim.Report) []string {
 		out = append(out, peakFindings(r, ws[0])...)
 		out = append(out, heldFindings(r, ws)...)
 	}
+	if r.Keys > 1 {
+		out = append(out, fmt.Sprintf("The limit is per key, and the peaks count all %d keys together.", r.Keys))
+	}
 	if s := delayFinding(r); s != "" {
 		out = append(out, s)
 	}

@@ -23,6 +23,7 @@ func TestFindingsRetryStorm(t *testing.T) {
 	want := []string{
 		"token-bucket-b200 let 250 requests through in 1m starting at 1m0.5s: 2.5x the limit of 100 per 1m.",
 		"sliding-log-strict held every 1m interval to the limit of 100.",
+		"The limit is per key, and the peaks count all 40 keys together.",
 		"gcra-shaping delayed the most requests: 350, by up to 2s.",
 		"sliding-log-strict rejected the most requests (1350), gcra-shaping the fewest (350).",
 	}
@@ -33,6 +34,7 @@ func TestFindingsReplay(t *testing.T) {
 	want := []string{
 		"sliding-window let 103 requests through in 1s starting at 2024-05-01T12:00:00.25Z: 1.03x the limit of 100 per 1s.",
 		"No algorithm held every 1s interval to the limit of 100.",
+		"The limit is per key, and the peaks count all 1753 keys together.",
 	}
 	checkFindings(t, replayed(), want)
 }
@@ -76,6 +78,7 @@ func TestFindingsFollowFigures(t *testing.T) {
 		checkFindings(t, r, []string{
 			"token-bucket-b200 let 250 requests through in 1m starting at 1m0.5s: 2.5x the limit of 100 per 1m.",
 			"sliding-log-strict held every 1m interval to the limit of 100.",
+			"The limit is per key, and the peaks count all 40 keys together.",
 			"Only gcra-shaping delayed requests: 350, by up to 2s.",
 			"sliding-log-strict rejected the most requests (1350), gcra-shaping the fewest (350).",
 		})

@@ -48,6 +48,7 @@ func doubleBurst() *sim.Report {
 		Seed:        1,
 		DurationNs:  3 * s,
 		Limit:       l,
+		Keys:        1,
 		Results: []sim.Result{
 			res("fixed-window", 20, 0, 0, none, [2]int64{20, 900 * ms}, [2]int64{10, 900 * ms}, 16),
 			res("sliding-log", 10, 0, 10, none, [2]int64{10, 900 * ms}, [2]int64{10, 900 * ms}, 184),
@@ -92,6 +93,7 @@ func retryStorm() *sim.Report {
 	}
 	return &sim.Report{
 		Scenario:   "retry-storm",
+		Keys:       40,
 		Seed:       42,
 		DurationNs: 5 * 60 * s,
 		Limit:      l,
@@ -147,6 +149,7 @@ func replayed() *sim.Report {
 	start := int64(1714564800) * s // 2024-05-01T12:00:00Z
 	return &sim.Report{
 		Scenario:   "access-log",
+		Keys:       1753,
 		Seed:       1,
 		DurationNs: 2*3600*s + 30*s,
 		Limit:      l,

@@ -68,6 +68,7 @@ func Run(cfg Config) (*Report, error) {
 		return nil, err
 	}
 	results := make([]Result, len(cfg.Algorithms))
+	keys := make([]int64, len(cfg.Algorithms))
 	errs := make([]error, len(cfg.Algorithms))
 	workers := cfg.Workers
 	if workers <= 0 {
@@ -84,7 +85,7 @@ func Run(cfg Config) (*Report, error) {
 				if cfg.Observe != nil {
 					obs = cfg.Observe(i)
 				}
-				results[i], errs[i] = runOne(&cfg, i, obs)
+				results[i], keys[i], errs[i] = runOne(&cfg, i, obs)
 			}
 		}()
 	}
@@ -104,6 +105,7 @@ func Run(cfg Config) (*Report, error) {
 		Seed:        cfg.Seed,
 		DurationNs:  int64(cfg.Duration),
 		Limit:       LimitOf(cfg.Limit),
+		Keys:        keys[0],
 		Results:     results,
 	}, nil
 }
@@ -141,7 +143,9 @@ type run struct {
 	last   time.Duration // latest release
 }
 
-func runOne(cfg *Config, i int, obs Observer) (Result, error) {
+// runOne runs algorithm i and returns its result and the number of keys
+// its copy of the traffic used.
+func runOne(cfg *Config, i int, obs Observer) (Result, int64, error) {
 	alg := &cfg.Algorithms[i]
 	var lim algorithms.Limiter
 	var err error
@@ -151,11 +155,11 @@ func runOne(cfg *Config, i int, obs Observer) (Result, error) {
 		lim, err = algorithms.New(alg.Name, alg.Params)
 	}
 	if err != nil {
-		return Result{}, err
+		return Result{}, 0, err
 	}
 	keys, stream, err := cfg.Traffic.Open()
 	if err != nil {
-		return Result{}, err
+		return Result{}, 0, err
 	}
 	r := &run{
 		cfg: cfg, alg: alg, lim: lim, keys: keys, obs: obs,
@@ -166,9 +170,9 @@ func runOne(cfg *Config, i int, obs Observer) (Result, error) {
 		r.peaks = append(r.peaks, peakWindow{v: v})
 	}
 	if err := r.loop(stream); err != nil {
-		return Result{}, err
+		return Result{}, 0, err
 	}
-	return r.result(), nil
+	return r.result(), int64(keys.Len()), nil
 }
 
 // loop merges the traffic with the scheduled events in time order.

@@ -10,12 +10,16 @@ import (
 // Report is the outcome of one scenario: one Result per algorithm, in the
 // scenario's order. It is what `ratesim compare --format json` prints.
 type Report struct {
-	Scenario    string   `json:"scenario"`
-	Description string   `json:"description,omitempty"`
-	Seed        uint64   `json:"seed"`
-	DurationNs  int64    `json:"duration_ns"`
-	Limit       Limit    `json:"limit"`
-	Results     []Result `json:"results"`
+	Scenario    string `json:"scenario"`
+	Description string `json:"description,omitempty"`
+	Seed        uint64 `json:"seed"`
+	DurationNs  int64  `json:"duration_ns"`
+	Limit       Limit  `json:"limit"`
+	// Keys is the number of distinct keys the traffic used. The limit is
+	// per key while peaks count every key together, so with several keys
+	// a peak ratio above 1.0 can be within the policy.
+	Keys    int64    `json:"keys"`
+	Results []Result `json:"results"`
 }
 
 // Limit is the scenario's policy as the JSON writes it.
