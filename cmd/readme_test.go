@@ -8,36 +8,38 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// readmeExample is one command of the README with the output shown for it.
+// readmeExample is one command of the README with the output shown for it:
+// lines [from, to) of the README.
 type readmeExample struct {
-	line int
-	args []string
-	want string
+	line     int // the command's line, 1-based
+	from, to int // the output's lines, 0-based, to exclusive
+	args     []string
 }
 
 // readmeExamples finds the ```console blocks of the README and, in them,
 // each "$ ratesim ..." or "$ go run . ..." command with the lines that
 // follow it up to the next command or the end of the block. Other commands
 // (go test, go install) are shown without output and skipped.
-func readmeExamples(t *testing.T, text string) []readmeExample {
+func readmeExamples(t *testing.T, lines []string) []readmeExample {
 	var out []readmeExample
 	var cur *readmeExample
 	in := false
-	flush := func() {
+	flush := func(i int) {
 		if cur != nil {
+			cur.to = i
 			out = append(out, *cur)
 			cur = nil
 		}
 	}
-	for i, l := range strings.Split(text, "\n") {
+	for i, l := range lines {
 		switch {
 		case strings.HasPrefix(l, "```console"):
 			in = true
 		case in && strings.HasPrefix(l, "```"):
-			flush()
+			flush(i)
 			in = false
 		case in && strings.HasPrefix(l, "$ "):
-			flush()
+			flush(i)
 			fields := strings.Fields(strings.TrimPrefix(l, "$ "))
 			var args []string
 			switch {
@@ -48,9 +50,7 @@ func readmeExamples(t *testing.T, text string) []readmeExample {
 			default:
 				continue
 			}
-			cur = &readmeExample{line: i + 1, args: args}
-		case cur != nil:
-			cur.want += l + "\n"
+			cur = &readmeExample{line: i + 1, from: i + 1, args: args}
 		}
 	}
 	require.False(t, in, "README has an unclosed console block")
@@ -58,26 +58,36 @@ func readmeExamples(t *testing.T, text string) []readmeExample {
 }
 
 // TestReadmeExamples runs every command the README shows and requires the
-// output printed under it, so the README never shows stale figures.
+// output printed under it, so the README never shows stale figures. With
+// -update it writes the real output into the README instead.
 func TestReadmeExamples(t *testing.T) {
 	data, err := os.ReadFile("../README.md")
 	require.NoError(t, err)
-	examples := readmeExamples(t, string(data))
+	lines := strings.Split(string(data), "\n")
+	examples := readmeExamples(t, lines)
 	require.NotEmpty(t, examples, "the README shows commands with their output")
-	dir := t.TempDir()
 	t.Chdir("..") // the README's paths are relative to the repository root
+	var rewritten []string
+	done := 0
 	for _, ex := range examples {
-		args := make([]string, len(ex.args))
-		for i, a := range ex.args {
-			// examples that write files write them into a scratch dir
-			if strings.HasPrefix(a, "--decisions=") {
-				a = "--decisions=" + dir + "/" + strings.TrimPrefix(a, "--decisions=")
-			}
-			args[i] = a
-		}
-		status, out, errOut := run(t, args...)
+		_, out, errOut := run(t, ex.args...)
 		got := out + errOut // a failing command is shown with its message
-		_ = status
-		require.Equal(t, ex.want, got, "README.md:%d: $ ratesim %s", ex.line, strings.Join(ex.args, " "))
+		want := strings.Join(lines[ex.from:ex.to], "\n")
+		if ex.to > ex.from {
+			want += "\n"
+		}
+		if *update {
+			rewritten = append(rewritten, lines[done:ex.from]...)
+			if got != "" {
+				rewritten = append(rewritten, strings.Split(strings.TrimSuffix(got, "\n"), "\n")...)
+			}
+			done = ex.to
+			continue
+		}
+		require.Equal(t, want, got, "README.md:%d: $ ratesim %s (go test ./cmd/ -update rewrites it)", ex.line, strings.Join(ex.args, " "))
+	}
+	if *update {
+		rewritten = append(rewritten, lines[done:]...)
+		require.NoError(t, os.WriteFile("README.md", []byte(strings.Join(rewritten, "\n")), 0o644))
 	}
 }

@@ -45,6 +45,8 @@ func (k *Keys) Len() int { return int(k.next) }
 // prefix-0. During the declaration phase it records the largest n asked for
 // each prefix and returns 0; after it, a range is allocated once, and asking
 // again for a prefix returns the same base (n must not exceed the first n).
+// A range first reserved after the declaration phase cannot take over a name
+// of it interned before (that name keeps its own id): declare ranges.
 func (k *Keys) Range(prefix string, n int) uint32 {
 	if k.declaring {
 		if _, ok := k.pendingRanges[prefix]; !ok {

@@ -2,7 +2,9 @@ package traffic
 
 // Merge interleaves streams into one in time order. Arrivals at the same
 // instant come in the order of the streams given (sources in file order),
-// and within one stream in the order it produced them.
+// and within one stream in the order it produced them. When a stream fails,
+// the merge ends after the arrivals already drawn from it, and Err returns
+// the first error.
 func Merge(streams ...Stream) Stream {
 	if len(streams) == 1 {
 		return streams[0]
@@ -46,8 +48,10 @@ func (m *merged) Next(a *Arrival) bool {
 		return true
 	}
 	if err := m.streams[top.i].Err(); err != nil {
+		// a was produced before the error: deliver it, as the stream
+		// alone would, and stop at the next call.
 		m.err = err
-		return false
+		return true
 	}
 	n := len(m.heap) - 1
 	m.heap[0] = m.heap[n]

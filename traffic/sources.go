@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 	"time"
@@ -49,18 +50,19 @@ type Common struct {
 	Retry *RetryPolicy
 }
 
-// mulDiv returns floor(a*b/c) for a, b >= 0 and c > 0 without overflow of
-// the product; the quotient must fit in an int64 (callers bound it).
-func mulDiv(a, b, c int64) int64 {
+// mulDiv returns floor(a*b/c) for a, b >= 0 and c > 0, with the product
+// taken in 128 bits; ok is false when the quotient does not fit in an int64
+// (it is then past any instant a time.Duration can hold).
+func mulDiv(a, b, c int64) (q int64, ok bool) {
 	hi, lo := bits.Mul64(uint64(a), uint64(b))
 	if hi >= uint64(c) {
-		return 1<<63 - 1 // quotient overflows: past any end
+		return 0, false // the quotient needs more than 64 bits
 	}
-	q, _ := bits.Div64(hi, lo, uint64(c))
-	if q > 1<<63-1 {
-		return 1<<63 - 1
+	u, _ := bits.Div64(hi, lo, uint64(c))
+	if u > math.MaxInt64 {
+		return 0, false
 	}
-	return int64(q)
+	return int64(u), true
 }
 
 // Times sends at exactly the listed instants (absolute times, any order:
@@ -104,7 +106,8 @@ func (s *Burst) End() time.Duration {
 	if s.Count == 0 {
 		return 0
 	}
-	return capEnd(s.At+time.Duration(mulDiv(s.Count-1, int64(s.Over), s.Count))+1, s.Common.End)
+	last, _ := mulDiv(s.Count-1, int64(s.Over), s.Count) // < Over: fits
+	return capEnd(s.At+time.Duration(last)+1, s.Common.End)
 }
 
 // End of a steady source is its own End: it runs to the scenario's
@@ -185,7 +188,8 @@ func (s *Burst) Open(k *Keys, index int, _ uint64) (Stream, error) {
 			if i >= count {
 				return 0, false
 			}
-			return at + time.Duration(mulDiv(i, over, count)), true
+			off, _ := mulDiv(i, over, count) // i < count, so off < over: fits
+			return at + time.Duration(off), true
 		},
 		base: base, n: int64(n), perClient: true, cost: s.Cost,
 		start: s.Start, end: s.Common.End, source: int32(index),
@@ -197,8 +201,10 @@ func (s *Steady) Open(k *Keys, index int, _ uint64) (Stream, error) {
 	start, rate := s.Start, s.Rate
 	return &gridStream{
 		at: func(i int64) (time.Duration, bool) {
-			off := mulDiv(i, int64(rate.Per), rate.Count)
-			if off > int64(1<<63-1)-int64(start) {
+			// Past the largest time.Duration, there is no request i: stop
+			// rather than clamp (a clamped instant would repeat forever).
+			off, ok := mulDiv(i, int64(rate.Per), rate.Count)
+			if !ok || off > math.MaxInt64-int64(start) {
 				return 0, false
 			}
 			return start + time.Duration(off), true
