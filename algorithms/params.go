@@ -83,13 +83,13 @@ func checkPolicy(p Policy) error {
 	}
 	if p.Burst > maxExact/int64(p.Per) {
 		return &ParamError{"burst", fmt.Sprintf("%d with per %v", p.Burst, p.Per),
-			fmt.Sprintf("want burst*per at most %d ns so that every decision is exact (at most %d for per %v)",
-				int64(maxExact), maxExact/int64(p.Per), p.Per)}
+			fmt.Sprintf("want at most %d with per %v (burst*per must stay within 2^61 ns for every decision to be exact)",
+				maxExact/int64(p.Per), p.Per)}
 	}
 	if p.Rate > maxExact/int64(p.Per) {
 		return &ParamError{"rate", fmt.Sprintf("%d with per %v", p.Rate, p.Per),
-			fmt.Sprintf("want rate*per at most %d ns so that every decision is exact (at most %d for per %v)",
-				int64(maxExact), maxExact/int64(p.Per), p.Per)}
+			fmt.Sprintf("want at most %d with per %v (rate*per must stay within 2^61 ns for every decision to be exact)",
+				maxExact/int64(p.Per), p.Per)}
 	}
 	return nil
 }

@@ -32,18 +32,18 @@ func openOne(t *testing.T, src Source, index int) ([]Arrival, *Keys) {
 
 // ats returns the instants of arrivals.
 func ats(as []Arrival) []time.Duration {
-	out := make([]time.Duration, len(as))
-	for i, a := range as {
-		out[i] = a.At
+	var out []time.Duration
+	for _, a := range as {
+		out = append(out, a.At)
 	}
 	return out
 }
 
 // keyNames returns the key names of arrivals.
 func keyNames(k *Keys, as []Arrival) []string {
-	out := make([]string, len(as))
-	for i, a := range as {
-		out[i] = k.Name(a.Key)
+	var out []string
+	for _, a := range as {
+		out = append(out, k.Name(a.Key))
 	}
 	return out
 }
