@@ -26,6 +26,7 @@ type compareFlags struct {
 	decisions  string
 	seed       uint64
 	seedSet    bool
+	top        int
 }
 
 func newCompareCmd() *cobra.Command {
@@ -54,6 +55,7 @@ the comparison. SCENARIO is a scenario file or the name of a built-in scenario
 	fl.StringVar(&f.algorithms, "algorithms", "", "run only these algorithms (comma-separated labels or names)")
 	fl.StringVar(&f.decisions, "decisions", "", "write every decision to this CSV file")
 	fl.Uint64Var(&f.seed, "seed", 0, "override the scenario's seed")
+	fl.IntVar(&f.top, "top", sim.DefaultTopKeys, "list this many keys per algorithm by rejections")
 	return c
 }
 
@@ -75,7 +77,11 @@ func runCompare(stdout, stderr io.Writer, name string, f compareFlags) error {
 	if err := selectAlgorithms(sc, f.algorithms); err != nil {
 		return err
 	}
+	if f.top < 1 {
+		return usagef("--top: %d: want at least 1", f.top)
+	}
 	cfg := configOf(sc)
+	cfg.TopKeys = f.top
 
 	var dec *decisionFiles
 	if f.decisions != "" {

@@ -15,7 +15,11 @@ import (
 //	algorithm,label,offered,attempts,accepted,delayed,rejected,gave_up,
 //	delay_p50_ns,delay_p90_ns,delay_p99_ns,delay_max_ns,
 //	peak_<V>_count,peak_<V>_start_ns,peak_<V>_ratio   (for each window V)
-//	bytes_per_key_max,keys_peak,bytes_peak
+//	bytes_per_key_max,keys_peak,bytes_peak,keys_limited,
+//	attempt_peak_<V>_count,attempt_peak_<V>_start_ns,attempt_peak_<V>_ratio (for each V)
+//
+// keys_limited counts the keys with at least one rejected attempt; the
+// attempt peaks count first tries and retries reaching the limiter.
 //
 // V is the window as time.Duration.String writes it (peak_1s_count,
 // peak_100ms_ratio); ratios are written as the JSON writes them (2.0). A
@@ -31,7 +35,11 @@ func CSV(w io.Writer, r *sim.Report) error {
 		p := "peak_" + time.Duration(v).String() + "_"
 		header = append(header, p+"count", p+"start_ns", p+"ratio")
 	}
-	header = append(header, "bytes_per_key_max", "keys_peak", "bytes_peak")
+	header = append(header, "bytes_per_key_max", "keys_peak", "bytes_peak", "keys_limited")
+	for _, v := range ws {
+		p := "attempt_peak_" + time.Duration(v).String() + "_"
+		header = append(header, p+"count", p+"start_ns", p+"ratio")
+	}
 
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
@@ -46,19 +54,29 @@ func CSV(w io.Writer, r *sim.Report) error {
 			i64(res.Offered), i64(res.Attempts), i64(res.Accepted), i64(res.Delayed),
 			i64(res.Rejected), i64(res.GaveUp),
 			i64(res.DelayNs.P50), i64(res.DelayNs.P90), i64(res.DelayNs.P99), i64(res.DelayNs.Max))
-		for _, v := range ws {
-			p, ok := peakFor(res, v)
-			if !ok {
-				row = append(row, "", "", "")
-				continue
+		peaks := func(ps []sim.Peak) error {
+			for _, v := range ws {
+				p, ok := findPeak(ps, v)
+				if !ok {
+					row = append(row, "", "", "")
+					continue
+				}
+				ratio, err := p.Ratio.MarshalJSON()
+				if err != nil {
+					return err
+				}
+				row = append(row, i64(p.Count), i64(p.StartNs), string(ratio))
 			}
-			ratio, err := p.Ratio.MarshalJSON()
-			if err != nil {
-				return err
-			}
-			row = append(row, i64(p.Count), i64(p.StartNs), string(ratio))
+			return nil
 		}
-		row = append(row, i64(res.Memory.BytesPerKeyMax), i64(res.Memory.KeysPeak), i64(res.Memory.BytesPeak))
+		if err := peaks(res.Peaks); err != nil {
+			return err
+		}
+		row = append(row, i64(res.Memory.BytesPerKeyMax), i64(res.Memory.KeysPeak), i64(res.Memory.BytesPeak),
+			i64(res.Keys.Limited))
+		if err := peaks(res.AttemptPeaks); err != nil {
+			return err
+		}
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -34,6 +34,7 @@ func Findings(r *sim.Report) []string {
 	if r.Keys > 1 {
 		out = append(out, fmt.Sprintf("The limit is per key, and the peaks count all %d keys together.", r.Keys))
 	}
+	out = append(out, herdFindings(r, windows(r))...)
 	if s := delayFinding(r); s != "" {
 		out = append(out, s)
 	}
@@ -226,4 +227,43 @@ func rejectFinding(r *sim.Report) string {
 	}
 	return fmt.Sprintf("%s rejected the most requests (%d), %s the fewest (%d).",
 		join(mostLabels), most, join(fewestLabels), fewest)
+}
+
+// herdFindings, when clients retried, names the algorithm whose attempts
+// (first tries and retries) were most concentrated over the shortest report
+// window, and the one whose were least, with how many requests gave up.
+func herdFindings(r *sim.Report, ws []int64) []string {
+	if !retried(r) || len(ws) == 0 {
+		return nil
+	}
+	v := ws[len(ws)-1]
+	hi, lo := -1, -1
+	var hiP, loP sim.Peak
+	for i := range r.Results {
+		p, ok := findPeak(r.Results[i].AttemptPeaks, v)
+		if !ok {
+			continue
+		}
+		if hi < 0 || p.Ratio > hiP.Ratio {
+			hi, hiP = i, p
+		}
+		if lo < 0 || p.Ratio < loP.Ratio {
+			lo, loP = i, p
+		}
+	}
+	if hi < 0 {
+		return nil
+	}
+	window := FormatDuration(time.Duration(v))
+	say := func(verb string, res *sim.Result, p sim.Peak) string {
+		return fmt.Sprintf("%s %s: %s in %s starting at %s (%s the limit of %s per %s), %d retries, %s gave up.",
+			res.Label, verb, plural(p.Count, "attempt"), window, formatInstant(p.StartNs),
+			FormatRatio(float64(p.Ratio)), limitPer(limitOf(r, res), v), window,
+			res.Attempts-res.Offered, plural(res.GaveUp, "request"))
+	}
+	out := []string{say("drew the largest herd of attempts", &r.Results[hi], hiP)}
+	if lo != hi && loP.Ratio < hiP.Ratio {
+		out = append(out, say("drew the smallest", &r.Results[lo], loP))
+	}
+	return out
 }

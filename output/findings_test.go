@@ -24,6 +24,8 @@ func TestFindingsRetryStorm(t *testing.T) {
 		"token-bucket-b200 let 250 requests through in 1m starting at 1m0.5s: 2.5x the limit of 100 per 1m.",
 		"sliding-log-strict held every 1m interval to the limit of 100.",
 		"The limit is per key, and the peaks count all 40 keys together.",
+		"sliding-log-strict drew the largest herd of attempts: 420 attempts in 6s starting at 1m (42.0x the limit of 10 per 6s), 1050 retries, 300 requests gave up.",
+		"gcra-shaping drew the smallest: 60 attempts in 6s starting at 2m30s (6.0x the limit of 10 per 6s), 300 retries, 50 requests gave up.",
 		"gcra-shaping delayed the most requests: 350, by up to 2s.",
 		"sliding-log-strict rejected the most requests (1350), gcra-shaping the fewest (350).",
 	}
@@ -79,6 +81,8 @@ func TestFindingsFollowFigures(t *testing.T) {
 			"token-bucket-b200 let 250 requests through in 1m starting at 1m0.5s: 2.5x the limit of 100 per 1m.",
 			"sliding-log-strict held every 1m interval to the limit of 100.",
 			"The limit is per key, and the peaks count all 40 keys together.",
+			"sliding-log-strict drew the largest herd of attempts: 420 attempts in 6s starting at 1m (42.0x the limit of 10 per 6s), 1050 retries, 300 requests gave up.",
+			"gcra-shaping drew the smallest: 60 attempts in 6s starting at 2m30s (6.0x the limit of 10 per 6s), 300 retries, 50 requests gave up.",
 			"Only gcra-shaping delayed requests: 350, by up to 2s.",
 			"sliding-log-strict rejected the most requests (1350), gcra-shaping the fewest (350).",
 		})

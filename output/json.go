@@ -24,6 +24,8 @@ func JSON(w io.Writer, r *sim.Report) error {
 			res.Params = map[string]any{}
 		}
 		res.Peaks = orEmpty(res.Peaks)
+		res.AttemptPeaks = orEmpty(res.AttemptPeaks)
+		res.Keys.Top = orEmpty(res.Keys.Top)
 		res.Series.Offered = orEmpty(res.Series.Offered)
 		res.Series.Attempts = orEmpty(res.Series.Attempts)
 		res.Series.Admitted = orEmpty(res.Series.Admitted)

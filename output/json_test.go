@@ -38,7 +38,8 @@ func TestJSONFields(t *testing.T) {
 		res := x.(map[string]any)
 		checkKeys(t, "result", res, "algorithm", "label", "params", "limit",
 			"offered", "attempts", "accepted", "delayed", "rejected", "gave_up",
-			"delay_ns", "peaks", "memory", "series")
+			"delay_ns", "peaks", "attempt_peaks", "memory", "keys", "series")
+		checkKeys(t, "keys", res["keys"], "limited", "top")
 		checkKeys(t, "result.limit", res["limit"], "rate", "per_ns", "burst")
 		checkKeys(t, "delay_ns", res["delay_ns"], "p50", "p90", "p99", "max")
 		checkKeys(t, "memory", res["memory"], "bytes_per_key_max", "keys_peak", "bytes_peak")

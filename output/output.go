@@ -65,7 +65,22 @@ func windows(r *sim.Report) []int64 {
 
 // peakFor returns res's peak over windows of v.
 func peakFor(res *sim.Result, v int64) (sim.Peak, bool) {
-	for _, p := range res.Peaks {
+	return findPeak(res.Peaks, v)
+}
+
+// retried reports whether any client retried in the report.
+func retried(r *sim.Report) bool {
+	for i := range r.Results {
+		if r.Results[i].Attempts > r.Results[i].Offered {
+			return true
+		}
+	}
+	return false
+}
+
+// findPeak returns the peak over windows of v in ps.
+func findPeak(ps []sim.Peak, v int64) (sim.Peak, bool) {
+	for _, p := range ps {
 		if p.WindowNs == v {
 			return p, true
 		}

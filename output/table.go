@@ -20,8 +20,13 @@ import (
 //
 // Columns: algorithm (the label), accepted, delayed, rejected, accept %
 // ((accepted+delayed)/attempts, one decimal), p99 delay, one "peak/V" column
-// per report window with cells like "20 (2.0x)" (count and ratio), and
-// bytes/key (the most bytes of state one key held).
+// per report window with cells like "20 (2.0x)" (count and ratio), when
+// clients retried the requests given up and "attempts/V", the busiest V of
+// attempts (first tries and retries) reaching the limiter for the shortest
+// report window V, where a retry herd shows, and bytes/key (the most bytes
+// of state one key held). With several keys, "Who was limited" follows: per
+// algorithm, how many keys it rejected at all and its top keys by
+// rejections.
 func Table(w io.Writer, r *sim.Report) error {
 	if r == nil {
 		return errNilReport
@@ -41,8 +46,54 @@ func Table(w io.Writer, r *sim.Report) error {
 			buf.WriteByte('\n')
 		}
 	}
+	if k := LimitedKeys(r); len(k) > 0 {
+		buf.WriteString("\nWho was limited:\n")
+		for _, s := range k {
+			buf.WriteString("  ")
+			buf.WriteString(s)
+			buf.WriteByte('\n')
+		}
+	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// LimitedKeys returns one line per result saying how many keys it limited
+// and its top keys by rejections, when the traffic has several keys.
+func LimitedKeys(r *sim.Report) []string {
+	if r.Keys <= 1 {
+		return nil
+	}
+	width := 0
+	for i := range r.Results {
+		width = max(width, len(r.Results[i].Label))
+	}
+	var out []string
+	for i := range r.Results {
+		res := &r.Results[i]
+		var b strings.Builder
+		b.WriteString(res.Label)
+		b.WriteString(strings.Repeat(" ", width-len(res.Label)))
+		if res.Keys.Limited == 0 {
+			b.WriteString("  no key")
+			out = append(out, b.String())
+			continue
+		}
+		b.WriteString("  " + strconv.FormatInt(res.Keys.Limited, 10) + " of " + strconv.FormatInt(r.Keys, 10) + " keys")
+		for j, k := range res.Keys.Top {
+			if j == 0 {
+				b.WriteString(": ")
+			} else {
+				b.WriteString(", ")
+			}
+			b.WriteString(oneLine(k.Key) + " (" + plural(k.Offered, "request") + ", " + strconv.FormatInt(k.Rejected, 10) + " rejected)")
+		}
+		if int64(len(res.Keys.Top)) < res.Keys.Limited {
+			b.WriteString(", ...")
+		}
+		out = append(out, b.String())
+	}
+	return out
 }
 
 // Markdown writes the comparison as GitHub-flavoured Markdown: the heading
@@ -66,6 +117,14 @@ func Markdown(w io.Writer, r *sim.Report) error {
 			buf.WriteByte('\n')
 		}
 	}
+	if k := LimitedKeys(r); len(k) > 0 {
+		buf.WriteString("\nWho was limited:\n\n")
+		for _, s := range k {
+			buf.WriteString("- ")
+			buf.WriteString(markdownText(strings.Join(strings.Fields(s), " ")))
+			buf.WriteByte('\n')
+		}
+	}
 	_, err := w.Write(buf.Bytes())
 	return err
 }
@@ -81,6 +140,11 @@ func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bo
 	header := []string{"algorithm", "accepted", "delayed", "rejected", "accept %", "p99 delay"}
 	for _, v := range ws {
 		header = append(header, "peak/"+FormatDuration(time.Duration(v)))
+	}
+	herd := retried(r)
+	if herd {
+		// the busiest shortest window of attempts, first tries and retries
+		header = append(header, "gave up", "attempts/"+FormatDuration(time.Duration(ws[len(ws)-1])))
 	}
 	header = append(header, "bytes/key")
 
@@ -120,6 +184,13 @@ func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bo
 				cell = strconv.FormatInt(p.Count, 10) + " (" + FormatRatio(float64(p.Ratio)) + ")"
 			}
 			row = append(row, cell)
+		}
+		if herd {
+			cell := "-"
+			if p, ok := findPeak(res.AttemptPeaks, ws[len(ws)-1]); ok {
+				cell = strconv.FormatInt(p.Count, 10) + " (" + FormatRatio(float64(p.Ratio)) + ")"
+			}
+			row = append(row, strconv.FormatInt(res.GaveUp, 10), cell)
 		}
 		row = append(row, strconv.FormatInt(res.Memory.BytesPerKeyMax, 10))
 		if err := t.Append(row); err != nil {

@@ -11,12 +11,22 @@
 // come first, then first attempts in the order the traffic produced them
 // (sources in file order, clients by index), then retries in the order they
 // were scheduled.
+//
+// Clients retry a rejected request as their source's retry policy says
+// (traffic.RetryPolicy.Wait); a retry is a new arrival of the same request
+// (same key and cost, attempt + 1). Retries stop at the end of the
+// traffic: a retry that would come at or after Start+Duration is not made,
+// and its request counts as given up. Jitter draws come from one generator
+// per run seeded from the scenario's seed, so runs stay deterministic.
 package sim
 
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"runtime"
+	"sort"
 	"sync"
 	"time"
 
@@ -42,6 +52,11 @@ type Config struct {
 	// Windows are the peak window lengths; Bucket the series bucket.
 	Windows []time.Duration
 	Bucket  time.Duration
+	// Retries is the client retry policy of each source, by source index;
+	// a source without one (or a nil slice) does not retry.
+	Retries []traffic.RetryPolicy
+	// TopKeys is how many keys each result lists by rejections (default 5).
+	TopKeys int
 	// Workers bounds how many algorithms run at once; 0 means GOMAXPROCS.
 	Workers int
 	// Observe, when set, returns the observer of algorithm i's decisions
@@ -136,11 +151,20 @@ type run struct {
 	obs    Observer
 	events eventQueue
 
-	res    Result
-	delays delayHist
-	peaks  []peakWindow
-	series series
-	last   time.Duration // latest release
+	res      Result
+	delays   delayHist
+	peaks    []peakWindow // of releases to the backend
+	attempts []peakWindow // of attempts reaching the limiter
+	series   series
+	last     time.Duration // latest release
+	end      time.Duration // no retry at or after it (0: none)
+	rng      *rand.Rand    // jitter
+	perKey   []keyCount    // by key id
+}
+
+// keyCount is what one key did in one run.
+type keyCount struct {
+	offered, rejected int64
 }
 
 // runOne runs algorithm i and returns its result and the number of keys
@@ -168,7 +192,13 @@ func runOne(cfg *Config, i int, obs Observer) (Result, int64, error) {
 	}
 	for _, v := range cfg.Windows {
 		r.peaks = append(r.peaks, peakWindow{v: v})
+		r.attempts = append(r.attempts, peakWindow{v: v})
 	}
+	if cfg.Duration > 0 {
+		r.end = cfg.Start + cfg.Duration
+	}
+	// the same jitter stream for every algorithm of a scenario and seed
+	r.rng = rand.New(rand.NewPCG(cfg.Seed, 0x6a09e667f3bcc909))
 	if err := r.loop(stream); err != nil {
 		return Result{}, 0, err
 	}
@@ -188,7 +218,14 @@ func (r *run) loop(stream traffic.Stream) error {
 			ev := r.events.min()
 			if !have || ev.at < fresh.At || (ev.at == fresh.At && ev.kind == evRelease) {
 				r.events.pop()
-				r.release(ev.at, ev.cost)
+				if ev.kind == evRelease {
+					r.release(ev.at, ev.cost)
+					continue
+				}
+				retry := traffic.Arrival{At: ev.at, Key: ev.key, Cost: ev.cost, Source: ev.source}
+				if err := r.decide(&retry, int(ev.attempt)); err != nil {
+					return err
+				}
 				continue
 			}
 		}
@@ -212,9 +249,17 @@ func (r *run) decide(a *traffic.Arrival, attempt int) error {
 	}
 	r.res.Attempts++
 	r.series.add(a.At, colAttempts)
+	for i := range r.attempts {
+		r.attempts[i].add(a.At, a.Cost)
+	}
+	if int(a.Key) >= len(r.perKey) {
+		r.perKey = append(r.perKey, make([]keyCount, int(a.Key)+1-len(r.perKey))...)
+	}
+	kc := &r.perKey[a.Key]
 	if attempt == 1 {
 		r.res.Offered++
 		r.series.add(a.At, colOffered)
+		kc.offered++
 	}
 	switch d.Verdict {
 	case algorithms.Accept:
@@ -229,12 +274,29 @@ func (r *run) decide(a *traffic.Arrival, attempt int) error {
 	case algorithms.Reject:
 		r.res.Rejected++
 		r.series.add(a.At, colRejected)
-		// Clients do not retry yet: every rejected request gives up.
-		r.res.GaveUp++
+		kc.rejected++
+		r.retry(a, attempt, d.RetryAfter)
 	default:
 		return fmt.Errorf("limiter returned unknown verdict %d", d.Verdict)
 	}
 	return nil
+}
+
+// retry schedules the next attempt of a rejected request, or counts the
+// request as given up.
+func (r *run) retry(a *traffic.Arrival, attempt int, retryAfter time.Duration) {
+	if int(a.Source) < len(r.cfg.Retries) {
+		p := &r.cfg.Retries[a.Source]
+		if wait, ok := p.Wait(attempt, retryAfter, r.rng); ok {
+			at := a.At + wait
+			if at >= a.At && (r.end == 0 || at < r.end) && attempt < math.MaxInt32 {
+				r.events.push(event{at: at, kind: evRetry, cost: a.Cost, key: a.Key,
+					source: a.Source, attempt: int32(attempt + 1)})
+				return
+			}
+		}
+	}
+	r.res.GaveUp++
 }
 
 // release sends an admitted request to the backend at at.
@@ -244,6 +306,65 @@ func (r *run) release(at time.Duration, cost int64) {
 	}
 	r.series.add(at, colAdmitted)
 	r.last = max(r.last, at)
+}
+
+// peaksOf closes the peak windows and reports them with their ratio to the
+// policy.
+func peaksOf(ws []peakWindow, p algorithms.Policy) []Peak {
+	out := make([]Peak, 0, len(ws))
+	for i := range ws {
+		count, start := ws[i].finish()
+		v := ws[i].v
+		out = append(out, Peak{
+			WindowNs: int64(v),
+			Count:    count,
+			StartNs:  int64(start),
+			// peak / (L*V/W), for the report only
+			Ratio: Ratio(float64(count) * float64(p.Per) / (float64(p.Rate) * float64(v))),
+		})
+	}
+	return out
+}
+
+// keyReport counts the keys that were rejected at all and lists the top
+// ones by rejections (then by offered requests, then by name).
+func (r *run) keyReport() KeyReport {
+	n := r.cfg.TopKeys
+	if n <= 0 {
+		n = DefaultTopKeys
+	}
+	var rep KeyReport
+	var top []int // key ids, kept sorted, at most n
+	better := func(a, b int) bool {
+		ka, kb := r.perKey[a], r.perKey[b]
+		if ka.rejected != kb.rejected {
+			return ka.rejected > kb.rejected
+		}
+		if ka.offered != kb.offered {
+			return ka.offered > kb.offered
+		}
+		return r.keys.Name(uint32(a)) < r.keys.Name(uint32(b))
+	}
+	for id, kc := range r.perKey {
+		if kc.rejected == 0 {
+			continue
+		}
+		rep.Limited++
+		if len(top) == n && !better(id, top[n-1]) {
+			continue
+		}
+		i := sort.Search(len(top), func(i int) bool { return better(id, top[i]) })
+		if len(top) < n {
+			top = append(top, 0)
+		}
+		copy(top[i+1:], top[i:len(top)-1])
+		top[i] = id
+	}
+	rep.Top = make([]KeyCount, len(top))
+	for i, id := range top {
+		rep.Top[i] = KeyCount{Key: r.keys.Name(uint32(id)), Offered: r.perKey[id].offered, Rejected: r.perKey[id].rejected}
+	}
+	return rep
 }
 
 func (r *run) result() Result {
@@ -257,17 +378,9 @@ func (r *run) result() Result {
 	res.Limit = LimitOf(r.alg.Params.Policy)
 	res.DelayNs = r.delays.percentiles()
 	p := r.alg.Params.Policy
-	for i := range r.peaks {
-		count, start := r.peaks[i].finish()
-		v := r.peaks[i].v
-		res.Peaks = append(res.Peaks, Peak{
-			WindowNs: int64(v),
-			Count:    count,
-			StartNs:  int64(start),
-			// peak / (L*V/W), for the report only
-			Ratio: Ratio(float64(count) * float64(p.Per) / (float64(p.Rate) * float64(v))),
-		})
-	}
+	res.Peaks = peaksOf(r.peaks, p)
+	res.AttemptPeaks = peaksOf(r.attempts, p)
+	res.Keys = r.keyReport()
 	m := r.lim.Memory()
 	res.Memory = Memory{BytesPerKeyMax: m.BytesPerKeyMax, KeysPeak: m.KeysPeak, BytesPeak: m.BytesPeak}
 	res.Series = r.series.result(max(r.cfg.Start+r.cfg.Duration, r.last+1))

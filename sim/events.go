@@ -7,14 +7,19 @@ type eventKind uint8
 const (
 	// evRelease: a delayed request reaches the backend.
 	evRelease eventKind = iota
+	// evRetry: a client tries a rejected request again.
+	evRetry
 )
 
 // event is something scheduled on the virtual clock.
 type event struct {
-	at   time.Duration
-	seq  uint64
-	kind eventKind
-	cost int64
+	at      time.Duration
+	seq     uint64
+	cost    int64
+	key     uint32
+	source  int32
+	attempt int32
+	kind    eventKind
 }
 
 // eventQueue is a binary min-heap of events by (time, kind, insertion

@@ -60,8 +60,31 @@ type Result struct {
 
 	DelayNs Percentiles `json:"delay_ns"`
 	Peaks   []Peak      `json:"peaks"`
-	Memory  Memory      `json:"memory"`
-	Series  Series      `json:"series"`
+	// AttemptPeaks are the peaks of attempts reaching the limiter (first
+	// tries and retries, by arrival time, in cost), for each report window:
+	// a retry herd shows here.
+	AttemptPeaks []Peak    `json:"attempt_peaks"`
+	Memory       Memory    `json:"memory"`
+	Keys         KeyReport `json:"keys"`
+	Series       Series    `json:"series"`
+}
+
+// DefaultTopKeys is how many keys a result lists by rejections unless the
+// configuration says otherwise.
+const DefaultTopKeys = 5
+
+// KeyReport is who got limited: how many keys had at least one attempt
+// rejected, and the top keys by rejections.
+type KeyReport struct {
+	Limited int64      `json:"limited"`
+	Top     []KeyCount `json:"top"`
+}
+
+// KeyCount is one key's requests (first attempts) and rejected attempts.
+type KeyCount struct {
+	Key      string `json:"key"`
+	Offered  int64  `json:"offered"`
+	Rejected int64  `json:"rejected"`
 }
 
 // Percentiles of the delay of admitted attempts (0 for accepted ones), by

@@ -1,6 +1,11 @@
 package traffic
 
-import "time"
+import (
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"time"
+)
 
 // RetryPolicy is how a client reacts to a rejection (SPEC section 3). The
 // engine applies it; the zero value is policy "none".
@@ -26,4 +31,89 @@ type RetryPolicy struct {
 // Fraction is an exact rational Num/Den with Den > 0.
 type Fraction struct {
 	Num, Den int64
+}
+
+// Wait returns how long a client waits before its next attempt of a
+// request whose attempt number attempt (1 for the first try) was just
+// rejected with the limiter's retryAfter (Never = -1 when the request can
+// never be admitted), and false when the client gives up instead:
+//
+//   - none: gives up at once.
+//   - max-attempts: gives up once attempt == MaxAttempts (it counts the
+//     first try).
+//   - immediate: retries at once (wait 0).
+//   - fixed: waits Delay.
+//   - backoff: waits Delay * Factor^(attempt-1), capped at Cap, computed
+//     exactly in integers (saturating instead of overflowing); jitter full
+//     draws the wait uniformly from [0, d], equal from [d/2, d] (d - d/2 is
+//     drawn, so the two halves add up to d exactly).
+//   - retry-after: waits the limiter's retry_after rounded up to a whole
+//     multiple of Resolution (1s by default, as an HTTP Retry-After header
+//     carries whole seconds), or exactly when Resolution is 0; gives up when
+//     retry_after is Never.
+//
+// rng is drawn from only for jitter.
+func (p *RetryPolicy) Wait(attempt int, retryAfter time.Duration, rng *rand.Rand) (time.Duration, bool) {
+	if p.Policy == "" || p.Policy == "none" {
+		return 0, false
+	}
+	if p.MaxAttempts > 0 && attempt >= p.MaxAttempts {
+		return 0, false
+	}
+	switch p.Policy {
+	case "immediate":
+		return 0, true
+	case "fixed":
+		return p.Delay, true
+	case "backoff":
+		d := p.backoff(attempt)
+		switch p.Jitter {
+		case "full":
+			d = time.Duration(rng.Int64N(int64(d) + 1))
+		case "equal":
+			half := d / 2
+			d = half + time.Duration(rng.Int64N(int64(d-half)+1))
+		}
+		return d, true
+	case "retry-after":
+		if retryAfter < 0 {
+			return 0, false
+		}
+		if p.Resolution <= 0 {
+			return retryAfter, true
+		}
+		n := (retryAfter + p.Resolution - 1) / p.Resolution
+		if n > math.MaxInt64/p.Resolution {
+			return 0, false
+		}
+		return n * p.Resolution, true
+	}
+	return 0, false
+}
+
+// backoff is Delay * Factor^(attempt-1), capped at Cap (or at MaxInt64/2
+// when there is no cap, far beyond any scenario).
+func (p *RetryPolicy) backoff(attempt int) time.Duration {
+	limit := time.Duration(math.MaxInt64 / 2)
+	if p.Cap > 0 {
+		limit = p.Cap
+	}
+	num, den := p.Factor.Num, p.Factor.Den
+	if num <= 0 || den <= 0 {
+		num, den = 2, 1
+	}
+	d := p.Delay
+	for i := 1; i < attempt && d < limit; i++ {
+		// d*num/den in 128 bits, rounded down
+		hi, lo := bits.Mul64(uint64(d), uint64(num))
+		if hi >= uint64(den) {
+			return limit
+		}
+		q, _ := bits.Div64(hi, lo, uint64(den))
+		if q >= uint64(limit) {
+			return limit
+		}
+		d = time.Duration(q)
+	}
+	return min(d, limit)
 }

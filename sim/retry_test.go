@@ -1,0 +1,146 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/traffic"
+	"github.com/stretchr/testify/require"
+)
+
+func withRetry(cfg Config, p traffic.RetryPolicy) Config {
+	cfg.Retries = make([]traffic.RetryPolicy, len(cfg.Traffic.Sources))
+	for i := range cfg.Retries {
+		cfg.Retries[i] = p
+	}
+	return cfg
+}
+
+func TestRetryAfterHonoured(t *testing.T) {
+	// The script rejects every attempt with retry_after 300ms. A client
+	// honouring Retry-After with a 1s resolution comes back after 1s; with
+	// max-attempts 3 it tries at 0, 1s and 2s, then gives up.
+	reject := func(int, time.Duration) algorithms.Decision {
+		return algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: 300 * ms}
+	}
+	rec := &recorder{}
+	cfg := withRetry(baseConfig(timesPlan(0), scriptedAlg("s", reject)),
+		traffic.RetryPolicy{Policy: "retry-after", Resolution: time.Second, MaxAttempts: 3})
+	cfg.Duration = 10 * time.Second
+	cfg.Observe = func(int) Observer { return rec }
+	rep, err := Run(cfg)
+	require.NoError(t, err)
+	r := rep.Results[0]
+	require.Equal(t, int64(1), r.Offered)
+	require.Equal(t, int64(3), r.Attempts)
+	require.Equal(t, int64(3), r.Rejected)
+	require.Equal(t, int64(1), r.GaveUp)
+	require.Len(t, rec.got, 3)
+	for i, want := range []time.Duration{0, time.Second, 2 * time.Second} {
+		require.Equal(t, want, rec.got[i].Time, "attempt %d", i+1)
+		require.Equal(t, i+1, rec.got[i].Attempt)
+		require.Equal(t, "alice", rec.got[i].Key)
+	}
+	require.Equal(t, int64(1), r.Keys.Limited)
+	require.Equal(t, []KeyCount{{Key: "alice", Offered: 1, Rejected: 3}}, r.Keys.Top)
+}
+
+func TestRetryStopsAtTheEnd(t *testing.T) {
+	// Retries every 400ms from 0 in a 1s scenario: attempts at 0, 400ms,
+	// 800ms; the one due at 1.2s is past the end, so the request gives up.
+	reject := func(int, time.Duration) algorithms.Decision {
+		return algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: 1}
+	}
+	cfg := withRetry(baseConfig(timesPlan(0), scriptedAlg("s", reject)),
+		traffic.RetryPolicy{Policy: "fixed", Delay: 400 * ms})
+	rep, err := Run(cfg)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), rep.Results[0].Attempts)
+	require.Equal(t, int64(1), rep.Results[0].GaveUp)
+}
+
+func TestFixedWindowRetryAfterReturnsAtWindowStart(t *testing.T) {
+	// Through the real fixed-window (1 per 1s): the request at 200ms is
+	// rejected with retry_after 800ms, the start of the next window minus
+	// now. With resolution 0 the client waits exactly that and is admitted
+	// at 1s, the first instant of the next window.
+	rec := &recorder{}
+	cfg := baseConfig(timesPlan(100*ms, 200*ms), Algorithm{
+		Name: "fixed-window", Label: "fixed-window",
+		Params: algorithms.Params{Policy: algorithms.Policy{Rate: 1, Per: time.Second, Burst: 1}},
+	})
+	cfg = withRetry(cfg, traffic.RetryPolicy{Policy: "retry-after", Resolution: 0, MaxAttempts: 5})
+	cfg.Duration = 3 * time.Second
+	cfg.Observe = func(int) Observer { return rec }
+	rep, err := Run(cfg)
+	require.NoError(t, err)
+	require.Len(t, rec.got, 3)
+	require.Equal(t, algorithms.Reject, rec.got[1].Verdict)
+	require.Equal(t, 800*ms, rec.got[1].RetryAfter)
+	require.Equal(t, time.Second, rec.got[2].Time, "the retry comes exactly at the next window start")
+	require.Equal(t, 2, rec.got[2].Attempt)
+	require.Equal(t, algorithms.Accept, rec.got[2].Verdict)
+	r := rep.Results[0]
+	require.Equal(t, int64(2), r.Offered)
+	require.Equal(t, int64(3), r.Attempts)
+	require.Equal(t, int64(0), r.GaveUp)
+	require.Equal(t, r.Attempts, r.Accepted+r.Delayed+r.Rejected)
+}
+
+func TestRetryComesAfterFreshArrivalsOfItsInstant(t *testing.T) {
+	// A request at 0 is rejected and retried 1s later; a fresh request
+	// also arrives at 1s. At one instant first attempts come before
+	// retries.
+	first := true
+	rule := func(int, time.Duration) algorithms.Decision {
+		if first {
+			first = false
+			return algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: time.Second}
+		}
+		return algorithms.Decision{}
+	}
+	rec := &recorder{}
+	cfg := withRetry(baseConfig(timesPlan(0, time.Second), scriptedAlg("s", rule)),
+		traffic.RetryPolicy{Policy: "fixed", Delay: time.Second, MaxAttempts: 2})
+	cfg.Duration = 2 * time.Second
+	cfg.Observe = func(int) Observer { return rec }
+	_, err := Run(cfg)
+	require.NoError(t, err)
+	require.Len(t, rec.got, 3)
+	require.Equal(t, 1, rec.got[1].Attempt, "the fresh arrival at 1s")
+	require.Equal(t, 2, rec.got[2].Attempt, "then the retry at 1s")
+}
+
+func TestRetriesDeterministicWithJitter(t *testing.T) {
+	plan := traffic.Plan{Sources: []traffic.Source{
+		&traffic.Steady{Common: traffic.Common{Clients: traffic.Clients{N: 20, Prefix: "c"}, Cost: 1, End: 5 * time.Second},
+			Rate: traffic.Rate{Count: 200, Per: time.Second}},
+	}}
+	var algs []Algorithm
+	for _, name := range []string{"fixed-window", "sliding-window", "gcra", "leaky-bucket"} {
+		algs = append(algs, Algorithm{Name: name, Label: name,
+			Params: algorithms.Params{Policy: algorithms.Policy{Rate: 5, Per: time.Second, Burst: 5}}})
+	}
+	cfg := withRetry(baseConfig(plan, algs...), traffic.RetryPolicy{
+		Policy: "backoff", Delay: 100 * ms, Factor: traffic.Fraction{Num: 2, Den: 1}, Cap: 2 * time.Second,
+		Jitter: "full", MaxAttempts: 6})
+	cfg.Duration = 5 * time.Second
+	cfg.Workers = 1
+	one, err := Run(cfg)
+	require.NoError(t, err)
+	cfg.Workers = 4
+	four, err := Run(cfg)
+	require.NoError(t, err)
+	require.Equal(t, one, four)
+	for _, r := range one.Results {
+		require.Greater(t, r.Attempts, r.Offered, "%s: clients retried", r.Label)
+		require.Equal(t, r.Attempts, r.Accepted+r.Delayed+r.Rejected, r.Label)
+		require.LessOrEqual(t, r.GaveUp, r.Offered, r.Label)
+		require.Equal(t, int64(20), r.Keys.Limited, "%s: every client was limited", r.Label)
+		require.Len(t, r.Keys.Top, DefaultTopKeys)
+		for i := 1; i < len(r.Keys.Top); i++ {
+			require.GreaterOrEqual(t, r.Keys.Top[i-1].Rejected, r.Keys.Top[i].Rejected, "top keys by rejections")
+		}
+	}
+}
