@@ -20,9 +20,9 @@
 //     scenarios`).
 //   - seed: integer >= 0, default 1.
 //   - duration: a duration > 0. Required unless every source ends by itself
-//     (times and burst sources do; a steady source only when it has an end).
-//     When absent it is the latest end of the traffic rounded up to a whole
-//     multiple of the policy's per W.
+//     (times and burst sources do; steady, poisson, aligned, onoff and ramp
+//     sources only when they have an end). When absent it is the latest end
+//     of the traffic rounded up to a whole multiple of the policy's per W.
 //   - limit: required; the short form "10/s" (also 600/m, 5/100ms, 3600/h,
 //     10/2s: the rate, then per; burst = rate), or a mapping {rate: integer
 //     >= 1, per: duration > 0 (default 1s), burst: integer >= 1 (default the
@@ -43,9 +43,9 @@
 //     used twice (the label defaults to the name). Each entry is checked by
 //     building the algorithm.
 //   - traffic: required, a non-empty list of sources, each a mapping with a
-//     type: times, burst or steady (poisson, aligned, onoff, ramp and replay
-//     are SPEC types of a later version and rejected for now). Fields of
-//     every source: key (string) or clients (integer 1..1000000, keys
+//     type: times, burst, steady, poisson, aligned, onoff or ramp (replay is
+//     a SPEC type of a later version and rejected for now). A field the type
+//     does not take is an error. Fields of every source: key (string) or clients (integer 1..1000000, keys
 //     <key-prefix>-0 .. -(N-1), key-prefix default "client"); neither means
 //     the single key "global"; both is an error. cost (integer >= 1,
 //     default 1), start (duration >= 0, default 0; must be before the
@@ -57,6 +57,48 @@
 //     over (duration >= 0, default 0); each client sends request i at
 //     at + floor(i*over/count).
 //   - steady: rate (required): "10/s", "600/m", "5/100ms", "3600/h", "10/2s".
+//     Request i at start + floor(i*W/L) for the rate L/W; with clients,
+//     request i goes to client i mod N.
+//   - poisson: rate (required), the source's total rate L/W. Inter-arrival
+//     times are exponential: each gap is a whole number of ns, round(x*W/L)
+//     for x drawn from the exponential distribution of mean 1, and the gaps
+//     are summed in integers from start (the first request is one gap after
+//     start), so the mean rate is L/W to within the rounding and never
+//     drifts. With clients, key-dist picks each request's client: uniform
+//     (default), or zipf with exponent zipf-s (a number > 1, default 1.1),
+//     client k (0 the heaviest) with probability proportional to
+//     1/(k+1)^zipf-s, drawn by rejection-inversion with no table however
+//     many clients. key-dist and zipf-s need clients; zipf-s needs key-dist:
+//     zipf. Draws are seeded (below); the instants do not depend on the
+//     keys: gaps and clients come from two generators.
+//   - aligned: boundary-aligned clients (cron jobs, retry at reset). every
+//     (duration > 0, default the policy's per W), offset (a duration that
+//     may be negative, as -100ms; |offset| < every; default 0), count
+//     (integer >= 1, default 1), over (duration >= 0, < every so that
+//     occurrences do not overlap; default 0). The occurrences are the
+//     instants k*every + offset, k = 0, 1, 2, ..., in [start, end): with a
+//     negative offset the first is every + offset (k = 1), just before a
+//     boundary. At each, every client sends count requests, request i at
+//     the occurrence + floor(i*over/count), in order of time, then client,
+//     then i. An occurrence before start sends nothing (not even the part of
+//     its spread after start); requests at or after end are cut.
+//   - onoff: rate (required), on and off (required, durations > 0): the
+//     rate during on, silence during off, repeating from start. Phase p is
+//     [start + p*(on+off), start + p*(on+off) + on); its request j (j from 0
+//     in each phase) is at the phase's start + floor(j*W/L), while inside on
+//     and before end. With clients, request i of the whole source (counted
+//     across phases) goes to client i mod N.
+//   - ramp: from and to (required), rates like "10/s"; from may be 0 ("0/s")
+//     and to is at least 1 request; from > to is a falling ramp. The rate
+//     goes linearly from from at start to to at end: with t the time since
+//     start and T = end - start, the requests due by t are Λ(t) = r0*t +
+//     (r1-r0)*t²/(2T), and request i (i = 0, 1, ...) is at start + the
+//     smallest whole ns t with Λ(t) >= i (request 0 at start), computed
+//     exactly (rates as integer fractions, no float in the result), while
+//     before end. With clients, request i goes to client i mod N. A ramp
+//     needs an end: its own end, or else the scenario's duration; with an
+//     end past the duration, the ramp keeps its slope and the duration cuts
+//     it short.
 //   - clients: {retry: {policy, delay, factor, cap, jitter, resolution,
 //     max-attempts}}, parsed and validated now, applied by a later engine.
 //     policy is none (default), immediate, fixed, backoff or retry-after;
@@ -76,12 +118,24 @@
 // Durations are written as Go writes them: a decimal number and a unit (ns,
 // us or µs, ms, s, m, h), possibly in several parts (1m30s). They are read
 // exactly, with no float: a fraction is allowed only when the value is a
-// whole number of nanoseconds (1.5s, not 0.5ns). Negative values and values
+// whole number of nanoseconds (1.5s, not 0.5ns). Negative values (except an
+// aligned source's offset, which takes a leading minus sign) and values
 // beyond about 292 years are errors, and a bare number needs a unit, except
 // 0. Rates are N/unit or N/duration with N an integer >= 1: 10/s, 600/m,
 // 5/100ms, 3600/h, 10/2s.
 //
+// A rate of 0 ("0/s") or a negative rate is an error, except a ramp's from,
+// which may be 0.
+//
+// Random draws (poisson) are seeded: source i's seed is derived from the
+// scenario's seed and i (traffic.SourceSeed), so that one seed gives one
+// trace, and adding a source after the others does not change their draws
+// (adding one before shifts the indexes, and so the seeds, of those after
+// it). Every source streams: its memory does not grow with the requests it
+// sends.
+//
 // Every source's Start is its start and its End the smaller of its end and
 // the duration, so that no source runs past the scenario. The scenario's
-// seed is also the traffic plan's.
+// seed is also the traffic plan's. Scenario.Retries holds each source's
+// retry policy, in source order: its own retry, or else clients.retry.
 package scenarios

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"io/fs"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +23,9 @@ func FuzzParse(f *testing.F) {
 	for _, tc := range invalid {
 		f.Add([]byte(tc.src))
 	}
+	for _, tc := range validSources {
+		f.Add([]byte(tc.src))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sc, err := Parse("f.yaml", data)
 		if err != nil {
@@ -39,6 +43,16 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		checkInvariants(t, sc)
+		// whatever Parse accepts opens and streams in time order
+		_, stream, err := sc.Traffic.Open()
+		require.NoError(t, err)
+		var a traffic.Arrival
+		prev := time.Duration(-1)
+		for i := 0; i < 5 && stream.Next(&a); i++ {
+			require.Less(t, a.At, sc.Duration)
+			require.GreaterOrEqual(t, a.At, prev)
+			prev = a.At
+		}
 	})
 }
 
@@ -62,6 +76,38 @@ func FuzzParseDuration(f *testing.F) {
 		goes, err := time.ParseDuration(s)
 		if err == nil && d < 1<<53 {
 			// below 2^53 ns, Go's float path is exact too
+			require.Equal(t, d, goes, s)
+		}
+	})
+}
+
+func FuzzParseSignedDuration(f *testing.F) {
+	for _, s := range []string{"0", "-0", "-0s", "-100ms", "+100ms", "-1m30s", "-1.5s", "-2562047h47m16.854775807s",
+		"-2562047h47m16.854775808s", "-", "--1s", "-5", "-0.5ns", "1s-1s", "-.5us", "-1h-1h"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseSignedDuration(s)
+		if err != nil {
+			require.Zero(t, d)
+			return
+		}
+		// an accepted duration re-formats and re-parses to itself, its
+		// magnitude is what ParseDuration reads without the sign, and Go
+		// agrees with it
+		again, err := ParseSignedDuration(d.String())
+		require.NoError(t, err, d.String())
+		require.Equal(t, d, again)
+		abs, err := ParseDuration(strings.TrimLeft(s, "+-"))
+		require.NoError(t, err)
+		require.Equal(t, abs, max(d, -d))
+		if d >= 0 && !strings.HasPrefix(s, "-") {
+			plain, err := ParseDuration(s)
+			require.NoError(t, err)
+			require.Equal(t, d, plain)
+		}
+		goes, err := time.ParseDuration(s)
+		if err == nil && d < 1<<53 && d > -(1<<53) {
 			require.Equal(t, d, goes, s)
 		}
 	})
@@ -95,6 +141,14 @@ func TestExtremeValues(t *testing.T) {
 		"name: t\nlimit: %[4]s\nduration: %[1]s\ntraffic: [{type: steady, rate: %[4]s, start: %[2]s, clients: %[3]s}]\n",
 		"name: t\nlimit: 10/s\ntraffic: [{type: steady, rate: %[4]s, start: %[2]s, end: %[1]s}]\n",
 		"name: t\nlimit: %[4]s\ntraffic: [{type: times, at: [%[1]s], cost: %[3]s}]\nreport: {windows: [%[1]s], bucket: %[2]s}\n",
+		"name: t\nlimit: %[4]s\nduration: %[1]s\ntraffic: [{type: poisson, rate: %[4]s, start: %[2]s, clients: %[3]s, key-dist: zipf}]\n",
+		"name: t\nlimit: 10/s\ntraffic: [{type: poisson, rate: %[4]s, start: %[2]s, end: %[1]s, clients: %[3]s}]\n",
+		"name: t\nlimit: %[4]s\nduration: %[1]s\ntraffic: [{type: aligned, start: %[2]s, clients: %[3]s, count: %[3]s}]\n",
+		"name: t\nlimit: 10/s\nduration: %[1]s\ntraffic: [{type: aligned, every: %[1]s, offset: -%[2]s, over: %[2]s, count: %[3]s}]\n",
+		"name: t\nlimit: 10/s\nduration: %[1]s\ntraffic: [{type: onoff, rate: %[4]s, on: %[1]s, off: %[2]s, cost: %[3]s}]\n",
+		"name: t\nlimit: 10/s\ntraffic: [{type: onoff, rate: %[4]s, on: %[2]s, off: %[1]s, end: %[1]s}]\n",
+		"name: t\nlimit: %[4]s\nduration: %[1]s\ntraffic: [{type: ramp, from: %[4]s, to: 1/ns, start: %[2]s, clients: %[3]s}]\n",
+		"name: t\nlimit: 10/s\nduration: %[2]s\ntraffic: [{type: ramp, from: 0/s, to: %[4]s, end: %[1]s}]\n",
 	}
 	accepted := 0
 	for _, tmpl := range templates {
@@ -121,5 +175,5 @@ func TestExtremeValues(t *testing.T) {
 		}
 	}
 	t.Logf("%d scenarios accepted", accepted)
-	require.Greater(t, accepted, 500)
+	require.Greater(t, accepted, 1000)
 }

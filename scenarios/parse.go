@@ -24,6 +24,8 @@ const (
 	defaultKey = "global"
 	// defaultPrefix is the key-prefix of a source with clients.
 	defaultPrefix = "client"
+	// defaultZipfS is zipf-s for a zipf key-dist that does not set it.
+	defaultZipfS = 1.1
 )
 
 var (
@@ -31,13 +33,20 @@ var (
 	limitFields  = []string{"rate", "per", "burst"}
 	policyFields = []string{"rate", "per", "burst"} // every algorithm entry may override these
 	commonFields = []string{"type", "key", "clients", "key-prefix", "cost", "start", "end", "retry"}
+	// sourceTypes are the source types, in the order messages list them.
+	sourceTypes  = []string{"times", "burst", "steady", "poisson", "aligned", "onoff", "ramp"}
 	sourceFields = map[string][]string{
-		"times":  {"at"},
-		"burst":  {"at", "count", "over"},
-		"steady": {"rate"},
+		"times":   {"at"},
+		"burst":   {"at", "count", "over"},
+		"steady":  {"rate"},
+		"poisson": {"rate", "key-dist", "zipf-s"},
+		"aligned": {"every", "offset", "count", "over"},
+		"onoff":   {"rate", "on", "off"},
+		"ramp":    {"from", "to"},
 	}
 	// laterTypes are SPEC source types that a later version brings.
-	laterTypes   = []string{"poisson", "aligned", "onoff", "ramp", "replay"}
+	laterTypes   = []string{"replay"}
+	keyDists     = []string{string(traffic.KeyUniform), string(traffic.KeyZipf)}
 	retryFields  = []string{"policy", "delay", "factor", "cap", "jitter", "resolution", "max-attempts"}
 	retryApplies = map[string][]string{
 		"none":        {"policy"},
@@ -113,11 +122,16 @@ func (d *decoder) scenario(data []byte) *Scenario {
 	sc.Retry = d.clients(top.get("clients"))
 	sc.Algorithms, sc.Skipped = d.algorithms(top.get("algorithms"), lim, limOK, svc)
 
-	srcs, srcOK := d.traffic(top.get("traffic"))
+	srcs, srcOK := d.traffic(top.get("traffic"), per, limOK)
 	if !durVal.set {
 		for _, s := range srcs {
-			if s.src.End() == 0 {
-				d.errAt(s.v.pos, s.v.path, "a steady source without end runs until the scenario's duration: set duration (or end on the source)")
+			switch {
+			case s.src.End() != 0:
+			case s.typ == "ramp":
+				d.errAt(s.v.pos, s.v.path, "a ramp with no end: set end on the source or the scenario's duration (the rate reaches to at the end)")
+				srcOK = false
+			default:
+				d.errAt(s.v.pos, s.v.path, "%s %s source without end runs until the scenario's duration: set duration (or end on the source)", article(s.typ), s.typ)
 				srcOK = false
 			}
 		}
@@ -141,6 +155,14 @@ func (d *decoder) scenario(data []byte) *Scenario {
 				end = s.end
 			}
 			s.common.End = end
+			if r, ok := s.src.(*traffic.Ramp); ok {
+				// the rate reaches to at the source's own end, even past
+				// the duration, which then only cuts the ramp
+				r.Until = sc.Duration
+				if s.endSet {
+					r.Until = s.end
+				}
+			}
 			if s.common.Start >= sc.Duration {
 				d.errAt(s.start.pos, s.start.path, "%s: at or after the scenario's end %v, so the source sends nothing", s.start.found(), sc.Duration)
 			}
@@ -149,6 +171,11 @@ func (d *decoder) scenario(data []byte) *Scenario {
 	sc.Traffic.Seed = sc.Seed
 	for _, s := range srcs {
 		sc.Traffic.Sources = append(sc.Traffic.Sources, s.src)
+		retry := sc.Retry
+		if s.common.Retry != nil {
+			retry = *s.common.Retry
+		}
+		sc.Retries = append(sc.Retries, retry)
 	}
 	sc.Windows, sc.Bucket = d.report(top.get("report"), per)
 	return sc
@@ -644,6 +671,7 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service) (Alg
 // sourceSpec is one parsed traffic source and what the duration needs.
 type sourceSpec struct {
 	v      val
+	typ    string
 	src    traffic.Source
 	common *traffic.Common
 	endSet bool
@@ -651,7 +679,9 @@ type sourceSpec struct {
 	start  val
 }
 
-func (d *decoder) traffic(v val) ([]*sourceSpec, bool) {
+// traffic reads the list of sources; per is the policy's W, the default
+// every of an aligned source (limOK says whether it is the policy's).
+func (d *decoder) traffic(v val, per time.Duration, limOK bool) ([]*sourceSpec, bool) {
 	if !v.set {
 		d.missing(v, "a list of traffic sources")
 		return nil, false
@@ -667,7 +697,7 @@ func (d *decoder) traffic(v val) ([]*sourceSpec, bool) {
 	var out []*sourceSpec
 	all := true
 	for _, it := range items {
-		s, ok := d.source(it)
+		s, ok := d.source(it, per, limOK)
 		if ok {
 			out = append(out, s)
 		}
@@ -676,8 +706,8 @@ func (d *decoder) traffic(v val) ([]*sourceSpec, bool) {
 	return out, all
 }
 
-func (d *decoder) source(it val) (*sourceSpec, bool) {
-	supported := []string{"times", "burst", "steady"}
+func (d *decoder) source(it val, per time.Duration, limOK bool) (*sourceSpec, bool) {
+	supported := sourceTypes
 	m, ok := d.mapping(it, "a mapping with a type ("+orList(supported)+")")
 	if !ok {
 		return nil, false
@@ -697,17 +727,21 @@ func (d *decoder) source(it val) (*sourceSpec, bool) {
 		d.errAt(tv.pos, tv.path, "%s is not supported yet (want %s)", quote(typ), orList(supported))
 		return nil, false
 	default:
-		d.errAt(tv.pos, tv.path, "%s: unknown type (want %s; %s are not supported yet)",
-			quote(typ), orList(supported), strings.Replace(orList(laterTypes), " or ", " and ", 1))
+		verb := "is"
+		if len(laterTypes) > 1 {
+			verb = "are"
+		}
+		d.errAt(tv.pos, tv.path, "%s: unknown type (want %s; %s %s not supported yet)",
+			quote(typ), orList(supported), strings.Replace(orList(laterTypes), " or ", " and ", 1), verb)
 		return nil, false
 	}
 	own := sourceFields[typ]
 	allowed := append(slices.Clone(commonFields), own...)
 	d.allow(m, allowed, func(string) string {
-		return fmt.Sprintf("unknown field (a %s source takes %s and %s)", typ, strings.Join(own, ", "), strings.Join(commonFields, ", "))
+		return fmt.Sprintf("unknown field (%s %s source takes %s and %s)", article(typ), typ, strings.Join(own, ", "), strings.Join(commonFields, ", "))
 	})
 	good := true
-	s := &sourceSpec{v: it, start: m.get("start")}
+	s := &sourceSpec{v: it, typ: typ, start: m.get("start")}
 	c := traffic.Common{Cost: 1, Clients: traffic.Clients{Key: defaultKey}}
 
 	kv, cv, pv := m.get("key"), m.get("clients"), m.get("key-prefix")
@@ -818,8 +852,155 @@ func (d *decoder) source(it val) (*sourceSpec, bool) {
 			good = false
 		}
 		s.src, s.common = src, &src.Common
+	case "poisson":
+		src := &traffic.Poisson{Common: c}
+		src.Rate, good = d.sourceRate(m, good)
+		src.KeyDist, src.ZipfS, good = d.keyDist(m, c.Clients.N > 0, good)
+		s.src, s.common = src, &src.Common
+	case "aligned":
+		src := &traffic.Aligned{Common: c}
+		src.Every, src.Offset, src.Count, src.Over, good = d.aligned(m, per, limOK, good)
+		s.src, s.common = src, &src.Common
+	case "onoff":
+		src := &traffic.OnOff{Common: c}
+		src.Rate, good = d.sourceRate(m, good)
+		for _, f := range []struct {
+			name, want string
+			dst        *time.Duration
+		}{
+			{"on", "a duration > 0: how long the source sends, each time", &src.On},
+			{"off", "a duration > 0: how long the source is silent, each time", &src.Off},
+		} {
+			v := m.get(f.name)
+			if !v.set {
+				d.missing(v, f.want)
+				good = false
+				continue
+			}
+			dur, ok := d.duration(v, true)
+			*f.dst, good = dur, good && ok
+		}
+		s.src, s.common = src, &src.Common
+	case "ramp":
+		src := &traffic.Ramp{Common: c}
+		if v := m.get("from"); v.set {
+			r, ok := d.rateWith(v, 0, "")
+			src.From, good = r, good && ok
+		} else {
+			d.missing(v, "a rate like 0/s or 10/s: the rate at start")
+			good = false
+		}
+		if v := m.get("to"); v.set {
+			r, ok := d.rateWith(v, 1, "the count must be at least 1 ("+wantRate+"; only from may be 0/s)")
+			src.To, good = r, good && ok
+		} else {
+			d.missing(v, "a rate like 10/s: the rate at end")
+			good = false
+		}
+		s.src, s.common = src, &src.Common
 	}
 	return s, good
+}
+
+// sourceRate reads the required rate of a steady, poisson or onoff source.
+func (d *decoder) sourceRate(m *mapping, good bool) (traffic.Rate, bool) {
+	rv := m.get("rate")
+	if !rv.set {
+		d.missing(rv, "a rate like 10/s, 600/m or 5/100ms")
+		return traffic.Rate{}, false
+	}
+	r, ok := d.rate(rv)
+	return r, good && ok
+}
+
+// keyDist reads a poisson source's key-dist and zipf-s: with clients, the
+// distribution (default uniform) and for zipf its exponent (default 1.1);
+// with a single key, neither.
+func (d *decoder) keyDist(m *mapping, clients bool, good bool) (traffic.KeyDist, float64, bool) {
+	dv, sv := m.get("key-dist"), m.get("zipf-s")
+	if !clients {
+		for _, k := range []string{"key-dist", "zipf-s"} {
+			if v := m.get(k); v.set {
+				d.errAt(m.keyPos[k], v.path, "applies only with clients (a single key has no distribution)")
+				good = false
+			}
+		}
+		return "", 0, good
+	}
+	dist, distOK := traffic.KeyUniform, true
+	if dv.set {
+		name, ok := d.str(dv, true)
+		if ok && !contains(keyDists, name) {
+			d.errAt(dv.pos, dv.path, "%s: unknown key-dist (want %s)", quote(name), orList(keyDists))
+			ok = false
+		}
+		if ok {
+			dist = traffic.KeyDist(name)
+		}
+		distOK, good = ok, good && ok
+	}
+	switch {
+	case !sv.set && dist == traffic.KeyZipf:
+		return dist, defaultZipfS, good
+	case !sv.set:
+		return dist, 0, good
+	case !dv.set:
+		d.errAt(m.keyPos["zipf-s"], sv.path, "applies only with key-dist: zipf (the default is uniform)")
+		return dist, 0, false
+	case dist != traffic.KeyZipf:
+		if distOK { // else key-dist's own error says enough
+			d.errAt(m.keyPos["zipf-s"], sv.path, "applies only with key-dist: zipf")
+		}
+		return dist, 0, false
+	}
+	const want = "a number > 1 like 1.1"
+	x, ok := d.number(sv, want)
+	if ok && !(x > 1) {
+		d.errAt(sv.pos, sv.path, "%s: a zipf exponent <= 1 (want %s)", sv.found(), want)
+		ok = false
+	}
+	return dist, x, good && ok
+}
+
+// aligned reads an aligned source's every (default the policy's per W),
+// offset (default 0, may be negative), count (default 1) and over (default
+// 0), with |offset| < every and over < every.
+func (d *decoder) aligned(m *mapping, per time.Duration, limOK bool, good bool) (every, offset time.Duration, count int64, over time.Duration, _ bool) {
+	every, count = per, 1
+	everyOK, everyNote := limOK, " (the policy's per)"
+	if v := m.get("every"); v.set {
+		every, everyOK = d.duration(v, true)
+		good, everyNote = good && everyOK, ""
+	}
+	if v := m.get("offset"); v.set {
+		off, ok := d.signedDuration(v)
+		if ok && everyOK && (off <= -every || off >= every) {
+			d.errAt(v.pos, v.path, "%s: want |offset| < every %v%s", v.found(), every, everyNote)
+			ok = false
+		}
+		offset, good = off, good && ok
+	}
+	if v := m.get("count"); v.set {
+		n, ok := d.integer(v, 1, math.MaxInt64, "an integer >= 1")
+		count, good = n, good && ok
+	}
+	if v := m.get("over"); v.set {
+		o, ok := d.duration(v, false)
+		if ok && everyOK && o >= every {
+			d.errAt(v.pos, v.path, "%s: want over < every %v%s, so that occurrences do not overlap", v.found(), every, everyNote)
+			ok = false
+		}
+		over, good = o, good && ok
+	}
+	return every, offset, count, over, good
+}
+
+// article is "a" or "an" before a source type.
+func article(typ string) string {
+	if strings.ContainsRune("aeiou", rune(typ[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 func before(a, b position) bool {

@@ -78,12 +78,12 @@ var invalid = []struct {
 	{"burst without count", "name: t\nlimit: 10/s\ntraffic:\n  - type: burst\n    at: 0s\n", `s.yaml:4:5: traffic[0].count: missing (want an integer >= 1: the requests each client sends)`},
 	{"unknown field in a source", "name: t\nlimit: 10/s\ntraffic:\n  - type: burst\n    at: 0s\n    count: 3\n    spread: 1s\n",
 		`s.yaml:7:5: traffic[0].spread: unknown field (a burst source takes at, count, over and type, key, clients, key-prefix, cost, start, end, retry)`},
-	{"source not a mapping", "name: t\nlimit: 10/s\ntraffic: [steady]\n", `s.yaml:3:11: traffic[0]: found string "steady", want a mapping with a type (times, burst or steady)`},
-	{"source without type", "name: t\nlimit: 10/s\ntraffic:\n  - at: [0s]\n", `s.yaml:4:5: traffic[0].type: missing (want times, burst or steady)`},
-	{"unsupported type poisson", "name: t\nlimit: 10/s\nduration: 3s\ntraffic:\n  - type: poisson\n    rate: 10/s\n",
-		`s.yaml:5:11: traffic[0].type: "poisson" is not supported yet (want times, burst or steady)`},
+	{"source not a mapping", "name: t\nlimit: 10/s\ntraffic: [steady]\n", `s.yaml:3:11: traffic[0]: found string "steady", want a mapping with a type (times, burst, steady, poisson, aligned, onoff or ramp)`},
+	{"source without type", "name: t\nlimit: 10/s\ntraffic:\n  - at: [0s]\n", `s.yaml:4:5: traffic[0].type: missing (want times, burst, steady, poisson, aligned, onoff or ramp)`},
+	{"unsupported type replay", "name: t\nlimit: 10/s\nduration: 3s\ntraffic:\n  - type: replay\n    path: access.log\n",
+		`s.yaml:5:11: traffic[0].type: "replay" is not supported yet (want times, burst, steady, poisson, aligned, onoff or ramp)`},
 	{"unknown type", "name: t\nlimit: 10/s\ntraffic:\n  - type: uniform\n",
-		`s.yaml:4:11: traffic[0].type: "uniform": unknown type (want times, burst or steady; poisson, aligned, onoff, ramp and replay are not supported yet)`},
+		`s.yaml:4:11: traffic[0].type: "uniform": unknown type (want times, burst, steady, poisson, aligned, onoff or ramp; replay is not supported yet)`},
 	{"key and clients both", "name: t\nlimit: 10/s\ntraffic:\n  - type: times\n    key: alice\n    clients: 3\n    at: [0s]\n", `s.yaml:6:5: traffic[0].clients: want key or clients, not both`},
 	{"key-prefix without clients", "name: t\nlimit: 10/s\ntraffic:\n  - type: times\n    key-prefix: user\n    at: [0s]\n", `s.yaml:5:5: traffic[0].key-prefix: applies only with clients`},
 	{"clients 0", "name: t\nlimit: 10/s\ntraffic:\n  - type: times\n    clients: 0\n    at: [0s]\n", `s.yaml:5:14: traffic[0].clients: 0: want an integer from 1 to 1000000`},
@@ -134,6 +134,86 @@ var invalid = []struct {
 	{"merge key", "name: t\nlimit: 10/s\ntraffic:\n  - <<: {type: times}\n    at: [0s]\n", `s.yaml:4:5: traffic[0]: YAML merge keys (<<) are not supported: write the fields out`},
 	{"complex key", "name: t\nlimit: 10/s\ntraffic: [{type: times, at: [0s], ? complex : 1}]\n", `s.yaml:3:35: traffic[0]: found a complex key (?), want a field name`},
 	{"non-string key", "name: t\nlimit: 10/s\ntraffic: [{type: times, at: [0s]}]\n1: x\n", `s.yaml:4:1: found integer 1 as a key, want a field name`},
+	// poisson, aligned, onoff and ramp sources
+	{"zipf-s 1", "name: t\nlimit: 10/s\nduration: 1s\ntraffic:\n  - type: poisson\n    rate: 10/s\n    clients: 10\n    key-dist: zipf\n    zipf-s: 1\n",
+		`s.yaml:9:13: traffic[0].zipf-s: 1: a zipf exponent <= 1 (want a number > 1 like 1.1)`},
+	{"zipf-s 0.9", "name: t\nlimit: 10/s\nduration: 1s\ntraffic:\n  - {type: poisson, rate: 10/s, clients: 10, key-dist: zipf, zipf-s: 0.9}\n",
+		`s.yaml:5:70: traffic[0].zipf-s: 0.9: a zipf exponent <= 1 (want a number > 1 like 1.1)`},
+	{"zipf-s string", "name: t\nlimit: 10/s\nduration: 1s\ntraffic:\n  - {type: poisson, rate: 10/s, clients: 10, key-dist: zipf, zipf-s: high}\n",
+		`s.yaml:5:70: traffic[0].zipf-s: found string "high", want a number > 1 like 1.1`},
+	{"zipf-s beyond a YAML number", "name: t\nlimit: 10/s\nduration: 1s\ntraffic:\n  - {type: poisson, rate: 10/s, clients: 10, key-dist: zipf, zipf-s: 1e400}\n",
+		`s.yaml:5:70: traffic[0].zipf-s: found string "1e400", want a number > 1 like 1.1`},
+	{"zipf-s without key-dist", "name: t\nlimit: 10/s\nduration: 1s\ntraffic:\n  - {type: poisson, rate: 10/s, clients: 10, zipf-s: 1.2}\n",
+		`s.yaml:5:46: traffic[0].zipf-s: applies only with key-dist: zipf (the default is uniform)`},
+	{"zipf-s with uniform", "name: t\nlimit: 10/s\nduration: 1s\ntraffic:\n  - {type: poisson, rate: 10/s, clients: 10, key-dist: uniform, zipf-s: 1.2}\n",
+		`s.yaml:5:65: traffic[0].zipf-s: applies only with key-dist: zipf`},
+	{"key-dist on a single key", "name: t\nlimit: 10/s\nduration: 1s\ntraffic:\n  - type: poisson\n    rate: 10/s\n    key: alice\n    key-dist: zipf\n",
+		`s.yaml:8:5: traffic[0].key-dist: applies only with clients (a single key has no distribution)`},
+	{"zipf-s on the default key", "name: t\nlimit: 10/s\nduration: 1s\ntraffic:\n  - {type: poisson, rate: 10/s, zipf-s: 2}\n",
+		`s.yaml:5:33: traffic[0].zipf-s: applies only with clients (a single key has no distribution)`},
+	{"unknown key-dist", "name: t\nlimit: 10/s\nduration: 1s\ntraffic:\n  - {type: poisson, rate: 10/s, clients: 10, key-dist: pareto}\n",
+		`s.yaml:5:56: traffic[0].key-dist: "pareto": unknown key-dist (want uniform or zipf)`},
+	// zipf-s under an unknown key-dist: the key-dist's error alone
+	{"unknown key-dist with zipf-s", "name: t\nlimit: 10/s\nduration: 1s\ntraffic:\n  - {type: poisson, rate: 10/s, clients: 10, key-dist: zipfian, zipf-s: 1.2}\n",
+		`s.yaml:5:56: traffic[0].key-dist: "zipfian": unknown key-dist (want uniform or zipf)`},
+	{"poisson without rate", "name: t\nlimit: 10/s\nduration: 1s\ntraffic:\n  - type: poisson\n    clients: 3\n",
+		`s.yaml:5:5: traffic[0].rate: missing (want a rate like 10/s, 600/m or 5/100ms)`},
+	{"poisson without duration", "name: t\nlimit: 10/s\ntraffic:\n  - type: poisson\n    rate: 10/s\n",
+		`s.yaml:4:5: traffic[0]: a poisson source without end runs until the scenario's duration: set duration (or end on the source)`},
+	{"negative rate", "name: t\nlimit: 10/s\nduration: 1s\ntraffic:\n  - type: poisson\n    rate: -5/s\n",
+		`s.yaml:6:11: traffic[0].rate: "-5/s": a negative rate (want 10/s, 600/m, 5/100ms)`},
+	{"rate 0/s", "name: t\nlimit: 10/s\nduration: 1s\ntraffic:\n  - type: onoff\n    rate: 0/s\n    on: 1s\n    off: 1s\n",
+		`s.yaml:6:11: traffic[0].rate: "0/s": the count must be at least 1 (want 10/s, 600/m, 5/100ms)`},
+	{"negative limit", "name: t\nlimit: -5/s\ntraffic: [{type: times, at: [0s]}]\n",
+		`s.yaml:2:8: limit: "-5/s": a negative rate (want 10/s, 600/m, 5/100ms)`},
+	{"ramp with no end", "name: t\nlimit: 10/s\ntraffic:\n  - type: times\n    at: [0s]\n  - type: ramp\n    from: 0/s\n    to: 10/s\n",
+		`s.yaml:6:5: traffic[1]: a ramp with no end: set end on the source or the scenario's duration (the rate reaches to at the end)`},
+	{"ramp to 0/s", "name: t\nlimit: 10/s\nduration: 2s\ntraffic:\n  - type: ramp\n    from: 10/s\n    to: 0/s\n",
+		`s.yaml:7:9: traffic[0].to: "0/s": the count must be at least 1 (want 10/s, 600/m, 5/100ms; only from may be 0/s)`},
+	{"ramp from negative", "name: t\nlimit: 10/s\nduration: 2s\ntraffic:\n  - {type: ramp, from: -1/s, to: 10/s}\n",
+		`s.yaml:5:24: traffic[0].from: "-1/s": a negative rate (want 10/s, 600/m, 5/100ms)`},
+	{"ramp without from", "name: t\nlimit: 10/s\nduration: 2s\ntraffic:\n  - {type: ramp, to: 10/s}\n",
+		`s.yaml:5:5: traffic[0].from: missing (want a rate like 0/s or 10/s: the rate at start)`},
+	{"ramp without to", "name: t\nlimit: 10/s\nduration: 2s\ntraffic:\n  - {type: ramp, from: 0/s}\n",
+		`s.yaml:5:5: traffic[0].to: missing (want a rate like 10/s: the rate at end)`},
+	{"ramp with rate", "name: t\nlimit: 10/s\nduration: 2s\ntraffic:\n  - {type: ramp, from: 0/s, to: 10/s, rate: 5/s}\n",
+		`s.yaml:5:39: traffic[0].rate: unknown field (a ramp source takes from, to and type, key, clients, key-prefix, cost, start, end, retry)`},
+	{"onoff with off 0", "name: t\nlimit: 10/s\nduration: 2s\ntraffic:\n  - type: onoff\n    rate: 10/s\n    on: 500ms\n    off: 0s\n",
+		`s.yaml:8:10: traffic[0].off: "0s": want a duration > 0`},
+	{"onoff without on", "name: t\nlimit: 10/s\nduration: 2s\ntraffic:\n  - {type: onoff, rate: 10/s, off: 1s}\n",
+		`s.yaml:5:5: traffic[0].on: missing (want a duration > 0: how long the source sends, each time)`},
+	{"onoff without off", "name: t\nlimit: 10/s\nduration: 2s\ntraffic:\n  - {type: onoff, rate: 10/s, on: 1s}\n",
+		`s.yaml:5:5: traffic[0].off: missing (want a duration > 0: how long the source is silent, each time)`},
+	{"onoff negative on", "name: t\nlimit: 10/s\nduration: 2s\ntraffic:\n  - {type: onoff, rate: 10/s, on: -1s, off: 1s}\n",
+		`s.yaml:5:35: traffic[0].on: "-1s": want a duration > 0`},
+	{"onoff unknown field", "name: t\nlimit: 10/s\nduration: 2s\ntraffic:\n  - {type: onoff, rate: 10/s, on: 1s, off: 1s, every: 2s}\n",
+		`s.yaml:5:48: traffic[0].every: unknown field (an onoff source takes rate, on, off and type, key, clients, key-prefix, cost, start, end, retry)`},
+	{"aligned over = every", "name: t\nlimit: 10/s\nduration: 3s\ntraffic:\n  - type: aligned\n    every: 500ms\n    count: 5\n    over: 500ms\n",
+		`s.yaml:8:11: traffic[0].over: "500ms": want over < every 500ms, so that occurrences do not overlap`},
+	{"aligned over > default every", "name: t\nlimit: 10/s\nduration: 3s\ntraffic:\n  - {type: aligned, count: 5, over: 2s}\n",
+		`s.yaml:5:37: traffic[0].over: "2s": want over < every 1s (the policy's per), so that occurrences do not overlap`},
+	{"aligned offset = -every", "name: t\nlimit: 10/s\nduration: 3s\ntraffic:\n  - type: aligned\n    every: 1s\n    offset: -1s\n",
+		`s.yaml:7:13: traffic[0].offset: "-1s": want |offset| < every 1s`},
+	{"aligned offset > default every", "name: t\nlimit: 10/s\nduration: 3s\ntraffic:\n  - {type: aligned, offset: 1500ms}\n",
+		`s.yaml:5:29: traffic[0].offset: "1500ms": want |offset| < every 1s (the policy's per)`},
+	{"aligned negative every", "name: t\nlimit: 10/s\nduration: 3s\ntraffic:\n  - {type: aligned, every: -1s}\n",
+		`s.yaml:5:28: traffic[0].every: "-1s": want a duration > 0`},
+	{"aligned negative over", "name: t\nlimit: 10/s\nduration: 3s\ntraffic:\n  - {type: aligned, count: 2, over: -100ms}\n",
+		`s.yaml:5:37: traffic[0].over: "-100ms": want a duration >= 0`},
+	{"aligned bad offset", "name: t\nlimit: 10/s\nduration: 3s\ntraffic:\n  - {type: aligned, offset: -x}\n",
+		`s.yaml:5:29: traffic[0].offset: "-x": want a duration like 900ms, 1.5s or 1m30s`},
+	{"aligned count 0", "name: t\nlimit: 10/s\nduration: 3s\ntraffic:\n  - {type: aligned, count: 0}\n",
+		`s.yaml:5:28: traffic[0].count: 0: want an integer >= 1`},
+	{"aligned unknown field", "name: t\nlimit: 10/s\nduration: 3s\ntraffic:\n  - type: aligned\n    count: 2\n    spread: 100ms\n",
+		`s.yaml:7:5: traffic[0].spread: unknown field (an aligned source takes every, offset, count, over and type, key, clients, key-prefix, cost, start, end, retry)`},
+	{"poisson unknown field", "name: t\nlimit: 10/s\nduration: 3s\ntraffic:\n  - {type: poisson, rate: 10/s, keydist: zipf}\n",
+		`s.yaml:5:33: traffic[0].keydist: unknown field (a poisson source takes rate, key-dist, zipf-s and type, key, clients, key-prefix, cost, start, end, retry); did you mean "key-dist"?`},
+	{"ramp unknown field", "name: t\nlimit: 10/s\nduration: 3s\ntraffic:\n  - {type: ramp, from: 0/s, to: 10/s, over: 1s}\n",
+		`s.yaml:5:39: traffic[0].over: unknown field (a ramp source takes from, to and type, key, clients, key-prefix, cost, start, end, retry)`},
+	{"negative start on aligned", "name: t\nlimit: 10/s\nduration: 3s\ntraffic:\n  - {type: aligned, start: -1s}\n",
+		`s.yaml:5:28: traffic[0].start: "-1s": want a duration >= 0`},
+	{"aligned without duration", "name: t\nlimit: 10/s\ntraffic:\n  - {type: aligned, count: 3}\n",
+		`s.yaml:4:5: traffic[0]: an aligned source without end runs until the scenario's duration: set duration (or end on the source)`},
 }
 
 func TestParseInvalid(t *testing.T) {
@@ -158,7 +238,7 @@ algorithms:
   - name: fixed-window
     nodelay: true
 traffic:
-  - type: poisson
+  - type: replay
   - type: burst
     at: {t: 1s}
     count: ten
@@ -170,7 +250,7 @@ clients:
 		`s.yaml:2:26: limit.burst: 0: want an integer >= 1`,
 		`s.yaml:3:11: duration: 3: no unit (add one: ns, us, ms, s, m or h, e.g. 3s)`,
 		`s.yaml:6:5: algorithms[0].nodelay: fixed-window takes no option "nodelay" (its options: count-rejected)`,
-		`s.yaml:8:11: traffic[0].type: "poisson" is not supported yet (want times, burst or steady)`,
+		`s.yaml:8:11: traffic[0].type: "replay" is not supported yet (want times, burst, steady, poisson, aligned, onoff or ramp)`,
 		`s.yaml:10:9: traffic[1].at: found a mapping, want a duration like 900ms`,
 		`s.yaml:11:12: traffic[1].count: found string "ten", want an integer >= 1`,
 		`s.yaml:13:47: clients.retry.cap: "100ms": below the base delay 200ms (want cap >= delay)`,
@@ -372,6 +452,7 @@ func checkInvariants(t testing.TB, sc *Scenario) {
 	require.Greater(t, sc.Duration, time.Duration(0))
 	require.NotEmpty(t, sc.Algorithms)
 	require.NotEmpty(t, sc.Traffic.Sources)
+	require.Len(t, sc.Retries, len(sc.Traffic.Sources))
 	require.Equal(t, sc.Seed, sc.Traffic.Seed)
 	require.NotEmpty(t, sc.Windows)
 	for _, w := range sc.Windows {
@@ -398,8 +479,37 @@ func checkInvariants(t testing.TB, sc *Scenario) {
 			require.GreaterOrEqual(t, s.Count, int64(1))
 		case *traffic.Steady:
 			c = s.Common
-			require.GreaterOrEqual(t, s.Rate.Count, int64(1))
-			require.Greater(t, s.Rate.Per, time.Duration(0))
+			requireRate(t, s.Rate, 1)
+		case *traffic.Poisson:
+			c = s.Common
+			requireRate(t, s.Rate, 1)
+			switch {
+			case c.Clients.N == 0:
+				require.Equal(t, traffic.KeyDist(""), s.KeyDist)
+			case s.KeyDist == traffic.KeyZipf:
+				require.Greater(t, s.ZipfS, 1.0)
+			default:
+				require.Equal(t, traffic.KeyUniform, s.KeyDist)
+				require.Zero(t, s.ZipfS)
+			}
+		case *traffic.Aligned:
+			c = s.Common
+			require.Greater(t, s.Every, time.Duration(0))
+			require.Less(t, s.Offset, s.Every)
+			require.Greater(t, s.Offset, -s.Every)
+			require.GreaterOrEqual(t, s.Count, int64(1))
+			require.GreaterOrEqual(t, s.Over, time.Duration(0))
+			require.Less(t, s.Over, s.Every)
+		case *traffic.OnOff:
+			c = s.Common
+			requireRate(t, s.Rate, 1)
+			require.Greater(t, s.On, time.Duration(0))
+			require.Greater(t, s.Off, time.Duration(0))
+		case *traffic.Ramp:
+			c = s.Common
+			requireRate(t, s.From, 0)
+			requireRate(t, s.To, 1)
+			require.GreaterOrEqual(t, s.Until, c.End)
 		default:
 			t.Fatalf("unexpected source %T", s)
 		}
@@ -409,6 +519,12 @@ func checkInvariants(t testing.TB, sc *Scenario) {
 		require.Greater(t, s.End(), time.Duration(0))
 		require.True(t, c.Clients.N > 0 && c.Clients.Prefix != "" || c.Clients.N == 0 && c.Clients.Key != "")
 	}
+}
+
+func requireRate(t testing.TB, r traffic.Rate, minCount int64) {
+	t.Helper()
+	require.GreaterOrEqual(t, r.Count, minCount)
+	require.Greater(t, r.Per, time.Duration(0))
 }
 
 // fakeNew stands in for algorithms.New: nginx takes only per 1s or 1m, as

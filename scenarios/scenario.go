@@ -27,7 +27,11 @@ type Scenario struct {
 	Skipped []Skipped
 	Traffic traffic.Plan
 	// Retry is the scenario-wide client retry policy (clients.retry).
-	Retry   traffic.RetryPolicy
+	Retry traffic.RetryPolicy
+	// Retries holds the retry policy of each source, in the order of
+	// Traffic.Sources (index it with Arrival.Source): the source's own
+	// retry when it has one, else Retry.
+	Retries []traffic.RetryPolicy
 	Service time.Duration // backend.service
 	// Windows are the peak window lengths (report.windows, default W and
 	// W/10); Bucket the time-series bucket (report.bucket, default W/10).

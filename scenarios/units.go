@@ -46,9 +46,30 @@ func ParseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// parseDuration returns the duration or a message saying what is wrong with
-// s (without s itself).
+// ParseSignedDuration is ParseDuration with an optional sign: -100ms is a
+// duration too, down to -2562047h47m16.854775807s. Only a field that says
+// so takes one (an aligned source's offset).
+func ParseSignedDuration(s string) (time.Duration, error) {
+	d, msg := parseSignedDuration(s)
+	if msg != "" {
+		return 0, fmt.Errorf("%s: %s", quote(s), msg)
+	}
+	return d, nil
+}
+
+// parseDuration returns the duration >= 0 or a message saying what is
+// wrong with s (without s itself).
 func parseDuration(s string) (time.Duration, string) {
+	d, msg := parseSignedDuration(s)
+	if msg == "" && d < 0 {
+		return 0, "want a duration >= 0"
+	}
+	return d, msg
+}
+
+// parseSignedDuration returns the duration, negative when s starts with a
+// minus sign, or a message saying what is wrong with s.
+func parseSignedDuration(s string) (time.Duration, string) {
 	neg := false
 	if s != "" && (s[0] == '-' || s[0] == '+') {
 		neg = s[0] == '-'
@@ -110,8 +131,8 @@ func parseDuration(s string) (time.Duration, string) {
 			return 0, "out of range (at most " + time.Duration(math.MaxInt64).String() + ")"
 		}
 	}
-	if neg && total != 0 {
-		return 0, "want a duration >= 0"
+	if neg {
+		return -time.Duration(total), ""
 	}
 	return time.Duration(total), ""
 }
@@ -181,10 +202,20 @@ func ParseRate(s string) (traffic.Rate, error) {
 	return r, nil
 }
 
-func parseRate(s string) (traffic.Rate, string) {
+// zeroRate is parseRate's message for a count of 0.
+const zeroRate = "the count must be at least 1 (" + wantRate + ")"
+
+func parseRate(s string) (traffic.Rate, string) { return parseRateMin(s, 1) }
+
+// parseRateMin parses a rate whose count is at least minCount (0 or 1): a
+// ramp may start from 0/s.
+func parseRateMin(s string, minCount int64) (traffic.Rate, string) {
 	n, per, ok := strings.Cut(s, "/")
 	if !ok {
 		return traffic.Rate{}, "not a rate (" + wantRate + ")"
+	}
+	if strings.HasPrefix(n, "-") && n != "-" && strings.TrimLeft(n[1:], "0123456789") == "" {
+		return traffic.Rate{}, "a negative rate (" + wantRate + ")"
 	}
 	if n == "" || strings.TrimLeft(n, "0123456789") != "" {
 		return traffic.Rate{}, fmt.Sprintf("request count %s is not a whole number (%s)", quote(n), wantRate)
@@ -193,8 +224,8 @@ func parseRate(s string) (traffic.Rate, string) {
 	if err != nil {
 		return traffic.Rate{}, fmt.Sprintf("request count %s is out of range (%s)", n, wantRate)
 	}
-	if count < 1 {
-		return traffic.Rate{}, "the count must be at least 1 (" + wantRate + ")"
+	if count < minCount {
+		return traffic.Rate{}, zeroRate
 	}
 	if per == "" {
 		return traffic.Rate{}, "missing period after / (" + wantRate + ")"

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -526,8 +527,51 @@ func (d *decoder) duration(v val, positive bool) (time.Duration, bool) {
 	return dur, true
 }
 
+// signedDuration reads a duration that may be negative (-100ms).
+func (d *decoder) signedDuration(v val) (time.Duration, bool) {
+	text, ok := d.durationText(v)
+	if !ok {
+		return 0, false
+	}
+	dur, msg := parseSignedDuration(text)
+	if msg != "" {
+		d.errAt(v.pos, v.path, "%s: %s", v.found(), msg)
+		return 0, false
+	}
+	return dur, true
+}
+
+// number reads a finite decimal number (an integer or a float as YAML
+// writes them); want describes it.
+func (d *decoder) number(v val, want string) (float64, bool) {
+	if !v.ok() {
+		return 0, false
+	}
+	switch v.n.(type) {
+	case *ast.IntegerNode, *ast.FloatNode:
+	default:
+		d.typeErr(v, want)
+		return 0, false
+	}
+	text := scalarText(v.n)
+	x, err := strconv.ParseFloat(text, 64)
+	switch {
+	case err != nil && errors.Is(err, strconv.ErrRange):
+		d.errAt(v.pos, v.path, "%s: out of range (want %s)", text, want)
+		return 0, false
+	case err != nil || math.IsNaN(x) || math.IsInf(x, 0):
+		d.errAt(v.pos, v.path, "%s: not a decimal number (want %s)", text, want)
+		return 0, false
+	}
+	return x, true
+}
+
 // rate reads a rate such as 10/s.
-func (d *decoder) rate(v val) (traffic.Rate, bool) {
+func (d *decoder) rate(v val) (traffic.Rate, bool) { return d.rateWith(v, 1, "") }
+
+// rateWith reads a rate whose count is at least minCount (0 or 1); zeroMsg,
+// when set, replaces the message for a count of 0.
+func (d *decoder) rateWith(v val, minCount int64, zeroMsg string) (traffic.Rate, bool) {
 	if !v.ok() {
 		return traffic.Rate{}, false
 	}
@@ -538,7 +582,10 @@ func (d *decoder) rate(v val) (traffic.Rate, bool) {
 		return traffic.Rate{}, false
 	}
 	text := scalarText(v.n)
-	r, msg := parseRate(text)
+	r, msg := parseRateMin(text, minCount)
+	if msg == zeroRate && zeroMsg != "" {
+		msg = zeroMsg
+	}
 	if msg != "" {
 		d.errAt(v.pos, v.path, "%s: %s", v.found(), msg)
 		return traffic.Rate{}, false
