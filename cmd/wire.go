@@ -14,6 +14,7 @@ func configOf(sc *scenarios.Scenario) sim.Config {
 		Duration:    sc.Duration,
 		Limit:       sc.Limit,
 		Traffic:     sc.Traffic,
+		Retries:     sc.Retries,
 		Windows:     sc.Windows,
 		Bucket:      sc.Bucket,
 	}

@@ -127,11 +127,11 @@
 // A rate of 0 ("0/s") or a negative rate is an error, except a ramp's from,
 // which may be 0.
 //
-// Random draws (poisson) are seeded: source i's seed is derived from the
-// scenario's seed and i (traffic.SourceSeed), so that one seed gives one
-// trace, and adding a source after the others does not change their draws
-// (adding one before shifts the indexes, and so the seeds, of those after
-// it). Every source streams: its memory does not grow with the requests it
+// Random draws (poisson) are seeded: a source's seed is derived from the
+// scenario's seed and the source's seed name, its type and keys and how many
+// sources of that type and keys come before it (traffic.SourceSeed), so that
+// one seed gives one trace, and adding a source, before or after, does not
+// change another source's draws. Every source streams: its memory does not grow with the requests it
 // sends.
 //
 // Every source's Start is its start and its End the smaller of its end and

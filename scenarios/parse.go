@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -169,8 +170,15 @@ func (d *decoder) scenario(data []byte) *Scenario {
 		}
 	}
 	sc.Traffic.Seed = sc.Seed
+	seen := map[string]int{}
 	for _, s := range srcs {
 		sc.Traffic.Sources = append(sc.Traffic.Sources, s.src)
+		// A source is seeded by its type, its keys and how many sources of
+		// that type and keys came before it, so that adding a different
+		// source anywhere leaves its draws alone.
+		base := s.typ + ":" + keysOf(s.common.Clients)
+		sc.Traffic.SeedNames = append(sc.Traffic.SeedNames, base+"#"+strconv.Itoa(seen[base]))
+		seen[base]++
 		retry := sc.Retry
 		if s.common.Retry != nil {
 			retry = *s.common.Retry
@@ -179,6 +187,14 @@ func (d *decoder) scenario(data []byte) *Scenario {
 	}
 	sc.Windows, sc.Bucket = d.report(top.get("report"), per)
 	return sc
+}
+
+// keysOf describes the keys of a source for its seed name.
+func keysOf(c traffic.Clients) string {
+	if c.N == 0 {
+		return "key=" + c.Key
+	}
+	return "clients=" + c.Prefix + "*" + strconv.Itoa(c.N)
 }
 
 // roundUp returns t rounded up to a whole multiple of w > 0.

@@ -264,8 +264,9 @@ func TestPoissonInvalid(t *testing.T) {
 }
 
 // TestPoissonInPlan: a poisson source's arrivals depend only on its own
-// configuration and its seed SourceSeed(plan seed, index): sources added
-// after it, of any kind, change nothing of it.
+// configuration and its seed SourceSeed(plan seed, its seed name): sources
+// added after it, of any kind, change nothing of it, and with seed names
+// neither do sources added before it.
 func TestPoissonInPlan(t *testing.T) {
 	p := &Poisson{Common: Common{Clients: Clients{N: 20, Prefix: "client"}, Cost: 1, End: 10 * time.Second},
 		Rate: Rate{Count: 50, Per: time.Second}, KeyDist: KeyZipf, ZipfS: 1.3}
@@ -291,6 +292,16 @@ func TestPoissonInPlan(t *testing.T) {
 	}}, 0)
 	require.Equal(t, alone, withOthers)
 	// the same source opened directly with its seed gives the same trace
-	direct := draw(t, p, SourceSeed(5, 0), len(alone))
+	named := func(srcs []Source, names []string, index int32) []Arrival {
+		return only(Plan{Seed: 5, Sources: srcs, SeedNames: names}, index)
+	}
+	steady := &Steady{Common: Common{Clients: Clients{Key: "bob"}, Cost: 1, End: 10 * time.Second}, Rate: Rate{Count: 7, Per: time.Second}}
+	first := named([]Source{p}, []string{"poisson:c#0"}, 0)
+	second := named([]Source{steady, p}, []string{"steady:bob#0", "poisson:c#0"}, 1)
+	for i := range second {
+		second[i].Source = 0
+	}
+	require.Equal(t, first, second, "a source added before a named one leaves its draws alone")
+	direct := draw(t, p, SourceSeed(5, "#0"), len(alone))
 	require.Equal(t, alone, direct)
 }

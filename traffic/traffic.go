@@ -8,6 +8,8 @@
 package traffic
 
 import (
+	"hash/fnv"
+	"strconv"
 	"time"
 )
 
@@ -47,6 +49,19 @@ type Source interface {
 type Plan struct {
 	Sources []Source
 	Seed    uint64
+	// SeedNames names each source for seeding: source i draws from
+	// SourceSeed(Seed, SeedNames[i]), so a source keeps its draws when
+	// other sources are added before or after it. A source without a name
+	// is named by its index ("#3").
+	SeedNames []string
+}
+
+// seedName is the name source i is seeded by.
+func (p Plan) seedName(i int) string {
+	if i < len(p.SeedNames) && p.SeedNames[i] != "" {
+		return p.SeedNames[i]
+	}
+	return "#" + strconv.Itoa(i)
 }
 
 // Open builds the key space of one run and the merged stream of all its
@@ -60,7 +75,7 @@ func (p Plan) Open() (*Keys, Stream, error) {
 	})
 	streams := make([]Stream, len(p.Sources))
 	for i, s := range p.Sources {
-		st, err := s.Open(keys, i, SourceSeed(p.Seed, i))
+		st, err := s.Open(keys, i, SourceSeed(p.Seed, p.seedName(i)))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -69,10 +84,13 @@ func (p Plan) Open() (*Keys, Stream, error) {
 	return keys, Merge(streams...), nil
 }
 
-// SourceSeed derives source i's own seed from the scenario seed (SplitMix64
-// over the pair), so adding a source never changes another source's draws.
-func SourceSeed(seed uint64, i int) uint64 {
-	return splitmix64(splitmix64(seed) ^ uint64(i+1)*0x9e3779b97f4a7c15)
+// SourceSeed derives a source's own seed from the scenario seed and the
+// source's seed name (SplitMix64 over the seed and the FNV-1a hash of the
+// name), so adding a source never changes another source's draws.
+func SourceSeed(seed uint64, name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return splitmix64(splitmix64(seed) ^ h.Sum64())
 }
 
 func splitmix64(x uint64) uint64 {

@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -94,22 +95,23 @@ func TestSplitMix64(t *testing.T) {
 }
 
 // TestSourceSeedPinned pins a few seeds, so that a change to the derivation
-// (which changes every poisson trace and jitter draw) is noticed. The values
-// come from splitmix64(splitmix64(seed) ^ (i+1)*0x9e3779b97f4a7c15), computed
-// by a separate copy of that formula; too many 64-bit products to do by hand.
+// (which changes every poisson trace) is noticed. The values come from
+// splitmix64(splitmix64(seed) ^ fnv1a64(name)), computed by a separate
+// implementation of both (in Python); too many 64-bit products to do by hand.
 func TestSourceSeedPinned(t *testing.T) {
 	for _, tt := range []struct {
 		seed uint64
-		i    int
+		name string
 		want uint64
 	}{
-		{0, 0, 0x7d91d4c3fe86f0de},
-		{0, 1, 0x8249d16640921b3e},
-		{1, 0, 0x29e49b199086d8d3},
-		{42, 0, 0xb18d344888ae5f83},
-		{42, 1, 0xd23e60f1be42fc23},
+		{0, "#0", 0x3e0c9bad22f45d8d},
+		{0, "#1", 0xb51a03048ec01485},
+		{1, "#0", 0xb10d62eeaf94e967},
+		{42, "#0", 0xd0e380c78d9f1539},
+		{42, "#1", 0x48d585d6efd94379},
+		{42, "poisson:clients=client*20#0", 0xdcc53fd10793fe76},
 	} {
-		require.Equal(t, tt.want, SourceSeed(tt.seed, tt.i), "SourceSeed(%d, %d)", tt.seed, tt.i)
+		require.Equal(t, tt.want, SourceSeed(tt.seed, tt.name), "SourceSeed(%d, %q)", tt.seed, tt.name)
 	}
 }
 
@@ -117,7 +119,7 @@ func TestSourceSeedDistinct(t *testing.T) {
 	seen := map[uint64]bool{}
 	for _, seed := range []uint64{0, 1, 2, 42, 1<<64 - 1} {
 		for i := range 1000 {
-			s := SourceSeed(seed, i)
+			s := SourceSeed(seed, fmt.Sprint("steady:key=k#", i))
 			require.False(t, seen[s], "SourceSeed(%d, %d) repeats", seed, i)
 			seen[s] = true
 			// the source's seed is not the scenario's
@@ -139,19 +141,25 @@ func (s seedSource) Open(_ *Keys, index int, seed uint64) (Stream, error) {
 	return &sliceStream{}, s.err
 }
 
-// TestPlanSeeds: Plan.Open gives source i SourceSeed(Seed, i), so that adding
-// a source does not change another's draws.
+// TestPlanSeeds: Plan.Open gives each source SourceSeed(Seed, its seed
+// name), by index when it has none, so that adding a source, before or
+// after, does not change another's draws.
 func TestPlanSeeds(t *testing.T) {
-	var two, three [][2]uint64
+	var two, three, named [][2]uint64
 	_, _, err := Plan{Seed: 42, Sources: []Source{seedSource{opened: &two}, seedSource{opened: &two}}}.Open()
 	require.NoError(t, err)
 	_, _, err = Plan{Seed: 42, Sources: []Source{
 		seedSource{opened: &three}, seedSource{opened: &three}, seedSource{opened: &three},
 	}}.Open()
 	require.NoError(t, err)
-	require.Equal(t, [][2]uint64{{0, 0xb18d344888ae5f83}, {1, 0xd23e60f1be42fc23}}, two)
+	require.Equal(t, [][2]uint64{{0, 0xd0e380c78d9f1539}, {1, 0x48d585d6efd94379}}, two)
 	require.Equal(t, two, three[:2]) // the first two unchanged by a third
-	require.Equal(t, [2]uint64{2, SourceSeed(42, 2)}, three[2])
+	require.Equal(t, [2]uint64{2, SourceSeed(42, "#2")}, three[2])
+	// With names, a source inserted before keeps the others' seeds.
+	_, _, err = Plan{Seed: 42, Sources: []Source{seedSource{opened: &named}, seedSource{opened: &named}},
+		SeedNames: []string{"new#0", "#0"}}.Open()
+	require.NoError(t, err)
+	require.Equal(t, two[0][1], named[1][1], "the source named #0 keeps its seed at index 1")
 }
 
 func TestPlanOpenError(t *testing.T) {
