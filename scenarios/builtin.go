@@ -14,7 +14,8 @@ var builtinFS embed.FS
 
 // builtinNames is the order `ratesim scenarios` lists the built-ins in;
 // each is builtin/NAME.yaml.
-var builtinNames = []string{"double-burst", "token-vs-leaky", "nginx-burst", "sliding-window-accuracy"}
+var builtinNames = []string{"double-burst", "token-vs-leaky", "nginx-burst", "sliding-window-accuracy",
+	"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned"}
 
 // Default is the built-in scenario `ratesim compare` runs when given none.
 const Default = "double-burst"

@@ -1,0 +1,107 @@
+package cmd
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/ratesim/ratesim/sim"
+	"github.com/stretchr/testify/require"
+)
+
+// compareJSON runs `ratesim compare NAME --format json` and decodes it.
+func compareJSON(t *testing.T, args ...string) map[string]sim.Result {
+	t.Helper()
+	status, out, errOut := run(t, append([]string{"compare", "--format", "json"}, args...)...)
+	require.Equal(t, 0, status, errOut)
+	var rep sim.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	byLabel := map[string]sim.Result{}
+	for _, r := range rep.Results {
+		byLabel[r.Label] = r
+	}
+	return byLabel
+}
+
+func attemptPeak(t *testing.T, r sim.Result, windowNs int64) int64 {
+	for _, p := range r.AttemptPeaks {
+		if p.WindowNs == windowNs {
+			return p.Count
+		}
+	}
+	t.Fatalf("%s: no attempt peak for window %d", r.Label, windowNs)
+	return 0
+}
+
+// TestRetryStormHerd: clients that honour Retry-After: 1 (resolution 1s)
+// come back one second after their rejection at a boundary, at the next
+// boundary, with the next wave, so the busiest 100ms of attempts holds
+// several waves; the same clients backing off with full jitter spread out.
+// The figures are measured, not assumed: the herd must be at least 2.5x the
+// jittered one for every algorithm that rejects.
+func TestRetryStormHerd(t *testing.T) {
+	herd := compareJSON(t, "retry-storm")
+	jitter := compareJSON(t, "retry-storm-jitter")
+	const w10 = int64(100e6)
+	for label, h := range herd {
+		j := jitter[label]
+		if h.Rejected == 0 {
+			continue // concurrency: nothing in flight, nobody retries
+		}
+		hp, jp := attemptPeak(t, h, w10), attemptPeak(t, j, w10)
+		t.Logf("%-14s attempts/100ms: retry-after %d, jittered backoff %d (%.1fx)", label, hp, jp, float64(hp)/float64(jp))
+		require.GreaterOrEqual(t, 2*hp, 5*jp, "%s: the Retry-After herd (%d) is not several times the jittered one (%d)", label, hp, jp)
+		// every wave brings 150 new requests; the herd is retries on top
+		require.Greater(t, h.Attempts, h.Offered, label)
+		require.Equal(t, h.Offered, j.Offered, "%s: the same traffic", label)
+	}
+	// fixed-window's herd sits at the boundary: its busiest 100ms holds a
+	// whole second (the earliest such interval may start a little before
+	// it, with a request of the trickle).
+	fw := herd["fixed-window"]
+	for _, p := range fw.AttemptPeaks {
+		if p.WindowNs == w10 {
+			next := (p.StartNs + 1e9 - 1) / 1e9 * 1e9
+			require.Less(t, next, p.StartNs+w10, "the herd's 100ms [%d, +100ms) holds a window boundary", p.StartNs)
+		}
+	}
+}
+
+// TestAPIGatewayWhoIsLimited: every algorithm that limits rates limits the
+// three abusers and the heaviest Zipf client, and only a handful of the
+// 10,000 clients.
+func TestAPIGatewayWhoIsLimited(t *testing.T) {
+	res := compareJSON(t, "api-gateway", "--top", "6")
+	for label, r := range res {
+		if label == "concurrency" {
+			require.Zero(t, r.Keys.Limited, "no backend time: nothing in flight")
+			continue
+		}
+		require.GreaterOrEqual(t, r.Keys.Limited, int64(4), label)
+		require.Less(t, r.Keys.Limited, int64(50), "%s: a handful of 10,003 keys", label)
+		require.Len(t, r.Keys.Top, 6, label)
+		require.Equal(t, "user-0", r.Keys.Top[0].Key, "%s: the heaviest Zipf client is the most limited", label)
+		top := map[string]bool{}
+		for _, k := range r.Keys.Top {
+			top[k.Key] = true
+			require.LessOrEqual(t, k.Rejected, k.Offered, "%s %s: no retries here", label, k.Key)
+		}
+		for _, abuser := range []string{"abuser-a", "abuser-b", "abuser-c"} {
+			require.True(t, top[abuser], "%s: %s is among the most limited", label, abuser)
+		}
+	}
+}
+
+// TestCronAlignedBoundary: jobs 2s before and right at the five-minute mark
+// (50 each) fall in two fixed windows, which admit all 100 within 3s; the
+// sliding log admits the limit, 60.
+func TestCronAlignedBoundary(t *testing.T) {
+	res := compareJSON(t, "cron-aligned")
+	fw := res["fixed-window"].Peaks[0]
+	require.Equal(t, int64(60e9), fw.WindowNs)
+	require.Equal(t, int64(100), fw.Count)
+	require.Equal(t, int64(298e9), fw.StartNs, "starting with the early jobs at 4m58s")
+	require.Equal(t, int64(60), res["sliding-log"].Peaks[0].Count)
+	// token bucket: its burst of 60, then 2 tokens drip in over the 2s
+	// before the punctual jobs (60 per minute is one per second)
+	require.Equal(t, int64(62), res["token-bucket"].Peaks[0].Count)
+}
