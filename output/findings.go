@@ -27,12 +27,11 @@ func Findings(r *sim.Report) []string {
 		return nil
 	}
 	var out []string
-	if ws := windows(r); len(ws) > 0 {
+	if ws := windows(r); len(ws) > 0 && r.Keys > 1 {
+		out = append(out, backendFindings(r, ws[0])...)
+	} else if len(ws) > 0 {
 		out = append(out, peakFindings(r, ws[0])...)
 		out = append(out, heldFindings(r, ws)...)
-	}
-	if r.Keys > 1 {
-		out = append(out, fmt.Sprintf("The limit is per key, and the peaks count all %d keys together.", r.Keys))
 	}
 	out = append(out, herdFindings(r, windows(r))...)
 	if s := delayFinding(r); s != "" {
@@ -241,8 +240,8 @@ func herdFindings(r *sim.Report, ws []int64) []string {
 	var hiP, loP sim.Peak
 	for i := range r.Results {
 		p, ok := findPeak(r.Results[i].AttemptPeaks, v)
-		if !ok {
-			continue
+		if !ok || r.Results[i].Attempts == r.Results[i].Offered {
+			continue // only the algorithms whose clients retried
 		}
 		if hi < 0 || p.Ratio > hiP.Ratio {
 			hi, hiP = i, p
@@ -256,14 +255,51 @@ func herdFindings(r *sim.Report, ws []int64) []string {
 	}
 	window := FormatDuration(time.Duration(v))
 	say := func(verb string, res *sim.Result, p sim.Peak) string {
-		return fmt.Sprintf("%s %s: %s in %s starting at %s (%s the limit of %s per %s), %d retries, %s gave up.",
-			res.Label, verb, plural(p.Count, "attempt"), window, formatInstant(p.StartNs),
-			FormatRatio(float64(p.Ratio)), limitPer(limitOf(r, res), v), window,
+		ratio := "" // with several keys the ratio to one key's limit says little
+		if r.Keys <= 1 {
+			ratio = fmt.Sprintf(" (%s the limit of %s per %s)", FormatRatio(float64(p.Ratio)), limitPer(limitOf(r, res), v), window)
+		}
+		return fmt.Sprintf("%s %s: %s in %s starting at %s%s, %d retries, %s gave up.",
+			res.Label, verb, plural(p.Count, "attempt"), window, formatInstant(p.StartNs), ratio,
 			res.Attempts-res.Offered, plural(res.GaveUp, "request"))
 	}
 	out := []string{say("drew the largest herd of attempts", &r.Results[hi], hiP)}
 	if lo != hi && loP.Ratio < hiP.Ratio {
 		out = append(out, say("drew the smallest", &r.Results[lo], loP))
+	}
+	return out
+}
+
+// backendFindings, for traffic of several keys, names the algorithms that
+// let the most and the fewest requests reach the backend in an interval of
+// the first window. The limit is per key while the peaks count every key, so
+// the ratio to one key's limit says little and is not given.
+func backendFindings(r *sim.Report, v int64) []string {
+	hi, lo := -1, -1
+	var hiP, loP sim.Peak
+	for i := range r.Results {
+		p, ok := peakFor(&r.Results[i], v)
+		if !ok {
+			continue
+		}
+		if hi < 0 || p.Count > hiP.Count {
+			hi, hiP = i, p
+		}
+		if lo < 0 || p.Count < loP.Count {
+			lo, loP = i, p
+		}
+	}
+	if hi < 0 {
+		return nil
+	}
+	window := FormatDuration(time.Duration(v))
+	res := &r.Results[hi]
+	out := []string{fmt.Sprintf("%s let the most reach the backend: %s in %s starting at %s, from %d keys limited to %s per %s each.",
+		res.Label, plural(hiP.Count, "request"), window, formatInstant(hiP.StartNs), r.Keys,
+		limitPer(limitOf(r, res), v), window)}
+	if loP.Count < hiP.Count {
+		out = append(out, fmt.Sprintf("%s the fewest: %s in %s starting at %s.",
+			r.Results[lo].Label, plural(loP.Count, "request"), window, formatInstant(loP.StartNs)))
 	}
 	return out
 }
