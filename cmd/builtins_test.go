@@ -105,3 +105,15 @@ func TestCronAlignedBoundary(t *testing.T) {
 	// before the punctual jobs (60 per minute is one per second)
 	require.Equal(t, int64(62), res["token-bucket"].Peaks[0].Count)
 }
+
+// TestRetriesDeterministic: with retries and jitter on, the same scenario and
+// seed give byte-identical output; another seed gives other figures.
+func TestRetriesDeterministic(t *testing.T) {
+	_, first, _ := run(t, "compare", "retry-storm-jitter", "--format", "json")
+	for i := 0; i < 3; i++ {
+		_, again, _ := run(t, "compare", "retry-storm-jitter", "--format", "json")
+		require.Equal(t, first, again)
+	}
+	_, other, _ := run(t, "compare", "retry-storm-jitter", "--format", "json", "--seed", "2")
+	require.NotEqual(t, first, other)
+}

@@ -144,3 +144,60 @@ func TestRetriesDeterministicWithJitter(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryAttemptTimes runs one request against a limiter that rejects
+// everything (retry_after 300ms) under each policy and checks the instants
+// of its attempts.
+func TestRetryAttemptTimes(t *testing.T) {
+	reject := func(int, time.Duration) algorithms.Decision {
+		return algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: 300 * ms}
+	}
+	two := traffic.Fraction{Num: 2, Den: 1}
+	for _, tc := range []struct {
+		name string
+		p    traffic.RetryPolicy
+		want []time.Duration // exact instants, or nil to check ranges
+		lo   []time.Duration // with jitter: the bounds of each wait
+		hi   []time.Duration
+	}{
+		{name: "none: one attempt", p: traffic.RetryPolicy{Policy: "none"}, want: []time.Duration{0}},
+		{name: "immediate: all at 0", p: traffic.RetryPolicy{Policy: "immediate", MaxAttempts: 3}, want: []time.Duration{0, 0, 0}},
+		{name: "fixed 250ms", p: traffic.RetryPolicy{Policy: "fixed", Delay: 250 * ms, MaxAttempts: 4},
+			want: []time.Duration{0, 250 * ms, 500 * ms, 750 * ms}},
+		{name: "backoff 100ms x2, cap 300ms", p: traffic.RetryPolicy{Policy: "backoff", Delay: 100 * ms, Factor: two, Cap: 300 * ms, MaxAttempts: 5},
+			// waits 100, 200, 300 (400 capped), 300 (800 capped)
+			want: []time.Duration{0, 100 * ms, 300 * ms, 600 * ms, 900 * ms}},
+		{name: "retry-after exact", p: traffic.RetryPolicy{Policy: "retry-after", MaxAttempts: 3},
+			want: []time.Duration{0, 300 * ms, 600 * ms}},
+		{name: "retry-after 1s resolution", p: traffic.RetryPolicy{Policy: "retry-after", Resolution: time.Second, MaxAttempts: 3},
+			want: []time.Duration{0, time.Second, 2 * time.Second}},
+		{name: "backoff full jitter", p: traffic.RetryPolicy{Policy: "backoff", Delay: 100 * ms, Factor: two, Jitter: "full", MaxAttempts: 4},
+			lo: []time.Duration{0, 0, 0}, hi: []time.Duration{100 * ms, 200 * ms, 400 * ms}},
+		{name: "backoff equal jitter", p: traffic.RetryPolicy{Policy: "backoff", Delay: 100 * ms, Factor: two, Jitter: "equal", MaxAttempts: 4},
+			lo: []time.Duration{50 * ms, 100 * ms, 200 * ms}, hi: []time.Duration{100 * ms, 200 * ms, 400 * ms}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{}
+			cfg := withRetry(baseConfig(timesPlan(0), scriptedAlg("s", reject)), tc.p)
+			cfg.Duration = 10 * time.Second
+			cfg.Observe = func(int) Observer { return rec }
+			rep, err := Run(cfg)
+			require.NoError(t, err)
+			var got []time.Duration
+			for _, d := range rec.got {
+				got = append(got, d.Time)
+			}
+			if tc.want != nil {
+				require.Equal(t, tc.want, got)
+			} else {
+				require.Len(t, got, len(tc.lo)+1)
+				for i := range tc.lo {
+					wait := got[i+1] - got[i]
+					require.GreaterOrEqual(t, wait, tc.lo[i], "wait %d", i+1)
+					require.LessOrEqual(t, wait, tc.hi[i], "wait %d", i+1)
+				}
+			}
+			require.Equal(t, int64(1), rep.Results[0].GaveUp, "every policy gives up in the end")
+		})
+	}
+}
