@@ -15,7 +15,8 @@
 // Clients retry a rejected request as their source's retry policy says
 // (traffic.RetryPolicy.Wait); a retry is a new arrival of the same request
 // (same key and cost, attempt + 1). Retries stop at the end of the
-// traffic: a retry that would come at or after Start+Duration is not made,
+// traffic: a retry that would come at or after Start+Duration (with no
+// duration, one policy period after the last first attempt) is not made,
 // and its request counts as given up. Jitter draws come from one generator
 // per run seeded from the scenario's seed, so runs stay deterministic.
 package sim
@@ -42,6 +43,9 @@ type Config struct {
 	// Start is where the time series begins (0 for synthetic traffic);
 	// Duration the end of the traffic: arrivals at or after Start+Duration
 	// are not sent. Releases of delayed requests after it still count.
+	// Duration 0 means the traffic runs until its sources end (recorded
+	// traces): the series then begins at the first arrival, and retries
+	// stop one policy period W after the last first attempt.
 	Start    time.Duration
 	Duration time.Duration
 	// Limit is the scenario's policy, as reported; each Algorithm carries
@@ -84,6 +88,7 @@ func Run(cfg Config) (*Report, error) {
 	}
 	results := make([]Result, len(cfg.Algorithms))
 	keys := make([]int64, len(cfg.Algorithms))
+	spans := make([][2]time.Duration, len(cfg.Algorithms))
 	errs := make([]error, len(cfg.Algorithms))
 	workers := cfg.Workers
 	if workers <= 0 {
@@ -100,7 +105,7 @@ func Run(cfg Config) (*Report, error) {
 				if cfg.Observe != nil {
 					obs = cfg.Observe(i)
 				}
-				results[i], keys[i], errs[i] = runOne(&cfg, i, obs)
+				results[i], keys[i], spans[i], errs[i] = runOne(&cfg, i, obs)
 			}
 		}()
 	}
@@ -114,11 +119,18 @@ func Run(cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("%s: %w", cfg.Algorithms[i].Label, err)
 		}
 	}
+	start, duration := cfg.Start, cfg.Duration
+	if duration == 0 {
+		// until the traces end: from the first arrival to just after the
+		// last (every run saw the same traffic)
+		start, duration = spans[0][0], spans[0][1]-spans[0][0]+1
+	}
 	return &Report{
 		Scenario:    cfg.Name,
 		Description: cfg.Description,
 		Seed:        cfg.Seed,
-		DurationNs:  int64(cfg.Duration),
+		StartNs:     int64(start),
+		DurationNs:  int64(duration),
 		Limit:       LimitOf(cfg.Limit),
 		Keys:        keys[0],
 		Results:     results,
@@ -151,15 +163,19 @@ type run struct {
 	obs    Observer
 	events eventQueue
 
-	res      Result
-	delays   delayHist
-	peaks    []peakWindow // of releases to the backend
-	attempts []peakWindow // of attempts reaching the limiter
-	series   series
-	last     time.Duration // latest release
-	end      time.Duration // no retry at or after it (0: none)
-	rng      *rand.Rand    // jitter
-	perKey   []keyCount    // by key id
+	res       Result
+	delays    delayHist
+	peaks     []peakWindow // of releases to the backend
+	attempts  []peakWindow // of attempts reaching the limiter
+	series    series
+	last      time.Duration // latest release
+	end       time.Duration // no retry at or after it (0: not known yet)
+	first     time.Duration // first first attempt
+	lastFresh time.Duration // last first attempt
+	started   bool          // a first attempt has come
+	ended     bool          // the traffic has no more first attempts
+	rng       *rand.Rand    // jitter
+	perKey    []keyCount    // by key id
 }
 
 // keyCount is what one key did in one run.
@@ -167,9 +183,10 @@ type keyCount struct {
 	offered, rejected int64
 }
 
-// runOne runs algorithm i and returns its result and the number of keys
-// its copy of the traffic used.
-func runOne(cfg *Config, i int, obs Observer) (Result, int64, error) {
+// runOne runs algorithm i and returns its result, the number of keys its
+// copy of the traffic used and the instants of its first and last first
+// attempts.
+func runOne(cfg *Config, i int, obs Observer) (Result, int64, [2]time.Duration, error) {
 	alg := &cfg.Algorithms[i]
 	var lim algorithms.Limiter
 	var err error
@@ -179,11 +196,11 @@ func runOne(cfg *Config, i int, obs Observer) (Result, int64, error) {
 		lim, err = algorithms.New(alg.Name, alg.Params)
 	}
 	if err != nil {
-		return Result{}, 0, err
+		return Result{}, 0, [2]time.Duration{}, err
 	}
 	keys, stream, err := cfg.Traffic.Open()
 	if err != nil {
-		return Result{}, 0, err
+		return Result{}, 0, [2]time.Duration{}, err
 	}
 	r := &run{
 		cfg: cfg, alg: alg, lim: lim, keys: keys, obs: obs,
@@ -200,9 +217,9 @@ func runOne(cfg *Config, i int, obs Observer) (Result, int64, error) {
 	// the same jitter stream for every algorithm of a scenario and seed
 	r.rng = rand.New(rand.NewPCG(cfg.Seed, 0x6a09e667f3bcc909))
 	if err := r.loop(stream); err != nil {
-		return Result{}, 0, err
+		return Result{}, 0, [2]time.Duration{}, err
 	}
-	return r.result(), int64(keys.Len()), nil
+	return r.result(), int64(keys.Len()), [2]time.Duration{r.first, r.lastFresh}, nil
 }
 
 // loop merges the traffic with the scheduled events in time order.
@@ -210,7 +227,21 @@ func (r *run) loop(stream traffic.Stream) error {
 	end := r.cfg.Start + r.cfg.Duration
 	var fresh traffic.Arrival
 	next := func() bool {
-		return stream.Next(&fresh) && (r.cfg.Duration <= 0 || fresh.At < end)
+		if stream.Next(&fresh) && (r.cfg.Duration <= 0 || fresh.At < end) {
+			if !r.started {
+				r.started, r.first = true, fresh.At
+				if r.cfg.Duration == 0 {
+					r.series.start = fresh.At - fresh.At%r.series.bucket
+				}
+			}
+			r.lastFresh = fresh.At
+			return true
+		}
+		r.ended = true
+		if r.end == 0 {
+			r.end = r.lastFresh + r.cfg.Limit.Per
+		}
+		return false
 	}
 	have := next()
 	for have || r.events.len() > 0 {
@@ -220,6 +251,11 @@ func (r *run) loop(stream traffic.Stream) error {
 				r.events.pop()
 				if ev.kind == evRelease {
 					r.release(ev.at, ev.cost)
+					continue
+				}
+				if r.end != 0 && ev.at >= r.end {
+					// scheduled before the end of the traffic was known
+					r.res.GaveUp++
 					continue
 				}
 				retry := traffic.Arrival{At: ev.at, Key: ev.key, Cost: ev.cost, Source: ev.source}
@@ -383,6 +419,10 @@ func (r *run) result() Result {
 	res.Keys = r.keyReport()
 	m := r.lim.Memory()
 	res.Memory = Memory{BytesPerKeyMax: m.BytesPerKeyMax, KeysPeak: m.KeysPeak, BytesPeak: m.BytesPeak}
-	res.Series = r.series.result(max(r.cfg.Start+r.cfg.Duration, r.last+1))
+	end := r.cfg.Start + r.cfg.Duration
+	if r.cfg.Duration == 0 {
+		end = r.lastFresh + 1
+	}
+	res.Series = r.series.result(max(end, r.last+1))
 	return res
 }

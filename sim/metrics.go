@@ -176,22 +176,48 @@ const (
 	colRejected
 )
 
+// MaxSeriesBuckets bounds a time series: a longer one doubles its bucket,
+// adding pairs of buckets together, until it fits. Counts stay exact.
+const MaxSeriesBuckets = 1 << 16
+
 func (s *series) add(at time.Duration, col int) {
 	if at < s.start {
 		return
 	}
 	i := int((at - s.start) / s.bucket)
+	for i >= MaxSeriesBuckets {
+		s.coarsen()
+		i = int((at - s.start) / s.bucket)
+	}
 	if i >= len(s.rows) {
 		s.rows = append(s.rows, make([][5]int64, i+1-len(s.rows))...)
 	}
 	s.rows[i][col]++
 }
 
+// coarsen doubles the bucket, adding pairs of buckets together.
+func (s *series) coarsen() {
+	for i := 0; i < len(s.rows); i += 2 {
+		r := s.rows[i]
+		if i+1 < len(s.rows) {
+			for c := range r {
+				r[c] += s.rows[i+1][c]
+			}
+		}
+		s.rows[i/2] = r
+	}
+	s.rows = s.rows[:(len(s.rows)+1)/2]
+	s.bucket *= 2
+}
+
 // result returns the series padded to cover up to end.
 func (s *series) result(end time.Duration) Series {
 	n := len(s.rows)
+	for end > s.start && (end-s.start-1)/s.bucket >= MaxSeriesBuckets {
+		s.coarsen()
+	}
 	if end > s.start {
-		n = max(n, int((end-s.start+s.bucket-1)/s.bucket))
+		n = max(len(s.rows), int((end-s.start+s.bucket-1)/s.bucket))
 	}
 	out := Series{BucketNs: int64(s.bucket), StartNs: int64(s.start)}
 	cols := []*[]int64{&out.Offered, &out.Attempts, &out.Admitted, &out.Delayed, &out.Rejected}

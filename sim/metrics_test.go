@@ -189,3 +189,24 @@ func TestEventQueueOrder(t *testing.T) {
 		last = e
 	}
 }
+
+func TestSeriesCoarsensLongRuns(t *testing.T) {
+	// One request per bucket of 1ns over 3*MaxSeriesBuckets ns: the series
+	// doubles its bucket twice (to 4ns) and still counts every request.
+	s := series{bucket: 1}
+	n := 3 * MaxSeriesBuckets
+	for i := 0; i < n; i++ {
+		s.add(time.Duration(i), colOffered)
+	}
+	out := s.result(time.Duration(n))
+	require.Equal(t, int64(4), out.BucketNs)
+	require.LessOrEqual(t, len(out.Offered), MaxSeriesBuckets)
+	var sum int64
+	for i, c := range out.Offered {
+		sum += c
+		if i < len(out.Offered)-1 {
+			require.Equal(t, int64(4), c, "bucket %d holds 4 requests", i)
+		}
+	}
+	require.Equal(t, int64(n), sum, "coarsening loses no request")
+}

@@ -13,8 +13,12 @@ type Report struct {
 	Scenario    string `json:"scenario"`
 	Description string `json:"description,omitempty"`
 	Seed        uint64 `json:"seed"`
-	DurationNs  int64  `json:"duration_ns"`
-	Limit       Limit  `json:"limit"`
+	// StartNs and DurationNs are the span of the traffic: from 0 and the
+	// scenario's duration for synthetic traffic, from the first arrival to
+	// just after the last for recorded traces.
+	StartNs    int64 `json:"start_ns"`
+	DurationNs int64 `json:"duration_ns"`
+	Limit      Limit `json:"limit"`
 	// Keys is the number of distinct keys the traffic used. The limit is
 	// per key while peaks count every key together, so with several keys
 	// a peak ratio above 1.0 can be within the policy.
@@ -136,7 +140,9 @@ type Memory struct {
 // [StartNs + i*BucketNs, StartNs + (i+1)*BucketNs). Offered, Attempts,
 // Delayed and Rejected count by arrival time; Admitted counts accepted and
 // delayed requests by the time they are released to the backend. Counts are
-// requests, not cost.
+// requests, not cost. BucketNs is report.bucket, doubled as many times as
+// needed to keep the series within MaxSeriesBuckets (a long trace); the
+// counts are exact either way.
 type Series struct {
 	BucketNs int64   `json:"bucket_ns"`
 	StartNs  int64   `json:"start_ns"`

@@ -201,3 +201,36 @@ func TestRetryAttemptTimes(t *testing.T) {
 		})
 	}
 }
+
+// TestRunUntilTracesEnd: with no duration (a recorded trace), the traffic
+// runs until its sources end, the series starts at the first arrival's
+// bucket (not at the epoch), the report spans the first to the last
+// arrival, and retries stop one policy period after the last first attempt.
+func TestRunUntilTracesEnd(t *testing.T) {
+	const at = 1431856800 * time.Second // 17 May 2015 10:00:00 UTC
+	reject := func(int, time.Duration) algorithms.Decision {
+		return algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: 1}
+	}
+	rec := &recorder{}
+	cfg := withRetry(baseConfig(timesPlan(at+150*ms, at+2*time.Second), scriptedAlg("s", reject)),
+		traffic.RetryPolicy{Policy: "fixed", Delay: 400 * ms})
+	cfg.Duration = 0
+	cfg.Observe = func(int) Observer { return rec }
+	rep, err := Run(cfg)
+	require.NoError(t, err)
+	require.Equal(t, int64(at+150*ms), rep.StartNs)
+	require.Equal(t, int64(2*time.Second-150*ms+1), rep.DurationNs)
+	r := rep.Results[0]
+	require.Equal(t, int64(at+100*ms), r.Series.StartNs, "the bucket of the first arrival")
+	// Retries every 400ms until 1s (W) after the last first attempt at
+	// 2s: the one at 150ms retries at 550, 950, ..., 2.55s and 2.95s; the
+	// one at 2s at 2.4s and 2.8s; retries due at or after 3s are not made.
+	var times []time.Duration
+	for _, d := range rec.got {
+		times = append(times, d.Time-at)
+	}
+	require.Equal(t, []time.Duration{150 * ms, 550 * ms, 950 * ms, 1350 * ms, 1750 * ms, 2 * time.Second,
+		2150 * ms, 2400 * ms, 2550 * ms, 2800 * ms, 2950 * ms}, times)
+	require.Equal(t, int64(2), r.GaveUp)
+	require.Len(t, r.Series.Offered, 29, "buckets from 10:00:00.1 to the one of the last retry, [10:00:02.9, 10:00:03)")
+}
