@@ -28,7 +28,7 @@ func TestJSONFields(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	checkKeys(t, "report", doc, "scenario", "description", "seed", "duration_ns", "limit", "keys", "results")
+	checkKeys(t, "report", doc, "scenario", "description", "seed", "start_ns", "duration_ns", "limit", "keys", "results")
 	checkKeys(t, "limit", doc["limit"], "rate", "per_ns", "burst")
 	results := doc["results"].([]any)
 	if len(results) != 9 {
