@@ -67,6 +67,18 @@ func runCompare(stdout, stderr io.Writer, name string, f compareFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if err := scenarios.CheckFiles(sc); err != nil {
+		return usageError{err}
+	}
+	return compareScenario(stdout, stderr, sc, f)
+}
+
+// compareScenario runs a scenario and prints the comparison: the main job
+// of compare and replay.
+func compareScenario(stdout, stderr io.Writer, sc *scenarios.Scenario, f compareFlags) error {
+	if !slices.Contains(formats, f.format) {
+		return usagef("--format: %q is not a format (want %s)", f.format, strings.Join(formats, ", "))
+	}
 	for _, sk := range sc.Skipped {
 		fmt.Fprintf(stderr, "note: %s left out: %s\n", sk.Name, sk.Reason)
 	}
@@ -84,6 +96,7 @@ func runCompare(stdout, stderr io.Writer, name string, f compareFlags) error {
 	cfg.TopKeys = f.top
 
 	var dec *decisionFiles
+	var err error
 	if f.decisions != "" {
 		if dec, err = newDecisionFiles(f.decisions, cfg.Algorithms); err != nil {
 			return err
@@ -93,8 +106,9 @@ func runCompare(stdout, stderr io.Writer, name string, f compareFlags) error {
 	}
 	rep, err := sim.Run(cfg)
 	if err != nil {
-		return err
+		return inputError(err)
 	}
+	rep.Traces = traceSummaries(sc)
 	if dec != nil {
 		if err := dec.finish(); err != nil {
 			return err

@@ -55,11 +55,16 @@ func newValidateCmd() *cobra.Command {
 		Short: "Check a scenario file and say what is wrong",
 		Long: `Checks a scenario file (or a built-in scenario's name) and prints every problem
 found as file:line:column: field: what was found and what is expected. Exits
-0 when the scenario is valid, 2 when it is not.`,
+0 when the scenario is valid, 2 when it is not. The traces of replay sources
+are opened and their first lines read, to check that their format is
+recognised.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			sc, err := scenarios.Resolve(args[0])
 			if err != nil {
+				return usageError{err}
+			}
+			if err := scenarios.CheckFiles(sc); err != nil {
 				return usageError{err}
 			}
 			fmt.Fprintf(c.OutOrStdout(), "%s: ok: scenario %q, %d algorithms, %d sources, duration %v, limit %s\n",

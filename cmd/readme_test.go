@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,12 +67,29 @@ func TestReadmeExamples(t *testing.T) {
 	lines := strings.Split(string(data), "\n")
 	examples := readmeExamples(t, lines)
 	require.NotEmpty(t, examples, "the README shows commands with their output")
-	t.Chdir("..") // the README's paths are relative to the repository root
+	dir := t.TempDir() // where the examples' own files go
+	t.Chdir("..")      // the README's paths are relative to the repository root
 	var rewritten []string
 	done := 0
+	written := map[string]string{} // files the examples write -> where they go
 	for _, ex := range examples {
-		_, out, errOut := run(t, ex.args...)
+		args := make([]string, len(ex.args))
+		for i, a := range ex.args {
+			if p, ok := written[a]; ok {
+				a = p // a file an earlier example wrote
+			}
+			if i > 0 && (ex.args[i-1] == "--output" || ex.args[i-1] == "--decisions") {
+				p := filepath.Join(dir, filepath.Base(a))
+				written[a] = p
+				a = p
+			}
+			args[i] = a
+		}
+		_, out, errOut := run(t, args...)
 		got := out + errOut // a failing command is shown with its message
+		// the files the examples write are shown by the names the README
+		// gives them
+		got = strings.ReplaceAll(got, dir+string(filepath.Separator), "")
 		want := strings.Join(lines[ex.from:ex.to], "\n")
 		if ex.to > ex.from {
 			want += "\n"

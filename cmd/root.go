@@ -63,7 +63,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 		fmt.Fprintf(stderr, "ratesim: %v\n", err)
 	}
 	var ue usageError
-	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") ||
+		strings.HasPrefix(err.Error(), "required flag") {
 		return exitUsage
 	}
 	return exitFailure
@@ -90,6 +91,8 @@ Start with:  ratesim compare        (the built-in double-burst scenario)
 	})
 	root.AddCommand(
 		newCompareCmd(),
+		newReplayCmd(),
+		newTrafficCmd(),
 		newScenariosCmd(),
 		newAlgorithmsCmd(),
 		newValidateCmd(),

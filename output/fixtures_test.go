@@ -161,11 +161,20 @@ func replayed() *sim.Report {
 		Scenario:   "access-log",
 		Keys:       1753,
 		Seed:       1,
+		StartNs:    start,
 		DurationNs: 2*3600*s + 30*s,
 		Limit:      l,
+		Traces: []sim.TraceSummary{{
+			Path: "access.log.gz", Format: "combined", Lines: 123500, Used: 123456, Malformed: 40, Late: 3, Sliced: 4,
+			ByReason: map[string]int64{"bad month": 1, "missing field": 39},
+			FirstBad: []string{"access.log.gz:17: bad month: \"Mai\" is not a month"},
+			FirstNs:  start, LastNs: start + 2*3600*s + 30*s, Keys: 1753, PeakPerSecond: 104,
+		}},
 		Results: []sim.Result{{
 			Algorithm: "sliding-window", Label: "sliding-window", Params: map[string]any{}, Limit: l,
 			Offered: 123456, Attempts: 123456, Accepted: 123400, Rejected: 56, GaveUp: 56,
+			Keys: sim.KeyReport{Limited: 2, Top: []sim.KeyCount{
+				{Key: "203.0.113.7", Offered: 9000, Rejected: 50}, {Key: "198.51.100.23", Offered: 3000, Rejected: 6}}},
 			DelayNs: sim.Percentiles{Exact: true},
 			Peaks:   []sim.Peak{peak(l, s, 103, start+250*ms)},
 			Memory:  sim.Memory{BytesPerKeyMax: 24, KeysPeak: 1873, BytesPeak: 44952},

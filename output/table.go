@@ -34,6 +34,10 @@ func Table(w io.Writer, r *sim.Report) error {
 	var buf bytes.Buffer
 	buf.WriteString(heading(r))
 	buf.WriteByte('\n')
+	for _, s := range TraceLines(r) {
+		buf.WriteString(s)
+		buf.WriteByte('\n')
+	}
 	if err := renderTable(&buf, r, renderer.NewBlueprint(tw.Rendition{
 		Symbols: tw.NewSymbols(tw.StyleASCII),
 	}), false); err != nil {
@@ -64,9 +68,13 @@ func LimitedKeys(r *sim.Report) []string {
 	if r.Keys <= 1 {
 		return nil
 	}
-	width := 0
+	width, limited := 0, false
 	for i := range r.Results {
 		width = max(width, len(r.Results[i].Label))
+		limited = limited || r.Results[i].Keys.Limited > 0
+	}
+	if !limited {
+		return []string{"no algorithm rejected any of the " + strconv.FormatInt(r.Keys, 10) + " keys"}
 	}
 	var out []string
 	for i := range r.Results {
@@ -106,6 +114,14 @@ func Markdown(w io.Writer, r *sim.Report) error {
 	var buf bytes.Buffer
 	buf.WriteString(markdownText(heading(r)))
 	buf.WriteString("\n\n")
+	if t := TraceLines(r); len(t) > 0 {
+		for _, s := range t {
+			buf.WriteString("- ")
+			buf.WriteString(markdownText(strings.TrimSpace(s)))
+			buf.WriteByte('\n')
+		}
+		buf.WriteByte('\n')
+	}
 	if err := renderTable(&buf, r, renderer.NewMarkdown(), true); err != nil {
 		return err
 	}

@@ -23,6 +23,10 @@
 //     (times and burst sources do; steady, poisson, aligned, onoff and ramp
 //     sources only when they have an end). When absent it is the latest end
 //     of the traffic rounded up to a whole multiple of the policy's per W.
+//     A scenario of replay sources takes none: its Duration is 0, meaning
+//     until the traces end (a slice is cut with the source's start and
+//     end). A replay cannot be mixed with synthetic sources: a trace keeps
+//     its recorded times while synthetic traffic starts at 0.
 //   - limit: required; the short form "10/s" (also 600/m, 5/100ms, 3600/h,
 //     10/2s: the rate, then per; burst = rate), or a mapping {rate: integer
 //     >= 1, per: duration > 0 (default 1s), burst: integer >= 1 (default the
@@ -43,9 +47,9 @@
 //     used twice (the label defaults to the name). Each entry is checked by
 //     building the algorithm.
 //   - traffic: required, a non-empty list of sources, each a mapping with a
-//     type: times, burst, steady, poisson, aligned, onoff or ramp (replay is
-//     a SPEC type of a later version and rejected for now). A field the type
-//     does not take is an error. Fields of every source: key (string) or clients (integer 1..1000000, keys
+//     type: times, burst, steady, poisson, aligned, onoff, ramp or replay. A
+//     field the type does not take is an error. Fields of every source
+//     (replay: see below): key (string) or clients (integer 1..1000000, keys
 //     <key-prefix>-0 .. -(N-1), key-prefix default "client"); neither means
 //     the single key "global"; both is an error. cost (integer >= 1,
 //     default 1), start (duration >= 0, default 0; must be before the
@@ -99,6 +103,7 @@
 //     needs an end: its own end, or else the scenario's duration; with an
 //     end past the duration, the ramp keeps its slope and the duration cuts
 //     it short.
+//   - replay: a recorded trace, see "Replay sources" below.
 //   - clients: {retry: {policy, delay, factor, cap, jitter, resolution,
 //     max-attempts}}, parsed and validated now, applied by a later engine.
 //     policy is none (default), immediate, fixed, backoff or retry-after;
@@ -135,7 +140,103 @@
 // sends.
 //
 // Every source's Start is its start and its End the smaller of its end and
-// the duration, so that no source runs past the scenario. The scenario's
+// the duration, so that no source runs past the scenario (a replay's start
+// and end are its SliceStart and SliceEnd instead). A replay source is
+// seeded by its path as written. The scenario's
 // seed is also the traffic plan's. Scenario.Retries holds each source's
 // retry policy, in source order: its own retry, or else clients.retry.
+//
+// # Replay sources
+//
+// A replay source is a recorded trace (an access log, CSV, TSV or JSON
+// lines, gzip or not), streamed line by line in constant memory, each line
+// one request at its own absolute timestamp (ns since the Unix epoch, so
+// fixed windows align to the epoch). It takes no key, clients or key-prefix
+// (the keys come from the trace); cost and retry as any source; start and
+// end cut the trace. Its fields:
+//
+//   - path (required): the file, relative to the scenario file's folder
+//     (built-ins: to the working directory). gzip is recognised by its
+//     first bytes, whatever the name. Parse does not open the file;
+//     CheckFiles (ratesim validate) does, and a run reports a missing file.
+//   - format: auto (default), combined, common, csv, tsv or jsonl. auto looks
+//     at the first lines (up to 5, in the first 64 KiB): a line shaped host
+//     ident user [10/Oct/2000:13:55:36 -0700] "request" status size is a log,
+//     combined when one has "referer" "agent" after the size; a line
+//     starting with { is JSON; otherwise tabs make TSV and commas CSV. The
+//     lines vote; a file of one column headed like a time is CSV. The trace
+//     summary says which format was chosen.
+//   - key-field: for logs ip (the client host, the default), ident, user,
+//     request (the whole request line), status, referer or agent (the last
+//     two in combined logs only); for CSV/TSV a header name (exact, then
+//     ignoring case) or a 1-based column number; for JSON lines a top-level
+//     field holding a string or a number. none (the default for CSV, TSV
+//     and JSON) puts every request under the single key "global". Keys get
+//     ids in the order they are first seen. An empty key is a missing
+//     field.
+//   - time-field: for CSV/TSV/JSON, as key-field; default the first column
+//     (for JSON, the first field present in the line) named time,
+//     timestamp, @timestamp, ts, datetime, time_s, time_ms, time_us or
+//     time_ns, ignoring case. A log's time is the one in brackets.
+//   - cost-field: a field holding each request's cost, an integer >= 1
+//     (for logs only size, where "-" is a bad cost). Without it every
+//     request costs cost (default 1); not both.
+//   - columns: names the columns of a CSV/TSV file without a header row;
+//     otherwise the first line is the header (not counted as a line of the
+//     trace). CSV fields may be quoted as RFC 4180 ("" for a quote), on one
+//     line; TSV has no quoting.
+//   - times, without time-layout or time-unit: CLF (10/Oct/2000:13:55:36
+//     -0700, month names exactly Jan to Dec); RFC 3339 with or without a
+//     fraction and a zone, with T or a space between date and time (the
+//     Azure trace's 2023-11-16 18:15:46.6805900 is read to the 100 ns); a
+//     number is Unix time in the unit its field's name ends with (_s, _ms,
+//     _us, _ns), else guessed from its integer digits (up to 10: s, 11-13:
+//     ms, 14-16: us, more: ns). Times before 1970 or past
+//     2262-04-11T23:47:16Z are bad times.
+//   - time-layout: a Go reference layout, e.g. "[2006-01-02 15:04:05.000000]"
+//     (for logs it reads the text in brackets, with them when it starts
+//     with a bracket). It must give the date and the time to the second;
+//     sub-second digits are kept. time-unit: s, ms, us or ns, for numeric
+//     times, integer or decimal, read exactly into integer ns
+//     (1438936711.003372 s is 1438936711003372000 ns; digits below a ns are
+//     dropped). Not both.
+//   - timezone: an IANA name (Europe/Paris) or UTC, for times written without
+//     a zone (default UTC). The zone database is built in, so every machine
+//     reads the same; Local is refused for that reason.
+//   - reorder: a duration >= 0, default 5m. Logs are written when a request
+//     ends but stamped when it began, so lines come out of order. A line
+//     stamped up to reorder before the latest stamp read so far is put in
+//     its place (equal stamps keep file order). A line stamped more than
+//     reorder before it is late: not dropped, but sent at the later of its
+//     stamp and the last instant already sent (the earliest instant still
+//     possible), counted as late and reported (the first 5, with file:line
+//     and how late). Only the lines within the window are held in memory.
+//   - spread: a stamp without sub-second digits (CLF, a layout without
+//     fraction, integer Unix seconds, RFC 3339 without fraction) stands for
+//     a whole second. even (the default): the k-th (from 0, in file order)
+//     of the n lines stamped with second s goes to s + floor((2k+1)*1s/(2n)),
+//     so 3 lines go to s+166666666ns, s+500ms and s+833333333ns; none: all
+//     at s (the worst case); random: n instants drawn uniformly in
+//     [s, s+1s) from the source's seed, sorted, and given to the lines in
+//     file order. Stamps with sub-second digits are used as they are.
+//   - speed: a decimal > 0, read exactly as a fraction (2, 0.5, 1.5 = 3/2):
+//     an instant t becomes first + (t - first)/speed, rounded down to a ns,
+//     first being the stamp of the first line kept; spreading comes first.
+//   - start, end: durations, offsets from the trace's first timestamp (that
+//     of the first readable line, in file order), compared with each line's
+//     stamp before spreading and speed: only lines in [first+start,
+//     first+end) are kept, the others counted as sliced; no start or end,
+//     no cut on that side.
+//   - strict: true stops the run at the first malformed line, naming it as
+//     file:line: what is wrong, instead of counting it and going on.
+//
+// Lines end at \n (or \r\n); a last line without one counts. A malformed
+// line (longer than 1 MiB, not UTF-8, empty, or a field missing or
+// unreadable) is counted by reason (bad time, bad month, missing field, bad
+// cost, bad quote, bad JSON, bad key, line too long, not UTF-8, empty line),
+// the first 5 are reported with file:line and what is wrong, and the run
+// goes on. A log line cut short in its referer or agent is used (it has all
+// a request needs) unless the key is the referer or the agent. Every line
+// read is used, malformed or sliced: the counts add up to the lines read,
+// and nothing is dropped silently (late lines are used).
 package scenarios

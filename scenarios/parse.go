@@ -35,7 +35,7 @@ var (
 	policyFields = []string{"rate", "per", "burst"} // every algorithm entry may override these
 	commonFields = []string{"type", "key", "clients", "key-prefix", "cost", "start", "end", "retry"}
 	// sourceTypes are the source types, in the order messages list them.
-	sourceTypes  = []string{"times", "burst", "steady", "poisson", "aligned", "onoff", "ramp"}
+	sourceTypes  = []string{"times", "burst", "steady", "poisson", "aligned", "onoff", "ramp", "replay"}
 	sourceFields = map[string][]string{
 		"times":   {"at"},
 		"burst":   {"at", "count", "over"},
@@ -44,9 +44,8 @@ var (
 		"aligned": {"every", "offset", "count", "over"},
 		"onoff":   {"rate", "on", "off"},
 		"ramp":    {"from", "to"},
+		"replay":  replayFields,
 	}
-	// laterTypes are SPEC source types that a later version brings.
-	laterTypes   = []string{"replay"}
 	keyDists     = []string{string(traffic.KeyUniform), string(traffic.KeyZipf)}
 	retryFields  = []string{"policy", "delay", "factor", "cap", "jitter", "resolution", "max-attempts"}
 	retryApplies = map[string][]string{
@@ -124,7 +123,28 @@ func (d *decoder) scenario(data []byte) *Scenario {
 	sc.Algorithms, sc.Skipped = d.algorithms(top.get("algorithms"), lim, limOK, svc)
 
 	srcs, srcOK := d.traffic(top.get("traffic"), per, limOK)
-	if !durVal.set {
+	replays := 0
+	for _, s := range srcs {
+		if s.typ == "replay" {
+			replays++
+		}
+	}
+	switch {
+	case replays > 0 && replays < len(srcs):
+		// A trace keeps its recorded instants while synthetic traffic
+		// starts at 0: on one clock they would be decades apart.
+		for _, s := range srcs {
+			if s.typ != "replay" {
+				d.errAt(s.v.pos, s.v.path, "%s %s source cannot be mixed with a replay: a trace keeps its recorded times, synthetic traffic starts at 0 (replay the trace alone, or export the synthetic traffic with ratesim traffic and replay both)", article(s.typ), s.typ)
+				srcOK = false
+			}
+		}
+	case replays > 0 && durVal.set:
+		d.errAt(durVal.pos, durVal.path, "%s: does not apply to replay sources, which run until their traces end (cut a slice with the source's start and end)", durVal.found())
+	}
+	if !durVal.set && replays > 0 && replays == len(srcs) {
+		// replay sources only: until the traces end (Duration 0)
+	} else if !durVal.set && replays == 0 {
 		for _, s := range srcs {
 			switch {
 			case s.src.End() != 0:
@@ -151,6 +171,9 @@ func (d *decoder) scenario(data []byte) *Scenario {
 	}
 	if durOK && sc.Duration > 0 {
 		for _, s := range srcs {
+			if s.typ == "replay" {
+				continue // its start and end cut the trace, not time
+			}
 			end := sc.Duration
 			if s.endSet && s.end < end {
 				end = s.end
@@ -177,6 +200,10 @@ func (d *decoder) scenario(data []byte) *Scenario {
 		// that type and keys came before it, so that adding a different
 		// source anywhere leaves its draws alone.
 		base := s.typ + ":" + keysOf(s.common.Clients)
+		if s.ref != nil {
+			base = s.typ + ":path=" + s.ref.written
+			sc.replays = append(sc.replays, *s.ref)
+		}
 		sc.Traffic.SeedNames = append(sc.Traffic.SeedNames, base+"#"+strconv.Itoa(seen[base]))
 		seen[base]++
 		retry := sc.Retry
@@ -693,6 +720,7 @@ type sourceSpec struct {
 	endSet bool
 	end    time.Duration
 	start  val
+	ref    *replayRef // a replay's path
 }
 
 // traffic reads the list of sources; per is the policy's W, the default
@@ -737,30 +765,31 @@ func (d *decoder) source(it val, per time.Duration, limOK bool) (*sourceSpec, bo
 	if !ok {
 		return nil, false
 	}
-	switch {
-	case sourceFields[typ] != nil:
-	case contains(laterTypes, typ):
-		d.errAt(tv.pos, tv.path, "%s is not supported yet (want %s)", quote(typ), orList(supported))
-		return nil, false
-	default:
-		verb := "is"
-		if len(laterTypes) > 1 {
-			verb = "are"
-		}
-		d.errAt(tv.pos, tv.path, "%s: unknown type (want %s; %s %s not supported yet)",
-			quote(typ), orList(supported), strings.Replace(orList(laterTypes), " or ", " and ", 1), verb)
+	if sourceFields[typ] == nil {
+		d.errAt(tv.pos, tv.path, "%s: unknown type (want %s)", quote(typ), orList(supported))
 		return nil, false
 	}
 	own := sourceFields[typ]
-	allowed := append(slices.Clone(commonFields), own...)
-	d.allow(m, allowed, func(string) string {
-		return fmt.Sprintf("unknown field (%s %s source takes %s and %s)", article(typ), typ, strings.Join(own, ", "), strings.Join(commonFields, ", "))
-	})
+	common := commonFields
+	if typ == "replay" {
+		common = replayCommon
+	}
+	allowed := append(slices.Clone(common), own...)
 	good := true
+	d.allow(m, allowed, func(k string) string {
+		if typ == "replay" && contains(commonFields, k) {
+			good = false
+			return "does not apply to a replay source: its keys come from the trace (set key-field: a log's ip or user, a column, or none for one key)"
+		}
+		return fmt.Sprintf("unknown field (%s %s source takes %s and %s)", article(typ), typ, strings.Join(own, ", "), strings.Join(common, ", "))
+	})
 	s := &sourceSpec{v: it, typ: typ, start: m.get("start")}
 	c := traffic.Common{Cost: 1, Clients: traffic.Clients{Key: defaultKey}}
 
 	kv, cv, pv := m.get("key"), m.get("clients"), m.get("key-prefix")
+	if typ == "replay" {
+		kv, cv, pv = val{}, val{}, val{} // reported above
+	}
 	switch {
 	case kv.set && cv.set:
 		later := "clients"
@@ -914,6 +943,9 @@ func (d *decoder) source(it val, per time.Duration, limOK bool) (*sourceSpec, bo
 			good = false
 		}
 		s.src, s.common = src, &src.Common
+	case "replay":
+		src, ref, ok := d.replay(m, c, good)
+		s.src, s.common, s.ref, good = src, &src.Common, ref, ok
 	}
 	return s, good
 }

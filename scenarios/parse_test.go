@@ -78,12 +78,10 @@ var invalid = []struct {
 	{"burst without count", "name: t\nlimit: 10/s\ntraffic:\n  - type: burst\n    at: 0s\n", `s.yaml:4:5: traffic[0].count: missing (want an integer >= 1: the requests each client sends)`},
 	{"unknown field in a source", "name: t\nlimit: 10/s\ntraffic:\n  - type: burst\n    at: 0s\n    count: 3\n    spread: 1s\n",
 		`s.yaml:7:5: traffic[0].spread: unknown field (a burst source takes at, count, over and type, key, clients, key-prefix, cost, start, end, retry)`},
-	{"source not a mapping", "name: t\nlimit: 10/s\ntraffic: [steady]\n", `s.yaml:3:11: traffic[0]: found string "steady", want a mapping with a type (times, burst, steady, poisson, aligned, onoff or ramp)`},
-	{"source without type", "name: t\nlimit: 10/s\ntraffic:\n  - at: [0s]\n", `s.yaml:4:5: traffic[0].type: missing (want times, burst, steady, poisson, aligned, onoff or ramp)`},
-	{"unsupported type replay", "name: t\nlimit: 10/s\nduration: 3s\ntraffic:\n  - type: replay\n    path: access.log\n",
-		`s.yaml:5:11: traffic[0].type: "replay" is not supported yet (want times, burst, steady, poisson, aligned, onoff or ramp)`},
+	{"source not a mapping", "name: t\nlimit: 10/s\ntraffic: [steady]\n", `s.yaml:3:11: traffic[0]: found string "steady", want a mapping with a type (times, burst, steady, poisson, aligned, onoff, ramp or replay)`},
+	{"source without type", "name: t\nlimit: 10/s\ntraffic:\n  - at: [0s]\n", `s.yaml:4:5: traffic[0].type: missing (want times, burst, steady, poisson, aligned, onoff, ramp or replay)`},
 	{"unknown type", "name: t\nlimit: 10/s\ntraffic:\n  - type: uniform\n",
-		`s.yaml:4:11: traffic[0].type: "uniform": unknown type (want times, burst, steady, poisson, aligned, onoff or ramp; replay is not supported yet)`},
+		`s.yaml:4:11: traffic[0].type: "uniform": unknown type (want times, burst, steady, poisson, aligned, onoff, ramp or replay)`},
 	{"key and clients both", "name: t\nlimit: 10/s\ntraffic:\n  - type: times\n    key: alice\n    clients: 3\n    at: [0s]\n", `s.yaml:6:5: traffic[0].clients: want key or clients, not both`},
 	{"key-prefix without clients", "name: t\nlimit: 10/s\ntraffic:\n  - type: times\n    key-prefix: user\n    at: [0s]\n", `s.yaml:5:5: traffic[0].key-prefix: applies only with clients`},
 	{"clients 0", "name: t\nlimit: 10/s\ntraffic:\n  - type: times\n    clients: 0\n    at: [0s]\n", `s.yaml:5:14: traffic[0].clients: 0: want an integer from 1 to 1000000`},
@@ -250,7 +248,7 @@ clients:
 		`s.yaml:2:26: limit.burst: 0: want an integer >= 1`,
 		`s.yaml:3:11: duration: 3: no unit (add one: ns, us, ms, s, m or h, e.g. 3s)`,
 		`s.yaml:6:5: algorithms[0].nodelay: fixed-window takes no option "nodelay" (its options: count-rejected)`,
-		`s.yaml:8:11: traffic[0].type: "replay" is not supported yet (want times, burst, steady, poisson, aligned, onoff or ramp)`,
+		`s.yaml:8:5: traffic[0].path: missing (want the trace file: an access log, CSV, TSV or JSON lines, maybe gzipped)`,
 		`s.yaml:10:9: traffic[1].at: found a mapping, want a duration like 900ms`,
 		`s.yaml:11:12: traffic[1].count: found string "ten", want an integer >= 1`,
 		`s.yaml:13:47: clients.retry.cap: "100ms": below the base delay 200ms (want cap >= delay)`,
@@ -449,7 +447,20 @@ func TestParseValid(t *testing.T) {
 func checkInvariants(t testing.TB, sc *Scenario) {
 	t.Helper()
 	require.NotEmpty(t, sc.Name)
-	require.Greater(t, sc.Duration, time.Duration(0))
+	replays := 0
+	for _, s := range sc.Traffic.Sources {
+		if _, ok := s.(*traffic.Replay); ok {
+			replays++
+		}
+	}
+	if replays == len(sc.Traffic.Sources) {
+		// replay sources only: a duration as written, or 0 (until the
+		// traces end)
+		require.GreaterOrEqual(t, sc.Duration, time.Duration(0))
+	} else {
+		require.Greater(t, sc.Duration, time.Duration(0))
+	}
+	require.Len(t, sc.replays, replays)
 	require.NotEmpty(t, sc.Algorithms)
 	require.NotEmpty(t, sc.Traffic.Sources)
 	require.Len(t, sc.Retries, len(sc.Traffic.Sources))
@@ -510,6 +521,16 @@ func checkInvariants(t testing.TB, sc *Scenario) {
 			requireRate(t, s.From, 0)
 			requireRate(t, s.To, 1)
 			require.GreaterOrEqual(t, s.Until, c.End)
+		case *traffic.Replay:
+			// keys, start and end come from the trace: nothing in Common
+			// but the cost and the retry
+			require.NoError(t, s.Validate())
+			require.GreaterOrEqual(t, s.Cost, int64(1))
+			require.Zero(t, s.Start)
+			require.Zero(t, s.End())
+			require.Zero(t, s.Common.End)
+			require.Equal(t, traffic.Clients{}, s.Clients)
+			continue
 		default:
 			t.Fatalf("unexpected source %T", s)
 		}

@@ -15,7 +15,9 @@ type Scenario struct {
 	File string
 	Seed uint64
 	// Duration is the scenario's duration: as written, or, when every
-	// source ends by itself, derived from the latest source end.
+	// source ends by itself, derived from the latest source end; 0 for a
+	// scenario of replay sources only and no duration: until the traces
+	// end.
 	Duration time.Duration
 	Limit    algorithms.Policy
 	// Algorithms in the order written; every algorithm with the scenario's
@@ -37,6 +39,10 @@ type Scenario struct {
 	// W/10); Bucket the time-series bucket (report.bucket, default W/10).
 	Windows []time.Duration
 	Bucket  time.Duration
+
+	// replays are the replay sources and where their paths were written,
+	// for CheckFiles.
+	replays []replayRef
 }
 
 // Algorithm is one entry of the algorithms list.

@@ -114,16 +114,16 @@ func Run(cfg Config) (*Report, error) {
 	}
 	close(jobs)
 	wg.Wait()
-	for i, err := range errs {
+	for _, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", cfg.Algorithms[i].Label, err)
+			return nil, err
 		}
 	}
 	start, duration := cfg.Start, cfg.Duration
 	if duration == 0 {
-		// until the traces end: from the first arrival to just after the
-		// last (every run saw the same traffic)
-		start, duration = spans[0][0], spans[0][1]-spans[0][0]+1
+		// until the traces end: from the first arrival to the last (every
+		// run saw the same traffic)
+		start, duration = spans[0][0], spans[0][1]-spans[0][0]
 	}
 	return &Report{
 		Scenario:    cfg.Name,
@@ -196,7 +196,7 @@ func runOne(cfg *Config, i int, obs Observer) (Result, int64, [2]time.Duration, 
 		lim, err = algorithms.New(alg.Name, alg.Params)
 	}
 	if err != nil {
-		return Result{}, 0, [2]time.Duration{}, err
+		return Result{}, 0, [2]time.Duration{}, fmt.Errorf("%s: %w", alg.Label, err)
 	}
 	keys, stream, err := cfg.Traffic.Open()
 	if err != nil {

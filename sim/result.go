@@ -15,7 +15,7 @@ type Report struct {
 	Seed        uint64 `json:"seed"`
 	// StartNs and DurationNs are the span of the traffic: from 0 and the
 	// scenario's duration for synthetic traffic, from the first arrival to
-	// just after the last for recorded traces.
+	// the last for recorded traces.
 	StartNs    int64 `json:"start_ns"`
 	DurationNs int64 `json:"duration_ns"`
 	Limit      Limit `json:"limit"`
@@ -24,6 +24,28 @@ type Report struct {
 	// a peak ratio above 1.0 can be within the policy.
 	Keys    int64    `json:"keys"`
 	Results []Result `json:"results"`
+	// Traces summarises the recorded traces replayed, if any (filled by
+	// the caller from the replay sources after the run).
+	Traces []TraceSummary `json:"traces,omitempty"`
+}
+
+// TraceSummary is what reading one recorded trace found: how many lines
+// were read, used, malformed (by reason), later than the reorder window, and
+// cut by the slice; its span, keys and busiest second.
+type TraceSummary struct {
+	Path          string           `json:"path"`
+	Format        string           `json:"format"`
+	Lines         int64            `json:"lines"`
+	Used          int64            `json:"used"`
+	Malformed     int64            `json:"malformed"`
+	Late          int64            `json:"late"`
+	Sliced        int64            `json:"sliced"`
+	ByReason      map[string]int64 `json:"malformed_by_reason,omitempty"`
+	FirstBad      []string         `json:"first_bad,omitempty"`
+	FirstNs       int64            `json:"first_ns"`
+	LastNs        int64            `json:"last_ns"`
+	Keys          int64            `json:"keys"`
+	PeakPerSecond int64            `json:"peak_per_second"`
 }
 
 // Limit is the scenario's policy as the JSON writes it.

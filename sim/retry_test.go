@@ -219,7 +219,7 @@ func TestRunUntilTracesEnd(t *testing.T) {
 	rep, err := Run(cfg)
 	require.NoError(t, err)
 	require.Equal(t, int64(at+150*ms), rep.StartNs)
-	require.Equal(t, int64(2*time.Second-150*ms+1), rep.DurationNs)
+	require.Equal(t, int64(2*time.Second-150*ms), rep.DurationNs)
 	r := rep.Results[0]
 	require.Equal(t, int64(at+100*ms), r.Series.StartNs, "the bucket of the first arrival")
 	// Retries every 400ms until 1s (W) after the last first attempt at

@@ -89,6 +89,18 @@ func (k *Keys) Intern(name string) uint32 {
 	return id
 }
 
+// InternBytes is Intern for a name held in bytes (a field of a trace
+// line): a name already interned is found without allocating, so reading
+// a trace allocates only for each new key's name.
+func (k *Keys) InternBytes(name []byte) uint32 {
+	if !k.declaring {
+		if id, ok := k.named[string(name)]; ok {
+			return id
+		}
+	}
+	return k.Intern(string(name))
+}
+
 // declare runs fn with single names held back, then interns them, so that a
 // name inside a range gets the range's id whichever source declared first.
 func (k *Keys) declare(fn func()) {

@@ -1,5 +1,5 @@
 // Package traffic produces the arrivals a simulation replays: synthetic
-// sources (times, burst, steady, ...) and, later, recorded traces. Every
+// sources (times, burst, steady, ...) and recorded traces (Replay). Every
 // source is seeded and streaming: it yields arrivals one at a time in
 // non-decreasing time order and holds constant memory however long it runs.
 //

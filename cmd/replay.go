@@ -1,0 +1,164 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ratesim/ratesim/scenarios"
+	"github.com/spf13/cobra"
+)
+
+// replayFlags are the options of `ratesim replay`: the limit, the trace's
+// reading options (each a replay source field of the same name, but
+// --trace-format for the trace's format), and the output flags of compare.
+type replayFlags struct {
+	compareFlags
+	limit  string
+	burst  int64
+	fields map[string]*string // replay source field -> flag value
+	strict bool
+	speed  string
+}
+
+// replayStringFields are the replay source's string fields, each a flag of
+// the same name ("format" is --trace-format: --format is the output's).
+var replayStringFields = []struct{ field, flag, usage string }{
+	{"format", "trace-format", "the trace's format: auto, combined, common, csv, tsv, jsonl"},
+	{"time-field", "time-field", "the field holding the time: a header name, a 1-based column or a JSON field"},
+	{"key-field", "key-field", `the field holding the key (logs: "ip"); "none" puts every request under one key`},
+	{"cost-field", "cost-field", "a numeric field holding each request's cost (default: cost 1)"},
+	{"time-layout", "time-layout", `a Go reference layout for the time, e.g. "2006-01-02 15:04:05.000000"`},
+	{"time-unit", "time-unit", "the unit of numeric times: s, ms, us, ns"},
+	{"timezone", "timezone", "the zone of times written without one (an IANA name; default UTC)"},
+	{"reorder", "reorder", "reorder lines within this window (default 5m)"},
+	{"spread", "spread", "spread requests stamped with one whole second: even, none, random"},
+	{"start", "start", "skip the trace before this offset from its first line"},
+	{"end", "end", "stop the trace at this offset from its first line"},
+}
+
+func newReplayCmd() *cobra.Command {
+	f := replayFlags{fields: map[string]*string{}}
+	c := &cobra.Command{
+		Use:   "replay FILE",
+		Short: "Compare every algorithm on a recorded trace (access log, CSV, JSON lines)",
+		Long: `Replays a recorded trace through every algorithm, without a scenario file, and
+prints the comparison, a summary of the trace (lines read, used, malformed and
+out of order, its time span, keys and peak rate) and the keys each algorithm
+limited. Access logs (combined or common log format), CSV, TSV and JSON lines
+are recognised by themselves; gzip is read transparently.`,
+		Example: `  ratesim replay access.log --limit 100/s --burst 200
+  ratesim replay access.log.gz --limit 10/s --key-field ip --algorithms gcra,sliding-window
+  ratesim replay llm.csv --limit 90000/m --time-field TIMESTAMP --cost-field ContextTokens --key-field none`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			f.seedSet = c.Flags().Changed("seed")
+			return runReplay(c.OutOrStdout(), c.ErrOrStderr(), args[0], f, c.Flags().Changed("burst"))
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.limit, "limit", "", "the limit every algorithm enforces, e.g. 100/s, 600/m (required)")
+	fl.Int64Var(&f.burst, "burst", 0, "the burst (default: the rate)")
+	for _, sf := range replayStringFields {
+		v := new(string)
+		f.fields[sf.field] = v
+		fl.StringVar(v, sf.flag, "", sf.usage)
+	}
+	fl.StringVar(&f.speed, "speed", "", "replay faster (2) or slower (0.5) than recorded")
+	fl.BoolVar(&f.strict, "strict", false, "stop at the first malformed line (exit 2) instead of counting it")
+	fl.StringVar(&f.format, "format", "table", "output format: "+strings.Join(formats, ", "))
+	fl.StringVar(&f.algorithms, "algorithms", "", "run only these algorithms (comma-separated names)")
+	fl.StringVar(&f.decisions, "decisions", "", "write every decision to this CSV file")
+	fl.Uint64Var(&f.seed, "seed", 1, "the seed of random spreading")
+	fl.IntVar(&f.top, "top", 5, "list this many keys per algorithm by rejections")
+	_ = c.MarkFlagRequired("limit")
+	return c
+}
+
+func runReplay(stdout, stderr io.Writer, path string, f replayFlags, burstSet bool) error {
+	sc, err := replayScenario(path, f, burstSet)
+	if err != nil {
+		return err
+	}
+	f.seedSet = false // the seed is already the scenario's
+	return compareScenario(stdout, stderr, sc, f.compareFlags)
+}
+
+// replayScenario builds the scenario of a replay from the flags: it writes
+// the scenario as a document and reads it with the scenario parser, so the
+// flags get exactly the checks a scenario file gets, then names the flag of
+// every problem found.
+func replayScenario(path string, f replayFlags, burstSet bool) (*scenarios.Scenario, error) {
+	rate, err := scenarios.ParseRate(f.limit)
+	if err != nil {
+		return nil, usagef("--limit: %v", err)
+	}
+	limit := map[string]any{"rate": rate.Count, "per": rate.Per.String()}
+	if burstSet {
+		limit["burst"] = f.burst
+	}
+	src := map[string]any{"type": "replay", "path": path}
+	for field, v := range f.fields {
+		if *v != "" {
+			src[field] = *v
+		}
+	}
+	if f.strict {
+		src["strict"] = true
+	}
+	if f.speed != "" {
+		src["speed"] = json.Number(f.speed)
+	}
+	doc := map[string]any{
+		"name":    "replay " + path,
+		"seed":    f.seed,
+		"limit":   limit,
+		"traffic": []any{src},
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return nil, usagef("--speed: %q: want a number, e.g. 2 or 0.5", f.speed)
+	}
+	sc, err := scenarios.Parse("flags", data)
+	if err == nil {
+		err = scenarios.CheckFiles(sc)
+	}
+	if err != nil {
+		return nil, usageError{flagErrors(err, path)}
+	}
+	return sc, nil
+}
+
+// flagErrors rewrites the errors of a scenario built from flags so that
+// each names the flag (or the trace file) instead of a place in the
+// document.
+func flagErrors(err error, path string) error {
+	list, ok := err.(scenarios.Errors)
+	if !ok {
+		return err
+	}
+	var lines []string
+	for _, e := range list {
+		name, msg := e.Path, e.Msg
+		switch {
+		case e.Path == "traffic[0].path":
+			name = path
+			// the message starts with the path, quoted (and shortened when
+			// long): the file is named already
+			if i := strings.Index(msg, `": `); strings.HasPrefix(msg, `"`) && i > 0 {
+				msg = msg[i+3:]
+			}
+		case e.Path == "traffic[0].format":
+			name = "--trace-format"
+		case strings.HasPrefix(e.Path, "traffic[0]."):
+			name = "--" + strings.TrimPrefix(e.Path, "traffic[0].")
+		case e.Path == "limit.burst":
+			name = "--burst"
+		case strings.HasPrefix(e.Path, "limit"):
+			name = "--limit"
+		}
+		lines = append(lines, name+": "+msg)
+	}
+	return fmt.Errorf("%s", strings.Join(lines, "\n"))
+}

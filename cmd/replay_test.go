@@ -1,0 +1,111 @@
+package cmd
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const okLine = `1.2.3.4 - - [17/May/2015:10:05:03 +0000] "GET / HTTP/1.1" 200 5 "-" "curl"` + "\n"
+
+// TestReplayBadLines: every kind of bad line is counted by reason and
+// reported with its line number, the run goes on, and nothing panics.
+func TestReplayBadLines(t *testing.T) {
+	dir := t.TempDir()
+	var log bytes.Buffer
+	log.WriteString(okLine)                                                                                                  // 1: good
+	log.WriteString(`1.2.3.4 - - [17/May/2015:10:05`)                                                                        // 2: truncated
+	log.WriteString("\n")                                                                                                    //
+	log.WriteString(`1.2.3.4 - - [32/May/2015:10:05:03 +0000] "GET / HTTP/1.1" 200 5` + "\n")                                // 3: bad date
+	log.WriteString(`1.2.3.4 - - [17/Mai/2015:10:05:03 +0000] "GET / HTTP/1.1" 200 5` + "\n")                                // 4: bad month
+	log.WriteString(`1.2.3.4 - -` + "\n")                                                                                    // 5: missing field
+	log.WriteString("\x00\x01\xfe\xffgarbage\n")                                                                             // 6: binary
+	log.WriteString("9.9.9.9 - - [17/May/2015:10:05:04 +0000] \"GET /" + strings.Repeat("a", 1<<20) + " HTTP/1.1\" 200 5\n") // 7: 1 MB
+	log.WriteString(strings.Replace(okLine, "10:05:03", "10:05:05", 1))                                                      // 8: good
+	path := filepath.Join(dir, "bad.log")
+	require.NoError(t, os.WriteFile(path, log.Bytes(), 0o644))
+
+	status, out, errOut := run(t, "replay", path, "--limit", "10/s", "--trace-format", "combined")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, "8 lines read, 2 used, 6 malformed")
+	for _, want := range []string{":2: ", ":3: bad time", ":4: bad month", ":5: missing field"} {
+		require.Contains(t, out, want)
+	}
+	require.Contains(t, out, "line too long 1")
+	require.Contains(t, out, "not UTF-8 1")
+	require.NotContains(t, out+errOut, "panic")
+
+	// strict: exit 2 at the first bad line, naming it
+	status, out, errOut = run(t, "replay", path, "--limit", "10/s", "--strict")
+	require.Equal(t, 2, status)
+	require.Empty(t, out)
+	require.Contains(t, errOut, "bad.log: line 2:")
+}
+
+func TestReplayMissingAndEmpty(t *testing.T) {
+	dir := t.TempDir()
+	status, _, errOut := run(t, "replay", filepath.Join(dir, "nope.log"), "--limit", "10/s")
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, "nope.log: no such file or directory")
+
+	empty := filepath.Join(dir, "empty.log")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	status, _, errOut = run(t, "replay", empty, "--limit", "10/s")
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, "empty.log: empty: no line to replay")
+
+	status, _, errOut = run(t, "replay", empty)
+	require.Equal(t, 2, status, "--limit is required")
+	require.Contains(t, errOut, `"limit" not set`)
+
+	status, _, errOut = run(t, "replay", empty, "--limit", "10/x")
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, `--limit: "10/x": unknown unit "x"`)
+}
+
+// TestTrafficRoundTrip: exporting a scenario's traffic and replaying the
+// file gives the same decisions as the scenario itself (csv and jsonl carry
+// times to the nanosecond, keys and costs).
+func TestTrafficRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	for _, format := range []string{"csv", "jsonl"} {
+		t.Run(format, func(t *testing.T) {
+			file := filepath.Join(dir, "api."+format)
+			status, _, errOut := run(t, "traffic", "api-gateway", "--format", format, "--output", file)
+			require.Equal(t, 0, status, errOut)
+
+			want := filepath.Join(dir, "want-"+format+".csv")
+			status, _, errOut = run(t, "compare", "api-gateway", "--decisions", want, "--format", "json")
+			require.Equal(t, 0, status, errOut)
+			got := filepath.Join(dir, "got-"+format+".csv")
+			status, _, errOut = run(t, "replay", file, "--limit", "10/s", "--burst", "20",
+				"--key-field", "key", "--cost-field", "cost", "--decisions", got, "--format", "json")
+			require.Equal(t, 0, status, errOut)
+
+			w, err := os.ReadFile(want)
+			require.NoError(t, err)
+			g, err := os.ReadFile(got)
+			require.NoError(t, err)
+			require.Greater(t, bytes.Count(w, []byte("\n")), 9*18000, "every decision of nine algorithms")
+			require.Equal(t, string(w), string(g), "the same decisions, row for row")
+		})
+	}
+}
+
+// TestReplayRealTrace replays the Apache log of ../shared/traces through the
+// command, as a user would.
+func TestReplayRealTrace(t *testing.T) {
+	path := "../../shared/traces/elastic_apache_logs.log"
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("the shared traces are not here (%v): they come with the team's workspace, not the repository", err)
+	}
+	status, out, errOut := run(t, "replay", path, "--limit", "1/s", "--burst", "5", "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, `"lines": 10000`)
+	require.Contains(t, out, `"keys": 1753`)
+	require.Contains(t, out, `"format": "combined"`)
+}

@@ -1,0 +1,331 @@
+package scenarios
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	// Time zones load the same on every machine, with or without a zone
+	// database installed.
+	_ "time/tzdata"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/ratesim/ratesim/traffic"
+)
+
+const (
+	// defaultReorder is a replay source's reorder window when it sets none.
+	defaultReorder = 5 * time.Minute
+	wantSpeed      = "a decimal > 0 like 2, 0.5 or 1.5"
+)
+
+// replayFields are the fields of a replay source besides type, cost,
+// start, end and retry.
+var replayFields = []string{"path", "format", "time-field", "key-field", "cost-field", "columns",
+	"time-layout", "time-unit", "timezone", "reorder", "spread", "speed", "strict"}
+
+// replayCommon are the common fields a replay source takes.
+var replayCommon = []string{"type", "cost", "start", "end", "retry"}
+
+// replayRef is where a replay source's path was written, for CheckFiles.
+type replayRef struct {
+	src     *traffic.Replay
+	pos     position
+	path    string // traffic[i].path
+	written string
+}
+
+// replay reads the fields of a replay source into src; c holds the common
+// fields already read (cost, start, end, retry). The start and end of a
+// replay are offsets from the trace's first timestamp: they become
+// SliceStart and SliceEnd.
+func (d *decoder) replay(m *mapping, c traffic.Common, good bool) (*traffic.Replay, *replayRef, bool) {
+	src := &traffic.Replay{Common: c, Reorder: defaultReorder}
+	var ref *replayRef
+	src.SliceStart, src.SliceEnd = c.Start, c.End
+	src.Common.Start, src.Common.End = 0, 0
+	src.Clients = traffic.Clients{}
+
+	if v := m.get("path"); v.set {
+		p, ok := d.str(v, true)
+		src.Path, good = d.resolve(p), good && ok
+		if ok {
+			ref = &replayRef{src: src, pos: v.pos, path: v.path, written: p}
+		}
+	} else {
+		d.missing(v, "the trace file: an access log, CSV, TSV or JSON lines, maybe gzipped")
+		good = false
+	}
+	format := "auto"
+	if v := m.get("format"); v.set {
+		f, ok := d.str(v, true)
+		if ok && !contains(traffic.ReplayFormats, f) {
+			d.errAt(v.pos, v.path, "%s: unknown format (want %s)", quote(f), orList(traffic.ReplayFormats))
+			ok = false
+		}
+		if ok {
+			format = f
+		}
+		src.Format, good = f, good && ok
+	}
+	log := format == "combined" || format == "common"
+	logKeys := traffic.LogKeyFields
+	if format == "common" {
+		logKeys = logKeys[:5]
+	}
+
+	if v := m.get("time-field"); v.set {
+		f, ok := d.fieldName(v, format)
+		if ok && log && f != "time" {
+			d.errAt(m.keyPos["time-field"], v.path, "does not apply to a %s log: its time is the [time] field (set time-layout for another stamp)", format)
+			ok = false
+		}
+		src.TimeField, good = f, good && ok
+	}
+	if v := m.get("key-field"); v.set {
+		f, ok := d.fieldName(v, format)
+		if ok && log && f != traffic.KeyFieldNone && !contains(logKeys, f) {
+			d.errAt(v.pos, v.path, "%s: not a field of a %s log (want %s, or none)", v.found(), format, orList(logKeys))
+			ok = false
+		}
+		src.KeyField, good = f, good && ok
+	}
+	if v := m.get("cost-field"); v.set {
+		f, ok := d.fieldName(v, format)
+		if ok && log && !contains(traffic.LogCostFields, f) {
+			d.errAt(v.pos, v.path, "%s: not a numeric field of a %s log (want %s)", v.found(), format, orList(traffic.LogCostFields))
+			ok = false
+		}
+		if ok && m.get("cost").set {
+			d.errAt(m.keyPos[later(m, "cost", "cost-field")], join(m.path, later(m, "cost", "cost-field")), "want cost or cost-field, not both")
+			ok = false
+		}
+		src.CostField, good = f, good && ok
+	}
+	if v := m.get("columns"); v.set {
+		cols, ok := d.columns(v)
+		if ok && format != "auto" && format != "csv" && format != "tsv" {
+			d.errAt(m.keyPos["columns"], v.path, "applies to csv and tsv only (a header-less file), not %s", format)
+			ok = false
+		}
+		src.Columns, good = cols, good && ok
+	}
+	layoutVal, unitVal := m.get("time-layout"), m.get("time-unit")
+	if layoutVal.set && unitVal.set {
+		k := later(m, "time-layout", "time-unit")
+		d.errAt(m.keyPos[k], join(m.path, k), "want time-layout or time-unit, not both")
+		good = false
+	}
+	if v := layoutVal; v.set {
+		l, ok := d.str(v, true)
+		if ok {
+			if err := traffic.CheckTimeLayout(l); err != nil {
+				d.errAt(v.pos, v.path, "%s: %v", quote(l), err)
+				ok = false
+			}
+		}
+		src.TimeLayout, good = l, good && ok
+	}
+	if v := unitVal; v.set {
+		u, ok := d.str(v, true)
+		if ok && !contains(traffic.ReplayTimeUnits, u) {
+			d.errAt(v.pos, v.path, "%s: unknown unit (want %s)", quote(u), orList(traffic.ReplayTimeUnits))
+			ok = false
+		}
+		src.TimeUnit, good = u, good && ok
+	}
+	if v := m.get("timezone"); v.set {
+		loc, ok := d.timezone(v)
+		src.Timezone, good = loc, good && ok
+	}
+	if v := m.get("reorder"); v.set {
+		r, ok := d.duration(v, false)
+		src.Reorder, good = r, good && ok
+	}
+	if v := m.get("spread"); v.set {
+		sp, ok := d.str(v, true)
+		if ok && !contains(traffic.ReplaySpreads, sp) {
+			d.errAt(v.pos, v.path, "%s: unknown spread (want %s)", quote(sp), orList(traffic.ReplaySpreads))
+			ok = false
+		}
+		src.Spread, good = sp, good && ok
+	}
+	if v := m.get("speed"); v.set {
+		f, ok := d.speed(v)
+		src.Speed, good = f, good && ok
+	}
+	if v := m.get("strict"); v.set {
+		b, ok := d.boolean(v)
+		src.Strict, good = b, good && ok
+	}
+	return src, ref, good
+}
+
+// later is whichever of fields a and b of m was written last.
+func later(m *mapping, a, b string) string {
+	if before(m.keyPos[a], m.keyPos[b]) {
+		return b
+	}
+	return a
+}
+
+// resolve makes a trace path written in the scenario file relative to the
+// file's folder (built-ins: the working directory).
+func (d *decoder) resolve(p string) string {
+	if p == "" || filepath.IsAbs(p) || strings.HasPrefix(d.file, "builtin:") {
+		return p
+	}
+	dir := filepath.Dir(d.file)
+	if dir == "." {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+// fieldName reads a time-, key- or cost-field: a name, or for CSV and TSV
+// a 1-based column number.
+func (d *decoder) fieldName(v val, format string) (string, bool) {
+	if !v.ok() {
+		return "", false
+	}
+	if n, ok := v.n.(*ast.IntegerNode); ok {
+		text := scalarText(n)
+		if format == "jsonl" || format == "combined" || format == "common" {
+			d.errAt(v.pos, v.path, "found integer %s, want a field name (column numbers are for csv and tsv)", text)
+			return "", false
+		}
+		if !isDecimal(text) || strings.HasPrefix(text, "-") || strings.HasPrefix(text, "+") || strings.TrimLeft(text, "0") == "" || len(text) > 9 {
+			d.errAt(v.pos, v.path, "%s: want a column number from 1, or a name", text)
+			return "", false
+		}
+		return text, true
+	}
+	return d.str(v, true)
+}
+
+// columns reads a list of distinct non-empty column names.
+func (d *decoder) columns(v val) ([]string, bool) {
+	const want = "a list of column names like [time, ip, path]"
+	items, ok := d.list(v, want)
+	if !ok {
+		return nil, false
+	}
+	if len(items) == 0 {
+		d.errAt(v.pos, v.path, "empty list (want %s)", want)
+		return nil, false
+	}
+	var out []string
+	good := true
+	for _, it := range items {
+		s, ok := d.str(it, true)
+		if !ok {
+			good = false
+			continue
+		}
+		if i := slices.Index(out, s); i >= 0 {
+			d.errAt(it.pos, it.path, "%s: duplicate column (also %s)", quote(s), index(v.path, i))
+			good = false
+		}
+		out = append(out, s)
+	}
+	return out, good
+}
+
+// timezone reads an IANA zone name (Europe/Paris) or UTC.
+func (d *decoder) timezone(v val) (*time.Location, bool) {
+	name, ok := d.str(v, true)
+	if !ok {
+		return nil, false
+	}
+	const want = "want an IANA name like Europe/Paris, or UTC"
+	if name == "Local" {
+		d.errAt(v.pos, v.path, `"Local": the machine's zone would make runs differ between machines (%s)`, want)
+		return nil, false
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		d.errAt(v.pos, v.path, "%s: unknown time zone (%s)", quote(name), want)
+		return nil, false
+	}
+	return loc, true
+}
+
+// speed reads a decimal > 0 exactly as a reduced fraction (1.5 is 3/2).
+func (d *decoder) speed(v val) (traffic.Fraction, bool) {
+	if !v.ok() {
+		return traffic.Fraction{}, false
+	}
+	switch v.n.(type) {
+	case *ast.IntegerNode, *ast.FloatNode:
+	default:
+		d.typeErr(v, wantSpeed)
+		return traffic.Fraction{}, false
+	}
+	text := scalarText(v.n)
+	f, msg := parseSpeed(text)
+	if msg != "" {
+		d.errAt(v.pos, v.path, "%s: %s", text, msg)
+		return traffic.Fraction{}, false
+	}
+	return f, true
+}
+
+// parseSpeed parses a decimal > 0 such as 2, 0.5 or 1.5 exactly into a
+// reduced fraction, never through a float.
+func parseSpeed(s string) (traffic.Fraction, string) {
+	intPart, fracPart, _ := strings.Cut(strings.TrimPrefix(s, "+"), ".")
+	if intPart == "" && fracPart == "" || strings.TrimLeft(intPart, "0123456789") != "" ||
+		strings.TrimLeft(fracPart, "0123456789") != "" {
+		return traffic.Fraction{}, "want " + wantSpeed
+	}
+	fracPart = strings.TrimRight(fracPart, "0")
+	digits := strings.TrimLeft(intPart+fracPart, "0")
+	if digits == "" {
+		return traffic.Fraction{}, "want " + wantSpeed
+	}
+	if len(digits) > 18 || len(fracPart) > 18 {
+		return traffic.Fraction{}, "too many digits (want " + wantSpeed + ")"
+	}
+	var num int64
+	for _, c := range digits {
+		num = num*10 + int64(c-'0')
+	}
+	den := int64(1)
+	for range fracPart {
+		den *= 10
+	}
+	g := gcd(num, den)
+	return traffic.Fraction{Num: num / g, Den: den / g}, ""
+}
+
+// CheckFiles opens the trace of every replay source of sc and reads its
+// first lines, as a run would (Parse does not open files): a missing file,
+// a format that cannot be recognised, a field that names no column, or
+// first lines that cannot be read are errors at the source's path field,
+// as file:line:col: traffic[i].path: "the path as written": what is wrong.
+// It returns nil or Errors.
+func CheckFiles(sc *Scenario) error {
+	var errs Errors
+	for _, ref := range sc.replays {
+		err := ref.src.Check()
+		if err == nil {
+			continue
+		}
+		msg := err.Error()
+		var re *traffic.ReplayError
+		if errors.As(err, &re) {
+			msg = re.Msg
+		}
+		if ref.src.Path != ref.written {
+			msg += " (read as " + ref.src.Path + ", relative to the scenario file)"
+		}
+		errs = append(errs, &Error{File: sc.File, Line: ref.pos.line, Col: ref.pos.col, Path: ref.path,
+			Msg: quote(ref.written) + ": " + msg})
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs.sorted()
+}

@@ -1,0 +1,927 @@
+package traffic
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Replay is a recorded trace as a source (type: replay): an access log, a
+// CSV or TSV file or JSON lines, read as a stream (never loaded whole), gzip
+// or not. Each line is one request; its arrival keeps the line's absolute
+// timestamp, in ns since the Unix epoch (SPEC section 1).
+//
+// The rules, in the order a line meets them:
+//
+//   - Lines: a line ends at \n (a \r before it is dropped); a last line
+//     without \n counts. A line longer than 1 MiB is malformed ("line too
+//     long") and skipped without being held whole; so is a line that is not
+//     valid UTF-8 ("not UTF-8") and an empty line ("empty line"). A CSV or
+//     TSV header is not a line of the trace (Lines does not count it, but
+//     line numbers are the file's).
+//   - Fields: see Format, TimeField, KeyField and CostField. A line that
+//     cannot be read is malformed, counted by reason in ReplayStats.ByReason,
+//     the first 5 reported in FirstBad with file:line and what was wrong, and
+//     the stream goes on; with Strict it stops there and Err returns the
+//     *LineError.
+//   - Slicing: a line whose stamp (before spreading and speed) is outside
+//     [first+SliceStart, first+SliceEnd), first being the stamp of the first
+//     readable line in file order, is sliced (counted, not sent); 0 means no
+//     cut on that side.
+//   - Order: logs are written when a request ends but stamped when it began,
+//     so lines come out of order. A line stamped up to Reorder before the
+//     latest stamp read so far is put in its place (lines of equal stamps
+//     keep file order). A line stamped more than Reorder before that latest
+//     stamp is Late: it is not dropped but sent at the later of its stamp
+//     and the last instant already sent (the earliest instant still
+//     possible), counted in Late and reported in FirstBad (the first 5).
+//     Memory holds only the lines within the window.
+//   - Spread: a stamp without sub-second digits (CLF, a layout without
+//     fractional seconds, integer Unix seconds) stands for a whole second.
+//     With Spread "even" (the default) the k-th (from 0, in file order) of
+//     the n lines stamped with second s goes to s + floor((2k+1)*1s/(2n));
+//     "none" sends them all at s; "random" draws n instants uniformly in
+//     [s, s+1s) from the source's seed and gives them, sorted, to the lines
+//     in file order. Stamps with sub-second digits are used as they are.
+//   - Speed: an instant t becomes first + (t - first) * Speed.Den / Speed.Num,
+//     rounded down to a ns, where first is the stamp of the first line kept
+//     (so 2/1 is the same traffic twice as fast).
+//
+// Every line read is used, malformed or sliced (Lines = Used + Malformed +
+// Sliced); Late lines are used.
+type Replay struct {
+	// Common: Cost is each request's cost when CostField is "" (0 means 1);
+	// Start and End are not used (see SliceStart, SliceEnd); Retry as any
+	// source. Clients is not used: keys come from the trace.
+	Common
+	// Path is the trace file; gzip is recognised by its magic bytes and read
+	// transparently, whatever the name.
+	Path string
+	// Format is auto ("" too), combined, common, csv, tsv or jsonl. Auto
+	// looks at the first lines (up to 5, within the first 64 KiB): a line
+	// of the common log shape (host ident user [time] "request" status
+	// size) is a log, combined when one of them has "referer" "agent"
+	// after the size; a line starting with { is JSON; otherwise tabs make
+	// TSV and commas CSV. The lines vote; ReplayStats.Format says which won.
+	Format string
+	// TimeField names the time: a header name (matched exactly, then
+	// ignoring case) or a 1-based column number for CSV/TSV, a top-level
+	// field for JSON lines. Default: the first column (or, for JSON, field
+	// present in the line) named time, timestamp, @timestamp, ts, datetime,
+	// time_s, time_ms, time_us or time_ns, ignoring case. Logs take their
+	// time from the [time] field and no TimeField.
+	TimeField string
+	// KeyField names the key of each request. Logs: ip (the client host,
+	// the default), ident, user, request (the whole request line), status,
+	// referer, agent (the last two in combined logs only). CSV/TSV/JSON: a
+	// field as for TimeField; default none. "none" puts every request under
+	// the single key "global". An empty key is malformed ("missing field").
+	KeyField string
+	// CostField names a numeric field giving each request's cost, an
+	// integer >= 1 ("bad cost" otherwise); for logs only "size" (the
+	// response size, where "-" is a bad cost). Empty: every request costs
+	// Common.Cost.
+	CostField string
+	// Columns names the columns of a CSV/TSV file without a header row;
+	// when empty the first line is the header.
+	Columns []string
+	// TimeLayout is a Go reference layout for the time (for logs, the text
+	// inside the brackets, or with them when the layout starts with "[").
+	// Sub-second digits are kept. A stamp counts as a whole second when the
+	// layout has no fixed fractional digits (.000) and its sub-second part
+	// is zero.
+	TimeLayout string
+	// TimeUnit reads numeric times as Unix s, ms, us or ns since the epoch,
+	// integer or decimal, exactly: the digits are read into integer ns
+	// ("1438936711.003372" s is 1438936711003372000 ns), digits below a ns
+	// dropped. Only integer seconds are whole seconds. Without TimeUnit or
+	// TimeLayout, a CSV/JSON time is read as: a number, in the unit its
+	// field name ends with (_s, _ms, _us, _ns) or else guessed from its
+	// integer digits (up to 10: s, 11-13: ms, 14-16: us, more: ns); RFC 3339
+	// with or without fraction and zone (T or a space between date and
+	// time: "2023-11-16 18:15:46.6805900" is read to the 100 ns); or a CLF
+	// stamp (10/Oct/2000:13:55:36 -0700).
+	TimeUnit string
+	// Timezone is the zone of times written without one; nil means UTC.
+	Timezone *time.Location
+	// Reorder is the reorder window (0: none, any line stamped before the
+	// latest stamp is Late). The scenario file's default is 5m.
+	Reorder time.Duration
+	// Spread is how lines stamped with the same whole second are spread:
+	// "" or "even", "none" or "random".
+	Spread string
+	// Speed scales time exactly: 2/1 is twice as fast, 1/2 half as fast;
+	// the zero value is 1.
+	Speed Fraction
+	// SliceStart and SliceEnd keep the lines stamped in
+	// [first+SliceStart, first+SliceEnd), first being the trace's first
+	// timestamp (the first readable line's); 0 is no cut.
+	SliceStart, SliceEnd time.Duration
+	// Strict stops the stream at the first malformed line: Err returns its
+	// *LineError.
+	Strict bool
+
+	// stats holds the *ReplayStats of the first stream read to its end (an
+	// atomic.Value, which a Replay may be copied with, before use)
+	stats atomic.Value
+}
+
+// ReplayStats is what reading a trace found.
+type ReplayStats struct {
+	Path   string
+	Format string // the format used: when Format was auto, the one chosen
+	// Lines = Used + Malformed + Sliced; Late lines are among the Used.
+	Lines, Used, Malformed, Late, Sliced int64
+	// ByReason counts malformed lines by reason: "bad time", "bad month",
+	// "missing field", "bad cost", "bad quote", "bad JSON", "bad key",
+	// "line too long", "not UTF-8", "empty line".
+	ByReason map[string]int64
+	// FirstBad holds the first 5 malformed lines and the first 5 late ones,
+	// in file order.
+	FirstBad []LineError
+	// First and Last are the first and last instants sent (after spreading
+	// and speed); both 0 when nothing was sent.
+	First, Last time.Duration
+	Keys        int64 // distinct keys sent
+	// PeakPerSecond is the most arrivals in any [a, a+1s).
+	PeakPerSecond int64
+}
+
+// LineError is a bad or late line of a trace.
+type LineError struct {
+	File string
+	Line int64
+	Msg  string
+}
+
+// Error is "file:line: msg".
+func (e *LineError) Error() string {
+	return e.File + ":" + strconv.FormatInt(e.Line, 10) + ": " + e.Msg
+}
+
+// ReplayError is a trace that cannot be replayed at all (missing file,
+// unknown format, no such column, an invalid option): Msg says what, and
+// Error() prefixes it with the path. Err is the underlying error when there
+// is one (a missing file's is fs.ErrNotExist for errors.Is).
+type ReplayError struct {
+	Path string
+	Msg  string
+	Err  error
+}
+
+func (e *ReplayError) Error() string { return e.Path + ": " + e.Msg }
+
+func (e *ReplayError) Unwrap() error { return e.Err }
+
+// The values Replay's options take, in the order messages list them.
+var (
+	ReplayFormats   = []string{"auto", "combined", "common", "csv", "tsv", "jsonl"}
+	ReplaySpreads   = []string{"even", "none", "random"}
+	ReplayTimeUnits = []string{"s", "ms", "us", "ns"}
+	// LogKeyFields are the fields of a log line a key may come from;
+	// referer and agent only in combined logs.
+	LogKeyFields = []string{"ip", "ident", "user", "request", "status", "referer", "agent"}
+	// LogCostFields are the fields of a log line a cost may come from.
+	LogCostFields = []string{"size"}
+)
+
+const (
+	// KeyFieldNone is the key-field that puts every request under GlobalKey.
+	KeyFieldNone = "none"
+	// GlobalKey is the key of every request of a trace without key field.
+	GlobalKey = "global"
+	// maxLine is the longest line read; longer ones are malformed.
+	maxLine = 1 << 20
+	// maxReported is how many malformed (and late) lines FirstBad keeps.
+	maxReported = 5
+)
+
+var timeUnits = map[string]int64{"s": int64(time.Second), "ms": int64(time.Millisecond), "us": int64(time.Microsecond), "ns": 1}
+
+// Declare does nothing: a replay's keys come from the trace as it is read.
+func (r *Replay) Declare(*Keys) {}
+
+// End is 0: a trace ends by itself.
+func (r *Replay) End() time.Duration { return 0 }
+
+// Stats returns the statistics of the first stream of this source read to
+// its end (or stopped by Strict); nil before. Every stream of a source reads
+// the same file, so every copy gives the same figures.
+func (r *Replay) Stats() *ReplayStats {
+	st, _ := r.stats.Load().(*ReplayStats)
+	return st
+}
+
+func isLog(format string) bool { return format == "combined" || format == "common" }
+
+// orWords writes a, b or c.
+func orWords(list []string) string {
+	if len(list) < 2 {
+		return strings.Join(list, "")
+	}
+	return strings.Join(list[:len(list)-1], ", ") + " or " + list[len(list)-1]
+}
+
+// Validate checks the options without opening the file; Open checks them
+// too. The error is a *ReplayError naming the option.
+func (r *Replay) Validate() error {
+	if msg := r.validate(); msg != "" {
+		return &ReplayError{Path: r.Path, Msg: msg}
+	}
+	return nil
+}
+
+func (r *Replay) validate() string {
+	if r.Path == "" {
+		return "no path"
+	}
+	format := r.Format
+	if format == "" {
+		format = "auto"
+	}
+	if !slices.Contains(ReplayFormats, format) {
+		return fmt.Sprintf("format %q: want %s", r.Format, orWords(ReplayFormats))
+	}
+	if r.TimeLayout != "" && r.TimeUnit != "" {
+		return "time-layout and time-unit: want one, not both"
+	}
+	if r.TimeUnit != "" && timeUnits[r.TimeUnit] == 0 {
+		return fmt.Sprintf("time-unit %q: want %s", r.TimeUnit, orWords(ReplayTimeUnits))
+	}
+	if r.TimeLayout != "" {
+		if err := CheckTimeLayout(r.TimeLayout); err != nil {
+			return "time-layout " + strconv.Quote(r.TimeLayout) + ": " + err.Error()
+		}
+	}
+	if isLog(format) {
+		if msg := checkLogFields(format, r.TimeField, r.KeyField, r.CostField); msg != "" {
+			return msg
+		}
+		if len(r.Columns) > 0 {
+			return "columns: applies to csv and tsv only, not " + format
+		}
+	}
+	if format == "jsonl" && len(r.Columns) > 0 {
+		return "columns: applies to csv and tsv only, not jsonl"
+	}
+	for i, c := range r.Columns {
+		if c == "" {
+			return fmt.Sprintf("columns[%d]: empty name", i)
+		}
+		if j := slices.Index(r.Columns, c); j < i {
+			return fmt.Sprintf("columns[%d]: %q named twice (also columns[%d])", i, c, j)
+		}
+	}
+	if r.Reorder < 0 {
+		return fmt.Sprintf("reorder %v: want a duration >= 0", r.Reorder)
+	}
+	if r.Spread != "" && !slices.Contains(ReplaySpreads, r.Spread) {
+		return fmt.Sprintf("spread %q: want %s", r.Spread, orWords(ReplaySpreads))
+	}
+	if r.Speed != (Fraction{}) && (r.Speed.Num <= 0 || r.Speed.Den <= 0) {
+		return fmt.Sprintf("speed %d/%d: want a fraction > 0", r.Speed.Num, r.Speed.Den)
+	}
+	if r.SliceStart < 0 || r.SliceEnd < 0 {
+		return "start and end: want durations >= 0 from the trace's first timestamp"
+	}
+	if r.SliceEnd > 0 && r.SliceEnd <= r.SliceStart {
+		return fmt.Sprintf("end %v: want an end after start %v", r.SliceEnd, r.SliceStart)
+	}
+	if r.Cost < 0 {
+		return fmt.Sprintf("cost %d: want an integer >= 1", r.Cost)
+	}
+	return ""
+}
+
+// checkLogFields checks the time, key and cost fields of a log format.
+func checkLogFields(format, timeField, keyField, costField string) string {
+	if timeField != "" && timeField != "time" {
+		return fmt.Sprintf("time-field %q: a log's time is its [time] field (set time-layout for another stamp)", timeField)
+	}
+	keys := LogKeyFields
+	if format == "common" {
+		keys = keys[:5]
+	}
+	if keyField != "" && keyField != KeyFieldNone && !slices.Contains(keys, keyField) {
+		return fmt.Sprintf("key-field %q: a %s log's fields are %s (or none)", keyField, format, orWords(keys))
+	}
+	if costField != "" && !slices.Contains(LogCostFields, costField) {
+		return fmt.Sprintf("cost-field %q: a log's cost field is %s", costField, orWords(LogCostFields))
+	}
+	return ""
+}
+
+// CheckTimeLayout reports whether layout is a Go reference layout that
+// gives a date and a time of day: 2006-01-02 15:04:05 formatted with it
+// must parse back to that instant (to the second).
+func CheckTimeLayout(layout string) error {
+	ref := time.Date(2006, 1, 2, 15, 4, 5, 0, time.UTC)
+	if time.Date(2001, 3, 4, 7, 8, 9, 0, time.UTC).Format(layout) == layout {
+		return fmt.Errorf("no element of Go's reference time (want a layout like 2006-01-02 15:04:05.000)")
+	}
+	text := ref.Format(layout)
+	back, err := time.Parse(layout, text)
+	if err != nil {
+		return fmt.Errorf("does not read back what it writes (%v)", err)
+	}
+	if !back.Truncate(time.Second).Equal(ref) {
+		return fmt.Errorf("does not give the date and time to the second (2006-01-02 15:04:05 reads back as %s)", back.Format("2006-01-02 15:04:05"))
+	}
+	return nil
+}
+
+// Open opens the trace and starts a stream of its arrivals. A missing or
+// unreadable file, an unrecognised format, a field that names no column and
+// an invalid option are errors here, as a *ReplayError.
+func (r *Replay) Open(k *Keys, index int, seed uint64) (Stream, error) {
+	if msg := r.validate(); msg != "" {
+		return nil, &ReplayError{Path: r.Path, Msg: msg}
+	}
+	in, err := openTrace(r)
+	if err != nil {
+		return nil, err
+	}
+	s, err := r.openInput(in, k, index, seed)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// openInput starts a stream over an open input.
+func (r *Replay) openInput(in *traceInput, k *Keys, index int, seed uint64) (*replayStream, error) {
+	s := &replayStream{r: r, keys: k, source: int32(index), in: in}
+	if err := s.setup(seed); err != nil {
+		in.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Check opens the trace as Open does and reads its first lines (up to 5):
+// it fails when the file is empty, when none of those lines can be read,
+// or, with Strict, when one cannot. The error is a *ReplayError.
+func (r *Replay) Check() error {
+	if msg := r.validate(); msg != "" {
+		return &ReplayError{Path: r.Path, Msg: msg}
+	}
+	s := &replayStream{r: r, keys: NewKeys()}
+	in, err := openTrace(r)
+	if err != nil {
+		return err
+	}
+	defer in.close()
+	s.in = in
+	if err := s.setup(0); err != nil {
+		return err
+	}
+	var firstBad *LineError
+	tried, good := 0, 0
+	var rec parsedLine
+	for tried < 5 && (firstBad == nil || !r.Strict) {
+		line, bad, err := s.readLine()
+		if err != nil {
+			return &ReplayError{Path: r.Path, Msg: err.Error(), Err: err}
+		}
+		if line == nil && bad.reason == "" {
+			break // end of file
+		}
+		tried++
+		if bad.reason == "" {
+			bad = s.parser.parse(line, &rec)
+		}
+		switch {
+		case bad.reason == "" && !r.Strict:
+			return nil
+		case bad.reason == "":
+			good++
+		case firstBad == nil:
+			firstBad = &LineError{File: r.Path, Line: s.in.lines.n, Msg: bad.message()}
+		}
+	}
+	switch {
+	case firstBad != nil && r.Strict:
+		return &ReplayError{Path: r.Path, Msg: fmt.Sprintf("line %d: %s (strict stops there)", firstBad.Line, firstBad.Msg)}
+	case firstBad != nil && good == 0:
+		return &ReplayError{Path: r.Path, Msg: fmt.Sprintf("none of the first %d lines can be read as %s: line %d: %s", tried, s.format, firstBad.Line, firstBad.Msg)}
+	case tried == 0:
+		return &ReplayError{Path: r.Path, Msg: "empty: no line to replay"}
+	}
+	return nil
+}
+
+// parsedLine is what a format's parser reads from a line.
+type parsedLine struct {
+	t     int64 // ns since the epoch
+	whole bool  // the stamp is a whole second (no sub-second digits)
+	key   []byte
+	cost  int64 // 0: the source's cost
+}
+
+// badLine says why a line cannot be used; the zero value means it can.
+type badLine struct {
+	reason string // the ByReason key
+	detail string
+}
+
+func (b badLine) message() string {
+	if b.detail == "" {
+		return b.reason
+	}
+	return b.reason + ": " + b.detail
+}
+
+// lineParser reads one line of a format.
+type lineParser interface {
+	parse(line []byte, out *parsedLine) badLine
+}
+
+// pending is a line waiting in the reorder buffer.
+type pending struct {
+	t    int64  // instant before speed; an unspread line's whole second
+	seq  uint64 // file order
+	cost int64
+	key  uint32
+	// unspread marks a whole-second line not yet spread within its second
+	unspread bool
+}
+
+func (a *pending) less(b *pending) bool { return a.t < b.t || a.t == b.t && a.seq < b.seq }
+
+const (
+	spreadEven = iota
+	spreadNone
+	spreadRandom
+)
+
+type replayStream struct {
+	r      *Replay
+	in     *traceInput
+	format string
+	parser lineParser
+	keys   *Keys
+	source int32
+
+	cost     int64
+	spread   int
+	rng      *rand.Rand
+	reorder  int64
+	num, den int64 // speed
+
+	haveFirst  bool
+	first      int64 // the first stamp read: slices count from it
+	haveKept   bool
+	kept       int64 // the first stamp kept: speed scales from it
+	haveMax    bool
+	maxSeen    int64 // the latest stamp read
+	maxLine    int64 // its line
+	sentAny    bool
+	lastSent   int64 // the last instant sent, before speed
+	haveGlobal bool
+	global     uint32 // the id of GlobalKey
+	seq        uint64
+
+	// The reorder buffer: lines in order go to fifo (sorted by
+	// construction), others to heap; ready holds one spread second.
+	fifo      []pending
+	fifoHead  int
+	heap      []pending
+	ready     []pending
+	readyHead int
+	draws     []int64
+
+	seen     []uint64 // keys sent, a bit per id
+	win      []int64  // instants sent within the last second (a ring)
+	winHead  int
+	winLen   int
+	stats    ReplayStats
+	reported int // late lines in FirstBad
+	bad      int // malformed lines in FirstBad
+	rec      parsedLine
+	eof      bool
+	done     bool
+	err      error
+}
+
+func (s *replayStream) setup(seed uint64) error {
+	r := s.r
+	s.cost = max(r.Cost, 1)
+	switch r.Spread {
+	case "none":
+		s.spread = spreadNone
+	case "random":
+		s.spread = spreadRandom
+		s.rng = newRand(seed, 0)
+	}
+	s.reorder = int64(r.Reorder)
+	s.num, s.den = 1, 1
+	if r.Speed != (Fraction{}) {
+		s.num, s.den = r.Speed.Num, r.Speed.Den
+	}
+	if err := s.chooseParser(); err != nil {
+		return err
+	}
+	s.stats = ReplayStats{Path: r.Path, Format: s.format, ByReason: map[string]int64{}}
+	return nil
+}
+
+func (s *replayStream) Err() error { return s.err }
+
+// Close closes the file; a stream read to its end closes it itself.
+func (s *replayStream) Close() error {
+	s.done = true
+	s.in.close()
+	return nil
+}
+
+func (s *replayStream) Next(a *Arrival) bool {
+	if s.done {
+		return false
+	}
+	for {
+		if p, ok := s.peek(); ok && (s.eof || p.t < s.watermark()) {
+			if p.unspread {
+				s.spreadSecond(p.t)
+				continue
+			}
+			s.emit(s.pop(), a)
+			return true
+		}
+		if s.eof {
+			s.finish()
+			return false
+		}
+		if !s.readOne() {
+			s.finish()
+			return false
+		}
+	}
+}
+
+// watermark is the stamp below which no line can still come in order:
+// the latest stamp read minus the reorder window.
+func (s *replayStream) watermark() int64 {
+	if !s.haveMax {
+		return math.MinInt64
+	}
+	return s.maxSeen - s.reorder
+}
+
+// finish publishes the statistics and closes the file.
+func (s *replayStream) finish() {
+	s.done = true
+	s.in.close()
+	st := s.stats
+	st.ByReason = make(map[string]int64, len(s.stats.ByReason))
+	for k, v := range s.stats.ByReason {
+		st.ByReason[k] = v
+	}
+	st.FirstBad = slices.Clone(s.stats.FirstBad)
+	s.r.stats.CompareAndSwap(nil, &st)
+}
+
+// readLine reads the next line: nil and no reason at the end of the file.
+// A line too long or not UTF-8 comes back as a reason.
+func (s *replayStream) readLine() ([]byte, badLine, error) {
+	line, tooLong, err := s.in.lines.next()
+	if err != nil {
+		return nil, badLine{}, err
+	}
+	switch {
+	case tooLong:
+		return nil, badLine{"line too long", fmt.Sprintf("longer than %d bytes", maxLine)}, nil
+	case line == nil:
+		return nil, badLine{}, nil
+	case len(line) == 0 || isBlank(line):
+		return line, badLine{"empty line", ""}, nil
+	case !validUTF8(line):
+		return line, badLine{"not UTF-8", "binary or mis-encoded bytes"}, nil
+	}
+	return line, badLine{}, nil
+}
+
+// readOne reads and files one line; false when the stream must stop (an
+// I/O error, or a malformed line under Strict), with s.err set, or at the
+// end of the file, with s.eof set and true.
+func (s *replayStream) readOne() bool {
+	line, bad, err := s.readLine()
+	if err != nil {
+		s.err = &ReplayError{Path: s.r.Path, Msg: fmt.Sprintf("line %d: %v", s.in.lines.n+1, err), Err: err}
+		return false
+	}
+	if line == nil && bad.reason == "" {
+		s.eof = true
+		return true
+	}
+	s.stats.Lines++
+	if bad.reason == "" {
+		s.rec = parsedLine{}
+		bad = s.parser.parse(line, &s.rec)
+	}
+	if bad.reason != "" {
+		s.stats.Malformed++
+		s.stats.ByReason[bad.reason]++
+		le := LineError{File: s.r.Path, Line: s.in.lines.n, Msg: bad.message()}
+		if s.r.Strict {
+			s.stats.FirstBad = append(s.stats.FirstBad, le)
+			s.err = &le
+			return false
+		}
+		if s.bad < maxReported {
+			s.bad++
+			s.stats.FirstBad = append(s.stats.FirstBad, le)
+		}
+		return true
+	}
+	s.file(&s.rec)
+	return true
+}
+
+// file puts a readable line through slicing and into the reorder buffer.
+func (s *replayStream) file(rec *parsedLine) {
+	t := rec.t
+	if !s.haveFirst {
+		s.haveFirst, s.first = true, t
+	}
+	rel := t - s.first // both in [0, MaxInt64]: no overflow
+	if s.r.SliceStart > 0 && rel < int64(s.r.SliceStart) || s.r.SliceEnd > 0 && rel >= int64(s.r.SliceEnd) {
+		s.stats.Sliced++
+		return
+	}
+	if !s.haveKept {
+		s.haveKept, s.kept = true, t
+	}
+	var key uint32
+	switch {
+	case rec.key != nil:
+		key = s.keys.InternBytes(rec.key)
+	case s.haveGlobal:
+		key = s.global
+	default:
+		key = s.keys.Intern(GlobalKey)
+		s.haveGlobal, s.global = true, key
+	}
+	cost := rec.cost
+	if cost == 0 {
+		cost = s.cost
+	}
+	s.stats.Used++
+	s.seq++
+	p := pending{t: t, seq: s.seq, cost: cost, key: key}
+	if s.haveMax && t < s.watermark() {
+		// Late: beyond the window, so its place is already gone.
+		s.stats.Late++
+		at := t
+		if s.sentAny && s.lastSent > at {
+			at = s.lastSent
+		}
+		if s.reported < maxReported {
+			s.reported++
+			s.stats.FirstBad = append(s.stats.FirstBad, LineError{File: s.r.Path, Line: s.in.lines.n,
+				Msg: fmt.Sprintf("late: stamped %v before line %d (the latest stamp so far), beyond the reorder window %v: sent at %s",
+					time.Duration(s.maxSeen-t), s.maxLine, time.Duration(s.reorder), formatInstant(s.scale(at)))})
+		}
+		p.t = at
+	} else {
+		if !s.haveMax || t > s.maxSeen {
+			s.haveMax, s.maxSeen, s.maxLine = true, t, s.in.lines.n
+		}
+		p.unspread = rec.whole && s.spread != spreadNone
+	}
+	s.push(p)
+}
+
+// formatInstant writes ns since the epoch as an RFC 3339 UTC time.
+func formatInstant(t int64) string {
+	return time.Unix(0, t).UTC().Format(time.RFC3339Nano)
+}
+
+func (s *replayStream) push(p pending) {
+	if n := len(s.fifo); n == s.fifoHead || !p.less(&s.fifo[n-1]) {
+		if s.fifoHead > 0 && s.fifoHead >= len(s.fifo)/2 && len(s.fifo) == cap(s.fifo) {
+			// compact rather than grow
+			n := copy(s.fifo, s.fifo[s.fifoHead:])
+			s.fifo = s.fifo[:n]
+			s.fifoHead = 0
+		}
+		s.fifo = append(s.fifo, p)
+		return
+	}
+	s.heap = append(s.heap, p)
+	s.up(len(s.heap) - 1)
+}
+
+// peek returns the earliest waiting line, in (t, seq) order.
+func (s *replayStream) peek() (*pending, bool) {
+	var best *pending
+	if s.readyHead < len(s.ready) {
+		best = &s.ready[s.readyHead]
+	}
+	if s.fifoHead < len(s.fifo) && (best == nil || s.fifo[s.fifoHead].less(best)) {
+		best = &s.fifo[s.fifoHead]
+	}
+	if len(s.heap) > 0 && (best == nil || s.heap[0].less(best)) {
+		best = &s.heap[0]
+	}
+	return best, best != nil
+}
+
+// pop removes and returns the earliest waiting line.
+func (s *replayStream) pop() pending {
+	p, _ := s.peek()
+	switch {
+	case s.readyHead < len(s.ready) && p == &s.ready[s.readyHead]:
+		s.readyHead++
+		if s.readyHead == len(s.ready) {
+			s.ready, s.readyHead = s.ready[:0], 0
+		}
+		return *p
+	case s.fifoHead < len(s.fifo) && p == &s.fifo[s.fifoHead]:
+		v := *p
+		s.fifoHead++
+		if s.fifoHead == len(s.fifo) {
+			s.fifo, s.fifoHead = s.fifo[:0], 0
+		}
+		return v
+	}
+	v := s.heap[0]
+	n := len(s.heap) - 1
+	s.heap[0] = s.heap[n]
+	s.heap = s.heap[:n]
+	s.down(0)
+	return v
+}
+
+func (s *replayStream) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !s.heap[i].less(&s.heap[p]) {
+			return
+		}
+		s.heap[i], s.heap[p] = s.heap[p], s.heap[i]
+		i = p
+	}
+}
+
+func (s *replayStream) down(i int) {
+	n := len(s.heap)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		c := l
+		if r := l + 1; r < n && s.heap[r].less(&s.heap[l]) {
+			c = r
+		}
+		if !s.heap[c].less(&s.heap[i]) {
+			return
+		}
+		s.heap[i], s.heap[c] = s.heap[c], s.heap[i]
+		i = c
+	}
+}
+
+// spreadSecond spreads the whole-second lines of second sec, now that no
+// line of it can still come in order, and puts them, with the lines
+// stamped exactly sec, in ready. Nothing waits in ready then: its lines
+// all come before any line of a later second.
+func (s *replayStream) spreadSecond(sec int64) {
+	group := s.ready[:0]
+	s.readyHead = 0
+	s.ready = nil
+	for {
+		p, ok := s.peek()
+		if !ok || p.t != sec {
+			break
+		}
+		group = append(group, s.pop())
+	}
+	n := int64(0)
+	for i := range group {
+		if group[i].unspread {
+			n++
+		}
+	}
+	if s.spread == spreadRandom {
+		s.draws = s.draws[:0]
+		for range n {
+			s.draws = append(s.draws, s.rng.Int64N(int64(time.Second)))
+		}
+		slices.Sort(s.draws)
+	}
+	k := int64(0)
+	for i := range group {
+		g := &group[i]
+		if !g.unspread {
+			continue
+		}
+		var off int64
+		if s.spread == spreadRandom {
+			off = s.draws[k]
+		} else {
+			off = (2*k + 1) * int64(time.Second) / (2 * n) // < 1s: no overflow for n < 2^32
+		}
+		k++
+		g.unspread = false
+		g.t = satAdd(sec, off)
+	}
+	slices.SortStableFunc(group, func(a, b pending) int {
+		switch {
+		case a.less(&b):
+			return -1
+		case b.less(&a):
+			return 1
+		}
+		return 0
+	})
+	s.ready = group
+}
+
+func satAdd(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// scale applies the speed: kept + (t - kept) * den / num, rounded down,
+// within [0, MaxInt64].
+func (s *replayStream) scale(t int64) int64 {
+	if s.num == s.den {
+		return t
+	}
+	d := t - s.kept // both in [0, MaxInt64]: no overflow
+	neg := d < 0
+	u := uint64(d)
+	if neg {
+		u = uint64(-d)
+	}
+	hi, lo := bits.Mul64(u, uint64(s.den))
+	if hi >= uint64(s.num) {
+		if neg {
+			return 0
+		}
+		return math.MaxInt64
+	}
+	q, r := bits.Div64(hi, lo, uint64(s.num))
+	if neg && r != 0 {
+		q++ // round down a negative quotient
+	}
+	if q > math.MaxInt64 {
+		if neg {
+			return 0
+		}
+		return math.MaxInt64
+	}
+	if neg {
+		return max(s.kept-int64(q), 0)
+	}
+	return satAdd(s.kept, int64(q))
+}
+
+// emit sends p as a and counts it.
+func (s *replayStream) emit(p pending, a *Arrival) {
+	at := s.scale(p.t)
+	*a = Arrival{At: time.Duration(at), Key: p.key, Cost: p.cost, Source: s.source}
+	st := &s.stats
+	if !s.sentAny {
+		st.First = time.Duration(at)
+	}
+	s.sentAny, s.lastSent = true, p.t
+	st.Last = time.Duration(at)
+	w, b := p.key/64, uint64(1)<<(p.key%64)
+	if int(w) >= len(s.seen) {
+		s.seen = append(s.seen, make([]uint64, int(w)+1-len(s.seen))...)
+	}
+	if s.seen[w]&b == 0 {
+		s.seen[w] |= b
+		st.Keys++
+	}
+	s.countPeak(at)
+}
+
+// countPeak adds an instant sent (in order) to the window of the last
+// second and keeps the largest count of any [a, a+1s).
+func (s *replayStream) countPeak(at int64) {
+	for s.winLen > 0 && s.win[s.winHead] <= at-int64(time.Second) {
+		s.winHead = (s.winHead + 1) % len(s.win)
+		s.winLen--
+	}
+	if s.winLen == len(s.win) {
+		grown := make([]int64, max(16, 2*len(s.win)))
+		for i := range s.winLen {
+			grown[i] = s.win[(s.winHead+i)%len(s.win)]
+		}
+		s.win, s.winHead = grown, 0
+	}
+	s.win[(s.winHead+s.winLen)%len(s.win)] = at
+	s.winLen++
+	s.stats.PeakPerSecond = max(s.stats.PeakPerSecond, int64(s.winLen))
+}

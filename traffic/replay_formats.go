@@ -1,0 +1,574 @@
+package traffic
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// timeNames are the names of a default time field, in order of preference
+// (matched exactly, then ignoring case).
+var timeNames = []string{"time", "timestamp", "@timestamp", "ts", "datetime", "time_s", "time_ms", "time_us", "time_ns"}
+
+// unitOfName is the unit a field's name ends with (_s, _ms, _us, _ns), or 0.
+func unitOfName(name string) int64 {
+	name = strings.ToLower(name)
+	for _, u := range []string{"_ns", "_us", "_ms", "_s"} {
+		if strings.HasSuffix(name, u) {
+			return timeUnits[u[1:]]
+		}
+	}
+	return 0
+}
+
+func missingField(detail string) badLine { return badLine{"missing field", detail} }
+
+// parseCost reads an integer >= 1.
+func parseCost(b []byte) (int64, badLine) {
+	b = bytes.TrimSpace(b)
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, badLine{"bad cost", fmt.Sprintf("%s is not an integer >= 1", quoteBytes(b))}
+		}
+		if v > (math.MaxInt64-int64(c-'0'))/10 {
+			return 0, badLine{"bad cost", fmt.Sprintf("%s is out of range", quoteBytes(b))}
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if len(b) == 0 || v < 1 {
+		return 0, badLine{"bad cost", fmt.Sprintf("%s is not an integer >= 1", quoteBytes(b))}
+	}
+	return v, badLine{}
+}
+
+// ---- combined and common logs ----
+
+// logFields are the fields of a common or combined log line:
+// host ident user [time] "request" status size ["referer" "agent"].
+type logFields struct {
+	host, ident, user     []byte
+	time                  []byte // inside the brackets
+	timeBracketed         []byte // with them
+	request, status, size []byte
+	referer, agent        []byte
+	hasRefAgent           bool
+	// truncated says what is wrong with a referer or agent cut short
+	truncated string
+}
+
+// splitLog cuts a log line into its fields, by hand: no regexp, no
+// allocation. A quote inside the request, referer or agent is escaped with
+// a backslash, as Apache and nginx write it. Anything after the agent (or
+// after the size in a common log) is ignored. A line cut short in its
+// referer or agent still has what a request needs: it is read, with
+// f.truncated saying what is missing, which matters only when the key is
+// the referer or the agent.
+func splitLog(line []byte, f *logFields) badLine {
+	*f = logFields{}
+	var rest []byte
+	f.host, rest = logToken(line)
+	switch {
+	case len(f.host) == 0:
+		return missingField("no client host at the start of the line")
+	case len(rest) == 0:
+		return missingField("the line ends after the host")
+	}
+	f.ident, rest = logToken(rest)
+	f.user, rest = logToken(rest)
+	if len(rest) == 0 || rest[0] != '[' {
+		return missingField("no [time] after host, ident and user")
+	}
+	j := bytes.IndexByte(rest, ']')
+	if j < 0 {
+		return missingField("truncated: no ] closing the [time]")
+	}
+	f.time, f.timeBracketed = rest[1:j], rest[:j+1]
+	rest = skipSpaces(rest[j+1:])
+	if len(rest) == 0 || rest[0] != '"' {
+		return missingField(`no "request" after the [time]`)
+	}
+	q := closingQuote(rest[1:])
+	if q < 0 {
+		return missingField("truncated: no closing quote of the request")
+	}
+	f.request = rest[1 : 1+q]
+	rest = skipSpaces(rest[2+q:])
+	f.status, rest = logToken(rest)
+	if len(f.status) == 0 {
+		return missingField("no status after the request")
+	}
+	f.size, rest = logToken(rest)
+	if len(f.size) == 0 {
+		return missingField("no size after the status")
+	}
+	if len(rest) > 0 && rest[0] == '"' {
+		// referer and agent: a line cut short in them has every field a
+		// request needs, so it is kept, unless the key is one of them
+		q := closingQuote(rest[1:])
+		if q < 0 {
+			f.truncated = "truncated: no closing quote of the referer"
+			return badLine{}
+		}
+		f.referer = rest[1 : 1+q]
+		rest = skipSpaces(rest[2+q:])
+		if len(rest) == 0 || rest[0] != '"' {
+			f.truncated = `no "agent" after the referer`
+			return badLine{}
+		}
+		q = closingQuote(rest[1:])
+		if q < 0 {
+			f.truncated = "truncated: no closing quote of the agent"
+			return badLine{}
+		}
+		f.agent = rest[1 : 1+q]
+		f.hasRefAgent = true
+	}
+	return badLine{}
+}
+
+// logToken returns b up to the first space, and what follows the spaces.
+func logToken(b []byte) ([]byte, []byte) {
+	i := bytes.IndexByte(b, ' ')
+	if i < 0 {
+		return b, nil
+	}
+	return b[:i], skipSpaces(b[i+1:])
+}
+
+func skipSpaces(b []byte) []byte {
+	for len(b) > 0 && b[0] == ' ' {
+		b = b[1:]
+	}
+	return b
+}
+
+// closingQuote returns the index of the first " in b not escaped by a
+// backslash, or -1.
+func closingQuote(b []byte) int {
+	off := 0
+	for {
+		i := bytes.IndexByte(b[off:], '"')
+		if i < 0 {
+			return -1
+		}
+		i += off
+		n := 0
+		for j := i - 1; j >= 0 && b[j] == '\\'; j-- {
+			n++
+		}
+		if n%2 == 0 {
+			return i
+		}
+		off = i + 1
+	}
+}
+
+const (
+	logNone = iota
+	logIP
+	logIdent
+	logUser
+	logRequest
+	logStatus
+	logReferer
+	logAgent
+)
+
+type logParser struct {
+	tp        *timeParser
+	key       int
+	keyName   string
+	cost      bool
+	bracketed bool // the layout includes the brackets
+}
+
+func newLogParser(r *Replay, tp *timeParser) *logParser {
+	p := &logParser{tp: tp, key: logIP, keyName: "ip", cost: r.CostField != ""}
+	if r.KeyField != "" {
+		p.keyName = r.KeyField
+		p.key = logNone
+		if i := slices.Index(LogKeyFields, r.KeyField); i >= 0 {
+			p.key = logIP + i
+		}
+	}
+	p.bracketed = strings.HasPrefix(tp.layout, "[")
+	return p
+}
+
+func (p *logParser) parse(line []byte, out *parsedLine) badLine {
+	var f logFields
+	if bad := splitLog(line, &f); bad.reason != "" {
+		return bad
+	}
+	var bad badLine
+	switch {
+	case p.tp.layout == "":
+		out.t, out.whole, bad = parseCLFTime(f.time)
+	case p.bracketed:
+		out.t, out.whole, bad = p.tp.parseLayout(f.timeBracketed)
+	default:
+		out.t, out.whole, bad = p.tp.parseLayout(f.time)
+	}
+	if bad.reason != "" {
+		return bad
+	}
+	switch p.key {
+	case logIP:
+		out.key = f.host
+	case logIdent:
+		out.key = f.ident
+	case logUser:
+		out.key = f.user
+	case logRequest:
+		out.key = f.request
+	case logStatus:
+		out.key = f.status
+	case logReferer, logAgent:
+		if f.truncated != "" {
+			return missingField(f.truncated + " (key-field " + p.keyName + ")")
+		}
+		if !f.hasRefAgent {
+			return missingField("no referer and agent on this line (key-field " + p.keyName + ")")
+		}
+		out.key = f.referer
+		if p.key == logAgent {
+			out.key = f.agent
+		}
+	}
+	if p.key != logNone && len(out.key) == 0 {
+		return missingField("empty " + p.keyName + " (the key-field)")
+	}
+	if p.cost {
+		out.cost, bad = parseCost(f.size)
+	}
+	return bad
+}
+
+// ---- CSV and TSV ----
+
+// sepParser reads CSV (quoted fields as RFC 4180, on one line) and TSV
+// (tab-separated, no quoting).
+type sepParser struct {
+	sep     byte
+	quotes  bool
+	names   []string
+	tp      *timeParser
+	timeCol int
+	unit    int64 // the unit the time column's name gives
+	keyCol  int   // -1: the global key
+	costCol int   // -1: the source's cost
+	fields  [][]byte
+	scratch []byte
+}
+
+func (s *replayStream) newSepParser(tp *timeParser) (lineParser, error) {
+	r := s.r
+	p := &sepParser{sep: ',', quotes: true, tp: tp, keyCol: -1, costCol: -1}
+	if s.format == "tsv" {
+		p.sep, p.quotes = '\t', false
+	}
+	fail := func(format string, args ...any) error {
+		return &ReplayError{Path: r.Path, Msg: fmt.Sprintf(format, args...)}
+	}
+	names := r.Columns
+	if len(names) == 0 {
+		line, tooLong, err := s.in.lines.next()
+		switch {
+		case err != nil:
+			return nil, fail("line 1: %v", err)
+		case tooLong:
+			return nil, fail("line 1: the header is longer than %d bytes", maxLine)
+		case line == nil:
+			return emptyParser{}, nil // an empty file
+		case isBlank(line):
+			return nil, fail("line 1: empty, want a header row (or set columns)")
+		case !validUTF8(line):
+			return nil, fail("line 1: the header is not UTF-8")
+		}
+		fields, bad := p.split(line)
+		if bad.reason != "" {
+			return nil, fail("line 1: header: %s", bad.message())
+		}
+		for _, f := range fields {
+			names = append(names, string(bytes.TrimSpace(f)))
+		}
+	}
+	p.names = names
+	var err error
+	if r.TimeField != "" {
+		p.timeCol, err = p.column("time-field", r.TimeField, fail)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		p.timeCol = defaultColumn(names)
+		if p.timeCol < 0 {
+			return nil, fail("no time column: set time-field (columns: %s)", listNames(names))
+		}
+	}
+	p.unit = unitOfName(names[p.timeCol])
+	if r.KeyField != "" && r.KeyField != KeyFieldNone {
+		if p.keyCol, err = p.column("key-field", r.KeyField, fail); err != nil {
+			return nil, err
+		}
+	}
+	if r.CostField != "" {
+		if p.costCol, err = p.column("cost-field", r.CostField, fail); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// defaultColumn is the first column named like a time, or -1.
+func defaultColumn(names []string) int {
+	for _, want := range timeNames {
+		if i := slices.Index(names, want); i >= 0 {
+			return i
+		}
+	}
+	for _, want := range timeNames {
+		for i, n := range names {
+			if strings.EqualFold(n, want) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// column finds a field: a column name (exactly, then ignoring case), else
+// a 1-based column number.
+func (p *sepParser) column(option, spec string, fail func(string, ...any) error) (int, error) {
+	if i := slices.Index(p.names, spec); i >= 0 {
+		return i, nil
+	}
+	for i, n := range p.names {
+		if strings.EqualFold(n, spec) {
+			return i, nil
+		}
+	}
+	if n, ok := digits([]byte(spec)); ok && len(spec) <= 9 {
+		if n >= 1 && n <= len(p.names) {
+			return n - 1, nil
+		}
+		return 0, fail("%s %s: want a column from 1 to %d (columns: %s)", option, spec, len(p.names), listNames(p.names))
+	}
+	return 0, fail("%s %q: no such column (columns: %s)", option, spec, listNames(p.names))
+}
+
+// listNames lists column names for a message, the first 12 of them.
+func listNames(names []string) string {
+	if len(names) > 12 {
+		return strings.Join(names[:12], ", ") + fmt.Sprintf(", ... (%d in all)", len(names))
+	}
+	return strings.Join(names, ", ")
+}
+
+// split cuts a line into fields; a quoted field's "" becomes ". The fields
+// are valid until the next call.
+func (p *sepParser) split(line []byte) ([][]byte, badLine) {
+	p.fields = p.fields[:0]
+	if cap(p.scratch) < len(line) {
+		p.scratch = make([]byte, 0, len(line)) // never grows below: unquoting shortens
+	}
+	p.scratch = p.scratch[:0]
+	for {
+		if p.quotes && len(line) > 0 && line[0] == '"' {
+			start := len(p.scratch)
+			i := 1
+			for {
+				j := bytes.IndexByte(line[i:], '"')
+				if j < 0 {
+					return nil, badLine{"bad quote", "a quoted field is not closed on its line"}
+				}
+				p.scratch = append(p.scratch, line[i:i+j]...)
+				i += j + 1
+				if i < len(line) && line[i] == '"' {
+					p.scratch = append(p.scratch, '"')
+					i++
+					continue
+				}
+				break
+			}
+			p.fields = append(p.fields, p.scratch[start:len(p.scratch):len(p.scratch)])
+			line = line[i:]
+			if len(line) == 0 {
+				return p.fields, badLine{}
+			}
+			if line[0] != p.sep {
+				return nil, badLine{"bad quote", "text after the closing quote of a field"}
+			}
+			line = line[1:]
+			if len(line) == 0 {
+				p.fields = append(p.fields, line)
+				return p.fields, badLine{}
+			}
+			continue
+		}
+		i := bytes.IndexByte(line, p.sep)
+		if i < 0 {
+			p.fields = append(p.fields, line)
+			return p.fields, badLine{}
+		}
+		p.fields = append(p.fields, line[:i])
+		line = line[i+1:]
+	}
+}
+
+func (p *sepParser) missing(fields [][]byte, col int, option string) badLine {
+	return missingField(fmt.Sprintf("the line has %d columns, the %s (%s) is column %d", len(fields), option, p.names[col], col+1))
+}
+
+func (p *sepParser) parse(line []byte, out *parsedLine) badLine {
+	fields, bad := p.split(line)
+	if bad.reason != "" {
+		return bad
+	}
+	if p.timeCol >= len(fields) {
+		return p.missing(fields, p.timeCol, "time")
+	}
+	out.t, out.whole, bad = p.tp.parse(bytes.TrimSpace(fields[p.timeCol]), p.unit)
+	if bad.reason != "" {
+		return bad
+	}
+	if p.keyCol >= 0 {
+		if p.keyCol >= len(fields) {
+			return p.missing(fields, p.keyCol, "key")
+		}
+		out.key = fields[p.keyCol]
+		if len(out.key) == 0 {
+			return missingField(fmt.Sprintf("empty key (column %d, %s)", p.keyCol+1, p.names[p.keyCol]))
+		}
+	}
+	if p.costCol >= 0 {
+		if p.costCol >= len(fields) {
+			return p.missing(fields, p.costCol, "cost")
+		}
+		out.cost, bad = parseCost(fields[p.costCol])
+	}
+	return bad
+}
+
+// ---- JSON lines ----
+
+type jsonParser struct {
+	tp                             *timeParser
+	timeField, keyField, costField string
+	unit                           int64 // of the time field's name, when set
+	m                              map[string]json.RawMessage
+	str                            string
+}
+
+func newJSONParser(r *Replay, tp *timeParser) *jsonParser {
+	p := &jsonParser{tp: tp, timeField: r.TimeField, costField: r.CostField}
+	if r.KeyField != KeyFieldNone {
+		p.keyField = r.KeyField
+	}
+	p.unit = unitOfName(p.timeField)
+	return p
+}
+
+// timeName finds the default time field of an object: the first of
+// timeNames present, exactly, then ignoring case (the least such key).
+func (p *jsonParser) timeName() string {
+	for _, want := range timeNames {
+		if _, ok := p.m[want]; ok {
+			return want
+		}
+	}
+	best := ""
+	for _, want := range timeNames {
+		for k := range p.m {
+			if strings.EqualFold(k, want) && (best == "" || k < best) {
+				best = k
+			}
+		}
+		if best != "" {
+			return best
+		}
+	}
+	return ""
+}
+
+// value returns the text of a field: the string's contents or the raw
+// number; scalar is false for an object, array or boolean; found is false
+// when the field is absent or null.
+func (p *jsonParser) value(name string) (text []byte, scalar, found bool, bad badLine) {
+	raw, ok := p.m[name]
+	if !ok || string(raw) == "null" {
+		return nil, false, false, badLine{}
+	}
+	switch raw[0] {
+	case '"':
+		if err := json.Unmarshal(raw, &p.str); err != nil {
+			return nil, false, true, badLine{"bad JSON", err.Error()}
+		}
+		return []byte(p.str), true, true, badLine{}
+	case '{', '[', 't', 'f':
+		return raw, false, true, badLine{}
+	}
+	return raw, true, true, badLine{}
+}
+
+func (p *jsonParser) parse(line []byte, out *parsedLine) badLine {
+	clear(p.m)
+	if err := json.Unmarshal(line, &p.m); err != nil {
+		return badLine{"bad JSON", err.Error()}
+	}
+	if p.m == nil { // the line was null
+		return badLine{"bad JSON", "null, want an object"}
+	}
+	name, unit := p.timeField, p.unit
+	if name == "" {
+		if name = p.timeName(); name == "" {
+			return missingField("no time field (want one named " + orWords(timeNames) + ", or set time-field)")
+		}
+		unit = unitOfName(name)
+	}
+	text, scalar, found, bad := p.value(name)
+	switch {
+	case bad.reason != "":
+		return bad
+	case !found:
+		return missingField(fmt.Sprintf("no field %q (the time)", name))
+	case !scalar:
+		return badTime("field %q is not a string or a number", name)
+	}
+	out.t, out.whole, bad = p.tp.parse(text, unit)
+	if bad.reason != "" {
+		return bad
+	}
+	if p.keyField != "" {
+		text, scalar, found, bad := p.value(p.keyField)
+		switch {
+		case bad.reason != "":
+			return bad
+		case !found:
+			return missingField(fmt.Sprintf("no field %q (the key)", p.keyField))
+		case !scalar:
+			return badLine{"bad key", fmt.Sprintf("field %q is not a string or a number", p.keyField)}
+		case len(text) == 0:
+			return missingField(fmt.Sprintf("empty key (field %q)", p.keyField))
+		}
+		out.key = text
+	}
+	if p.costField != "" {
+		text, scalar, found, bad := p.value(p.costField)
+		switch {
+		case bad.reason != "":
+			return bad
+		case !found:
+			return missingField(fmt.Sprintf("no field %q (the cost)", p.costField))
+		case !scalar:
+			return badLine{"bad cost", fmt.Sprintf("field %q is not a string or a number", p.costField)}
+		}
+		out.cost, bad = parseCost(text)
+		return bad
+	}
+	return badLine{}
+}
