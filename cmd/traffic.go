@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/traffic"
@@ -14,7 +15,7 @@ import (
 var trafficFormats = []string{"csv", "jsonl", "combined"}
 
 func newTrafficCmd() *cobra.Command {
-	var format, outPath string
+	var format, outPath, startAt string
 	c := &cobra.Command{
 		Use:   "traffic SCENARIO",
 		Short: "Write a scenario's arrivals as CSV, JSON lines or a combined log",
@@ -22,7 +23,8 @@ func newTrafficCmd() *cobra.Command {
 no retries) to standard output, one a line, so that ratesim's traffic can be
 replayed into a real gateway or load tool, or read back with 'ratesim replay'.
 csv and jsonl carry times to the nanosecond (time_ns, key, cost); combined
-writes an access log stamped to the second.`,
+writes an access log stamped to the second. Synthetic traffic starts at time 0
+(the Unix epoch); --start-at moves it to a date of your choosing.`,
 		Example: `  ratesim traffic api-gateway --output api.csv
   ratesim replay api.csv --limit 10/s --burst 20 --time-unit ns --time-field time_ns --key-field key --cost-field cost`,
 		Args: cobra.ExactArgs(1),
@@ -34,9 +36,20 @@ writes an access log stamped to the second.`,
 			if err != nil {
 				return usageError{err}
 			}
+			var shift time.Duration
+			if startAt != "" {
+				at, err := time.Parse(time.RFC3339Nano, startAt)
+				if err != nil || at.Before(time.Unix(0, 0)) {
+					return usagef("--start-at: %q: want an instant after 1970 like 2026-11-29T00:00:00Z", startAt)
+				}
+				shift = time.Duration(at.UnixNano())
+			}
 			keys, stream, err := sc.Traffic.Open()
 			if err != nil {
 				return inputError(err)
+			}
+			if shift != 0 {
+				stream = &shifted{Stream: stream, by: shift}
 			}
 			out := c.OutOrStdout()
 			if outPath != "" {
@@ -62,5 +75,20 @@ writes an access log stamped to the second.`,
 	}
 	c.Flags().StringVar(&format, "format", "csv", "output format: "+strings.Join(trafficFormats, ", "))
 	c.Flags().StringVarP(&outPath, "output", "o", "", "write to this file instead of standard output")
+	c.Flags().StringVar(&startAt, "start-at", "", "move the traffic so that its time 0 falls at this instant (RFC 3339), as a real log's would")
 	return c
+}
+
+// shifted moves every arrival of a stream by the same amount.
+type shifted struct {
+	traffic.Stream
+	by time.Duration
+}
+
+func (s *shifted) Next(a *traffic.Arrival) bool {
+	if !s.Stream.Next(a) {
+		return false
+	}
+	a.At += s.by
+	return true
 }

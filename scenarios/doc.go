@@ -105,8 +105,8 @@
 //     it short.
 //   - replay: a recorded trace, see "Replay sources" below.
 //   - clients: {retry: {policy, delay, factor, cap, jitter, resolution,
-//     max-attempts}}, parsed and validated now, applied by a later engine.
-//     policy is none (default), immediate, fixed, backoff or retry-after;
+//     max-attempts}}: how clients react to a rejection (the engine
+//     applies it). policy is none (default), immediate, fixed, backoff or retry-after;
 //     a field that does not apply to the policy is an error. delay (> 0)
 //     is required for fixed and backoff (the backoff's base); factor is a
 //     decimal >= 1 read exactly as a fraction (1.5 is 3/2), default 2; cap
