@@ -95,3 +95,19 @@ type Memory struct {
 type stateHolder interface {
 	liveAt(now time.Duration) (keys, bytes int64)
 }
+
+// Gauge is one named figure of a key's state, for charts only: a token
+// count, a queue length, a window's count. Its value may be fractional
+// (tokens refill continuously); no decision ever reads it.
+type Gauge struct {
+	Name  string
+	Value float64
+}
+
+// Inspector is implemented by limiters whose per-key state can be charted.
+// Inspect returns key's gauges at now, in a fixed order of names; now must
+// not be earlier than the last Decide (it may release state that has
+// become fresh, which changes no decision).
+type Inspector interface {
+	Inspect(now time.Duration, key Key) []Gauge
+}

@@ -66,6 +66,17 @@ type Config struct {
 	// Observe, when set, returns the observer of algorithm i's decisions
 	// (or nil). Each observer is called from one goroutine only.
 	Observe func(i int) Observer
+	// Inspect, when set, samples one key's state in every algorithm that
+	// can show it (algorithms.Inspector), for charts.
+	Inspect *Inspect
+}
+
+// Inspect asks for the state of Key every Every, from the start of the
+// series to the end of the run. Past MaxSeriesBuckets samples the interval
+// doubles (every other sample is dropped).
+type Inspect struct {
+	Key   string
+	Every time.Duration
 }
 
 // Algorithm is one row of the comparison.
@@ -176,6 +187,17 @@ type run struct {
 	ended     bool          // the traffic has no more first attempts
 	rng       *rand.Rand    // jitter
 	perKey    []keyCount    // by key id
+	watch     *watcher      // Config.Inspect, or nil
+}
+
+// watcher samples one key's state for Config.Inspect.
+type watcher struct {
+	in    algorithms.Inspector
+	key   string
+	every time.Duration
+	next  time.Duration // the next sample instant
+	init  bool
+	state StateSeries
 }
 
 // keyCount is what one key did in one run.
@@ -216,8 +238,19 @@ func runOne(cfg *Config, i int, obs Observer) (Result, int64, [2]time.Duration, 
 	}
 	// the same jitter stream for every algorithm of a scenario and seed
 	r.rng = rand.New(rand.NewPCG(cfg.Seed, 0x6a09e667f3bcc909))
+	if in, ok := lim.(algorithms.Inspector); ok && cfg.Inspect != nil && cfg.Inspect.Every > 0 {
+		r.watch = &watcher{in: in, key: cfg.Inspect.Key, every: cfg.Inspect.Every,
+			state: StateSeries{Key: cfg.Inspect.Key}}
+	}
 	if err := r.loop(stream); err != nil {
 		return Result{}, 0, [2]time.Duration{}, err
+	}
+	if r.watch != nil {
+		end := r.cfg.Start + r.cfg.Duration
+		if r.cfg.Duration == 0 {
+			end = r.lastFresh
+		}
+		r.sampleUntil(max(end, r.last))
 	}
 	return r.result(), int64(keys.Len()), [2]time.Duration{r.first, r.lastFresh}, nil
 }
@@ -245,6 +278,13 @@ func (r *run) loop(stream traffic.Stream) error {
 	}
 	have := next()
 	for have || r.events.len() > 0 {
+		if r.watch != nil {
+			t := fresh.At
+			if r.events.len() > 0 && (!have || r.events.min().at < t) {
+				t = r.events.min().at
+			}
+			r.sampleUntil(t)
+		}
 		if r.events.len() > 0 {
 			ev := r.events.min()
 			if !have || ev.at < fresh.At || (ev.at == fresh.At && ev.kind == evRelease) {
@@ -271,6 +311,49 @@ func (r *run) loop(stream traffic.Stream) error {
 		have = next()
 	}
 	return stream.Err()
+}
+
+// sampleUntil samples the watched key at every sample instant up to and
+// including t, before the events at t.
+func (r *run) sampleUntil(t time.Duration) {
+	w := r.watch
+	if !w.init {
+		if !r.started {
+			return
+		}
+		w.init = true
+		w.next = r.series.start
+	}
+	for w.next <= t {
+		id, ok := r.keys.Lookup(w.key)
+		if !ok {
+			id = uint32(r.keys.Len()) // a key not seen yet is fresh
+		}
+		gauges := w.in.Inspect(w.next, algorithms.Key(id))
+		if w.state.Names == nil {
+			for _, g := range gauges {
+				w.state.Names = append(w.state.Names, g.Name)
+			}
+		}
+		vals := make([]float64, len(gauges))
+		for i, g := range gauges {
+			vals[i] = g.Value
+		}
+		w.state.TimesNs = append(w.state.TimesNs, int64(w.next))
+		w.state.Values = append(w.state.Values, vals)
+		if len(w.state.TimesNs) >= MaxSeriesBuckets {
+			// keep every other sample and sample half as often
+			n := 0
+			for i := 0; i < len(w.state.TimesNs); i += 2 {
+				w.state.TimesNs[n], w.state.Values[n] = w.state.TimesNs[i], w.state.Values[i]
+				n++
+			}
+			w.state.TimesNs, w.state.Values = w.state.TimesNs[:n], w.state.Values[:n]
+			w.every *= 2
+			w.next = time.Duration(w.state.TimesNs[n-1])
+		}
+		w.next += w.every
+	}
 }
 
 // decide puts one attempt to the limiter and accounts for its verdict.
@@ -413,6 +496,10 @@ func (r *run) result() Result {
 	}
 	res.Limit = LimitOf(r.alg.Params.Policy)
 	res.DelayNs = r.delays.percentiles()
+	res.Delays = r.delays.distribution()
+	if r.watch != nil {
+		res.State = &r.watch.state
+	}
 	p := r.alg.Params.Policy
 	res.Peaks = peaksOf(r.peaks, p)
 	res.AttemptPeaks = peaksOf(r.attempts, p)

@@ -159,3 +159,39 @@ func TestRunReportsLimiterErrors(t *testing.T) {
 	_, err := Run(baseConfig(timesPlan(0), bad))
 	require.EqualError(t, err, "bad: boom")
 }
+
+// inspected is a scripted limiter that shows the number of decisions so far
+// as its state.
+type inspected struct {
+	scripted
+	seen []time.Duration
+}
+
+func (s *inspected) Inspect(now time.Duration, key algorithms.Key) []algorithms.Gauge {
+	s.seen = append(s.seen, now)
+	return []algorithms.Gauge{{Name: "decisions", Value: float64(s.n)}}
+}
+
+func TestInspectSamplesBeforeEvents(t *testing.T) {
+	// Requests at 0, 150ms and 150ms; samples every 100ms from the series
+	// start (0) to the end (1s). A sample at an instant is taken before
+	// the events of that instant.
+	lim := &inspected{scripted: scripted{rule: func(int, time.Duration) algorithms.Decision { return algorithms.Decision{} }}}
+	cfg := baseConfig(timesPlan(0, 150*ms, 150*ms), Algorithm{Name: "i", Label: "i",
+		Params: algorithms.Params{Policy: algorithms.Policy{Rate: 10, Per: time.Second, Burst: 10}},
+		New:    func() (algorithms.Limiter, error) { return lim, nil }})
+	cfg.Inspect = &Inspect{Key: "alice", Every: 100 * ms}
+	rep, err := Run(cfg)
+	require.NoError(t, err)
+	st := rep.Results[0].State
+	require.NotNil(t, st)
+	require.Equal(t, "alice", st.Key)
+	require.Equal(t, []string{"decisions"}, st.Names)
+	require.Len(t, st.TimesNs, 11, "0, 100ms, ..., 1s")
+	require.Equal(t, int64(0), st.TimesNs[0])
+	require.Equal(t, []float64{0}, st.Values[0], "at 0, before the request at 0")
+	require.Equal(t, []float64{1}, st.Values[1], "at 100ms")
+	require.Equal(t, []float64{3}, st.Values[2], "at 200ms, after the two at 150ms")
+	require.Equal(t, int64(1e9), st.TimesNs[10])
+	require.Equal(t, []DelayCount{{0, 3}}, rep.Results[0].Delays)
+}

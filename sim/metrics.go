@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 	"time"
@@ -64,6 +65,19 @@ func (h *delayHist) add(d time.Duration) {
 		}
 		h.exact = false
 	}
+}
+
+// distribution returns the delays counted, in increasing order of delay.
+func (h *delayHist) distribution() []DelayCount {
+	out := make([]DelayCount, 0, len(h.counts)+1)
+	if h.zeros > 0 {
+		out = append(out, DelayCount{0, h.zeros})
+	}
+	for d, c := range h.counts {
+		out = append(out, DelayCount{d, c})
+	}
+	slices.SortFunc(out, func(a, b DelayCount) int { return cmp.Compare(a.DelayNs, b.DelayNs) })
+	return out
 }
 
 // percentiles by nearest rank: the p-th percentile is the smallest value v

@@ -93,6 +93,31 @@ type Result struct {
 	Memory       Memory    `json:"memory"`
 	Keys         KeyReport `json:"keys"`
 	Series       Series    `json:"series"`
+
+	// Delays is the distribution of the delays of admitted attempts, by
+	// delay (0 for accepted ones), for charts: exact while the run has at
+	// most DelayExactValues distinct delays, else by bucket (each delay
+	// rounded down to 11 significant bits).
+	Delays []DelayCount `json:"-"`
+	// State is the watched key's state over time (Config.Inspect), for
+	// charts; nil when nothing was watched or the algorithm cannot show
+	// its state.
+	State *StateSeries `json:"-"`
+}
+
+// DelayCount is how many admitted attempts waited DelayNs.
+type DelayCount struct {
+	DelayNs int64
+	Count   int64
+}
+
+// StateSeries samples one key's state (algorithms.Gauge) over time: at
+// TimesNs[i], gauge Names[j] was Values[i][j].
+type StateSeries struct {
+	Key     string
+	Names   []string
+	TimesNs []int64
+	Values  [][]float64
 }
 
 // DefaultTopKeys is how many keys a result lists by rejections unless the

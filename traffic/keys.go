@@ -149,3 +149,18 @@ func (k *Keys) Name(id uint32) string {
 	}
 	return b.name + "-" + strconv.Itoa(int(id-b.base))
 }
+
+// Lookup returns the id of name if the key space has it, without adding it.
+func (k *Keys) Lookup(name string) (uint32, bool) {
+	if id, ok := k.named[name]; ok {
+		return id, true
+	}
+	if i := strings.LastIndexByte(name, '-'); i >= 0 {
+		if r, ok := k.ranges[name[:i]]; ok {
+			if n, ok := canonicalIndex(name[i+1:]); ok && n < r.n {
+				return r.base + n, true
+			}
+		}
+	}
+	return 0, false
+}
