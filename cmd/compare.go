@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // defaultScenario is what `ratesim compare` runs without an argument.
@@ -27,6 +29,15 @@ type compareFlags struct {
 	seed       uint64
 	seedSet    bool
 	top        int
+	charts     chartFlags
+	timeline   timelineFlags
+}
+
+// addOutputFlags adds the flags that say what compare and replay print and
+// write besides the comparison itself.
+func addOutputFlags(fl *pflag.FlagSet, f *compareFlags) {
+	addChartFlags(fl, &f.charts)
+	addTimelineFlags(fl, &f.timeline)
 }
 
 func newCompareCmd() *cobra.Command {
@@ -56,6 +67,7 @@ the comparison. SCENARIO is a scenario file or the name of a built-in scenario
 	fl.StringVar(&f.decisions, "decisions", "", "write every decision to this CSV file")
 	fl.Uint64Var(&f.seed, "seed", 0, "override the scenario's seed")
 	fl.IntVar(&f.top, "top", sim.DefaultTopKeys, "list this many keys per algorithm by rejections")
+	addOutputFlags(fl, &f)
 	return c
 }
 
@@ -73,11 +85,43 @@ func runCompare(stdout, stderr io.Writer, name string, f compareFlags) error {
 	return compareScenario(stdout, stderr, sc, f)
 }
 
+// outcome is a finished comparison: the scenario, the report, and, for a
+// small scenario, every decision of every algorithm (for timelines).
+type outcome struct {
+	sc  *scenarios.Scenario
+	rep *sim.Report
+	// decisions[i] are algorithm i's decisions in processing order, or
+	// nil when the run made more than maxTimelineDecisions.
+	decisions [][]sim.Decision
+}
+
+// maxTimelineDecisions is the most decisions per algorithm kept for the
+// timelines: a few hundred requests and their retries.
+const maxTimelineDecisions = 2000
+
 // compareScenario runs a scenario and prints the comparison: the main job
 // of compare and replay.
 func compareScenario(stdout, stderr io.Writer, sc *scenarios.Scenario, f compareFlags) error {
+	o, err := runScenario(stderr, sc, f)
+	if err != nil {
+		return err
+	}
+	if err := render(stdout, o.rep, f.format); err != nil {
+		return err
+	}
+	if f.format == "table" {
+		if err := printTimeline(stdout, o, f.timeline); err != nil {
+			return err
+		}
+	}
+	return writeCharts(stderr, o, f.charts)
+}
+
+// runScenario checks the flags against the scenario, runs it, and writes
+// the decisions file.
+func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*outcome, error) {
 	if !slices.Contains(formats, f.format) {
-		return usagef("--format: %q is not a format (want %s)", f.format, strings.Join(formats, ", "))
+		return nil, usagef("--format: %q is not a format (want %s)", f.format, strings.Join(formats, ", "))
 	}
 	for _, sk := range sc.Skipped {
 		fmt.Fprintf(stderr, "note: %s left out: %s\n", sk.Name, sk.Reason)
@@ -87,34 +131,89 @@ func compareScenario(stdout, stderr io.Writer, sc *scenarios.Scenario, f compare
 		sc.Traffic.Seed = f.seed
 	}
 	if err := selectAlgorithms(sc, f.algorithms); err != nil {
-		return err
+		return nil, err
 	}
 	if f.top < 1 {
-		return usagef("--top: %d: want at least 1", f.top)
+		return nil, usagef("--top: %d: want at least 1", f.top)
 	}
 	cfg := configOf(sc)
 	cfg.TopKeys = f.top
+	if err := prepareCharts(sc, &cfg, f.charts); err != nil {
+		return nil, err
+	}
 
 	var dec *decisionFiles
 	var err error
 	if f.decisions != "" {
 		if dec, err = newDecisionFiles(f.decisions, cfg.Algorithms); err != nil {
-			return err
+			return nil, err
 		}
 		defer dec.cleanup()
-		cfg.Observe = dec.observer
+	}
+	collectors := make([]*collector, len(cfg.Algorithms))
+	cfg.Observe = func(i int) sim.Observer {
+		collectors[i] = &collector{max: maxTimelineDecisions}
+		if dec == nil {
+			return collectors[i]
+		}
+		return &tee{collectors[i], dec.observer(i)}
 	}
 	rep, err := sim.Run(cfg)
 	if err != nil {
-		return inputError(err)
+		return nil, inputError(err)
 	}
 	rep.Traces = traceSummaries(sc)
 	if dec != nil {
 		if err := dec.finish(); err != nil {
+			return nil, err
+		}
+	}
+	o := &outcome{sc: sc, rep: rep, decisions: make([][]sim.Decision, len(collectors))}
+	for i, c := range collectors {
+		if c == nil || c.over {
+			o.decisions = nil // too many to draw: no timelines
+			break
+		}
+		o.decisions[i] = c.got
+	}
+	return o, nil
+}
+
+// collector keeps the decisions of a small run, up to max.
+type collector struct {
+	got  []sim.Decision
+	max  int
+	over bool
+}
+
+func (c *collector) Observe(d *sim.Decision) error {
+	if len(c.got) == c.max {
+		c.got, c.over = nil, true
+		return sim.ErrStopObserving
+	}
+	c.got = append(c.got, *d)
+	return nil
+}
+
+// tee sends every decision to two observers, until each stops observing.
+type tee [2]sim.Observer
+
+func (t *tee) Observe(d *sim.Decision) error {
+	for i, o := range t {
+		if o == nil {
+			continue
+		}
+		err := o.Observe(d)
+		if errors.Is(err, sim.ErrStopObserving) {
+			t[i] = nil
+		} else if err != nil {
 			return err
 		}
 	}
-	return render(stdout, rep, f.format)
+	if t[0] == nil && t[1] == nil {
+		return sim.ErrStopObserving
+	}
+	return nil
 }
 
 // render writes the report in one of the formats.

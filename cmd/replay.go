@@ -72,6 +72,7 @@ are recognised by themselves; gzip is read transparently.`,
 	fl.StringVar(&f.decisions, "decisions", "", "write every decision to this CSV file")
 	fl.Uint64Var(&f.seed, "seed", 1, "the seed of random spreading")
 	fl.IntVar(&f.top, "top", 5, "list this many keys per algorithm by rejections")
+	addOutputFlags(fl, &f.compareFlags)
 	_ = c.MarkFlagRequired("limit")
 	return c
 }

@@ -360,9 +360,12 @@ func (r *run) sampleUntil(t time.Duration) {
 func (r *run) decide(a *traffic.Arrival, attempt int) error {
 	d := r.lim.Decide(a.At, algorithms.Key(a.Key), a.Cost)
 	if r.obs != nil {
-		if err := r.obs.Observe(&Decision{
+		err := r.obs.Observe(&Decision{
 			Time: a.At, Key: r.keys.Name(a.Key), Cost: a.Cost, Attempt: attempt, Decision: d,
-		}); err != nil {
+		})
+		if errors.Is(err, ErrStopObserving) {
+			r.obs = nil
+		} else if err != nil {
 			return err
 		}
 	}

@@ -195,3 +195,25 @@ func TestInspectSamplesBeforeEvents(t *testing.T) {
 	require.Equal(t, int64(1e9), st.TimesNs[10])
 	require.Equal(t, []DelayCount{{0, 3}}, rep.Results[0].Delays)
 }
+
+// stopAfter observes n decisions, then stops observing.
+type stopAfter struct{ n, seen int }
+
+func (s *stopAfter) Observe(*Decision) error {
+	if s.seen == s.n {
+		return ErrStopObserving
+	}
+	s.seen++
+	return nil
+}
+
+func TestObserverCanStop(t *testing.T) {
+	accept := func(int, time.Duration) algorithms.Decision { return algorithms.Decision{} }
+	obs := &stopAfter{n: 2}
+	cfg := baseConfig(timesPlan(0, 1, 2, 3, 4), scriptedAlg("s", accept))
+	cfg.Observe = func(int) Observer { return obs }
+	rep, err := Run(cfg)
+	require.NoError(t, err, "stopping is not an error")
+	require.Equal(t, 2, obs.seen)
+	require.Equal(t, int64(5), rep.Results[0].Accepted, "the run went on")
+}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
@@ -17,7 +18,13 @@ type Decision struct {
 }
 
 // Observer receives every decision of one algorithm's run, in processing
-// order. It is called from that run's goroutine only.
+// order. It is called from that run's goroutine only. An observer that
+// returns ErrStopObserving is not called again; any other error stops the
+// run.
 type Observer interface {
 	Observe(d *Decision) error
 }
+
+// ErrStopObserving is what an Observer returns when it wants no more
+// decisions (the run goes on without it).
+var ErrStopObserving = errors.New("stop observing")
