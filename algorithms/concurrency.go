@@ -37,6 +37,7 @@ type Concurrency struct {
 var (
 	_ Limiter     = (*Concurrency)(nil)
 	_ stateHolder = (*Concurrency)(nil)
+	_ Inspector   = (*Concurrency)(nil)
 )
 
 func newConcurrencyLimiter(p Params) (Limiter, error) {
@@ -96,4 +97,17 @@ func (l *Concurrency) flush(now time.Duration) {
 func (l *Concurrency) liveAt(now time.Duration) (keys, bytes int64) {
 	l.flush(now)
 	return l.keyed.liveAt(now)
+}
+
+// Inspect returns key's gauges at now: "in flight", the units of the
+// requests not yet completed at now, and "max". It releases what is fresh by
+// now (as liveAt does) and does not prune a live key's FIFO.
+func (l *Concurrency) Inspect(now time.Duration, key Key) []Gauge {
+	l.flush(now)
+	l.expire(now)
+	var in int64
+	if int(key) < len(l.state) {
+		in = l.state[key].sumAt(now)
+	}
+	return []Gauge{{"in flight", float64(in)}, {"max", float64(l.max)}}
 }

@@ -47,6 +47,7 @@ type fixedWindowState struct {
 var (
 	_ Limiter     = (*FixedWindow)(nil)
 	_ stateHolder = (*FixedWindow)(nil)
+	_ Inspector   = (*FixedWindow)(nil)
 )
 
 func newFixedWindowLimiter(p Params) (Limiter, error) {
@@ -147,4 +148,20 @@ func init() {
 			optionTakers[o] = append(optionTakers[o], a.Name)
 		}
 	}
+}
+
+// Inspect returns key's gauges at now: "count", the cost counted in now's
+// window (0 when the stored count is an earlier window's), and "limit", L.
+// It releases what is fresh by now and changes no live key's state.
+func (l *FixedWindow) Inspect(now time.Duration, key Key) []Gauge {
+	l.expire(now)
+	var s fixedWindowState
+	if int(key) < len(l.state) {
+		s = l.state[key]
+	}
+	var count int64
+	if k, _ := windowAt(now, l.window); s.win == k {
+		count = s.count
+	}
+	return []Gauge{{"count", float64(count)}, {"limit", float64(l.limit)}}
 }

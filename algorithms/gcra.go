@@ -52,6 +52,7 @@ type gcraState struct {
 var (
 	_ Limiter     = (*GCRA)(nil)
 	_ stateHolder = (*GCRA)(nil)
+	_ Inspector   = (*GCRA)(nil)
 )
 
 func newGCRALimiter(p Params) (Limiter, error) {
@@ -95,4 +96,27 @@ func (g *GCRA) Decide(now time.Duration, key Key, cost int64) Decision {
 		return Decision{Verdict: Delay, Delay: r.sub(ahead, slack).ceil()}
 	}
 	return Decision{Verdict: Accept}
+}
+
+// Inspect returns key's gauges at now: "tokens", the equivalent token count
+// B - (max(TAT, now) - now)/T (negative while max-delay has TAT more than
+// B*T ahead), and "burst", B. It releases what is fresh by now and changes
+// no live key's state.
+func (g *GCRA) Inspect(now time.Duration, key Key) []Gauge {
+	g.expire(now)
+	var s gcraState
+	if int(key) < len(g.state) {
+		s = g.state[key]
+	}
+	t := fracAt(now)
+	ahead := g.interval.sub(fracMax(s.tat, t), t)
+	tokens := float64(g.burst) - g.interval.count(ahead)
+	return []Gauge{{"tokens", tokens}, {"burst", float64(g.burst)}}
+}
+
+// count returns the duration d as a number of intervals, d/(num/den) =
+// (d.ns*den + d.rem)/num, in floating point (for charts only: d.ns*den may
+// not fit an int64).
+func (r fracRate) count(d fracTime) float64 {
+	return (float64(d.ns)*float64(r.den) + float64(d.rem)) / float64(r.num)
 }

@@ -44,6 +44,7 @@ type leakyBucketState struct {
 var (
 	_ Limiter     = (*LeakyBucket)(nil)
 	_ stateHolder = (*LeakyBucket)(nil)
+	_ Inspector   = (*LeakyBucket)(nil)
 )
 
 func newLeakyBucketLimiter(p Params) (Limiter, error) {
@@ -80,4 +81,18 @@ func (lb *LeakyBucket) Decide(now time.Duration, key Key, cost int64) Decision {
 		return Decision{Verdict: Delay, Delay: d}
 	}
 	return Decision{Verdict: Accept}
+}
+
+// Inspect returns key's gauges at now: "queue", the requests waiting or
+// being released at now, (max(TAT, now) - now)/D, and "capacity", B. It
+// releases what is fresh by now and changes no live key's state.
+func (lb *LeakyBucket) Inspect(now time.Duration, key Key) []Gauge {
+	lb.expire(now)
+	var s leakyBucketState
+	if int(key) < len(lb.state) {
+		s = lb.state[key]
+	}
+	t := fracAt(now)
+	queue := lb.spacing.count(lb.spacing.sub(fracMax(s.tat, t), t))
+	return []Gauge{{"queue", queue}, {"capacity", float64(lb.capacity)}}
 }

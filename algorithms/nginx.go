@@ -68,6 +68,7 @@ type nginxState struct {
 var (
 	_ Limiter     = (*Nginx)(nil)
 	_ stateHolder = (*Nginx)(nil)
+	_ Inspector   = (*Nginx)(nil)
 )
 
 // nginxMaxBurst bounds nginx's burst and delay so that every product the
@@ -156,4 +157,23 @@ func (n *Nginx) Decide(now time.Duration, key Key, cost int64) Decision {
 		return Decision{Verdict: Delay, Delay: time.Duration(d) * time.Millisecond}
 	}
 	return Decision{Verdict: Accept}
+}
+
+// Inspect returns key's gauges at now, in requests: "excess", what nginx's
+// formula leaves of the stored excess for a request at now before adding
+// the request's own, max(0, stored - rate*ms/1000)/1000 (0 for a fresh
+// key), and "burst", nginx's burst. It releases what is fresh by now and
+// changes no live key's state.
+func (n *Nginx) Inspect(now time.Duration, key Key) []Gauge {
+	n.expire(now)
+	var excess int64
+	if int(key) < len(n.state) && n.live[key] {
+		s := n.state[key]
+		// As Decide: past drainedAfter the formula gives 0, and the
+		// guard keeps rate*ms from overflowing.
+		if ms := int64(now/time.Millisecond) - s.last; ms < n.drainedAfter(s.excess) {
+			excess = max(0, s.excess-n.rate*ms/1000)
+		}
+	}
+	return []Gauge{{"excess", float64(excess) / 1000}, {"burst", float64(n.burst) / 1000}}
 }

@@ -44,6 +44,7 @@ type SlidingLog struct {
 var (
 	_ Limiter     = (*SlidingLog)(nil)
 	_ stateHolder = (*SlidingLog)(nil)
+	_ Inspector   = (*SlidingLog)(nil)
 )
 
 func newSlidingLogLimiter(p Params) (Limiter, error) {
@@ -162,4 +163,30 @@ func (q *costLog) freshAt() time.Duration {
 		return math.MinInt64
 	}
 	return q.entries[len(q.entries)-1].until
+}
+
+// Inspect returns key's gauges at now: "in window", the cost of the entries
+// that still count at now, and "limit", L. It releases what is fresh by now
+// (as liveAt does) and does not prune a live key's log.
+func (l *SlidingLog) Inspect(now time.Duration, key Key) []Gauge {
+	l.flush(now)
+	l.expire(now)
+	var in int64
+	if int(key) < len(l.state) {
+		in = l.state[key].sumAt(now)
+	}
+	return []Gauge{{"in window", float64(in)}, {"limit", float64(l.limit)}}
+}
+
+// sumAt returns the cost of the entries that still count at now, as prune
+// would leave it, without pruning.
+func (q *costLog) sumAt(now time.Duration) int64 {
+	sum := q.sum
+	for _, e := range q.entries {
+		if e.until > now {
+			break
+		}
+		sum -= e.cost
+	}
+	return sum
 }

@@ -53,6 +53,7 @@ type slidingWindowState struct {
 var (
 	_ Limiter     = (*SlidingWindow)(nil)
 	_ stateHolder = (*SlidingWindow)(nil)
+	_ Inspector   = (*SlidingWindow)(nil)
 )
 
 func newSlidingWindowLimiter(p Params) (Limiter, error) {
@@ -128,4 +129,33 @@ func (l *SlidingWindow) retryAfter(e time.Duration, prev, cur, cost int64) time.
 		return toNext + time.Duration(w-q)
 	}
 	return toNext + l.window // window k+2: both counts forgotten
+}
+
+// Inspect returns key's gauges at now: the "previous" and "current" window
+// counts as a request at now sees them (shifted when now is in a later
+// window than the stored one), the weighted "estimate" prev*(W-e)/W + cur
+// that the rule compares with L (before the request's own cost), and
+// "limit", L. It releases what is fresh by now and changes no live key's
+// state.
+func (l *SlidingWindow) Inspect(now time.Duration, key Key) []Gauge {
+	l.expire(now)
+	var s slidingWindowState
+	if int(key) < len(l.state) {
+		s = l.state[key]
+	}
+	k, e := windowAt(now, l.window)
+	var prev, cur int64
+	switch s.win {
+	case k:
+		prev, cur = s.prev, s.cur
+	case k - 1:
+		prev = s.cur
+	}
+	est := float64(prev)*float64(l.window-e)/float64(l.window) + float64(cur)
+	return []Gauge{
+		{"previous", float64(prev)},
+		{"current", float64(cur)},
+		{"estimate", est},
+		{"limit", float64(l.limit)},
+	}
 }

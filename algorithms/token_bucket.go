@@ -51,6 +51,7 @@ type tokenBucketState struct {
 var (
 	_ Limiter     = (*TokenBucket)(nil)
 	_ stateHolder = (*TokenBucket)(nil)
+	_ Inspector   = (*TokenBucket)(nil)
 )
 
 func newTokenBucketLimiter(p Params) (Limiter, error) {
@@ -122,4 +123,27 @@ func bucketMaxDelayCheck(d, most time.Duration, why string) error {
 			Want: fmt.Sprintf("want at most %v for this rate, so that %s", most, why)}
 	}
 	return nil
+}
+
+// Inspect returns key's gauges at now: "tokens", the bucket refilled up to
+// now (B - deficit/perToken, negative while a max-delay debt is
+// outstanding), and "burst", B. It releases what is fresh by now and changes
+// no live key's state.
+func (tb *TokenBucket) Inspect(now time.Duration, key Key) []Gauge {
+	tb.expire(now)
+	var s tokenBucketState
+	if int(key) < len(tb.state) {
+		s = tb.state[key]
+	}
+	d := s.deficit
+	if d > 0 {
+		// As Decide: compare with the time to full first, no overflow.
+		if dt := int64(now - s.last); dt >= exactCeilDiv(d, tb.perNs) {
+			d = 0
+		} else {
+			d -= dt * tb.perNs
+		}
+	}
+	tokens := float64(tb.burst*tb.perToken-d) / float64(tb.perToken)
+	return []Gauge{{"tokens", tokens}, {"burst", float64(tb.burst)}}
 }

@@ -59,6 +59,7 @@ type xTimeRateState struct {
 var (
 	_ Limiter     = (*XTimeRate)(nil)
 	_ stateHolder = (*XTimeRate)(nil)
+	_ Inspector   = (*XTimeRate)(nil)
 )
 
 func newXTimeRateLimiter(p Params) (Limiter, error) {
@@ -139,4 +140,19 @@ func (x *XTimeRate) freshAt(s *xTimeRateState) time.Duration {
 		at += step
 	}
 	return at
+}
+
+// Inspect returns key's gauges at now: "tokens", the library's own
+// TokensAt(now) (B for a fresh key), which reads the Limiter without
+// updating it, and "burst", B. It releases what is fresh by now and changes
+// no live key's state.
+func (x *XTimeRate) Inspect(now time.Duration, key Key) []Gauge {
+	x.expire(now)
+	tokens := float64(x.burst)
+	if int(key) < len(x.state) {
+		if lim := x.state[key].lim; lim != nil {
+			tokens = lim.TokensAt(time.Unix(0, int64(now)))
+		}
+	}
+	return []Gauge{{"tokens", tokens}, {"burst", float64(x.burst)}}
 }
