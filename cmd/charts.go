@@ -1,23 +1,166 @@
 package cmd
 
 import (
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
+	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/output"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
+	"github.com/ratesim/ratesim/traffic"
 	"github.com/spf13/pflag"
 )
 
 // chartFlags are the chart options of compare, replay and demo.
 type chartFlags struct {
-	dir string // --charts DIR: write charts there
+	dir    string // --charts DIR: write charts there
+	format string // --chart-format: png or svg
+	key    string // --chart-key: the key whose state is drawn ("": the busiest)
 }
 
-func addChartFlags(fl *pflag.FlagSet, f *chartFlags) {}
+func addChartFlags(fl *pflag.FlagSet, f *chartFlags) {
+	fl.StringVar(&f.dir, "charts", "", "write charts (rate, multiples, peaks, delay, state, timeline) to this directory, creating it")
+	fl.StringVar(&f.format, "chart-format", "png", "chart image format: "+strings.Join(output.ChartFormats(), ", "))
+	fl.StringVar(&f.key, "chart-key", "", "draw the state of this key (default: the key with the most requests)")
+}
+
+// checkChartFlags checks the values of the chart flags.
+func checkChartFlags(f chartFlags) error {
+	if f.format == "" {
+		f.format = "png"
+	}
+	if !slices.Contains(output.ChartFormats(), f.format) {
+		return usagef("--chart-format: %q is not a chart format (want %s)", f.format,
+			strings.Join(output.ChartFormats(), " or "))
+	}
+	return nil
+}
 
 // prepareCharts sets up what the charts need from the run (the key whose
 // state to sample) before it starts.
-func prepareCharts(sc *scenarios.Scenario, cfg *sim.Config, f chartFlags) error { return nil }
+func prepareCharts(sc *scenarios.Scenario, cfg *sim.Config, f chartFlags) error {
+	if err := checkChartFlags(f); err != nil {
+		return err
+	}
+	if f.dir == "" || !anyInspector(cfg) {
+		return nil
+	}
+	key := f.key
+	if key == "" {
+		var err error
+		if key, err = busiestKey(sc.Traffic, cfg.Start, cfg.Duration); err != nil {
+			return inputError(err)
+		}
+		if key == "" {
+			return nil // no traffic
+		}
+	}
+	// ten samples a bucket, so that a window's count shows before it
+	// resets (the engine halves the rate past MaxSeriesBuckets samples)
+	cfg.Inspect = &sim.Inspect{Key: key, Every: max(cfg.Bucket/10, 1)}
+	return nil
+}
 
-// writeCharts writes the charts of a finished comparison, when asked to.
-func writeCharts(stderr io.Writer, o *outcome, f chartFlags) error { return nil }
+// anyInspector reports whether an algorithm of cfg can show its state
+// (algorithms.Inspector): only then is the busiest key worth finding.
+func anyInspector(cfg *sim.Config) bool {
+	for _, a := range cfg.Algorithms {
+		var lim algorithms.Limiter
+		var err error
+		if a.New != nil {
+			lim, err = a.New()
+		} else {
+			lim, err = algorithms.New(a.Name, a.Params)
+		}
+		if err != nil {
+			continue // the run reports it
+		}
+		if _, ok := lim.(algorithms.Inspector); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// busiestKey reads the traffic once and returns the key with the most
+// first attempts before start+duration (all of it when duration is 0),
+// ties going to the first name in byte order; "" when there is no traffic.
+func busiestKey(plan traffic.Plan, start, duration time.Duration) (string, error) {
+	keys, stream, err := plan.Open()
+	if err != nil {
+		return "", err
+	}
+	var counts []int64 // by key id
+	var a traffic.Arrival
+	for stream.Next(&a) {
+		if duration > 0 && a.At >= start+duration {
+			break
+		}
+		if int(a.Key) >= len(counts) {
+			counts = append(counts, make([]int64, int(a.Key)+1-len(counts))...)
+		}
+		counts[a.Key]++
+	}
+	if err := stream.Err(); err != nil {
+		return "", err
+	}
+	best, bestName := int64(0), ""
+	for id, n := range counts {
+		if n == 0 || n < best {
+			continue
+		}
+		name := keys.Name(uint32(id))
+		if n > best || name < bestName {
+			best, bestName = n, name
+		}
+	}
+	return bestName, nil
+}
+
+// writeCharts writes the charts of a finished comparison, when asked to,
+// and says on stderr which files it wrote.
+func writeCharts(stderr io.Writer, o *outcome, f chartFlags) error {
+	if f.dir == "" {
+		return nil
+	}
+	if err := checkChartFlags(f); err != nil {
+		return err
+	}
+	format := f.format
+	if format == "" {
+		format = "png"
+	}
+	if err := os.MkdirAll(f.dir, 0o755); err != nil {
+		return usagef("--charts: %v", err)
+	}
+	for _, c := range output.Charts(o.rep, o.decisions) {
+		path := filepath.Join(f.dir, c.Name+"."+format)
+		if err := writeChart(path, c, format); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", path)
+	}
+	return nil
+}
+
+// writeChart renders one chart to path.
+func writeChart(path string, c output.Chart, format string) error {
+	file, err := os.Create(path)
+	if err != nil {
+		return usagef("--charts: %v", err)
+	}
+	if err := c.Render(file, format); err != nil {
+		file.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := file.Close(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}

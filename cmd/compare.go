@@ -158,7 +158,10 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*out
 		}
 		return &tee{collectors[i], dec.observer(i)}
 	}
+	bar := newProgress(stderr) // nil unless stderr is a terminal
+	cfg.Progress = bar.hook()
 	rep, err := sim.Run(cfg)
+	bar.done()
 	if err != nil {
 		return nil, inputError(err)
 	}

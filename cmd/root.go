@@ -96,6 +96,7 @@ Start with:  ratesim compare        (the built-in double-burst scenario)
 		newScenariosCmd(),
 		newAlgorithmsCmd(),
 		newValidateCmd(),
+		newDemoCmd(),
 	)
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)

@@ -69,7 +69,20 @@ type Config struct {
 	// Inspect, when set, samples one key's state in every algorithm that
 	// can show it (algorithms.Inspector), for charts.
 	Inspect *Inspect
+	// Progress, when set, is told how far the run has got, for a progress
+	// bar: every ProgressEvery events (arrivals, retries and releases) of
+	// algorithm 0's run, from that run's goroutine, with the virtual time
+	// of the next event as done, counted from Start and at most Duration,
+	// and total = Duration. Without a duration (recorded traces) total is
+	// 0 and done counts from the first arrival. Successive calls never
+	// decrease done. The other algorithms, which run alongside, do not
+	// report. Progress must return quickly; it cannot change the run.
+	Progress func(done, total time.Duration)
 }
+
+// ProgressEvery is how many events of a run pass between two calls of
+// Config.Progress.
+const ProgressEvery = 1 << 16
 
 // Inspect asks for the state of Key every Every, from the start of the
 // series to the end of the run. Past MaxSeriesBuckets samples the interval
@@ -188,6 +201,10 @@ type run struct {
 	rng       *rand.Rand    // jitter
 	perKey    []keyCount    // by key id
 	watch     *watcher      // Config.Inspect, or nil
+
+	// Config.Progress, in run 0 only, and the events so far
+	progress func(done, total time.Duration)
+	steps    uint64
 }
 
 // watcher samples one key's state for Config.Inspect.
@@ -238,6 +255,9 @@ func runOne(cfg *Config, i int, obs Observer) (Result, int64, [2]time.Duration, 
 	}
 	// the same jitter stream for every algorithm of a scenario and seed
 	r.rng = rand.New(rand.NewPCG(cfg.Seed, 0x6a09e667f3bcc909))
+	if i == 0 {
+		r.progress = cfg.Progress
+	}
 	if in, ok := lim.(algorithms.Inspector); ok && cfg.Inspect != nil && cfg.Inspect.Every > 0 {
 		r.watch = &watcher{in: in, key: cfg.Inspect.Key, every: cfg.Inspect.Every,
 			state: StateSeries{Key: cfg.Inspect.Key}}
@@ -278,6 +298,11 @@ func (r *run) loop(stream traffic.Stream) error {
 	}
 	have := next()
 	for have || r.events.len() > 0 {
+		if r.progress != nil {
+			if r.steps++; r.steps%ProgressEvery == 0 {
+				r.reportProgress(have, fresh.At)
+			}
+		}
 		if r.watch != nil {
 			t := fresh.At
 			if r.events.len() > 0 && (!have || r.events.min().at < t) {
@@ -311,6 +336,24 @@ func (r *run) loop(stream traffic.Stream) error {
 		have = next()
 	}
 	return stream.Err()
+}
+
+// reportProgress calls Config.Progress with the instant of the next event:
+// the next first attempt (when have) or the next scheduled event.
+func (r *run) reportProgress(have bool, fresh time.Duration) {
+	t := fresh
+	if r.events.len() > 0 && (!have || r.events.min().at < t) {
+		t = r.events.min().at
+	}
+	from := r.cfg.Start
+	if r.cfg.Duration == 0 {
+		from = r.first
+	}
+	done := max(t-from, 0)
+	if r.cfg.Duration > 0 {
+		done = min(done, r.cfg.Duration)
+	}
+	r.progress(done, r.cfg.Duration)
 }
 
 // sampleUntil samples the watched key at every sample instant up to and

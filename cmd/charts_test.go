@@ -1,0 +1,184 @@
+package cmd
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ratesim/ratesim/scenarios"
+	"github.com/stretchr/testify/require"
+)
+
+var pngMagic = []byte("\x89PNG\r\n\x1a\n")
+
+// chartFiles returns the files of dir, sorted.
+func chartFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// wrote returns the files stderr says were written, in order.
+func wrote(stderr string) []string {
+	var files []string
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if f, ok := strings.CutPrefix(line, "wrote "); ok {
+			files = append(files, f)
+		}
+	}
+	return files
+}
+
+// TestCompareCharts: `compare double-burst --charts DIR` creates DIR and
+// writes the charts, says so on stderr one line a file, and prints the
+// same comparison as without charts.
+func TestCompareCharts(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out", "charts")
+	status, out, errOut := run(t, "compare", "double-burst", "--charts", dir)
+	require.Equal(t, 0, status, errOut)
+	_, plain, _ := run(t, "compare", "double-burst")
+	require.Equal(t, plain, out, "charts change nothing on stdout")
+
+	files := chartFiles(t, dir)
+	for _, want := range []string{"rate.png", "multiples.png", "peaks.png", "delay.png", "timeline.png"} {
+		require.Contains(t, files, want)
+	}
+	// state.png comes with the algorithms that can show their state
+	for _, f := range files {
+		require.True(t, slices.Contains([]string{"rate.png", "multiples.png", "peaks.png", "delay.png",
+			"state.png", "timeline.png"}, f), "unexpected file %s", f)
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		require.True(t, bytes.HasPrefix(data, pngMagic), "%s is not a PNG", f)
+	}
+	var want []string
+	for _, name := range []string{"rate", "multiples", "peaks", "delay", "state", "timeline"} {
+		if slices.Contains(files, name+".png") {
+			want = append(want, filepath.Join(dir, name+".png"))
+		}
+	}
+	require.Equal(t, want, wrote(errOut), "one line a file, in order:\n%s", errOut)
+
+	// the same run draws the same bytes
+	again := filepath.Join(t.TempDir(), "again")
+	status, _, errOut = run(t, "compare", "double-burst", "--charts", again)
+	require.Equal(t, 0, status, errOut)
+	for _, f := range files {
+		a, _ := os.ReadFile(filepath.Join(dir, f))
+		b, _ := os.ReadFile(filepath.Join(again, f))
+		require.True(t, bytes.Equal(a, b), "%s differs between two runs", f)
+	}
+}
+
+func TestCompareChartsSVG(t *testing.T) {
+	dir := t.TempDir()
+	status, _, errOut := run(t, "compare", "token-vs-leaky", "--charts", dir, "--chart-format", "svg")
+	require.Equal(t, 0, status, errOut)
+	files := chartFiles(t, dir)
+	require.Subset(t, files, []string{"rate.svg", "multiples.svg", "peaks.svg", "delay.svg", "timeline.svg"})
+	for _, f := range files {
+		require.Equal(t, ".svg", filepath.Ext(f))
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		require.True(t, bytes.HasPrefix(data, []byte("<?xml")), "%s is not SVG", f)
+		require.Contains(t, string(data), "</svg>")
+	}
+	rate, _ := os.ReadFile(filepath.Join(dir, "rate.svg"))
+	require.Contains(t, string(rate), "token-vs-leaky: limit 5/1s burst 5")
+}
+
+// TestChartsNoTimelineForLongRuns: a run of thousands of decisions has
+// no timeline chart.
+func TestChartsNoTimelineForLongRuns(t *testing.T) {
+	dir := t.TempDir()
+	status, _, errOut := run(t, "compare", "retry-storm", "--charts", dir, "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	files := chartFiles(t, dir)
+	require.Contains(t, files, "rate.png")
+	require.NotContains(t, files, "timeline.png")
+}
+
+// TestReplayCharts: a replayed trace keeps its timestamps; its time axis
+// counts seconds from the first request, named in the label.
+func TestReplayCharts(t *testing.T) {
+	dir := t.TempDir()
+	var log bytes.Buffer
+	for _, at := range []string{"10:05:03", "10:05:03", "10:05:03", "10:05:04", "10:05:06"} {
+		log.WriteString(strings.Replace(okLine, "10:05:03", at, 1))
+	}
+	trace := filepath.Join(dir, "access.log")
+	require.NoError(t, os.WriteFile(trace, log.Bytes(), 0o644))
+	out := filepath.Join(dir, "charts")
+	status, _, errOut := run(t, "replay", trace, "--limit", "2/s", "--charts", out, "--chart-format", "svg")
+	require.Equal(t, 0, status, errOut)
+	rate, err := os.ReadFile(filepath.Join(out, "rate.svg"))
+	require.NoError(t, err)
+	require.Contains(t, string(rate), "time (s from 2015-05-17T10:05:03Z)")
+	require.FileExists(t, filepath.Join(out, "timeline.svg"))
+}
+
+func TestChartFlagsBad(t *testing.T) {
+	dir := t.TempDir()
+	status, _, errOut := run(t, "compare", "--charts", dir, "--chart-format", "gif")
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, `--chart-format: "gif" is not a chart format (want png or svg)`)
+	require.Empty(t, chartFiles(t, dir), "nothing written")
+
+	// --charts naming a file, not a directory
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	status, _, errOut = run(t, "compare", "--charts", file)
+	require.Equal(t, 2, status, errOut)
+	require.Contains(t, errOut, "--charts:")
+
+	status, _, _ = run(t, "compare", "--charts")
+	require.Equal(t, 2, status, "--charts needs a directory")
+}
+
+// TestBusiestKey: the default --chart-key is the key with the most
+// requests, ties to the first name; --chart-key overrides it; the state is
+// sampled every report bucket.
+func TestBusiestKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keys.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`name: keys
+limit: 10/s
+duration: 2s
+traffic:
+  - {type: times, key: bob, at: [0ms, 10ms, 20ms]}
+  - {type: times, key: alice, at: [0ms, 10ms, 30ms]}
+  - {type: times, key: carol, at: [0ms, 1ms, 2ms, 3ms, 2s]}   # the last is after the end
+`), 0o644))
+	sc, err := scenarios.Load(path)
+	require.NoError(t, err)
+	key, err := busiestKey(sc.Traffic, 0, sc.Duration)
+	require.NoError(t, err)
+	require.Equal(t, "carol", key, "4 requests before the end")
+
+	sc.Traffic.Sources = sc.Traffic.Sources[:2]
+	key, err = busiestKey(sc.Traffic, 0, sc.Duration)
+	require.NoError(t, err)
+	require.Equal(t, "alice", key, "a tie goes to the first name")
+
+	cfg := configOf(sc)
+	require.NoError(t, prepareCharts(sc, &cfg, chartFlags{dir: t.TempDir(), format: "png"}))
+	if anyInspector(&cfg) {
+		require.NotNil(t, cfg.Inspect)
+		require.Equal(t, "alice", cfg.Inspect.Key)
+		require.Equal(t, cfg.Bucket/10, cfg.Inspect.Every, "ten samples a bucket")
+		require.NoError(t, prepareCharts(sc, &cfg, chartFlags{dir: t.TempDir(), format: "png", key: "bob"}))
+		require.Equal(t, "bob", cfg.Inspect.Key)
+	}
+
+	// without --charts nothing is sampled
+	cfg = configOf(sc)
+	require.NoError(t, prepareCharts(sc, &cfg, chartFlags{format: "png"}))
+	require.Nil(t, cfg.Inspect)
+}

@@ -1,0 +1,378 @@
+package output
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/scenarios"
+	"github.com/ratesim/ratesim/sim"
+)
+
+// collect keeps every decision of one run.
+type collect struct{ got []sim.Decision }
+
+func (c *collect) Observe(d *sim.Decision) error {
+	c.got = append(c.got, *d)
+	return nil
+}
+
+// runBuiltin runs a built-in scenario as `ratesim compare` does and returns
+// the report and every decision (for the timeline). The state of the
+// busiest key is not sampled here: the state chart has its own test, so
+// these golden images do not change when algorithms learn to show their
+// state.
+func runBuiltin(t testing.TB, name string) (*sim.Report, [][]sim.Decision) {
+	t.Helper()
+	sc, err := scenarios.Builtin(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sim.Config{
+		Name: sc.Name, Description: sc.Description, Seed: sc.Seed, Duration: sc.Duration,
+		Limit: sc.Limit, Traffic: sc.Traffic, Retries: sc.Retries, Windows: sc.Windows, Bucket: sc.Bucket,
+	}
+	for _, a := range sc.Algorithms {
+		cfg.Algorithms = append(cfg.Algorithms, sim.Algorithm{Name: a.Name, Label: a.Label, Params: a.Params, Set: a.Set})
+	}
+	obs := make([]*collect, len(cfg.Algorithms))
+	for i := range obs {
+		obs[i] = &collect{}
+	}
+	cfg.Observe = func(i int) sim.Observer { return obs[i] }
+	rep, err := sim.Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decisions := make([][]sim.Decision, len(obs))
+	for i, o := range obs {
+		decisions[i] = o.got
+	}
+	return rep, decisions
+}
+
+func chartNames(cs []Chart) []string {
+	var names []string
+	for _, c := range cs {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// renderChart renders c twice and checks that both renderings are the
+// same bytes.
+func renderChart(t *testing.T, c Chart, format string) []byte {
+	t.Helper()
+	var a, b bytes.Buffer
+	if err := c.Render(&a, format); err != nil {
+		t.Fatalf("%s.%s: %v", c.Name, format, err)
+	}
+	if err := c.Render(&b, format); err != nil {
+		t.Fatalf("%s.%s: %v", c.Name, format, err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatalf("%s.%s: two renderings differ", c.Name, format)
+	}
+	return a.Bytes()
+}
+
+// goldenImage compares got with testdata/charts/name byte for byte,
+// rewriting it under -update.
+func goldenImage(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "charts", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./output/ -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		// leave the new image beside the old one to look at
+		fresh := path + ".new.png"
+		_ = os.WriteFile(fresh, got, 0o644)
+		t.Errorf("%s differs from the golden image (new one written to %s; review it, then go test ./output/ -update)", path, fresh)
+	}
+}
+
+// TestChartsGolden renders every chart of built-in scenarios and compares
+// each with its checked-in PNG. A change in a chart is a visible diff:
+// review the new images (a *.new.png is left beside each that differs),
+// then regenerate with `go test ./output/ -update`.
+func TestChartsGolden(t *testing.T) {
+	cases := []struct {
+		scenario string
+		want     []string
+	}{
+		// the double burst: the timeline is the picture of it
+		{"double-burst", []string{"rate", "multiples", "peaks", "delay", "timeline"}},
+		// burst against smoothing: delays only from leaky-bucket
+		{"token-vs-leaky", []string{"rate", "multiples", "peaks", "delay", "timeline"}},
+		// too many decisions for a timeline
+		{"retry-storm", []string{"rate", "multiples", "peaks", "delay"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.scenario, func(t *testing.T) {
+			rep, decisions := runBuiltin(t, tc.scenario)
+			charts := Charts(rep, decisions)
+			if got := chartNames(charts); !slices.Equal(got, tc.want) {
+				t.Fatalf("charts %v, want %v", got, tc.want)
+			}
+			for _, c := range charts {
+				if c.Title == "" {
+					t.Errorf("%s: no title", c.Name)
+				}
+				goldenImage(t, filepath.Join(tc.scenario, c.Name+".png"), renderChart(t, c, "png"))
+			}
+		})
+	}
+}
+
+// stateReport is double-burst with the state of the key alice in three
+// algorithms, sampled every 100ms before the decisions at that instant, as
+// the engine samples an algorithms.Inspector; the state is worked out here
+// from the run's decisions: fixed-window's count, sliding-window's two
+// counts and token-bucket's tokens.
+func stateReport(t testing.TB) *sim.Report {
+	rep, decisions := runBuiltin(t, "double-burst")
+	const w = int64(time.Second)
+	for i := range rep.Results {
+		res := &rep.Results[i]
+		st := &sim.StateSeries{Key: "alice"}
+		switch res.Label {
+		case "fixed-window":
+			st.Names = []string{"count"}
+		case "sliding-window":
+			st.Names = []string{"previous", "current"}
+		case "token-bucket":
+			st.Names = []string{"tokens"}
+		default:
+			continue // cannot show its state
+		}
+		for at := int64(0); at <= 3*w; at += 100 * int64(time.Millisecond) {
+			var prev, cur float64
+			tokens, last := 10.0, int64(0)
+			for _, d := range decisions[i] {
+				if int64(d.Time) >= at || d.Verdict == algorithms.Reject {
+					continue
+				}
+				switch int64(d.Time) / w {
+				case at/w - 1:
+					prev++
+				case at / w:
+					cur++
+				}
+				tokens = min(10, tokens+float64(int64(d.Time)-last)*10/float64(w)) - 1
+				last = int64(d.Time)
+			}
+			tokens = min(10, tokens+float64(at-last)*10/float64(w))
+			st.TimesNs = append(st.TimesNs, at)
+			switch res.Label {
+			case "fixed-window":
+				st.Values = append(st.Values, []float64{cur})
+			case "sliding-window":
+				st.Values = append(st.Values, []float64{prev, cur})
+			default:
+				st.Values = append(st.Values, []float64{tokens})
+			}
+		}
+		res.State = st
+	}
+	return rep
+}
+
+// TestStateChartGolden draws the state chart of a hand-made state (the
+// algorithms' own state is sampled by the engine: see sim's tests).
+func TestStateChartGolden(t *testing.T) {
+	rep := stateReport(t)
+	var state *Chart
+	for _, c := range Charts(rep, nil) {
+		if c.Name == "state" {
+			state = &c
+		}
+	}
+	if state == nil {
+		t.Fatal("no state chart")
+	}
+	if !strings.Contains(state.Title, `"alice"`) {
+		t.Errorf("title %q does not name the key", state.Title)
+	}
+	goldenImage(t, "state.png", renderChart(t, *state, "png"))
+
+	// no state, no chart
+	for i := range rep.Results {
+		rep.Results[i].State = nil
+	}
+	if slices.Contains(chartNames(Charts(rep, nil)), "state") {
+		t.Error("state chart without any state")
+	}
+}
+
+func TestChartsSVG(t *testing.T) {
+	rep, decisions := runBuiltin(t, "double-burst")
+	for _, c := range Charts(rep, decisions) {
+		got := renderChart(t, c, "svg")
+		if !bytes.HasPrefix(got, []byte("<?xml")) || !bytes.Contains(got, []byte("</svg>")) {
+			t.Errorf("%s.svg is not an SVG document: %.80q", c.Name, got)
+		}
+		if !bytes.Contains(got, []byte(c.Title)) {
+			t.Errorf("%s.svg: title %q not in the document", c.Name, c.Title)
+		}
+	}
+	var buf bytes.Buffer
+	if err := Charts(rep, decisions)[0].Render(&buf, "gif"); err == nil {
+		t.Error("format gif: no error")
+	}
+}
+
+// TestChartsSkip: what is drawn depends on the report.
+func TestChartsSkip(t *testing.T) {
+	if Charts(nil, nil) != nil {
+		t.Error("charts of a nil report")
+	}
+	rep, decisions := runBuiltin(t, "double-burst")
+	if slices.Contains(chartNames(Charts(rep, nil)), "timeline") {
+		t.Error("timeline without decisions")
+	}
+	many := slices.Clone(decisions)
+	many[0] = make([]sim.Decision, MaxTimelineDecisions+1)
+	if slices.Contains(chartNames(Charts(rep, many)), "timeline") {
+		t.Error("timeline of more than MaxTimelineDecisions decisions")
+	}
+	// a hand-built report: no series, no delay distribution
+	names := chartNames(Charts(retryStorm(), nil))
+	if !slices.Equal(names, []string{"peaks"}) {
+		t.Errorf("retry-storm fixture: charts %v, want [peaks]", names)
+	}
+	for _, c := range Charts(retryStorm(), nil) {
+		renderChart(t, c, "png")
+	}
+}
+
+// TestTimeAxisOfReplay: replayed traffic is drawn in seconds from its
+// first arrival's whole second, that instant in the axis label; synthetic
+// traffic in seconds from time 0.
+func TestTimeAxisOfReplay(t *testing.T) {
+	rep := replayed()
+	start := rep.StartNs
+	rep.StartNs += 250 * ms // the first arrival: the axis starts at its whole second
+	rep.Results[0].Series = sim.Series{BucketNs: 100 * ms, StartNs: rep.StartNs,
+		Offered: []int64{1, 2}, Attempts: []int64{1, 2}, Admitted: []int64{1, 2},
+		Delayed: []int64{0, 0}, Rejected: []int64{0, 0}}
+	tb := timeBaseOf(rep)
+	if want := "time (s from 2024-05-01T12:00:00Z)"; tb.label != want {
+		t.Errorf("label %q, want %q", tb.label, want)
+	}
+	if x := tb.x(start + 1500*ms); x != 1.5 {
+		t.Errorf("1.5s after 12:00:00 drawn at %v", x)
+	}
+	if tb := timeBaseOf(doubleBurst()); tb.label != "time (s)" || tb.x(900*ms) != 0.9 {
+		t.Errorf("synthetic: %q, 900ms at %v", tb.label, tb.x(900*ms))
+	}
+	for _, c := range Charts(rep, nil) {
+		renderChart(t, c, "png")
+	}
+}
+
+// longReport is a report of a 10,000,000-request-like run: nine
+// algorithms, each with a series of sim.MaxSeriesBuckets buckets (29 hours
+// of traffic: report.bucket 100ms doubled to 1.6s by the engine, about 170
+// requests a bucket, 11 million in all), delays in sim.DelayExactValues
+// distinct values and a state of sim.MaxSeriesBuckets samples.
+func longReport() *sim.Report {
+	rep := doubleBurst()
+	const n = sim.MaxSeriesBuckets
+	for i := range rep.Results {
+		res := &rep.Results[i]
+		s := sim.Series{BucketNs: 1600 * ms, StartNs: 0,
+			Offered: make([]int64, n), Attempts: make([]int64, n), Admitted: make([]int64, n),
+			Delayed: make([]int64, n), Rejected: make([]int64, n)}
+		for b := range n {
+			off := int64(140 + (b*7919+i*31)%60)
+			s.Offered[b], s.Attempts[b] = off, off
+			s.Admitted[b] = min(off, 150)
+			s.Rejected[b] = off - s.Admitted[b]
+			if i%3 == 0 {
+				s.Delayed[b] = off / 10
+			}
+		}
+		res.Series = s
+		res.Delays = make([]sim.DelayCount, sim.DelayExactValues)
+		for d := range res.Delays {
+			res.Delays[d] = sim.DelayCount{DelayNs: int64(d) * 1000, Count: int64(1 + d%5)}
+		}
+		res.Delayed = 1
+		st := &sim.StateSeries{Key: "k", Names: []string{"tokens"}}
+		for b := range n {
+			st.TimesNs = append(st.TimesNs, int64(b)*1600*ms)
+			st.Values = append(st.Values, []float64{float64(b % 100)})
+		}
+		res.State = st
+	}
+	rep.DurationNs = n * 1600 * ms
+	return rep
+}
+
+// TestChartsBudget: charts of a 10,000,000-request-like run stay within a
+// fixed memory and size budget, whatever the length of the run: long
+// series are drawn at most maxDrawPoints points a line.
+//
+// Budget: preparing the charts (Charts) allocates at most 16 MiB; drawing
+// one allocates at most 48 MiB and writes at most 512 KiB of PNG.
+// Measured when written (go1.26, amd64): Charts 1.4 MiB; the multiples
+// chart, the heaviest to draw, 20 MiB; the others 6-19 MiB and 44-142 KiB.
+func TestChartsBudget(t *testing.T) {
+	const (
+		prepareBudget = 16 << 20
+		drawBudget    = 48 << 20
+		sizeBudget    = 512 << 10
+	)
+	rep := longReport()
+	var charts []Chart
+	alloc := allocated(func() { charts = Charts(rep, nil) })
+	t.Logf("Charts: allocated %.1f MiB", float64(alloc)/(1<<20))
+	if alloc > prepareBudget {
+		t.Errorf("Charts allocated %d bytes, budget %d", alloc, prepareBudget)
+	}
+	if got := chartNames(charts); !slices.Equal(got, []string{"rate", "multiples", "peaks", "delay", "state"}) {
+		t.Fatalf("charts %v", got)
+	}
+	for _, c := range charts {
+		var buf bytes.Buffer
+		var err error
+		alloc := allocated(func() { err = c.Render(&buf, "png") })
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: allocated %.1f MiB, wrote %.1f KiB", c.Name, float64(alloc)/(1<<20), float64(buf.Len())/1024)
+		if alloc > drawBudget {
+			t.Errorf("%s: allocated %d bytes, budget %d", c.Name, alloc, drawBudget)
+		}
+		if buf.Len() > sizeBudget {
+			t.Errorf("%s: %d bytes, budget %d", c.Name, buf.Len(), sizeBudget)
+		}
+	}
+}
+
+// allocated returns the bytes fn allocates on the heap.
+func allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
