@@ -78,8 +78,8 @@ func TestReadmeExamples(t *testing.T) {
 			if p, ok := written[a]; ok {
 				a = p // a file an earlier example wrote
 			}
-			if i > 0 && (ex.args[i-1] == "--output" || ex.args[i-1] == "--decisions") {
-				p := filepath.Join(dir, filepath.Base(a))
+			if i > 0 && (ex.args[i-1] == "--output" || ex.args[i-1] == "--decisions" || ex.args[i-1] == "--charts") {
+				p := filepath.Join(dir, a) // shown as a: dir is cut from the output
 				written[a] = p
 				a = p
 			}
