@@ -67,9 +67,21 @@ recognised.`,
 			if err := scenarios.CheckFiles(sc); err != nil {
 				return usageError{err}
 			}
-			fmt.Fprintf(c.OutOrStdout(), "%s: ok: scenario %q, %d algorithms, %d sources, duration %v, limit %s\n",
-				args[0], sc.Name, len(sc.Algorithms), len(sc.Traffic.Sources), sc.Duration, sc.Limit)
+			duration := "duration " + sc.Duration.String()
+			if sc.Duration == 0 {
+				duration = "until the traces end"
+			}
+			fmt.Fprintf(c.OutOrStdout(), "%s: ok: scenario %q, %s, %s, %s, limit %s\n",
+				args[0], sc.Name, count(len(sc.Algorithms), "algorithm"), count(len(sc.Traffic.Sources), "source"), duration, sc.Limit)
 			return nil
 		},
 	}
+}
+
+// count writes n and a noun, in the plural unless n is 1.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
