@@ -89,6 +89,17 @@ type Memory struct {
 	BytesPeak int64
 }
 
+// Reserver is implemented by every limiter of this package: Reserve(n)
+// sizes the per-key state tables for the keys 0 to n-1 up front, so that
+// no decision on them grows (and copies) a table. A caller that knows how
+// many keys it will use (the engine, after interning the key names) calls
+// it once before the first Decide; without it the tables grow as keys
+// appear, as append grows a slice (doubling, then by a quarter). It changes
+// no decision and no Memory figure, and never shrinks a table.
+type Reserver interface {
+	Reserve(n int)
+}
+
 // stateHolder is implemented by every limiter so that tests can check that
 // state is released once a key is fresh again: liveAt expires what is due at
 // now and returns the keys and bytes alive.

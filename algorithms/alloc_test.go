@@ -13,9 +13,9 @@ import "testing"
 //     hundred decisions (a slice that grows now and then) reads as 0 in the
 //     first count; the second counts each one.
 //
-// The first must be 0 for every exact algorithm. The second is 0 for all
-// but the two of allocatesWhenWarm, which skip with the reason until their
-// log stops allocating; when it does, remove them from the list.
+// Both must be 0 for every exact algorithm: sliding-log and concurrency keep
+// their entries in a ring reused in place (costLog, sliding_log.go), and the
+// expiry queue of their live entries is a ring too (expiryQueue, keyed.go).
 func TestDecideAllocatesNothing(t *testing.T) {
 	for _, info := range All() {
 		if !info.Exact {
@@ -33,25 +33,9 @@ func TestDecideAllocatesNothing(t *testing.T) {
 			if perDecision != 0 {
 				t.Errorf("%v allocations per decision on a warm hot key, want 0", perDecision)
 			}
-			if why, ok := allocatesWhenWarm[info.Name]; ok && total != 0 {
-				t.Skipf("%v allocations in %d decisions on a warm hot key: %s", total, long, why)
-			}
 			if total != 0 {
 				t.Errorf("%v allocations in %d decisions on a warm hot key, want 0", total, long)
 			}
 		})
 	}
-}
-
-// allocatesWhenWarm are the exact algorithms known to allocate on a warm
-// hot key, and why. Both keep a costLog (sliding_log.go): a slice pruned from
-// the front (entries = entries[i:]) and appended at the back, so the live
-// entries slide along the array and append reallocates, and copies them,
-// each time they reach its end. A ring reused in place would not.
-var allocatesWhenWarm = map[string]string{
-	"sliding-log": "costLog.push reallocates the log each time its live entries (about L) slide to the end of " +
-		"the array (costLog.prune reslices from the front): about one allocation per 200 decisions here",
-	"concurrency": "costLog.push reallocates the FIFO of requests in flight each time its few live entries " +
-		"(up to max) slide to the end of the array (costLog.prune reslices from the front): about one " +
-		"allocation per 20 decisions here",
 }

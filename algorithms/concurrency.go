@@ -29,13 +29,15 @@ import (
 // released, and its FIFO's memory freed, once its last request completes.
 type Concurrency struct {
 	keyed[costLog]
-	max      int64         // the most units in flight per key
-	service  time.Duration // S
-	expiring expiryQueue   // the completion of every request in flight
+	max       int64         // the most units in flight per key
+	service   time.Duration // S
+	expiring  expiryQueue   // the completion of every request in flight
+	firstRing uint64        // the slots of a key's first ring
 }
 
 var (
 	_ Limiter     = (*Concurrency)(nil)
+	_ Reserver    = (*Concurrency)(nil)
 	_ stateHolder = (*Concurrency)(nil)
 	_ Inspector   = (*Concurrency)(nil)
 )
@@ -58,6 +60,7 @@ func newConcurrencyLimiter(p Params) (Limiter, error) {
 	if l.max == 0 {
 		l.max = p.Burst
 	}
+	l.firstRing = firstRing(l.max) // at most max requests of cost >= 1 in flight
 	l.keyed = newKeyed(int64(unsafe.Sizeof(costLog{})), (*costLog).freshAt)
 	return l, nil
 }
@@ -77,10 +80,10 @@ func (l *Concurrency) Decide(now time.Duration, key Key, cost int64) Decision {
 		return Decision{Verdict: Reject, RetryAfter: s.waitFor(now, cost, l.max)}
 	}
 	done := now + l.service
-	s.push(done, cost)
+	s.push(done, cost, l.firstRing)
 	l.expiring.push(done)
 	l.addBytes(costEntryBytes)
-	l.touch(key, costEntryBytes*int64(len(s.entries)))
+	l.touch(key, costEntryBytes*int64(s.len()))
 	return Decision{Verdict: Accept}
 }
 

@@ -42,6 +42,9 @@ func fracAt(t time.Duration) fracTime { return fracTime{ns: t} }
 // checkPolicy guarantees for 0 <= c <= Burst and c <= Rate.
 func (r fracRate) times(c int64) fracTime {
 	x := c * r.num
+	if r.den == 1 { // W/L whole ns: no division
+		return fracTime{ns: time.Duration(x)}
+	}
 	return fracTime{ns: time.Duration(x / r.den), rem: x % r.den}
 }
 

@@ -36,6 +36,7 @@ type FixedWindow struct {
 	limit         int64         // L
 	window        time.Duration // W
 	countRejected bool
+	clock         windowClock
 }
 
 // fixedWindowState is one key's counter: the cost counted in window win.
@@ -46,6 +47,7 @@ type fixedWindowState struct {
 
 var (
 	_ Limiter     = (*FixedWindow)(nil)
+	_ Reserver    = (*FixedWindow)(nil)
 	_ stateHolder = (*FixedWindow)(nil)
 	_ Inspector   = (*FixedWindow)(nil)
 )
@@ -67,7 +69,7 @@ func newFixedWindowLimiter(p Params) (Limiter, error) {
 // Decide admits the request iff its window's count leaves room for cost.
 func (l *FixedWindow) Decide(now time.Duration, key Key, cost int64) Decision {
 	s := l.get(now, key)
-	k, e := windowAt(now, l.window)
+	k, e := l.clock.at(now, l.window)
 	var count int64
 	if s.win == k {
 		count = s.count
@@ -94,6 +96,27 @@ func windowAt(t, w time.Duration) (k int64, e time.Duration) {
 	if e < 0 {
 		k, e = k-1, e+w
 	}
+	return k, e
+}
+
+// windowClock remembers the last window windowAt found, so that the
+// instants of one window, which come in order, are placed with a
+// subtraction and a comparison instead of a division. The zero value holds
+// window 0, [0, w).
+type windowClock struct {
+	k     int64         // the window's index
+	start time.Duration // k*w
+}
+
+// at returns windowAt(t, w); w must be the same at every call.
+func (c *windowClock) at(t, w time.Duration) (k int64, e time.Duration) {
+	// t - start wraps to a negative value, a huge unsigned one, when t is
+	// before start or too far after it to subtract.
+	if e := t - c.start; uint64(e) < uint64(w) {
+		return c.k, e
+	}
+	k, e = windowAt(t, w)
+	c.k, c.start = k, t-e
 	return k, e
 }
 

@@ -51,6 +51,7 @@ type gcraState struct {
 
 var (
 	_ Limiter     = (*GCRA)(nil)
+	_ Reserver    = (*GCRA)(nil)
 	_ stateHolder = (*GCRA)(nil)
 	_ Inspector   = (*GCRA)(nil)
 )

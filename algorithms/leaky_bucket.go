@@ -43,6 +43,7 @@ type leakyBucketState struct {
 
 var (
 	_ Limiter     = (*LeakyBucket)(nil)
+	_ Reserver    = (*LeakyBucket)(nil)
 	_ stateHolder = (*LeakyBucket)(nil)
 	_ Inspector   = (*LeakyBucket)(nil)
 )

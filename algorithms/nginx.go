@@ -2,6 +2,7 @@ package algorithms
 
 import (
 	"fmt"
+	"math/bits"
 	"time"
 	"unsafe"
 )
@@ -67,6 +68,7 @@ type nginxState struct {
 
 var (
 	_ Limiter     = (*Nginx)(nil)
+	_ Reserver    = (*Nginx)(nil)
 	_ stateHolder = (*Nginx)(nil)
 	_ Inspector   = (*Nginx)(nil)
 )
@@ -119,6 +121,14 @@ func (n *Nginx) drainedAfter(e int64) int64 {
 	return exactCeilDiv((e+1000)*1000, n.rate)
 }
 
+// draining reports whether ms < drainedAfter(e): whether rate*ms/1000 <
+// e + 1000, i.e. rate*ms < (e+1000)*1000, formed in 128 bits (ms >= 0 may be
+// any gap), which is exact and cheaper than drainedAfter's division.
+func (n *Nginx) draining(ms, e int64) bool {
+	hi, lo := bits.Mul64(uint64(ms), uint64(n.rate))
+	return hi == 0 && lo < uint64((e+1000)*1000)
+}
+
 // Decide runs nginx's lookup and accounting for one request of cost
 // requests.
 func (n *Nginx) Decide(now time.Duration, key Key, cost int64) Decision {
@@ -132,8 +142,8 @@ func (n *Nginx) Decide(now time.Duration, key Key, cost int64) Decision {
 	known := n.isLive(key)
 	if known {
 		ms = nowMs - s.last
-		if ms < n.drainedAfter(s.excess) {
-			// rate*ms < (e+1000)*1000 + rate here: no overflow.
+		if n.draining(ms, s.excess) {
+			// rate*ms < (e+1000)*1000 here: no overflow.
 			excess = max(0, s.excess-n.rate*ms/1000+1000)
 		}
 		excess += extra
@@ -167,7 +177,7 @@ func (n *Nginx) Decide(now time.Duration, key Key, cost int64) Decision {
 func (n *Nginx) Inspect(now time.Duration, key Key) []Gauge {
 	n.expire(now)
 	var excess int64
-	if int(key) < len(n.state) && n.live[key] {
+	if int(key) < len(n.state) && n.isLive(key) {
 		s := n.state[key]
 		// As Decide: past drainedAfter the formula gives 0, and the
 		// guard keeps rate*ms from overflowing.

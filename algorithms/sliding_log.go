@@ -2,6 +2,7 @@ package algorithms
 
 import (
 	"math"
+	"math/bits"
 	"time"
 	"unsafe"
 )
@@ -28,7 +29,7 @@ import (
 // size, so no decision and no retry_after changes, and the running sum cannot
 // overflow.
 //
-// State per key: a slice of (expiry, cost) entries pruned from the front and
+// State per key: a ring of (expiry, cost) entries pruned from the front and
 // the running sum of their costs, 32 bytes, plus 16 bytes per entry that
 // still counts. The live entries of all keys are counted at every instant,
 // not only when their key is touched. A key's state is released, and its
@@ -39,10 +40,12 @@ type SlidingLog struct {
 	window        time.Duration // W
 	countRejected bool
 	expiring      expiryQueue // the expiry of every live entry of every key
+	firstRing     uint64      // the slots of a key's first ring
 }
 
 var (
 	_ Limiter     = (*SlidingLog)(nil)
+	_ Reserver    = (*SlidingLog)(nil)
 	_ stateHolder = (*SlidingLog)(nil)
 	_ Inspector   = (*SlidingLog)(nil)
 )
@@ -55,6 +58,12 @@ func newSlidingLogLimiter(p Params) (Limiter, error) {
 		return nil, err
 	}
 	l := &SlidingLog{limit: p.Rate, window: p.Per, countRejected: p.CountRejected}
+	// Admitted entries cost >= 1 and sum to at most L; rejected ones
+	// logged with count-rejected have no bound.
+	l.firstRing = firstRing(l.limit)
+	if l.countRejected {
+		l.firstRing = costLogFirstSlots
+	}
 	l.keyed = newKeyed(int64(unsafe.Sizeof(costLog{})), (*costLog).freshAt)
 	return l, nil
 }
@@ -81,10 +90,10 @@ func (l *SlidingLog) Decide(now time.Duration, key Key, cost int64) Decision {
 // log appends an entry of cost at now to key's log s.
 func (l *SlidingLog) log(now time.Duration, key Key, s *costLog, cost int64) {
 	until := now + l.window
-	s.push(until, cost)
+	s.push(until, cost, l.firstRing)
 	l.expiring.push(until)
 	l.addBytes(costEntryBytes)
-	l.touch(key, costEntryBytes*int64(len(s.entries)))
+	l.touch(key, costEntryBytes*int64(s.len()))
 }
 
 // flush drops from the byte count the entries of every key that have
@@ -115,54 +124,176 @@ const costEntryBytes = int64(unsafe.Sizeof(costEntry{}))
 // costLog is a FIFO of entries that stop counting at non-decreasing
 // instants, and the sum of their costs: the sliding log's entries, and the
 // concurrency limiter's requests in flight. Expired entries are dropped from
-// the front by prune.
+// the front by prune, new ones written at the back by push.
+//
+// The entries live in a ring of a power-of-two number of slots, reused in
+// place: once a key's log has reached its steady size, neither prune nor
+// push allocates. A key's first ring has 8 slots (fewer when the log can
+// never hold 8, see firstRing); it doubles when it is full, and a ring of 64
+// slots or more shrinks when it is at most an eighth full, to twice its
+// entries (16 slots at least), so that between two reallocations a log at
+// least doubles or halves. A key's ring is freed when its state is released
+// (keyed zeroes it).
+//
+// The state is 32 bytes, as the slice header and sum it replaces: the ring
+// is held by a pointer to its first slot rather than a slice header
+// (ring() rebuilds the slice with unsafe.Slice; the pointer is always the
+// start of an array made by make, which it keeps alive for the garbage
+// collector), and the ring's head, count and size are packed in one word.
+// That leaves room for first, a copy of the oldest entry's expiry: a
+// decision reads the ring only when an entry has stopped counting or to
+// compute a retry_after, and otherwise touches the ring only to write the
+// new entry. Over many keys that saves a cache miss per decision.
 type costLog struct {
-	entries []costEntry
+	entries *costEntry    // slot 0 of the ring; nil when the key holds no ring
+	first   time.Duration // the oldest entry's until, when the log is not empty
 	sum     int64
+	pos     costLogPos
 }
+
+// costLogPos packs the ring's head slot (bits 0-28), its entry count (bits
+// 29-58) and the log2 of its size (bits 59-63).
+type costLogPos uint64
+
+const (
+	costLogHeadBits  = 29
+	costLogCountBits = 30
+	// costLogMaxSlots bounds one key's ring: 2^29 entries, 8 GiB.
+	costLogMaxSlots = 1 << costLogHeadBits
+)
+
+func (p costLogPos) head() uint32 { return uint32(p & (1<<costLogHeadBits - 1)) }
+func (p costLogPos) n() uint32 {
+	return uint32(p >> costLogHeadBits & (1<<costLogCountBits - 1))
+}
+func (p costLogPos) mask() uint32 { return 1<<(p>>(costLogHeadBits+costLogCountBits)) - 1 }
+
+func makeCostLogPos(head, n, mask uint32) costLogPos {
+	return costLogPos(head) | costLogPos(n)<<costLogHeadBits |
+		costLogPos(bits.Len32(mask))<<(costLogHeadBits+costLogCountBits)
+}
+
+// costLogFirstSlots is the most slots of a key's first ring: eight entries,
+// 128 bytes. Smaller first rings made the 1M-key benchmarks slower (with 4,
+// sliding-log and concurrency took 10-20% longer: most keys outgrew them and
+// paid an allocation and a copy); a log that can never hold eight entries
+// gets a first ring of its most (see firstRing). costLogShrinkSlots is the
+// smallest ring that shrinks, and costLogShrunkSlots the least it shrinks
+// to.
+const (
+	costLogFirstSlots  = 8
+	costLogShrinkSlots = 64
+	costLogShrunkSlots = 16
+)
+
+// firstRing returns the size of a key's first ring for a log that holds at
+// most most entries (>= 1): costLogFirstSlots, or the least power of two
+// that holds them all when that is smaller.
+func firstRing(most int64) uint64 {
+	if most >= costLogFirstSlots {
+		return costLogFirstSlots
+	}
+	return ceilPow2(uint64(most))
+}
+
+// len returns the number of entries.
+func (q *costLog) len() uint32 { return q.pos.n() }
+
+// ring returns the ring's slots; entries must not be nil.
+func (q *costLog) ring() []costEntry { return unsafe.Slice(q.entries, int(q.pos.mask())+1) }
 
 // prune drops the entries that have stopped counting by now.
 func (q *costLog) prune(now time.Duration) {
-	i := 0
-	for i < len(q.entries) && q.entries[i].until <= now {
-		q.sum -= q.entries[i].cost
-		i++
+	if q.first > now || q.pos.n() == 0 {
+		return
 	}
-	if i == len(q.entries) {
-		q.entries = q.entries[:0] // keep the array for the next entries
-	} else {
-		q.entries = q.entries[i:]
+	r, mask := q.ring(), q.pos.mask()
+	h, n, sum := q.pos.head(), q.pos.n(), q.sum
+	for n > 0 {
+		e := &r[h&mask]
+		if e.until > now {
+			q.first = e.until
+			break
+		}
+		sum -= e.cost
+		h++
+		n--
+	}
+	q.pos, q.sum = makeCostLogPos(h&mask, n, mask), sum
+	if slots := uint64(mask) + 1; slots >= costLogShrinkSlots && uint64(n) <= slots/8 {
+		q.resize(max(ceilPow2(2*uint64(n)), costLogShrunkSlots))
 	}
 }
 
-// push appends an entry; until must not be before the last entry's.
-func (q *costLog) push(until time.Duration, cost int64) {
-	q.entries = append(q.entries, costEntry{until, cost})
+// push appends an entry; until must not be before the last entry's. A log
+// without a ring gets one of first slots (a power of two, see firstRing).
+func (q *costLog) push(until time.Duration, cost int64, first uint64) {
+	head, n, mask := q.pos.head(), q.pos.n(), q.pos.mask()
+	if q.entries == nil {
+		q.resize(first)
+		head, mask = 0, uint32(first-1)
+	} else if n > mask {
+		q.resize(2 * (uint64(mask) + 1))
+		head, mask = 0, q.pos.mask()
+	}
+	if n == 0 {
+		q.first = until
+	}
+	q.ring()[(head+n)&mask] = costEntry{until, cost}
+	q.pos = makeCostLogPos(head, n+1, mask)
 	q.sum += cost
 }
+
+// resize moves the entries, in order, to the front of a new ring of slots
+// slots (a power of two, at least the entries).
+func (q *costLog) resize(slots uint64) {
+	if slots > costLogMaxSlots {
+		panic("algorithms: one key's log would exceed 2^29 entries")
+	}
+	r := make([]costEntry, slots)
+	n := q.pos.n()
+	if n > 0 {
+		old, head := q.ring(), q.pos.head()
+		k := copy(r, old[head:min(int(head)+int(n), len(old))])
+		copy(r[k:n], old)
+	}
+	q.entries, q.pos = &r[0], makeCostLogPos(0, n, uint32(slots-1))
+}
+
+// at returns the i-th entry from the oldest, for i < len().
+func (q *costLog) at(i uint32) costEntry { return q.ring()[(q.pos.head()+i)&q.pos.mask()] }
 
 // waitFor returns the shortest wait w > 0 after which the entries still
 // counting at now+w leave room for cost under limit. It requires a pruned
 // log with sum + cost > limit and cost <= limit.
 func (q *costLog) waitFor(now time.Duration, cost, limit int64) time.Duration {
 	over := q.sum - (limit - cost) // > 0: how much must stop counting
-	for _, e := range q.entries {
+	if over <= 1 {
+		// The oldest entry (cost >= 1) is enough, and its expiry is at
+		// hand: a log saturated by requests of cost 1 never reads its ring
+		// to reject.
+		return q.first - now
+	}
+	r, head, mask := q.ring(), q.pos.head(), q.pos.mask()
+	for i := range q.pos.n() {
+		e := &r[(head+i)&mask]
 		over -= e.cost
 		if over <= 0 {
 			return e.until - now
 		}
 	}
 	// Unreachable: the entries sum to q.sum and limit-cost >= 0.
-	return q.entries[len(q.entries)-1].until - now
+	return q.at(q.len()-1).until - now
 }
 
 // freshAt is the instant the last entry stops counting: from then on the
 // log is empty, as a fresh key's.
 func (q *costLog) freshAt() time.Duration {
-	if len(q.entries) == 0 {
+	n := q.len()
+	if n == 0 {
 		return math.MinInt64
 	}
-	return q.entries[len(q.entries)-1].until
+	return q.at(n - 1).until
 }
 
 // Inspect returns key's gauges at now: "in window", the cost of the entries
@@ -182,7 +313,8 @@ func (l *SlidingLog) Inspect(now time.Duration, key Key) []Gauge {
 // would leave it, without pruning.
 func (q *costLog) sumAt(now time.Duration) int64 {
 	sum := q.sum
-	for _, e := range q.entries {
+	for i := range q.len() {
+		e := q.at(i)
 		if e.until > now {
 			break
 		}

@@ -1,6 +1,7 @@
 package algorithms
 
 import (
+	"math/bits"
 	"time"
 	"unsafe"
 )
@@ -41,6 +42,7 @@ type SlidingWindow struct {
 	limit         int64         // L
 	window        time.Duration // W
 	countRejected bool
+	clock         windowClock
 }
 
 // slidingWindowState is one key's two counts.
@@ -52,6 +54,7 @@ type slidingWindowState struct {
 
 var (
 	_ Limiter     = (*SlidingWindow)(nil)
+	_ Reserver    = (*SlidingWindow)(nil)
 	_ stateHolder = (*SlidingWindow)(nil)
 	_ Inspector   = (*SlidingWindow)(nil)
 )
@@ -73,7 +76,7 @@ func newSlidingWindowLimiter(p Params) (Limiter, error) {
 // Decide admits the request iff the weighted counts leave room for cost.
 func (l *SlidingWindow) Decide(now time.Duration, key Key, cost int64) Decision {
 	s := l.get(now, key)
-	k, e := windowAt(now, l.window)
+	k, e := l.clock.at(now, l.window)
 	var prev, cur int64
 	switch s.win {
 	case k:
@@ -99,10 +102,12 @@ func (l *SlidingWindow) Decide(now time.Duration, key Key, cost int64) Decision 
 
 // fits reports whether prev*span + (cur+cost)*W <= L*W, given cur+cost <= L
 // and span >= 1: prev*span <= room, where room = (L-cur-cost)*W <= L*W fits
-// an int64 (checkPolicy), holds iff prev <= floor(room/span).
+// an int64 (checkPolicy). prev (>= 0) may be any count, so the product is
+// formed in 128 bits, which is exact and cheaper than dividing.
 func (l *SlidingWindow) fits(prev int64, span time.Duration, cur, cost int64) bool {
 	room := (l.limit - cur - cost) * int64(l.window)
-	return prev <= room/int64(span)
+	hi, lo := bits.Mul64(uint64(prev), uint64(span))
+	return hi == 0 && lo <= uint64(room)
 }
 
 // retryAfter returns the shortest wait after which a request of cost

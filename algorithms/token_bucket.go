@@ -50,6 +50,7 @@ type tokenBucketState struct {
 
 var (
 	_ Limiter     = (*TokenBucket)(nil)
+	_ Reserver    = (*TokenBucket)(nil)
 	_ stateHolder = (*TokenBucket)(nil)
 	_ Inspector   = (*TokenBucket)(nil)
 )
@@ -75,6 +76,16 @@ func (tb *TokenBucket) freshAt(s *tokenBucketState) time.Duration {
 	return s.last + time.Duration(exactCeilDiv(s.deficit, tb.perNs))
 }
 
+// nsFor returns the whole ns the bucket takes to refill units (>= 0),
+// ceil(units/perNs): no division when a token is a whole number of ns
+// (perNs 1: W/L whole, as for 100/s).
+func (tb *TokenBucket) nsFor(units int64) int64 {
+	if tb.perNs == 1 {
+		return units
+	}
+	return exactCeilDiv(units, tb.perNs)
+}
+
 // Decide refills key's bucket to now and takes cost tokens if they are
 // there, or if they will be within max-delay.
 func (tb *TokenBucket) Decide(now time.Duration, key Key, cost int64) Decision {
@@ -87,7 +98,7 @@ func (tb *TokenBucket) Decide(now time.Duration, key Key, cost int64) Decision {
 		// Refill: dt*perNs, stopping at full. Comparing dt with the time
 		// to full first keeps dt*perNs below d + perNs: no overflow for
 		// any gap.
-		if dt := int64(now - s.last); dt >= exactCeilDiv(d, tb.perNs) {
+		if dt := int64(now - s.last); dt >= tb.nsFor(d) {
 			d = 0
 		} else {
 			d -= dt * tb.perNs
@@ -96,7 +107,7 @@ func (tb *TokenBucket) Decide(now time.Duration, key Key, cost int64) Decision {
 	// tokens >= cost  <=>  B*perToken - d >= cost*perToken.
 	var wait time.Duration
 	if short := d - (tb.burst-cost)*tb.perToken; short > 0 {
-		wait = time.Duration(exactCeilDiv(short, tb.perNs))
+		wait = time.Duration(tb.nsFor(short))
 		if wait > tb.maxDelay {
 			// At now+w the wait is wait-w (nothing is capped while
 			// tokens are short), so the first admissible w is wait-D.

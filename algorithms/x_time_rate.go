@@ -30,16 +30,18 @@ import (
 // ReserveN on a Limiter with the same history, to the nanosecond.
 //
 // max-delay D: when that wait is at most D the request is taken with
-// ReserveN(t, c) and admitted with Delay = DelayFrom(t) (0 means accept);
-// otherwise it is rejected without touching the Limiter, and its RetryAfter
-// is the wait minus D, the first instant at which the library would reserve
-// it within D. D is at most the exact range.
+// ReserveN(t, c) (or AllowN(t, c) when the wait is 0, which updates the
+// Limiter in the same way) and admitted with Delay = DelayFrom(t) (0 means
+// accept); otherwise it is rejected without touching the Limiter, and its
+// RetryAfter is the wait minus D, the first instant at which the library
+// would reserve it within D. D is at most the exact range.
 //
 // State per key: one *rate.Limiter; the figure reported is
 // unsafe.Sizeof(rate.Limiter{}), the library's own state (its mutex, limit,
 // burst, tokens and two time.Time: 80 bytes on 64-bit platforms); the
-// pointer to it and the instant of the key's last admission that this row
-// keeps to compute the release time are not counted. A key's state is
+// pointer to it, the instant of the key's last admission that this row
+// keeps to compute the release time and a shadow of its tokens that saves
+// library calls (24 bytes in all) are not counted. A key's state is
 // released at the first instant at which TokensAt(t) >= B (a float test, for
 // this row only), when a fresh Limiter would decide the same.
 type XTimeRate struct {
@@ -49,15 +51,21 @@ type XTimeRate struct {
 	maxDelay time.Duration
 }
 
-// xTimeRateState is one key's Limiter (nil for a fresh key) and the instant
-// of its last admission, which is the Limiter's last update.
+// xTimeRateState is one key's Limiter (nil for a fresh key), the instant of
+// its last admission, which is the Limiter's last update, and a shadow of
+// the tokens the Limiter held after it. The shadow is the library's own
+// count when Decide read it (TokensAt) or the library's formula applied to
+// the previous shadow; it only guesses which call to make first and never
+// decides anything.
 type xTimeRateState struct {
-	lim  *rate.Limiter
-	last time.Duration
+	lim    *rate.Limiter
+	last   time.Duration
+	tokens float64
 }
 
 var (
 	_ Limiter     = (*XTimeRate)(nil)
+	_ Reserver    = (*XTimeRate)(nil)
 	_ stateHolder = (*XTimeRate)(nil)
 	_ Inspector   = (*XTimeRate)(nil)
 )
@@ -82,16 +90,33 @@ func newXTimeRateLimiter(p Params) (Limiter, error) {
 }
 
 // Decide asks key's Limiter for cost tokens at now.
+//
+// Each library call takes the Limiter's mutex, so Decide makes one call
+// where it can, guided by a shadow of the library's token count (see
+// xTimeRateState). When the shadow says the tokens are there (always on a
+// fresh Limiter), it calls AllowN(t, c) first: the library admits exactly
+// when the wait is 0, and when it refuses it changes nothing in the Limiter
+// (it updates its state only on success). Otherwise, or when AllowN
+// refused, the wait is computed from TokensAt as above, and the Limiter is
+// asked to take the tokens only when the request is admitted. The order of
+// the calls changes no verdict, delay or retry_after, which are always the
+// library's: a wrong guess only costs a second call.
 func (x *XTimeRate) Decide(now time.Duration, key Key, cost int64) Decision {
 	s := x.get(now, key)
 	if cost > x.burst {
 		return Decision{Verdict: Reject, RetryAfter: Never}
 	}
+	at := time.Unix(0, int64(now))
 	if s.lim == nil {
 		s.lim = rate.NewLimiter(x.limit, int(x.burst))
+		if s.lim.AllowN(at, int(cost)) { // a fresh Limiter holds B >= cost tokens
+			return x.admitted(s, now, key, float64(x.burst)-float64(cost), 0)
+		}
+	} else if tokens := x.shadowAt(s, now); tokens >= float64(cost) && s.lim.AllowN(at, int(cost)) {
+		return x.admitted(s, now, key, tokens-float64(cost), 0)
 	}
-	at := time.Unix(0, int64(now))
-	wait := x.wait(s.lim, at, cost)
+	tokens := s.lim.TokensAt(at)
+	wait := x.waitFrom(tokens, cost)
 	if wait > x.maxDelay {
 		return Decision{Verdict: Reject, RetryAfter: max(wait-x.maxDelay, 1)}
 	}
@@ -104,7 +129,13 @@ func (x *XTimeRate) Decide(now time.Duration, key Key, cost int64) Decision {
 	} else {
 		delay = s.lim.ReserveN(at, int(cost)).DelayFrom(at)
 	}
-	s.last = now
+	return x.admitted(s, now, key, tokens-float64(cost), delay)
+}
+
+// admitted records an admission at now that left tokens in the Limiter,
+// released after delay.
+func (x *XTimeRate) admitted(s *xTimeRateState, now time.Duration, key Key, tokens float64, delay time.Duration) Decision {
+	s.last, s.tokens = now, tokens
 	x.touch(key, 0)
 	if delay > 0 {
 		return Decision{Verdict: Delay, Delay: delay}
@@ -112,11 +143,23 @@ func (x *XTimeRate) Decide(now time.Duration, key Key, cost int64) Decision {
 	return Decision{Verdict: Accept}
 }
 
+// shadowAt returns the shadow's token count at now, refilled from the last
+// admission as the library's advance does: min(B, tokens + elapsed.Seconds()
+// * limit).
+func (x *XTimeRate) shadowAt(s *xTimeRateState, now time.Duration) float64 {
+	return min(float64(x.burst), s.tokens+(now-s.last).Seconds()*float64(x.limit))
+}
+
 // wait returns the library's ReserveN(at, cost).DelayFrom(at) without
 // reserving: the time for the missing tokens to arrive, converted as the
 // library converts tokens to a duration, 0 when the tokens are there.
 func (x *XTimeRate) wait(lim *rate.Limiter, at time.Time, cost int64) time.Duration {
-	missing := float64(cost) - lim.TokensAt(at)
+	return x.waitFrom(lim.TokensAt(at), cost)
+}
+
+// waitFrom is wait for a Limiter that holds tokens.
+func (x *XTimeRate) waitFrom(tokens float64, cost int64) time.Duration {
+	missing := float64(cost) - tokens
 	if !(missing > 0) {
 		return 0
 	}

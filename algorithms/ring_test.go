@@ -1,0 +1,221 @@
+package algorithms
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestCostLogRing drives a costLog and a plain slice model with the same
+// random pushes and prunes, across the ring's wrap-around, growth and
+// shrinking: same entries in the same order, same sum, same waits.
+func TestCostLogRing(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var q costLog
+	var model []costEntry
+	now := time.Duration(0)
+	maxSlots, shrunk := 0, false
+	for step := range 20_000 {
+		// Phases of growth and of decay, so that the ring grows past 64
+		// slots and shrinks back.
+		grow := (step/2000)%2 == 0
+		now += time.Duration(r.IntN(3))
+		if (grow && r.IntN(4) > 0) || r.IntN(8) == 0 {
+			until := now + time.Duration(1+r.IntN(300))
+			if grow {
+				until += 200
+			}
+			if len(model) > 0 {
+				until = max(until, model[len(model)-1].until) // non-decreasing
+			}
+			cost := 1 + r.Int64N(3)
+			q.push(until, cost, 4)
+			model = append(model, costEntry{until, cost})
+		}
+		if !grow || r.IntN(8) == 0 {
+			q.prune(now)
+			for len(model) > 0 && model[0].until <= now {
+				model = model[1:]
+			}
+		}
+		require.Equal(t, len(model), int(q.len()), "step %d", step)
+		maxSlots = max(maxSlots, int(q.pos.mask())+1)
+		if maxSlots >= 64 && int(q.pos.mask())+1 < maxSlots {
+			shrunk = true
+		}
+		if step%17 != 0 {
+			continue
+		}
+		var sum int64
+		for i, e := range model {
+			require.Equal(t, e, q.at(uint32(i)), "step %d entry %d", step, i)
+			sum += e.cost
+		}
+		require.Equal(t, sum, q.sum, "step %d", step)
+		slots := int(q.pos.mask()) + 1
+		require.Equal(t, 0, slots&(slots-1), "a power of two")
+		require.LessOrEqual(t, len(model), slots)
+		if len(model) > 0 {
+			require.Equal(t, model[len(model)-1].until, q.freshAt())
+			if q.first <= now {
+				require.Equal(t, model[0].until, q.first, "step %d: first, after a prune", step)
+			}
+			var counting int64
+			for _, e := range model {
+				if e.until > now {
+					counting += e.cost
+				}
+			}
+			require.Equal(t, counting, q.sumAt(now))
+			// The wait for a cost that needs the oldest half to go.
+			limit := sum
+			cost := sum/2 + 1
+			want := time.Duration(0)
+			over := sum - (limit - cost)
+			for _, e := range model {
+				if over -= e.cost; over <= 0 {
+					want = e.until - now
+					break
+				}
+			}
+			require.Equal(t, want, q.waitFor(now, cost, limit), "step %d", step)
+		}
+	}
+	require.GreaterOrEqual(t, maxSlots, 256, "the ring grew")
+	require.True(t, shrunk, "the ring shrank")
+}
+
+// TestCostLogRingSize: the ring doubles when full, keeps its array while the
+// log stays within its size, and shrinks once the log is an eighth of it.
+func TestCostLogRingSize(t *testing.T) {
+	var q costLog
+	require.Equal(t, time.Duration(-1<<63), q.freshAt(), "empty log: fresh")
+	for i := range 100 {
+		q.push(time.Duration(i), 1, 2)
+	}
+	require.Equal(t, uint32(127), q.pos.mask())
+	first := q.entries
+	// A log of a steady size wraps around its ring without reallocating.
+	for i := 100; i < 10_000; i++ {
+		q.push(time.Duration(i), 1, 2)
+		q.prune(time.Duration(i - 100))
+	}
+	require.Same(t, first, q.entries)
+	require.Equal(t, uint32(100), q.len())
+	// Down to 17 entries of 128 slots: still more than an eighth.
+	q.prune(10_000 - 18)
+	require.Equal(t, uint32(17), q.len())
+	require.Equal(t, uint32(127), q.pos.mask())
+	// 16, an eighth: shrinks to twice that.
+	q.prune(10_000 - 17)
+	require.Equal(t, uint32(31), q.pos.mask())
+	for i := range uint32(16) {
+		require.Equal(t, costEntry{time.Duration(10_000 - 16 + int(i)), 1}, q.at(i))
+	}
+	require.Equal(t, int64(16), q.sum)
+	// Rings of fewer than 64 slots do not shrink.
+	q.prune(10_000 - 2)
+	require.Equal(t, uint32(1), q.len())
+	require.Equal(t, uint32(31), q.pos.mask())
+}
+
+// TestReserve: Reserve sizes the state table for keys it is given, without
+// changing decisions or Memory; every limiter implements Reserver.
+func TestReserve(t *testing.T) {
+	for _, info := range All() {
+		t.Run(info.Name, func(t *testing.T) {
+			plain, reserved := benchLimiter(t, info.Name), benchLimiter(t, info.Name)
+			rs, ok := reserved.(Reserver)
+			require.True(t, ok, "%s implements Reserver", info.Name)
+			rs.Reserve(1000)
+			rs.Reserve(10) // never shrinks
+			c1, c2 := &benchCursor{w: benchKeysWorkload("zipf", 1_000)}, &benchCursor{w: benchKeysWorkload("zipf", 1_000)}
+			for range 20_000 {
+				t1, k1 := c1.next()
+				t2, k2 := c2.next()
+				require.Equal(t, plain.Decide(t1, k1, 1), reserved.Decide(t2, k2, 1))
+			}
+			require.Equal(t, plain.Memory(), reserved.Memory())
+		})
+	}
+}
+
+// TestReserveTableSize: a reserved table is sized exactly; one grown key by
+// key grows as append does, so the slots never exceed 1.25x the largest
+// key plus a constant once past 256.
+func TestReserveTableSize(t *testing.T) {
+	k := newKeyed(16, func(s *fakeState) time.Duration { return s.until })
+	k.Reserve(1_000_000)
+	require.Len(t, k.state, 1_000_000)
+	require.Len(t, k.live, (1_000_000+63)/64)
+	k.get(0, 999_999)
+	require.Len(t, k.state, 1_000_000)
+
+	k = newKeyed(16, func(s *fakeState) time.Duration { return s.until })
+	grows := 0
+	for key := range Key(300_000) {
+		n := len(k.state)
+		k.get(0, key)
+		if len(k.state) != n {
+			grows++
+			require.LessOrEqual(t, len(k.state), max(2*int(key), int(key)+int(key)/4+192+1), "key %d", key)
+		}
+		if key%64 == 0 {
+			s := k.get(0, key)
+			s.until = 1
+			k.touch(key, 0)
+			require.True(t, k.isLive(key))
+		}
+	}
+	require.Less(t, grows, 60)
+	require.Len(t, k.live, (len(k.state)+63)/64)
+}
+
+// TestExpiryHeapFixMin: moving the least entry later pops the entries in
+// the same order as popping it and pushing it back, which is what expire
+// did before; every entry distinct, as in keyed (one per key).
+func TestExpiryHeapFixMin(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var a, b expiryHeap
+	next := Key(0)
+	for range 20_000 {
+		switch op := r.IntN(4); {
+		case op < 2 || a.len() == 0:
+			at := time.Duration(r.IntN(1000))
+			a.push(at, next)
+			b.push(at, next)
+			next++
+		case op == 2:
+			require.Equal(t, a.pop(), b.pop())
+		default:
+			top := a.min()
+			at := top.at + time.Duration(r.IntN(300))
+			a.fixMin(at)
+			b.pop()
+			b.push(at, top.key)
+		}
+		require.Equal(t, a.len(), b.len())
+		if a.len() > 0 {
+			require.Equal(t, b.min(), a.min())
+		}
+	}
+	for a.len() > 0 {
+		require.Equal(t, b.pop(), a.pop())
+	}
+}
+
+func TestFirstRing(t *testing.T) {
+	for most, want := range map[int64]uint64{1: 1, 2: 2, 3: 4, 5: 8, 8: 8, 100: 8, math.MaxInt64: 8} {
+		require.Equal(t, want, firstRing(most), "most %d", most)
+	}
+	// A concurrency limiter of max 3 holds at most 3 requests in flight:
+	// its first ring of 4 never grows.
+	l := mustLimiter(t, "concurrency", Params{Policy: Policy{Rate: 10, Per: time.Second, Burst: 3}, Service: time.Second})
+	for i := range 100 {
+		l.Decide(time.Duration(i)*time.Millisecond, 0, 1)
+	}
+	require.Equal(t, uint32(3), l.(*Concurrency).state[0].pos.mask())
+}
