@@ -9,8 +9,9 @@ import (
 	"github.com/ratesim/ratesim/traffic"
 )
 
-// BenchmarkEngine runs sim.Run, all nine algorithms of the registry on
-// GOMAXPROCS workers as `ratesim compare` does, on synthetic traffic. One op
+// BenchmarkEngine runs sim.Run, all nine algorithms of the registry as
+// `ratesim compare` runs them (the traffic generated once, each algorithm's
+// run on its own goroutine), on synthetic traffic. One op
 // is one request of the traffic, decided by all nine algorithms: the plan
 // sends exactly b.N requests, so `-benchtime 1000000x` is a run of one
 // million requests (nine million decisions) and the default -benchtime

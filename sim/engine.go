@@ -3,9 +3,12 @@
 // and accumulates the metrics of SPEC section 4.
 //
 // A run is a pure function of its Config: the same scenario and seed give
-// the same Report, byte for byte, however many cores run it. Each algorithm
-// runs on its own copy of the traffic (clients react to each algorithm
-// differently once they retry), on its own goroutine.
+// the same Report, byte for byte, however many cores run it. The traffic
+// is generated once per Run and read by every algorithm (see feed), each
+// on its own goroutine with its own limiter, retries and event queue
+// (clients react to each algorithm differently once they retry). Memory is
+// bounded by the keys and the traffic of the last report window, never by
+// the number of requests.
 //
 // Events are ordered by time; at one instant, releases of delayed requests
 // come first, then first attempts in the order the traffic produced them
@@ -26,7 +29,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -61,7 +63,9 @@ type Config struct {
 	Retries []traffic.RetryPolicy
 	// TopKeys is how many keys each result lists by rejections (default 5).
 	TopKeys int
-	// Workers bounds how many algorithms run at once; 0 means GOMAXPROCS.
+	// Workers bounds how many algorithms decide at once; 0 means no bound
+	// but GOMAXPROCS. (Every algorithm's run reads the same traffic as it
+	// is generated, so all of them are under way together.)
 	Workers int
 	// Observe, when set, returns the observer of algorithm i's decisions
 	// (or nil). Each observer is called from one goroutine only.
@@ -106,48 +110,75 @@ type Algorithm struct {
 
 // Run runs every algorithm of cfg and returns the report, results in the
 // order of cfg.Algorithms.
+//
+// The traffic is read once (see feed): the calling goroutine generates it
+// in batches that every algorithm's run reads in turn, each run on its own
+// goroutine with its own limiter, retries and event queue (GOMAXPROCS of
+// them deciding at once, or cfg.Workers).
 func Run(cfg Config) (*Report, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	results := make([]Result, len(cfg.Algorithms))
-	keys := make([]int64, len(cfg.Algorithms))
-	spans := make([][2]time.Duration, len(cfg.Algorithms))
-	errs := make([]error, len(cfg.Algorithms))
-	workers := cfg.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+	n := len(cfg.Algorithms)
+	errs := make([]error, n)
+	runs := make([]*run, n)
+	var live []*run
+	for i := range cfg.Algorithms {
+		var obs Observer
+		if cfg.Observe != nil {
+			obs = cfg.Observe(i)
+		}
+		if runs[i], errs[i] = newRun(&cfg, i, obs); errs[i] == nil {
+			live = append(live, runs[i])
+		}
 	}
-	jobs := make(chan int)
+	if len(live) == 0 {
+		return nil, firstError(errs)
+	}
+	keys, stream, err := cfg.Traffic.Open()
+	if err != nil {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+		return nil, firstError(errs)
+	}
+	f := newFeed(&cfg, keys, stream, len(live))
+	var deciding chan struct{} // a token per run deciding, or no bound
+	if cfg.Workers > 0 {
+		deciding = make(chan struct{}, cfg.Workers)
+	}
 	var wg sync.WaitGroup
-	for w := 0; w < min(workers, len(cfg.Algorithms)); w++ {
+	for j, r := range live {
+		r.keys, r.feed = keys, f
+		// the keys the sources declared (ranges): a trace's come later
+		if n := keys.Len(); n > 0 {
+			if rs, ok := r.lim.(reserver); ok {
+				rs.Reserve(n)
+			}
+			r.rejected.reserve(n)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range jobs {
-				var obs Observer
-				if cfg.Observe != nil {
-					obs = cfg.Observe(i)
-				}
-				results[i], keys[i], spans[i], errs[i] = runOne(&cfg, i, obs)
-			}
+			errs[r.index] = r.read(j, deciding)
 		}()
 	}
-	for i := range cfg.Algorithms {
-		jobs <- i
-	}
-	close(jobs)
+	f.produce()
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err := firstError(errs); err != nil {
+		return nil, err
+	}
+	results := make([]Result, n)
+	for i, r := range runs {
+		results[i] = r.result()
 	}
 	start, duration := cfg.Start, cfg.Duration
 	if duration == 0 {
 		// until the traces end: from the first arrival to the last (every
 		// run saw the same traffic)
-		start, duration = spans[0][0], spans[0][1]-spans[0][0]
+		start, duration = live[0].first, live[0].lastFresh-live[0].first
 	}
 	return &Report{
 		Scenario:    cfg.Name,
@@ -156,9 +187,26 @@ func Run(cfg Config) (*Report, error) {
 		StartNs:     int64(start),
 		DurationNs:  int64(duration),
 		Limit:       LimitOf(cfg.Limit),
-		Keys:        keys[0],
+		Keys:        f.nkeys,
 		Results:     results,
 	}, nil
+}
+
+// reserver is a limiter that can size its per-key state for n keys up
+// front (the algorithms' optional Reserver): the engine tells it how many
+// keys the traffic's sources declared before the first decision.
+type reserver interface {
+	Reserve(n int)
+}
+
+// firstError is the first error of errs, in the algorithms' order.
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (cfg *Config) check() error {
@@ -180,12 +228,17 @@ func (cfg *Config) check() error {
 
 // run is the state of one algorithm's run.
 type run struct {
-	cfg    *Config
-	alg    *Algorithm
-	lim    algorithms.Limiter
-	keys   *traffic.Keys
-	obs    Observer
-	events eventQueue
+	cfg   *Config
+	index int // in cfg.Algorithms
+	alg   *Algorithm
+	lim   algorithms.Limiter
+	keys  *traffic.Keys // shared by every run, see traffic.Keys
+	feed  *feed
+	obs   Observer
+	dec   Decision // what obs is shown, reused
+	// what is scheduled: retries, and releases of delayed requests
+	events   eventQueue
+	releases releaseQueue
 
 	res       Result
 	delays    delayHist
@@ -197,9 +250,9 @@ type run struct {
 	first     time.Duration // first first attempt
 	lastFresh time.Duration // last first attempt
 	started   bool          // a first attempt has come
-	ended     bool          // the traffic has no more first attempts
 	rng       *rand.Rand    // jitter
-	perKey    []keyCount    // by key id
+	retries   bool          // some client retries
+	rejected  pagedCounts   // rejected attempts by key id (first attempts: feed.offered)
 	watch     *watcher      // Config.Inspect, or nil
 
 	// Config.Progress, in run 0 only, and the events so far
@@ -217,15 +270,8 @@ type watcher struct {
 	state StateSeries
 }
 
-// keyCount is what one key did in one run.
-type keyCount struct {
-	offered, rejected int64
-}
-
-// runOne runs algorithm i and returns its result, the number of keys its
-// copy of the traffic used and the instants of its first and last first
-// attempts.
-func runOne(cfg *Config, i int, obs Observer) (Result, int64, [2]time.Duration, error) {
+// newRun builds the limiter of algorithm i and its run.
+func newRun(cfg *Config, i int, obs Observer) (*run, error) {
 	alg := &cfg.Algorithms[i]
 	var lim algorithms.Limiter
 	var err error
@@ -235,20 +281,19 @@ func runOne(cfg *Config, i int, obs Observer) (Result, int64, [2]time.Duration, 
 		lim, err = algorithms.New(alg.Name, alg.Params)
 	}
 	if err != nil {
-		return Result{}, 0, [2]time.Duration{}, fmt.Errorf("%s: %w", alg.Label, err)
-	}
-	keys, stream, err := cfg.Traffic.Open()
-	if err != nil {
-		return Result{}, 0, [2]time.Duration{}, err
+		return nil, fmt.Errorf("%s: %w", alg.Label, err)
 	}
 	r := &run{
-		cfg: cfg, alg: alg, lim: lim, keys: keys, obs: obs,
+		cfg: cfg, index: i, alg: alg, lim: lim, obs: obs,
 		delays: newDelayHist(),
-		series: series{bucket: cfg.Bucket, start: cfg.Start - cfg.Start%cfg.Bucket},
+		series: newSeries(cfg.Bucket, cfg.Start-cfg.Start%cfg.Bucket),
 	}
 	for _, v := range cfg.Windows {
 		r.peaks = append(r.peaks, peakWindow{v: v})
 		r.attempts = append(r.attempts, peakWindow{v: v})
+	}
+	if r.retries = retries(cfg.Retries); !r.retries {
+		r.attempts = nil // the feed's
 	}
 	if cfg.Duration > 0 {
 		r.end = cfg.Start + cfg.Duration
@@ -262,8 +307,49 @@ func runOne(cfg *Config, i int, obs Observer) (Result, int64, [2]time.Duration, 
 		r.watch = &watcher{in: in, key: cfg.Inspect.Key, every: cfg.Inspect.Every,
 			state: StateSeries{Key: cfg.Inspect.Key}}
 	}
-	if err := r.loop(stream); err != nil {
-		return Result{}, 0, [2]time.Duration{}, err
+	return r, nil
+}
+
+// read runs the algorithm over the feed's batches as reader j, holding a
+// token of deciding while it decides, and returns the run's error: its
+// own (an observer's or the limiter's), else the traffic's.
+func (r *run) read(j int, deciding chan struct{}) error {
+	var err error
+	for b := 0; ; b++ {
+		batch, ok := r.feed.next(b)
+		if !ok {
+			break
+		}
+		if err == nil {
+			if deciding != nil {
+				deciding <- struct{}{}
+			}
+			for i := range batch {
+				if err = r.fresh(&batch[i]); err != nil {
+					break
+				}
+			}
+			if deciding != nil {
+				<-deciding
+			}
+		}
+		// a run that failed reads on, so as not to hold the others up
+		r.feed.done(j, b)
+	}
+	if err != nil {
+		return err
+	}
+	if deciding != nil {
+		deciding <- struct{}{}
+		defer func() { <-deciding }()
+	}
+	// as when each run read its own stream: the events scheduled still
+	// happen, then a stream's error ends the run
+	if err := r.drain(); err != nil {
+		return err
+	}
+	if r.feed.err != nil {
+		return r.feed.err
 	}
 	if r.watch != nil {
 		end := r.cfg.Start + r.cfg.Duration
@@ -272,78 +358,111 @@ func runOne(cfg *Config, i int, obs Observer) (Result, int64, [2]time.Duration, 
 		}
 		r.sampleUntil(max(end, r.last))
 	}
-	return r.result(), int64(keys.Len()), [2]time.Duration{r.first, r.lastFresh}, nil
+	return nil
 }
 
-// loop merges the traffic with the scheduled events in time order.
-func (r *run) loop(stream traffic.Stream) error {
-	end := r.cfg.Start + r.cfg.Duration
-	var fresh traffic.Arrival
-	next := func() bool {
-		if stream.Next(&fresh) && (r.cfg.Duration <= 0 || fresh.At < end) {
-			if !r.started {
-				r.started, r.first = true, fresh.At
-				if r.cfg.Duration == 0 {
-					r.series.start = fresh.At - fresh.At%r.series.bucket
-				}
-			}
-			r.lastFresh = fresh.At
-			return true
+// fresh takes the next first attempt a: the scheduled events before it, in
+// time order, then a.
+func (r *run) fresh(a *traffic.Arrival) error {
+	if !r.started {
+		r.started, r.first = true, a.At
+		if r.cfg.Duration == 0 {
+			r.series.setStart(a.At - a.At%r.series.bucket)
 		}
-		r.ended = true
-		if r.end == 0 {
-			r.end = r.lastFresh + r.cfg.Limit.Per
-		}
-		return false
 	}
-	have := next()
-	for have || r.events.len() > 0 {
-		if r.progress != nil {
-			if r.steps++; r.steps%ProgressEvery == 0 {
-				r.reportProgress(have, fresh.At)
-			}
+	r.lastFresh = a.At
+	for {
+		r.step(true, a.At)
+		// at one instant, releases come before first attempts and retries
+		// after them
+		if r.releaseFirst() && r.releases.next() <= a.At {
+			rel := r.releases.pop()
+			r.release(rel.at, rel.cost)
+			continue
 		}
-		if r.watch != nil {
-			t := fresh.At
-			if r.events.len() > 0 && (!have || r.events.min().at < t) {
-				t = r.events.min().at
+		if r.events.len() > 0 && r.events.peek().at < a.At {
+			if err := r.retryNow(); err != nil {
+				return err
 			}
-			r.sampleUntil(t)
+			continue
 		}
-		if r.events.len() > 0 {
-			ev := r.events.min()
-			if !have || ev.at < fresh.At || (ev.at == fresh.At && ev.kind == evRelease) {
-				r.events.pop()
-				if ev.kind == evRelease {
-					r.release(ev.at, ev.cost)
-					continue
-				}
-				if r.end != 0 && ev.at >= r.end {
-					// scheduled before the end of the traffic was known
-					r.res.GaveUp++
-					continue
-				}
-				retry := traffic.Arrival{At: ev.at, Key: ev.key, Cost: ev.cost, Source: ev.source}
-				if err := r.decide(&retry, int(ev.attempt)); err != nil {
-					return err
-				}
-				continue
-			}
+		return r.decide(a, 1)
+	}
+}
+
+// releaseFirst reports whether the next scheduled event is a release: there
+// is one, and no retry comes before it.
+func (r *run) releaseFirst() bool {
+	return r.releases.len() > 0 && (r.events.len() == 0 || r.releases.next() <= r.events.peek().at)
+}
+
+// scheduled reports whether anything is scheduled, and the instant of the
+// earliest event if so.
+func (r *run) scheduled() (time.Duration, bool) {
+	switch {
+	case r.releaseFirst():
+		return r.releases.next(), true
+	case r.events.len() > 0:
+		return r.events.peek().at, true
+	}
+	return 0, false
+}
+
+// drain ends the traffic: the events still scheduled, in time order.
+func (r *run) drain() error {
+	if r.end == 0 {
+		r.end = r.lastFresh + r.cfg.Limit.Per
+	}
+	for r.events.len() > 0 || r.releases.len() > 0 {
+		r.step(false, 0)
+		if r.releaseFirst() {
+			rel := r.releases.pop()
+			r.release(rel.at, rel.cost)
+			continue
 		}
-		if err := r.decide(&fresh, 1); err != nil {
+		if err := r.retryNow(); err != nil {
 			return err
 		}
-		have = next()
 	}
-	return stream.Err()
+	return nil
+}
+
+// step comes before each event: the progress report and the samples of the
+// watched key up to the event's instant (the first attempt at fresh when
+// have, or the next scheduled event if earlier).
+func (r *run) step(have bool, fresh time.Duration) {
+	if r.progress != nil {
+		if r.steps++; r.steps%ProgressEvery == 0 {
+			r.reportProgress(have, fresh)
+		}
+	}
+	if r.watch != nil {
+		t := fresh
+		if next, ok := r.scheduled(); ok && (!have || next < t) {
+			t = next
+		}
+		r.sampleUntil(t)
+	}
+}
+
+// retryNow makes the next scheduled retry.
+func (r *run) retryNow() error {
+	ev := r.events.pop()
+	if r.end != 0 && ev.at >= r.end {
+		// scheduled before the end of the traffic was known
+		r.res.GaveUp++
+		return nil
+	}
+	retry := traffic.Arrival{At: ev.at, Key: ev.key, Cost: ev.cost, Source: ev.source}
+	return r.decide(&retry, int(ev.attempt))
 }
 
 // reportProgress calls Config.Progress with the instant of the next event:
 // the next first attempt (when have) or the next scheduled event.
 func (r *run) reportProgress(have bool, fresh time.Duration) {
 	t := fresh
-	if r.events.len() > 0 && (!have || r.events.min().at < t) {
-		t = r.events.min().at
+	if next, ok := r.scheduled(); ok && (!have || next < t) {
+		t = next
 	}
 	from := r.cfg.Start
 	if r.cfg.Duration == 0 {
@@ -403,48 +522,58 @@ func (r *run) sampleUntil(t time.Duration) {
 func (r *run) decide(a *traffic.Arrival, attempt int) error {
 	d := r.lim.Decide(a.At, algorithms.Key(a.Key), a.Cost)
 	if r.obs != nil {
-		err := r.obs.Observe(&Decision{
-			Time: a.At, Key: r.keys.Name(a.Key), Cost: a.Cost, Attempt: attempt, Decision: d,
-		})
-		if errors.Is(err, ErrStopObserving) {
-			r.obs = nil
-		} else if err != nil {
+		if err := r.observe(a, attempt, d); err != nil {
 			return err
 		}
 	}
 	r.res.Attempts++
-	r.series.add(a.At, colAttempts)
+	row := r.series.row(a.At) // the counts of a.At's bucket
+	row[colAttempts]++
 	for i := range r.attempts {
 		r.attempts[i].add(a.At, a.Cost)
 	}
-	if int(a.Key) >= len(r.perKey) {
-		r.perKey = append(r.perKey, make([]keyCount, int(a.Key)+1-len(r.perKey))...)
-	}
-	kc := &r.perKey[a.Key]
 	if attempt == 1 {
 		r.res.Offered++
-		r.series.add(a.At, colOffered)
-		kc.offered++
+		row[colOffered]++
 	}
 	switch d.Verdict {
 	case algorithms.Accept:
 		r.res.Accepted++
-		r.delays.add(0)
-		r.release(a.At, a.Cost)
+		r.delays.addZero()
+		for i := range r.peaks {
+			r.peaks[i].add(a.At, a.Cost)
+		}
+		row[colAdmitted]++
+		r.last = max(r.last, a.At)
 	case algorithms.Delay:
 		r.res.Delayed++
 		r.delays.add(d.Delay)
-		r.series.add(a.At, colDelayed)
-		r.events.push(event{at: a.At + d.Delay, kind: evRelease, cost: a.Cost})
+		row[colDelayed]++
+		r.releases.push(a.At+d.Delay, a.Cost)
 	case algorithms.Reject:
 		r.res.Rejected++
-		r.series.add(a.At, colRejected)
-		kc.rejected++
-		r.retry(a, attempt, d.RetryAfter)
+		row[colRejected]++
+		r.rejected.inc(a.Key)
+		if r.retries {
+			r.retry(a, attempt, d.RetryAfter)
+		} else {
+			r.res.GaveUp++
+		}
 	default:
 		return fmt.Errorf("limiter returned unknown verdict %d", d.Verdict)
 	}
 	return nil
+}
+
+// observe shows a decision to the observer, which may stop observing.
+func (r *run) observe(a *traffic.Arrival, attempt int, d algorithms.Decision) error {
+	r.dec = Decision{Time: a.At, Key: r.keys.Name(a.Key), Cost: a.Cost, Attempt: attempt, Decision: d}
+	err := r.obs.Observe(&r.dec)
+	if errors.Is(err, ErrStopObserving) {
+		r.obs = nil
+		return nil
+	}
+	return err
 }
 
 // retry schedules the next attempt of a rejected request, or counts the
@@ -455,7 +584,7 @@ func (r *run) retry(a *traffic.Arrival, attempt int, retryAfter time.Duration) {
 		if wait, ok := p.Wait(attempt, retryAfter, r.rng); ok {
 			at := a.At + wait
 			if at >= a.At && (r.end == 0 || at < r.end) && attempt < math.MaxInt32 {
-				r.events.push(event{at: at, kind: evRetry, cost: a.Cost, key: a.Key,
+				r.events.push(event{at: at, cost: a.Cost, key: a.Key,
 					source: a.Source, attempt: int32(attempt + 1)})
 				return
 			}
@@ -464,7 +593,8 @@ func (r *run) retry(a *traffic.Arrival, attempt int, retryAfter time.Duration) {
 	r.res.GaveUp++
 }
 
-// release sends an admitted request to the backend at at.
+// release sends a delayed request to the backend at at (decide does it for
+// an accepted one).
 func (r *run) release(at time.Duration, cost int64) {
 	for i := range r.peaks {
 		r.peaks[i].add(at, cost)
@@ -500,20 +630,22 @@ func (r *run) keyReport() KeyReport {
 	}
 	var rep KeyReport
 	var top []int // key ids, kept sorted, at most n
-	better := func(a, b int) bool {
-		ka, kb := r.perKey[a], r.perKey[b]
-		if ka.rejected != kb.rejected {
-			return ka.rejected > kb.rejected
+	offered := func(id int) int64 {
+		if id < len(r.feed.offered) {
+			return r.feed.offered[id]
 		}
-		if ka.offered != kb.offered {
-			return ka.offered > kb.offered
+		return 0
+	}
+	better := func(a, b int) bool {
+		if ra, rb := r.rejected.get(uint32(a)), r.rejected.get(uint32(b)); ra != rb {
+			return ra > rb
+		}
+		if oa, ob := offered(a), offered(b); oa != ob {
+			return oa > ob
 		}
 		return r.keys.Name(uint32(a)) < r.keys.Name(uint32(b))
 	}
-	for id, kc := range r.perKey {
-		if kc.rejected == 0 {
-			continue
-		}
+	for id := range r.rejected.nonZero() {
 		rep.Limited++
 		if len(top) == n && !better(id, top[n-1]) {
 			continue
@@ -527,7 +659,7 @@ func (r *run) keyReport() KeyReport {
 	}
 	rep.Top = make([]KeyCount, len(top))
 	for i, id := range top {
-		rep.Top[i] = KeyCount{Key: r.keys.Name(uint32(id)), Offered: r.perKey[id].offered, Rejected: r.perKey[id].rejected}
+		rep.Top[i] = KeyCount{Key: r.keys.Name(uint32(id)), Offered: offered(id), Rejected: r.rejected.get(uint32(id))}
 	}
 	return rep
 }
@@ -548,7 +680,11 @@ func (r *run) result() Result {
 	}
 	p := r.alg.Params.Policy
 	res.Peaks = peaksOf(r.peaks, p)
-	res.AttemptPeaks = peaksOf(r.attempts, p)
+	if r.attempts == nil {
+		res.AttemptPeaks = peaksOf(r.feed.attempts, p)
+	} else {
+		res.AttemptPeaks = peaksOf(r.attempts, p)
+	}
 	res.Keys = r.keyReport()
 	m := r.lim.Memory()
 	res.Memory = Memory{BytesPerKeyMax: m.BytesPerKeyMax, KeysPeak: m.KeysPeak, BytesPeak: m.BytesPeak}

@@ -2,16 +2,8 @@ package sim
 
 import "time"
 
-type eventKind uint8
-
-const (
-	// evRelease: a delayed request reaches the backend.
-	evRelease eventKind = iota
-	// evRetry: a client tries a rejected request again.
-	evRetry
-)
-
-// event is something scheduled on the virtual clock.
+// event is a retry scheduled on the virtual clock: a client tries a
+// rejected request again.
 type event struct {
 	at      time.Duration
 	seq     uint64
@@ -19,20 +11,18 @@ type event struct {
 	key     uint32
 	source  int32
 	attempt int32
-	kind    eventKind
 }
 
-// eventQueue is a binary min-heap of events by (time, kind, insertion
-// sequence), so that events of a kind at one instant keep the order they
-// were scheduled in.
+// eventQueue is a binary min-heap of retries by (time, insertion sequence),
+// so that retries at one instant keep the order they were scheduled in.
 type eventQueue struct {
 	e   []event
 	seq uint64
 }
 
-func (q *eventQueue) len() int   { return len(q.e) }
-func (q *eventQueue) min() event { return q.e[0] }
-func evLess(a, b *event) bool    { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
+func (q *eventQueue) len() int     { return len(q.e) }
+func (q *eventQueue) peek() *event { return &q.e[0] }
+func evLess(a, b *event) bool      { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
 
 func (q *eventQueue) push(ev event) {
 	ev.seq = q.seq
@@ -71,5 +61,68 @@ func (q *eventQueue) pop() event {
 		q.e[i], q.e[c] = q.e[c], q.e[i]
 		i = c
 	}
+	return top
+}
+
+// releaseQueue holds the delayed requests waiting for their release to the
+// backend: a 4-ary min-heap by time (four 16-byte children fill one cache
+// line). Releases at one instant are not ordered among themselves: nothing
+// a release counts (peaks, the admitted series, the latest release) depends
+// on their order within an instant, and no limiter sees them.
+type releaseQueue struct {
+	e []release
+}
+
+func (q *releaseQueue) len() int { return len(q.e) }
+
+// next is the instant of the earliest release (the queue is not empty).
+func (q *releaseQueue) next() time.Duration { return q.e[0].at }
+
+func (q *releaseQueue) push(at time.Duration, cost int64) {
+	q.e = append(q.e, release{at, cost})
+	e := q.e
+	i := len(e) - 1
+	x := e[i]
+	for i > 0 {
+		p := (i - 1) / 4
+		if e[p].at <= x.at {
+			break
+		}
+		e[i] = e[p]
+		i = p
+	}
+	e[i] = x
+}
+
+func (q *releaseQueue) pop() release {
+	e := q.e
+	top := e[0]
+	n := len(e) - 1
+	x := e[n]
+	e = e[:n]
+	q.e = e
+	if n == 0 {
+		return top
+	}
+	i := 0
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		// the earliest of up to four children
+		m := c
+		for j := c + 1; j < min(c+4, n); j++ {
+			if e[j].at < e[m].at {
+				m = j
+			}
+		}
+		if e[m].at >= x.at {
+			break
+		}
+		e[i] = e[m]
+		i = m
+	}
+	e[i] = x
 	return top
 }

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"cmp"
+	"iter"
+	"math"
 	"math/bits"
 	"slices"
 	"time"
@@ -42,6 +44,12 @@ func bucketTop(b int64) int64 {
 		return b
 	}
 	return b + 1<<e - 1
+}
+
+// addZero counts an attempt admitted without delay: add(0).
+func (h *delayHist) addZero() {
+	h.n++
+	h.zeros++
 }
 
 func (h *delayHist) add(d time.Duration) {
@@ -117,14 +125,28 @@ func (h *delayHist) percentiles() Percentiles {
 // when a release at x arrives, every held release f with f+V <= x can no
 // longer gain company, so the interval starting at f is complete and its sum
 // is a candidate. Releases at one instant are held as one entry.
+//
+// A window of up to 2^32-1 ns (4.29s) holds each release in 8 bytes: its
+// distance to the one before and its cost, 32 bits each. A longer window,
+// or a cost past 32 bits, holds them whole (16 bytes): the window switches
+// for good the first time it needs to.
 type peakWindow struct {
 	v     time.Duration
-	q     []release // ring
-	head  int
-	size  int
-	sum   int64
-	best  int64
-	start time.Duration
+	wide  bool
+	short chunkQueue[shortRelease] // while !wide
+	long  chunkQueue[release]      // once wide
+	// the instants of the oldest and the latest release held (short only)
+	frontAt, backAt time.Duration
+	size            int
+	sum             int64
+	best            int64
+	start           time.Duration
+}
+
+// shortRelease is a release held as its distance dt to the release held
+// before it (the oldest one's is meaningless) and its cost.
+type shortRelease struct {
+	dt, cost uint32
 }
 
 type release struct {
@@ -133,45 +155,172 @@ type release struct {
 }
 
 func (p *peakWindow) add(at time.Duration, cost int64) {
-	for p.size > 0 && p.q[p.head].at+p.v <= at {
-		p.popFront()
+	if p.wide || !p.addShort(at, cost) {
+		p.addLong(at, cost)
+	}
+}
+
+// addShort adds a release in 8 bytes, or reports that it cannot.
+func (p *peakWindow) addShort(at time.Duration, cost int64) bool {
+	if p.v > math.MaxUint32 {
+		p.widen()
+		return false
+	}
+	for p.size > 0 && p.frontAt+p.v <= at {
+		p.popShort()
+	}
+	if p.size > 0 && p.backAt == at {
+		last := p.short.back()
+		c := int64(last.cost) + cost
+		if c > math.MaxUint32 {
+			p.widen()
+			return false
+		}
+		last.cost = uint32(c)
+		p.sum += cost
+		return true
+	}
+	if cost > math.MaxUint32 {
+		p.widen()
+		return false
+	}
+	// the latest release held is within V of at (else it left above), and
+	// V fits in 32 bits
+	dt := uint32(at - p.backAt)
+	if p.size == 0 {
+		dt, p.frontAt = 0, at
+	}
+	p.short.push(shortRelease{dt, uint32(cost)})
+	p.backAt = at
+	p.size++
+	p.sum += cost
+	return true
+}
+
+func (p *peakWindow) popShort() {
+	if p.sum > p.best {
+		p.best, p.start = p.sum, p.frontAt
+	}
+	p.sum -= int64(p.short.front().cost)
+	p.short.pop()
+	if p.size--; p.size > 0 {
+		p.frontAt += time.Duration(p.short.front().dt)
+	}
+}
+
+// widen moves the releases held to 16-byte entries, for good.
+func (p *peakWindow) widen() {
+	at := p.frontAt
+	for i := 0; i < p.size; i++ {
+		e := p.short.front()
+		if i > 0 {
+			at += time.Duration(e.dt)
+		}
+		p.long.push(release{at, int64(e.cost)})
+		p.short.pop()
+	}
+	p.short = chunkQueue[shortRelease]{}
+	p.wide = true
+}
+
+func (p *peakWindow) addLong(at time.Duration, cost int64) {
+	for p.size > 0 && p.long.front().at+p.v <= at {
+		p.popLong()
 	}
 	p.sum += cost
 	if p.size > 0 {
-		if last := &p.q[(p.head+p.size-1)%len(p.q)]; last.at == at {
+		if last := p.long.back(); last.at == at {
 			last.cost += cost
 			return
 		}
 	}
-	if p.size == len(p.q) {
-		n := max(16, 2*len(p.q))
-		q := make([]release, n)
-		for i := 0; i < p.size; i++ {
-			q[i] = p.q[(p.head+i)%len(p.q)]
-		}
-		p.q, p.head = q, 0
-	}
-	p.q[(p.head+p.size)%len(p.q)] = release{at, cost}
+	p.long.push(release{at, cost})
 	p.size++
 }
 
-func (p *peakWindow) popFront() {
-	f := p.q[p.head]
+func (p *peakWindow) popLong() {
+	f := p.long.front()
 	if p.sum > p.best {
 		p.best, p.start = p.sum, f.at
 	}
 	p.sum -= f.cost
-	p.head = (p.head + 1) % len(p.q)
+	p.long.pop()
 	p.size--
 }
 
 // finish closes every interval still open and returns the peak.
 func (p *peakWindow) finish() (count int64, start time.Duration) {
 	for p.size > 0 {
-		p.popFront()
+		if p.wide {
+			p.popLong()
+		} else {
+			p.popShort()
+		}
 	}
 	return p.best, p.start
 }
+
+// chunkQueue is a queue in fixed-size chunks: it grows by a chunk (reusing
+// the ones emptied at its front) and never copies what it holds.
+type chunkQueue[E any] struct {
+	chunks []*[peakChunk]E // oldest first
+	spare  []*[peakChunk]E // emptied, for reuse
+	first  *[peakChunk]E   // chunks[0], or nil
+	last   *[peakChunk]E   // chunks[len-1], or nil
+	head   int             // the oldest entry is first[head]
+	tail   int             // the next entry goes to last[tail]
+}
+
+// peakChunk is how many entries a chunk of a peak window holds.
+const peakChunk = 1024
+
+// front and back are the oldest and the latest entry (the queue is not
+// empty).
+func (q *chunkQueue[E]) front() *E { return &q.first[q.head] }
+func (q *chunkQueue[E]) back() *E  { return &q.last[q.tail-1] }
+
+func (q *chunkQueue[E]) push(e E) {
+	if q.last == nil || q.tail == peakChunk {
+		q.grow()
+	}
+	q.last[q.tail] = e
+	q.tail++
+}
+
+// grow adds an empty chunk at the back.
+func (q *chunkQueue[E]) grow() {
+	var c *[peakChunk]E
+	if n := len(q.spare); n > 0 {
+		c, q.spare = q.spare[n-1], q.spare[:n-1]
+	} else {
+		c = new([peakChunk]E)
+	}
+	q.chunks = append(q.chunks, c)
+	q.last, q.tail = c, 0
+	if len(q.chunks) == 1 {
+		q.first, q.head = c, 0
+	}
+}
+
+// pop drops the oldest entry.
+func (q *chunkQueue[E]) pop() {
+	if q.head++; q.head < peakChunk {
+		return
+	}
+	// the front chunk is used up (the back one too if it was alone)
+	q.spare = append(q.spare, q.first)
+	q.chunks[0] = nil
+	q.chunks = q.chunks[1:]
+	q.head, q.first = 0, nil
+	if len(q.chunks) > 0 {
+		q.first = q.chunks[0]
+	} else {
+		q.last = nil
+	}
+}
+
+// held is how many chunks the queue holds, in use or spare.
+func (q *chunkQueue[E]) held() int { return len(q.chunks) + len(q.spare) }
 
 // series counts requests per bucket from start; it grows with the span of
 // time covered, never with the number of requests.
@@ -180,6 +329,21 @@ type series struct {
 	start  time.Duration
 	// counts per bucket: offered, attempts, admitted, delayed, rejected
 	rows [][5]int64
+	// rows[cur] counts [lo, hi), the bucket of the latest row asked for:
+	// the next ones, in time order, mostly fall in it too (lo = hi: none)
+	lo, hi time.Duration
+	cur    int
+	before [5]int64 // counts before start, not reported
+}
+
+func newSeries(bucket, start time.Duration) series {
+	return series{bucket: bucket, start: start}
+}
+
+// setStart moves the start of a series that has no counts yet.
+func (s *series) setStart(start time.Duration) {
+	s.start = start
+	s.lo, s.hi = 0, 0
 }
 
 const (
@@ -194,19 +358,35 @@ const (
 // adding pairs of buckets together, until it fits. Counts stay exact.
 const MaxSeriesBuckets = 1 << 16
 
-func (s *series) add(at time.Duration, col int) {
+// add counts a request in column col of at's bucket.
+func (s *series) add(at time.Duration, col int) { s.row(at)[col]++ }
+
+// row returns the counts of at's bucket (a row that is never reported
+// when at is before the start).
+func (s *series) row(at time.Duration) *[5]int64 {
+	if at >= s.lo && at < s.hi {
+		return &s.rows[s.cur]
+	}
+	return s.rowSlow(at)
+}
+
+// rowSlow is row in another bucket than the latest one's.
+func (s *series) rowSlow(at time.Duration) *[5]int64 {
 	if at < s.start {
-		return
+		return &s.before
 	}
 	i := int((at - s.start) / s.bucket)
 	for i >= MaxSeriesBuckets {
 		s.coarsen()
 		i = int((at - s.start) / s.bucket)
 	}
-	if i >= len(s.rows) {
-		s.rows = append(s.rows, make([][5]int64, i+1-len(s.rows))...)
+	for len(s.rows) <= i {
+		s.rows = append(s.rows, [5]int64{})
 	}
-	s.rows[i][col]++
+	s.cur = i
+	s.lo = s.start + time.Duration(i)*s.bucket
+	s.hi = s.lo + s.bucket
+	return &s.rows[i]
 }
 
 // coarsen doubles the bucket, adding pairs of buckets together.
@@ -222,6 +402,7 @@ func (s *series) coarsen() {
 	}
 	s.rows = s.rows[:(len(s.rows)+1)/2]
 	s.bucket *= 2
+	s.lo, s.hi = 0, 0
 }
 
 // result returns the series padded to cover up to end.
@@ -242,4 +423,59 @@ func (s *series) result(end time.Duration) Series {
 		}
 	}
 	return out
+}
+
+// pagedCounts counts by key id, in pages of countPage ids allocated when
+// one of their ids is first counted: its memory follows the keys counted
+// (the few that get rejected, say), not the size of the key space, and
+// reading it back skips the pages never touched.
+type pagedCounts struct {
+	pages []*[countPage]int64
+}
+
+// countPage is how many ids a page of pagedCounts holds (4 KiB).
+const countPage = 512
+
+// reserve makes room for the ids 0 to n-1 without allocating their pages.
+func (c *pagedCounts) reserve(n int) {
+	if pages := (n + countPage - 1) / countPage; pages > len(c.pages) {
+		c.pages = append(c.pages, make([]*[countPage]int64, pages-len(c.pages))...)
+	}
+}
+
+func (c *pagedCounts) inc(id uint32) {
+	i := int(id / countPage)
+	if i >= len(c.pages) {
+		c.reserve(max(i+1, 2*len(c.pages)) * countPage)
+	}
+	p := c.pages[i]
+	if p == nil {
+		p = new([countPage]int64)
+		c.pages[i] = p
+	}
+	p[id%countPage]++
+}
+
+func (c *pagedCounts) get(id uint32) int64 {
+	i := int(id / countPage)
+	if i >= len(c.pages) || c.pages[i] == nil {
+		return 0
+	}
+	return c.pages[i][id%countPage]
+}
+
+// nonZero yields the ids counted at least once, in increasing order.
+func (c *pagedCounts) nonZero() iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for i, p := range c.pages {
+			if p == nil {
+				continue
+			}
+			for j, n := range p {
+				if n != 0 && !yield(i*countPage+j) {
+					return
+				}
+			}
+		}
+	}
 }

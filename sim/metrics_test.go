@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -57,8 +58,13 @@ func TestPeakWindowDoubleBurst(t *testing.T) {
 
 func TestPeakWindowMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for trial := 0; trial < 300; trial++ {
-		n := rng.IntN(60)
+	// short runs with short windows, then runs of several chunks of
+	// releases (peakChunk) with windows holding up to a few chunks at once
+	for trial := 0; trial < 340; trial++ {
+		n, v := rng.IntN(60), time.Duration(1+rng.IntN(120))
+		if trial >= 300 {
+			n, v = 1+rng.IntN(4*peakChunk), time.Duration(1+rng.IntN(40*peakChunk))
+		}
 		rs := make([]release, n)
 		var at time.Duration
 		for i := range rs {
@@ -67,16 +73,67 @@ func TestPeakWindowMatchesBruteForce(t *testing.T) {
 			}
 			rs[i] = release{at, int64(1 + rng.IntN(3))}
 		}
-		v := time.Duration(1 + rng.IntN(120))
 		p := peakWindow{v: v}
+		most := 0 // the most releases held at once
 		for _, r := range rs {
 			p.add(r.at, r.cost)
+			most = max(most, p.size)
 		}
+		require.LessOrEqual(t, most, int(v)+1, "holds only the last V of releases")
+		require.LessOrEqual(t, p.short.held()+p.long.held(), most/peakChunk+2, "chunks for what it held at most")
 		gotC, gotS := p.finish()
 		wantC, wantS := bruteForcePeak(rs, v)
 		require.Equal(t, wantC, gotC, "trial %d", trial)
 		require.Equal(t, wantS, gotS, "trial %d", trial)
-		require.LessOrEqual(t, len(p.q), max(16, 2*(int(v)+1)), "holds only the last V of releases")
+	}
+}
+
+// TestPeakWindowWide: windows longer than 32 bits of ns (a per-minute
+// policy's W and W/10) and costs past 32 bits hold releases whole; a window
+// that meets such a cost midway switches and keeps its count.
+func TestPeakWindowWide(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 200; trial++ {
+		n := 1 + rng.IntN(3*peakChunk)
+		v := time.Duration(1 + rng.IntN(40*peakChunk))
+		step, huge := 50, -1
+		switch trial % 3 {
+		case 0: // a long window, instants far apart
+			v += time.Minute
+			step = int(time.Second / 20)
+		case 1: // a cost past 32 bits midway
+			huge = rng.IntN(n)
+		case 2: // one instant whose costs add up past 32 bits
+			huge = -2
+		}
+		rs := make([]release, n)
+		var at time.Duration
+		for i := range rs {
+			together := huge == -2 && i > n/2 && i < n/2+3 // at one instant
+			if rng.IntN(3) > 0 && !together {
+				at += time.Duration(rng.IntN(step))
+			}
+			cost := int64(1 + rng.IntN(3))
+			if i == huge {
+				cost = math.MaxUint32 + 1 + int64(rng.IntN(3))
+			}
+			if together {
+				cost = math.MaxUint32/2 + 1
+			}
+			rs[i] = release{at, cost}
+		}
+		p := peakWindow{v: v}
+		for _, r := range rs {
+			p.add(r.at, r.cost)
+		}
+		wide := p.wide
+		gotC, gotS := p.finish()
+		wantC, wantS := bruteForcePeak(rs, v)
+		require.Equal(t, wantC, gotC, "trial %d", trial)
+		require.Equal(t, wantS, gotS, "trial %d", trial)
+		if trial%3 != 2 || n > 8 {
+			require.True(t, wide, "trial %d", trial)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package traffic
 import (
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Keys maps key names to dense ids from 0, so that limiters keep per-key
@@ -10,7 +11,16 @@ import (
 // (prefix-0 .. prefix-(n-1)) without storing a name per client; other names
 // are interned one by one. A name always gets the same id in one key space,
 // whichever way it is reached.
+//
+// Concurrency: one goroutine at a time may add keys (Range, Intern,
+// InternBytes: the one reading the traffic), while any number of others
+// read the key space (Name, Lookup, Len), as the engine's runs do while
+// the traffic is still being read. Finding a name that is already interned
+// takes no lock; handing out new ids and the readers take mu.
 type Keys struct {
+	// mu guards every field below against readers in other goroutines; the
+	// goroutine that adds keys reads them without it (it is the only writer)
+	mu     sync.RWMutex
 	named  map[string]uint32
 	ranges map[string]keyRange
 	// ids in order of allocation: either a single name or a whole range
@@ -39,7 +49,11 @@ func NewKeys() *Keys {
 }
 
 // Len is the number of ids handed out.
-func (k *Keys) Len() int { return int(k.next) }
+func (k *Keys) Len() int {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return int(k.next)
+}
 
 // Range reserves ids for prefix-0 .. prefix-(n-1) and returns the id of
 // prefix-0. During the declaration phase it records the largest n asked for
@@ -58,6 +72,8 @@ func (k *Keys) Range(prefix string, n int) uint32 {
 	if r, ok := k.ranges[prefix]; ok {
 		return r.base
 	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	base := k.next
 	k.ranges[prefix] = keyRange{base, uint32(n)}
 	k.blocks = append(k.blocks, keyBlock{base: base, n: uint32(n), name: prefix, isRange: true})
@@ -82,10 +98,12 @@ func (k *Keys) Intern(name string) uint32 {
 			}
 		}
 	}
+	k.mu.Lock()
 	id := k.next
 	k.named[name] = id
 	k.blocks = append(k.blocks, keyBlock{base: id, n: 1, name: name})
 	k.next++
+	k.mu.Unlock()
 	return id
 }
 
@@ -130,6 +148,8 @@ func canonicalIndex(s string) (uint32, bool) {
 
 // Name returns the name of id.
 func (k *Keys) Name(id uint32) string {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
 	// blocks are in increasing base order: binary search
 	lo, hi := 0, len(k.blocks)
 	for lo < hi {
@@ -152,6 +172,8 @@ func (k *Keys) Name(id uint32) string {
 
 // Lookup returns the id of name if the key space has it, without adding it.
 func (k *Keys) Lookup(name string) (uint32, bool) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
 	if id, ok := k.named[name]; ok {
 		return id, true
 	}

@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -314,4 +315,58 @@ func FuzzKeys(f *testing.F) {
 		}
 		require.Equal(t, n, k.Len()) // known names allocate nothing
 	})
+}
+
+// TestKeysReadWhileInterning: one goroutine interns (as the engine's
+// producer reads a trace) while others resolve names and ids (as its runs
+// show decisions and sample a key); run with -race.
+func TestKeysReadWhileInterning(t *testing.T) {
+	k := NewKeys()
+	k.declare(func() { k.Range("user", 1000) })
+	const n = 20000
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	go func() {
+		defer close(done)
+		for i := 0; i < n; i++ {
+			if id := k.InternBytes([]byte("ip-" + strconv.Itoa(i))); id != uint32(1000+i) {
+				errs <- fmt.Errorf("ip-%d: %d", i, id)
+				return
+			}
+			if id := k.Intern("user-" + strconv.Itoa(i%1000)); id != uint32(i%1000) {
+				errs <- fmt.Errorf("user-%d: %d", i%1000, id)
+				return
+			}
+		}
+		errs <- nil
+	}()
+	for r := 0; r < 3; r++ {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				have := k.Len()
+				if have > 1000 {
+					id := uint32(have - 1)
+					name := k.Name(id)
+					if got, ok := k.Lookup(name); !ok || got != id {
+						errs <- fmt.Errorf("%q: %d, %v; want %d", name, got, ok, id)
+						return
+					}
+				}
+				if id, ok := k.Lookup("user-999"); !ok || id != 999 {
+					errs <- fmt.Errorf("user-999: %d, %v", id, ok)
+					return
+				}
+			}
+		}()
+	}
+	for r := 0; r < 4; r++ {
+		require.NoError(t, <-errs)
+	}
+	require.Equal(t, 1000+n, k.Len())
 }

@@ -3,8 +3,10 @@
 // source is seeded and streaming: it yields arrivals one at a time in
 // non-decreasing time order and holds constant memory however long it runs.
 //
-// A Plan is the traffic of one scenario. Each simulation run opens the plan
-// afresh, so every algorithm sees its own identical copy of the traffic.
+// A Plan is the traffic of one scenario. Opening it again gives the same
+// arrivals; the engine opens it once per comparison and every algorithm
+// reads the same arrivals, while their key space (Keys) is shared: interned
+// by the reader of the traffic, resolved by the others.
 package traffic
 
 import (

@@ -1,0 +1,174 @@
+package sim
+
+import (
+	"sync"
+
+	"github.com/ratesim/ratesim/traffic"
+)
+
+// The traffic of a run is generated once and read by every algorithm's
+// run: one producer (feed.produce) opens the plan and fills batches of
+// arrivals into a ring of ringBatches slots; each run reads every batch in
+// order (fan-out). A slot is refilled only once every run has finished the
+// batch it held, so the producer waits for the slowest run and memory is
+// bounded by the ring, never by the number of requests.
+//
+// What differs between algorithms (retries, delayed releases, the
+// limiter's state) stays in each run; what does not is computed here once:
+// the first attempts themselves and how many each key sent.
+var (
+	// batchArrivals is how many arrivals a batch holds (32 bytes each).
+	batchArrivals = 2048
+	// ringBatches is how many batches the ring holds.
+	ringBatches = 16
+)
+
+// feed is one Run's traffic, read once and shared by its runs.
+type feed struct {
+	cfg    *Config
+	keys   *traffic.Keys
+	stream traffic.Stream
+	// batchArrivals and ringBatches, when the feed began
+	size, slotsN int
+
+	mu   sync.Mutex
+	more sync.Cond // a batch was published, or the traffic ended
+	room sync.Cond // a run finished a batch
+	// slots[b%slotsN] holds batch b once published (published > b)
+	slots     [][]traffic.Arrival
+	published int
+	finished  []int // by reader: how many batches it is done with
+	ended     bool  // no batch will follow the published ones
+
+	// set by the producer before it ends the traffic (read after it)
+	err     error   // the stream's error
+	nkeys   int64   // keys handed out when the traffic ended
+	offered []int64 // first attempts by key id
+	// the peaks of attempts, when no client retries: every run's attempts
+	// are then the first attempts (nil: each run has its own)
+	attempts []peakWindow
+}
+
+// newFeed prepares the traffic of cfg, opened as keys and stream, for
+// readers runs.
+func newFeed(cfg *Config, keys *traffic.Keys, stream traffic.Stream, readers int) *feed {
+	f := &feed{cfg: cfg, keys: keys, stream: stream, size: batchArrivals, slotsN: ringBatches,
+		finished: make([]int, readers)}
+	f.more.L, f.room.L = &f.mu, &f.mu
+	// sized once when the sources declared their keys (ranges), grown as
+	// a trace brings new ones
+	f.offered = make([]int64, keys.Len())
+	if !retries(cfg.Retries) {
+		for _, v := range cfg.Windows {
+			f.attempts = append(f.attempts, peakWindow{v: v})
+		}
+	}
+	return f
+}
+
+// retries reports whether any of the sources' policies can retry.
+func retries(ps []traffic.RetryPolicy) bool {
+	for _, p := range ps {
+		if p.Policy != "" && p.Policy != "none" {
+			return true
+		}
+	}
+	return false
+}
+
+// produce reads the traffic to its end (or to the scenario's duration) and
+// publishes it batch by batch, then ends it with the stream's error.
+func (f *feed) produce() {
+	if f.slots == nil {
+		f.slots = make([][]traffic.Arrival, f.slotsN)
+		for i := range f.slots {
+			f.slots[i] = make([]traffic.Arrival, 0, f.size)
+		}
+	}
+	cut := f.cfg.Duration > 0
+	end := f.cfg.Start + f.cfg.Duration
+	offered := f.offered
+	var a traffic.Arrival
+	for b, more := 0, true; more; b++ {
+		f.waitRoom(b)
+		buf := f.slots[b%f.slotsN][:0]
+		for len(buf) < f.size {
+			if !f.stream.Next(&a) || (cut && a.At >= end) {
+				more = false
+				break
+			}
+			if int(a.Key) >= len(offered) {
+				offered = growCounts(offered, int(a.Key))
+			}
+			offered[a.Key]++
+			for i := range f.attempts {
+				f.attempts[i].add(a.At, a.Cost)
+			}
+			buf = append(buf, a)
+		}
+		f.slots[b%f.slotsN] = buf
+		if len(buf) > 0 {
+			f.mu.Lock()
+			f.published++
+			f.more.Broadcast()
+			f.mu.Unlock()
+		}
+	}
+	err := f.stream.Err()
+	nkeys := int64(f.keys.Len())
+	f.mu.Lock()
+	f.offered, f.err, f.nkeys = offered, err, nkeys
+	f.ended = true
+	f.more.Broadcast()
+	f.mu.Unlock()
+}
+
+// waitRoom waits until slot b%slotsN is free: every reader is done with
+// batch b-slotsN.
+func (f *feed) waitRoom(b int) {
+	if b < f.slotsN {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for {
+		least := b
+		for _, n := range f.finished {
+			least = min(least, n)
+		}
+		if least > b-f.slotsN {
+			return
+		}
+		f.room.Wait()
+	}
+}
+
+// next returns batch b for reader r, waiting for the producer; ok is false
+// once the traffic has ended before batch b.
+func (f *feed) next(b int) (batch []traffic.Arrival, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for f.published <= b && !f.ended {
+		f.more.Wait()
+	}
+	if f.published <= b {
+		return nil, false
+	}
+	return f.slots[b%f.slotsN], true
+}
+
+// done tells the producer that reader r has finished batch b.
+func (f *feed) done(r, b int) {
+	f.mu.Lock()
+	f.finished[r] = b + 1
+	f.room.Signal() // only the producer waits for room
+	f.mu.Unlock()
+}
+
+// growCounts returns c grown (geometrically) to hold index i.
+func growCounts(c []int64, i int) []int64 {
+	n := max(i+1, 2*len(c), 1024)
+	out := make([]int64, n)
+	copy(out, c)
+	return out
+}

@@ -1,0 +1,266 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/traffic"
+	"github.com/stretchr/testify/require"
+)
+
+// withBatches runs fn with the feed's batches set to size arrivals and
+// the ring to slots batches.
+func withBatches(t *testing.T, size, slots int, fn func()) {
+	t.Helper()
+	oldSize, oldSlots := batchArrivals, ringBatches
+	batchArrivals, ringBatches = size, slots
+	defer func() { batchArrivals, ringBatches = oldSize, oldSlots }()
+	fn()
+}
+
+// mixedConfig is traffic of every kind the engine treats differently: a
+// range of zipf clients and named keys (one inside the range), a trace
+// whose keys are interned while it is read, retries with jitter and
+// retry-after, shaping delays, three windows, a watched key, all nine
+// algorithms and one more.
+func mixedConfig(t *testing.T) Config {
+	t.Helper()
+	// a trace of 3,000 requests over 400 keys, 100 of them new to the plan
+	var sb strings.Builder
+	sb.WriteString("ts_ms,key\n")
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 3000; i++ {
+		key := fmt.Sprintf("user-%d", rng.IntN(300))
+		if rng.IntN(4) == 0 {
+			key = fmt.Sprintf("visitor-%d", rng.IntN(100))
+		}
+		fmt.Fprintf(&sb, "%d,%s\n", 200+i, key)
+	}
+	path := filepath.Join(t.TempDir(), "trace.csv")
+	require.NoError(t, os.WriteFile(path, []byte(sb.String()), 0o644))
+
+	policy := algorithms.Policy{Rate: 20, Per: time.Second, Burst: 30}
+	plan := traffic.Plan{Seed: 9, Sources: []traffic.Source{
+		&traffic.Poisson{Common: traffic.Common{Clients: traffic.Clients{N: 2000, Prefix: "user"}, Cost: 1},
+			Rate: traffic.Rate{Count: 2500, Per: time.Second}, KeyDist: traffic.KeyZipf, ZipfS: 1.2},
+		&traffic.Steady{Common: traffic.Common{Clients: traffic.Clients{Key: "user-7"}, Cost: 2},
+			Rate: traffic.Rate{Count: 300, Per: time.Second}},
+		&traffic.Burst{Common: traffic.Common{Clients: traffic.Clients{N: 50, Prefix: "cron"}, Cost: 1},
+			At: 1500 * ms, Count: 40, Over: 20 * ms},
+		&traffic.Replay{Path: path, KeyField: "key", TimeField: "ts_ms"},
+	}}
+	cfg := Config{
+		Name: "mixed", Seed: 5, Duration: 3 * time.Second,
+		Limit: policy, Traffic: plan,
+		Windows: []time.Duration{time.Second, 100 * ms, 3 * ms},
+		Bucket:  50 * ms,
+		Retries: []traffic.RetryPolicy{
+			{Policy: "backoff", Delay: 20 * ms, Factor: traffic.Fraction{Num: 2, Den: 1}, Jitter: "full", MaxAttempts: 4},
+			{Policy: "retry-after", MaxAttempts: 3},
+			{Policy: "backoff", Delay: 50 * ms, Factor: traffic.Fraction{Num: 3, Den: 2}, Jitter: "equal", MaxAttempts: 5},
+		},
+		Inspect: &Inspect{Key: "user-1", Every: 10 * ms},
+	}
+	cfg.Algorithms = mixedAlgorithms(policy)
+	return cfg
+}
+
+func mixedAlgorithms(policy algorithms.Policy) []Algorithm {
+	var algs []Algorithm
+	for _, info := range algorithms.All() {
+		p := algorithms.Params{Policy: policy, Service: 30 * ms}
+		algs = append(algs, Algorithm{Name: info.Name, Label: info.Name, Params: p})
+	}
+	shaping := algorithms.Params{Policy: policy, MaxDelay: 400 * ms}
+	return append(algs, Algorithm{Name: "token-bucket", Label: "shaping", Params: shaping})
+}
+
+// TestBatchesChangeNothing: however the traffic is cut into batches and
+// however small the ring (so that the producer waits for the slowest run
+// again and again), and however many runs decide at once, the report and
+// every decision are the same.
+func TestBatchesChangeNothing(t *testing.T) {
+	type outcome struct {
+		rep       *Report
+		decisions [][]Decision
+	}
+	runIt := func(workers int) outcome {
+		cfg := mixedConfig(t)
+		cfg.Workers = workers
+		recs := make([]*recorder, len(cfg.Algorithms))
+		cfg.Observe = func(i int) Observer { recs[i] = &recorder{}; return recs[i] }
+		rep, err := Run(cfg)
+		require.NoError(t, err)
+		o := outcome{rep: rep}
+		for _, r := range recs {
+			o.decisions = append(o.decisions, r.got)
+		}
+		return o
+	}
+	want := runIt(0)
+	require.Greater(t, want.rep.Results[0].Attempts, want.rep.Results[0].Offered, "clients retried")
+	require.Positive(t, want.rep.Results[len(want.rep.Results)-1].Delayed, "the shaper delayed")
+	require.Greater(t, want.rep.Results[0].Offered, int64(10_000))
+	require.Greater(t, want.rep.Keys, int64(2000+50+50), "the trace brought keys of its own")
+	require.NotNil(t, want.rep.Results[0].State)
+	for _, tc := range []struct{ size, slots, workers int }{
+		{1, 1, 0}, {1, 2, 1}, {7, 2, 3}, {100, 3, 0}, {4096, 4, 2},
+	} {
+		withBatches(t, tc.size, tc.slots, func() {
+			got := runIt(tc.workers)
+			require.Equal(t, want.rep, got.rep, "%+v", tc)
+			for i := range want.decisions {
+				require.True(t, slices.Equal(want.decisions[i], got.decisions[i]), "%+v: decisions of %d", tc, i)
+			}
+		})
+	}
+}
+
+// failing is a stream that fails after n arrivals at 1ms apart.
+type failing struct{ n int }
+
+func (f failing) Declare(k *traffic.Keys) { k.Intern("bob") }
+func (f failing) End() time.Duration      { return 0 }
+func (f failing) Open(k *traffic.Keys, index int, seed uint64) (traffic.Stream, error) {
+	return &failingStream{left: f.n, key: k.Intern("bob")}, nil
+}
+
+type failingStream struct {
+	left int
+	at   time.Duration
+	key  uint32
+}
+
+var errTrace = errors.New("line 7: malformed")
+
+func (s *failingStream) Next(a *traffic.Arrival) bool {
+	if s.left == 0 {
+		return false
+	}
+	s.left--
+	s.at += ms
+	*a = traffic.Arrival{At: s.at, Key: s.key, Cost: 1}
+	return true
+}
+
+func (s *failingStream) Err() error {
+	if s.left == 0 {
+		return errTrace
+	}
+	return nil
+}
+
+func TestStreamErrorStopsEveryRun(t *testing.T) {
+	// A strict replay that meets a malformed line: every run ends with the
+	// stream's error, whichever batch it falls in.
+	for _, n := range []int{0, 1, 5000} {
+		withBatches(t, 64, 2, func() {
+			plan := traffic.Plan{Sources: []traffic.Source{failing{n}}}
+			cfg := baseConfig(plan, scriptedAlg("a", accepting), scriptedAlg("b", accepting), scriptedAlg("c", accepting))
+			cfg.Duration = 0
+			_, err := Run(cfg)
+			require.ErrorIs(t, err, errTrace, "%d arrivals", n)
+		})
+	}
+}
+
+// failAfter is an observer that fails at its n-th decision.
+type failAfter struct{ n int }
+
+var errObserver = errors.New("disk full")
+
+func (f *failAfter) Observe(*Decision) error {
+	if f.n--; f.n == 0 {
+		return errObserver
+	}
+	return nil
+}
+
+func TestRunErrorDoesNotHoldOthersUp(t *testing.T) {
+	// Run 1 fails early; the others read the rest of the traffic (far more
+	// than the ring holds) and the run reports run 1's error.
+	withBatches(t, 16, 2, func() {
+		cfg := baseConfig(steadyPlan(100_000), scriptedAlg("a", accepting), scriptedAlg("b", accepting), scriptedAlg("c", accepting))
+		cfg.Observe = func(i int) Observer {
+			if i == 1 {
+				return &failAfter{n: 10}
+			}
+			return nil
+		}
+		_, err := Run(cfg)
+		require.ErrorIs(t, err, errObserver)
+	})
+}
+
+// reserving records what the engine reserved.
+type reserving struct {
+	scripted
+	reserved []int
+}
+
+func (r *reserving) Reserve(n int) { r.reserved = append(r.reserved, n) }
+
+func TestReserveTheDeclaredKeys(t *testing.T) {
+	// 7 clients of a range and alice: 8 keys known before the first
+	// decision, reserved once.
+	lim := &reserving{scripted: scripted{rule: accepting}}
+	plan := traffic.Plan{Sources: []traffic.Source{
+		&traffic.Steady{Common: traffic.Common{Clients: traffic.Clients{N: 7, Prefix: "c"}, Cost: 1},
+			Rate: traffic.Rate{Count: 100, Per: time.Second}},
+		&traffic.Times{Common: traffic.Common{Clients: traffic.Clients{Key: "alice"}, Cost: 1}, At: []time.Duration{0}},
+	}}
+	cfg := baseConfig(plan, Algorithm{Name: "r", Label: "r", New: func() (algorithms.Limiter, error) { return lim, nil }})
+	rep, err := Run(cfg)
+	require.NoError(t, err)
+	require.Equal(t, []int{8}, lim.reserved)
+	require.Equal(t, int64(8), rep.Keys)
+}
+
+func TestReleaseQueueInTimeOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var q releaseQueue
+	var want []time.Duration
+	for i := 0; i < 20000; i++ {
+		if rng.IntN(3) > 0 || q.len() == 0 {
+			at := time.Duration(rng.IntN(5000))
+			q.push(at, 1)
+			want = append(want, at)
+			continue
+		}
+		slices.Sort(want)
+		require.Equal(t, want[0], q.next())
+		require.Equal(t, want[0], q.pop().at)
+		want = want[1:]
+	}
+	slices.Sort(want)
+	for _, at := range want {
+		require.Equal(t, at, q.pop().at)
+	}
+	require.Zero(t, q.len())
+}
+
+func TestPagedCounts(t *testing.T) {
+	var c pagedCounts
+	c.reserve(10)
+	for _, id := range []uint32{3, 3, 700, 5_000_000, 3} {
+		c.inc(id)
+	}
+	require.Equal(t, int64(3), c.get(3))
+	require.Equal(t, int64(1), c.get(5_000_000))
+	require.Zero(t, c.get(4))
+	require.Zero(t, c.get(1<<31))
+	var ids []int
+	for id := range c.nonZero() {
+		ids = append(ids, id)
+	}
+	require.Equal(t, []int{3, 700, 5_000_000}, ids)
+	require.Len(t, slices.DeleteFunc(c.pages, func(p *[countPage]int64) bool { return p == nil }), 3, "a page per key counted")
+}
