@@ -10,20 +10,34 @@ import (
 // indistinguishable from a fresh key's.
 //
 // Release is lazy but exact for the peaks: every key that has state sits in a
-// min-heap once, at the instant it was last known to become fresh. Before
-// each decision, expire pops the entries that are due, asks the limiter for
-// the key's current fresh instant, and either releases the key or moves it
-// to that later instant. Keys and bytes only grow inside a decision, so
-// peaks measured right after each decision are the true peaks.
+// min-heap (a radixHeap) once, at the instant it was last known to become
+// fresh. Before each decision, expire pops the entries that are due, asks
+// the limiter for the key's current fresh instant, and either releases the
+// key or pushes it back at that later instant. Keys and bytes only grow
+// inside a decision, so peaks measured right after each decision are the
+// true peaks. The entries due at one decision are checked in no particular
+// order: a release only lowers the keys and bytes alive, so the order
+// changes no peak.
+//
+// A key whose state has not changed since it was pushed (touch marks every
+// change) is released without reading its state: its fresh instant is still
+// the one it was pushed at, which is due. Over many keys most are touched
+// once per life, and a release then costs no cache miss on the state table
+// (only the zeroing store).
 //
 // Contract: a key's fresh instant never moves earlier when its state
-// changes (admitting more only postpones freshness). The heap rechecks a key
-// only at the instant it was pushed for, so a fresh instant that moved
-// earlier would be released late and overstate the peaks.
+// changes (admitting more only postpones freshness), and every change of
+// state that can change it is followed by touch. The heap rechecks a key only
+// at the instant it was pushed for, so a fresh instant that moved earlier
+// would be released late and overstate the peaks.
 type keyed[S any] struct {
 	state []S
-	live  []uint64 // bit key%64 of word key/64 is set while key holds state
-	heap  expiryHeap
+	// flags holds two bits per key, in word key/32 at bit 2*(key%32): the
+	// low one is set while the key holds state (live), the high one while
+	// its state has changed since the key was last pushed on the heap
+	// (changed).
+	flags []uint64
+	heap  radixHeap
 	// freshAt returns the first instant at which s is indistinguishable from
 	// the zero (fresh) state if nothing else arrives.
 	freshAt func(s *S) time.Duration
@@ -73,28 +87,41 @@ func (k *keyed[S]) grow(n int, slack bool) {
 	st := make([]S, n)
 	copy(st, k.state)
 	k.state = st
-	lv := make([]uint64, (n+63)/64)
-	copy(lv, k.live)
-	k.live = lv
+	fl := make([]uint64, (n+31)/32)
+	copy(fl, k.flags)
+	k.flags = fl
 }
 
+// The bits of a key in its flags word, shifted by keyShift(key).
+const (
+	keyLive    = 1 // the key holds state
+	keyChanged = 2 // its state has changed since it was pushed
+)
+
+// keyShift returns the position of key's two bits in flags[key/32].
+func keyShift(key Key) uint { return 2 * uint(key%32) }
+
 // isLive reports whether key holds state (get must have been called).
-func (k *keyed[S]) isLive(key Key) bool { return k.live[key/64]&(1<<(key%64)) != 0 }
+func (k *keyed[S]) isLive(key Key) bool { return k.flags[key/32]>>keyShift(key)&keyLive != 0 }
 
 // touch records that key's state changed at now: a key that was fresh
 // becomes alive, and the peaks are updated with extra bytes of live entries
 // (sliding-log entries, in-flight requests) held by this key beyond its
 // fixed state.
 func (k *keyed[S]) touch(key Key, extra int64) {
-	if w, b := &k.live[key/64], uint64(1)<<(key%64); *w&b == 0 {
-		*w |= b
+	if w, sh := &k.flags[key/32], keyShift(key); *w>>sh&keyLive == 0 {
+		*w |= keyLive << sh
 		k.keys++
 		k.bytes += k.size
+		// A fresh instant at or before now is due at the next expire,
+		// as is the heap's base, where push moves one that is below it.
 		k.heap.push(k.freshAt(&k.state[key]), key)
 		// Keys and bytes grow only here and in addBytes, which updates
 		// its own peak.
 		k.mem.KeysPeak = max(k.mem.KeysPeak, k.keys)
 		k.mem.BytesPeak = max(k.mem.BytesPeak, k.bytes)
+	} else {
+		*w |= keyChanged << sh
 	}
 	k.mem.BytesPerKeyMax = max(k.mem.BytesPerKeyMax, k.size+extra)
 }
@@ -109,19 +136,21 @@ func (k *keyed[S]) addBytes(delta int64) {
 // expire releases every key whose state is fresh at now.
 func (k *keyed[S]) expire(now time.Duration) {
 	for k.heap.due(now) {
-		key := k.heap.e[0].key
-		s := &k.state[key]
-		if f := k.freshAt(s); f > now {
-			// Still alive: recheck at f. Each key is in the heap once,
-			// so the order of the entries is total and moving the top
-			// pops them in the same order as a pop and a push would.
-			k.heap.fixMin(f)
-			continue
+		key := k.heap.pop().key
+		w, sh := &k.flags[key/32], keyShift(key)
+		if *w>>sh&keyChanged != 0 {
+			// Changed since it was pushed: ask for its fresh instant.
+			// (Unchanged, it is fresh: its fresh instant is the one
+			// it was pushed at, or before the heap's base, <= now.)
+			if f := k.freshAt(&k.state[key]); f > now {
+				*w &^= keyChanged << sh
+				k.heap.push(f, key) // still alive: recheck at f
+				continue
+			}
 		}
-		k.heap.pop()
 		var zero S
-		*s = zero
-		k.live[key/64] &^= 1 << (key % 64)
+		k.state[key] = zero
+		*w &^= (keyLive | keyChanged) << sh
 		k.keys--
 		k.bytes -= k.size
 	}
@@ -145,82 +174,173 @@ type expiryEntry struct {
 	key Key
 }
 
-// expiryHeap is a 4-ary min-heap of expiryEntry by (at, key), written out
-// rather than through container/heap to avoid interface calls on the hot
-// path. It is half as deep as a binary heap, and a node's four children of
-// 16 bytes lie in one or two cache lines: a sift down over a million keys
-// visits 10 levels instead of 20, which matters once the heap outgrows the
-// caches.
-type expiryHeap struct{ e []expiryEntry }
+// radixBuckets is the number of buckets of a radixHeap: bucket 0 for the
+// entries equal to its base, and one per bit of an instant.
+const radixBuckets = 65
 
-// heapArity is the number of children of a node.
-const heapArity = 4
+// radixHeap is a monotone min-priority queue of expiryEntry by instant: a
+// radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990) over the 64 bits of
+// an instant. It suits keyed, whose instants only move forward: no entry is
+// ever pushed before the last instant popped.
+//
+// Structure: a base instant, the last instant popped (the least instant of
+// an int64 before the first pop), which no entry is below, and 65 buckets.
+// Bucket 0 holds the entries equal to the base; bucket i >= 1 those whose
+// highest bit that differs from the base's is bit i-1, i.e. bits.Len64 of
+// their XOR with it (instants are compared as int64, and XOR-ing both with
+// the sign bit, which maps that order to the unsigned one, leaves the XOR
+// unchanged). Every entry of bucket i is below every entry of bucket j > i,
+// as they agree with the base above bit j-1, where bucket j's entries have a
+// 1 and bucket i's the base's 0. So the least entry is in bucket 0 or else
+// in the first non-empty bucket, whose least instant each bucket keeps.
+//
+// push adds to the entry's bucket, O(1); an instant below the base is
+// pushed at the base (keyed only pushes such an instant for a key that is
+// already due, see keyed.touch). pop takes from bucket 0; when bucket 0 is
+// empty, it first moves the base up to the least instant, that of the first
+// non-empty bucket i, and spreads bucket i over the buckets below i (the
+// others keep their index, as the new base agrees with the old one above bit
+// i-1). An entry only ever moves to a lower bucket, so it is moved at most
+// 64 times, a few in practice, and the buckets are read and written in
+// order, where a comparison heap (binary or 4-ary) over hundreds of
+// thousands of entries pays a cache miss per level. Entries of one instant
+// pop in no particular order (keyed's figures do not depend on it).
+//
+// Each bucket is a stack of chunks of radixChunkLen entries, every chunk
+// but the top one full; a chunk emptied by pop or spread goes to a free
+// list that every bucket draws from. So the heap holds at most one chunk
+// per entries-held/radixChunkLen plus one per bucket (about 1 KiB each) at
+// its peak, however the entries are spread over the buckets over time,
+// and once it has reached its peak it allocates nothing.
+//
+// The zero value is an empty heap.
+type radixHeap struct {
+	base  uint64 // the base, as radixOrd; no entry is below it
+	n     int    // entries held
+	least time.Duration
+	// full has bit i-1 set while bucket i >= 1 holds entries; low[i] is
+	// the least of them, as radixOrd.
+	full uint64
+	low  [radixBuckets]uint64
+	top  [radixBuckets]*radixChunk // each bucket's top chunk, nil when empty
+	free *radixChunk               // chunks not in use, linked by next
+}
 
-func (h *expiryHeap) len() int         { return len(h.e) }
-func (h *expiryHeap) min() expiryEntry { return h.e[0] }
-func less(a, b expiryEntry) bool       { return a.at < b.at || (a.at == b.at && a.key < b.key) }
+// radixChunkLen is the number of entries of a radixChunk: 63 entries of 16
+// bytes and the chunk's header make 1 KiB.
+const radixChunkLen = 63
+
+// radixChunk is a block of entries of one bucket of a radixHeap.
+type radixChunk struct {
+	// next is the chunk below in the bucket's stack, or the next free
+	// chunk. It comes first so that the garbage collector, which scans an
+	// object only up to its last pointer, reads one word of a chunk.
+	next *radixChunk
+	n    int // entries held, e[:n]
+	e    [radixChunkLen]expiryEntry
+}
+
+// radixOrd maps an instant to a uint64 of the same order (the sign bit
+// flipped): math.MinInt64 is 0.
+func radixOrd(at time.Duration) uint64 { return uint64(at) ^ 1<<63 }
+
+func (h *radixHeap) len() int { return h.n }
+
+// min returns the least instant held; the heap must not be empty.
+func (h *radixHeap) min() time.Duration { return h.least }
 
 // due reports whether the least entry is due at now.
-func (h *expiryHeap) due(now time.Duration) bool { return len(h.e) > 0 && h.e[0].at <= now }
+func (h *radixHeap) due(now time.Duration) bool { return h.n > 0 && h.least <= now }
 
-func (h *expiryHeap) push(at time.Duration, key Key) {
-	h.e = append(h.e, expiryEntry{at, key})
-	e := h.e
-	i := len(e) - 1
-	x := e[i]
-	for i > 0 {
-		p := (i - 1) / heapArity
-		if !less(x, e[p]) {
-			break
-		}
-		e[i] = e[p]
-		i = p
+// push adds key at instant at, or at the base when at is below it.
+func (h *radixHeap) push(at time.Duration, key Key) {
+	u := radixOrd(at)
+	if u < h.base {
+		u, at = h.base, time.Duration(h.base^1<<63)
 	}
-	e[i] = x
+	h.put(u, expiryEntry{at, key})
+	if h.n == 0 || at < h.least {
+		h.least = at
+	}
+	h.n++
 }
 
-func (h *expiryHeap) pop() expiryEntry {
-	top := h.e[0]
-	n := len(h.e) - 1
-	last := h.e[n]
-	h.e = h.e[:n]
-	if n > 0 {
-		h.down(last)
+// put adds e, whose instant is u (as radixOrd, not below the base), to its
+// bucket.
+func (h *radixHeap) put(u uint64, e expiryEntry) {
+	i := bits.Len64(u ^ h.base)
+	c := h.top[i]
+	if c == nil || c.n == radixChunkLen {
+		c = h.chunk(c)
+		h.top[i] = c
 	}
-	return top
+	c.e[c.n] = e
+	c.n++
+	if i > 0 {
+		if bit := uint64(1) << (i - 1); h.full&bit == 0 || u < h.low[i] {
+			h.low[i] = u
+			h.full |= bit
+		}
+	}
 }
 
-// fixMin moves the least entry to instant at, which must not be earlier.
-func (h *expiryHeap) fixMin(at time.Duration) {
-	x := h.e[0]
-	x.at = at
-	h.down(x)
+// chunk returns an empty chunk, from the free list when it has one, that
+// sits on below.
+func (h *radixHeap) chunk(below *radixChunk) *radixChunk {
+	c := h.free
+	if c != nil {
+		h.free = c.next
+	} else {
+		c = new(radixChunk)
+	}
+	c.next, c.n = below, 0
+	return c
 }
 
-// down puts x at the root and sifts it down to its place.
-func (h *expiryHeap) down(x expiryEntry) {
-	e := h.e
-	n := len(e)
-	i := 0
-	for {
-		c := heapArity*i + 1
-		if c >= n {
-			break
-		}
-		// m: the least of the up to four children of i.
-		m := c
-		for j := c + 1; j < min(c+heapArity, n); j++ {
-			if less(e[j], e[m]) {
-				m = j
-			}
-		}
-		if !less(e[m], x) {
-			break
-		}
-		e[i] = e[m]
-		i = m
+// release puts the emptied chunk c on the free list.
+func (h *radixHeap) release(c *radixChunk) {
+	c.next = h.free
+	h.free = c
+}
+
+// pop removes and returns an entry of the least instant; the heap must not
+// be empty.
+func (h *radixHeap) pop() expiryEntry {
+	if h.top[0] == nil {
+		h.spread()
 	}
-	e[i] = x
+	c := h.top[0]
+	c.n--
+	e := c.e[c.n]
+	if c.n == 0 {
+		h.top[0] = c.next
+		h.release(c)
+	}
+	h.n--
+	if h.top[0] == nil && h.full != 0 {
+		// Bucket 0 is empty: the least is the first non-empty bucket's.
+		h.least = time.Duration(h.low[bits.TrailingZeros64(h.full)+1] ^ 1<<63)
+	}
+	return e
+}
+
+// spread moves the base up to the least instant, that of the first
+// non-empty bucket i >= 1, and moves bucket i's entries to the buckets
+// below it (bucket 0 for those at the new base). Bucket 0 must be empty.
+func (h *radixHeap) spread() {
+	i := bits.TrailingZeros64(h.full) + 1
+	h.base = h.low[i]
+	h.full &^= 1 << (i - 1)
+	c := h.top[i]
+	h.top[i] = nil
+	for c != nil {
+		for _, e := range c.e[:c.n] {
+			h.put(radixOrd(e.at), e) // to a bucket below i: c is not reused
+		}
+		next := c.next
+		h.release(c)
+		c = next
+	}
 }
 
 // expiryQueue counts entries that expire at non-decreasing instants (sliding

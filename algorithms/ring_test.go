@@ -41,6 +41,9 @@ func TestCostLogRing(t *testing.T) {
 				model = model[1:]
 			}
 		}
+		if len(model) == 0 && r.IntN(4) == 0 {
+			q = costLog{} // released, as keyed zeroes a fresh key's state
+		}
 		require.Equal(t, len(model), int(q.len()), "step %d", step)
 		maxSlots = max(maxSlots, int(q.pos.mask())+1)
 		if maxSlots >= 64 && int(q.pos.mask())+1 < maxSlots {
@@ -86,6 +89,55 @@ func TestCostLogRing(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, maxSlots, 256, "the ring grew")
 	require.True(t, shrunk, "the ring shrank")
+}
+
+// TestCostLogOneEntry: a log that has held one entry since it was fresh
+// keeps it in its state, as (first, sum), and makes its ring at the second.
+func TestCostLogOneEntry(t *testing.T) {
+	var q costLog
+	q.push(100, 3, 8) // counts until 100, cost 3
+	require.Nil(t, q.entries)
+	require.Equal(t, uint32(1), q.len())
+	require.Equal(t, costEntry{100, 3}, q.at(0))
+	require.Equal(t, time.Duration(100), q.freshAt())
+	require.Equal(t, int64(3), q.sumAt(99))
+	require.Zero(t, q.sumAt(100))
+	// Limit 5, cost 4: 3+4 > 5, and the one entry must go: wait 100-40.
+	require.Equal(t, time.Duration(60), q.waitFor(40, 4, 5))
+	q.prune(99) // still counts
+	require.Equal(t, uint32(1), q.len())
+	require.Equal(t, int64(3), q.sum)
+	q.prune(100) // stops counting at 100 exactly
+	require.Zero(t, q.len())
+	require.Zero(t, q.sum)
+	require.Nil(t, q.entries)
+
+	// Again one entry without a ring, then a second: a ring of 8 slots
+	// (first) holding both, oldest first.
+	q.push(150, 1, 8)
+	q.push(160, 2, 8)
+	require.NotNil(t, q.entries)
+	require.Equal(t, uint32(7), q.pos.mask())
+	require.Equal(t, []costEntry{{150, 1}, {160, 2}}, []costEntry{q.at(0), q.at(1)})
+	require.Equal(t, time.Duration(150), q.first)
+	require.Equal(t, int64(3), q.sum)
+	require.Equal(t, time.Duration(160), q.freshAt())
+	// Limit 3, cost 2: 3+2 exceeds 3 by 2: both must go, wait 160-100.
+	require.Equal(t, time.Duration(60), q.waitFor(100, 2, 3))
+	// The oldest stops counting at 150: one entry left, in the ring.
+	q.prune(150)
+	require.Equal(t, uint32(1), q.len())
+	require.Equal(t, time.Duration(160), q.first)
+	require.Equal(t, time.Duration(160), q.freshAt())
+	require.Equal(t, costEntry{160, 2}, q.at(0))
+
+	// A first ring of 1 slot (a log that holds at most one entry) still
+	// gets 2 when a second comes.
+	var one costLog
+	one.push(10, 1, 1)
+	one.push(20, 1, 1)
+	require.Equal(t, uint32(1), one.pos.mask())
+	require.Equal(t, []costEntry{{10, 1}, {20, 1}}, []costEntry{one.at(0), one.at(1)})
 }
 
 // TestCostLogRingSize: the ring doubles when full, keeps its array while the
@@ -150,7 +202,7 @@ func TestReserveTableSize(t *testing.T) {
 	k := newKeyed(16, func(s *fakeState) time.Duration { return s.until })
 	k.Reserve(1_000_000)
 	require.Len(t, k.state, 1_000_000)
-	require.Len(t, k.live, (1_000_000+63)/64)
+	require.Len(t, k.flags, (1_000_000+31)/32)
 	k.get(0, 999_999)
 	require.Len(t, k.state, 1_000_000)
 
@@ -171,40 +223,7 @@ func TestReserveTableSize(t *testing.T) {
 		}
 	}
 	require.Less(t, grows, 60)
-	require.Len(t, k.live, (len(k.state)+63)/64)
-}
-
-// TestExpiryHeapFixMin: moving the least entry later pops the entries in
-// the same order as popping it and pushing it back, which is what expire
-// did before; every entry distinct, as in keyed (one per key).
-func TestExpiryHeapFixMin(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	var a, b expiryHeap
-	next := Key(0)
-	for range 20_000 {
-		switch op := r.IntN(4); {
-		case op < 2 || a.len() == 0:
-			at := time.Duration(r.IntN(1000))
-			a.push(at, next)
-			b.push(at, next)
-			next++
-		case op == 2:
-			require.Equal(t, a.pop(), b.pop())
-		default:
-			top := a.min()
-			at := top.at + time.Duration(r.IntN(300))
-			a.fixMin(at)
-			b.pop()
-			b.push(at, top.key)
-		}
-		require.Equal(t, a.len(), b.len())
-		if a.len() > 0 {
-			require.Equal(t, b.min(), a.min())
-		}
-	}
-	for a.len() > 0 {
-		require.Equal(t, b.pop(), a.pop())
-	}
+	require.Len(t, k.flags, (len(k.state)+31)/32)
 }
 
 func TestFirstRing(t *testing.T) {

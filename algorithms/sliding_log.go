@@ -144,6 +144,12 @@ const costEntryBytes = int64(unsafe.Sizeof(costEntry{}))
 // decision reads the ring only when an entry has stopped counting or to
 // compute a retry_after, and otherwise touches the ring only to write the
 // new entry. Over many keys that saves a cache miss per decision.
+//
+// A log that has never held more than one entry since it was fresh has no
+// ring: its one entry is (first, sum), and its ring is made when a second
+// entry comes. Most keys of a long-tailed (Zipf) key distribution never log
+// a second entry before their first stops counting; they cost no allocation
+// and no access outside the state.
 type costLog struct {
 	entries *costEntry    // slot 0 of the ring; nil when the key holds no ring
 	first   time.Duration // the oldest entry's until, when the log is not empty
@@ -207,6 +213,11 @@ func (q *costLog) prune(now time.Duration) {
 	if q.first > now || q.pos.n() == 0 {
 		return
 	}
+	if q.entries == nil {
+		// No ring: the one entry, (first, sum), has stopped counting.
+		q.pos, q.sum = makeCostLogPos(0, 0, 0), 0
+		return
+	}
 	r, mask := q.ring(), q.pos.mask()
 	h, n, sum := q.pos.head(), q.pos.n(), q.sum
 	for n > 0 {
@@ -225,13 +236,19 @@ func (q *costLog) prune(now time.Duration) {
 	}
 }
 
-// push appends an entry; until must not be before the last entry's. A log
-// without a ring gets one of first slots (a power of two, see firstRing).
+// push appends an entry; until must not be before the last entry's. An
+// empty log without a ring keeps the entry as (first, sum); a log without a
+// ring that holds one entry gets a ring of first slots (a power of two, see
+// firstRing; 2 at least).
 func (q *costLog) push(until time.Duration, cost int64, first uint64) {
 	head, n, mask := q.pos.head(), q.pos.n(), q.pos.mask()
 	if q.entries == nil {
-		q.resize(first)
-		head, mask = 0, uint32(first-1)
+		if n == 0 {
+			q.first, q.sum, q.pos = until, cost, makeCostLogPos(0, 1, 0)
+			return
+		}
+		q.resize(max(first, 2))
+		head, mask = 0, q.pos.mask()
 	} else if n > mask {
 		q.resize(2 * (uint64(mask) + 1))
 		head, mask = 0, q.pos.mask()
@@ -252,7 +269,9 @@ func (q *costLog) resize(slots uint64) {
 	}
 	r := make([]costEntry, slots)
 	n := q.pos.n()
-	if n > 0 {
+	if n > 0 && q.entries == nil {
+		r[0] = costEntry{q.first, q.sum} // the one entry of a log without a ring
+	} else if n > 0 {
 		old, head := q.ring(), q.pos.head()
 		k := copy(r, old[head:min(int(head)+int(n), len(old))])
 		copy(r[k:n], old)
@@ -261,17 +280,23 @@ func (q *costLog) resize(slots uint64) {
 }
 
 // at returns the i-th entry from the oldest, for i < len().
-func (q *costLog) at(i uint32) costEntry { return q.ring()[(q.pos.head()+i)&q.pos.mask()] }
+func (q *costLog) at(i uint32) costEntry {
+	if q.entries == nil {
+		return costEntry{q.first, q.sum} // no ring: one entry
+	}
+	return q.ring()[(q.pos.head()+i)&q.pos.mask()]
+}
 
 // waitFor returns the shortest wait w > 0 after which the entries still
 // counting at now+w leave room for cost under limit. It requires a pruned
 // log with sum + cost > limit and cost <= limit.
 func (q *costLog) waitFor(now time.Duration, cost, limit int64) time.Duration {
 	over := q.sum - (limit - cost) // > 0: how much must stop counting
-	if over <= 1 {
-		// The oldest entry (cost >= 1) is enough, and its expiry is at
-		// hand: a log saturated by requests of cost 1 never reads its ring
-		// to reject.
+	if over <= 1 || q.pos.n() == 1 {
+		// The oldest entry is enough: its cost is at least 1, or it is
+		// the only one (over <= sum since limit-cost >= 0). Its expiry is
+		// at hand: a log saturated by requests of cost 1, or holding one
+		// entry, never reads its ring to reject.
 		return q.first - now
 	}
 	r, head, mask := q.ring(), q.pos.head(), q.pos.mask()
@@ -287,13 +312,17 @@ func (q *costLog) waitFor(now time.Duration, cost, limit int64) time.Duration {
 }
 
 // freshAt is the instant the last entry stops counting: from then on the
-// log is empty, as a fresh key's.
+// log is empty, as a fresh key's. A log of one entry answers from its state
+// (first), without reading its ring.
 func (q *costLog) freshAt() time.Duration {
-	n := q.len()
-	if n == 0 {
+	switch n := q.len(); n {
+	case 0:
 		return math.MinInt64
+	case 1:
+		return q.first
+	default:
+		return q.at(n - 1).until
 	}
-	return q.at(n - 1).until
 }
 
 // Inspect returns key's gauges at now: "in window", the cost of the entries

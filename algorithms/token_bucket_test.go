@@ -61,8 +61,8 @@ func bucketPolicy(rate int64, per time.Duration, burst int64) Params {
 // reads only the limiter's fixed configuration).
 func bucketCloneKeyed[S any](k keyed[S]) keyed[S] {
 	k.state = slices.Clone(k.state)
-	k.live = slices.Clone(k.live)
-	k.heap.e = slices.Clone(k.heap.e)
+	k.flags = slices.Clone(k.flags)
+	k.heap = cloneRadixHeap(k.heap)
 	return k
 }
 

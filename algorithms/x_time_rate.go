@@ -40,10 +40,11 @@ import (
 // unsafe.Sizeof(rate.Limiter{}), the library's own state (its mutex, limit,
 // burst, tokens and two time.Time: 80 bytes on 64-bit platforms); the
 // pointer to it, the instant of the key's last admission that this row
-// keeps to compute the release time and a shadow of its tokens that saves
-// library calls (24 bytes in all) are not counted. A key's state is
-// released at the first instant at which TokensAt(t) >= B (a float test, for
-// this row only), when a fresh Limiter would decide the same.
+// keeps to compute the release time, a shadow of its tokens that saves
+// library calls and the release time once computed (32 bytes in all) are
+// not counted. A key's state is released at the first instant at which
+// TokensAt(t) >= B (a float test, for this row only), when a fresh Limiter
+// would decide the same.
 type XTimeRate struct {
 	keyed[xTimeRateState]
 	limit    rate.Limit
@@ -57,11 +58,23 @@ type XTimeRate struct {
 // count when Decide read it (TokensAt) or the library's formula applied to
 // the previous shadow; it only guesses which call to make first and never
 // decides anything.
+//
+// fresh is the Limiter's release time (see freshAt) once computed since the
+// last admission, xTimeRateUnknown until then. Only an admission changes the
+// Limiter (the library updates it only when it grants tokens; TokensAt reads
+// it), so the release time computed from the library stays exact until the
+// next admission. It is computed when a key becomes live, right after the
+// Limiter's own call, and a key released without a second admission is
+// released without reading its Limiter again.
 type xTimeRateState struct {
 	lim    *rate.Limiter
 	last   time.Duration
 	tokens float64
+	fresh  time.Duration
 }
+
+// xTimeRateUnknown is xTimeRateState.fresh before it is computed.
+const xTimeRateUnknown = time.Duration(math.MinInt64)
 
 var (
 	_ Limiter     = (*XTimeRate)(nil)
@@ -135,7 +148,7 @@ func (x *XTimeRate) Decide(now time.Duration, key Key, cost int64) Decision {
 // admitted records an admission at now that left tokens in the Limiter,
 // released after delay.
 func (x *XTimeRate) admitted(s *xTimeRateState, now time.Duration, key Key, tokens float64, delay time.Duration) Decision {
-	s.last, s.tokens = now, tokens
+	s.last, s.tokens, s.fresh = now, tokens, xTimeRateUnknown
 	x.touch(key, 0)
 	if delay > 0 {
 		return Decision{Verdict: Delay, Delay: delay}
@@ -172,11 +185,20 @@ func (x *XTimeRate) waitFrom(tokens float64, cost int64) time.Duration {
 
 // freshAt is the first instant at which the key's Limiter holds B tokens:
 // an estimate from the tokens at its last update, moved later while the
-// library's float refill still falls short.
+// library's float refill still falls short. It is computed once per
+// admission and kept in s.fresh.
 func (x *XTimeRate) freshAt(s *xTimeRateState) time.Duration {
 	if s.lim == nil {
 		return 0
 	}
+	if s.fresh == xTimeRateUnknown {
+		s.fresh = x.releaseAt(s)
+	}
+	return s.fresh
+}
+
+// releaseAt computes freshAt with the library.
+func (x *XTimeRate) releaseAt(s *xTimeRateState) time.Duration {
 	full := float64(x.burst)
 	at := s.last + x.wait(s.lim, time.Unix(0, int64(s.last)), x.burst)
 	for step := time.Duration(1); s.lim.TokensAt(time.Unix(0, int64(at))) < full; step *= 2 {

@@ -90,6 +90,11 @@ func TestXTimeRateIsTheLibrary(t *testing.T) {
 				if got.Verdict != Reject {
 					history[a.key] = append(history[a.key], a)
 				}
+				// The release time kept since the last admission is the
+				// one the library gives now.
+				if st := &x.(*XTimeRate).state[a.key]; st.lim != nil && st.fresh != xTimeRateUnknown {
+					require.Equal(t, x.(*XTimeRate).releaseAt(st), st.fresh)
+				}
 			}
 		}
 	}
@@ -113,6 +118,32 @@ func TestXTimeRateRelease(t *testing.T) {
 	require.Equal(t, Memory{BytesPerKeyMax: size, KeysPeak: 1, BytesPeak: size}, x.Memory())
 	// A released key gets a new, full Limiter.
 	require.Equal(t, Decision{Verdict: Accept}, x.Decide(time.Second, 3, 10))
+}
+
+// TestXTimeRateFreshKept: the release time is computed with the library
+// when a key becomes live, kept until the next admission, and computed
+// again (by the library, from the new state) when the key is rechecked.
+func TestXTimeRateFreshKept(t *testing.T) {
+	x := newBucketLimiter(t, newXTimeRateLimiter, bucketPolicy(10, time.Second, 10)).(*XTimeRate)
+	x.Decide(0, 3, 1) // key 3 becomes live: 9 tokens, full about 100ms later
+	s := &x.state[3]
+	first := s.fresh
+	require.Equal(t, x.releaseAt(s), first)
+	require.InDelta(t, float64(100*ms), float64(first), float64(time.Microsecond))
+	// A rejection changes nothing: cost 11 > B.
+	x.Decide(10*ms, 3, 11)
+	require.Equal(t, first, s.fresh)
+	// An admission at 50ms leaves 9.5 - 1 = 8.5 tokens: the kept time is
+	// forgotten, and the recheck at the first release time finds about
+	// 50ms + 150ms.
+	x.Decide(50*ms, 3, 1)
+	require.Equal(t, xTimeRateUnknown, s.fresh)
+	keys, _ := x.liveAt(first)
+	require.Equal(t, int64(1), keys)
+	require.Equal(t, x.releaseAt(s), s.fresh)
+	require.InDelta(t, float64(200*ms), float64(s.fresh), float64(time.Microsecond))
+	keys, _ = x.liveAt(s.fresh)
+	require.Zero(t, keys)
 }
 
 func TestXTimeRateParams(t *testing.T) {
