@@ -96,6 +96,8 @@ func busiestKey(plan traffic.Plan, start, duration time.Duration) (string, error
 	if err != nil {
 		return "", err
 	}
+	// the loop may stop before the end of a trace
+	defer closeStream(stream)
 	var counts []int64 // by key id
 	var a traffic.Arrival
 	for stream.Next(&a) {

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -48,6 +49,7 @@ writes an access log stamped to the second. Synthetic traffic starts at time 0
 			if err != nil {
 				return inputError(err)
 			}
+			defer closeStream(stream)
 			if shift != 0 {
 				stream = &shifted{Stream: stream, by: shift}
 			}
@@ -91,4 +93,12 @@ func (s *shifted) Next(a *traffic.Arrival) bool {
 	}
 	a.At += s.by
 	return true
+}
+
+// closeStream closes a stream that has a Close method (a replay's file and
+// its reading ahead), for a reader that may stop before the stream's end.
+func closeStream(s traffic.Stream) {
+	if c, ok := s.(io.Closer); ok {
+		_ = c.Close()
+	}
 }

@@ -242,8 +242,8 @@ type run struct {
 
 	res       Result
 	delays    delayHist
-	peaks     []peakWindow // of releases to the backend
-	attempts  []peakWindow // of attempts reaching the limiter
+	peaks     peakSet  // of releases to the backend
+	attempts  *peakSet // of attempts reaching the limiter, or nil: the feed's
 	series    series
 	last      time.Duration // latest release
 	end       time.Duration // no retry at or after it (0: not known yet)
@@ -288,12 +288,11 @@ func newRun(cfg *Config, i int, obs Observer) (*run, error) {
 		delays: newDelayHist(),
 		series: newSeries(cfg.Bucket, cfg.Start-cfg.Start%cfg.Bucket),
 	}
-	for _, v := range cfg.Windows {
-		r.peaks = append(r.peaks, peakWindow{v: v})
-		r.attempts = append(r.attempts, peakWindow{v: v})
-	}
-	if r.retries = retries(cfg.Retries); !r.retries {
-		r.attempts = nil // the feed's
+	r.peaks = newPeakSet(cfg.Windows)
+	if r.retries = retries(cfg.Retries); r.retries {
+		// else every run's attempts are the first attempts: the feed's
+		attempts := newPeakSet(cfg.Windows)
+		r.attempts = &attempts
 	}
 	if cfg.Duration > 0 {
 		r.end = cfg.Start + cfg.Duration
@@ -529,8 +528,8 @@ func (r *run) decide(a *traffic.Arrival, attempt int) error {
 	r.res.Attempts++
 	row := r.series.row(a.At) // the counts of a.At's bucket
 	row[colAttempts]++
-	for i := range r.attempts {
-		r.attempts[i].add(a.At, a.Cost)
+	if r.attempts != nil {
+		r.attempts.add(a.At, a.Cost)
 	}
 	if attempt == 1 {
 		r.res.Offered++
@@ -540,9 +539,7 @@ func (r *run) decide(a *traffic.Arrival, attempt int) error {
 	case algorithms.Accept:
 		r.res.Accepted++
 		r.delays.addZero()
-		for i := range r.peaks {
-			r.peaks[i].add(a.At, a.Cost)
-		}
+		r.peaks.add(a.At, a.Cost)
 		row[colAdmitted]++
 		r.last = max(r.last, a.At)
 	case algorithms.Delay:
@@ -596,29 +593,9 @@ func (r *run) retry(a *traffic.Arrival, attempt int, retryAfter time.Duration) {
 // release sends a delayed request to the backend at at (decide does it for
 // an accepted one).
 func (r *run) release(at time.Duration, cost int64) {
-	for i := range r.peaks {
-		r.peaks[i].add(at, cost)
-	}
+	r.peaks.add(at, cost)
 	r.series.add(at, colAdmitted)
 	r.last = max(r.last, at)
-}
-
-// peaksOf closes the peak windows and reports them with their ratio to the
-// policy.
-func peaksOf(ws []peakWindow, p algorithms.Policy) []Peak {
-	out := make([]Peak, 0, len(ws))
-	for i := range ws {
-		count, start := ws[i].finish()
-		v := ws[i].v
-		out = append(out, Peak{
-			WindowNs: int64(v),
-			Count:    count,
-			StartNs:  int64(start),
-			// peak / (L*V/W), for the report only
-			Ratio: Ratio(float64(count) * float64(p.Per) / (float64(p.Rate) * float64(v))),
-		})
-	}
-	return out
 }
 
 // keyReport counts the keys that were rejected at all and lists the top
@@ -679,11 +656,11 @@ func (r *run) result() Result {
 		res.State = &r.watch.state
 	}
 	p := r.alg.Params.Policy
-	res.Peaks = peaksOf(r.peaks, p)
+	res.Peaks = r.peaks.peaks(p)
 	if r.attempts == nil {
-		res.AttemptPeaks = peaksOf(r.feed.attempts, p)
+		res.AttemptPeaks = r.feed.attempts.peaks(p)
 	} else {
-		res.AttemptPeaks = peaksOf(r.attempts, p)
+		res.AttemptPeaks = r.attempts.peaks(p)
 	}
 	res.Keys = r.keyReport()
 	m := r.lim.Memory()

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"io"
 	"sync"
 
 	"github.com/ratesim/ratesim/traffic"
@@ -46,7 +47,7 @@ type feed struct {
 	offered []int64 // first attempts by key id
 	// the peaks of attempts, when no client retries: every run's attempts
 	// are then the first attempts (nil: each run has its own)
-	attempts []peakWindow
+	attempts *peakSet
 }
 
 // newFeed prepares the traffic of cfg, opened as keys and stream, for
@@ -59,9 +60,8 @@ func newFeed(cfg *Config, keys *traffic.Keys, stream traffic.Stream, readers int
 	// a trace brings new ones
 	f.offered = make([]int64, keys.Len())
 	if !retries(cfg.Retries) {
-		for _, v := range cfg.Windows {
-			f.attempts = append(f.attempts, peakWindow{v: v})
-		}
+		attempts := newPeakSet(cfg.Windows)
+		f.attempts = &attempts
 	}
 	return f
 }
@@ -101,8 +101,8 @@ func (f *feed) produce() {
 				offered = growCounts(offered, int(a.Key))
 			}
 			offered[a.Key]++
-			for i := range f.attempts {
-				f.attempts[i].add(a.At, a.Cost)
+			if f.attempts != nil {
+				f.attempts.add(a.At, a.Cost)
 			}
 			buf = append(buf, a)
 		}
@@ -115,6 +115,11 @@ func (f *feed) produce() {
 		}
 	}
 	err := f.stream.Err()
+	if c, ok := f.stream.(io.Closer); ok {
+		// a trace cut short by the duration is not read to its end: close
+		// its file (and stop its reading ahead); the stream's error stands
+		c.Close()
+	}
 	nkeys := int64(f.keys.Len())
 	f.mu.Lock()
 	f.offered, f.err, f.nkeys = offered, err, nkeys

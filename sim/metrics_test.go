@@ -28,42 +28,57 @@ func bruteForcePeak(rs []release, v time.Duration) (int64, time.Duration) {
 	return best, start
 }
 
-func TestPeakWindowDoubleBurst(t *testing.T) {
+// TestPeakSetDoubleBurst: four windows counted by one set over the same
+// releases, each with the peak worked out by hand.
+func TestPeakSetDoubleBurst(t *testing.T) {
 	// SPEC section 7 example 1 as fixed-window releases it: 10 requests
 	// at 900, 910, ..., 990 ms and 10 at 1000, ..., 1090 ms.
 	var rs []release
 	for i := 0; i < 20; i++ {
 		rs = append(rs, release{900*time.Millisecond + time.Duration(i)*10*time.Millisecond, 1})
 	}
-	for _, tc := range []struct {
+	cases := []struct {
 		v     time.Duration
 		count int64
 		start time.Duration
 		why   string
 	}{
-		{time.Second, 20, 900 * time.Millisecond, "all 20 lie in [900ms, 1900ms)"},
 		{100 * time.Millisecond, 10, 900 * time.Millisecond, "[900ms, 1000ms) holds 900..990; every later start also holds 10, the earliest wins"},
+		{time.Second, 20, 900 * time.Millisecond, "all 20 lie in [900ms, 1900ms)"},
 		{10 * time.Millisecond, 1, 900 * time.Millisecond, "releases are exactly 10ms apart, so a 10ms interval holds one"},
 		{11 * time.Millisecond, 2, 900 * time.Millisecond, "[900ms, 911ms) holds 900 and 910"},
-	} {
-		p := peakWindow{v: tc.v}
-		for _, r := range rs {
-			p.add(r.at, r.cost)
-		}
-		count, start := p.finish()
-		require.Equal(t, tc.count, count, tc.why)
-		require.Equal(t, tc.start, start, tc.why)
+	}
+	var vs []time.Duration
+	for _, tc := range cases {
+		vs = append(vs, tc.v)
+	}
+	p := newPeakSet(vs)
+	for _, r := range rs {
+		p.add(r.at, r.cost)
+	}
+	got := p.finish()
+	for i, tc := range cases {
+		require.Equal(t, tc.count, got[i].cost, tc.why)
+		require.Equal(t, tc.start, got[i].at, tc.why)
 	}
 }
 
-func TestPeakWindowMatchesBruteForce(t *testing.T) {
+// TestPeakSetMatchesBruteForce: random releases (a third sharing an
+// instant) through sets of one to three random windows give, for each
+// window, what trying every release as a start gives; the set holds only
+// the releases of its longest window, in a ring at most twice that.
+func TestPeakSetMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	// short runs with short windows, then runs of several chunks of
-	// releases (peakChunk) with windows holding up to a few chunks at once
+	// short runs with short windows, then runs of thousands of releases
+	// with windows holding up to thousands at once (the ring grows)
 	for trial := 0; trial < 340; trial++ {
-		n, v := rng.IntN(60), time.Duration(1+rng.IntN(120))
+		n, vmax := rng.IntN(60), 120
 		if trial >= 300 {
-			n, v = 1+rng.IntN(4*peakChunk), time.Duration(1+rng.IntN(40*peakChunk))
+			n, vmax = 1+rng.IntN(4096), 40*1024
+		}
+		vs := make([]time.Duration, 1+rng.IntN(3))
+		for i := range vs {
+			vs[i] = time.Duration(1 + rng.IntN(vmax))
 		}
 		rs := make([]release, n)
 		var at time.Duration
@@ -73,33 +88,36 @@ func TestPeakWindowMatchesBruteForce(t *testing.T) {
 			}
 			rs[i] = release{at, int64(1 + rng.IntN(3))}
 		}
-		p := peakWindow{v: v}
+		p := newPeakSet(vs)
 		most := 0 // the most releases held at once
 		for _, r := range rs {
 			p.add(r.at, r.cost)
-			most = max(most, p.size)
+			most = max(most, p.held())
 		}
-		require.LessOrEqual(t, most, int(v)+1, "holds only the last V of releases")
-		require.LessOrEqual(t, p.short.held()+p.long.held(), most/peakChunk+2, "chunks for what it held at most")
-		gotC, gotS := p.finish()
-		wantC, wantS := bruteForcePeak(rs, v)
-		require.Equal(t, wantC, gotC, "trial %d", trial)
-		require.Equal(t, wantS, gotS, "trial %d", trial)
+		require.LessOrEqual(t, most, int(slices.Max(vs))+1, "holds only the last V of releases")
+		require.LessOrEqual(t, p.short.held(), most/ringChunk+2, "chunks for what it held at most")
+		require.False(t, p.wide)
+		got := p.finish()
+		for i, v := range vs {
+			wantC, wantS := bruteForcePeak(rs, v)
+			require.Equal(t, wantC, got[i].cost, "trial %d window %v", trial, v)
+			require.Equal(t, wantS, got[i].at, "trial %d window %v", trial, v)
+		}
 	}
 }
 
-// TestPeakWindowWide: windows longer than 32 bits of ns (a per-minute
-// policy's W and W/10) and costs past 32 bits hold releases whole; a window
-// that meets such a cost midway switches and keeps its count.
-func TestPeakWindowWide(t *testing.T) {
+// TestPeakSetWide: windows longer than 32 bits of ns (a per-minute
+// policy's W and W/10) and costs past 32 bits hold releases whole; a set
+// that meets such a cost midway switches and keeps its counts.
+func TestPeakSetWide(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := 0; trial < 200; trial++ {
-		n := 1 + rng.IntN(3*peakChunk)
-		v := time.Duration(1 + rng.IntN(40*peakChunk))
+		n := 1 + rng.IntN(2*1024)
+		vs := []time.Duration{time.Duration(1 + rng.IntN(40*1024)), time.Duration(1 + rng.IntN(4*1024))}
 		step, huge := 50, -1
 		switch trial % 3 {
 		case 0: // a long window, instants far apart
-			v += time.Minute
+			vs[0] += time.Minute
 			step = int(time.Second / 20)
 		case 1: // a cost past 32 bits midway
 			huge = rng.IntN(n)
@@ -122,26 +140,27 @@ func TestPeakWindowWide(t *testing.T) {
 			}
 			rs[i] = release{at, cost}
 		}
-		p := peakWindow{v: v}
+		p := newPeakSet(vs)
 		for _, r := range rs {
 			p.add(r.at, r.cost)
 		}
 		wide := p.wide
-		gotC, gotS := p.finish()
-		wantC, wantS := bruteForcePeak(rs, v)
-		require.Equal(t, wantC, gotC, "trial %d", trial)
-		require.Equal(t, wantS, gotS, "trial %d", trial)
+		got := p.finish()
+		for i, v := range vs {
+			wantC, wantS := bruteForcePeak(rs, v)
+			require.Equal(t, wantC, got[i].cost, "trial %d window %v", trial, v)
+			require.Equal(t, wantS, got[i].at, "trial %d window %v", trial, v)
+		}
 		if trial%3 != 2 || n > 8 {
 			require.True(t, wide, "trial %d", trial)
 		}
 	}
 }
 
-func TestPeakWindowEmpty(t *testing.T) {
-	p := peakWindow{v: time.Second}
-	c, s := p.finish()
-	require.Zero(t, c)
-	require.Zero(t, s)
+// TestPeakSetEmpty: no release, no peak (0 from 0), for every window.
+func TestPeakSetEmpty(t *testing.T) {
+	p := newPeakSet([]time.Duration{time.Second, time.Millisecond})
+	require.Equal(t, []release{{0, 0}, {0, 0}}, p.finish())
 }
 
 func nearestRank(sorted []int64, p int64) int64 {

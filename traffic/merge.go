@@ -1,6 +1,9 @@
 package traffic
 
-// Merge interleaves streams into one in time order. Arrivals at the same
+import "io"
+
+// Merge interleaves streams into one in time order. The merged stream is
+// an io.Closer: closing it closes the streams that are. Arrivals at the same
 // instant come in the order of the streams given (sources in file order),
 // and within one stream in the order it produced them. When a stream fails,
 // the merge ends after the arrivals already drawn from it, and Err returns
@@ -36,6 +39,20 @@ type merged struct {
 }
 
 func (m *merged) Err() error { return m.err }
+
+// Close closes every stream that has a Close method (a replay's file),
+// and returns the first error.
+func (m *merged) Close() error {
+	var first error
+	for _, s := range m.streams {
+		if c, ok := s.(io.Closer); ok {
+			if err := c.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
 
 func (m *merged) Next(a *Arrival) bool {
 	if len(m.heap) == 0 || m.err != nil {

@@ -3,6 +3,7 @@ package traffic
 import (
 	"cmp"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -167,4 +168,30 @@ func TestMergeEnded(t *testing.T) {
 	var a Arrival
 	require.False(t, m.Next(&a)) // an ended merge stays ended
 	require.NoError(t, m.Err())
+}
+
+// closingStream is a stream of no arrivals that counts its Close calls.
+type closingStream struct {
+	closed int
+	err    error
+}
+
+func (s *closingStream) Next(*Arrival) bool { return false }
+func (s *closingStream) Err() error         { return nil }
+func (s *closingStream) Close() error {
+	s.closed++
+	return s.err
+}
+
+// TestMergeCloses: closing a merge closes each stream that has a Close
+// method, once, whatever the others do, and returns the first error.
+func TestMergeCloses(t *testing.T) {
+	boom := errors.New("boom")
+	a, b := &closingStream{}, &closingStream{err: boom}
+	m := Merge(a, &sliceStream{}, b)
+	c, ok := m.(io.Closer)
+	require.True(t, ok)
+	require.ErrorIs(t, c.Close(), boom)
+	require.Equal(t, 1, a.closed)
+	require.Equal(t, 1, b.closed)
 }

@@ -489,8 +489,7 @@ type replayStream struct {
 
 	// The reorder buffer: lines in order go to fifo (sorted by
 	// construction), others to heap; ready holds one spread second.
-	fifo      []pending
-	fifoHead  int
+	fifo      fifo[pending]
 	heap      []pending
 	ready     []pending
 	readyHead int
@@ -703,14 +702,8 @@ func formatInstant(t int64) string {
 }
 
 func (s *replayStream) push(p pending) {
-	if n := len(s.fifo); n == s.fifoHead || !p.less(&s.fifo[n-1]) {
-		if s.fifoHead > 0 && s.fifoHead >= len(s.fifo)/2 && len(s.fifo) == cap(s.fifo) {
-			// compact rather than grow
-			n := copy(s.fifo, s.fifo[s.fifoHead:])
-			s.fifo = s.fifo[:n]
-			s.fifoHead = 0
-		}
-		s.fifo = append(s.fifo, p)
+	if s.fifo.len() == 0 || !p.less(s.fifo.back()) {
+		s.fifo.push(p)
 		return
 	}
 	s.heap = append(s.heap, p)
@@ -723,8 +716,8 @@ func (s *replayStream) peek() (*pending, bool) {
 	if s.readyHead < len(s.ready) {
 		best = &s.ready[s.readyHead]
 	}
-	if s.fifoHead < len(s.fifo) && (best == nil || s.fifo[s.fifoHead].less(best)) {
-		best = &s.fifo[s.fifoHead]
+	if s.fifo.len() > 0 && (best == nil || s.fifo.front().less(best)) {
+		best = s.fifo.front()
 	}
 	if len(s.heap) > 0 && (best == nil || s.heap[0].less(best)) {
 		best = &s.heap[0]
@@ -742,13 +735,8 @@ func (s *replayStream) pop() pending {
 			s.ready, s.readyHead = s.ready[:0], 0
 		}
 		return *p
-	case s.fifoHead < len(s.fifo) && p == &s.fifo[s.fifoHead]:
-		v := *p
-		s.fifoHead++
-		if s.fifoHead == len(s.fifo) {
-			s.fifo, s.fifoHead = s.fifo[:0], 0
-		}
-		return v
+	case s.fifo.len() > 0 && p == s.fifo.front():
+		return s.fifo.pop()
 	}
 	v := s.heap[0]
 	n := len(s.heap) - 1

@@ -21,6 +21,7 @@ const readBuffer = 64 << 10
 type traceInput struct {
 	closer io.Closer // the file
 	gz     *gzip.Reader
+	ahead  *readAhead // reads (and gunzips) the file beside the parsing
 	br     *bufio.Reader
 	lines  lineReader
 	closed bool
@@ -54,8 +55,13 @@ func newTraceInput(r *Replay, rd io.Reader, closer io.Closer) (*traceInput, erro
 			return nil, &ReplayError{Path: r.Path, Msg: "not a valid gzip file: " + err.Error(), Err: err}
 		}
 		in.gz = gz
-		in.br = bufio.NewReaderSize(gz, readBuffer)
 	}
+	var src io.Reader = in.br
+	if in.gz != nil {
+		src = in.gz
+	}
+	in.ahead = newReadAhead(src)
+	in.br = bufio.NewReaderSize(in.ahead, readBuffer)
 	in.lines.r = in.br
 	return in, nil
 }
@@ -65,11 +71,18 @@ func (in *traceInput) close() {
 		return
 	}
 	in.closed = true
-	if in.gz != nil {
-		in.gz.Close()
+	if in.ahead != nil {
+		// stop reading ahead; closing the file ends a read in progress
+		in.ahead.close()
 	}
 	if in.closer != nil {
 		in.closer.Close()
+	}
+	if in.ahead != nil {
+		in.ahead.wait()
+	}
+	if in.gz != nil {
+		in.gz.Close()
 	}
 }
 

@@ -1,0 +1,68 @@
+package traffic
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestFifoMatchesSlice: random pushes and pops (more pushes than pops at
+// first, so the queue spans several chunks, then more pops, so it drains
+// and refills) give what a plain slice used as a queue gives.
+func TestFifoMatchesSlice(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var q fifo[int]
+	var ref []int
+	next := 0
+	for step := range 200_000 {
+		pushBias := 3 // of 5: grow over the first half, shrink over the second
+		if step >= 100_000 {
+			pushBias = 2
+		}
+		if len(ref) == 0 || rng.IntN(5) < pushBias {
+			q.push(next)
+			ref = append(ref, next)
+			next++
+		} else {
+			require.Equal(t, ref[0], *q.front())
+			require.Equal(t, ref[0], q.pop())
+			ref = ref[1:]
+		}
+		require.Equal(t, len(ref), q.len())
+		if len(ref) > 0 {
+			require.Equal(t, ref[0], *q.front())
+			require.Equal(t, ref[len(ref)-1], *q.back())
+		}
+		// what is held follows what is queued: the chunks the entries
+		// span, plus one spare
+		require.LessOrEqual(t, q.held(), (len(ref)+fifoChunk-1)/fifoChunk+2)
+	}
+}
+
+// TestFifoReusesChunks: a queue that never holds more than a chunk's worth
+// keeps at most two chunks however many entries pass through it: 10
+// chunks' worth pushed and popped in step, 300 ahead, spans two chunks
+// whenever the front is in one chunk and the back in the next, and the
+// emptied one is reused.
+func TestFifoReusesChunks(t *testing.T) {
+	var q fifo[int]
+	for i := range 300 {
+		q.push(i)
+	}
+	for i := 300; i < 10*fifoChunk; i++ {
+		q.push(i)
+		require.Equal(t, i-300, q.pop())
+		require.LessOrEqual(t, q.held(), 2)
+	}
+	// drained: the one chunk in hand is used again from its front
+	for q.len() > 0 {
+		q.pop()
+	}
+	require.Equal(t, 0, q.head)
+	require.Equal(t, 0, q.tail)
+	q.push(7)
+	require.Equal(t, 7, *q.front())
+	require.Equal(t, 7, *q.back())
+	require.LessOrEqual(t, q.held(), 2)
+}
