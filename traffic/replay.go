@@ -466,6 +466,7 @@ type replayStream struct {
 	format string
 	parser lineParser
 	keys   *Keys
+	ids    keyTable // the ids of the short keys read so far
 	source int32
 
 	cost     int64
@@ -496,7 +497,7 @@ type replayStream struct {
 	draws     []int64
 
 	seen     []uint64 // keys sent, a bit per id
-	win      []int64  // instants sent within the last second (a ring)
+	win      []int64  // instants sent within the last second (a ring of 2^k)
 	winHead  int
 	winLen   int
 	stats    ReplayStats
@@ -549,7 +550,7 @@ func (s *replayStream) Next(a *Arrival) bool {
 				s.spreadSecond(p.t)
 				continue
 			}
-			s.emit(s.pop(), a)
+			s.emit(s.take(p), a)
 			return true
 		}
 		if s.eof {
@@ -659,7 +660,7 @@ func (s *replayStream) file(rec *parsedLine) {
 	var key uint32
 	switch {
 	case rec.key != nil:
-		key = s.keys.InternBytes(rec.key)
+		key = s.ids.intern(s.keys, rec.key)
 	case s.haveGlobal:
 		key = s.global
 	default:
@@ -728,6 +729,12 @@ func (s *replayStream) peek() (*pending, bool) {
 // pop removes and returns the earliest waiting line.
 func (s *replayStream) pop() pending {
 	p, _ := s.peek()
+	return s.take(p)
+}
+
+// take removes and returns p, the earliest waiting line as peek returned
+// it.
+func (s *replayStream) take(p *pending) pending {
 	switch {
 	case s.readyHead < len(s.ready) && p == &s.ready[s.readyHead]:
 		s.readyHead++
@@ -789,7 +796,7 @@ func (s *replayStream) spreadSecond(sec int64) {
 		if !ok || p.t != sec {
 			break
 		}
-		group = append(group, s.pop())
+		group = append(group, s.take(p))
 	}
 	n := int64(0)
 	for i := range group {
@@ -804,21 +811,34 @@ func (s *replayStream) spreadSecond(sec int64) {
 		}
 		slices.Sort(s.draws)
 	}
+	// The even offsets (2k+1)*1s/(2n), rounded down, step by 2*1s/(2n):
+	// off is the quotient and rem the remainder of the k-th (both < 2n,
+	// no overflow for n < 2^32).
+	off, rem := int64(time.Second)/(2*n), int64(time.Second)%(2*n)
+	stepOff, stepRem := 2*int64(time.Second)/(2*n), 2*int64(time.Second)%(2*n)
 	k := int64(0)
 	for i := range group {
 		g := &group[i]
 		if !g.unspread {
 			continue
 		}
-		var off int64
 		if s.spread == spreadRandom {
-			off = s.draws[k]
+			g.t = satAdd(sec, s.draws[k])
 		} else {
-			off = (2*k + 1) * int64(time.Second) / (2 * n) // < 1s: no overflow for n < 2^32
+			g.t = satAdd(sec, off)
+			off, rem = off+stepOff, rem+stepRem
+			if rem >= 2*n {
+				off, rem = off+1, rem-2*n
+			}
 		}
 		k++
 		g.unspread = false
-		g.t = satAdd(sec, off)
+	}
+	if n == int64(len(group)) {
+		// every line was spread: they came in file order (all stamped
+		// sec) and their offsets never decrease, so they are in order
+		s.ready = group
+		return
 	}
 	slices.SortStableFunc(group, func(a, b pending) int {
 		switch {
@@ -898,18 +918,21 @@ func (s *replayStream) emit(p pending, a *Arrival) {
 // countPeak adds an instant sent (in order) to the window of the last
 // second and keeps the largest count of any [a, a+1s).
 func (s *replayStream) countPeak(at int64) {
+	// len(s.win) is a power of 2: mask is the modulo
+	mask := len(s.win) - 1
 	for s.winLen > 0 && s.win[s.winHead] <= at-int64(time.Second) {
-		s.winHead = (s.winHead + 1) % len(s.win)
+		s.winHead = (s.winHead + 1) & mask
 		s.winLen--
 	}
 	if s.winLen == len(s.win) {
 		grown := make([]int64, max(16, 2*len(s.win)))
 		for i := range s.winLen {
-			grown[i] = s.win[(s.winHead+i)%len(s.win)]
+			grown[i] = s.win[(s.winHead+i)&mask]
 		}
 		s.win, s.winHead = grown, 0
+		mask = len(s.win) - 1
 	}
-	s.win[(s.winHead+s.winLen)%len(s.win)] = at
+	s.win[(s.winHead+s.winLen)&mask] = at
 	s.winLen++
 	s.stats.PeakPerSecond = max(s.stats.PeakPerSecond, int64(s.winLen))
 }

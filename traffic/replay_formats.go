@@ -66,8 +66,10 @@ type logFields struct {
 // after the size in a common log) is ignored. A line cut short in its
 // referer or agent still has what a request needs: it is read, with
 // f.truncated saying what is missing, which matters only when the key is
-// the referer or the agent.
-func splitLog(line []byte, f *logFields) badLine {
+// the referer or the agent. Without refAgent, the referer and agent are
+// not looked at (f has neither): whether a line can be read does not
+// depend on them.
+func splitLog(line []byte, f *logFields, refAgent bool) badLine {
 	*f = logFields{}
 	var rest []byte
 	f.host, rest = logToken(line)
@@ -105,7 +107,7 @@ func splitLog(line []byte, f *logFields) badLine {
 	if len(f.size) == 0 {
 		return missingField("no size after the status")
 	}
-	if len(rest) > 0 && rest[0] == '"' {
+	if refAgent && len(rest) > 0 && rest[0] == '"' {
 		// referer and agent: a line cut short in them has every field a
 		// request needs, so it is kept, unless the key is one of them
 		q := closingQuote(rest[1:])
@@ -131,12 +133,19 @@ func splitLog(line []byte, f *logFields) badLine {
 }
 
 // logToken returns b up to the first space, and what follows the spaces.
+// Tokens (host, ident, user, status, size) are short: a loop costs less
+// than calling bytes.IndexByte.
 func logToken(b []byte) ([]byte, []byte) {
-	i := bytes.IndexByte(b, ' ')
-	if i < 0 {
-		return b, nil
+	for i, c := range b {
+		if c == ' ' {
+			j := i + 1
+			for j < len(b) && b[j] == ' ' {
+				j++
+			}
+			return b[:i], b[j:]
+		}
 	}
-	return b[:i], skipSpaces(b[i+1:])
+	return b, nil
 }
 
 func skipSpaces(b []byte) []byte {
@@ -201,13 +210,13 @@ func newLogParser(r *Replay, tp *timeParser) *logParser {
 
 func (p *logParser) parse(line []byte, out *parsedLine) badLine {
 	var f logFields
-	if bad := splitLog(line, &f); bad.reason != "" {
+	if bad := splitLog(line, &f, p.key == logReferer || p.key == logAgent); bad.reason != "" {
 		return bad
 	}
 	var bad badLine
 	switch {
 	case p.tp.layout == "":
-		out.t, out.whole, bad = parseCLFTime(f.time)
+		out.t, out.whole, bad = p.tp.clf.parse(f.time)
 	case p.bracketed:
 		out.t, out.whole, bad = p.tp.parseLayout(f.timeBracketed)
 	default:

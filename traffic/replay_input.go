@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -147,8 +148,12 @@ func (lr *lineReader) next() (line []byte, tooLong bool, err error) {
 	if tooLong {
 		return nil, true, nil
 	}
-	line = bytes.TrimSuffix(line, []byte("\n"))
-	line = bytes.TrimSuffix(line, []byte("\r"))
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
 	if len(line) > maxLine {
 		return nil, true, nil
 	}
@@ -198,10 +203,17 @@ func isBlank(b []byte) bool {
 
 // validUTF8 is utf8.Valid with a fast path for ASCII, which log lines are.
 func validUTF8(b []byte) bool {
+	const high = 0x8080808080808080 // the top bit of each byte
+	for len(b) >= 32 {
+		v := binary.LittleEndian.Uint64(b[0:8]) | binary.LittleEndian.Uint64(b[8:16]) |
+			binary.LittleEndian.Uint64(b[16:24]) | binary.LittleEndian.Uint64(b[24:32])
+		if v&high != 0 {
+			return utf8.Valid(b)
+		}
+		b = b[32:]
+	}
 	for len(b) >= 8 {
-		v := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-		if v&0x8080808080808080 != 0 {
+		if binary.LittleEndian.Uint64(b)&high != 0 {
 			return utf8.Valid(b)
 		}
 		b = b[8:]
@@ -228,7 +240,7 @@ func detect(lines [][]byte) string {
 		switch {
 		case len(trimmed) > 0 && trimmed[0] == '{':
 			jsonl++
-		case splitLog(line, &f).reason == "":
+		case splitLog(line, &f, true).reason == "":
 			log++
 			if f.hasRefAgent || f.truncated != "" {
 				combined++
