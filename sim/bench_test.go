@@ -15,31 +15,41 @@ import (
 	"github.com/ratesim/ratesim/traffic"
 )
 
-// BenchmarkEngine runs sim.Run, all nine algorithms of the registry as
-// `ratesim compare` runs them (the traffic generated once, each algorithm's
-// run on its own goroutine), on synthetic traffic. One op
-// is one request of the traffic, decided by all nine algorithms: the plan
-// sends exactly b.N requests, so `-benchtime 1000000x` is a run of one
-// million requests (nine million decisions) and the default -benchtime
-// grows the run until it takes about a second.
+// BenchmarkEngine runs sim.Run as `ratesim compare` runs it (the traffic
+// generated once, each algorithm's run on its own goroutine) on synthetic
+// traffic. One op is one request of the traffic, decided by nine
+// algorithm runs: the plan sends exactly b.N requests, so `-benchtime
+// 1000000x` is a run of one million requests (nine million decisions) and
+// the default -benchtime grows the run until it takes about a second.
 //
-// Sub-benchmarks:
+// Each workload has two sub-benchmarks, run one after the other in the same
+// process, so that a figure can be read as a ratio to the reference:
+//
+//   - nine: the nine algorithms of the registry, as compare runs them;
+//   - x-time-rate-x9: the same engine and the same requests through nine
+//     runs of the x-time-rate row (golang.org/x/time/rate, one
+//     *rate.Limiter per key), the same number of decisions made by the
+//     production library.
+//
+// Workloads:
 //
 //   - steady-10k-keys: traffic.Steady over 10,000 clients, each sending at
 //     twice the limit (200/s for 100/s, burst 10), round robin: 2,000,000
-//     requests per second of virtual time. The moderate default.
+//     requests per second of virtual time.
 //   - poisson-zipf-1M-keys: traffic.Poisson at 1,000,000 requests per
 //     second over 1,000,000 clients drawn by a Zipf law of exponent 1.1
-//     (client k the k-th heaviest), the traffic of issue 6's engine target;
-//     the run ends after its first b.N arrivals (benchTake).
+//     (client k the k-th heaviest), the traffic of issue 6's engine target
+//     (scenarios/bench/poisson-10m.yaml); the run ends after its first b.N
+//     arrivals (benchTake). The same with 1,000, 100,000 and 10,000,000
+//     clients shows how the cost grows with the keys.
 //
-// Reported: decisions/s, the algorithm-decisions of all nine per second of
-// wall time; decisions/s/core, that over GOMAXPROCS; ns/decision, wall time
-// over decisions; idle-%, the share of the GOMAXPROCS cores' time that the
-// Go scheduler found nothing to run (how well the runs fill the cores,
+// Reported: decisions/s, the decisions of all nine runs per second of wall
+// time; decisions/s/core, that over GOMAXPROCS; ns/decision, wall time over
+// decisions; idle-%, the share of the GOMAXPROCS cores' time that the Go
+// scheduler found nothing to run (how well the runs fill the cores,
 // whatever else the machine runs). ns/op is per request (nine decisions).
 func BenchmarkEngine(b *testing.B) {
-	b.Run("steady-10k-keys", func(b *testing.B) {
+	steady := func(b *testing.B) (traffic.Plan, time.Duration) {
 		const keys = 10_000
 		per := benchPolicy.Per
 		rate := traffic.Rate{Count: 2 * benchPolicy.Rate * keys, Per: per}
@@ -49,39 +59,73 @@ func BenchmarkEngine(b *testing.B) {
 			Common: traffic.Common{Clients: traffic.Clients{N: keys, Prefix: "client"}, Cost: 1},
 			Rate:   rate,
 		}
-		benchEngine(b, traffic.Plan{Sources: []traffic.Source{src}, Seed: 1}, end)
-	})
-	b.Run("poisson-zipf-1M-keys", func(b *testing.B) {
-		src := &traffic.Poisson{
-			Common:  traffic.Common{Clients: traffic.Clients{N: 1_000_000, Prefix: "user"}, Cost: 1},
-			Rate:    traffic.Rate{Count: 1_000_000, Per: time.Second},
-			KeyDist: traffic.KeyZipf, ZipfS: 1.1,
+		return traffic.Plan{Sources: []traffic.Source{src}, Seed: 1}, end
+	}
+	zipf := func(clients int) func(b *testing.B) (traffic.Plan, time.Duration) {
+		return func(b *testing.B) (traffic.Plan, time.Duration) {
+			src := &traffic.Poisson{
+				Common:  traffic.Common{Clients: traffic.Clients{N: clients, Prefix: "user"}, Cost: 1},
+				Rate:    traffic.Rate{Count: 1_000_000, Per: time.Second},
+				KeyDist: traffic.KeyZipf, ZipfS: 1.1,
+			}
+			return traffic.Plan{Sources: []traffic.Source{benchTake{src, int64(b.N)}}, Seed: 1}, 0
 		}
-		benchEngine(b, traffic.Plan{Sources: []traffic.Source{benchTake{src, int64(b.N)}}, Seed: 1}, 0)
-	})
+	}
+	workloads := []struct {
+		name string
+		plan func(b *testing.B) (traffic.Plan, time.Duration)
+	}{
+		{"steady-10k-keys", steady},
+		{"poisson-zipf-1k-keys", zipf(1_000)},
+		{"poisson-zipf-100k-keys", zipf(100_000)},
+		{"poisson-zipf-1M-keys", zipf(1_000_000)},
+		{"poisson-zipf-10M-keys", zipf(10_000_000)},
+	}
+	for _, w := range workloads {
+		b.Run(w.name, func(b *testing.B) {
+			b.Run("nine", func(b *testing.B) {
+				plan, end := w.plan(b)
+				benchEngine(b, plan, end, benchAlgorithms())
+			})
+			b.Run("x-time-rate-x9", func(b *testing.B) {
+				plan, end := w.plan(b)
+				var algs []Algorithm
+				for i := range 9 {
+					a := benchAlgorithm("x-time-rate")
+					a.Label = fmt.Sprintf("x-time-rate-%d", i+1)
+					algs = append(algs, a)
+				}
+				benchEngine(b, plan, end, algs)
+			})
+		})
+	}
 }
 
 // benchPolicy is the policy of every engine benchmark.
 var benchPolicy = algorithms.Policy{Rate: 100, Per: time.Second, Burst: 10}
 
-// benchEngine runs plan through every algorithm once per benchmark run
-// (b.N requests) and reports the throughput. duration 0 runs the plan to
-// its end.
-func benchEngine(b *testing.B, plan traffic.Plan, duration time.Duration) {
+// benchAlgorithms returns the nine algorithms of the registry on
+// benchPolicy.
+func benchAlgorithms() []Algorithm {
+	var algs []Algorithm
+	for _, info := range algorithms.All() {
+		algs = append(algs, benchAlgorithm(info.Name))
+	}
+	return algs
+}
+
+// benchEngine runs plan through algs once per benchmark run (b.N
+// requests) and reports the throughput. duration 0 runs the plan to its
+// end.
+func benchEngine(b *testing.B, plan traffic.Plan, duration time.Duration, algs []Algorithm) {
 	cfg := Config{
 		Name: "bench", Seed: 1, Duration: duration,
 		Limit:   benchPolicy,
 		Traffic: plan,
 		// a scenario's defaults: windows W and W/10, bucket W/10
-		Windows: []time.Duration{benchPolicy.Per, benchPolicy.Per / 10},
-		Bucket:  benchPolicy.Per / 10,
-	}
-	for _, info := range algorithms.All() {
-		p := algorithms.Params{Policy: benchPolicy}
-		if info.Name == "concurrency" {
-			p.Service = time.Duration(int64(benchPolicy.Per) * benchPolicy.Burst / benchPolicy.Rate)
-		}
-		cfg.Algorithms = append(cfg.Algorithms, Algorithm{Name: info.Name, Label: info.Name, Params: p})
+		Windows:    []time.Duration{benchPolicy.Per, benchPolicy.Per / 10},
+		Bucket:     benchPolicy.Per / 10,
+		Algorithms: algs,
 	}
 	b.ReportAllocs()
 	idle := startIdle()
