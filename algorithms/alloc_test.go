@@ -39,3 +39,27 @@ func TestDecideAllocatesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestDecideManyKeysAllocatesNothing: once a run over many keys has reached
+// its steady state, a decision allocates nothing, for every algorithm, even
+// as keys are released and become live again: sliding-log and concurrency
+// take the rings of their logs from a ringPool (sliding_log.go) and
+// x-time-rate takes released keys' Limiters back (XTimeRate.newLimiter).
+// It runs the benchmarks' Zipf workload over 1,000 keys (bench_test.go),
+// where most keys are released and come back many times in a cycle: one
+// cycle of warm-up (2^20 decisions, which lets the table, the expiry heap,
+// the pools and the rings reach their peak sizes), then counts every
+// allocation of the next 200,000 decisions.
+func TestDecideManyKeysAllocatesNothing(t *testing.T) {
+	for _, info := range All() {
+		t.Run(info.Name, func(t *testing.T) {
+			l := benchLimiter(t, info.Name)
+			c := &benchCursor{w: benchKeysWorkload("zipf", 1_000)}
+			benchDecide(l, c, len(c.w.at))
+			const long = 200_000
+			if total := testing.AllocsPerRun(1, func() { benchDecide(l, c, long) }); total != 0 {
+				t.Errorf("%v allocations in %d decisions over 1,000 warm keys, want 0", total, long)
+			}
+		})
+	}
+}

@@ -26,13 +26,14 @@ import (
 // bytes, plus 16 bytes per request in flight (completion times are needed for
 // an exact retry_after; a count alone would do for the decision). The live
 // entries of all keys are counted at every instant. A key's state is
-// released, and its FIFO's memory freed, once its last request completes.
+// released, and its FIFO's ring given back to the limiter's ringPool, once
+// its last request completes.
 type Concurrency struct {
 	keyed[costLog]
-	max       int64         // the most units in flight per key
-	service   time.Duration // S
-	expiring  expiryQueue   // the completion of every request in flight
-	firstRing uint64        // the slots of a key's first ring
+	max      int64         // the most units in flight per key
+	service  time.Duration // S
+	expiring expiryQueue   // the completion of every request in flight
+	rings    ringPool      // the keys' rings, and the slots of a first one
 }
 
 var (
@@ -60,8 +61,9 @@ func newConcurrencyLimiter(p Params) (Limiter, error) {
 	if l.max == 0 {
 		l.max = p.Burst
 	}
-	l.firstRing = firstRing(l.max) // at most max requests of cost >= 1 in flight
+	l.rings.first = firstRing(l.max) // at most max requests of cost >= 1 in flight
 	l.keyed = newKeyed(int64(unsafe.Sizeof(costLog{})), (*costLog).freshAt)
+	l.keyed.release = l.rings.release
 	return l, nil
 }
 
@@ -75,12 +77,12 @@ func (l *Concurrency) Decide(now time.Duration, key Key, cost int64) Decision {
 	}
 	l.flush(now)
 	s := l.get(now, key)
-	s.prune(now)
+	s.prune(now, &l.rings)
 	if s.sum > l.max-cost {
 		return Decision{Verdict: Reject, RetryAfter: s.waitFor(now, cost, l.max)}
 	}
 	done := now + l.service
-	s.push(done, cost, l.firstRing)
+	s.push(done, cost, &l.rings)
 	l.expiring.push(done)
 	l.addBytes(costEntryBytes)
 	l.touch(key, costEntryBytes*int64(s.len()))

@@ -109,6 +109,6 @@ func TestConcurrencyRelease(t *testing.T) {
 	requireLive(t, live, 100*ms-1, 2, 112)
 	requireLive(t, live, 100*ms, 2, 96) // key 0's first request completed
 	requireLive(t, live, 110*ms, 1, 48) // key 0 has nothing in flight: released
-	require.Nil(t, l.(*Concurrency).state[0].entries, "released FIFO's memory freed")
+	require.Nil(t, l.(*Concurrency).state[0].entries, "released FIFO's ring given back")
 	requireLive(t, live, 120*ms, 0, 0)
 }

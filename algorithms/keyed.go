@@ -20,10 +20,11 @@ import (
 // changes no peak.
 //
 // A key whose state has not changed since it was pushed (touch marks every
-// change) is released without reading its state: its fresh instant is still
+// change) is released without asking for its fresh instant: it is still
 // the one it was pushed at, which is due. Over many keys most are touched
 // once per life, and a release then costs no cache miss on the state table
-// (only the zeroing store).
+// (only the zeroing store), unless the limiter has a release hook, which
+// reads the state on the line the zeroing store writes anyway.
 //
 // Contract: a key's fresh instant never moves earlier when its state
 // changes (admitting more only postpones freshness), and every change of
@@ -41,6 +42,11 @@ type keyed[S any] struct {
 	// freshAt returns the first instant at which s is indistinguishable from
 	// the zero (fresh) state if nothing else arrives.
 	freshAt func(s *S) time.Duration
+	// release, when not nil, is given a key's state right before expire
+	// zeroes it, so that a limiter can take back what the state holds
+	// outside the table (a ring, a Limiter) for its next keys. It must not
+	// change anything a decision or a figure reads.
+	release func(s *S)
 	size    int64 // bytes of one S, from its Go type
 
 	keys, bytes int64
@@ -147,6 +153,9 @@ func (k *keyed[S]) expire(now time.Duration) {
 				k.heap.push(f, key) // still alive: recheck at f
 				continue
 			}
+		}
+		if k.release != nil {
+			k.release(&k.state[key])
 		}
 		var zero S
 		k.state[key] = zero

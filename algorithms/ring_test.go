@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -15,6 +16,7 @@ import (
 func TestCostLogRing(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var q costLog
+	p := &ringPool{first: 4}
 	var model []costEntry
 	now := time.Duration(0)
 	maxSlots, shrunk := 0, false
@@ -32,17 +34,18 @@ func TestCostLogRing(t *testing.T) {
 				until = max(until, model[len(model)-1].until) // non-decreasing
 			}
 			cost := 1 + r.Int64N(3)
-			q.push(until, cost, 4)
+			q.push(until, cost, p)
 			model = append(model, costEntry{until, cost})
 		}
 		if !grow || r.IntN(8) == 0 {
-			q.prune(now)
+			q.prune(now, p)
 			for len(model) > 0 && model[0].until <= now {
 				model = model[1:]
 			}
 		}
 		if len(model) == 0 && r.IntN(4) == 0 {
-			q = costLog{} // released, as keyed zeroes a fresh key's state
+			p.release(&q) // released, as keyed releases a fresh key's state
+			q = costLog{}
 		}
 		require.Equal(t, len(model), int(q.len()), "step %d", step)
 		maxSlots = max(maxSlots, int(q.pos.mask())+1)
@@ -95,7 +98,8 @@ func TestCostLogRing(t *testing.T) {
 // keeps it in its state, as (first, sum), and makes its ring at the second.
 func TestCostLogOneEntry(t *testing.T) {
 	var q costLog
-	q.push(100, 3, 8) // counts until 100, cost 3
+	p := &ringPool{first: 8}
+	q.push(100, 3, p) // counts until 100, cost 3
 	require.Nil(t, q.entries)
 	require.Equal(t, uint32(1), q.len())
 	require.Equal(t, costEntry{100, 3}, q.at(0))
@@ -104,18 +108,18 @@ func TestCostLogOneEntry(t *testing.T) {
 	require.Zero(t, q.sumAt(100))
 	// Limit 5, cost 4: 3+4 > 5, and the one entry must go: wait 100-40.
 	require.Equal(t, time.Duration(60), q.waitFor(40, 4, 5))
-	q.prune(99) // still counts
+	q.prune(99, p) // still counts
 	require.Equal(t, uint32(1), q.len())
 	require.Equal(t, int64(3), q.sum)
-	q.prune(100) // stops counting at 100 exactly
+	q.prune(100, p) // stops counting at 100 exactly
 	require.Zero(t, q.len())
 	require.Zero(t, q.sum)
 	require.Nil(t, q.entries)
 
 	// Again one entry without a ring, then a second: a ring of 8 slots
 	// (first) holding both, oldest first.
-	q.push(150, 1, 8)
-	q.push(160, 2, 8)
+	q.push(150, 1, p)
+	q.push(160, 2, p)
 	require.NotNil(t, q.entries)
 	require.Equal(t, uint32(7), q.pos.mask())
 	require.Equal(t, []costEntry{{150, 1}, {160, 2}}, []costEntry{q.at(0), q.at(1)})
@@ -125,7 +129,7 @@ func TestCostLogOneEntry(t *testing.T) {
 	// Limit 3, cost 2: 3+2 exceeds 3 by 2: both must go, wait 160-100.
 	require.Equal(t, time.Duration(60), q.waitFor(100, 2, 3))
 	// The oldest stops counting at 150: one entry left, in the ring.
-	q.prune(150)
+	q.prune(150, p)
 	require.Equal(t, uint32(1), q.len())
 	require.Equal(t, time.Duration(160), q.first)
 	require.Equal(t, time.Duration(160), q.freshAt())
@@ -134,8 +138,9 @@ func TestCostLogOneEntry(t *testing.T) {
 	// A first ring of 1 slot (a log that holds at most one entry) still
 	// gets 2 when a second comes.
 	var one costLog
-	one.push(10, 1, 1)
-	one.push(20, 1, 1)
+	p1 := &ringPool{first: 1}
+	one.push(10, 1, p1)
+	one.push(20, 1, p1)
 	require.Equal(t, uint32(1), one.pos.mask())
 	require.Equal(t, []costEntry{{10, 1}, {20, 1}}, []costEntry{one.at(0), one.at(1)})
 }
@@ -144,32 +149,33 @@ func TestCostLogOneEntry(t *testing.T) {
 // log stays within its size, and shrinks once the log is an eighth of it.
 func TestCostLogRingSize(t *testing.T) {
 	var q costLog
+	p := &ringPool{first: 2}
 	require.Equal(t, time.Duration(-1<<63), q.freshAt(), "empty log: fresh")
 	for i := range 100 {
-		q.push(time.Duration(i), 1, 2)
+		q.push(time.Duration(i), 1, p)
 	}
 	require.Equal(t, uint32(127), q.pos.mask())
 	first := q.entries
 	// A log of a steady size wraps around its ring without reallocating.
 	for i := 100; i < 10_000; i++ {
-		q.push(time.Duration(i), 1, 2)
-		q.prune(time.Duration(i - 100))
+		q.push(time.Duration(i), 1, p)
+		q.prune(time.Duration(i-100), p)
 	}
 	require.Same(t, first, q.entries)
 	require.Equal(t, uint32(100), q.len())
 	// Down to 17 entries of 128 slots: still more than an eighth.
-	q.prune(10_000 - 18)
+	q.prune(10_000-18, p)
 	require.Equal(t, uint32(17), q.len())
 	require.Equal(t, uint32(127), q.pos.mask())
 	// 16, an eighth: shrinks to twice that.
-	q.prune(10_000 - 17)
+	q.prune(10_000-17, p)
 	require.Equal(t, uint32(31), q.pos.mask())
 	for i := range uint32(16) {
 		require.Equal(t, costEntry{time.Duration(10_000 - 16 + int(i)), 1}, q.at(i))
 	}
 	require.Equal(t, int64(16), q.sum)
 	// Rings of fewer than 64 slots do not shrink.
-	q.prune(10_000 - 2)
+	q.prune(10_000-2, p)
 	require.Equal(t, uint32(1), q.len())
 	require.Equal(t, uint32(31), q.pos.mask())
 }
@@ -237,4 +243,58 @@ func TestFirstRing(t *testing.T) {
 		l.Decide(time.Duration(i)*time.Millisecond, 0, 1)
 	}
 	require.Equal(t, uint32(3), l.(*Concurrency).state[0].pos.mask())
+}
+
+// TestRingPool: hand-computed get and put, slots counted in live, peak and
+// pooled.
+func TestRingPool(t *testing.T) {
+	p := &ringPool{first: 8}
+	a := p.get(8) // pool empty: a new ring; 8 slots live
+	b := p.get(16)
+	require.Equal(t, [3]uint64{24, 24, 0}, [3]uint64{p.live, p.peak, p.pooled}, "8+16 live, the peak")
+	p.put(a, 8) // 8 pooled <= peak 24: kept
+	require.Equal(t, [3]uint64{16, 24, 8}, [3]uint64{p.live, p.peak, p.pooled})
+	c := p.get(8)
+	require.Same(t, a, c, "the ring of 8 put back serves the next 8")
+	require.Equal(t, [3]uint64{24, 24, 0}, [3]uint64{p.live, p.peak, p.pooled})
+	p.put(b, 16) // 16 pooled <= 24
+	p.put(c, 8)  // 24 pooled <= 24: the pool may hold what was live at the peak
+	require.Equal(t, [3]uint64{0, 24, 24}, [3]uint64{p.live, p.peak, p.pooled})
+	d := p.get(32) // no ring of 32 pooled: a new one; the peak is now 32
+	require.NotSame(t, a, d)
+	require.NotSame(t, b, d)
+	require.Equal(t, [3]uint64{32, 32, 24}, [3]uint64{p.live, p.peak, p.pooled})
+	p.put(d, 32) // 24+32 = 56 pooled would exceed the peak 32: dropped
+	require.Equal(t, [3]uint64{0, 32, 24}, [3]uint64{p.live, p.peak, p.pooled})
+	require.Empty(t, p.free[5])
+	// Last in, first out within a size; each size apart.
+	require.Same(t, b, p.get(16))
+	require.Same(t, a, p.get(8))
+	require.Equal(t, [3]uint64{24, 32, 0}, [3]uint64{p.live, p.peak, p.pooled})
+}
+
+// TestCostLogReusedRing: a ring that one log gave back serves another log,
+// which reads only the entries it wrote, not the ones left in the slots.
+func TestCostLogReusedRing(t *testing.T) {
+	p := &ringPool{first: 2}
+	var a, b costLog
+	for i := range 3 { // 2 entries make a ring of 2, the third one of 4
+		a.push(time.Duration(10+i), 5, p)
+	}
+	require.Len(t, p.free[1], 1)
+	old := p.free[1][0] // the ring of 2 that a left: entries (10,5), (11,5)
+	require.Equal(t, costEntry{11, 5}, unsafe.Slice(old, 2)[1], "the old entries are still there")
+	b.push(20, 1, p) // no ring: (first, sum)
+	b.push(21, 2, p) // the pooled ring of 2, now (20,1), (21,2)
+	require.Same(t, old, b.entries)
+	require.Empty(t, p.free[1])
+	require.Equal(t, []costEntry{{20, 1}, {21, 2}}, []costEntry{b.at(0), b.at(1)})
+	b.prune(20, p) // (20,1) stops counting: (21,2) left at slot 1
+	require.Equal(t, uint32(1), b.len())
+	require.Equal(t, int64(2), b.sum)
+	require.Equal(t, time.Duration(21), b.freshAt())
+	// Released: both rings go back, a's ring of 4 and b's of 2.
+	p.release(&a)
+	p.release(&b)
+	require.Equal(t, [3]uint64{0, 6, 6}, [3]uint64{p.live, p.peak, p.pooled}, "peak: a's 4 and b's 2")
 }

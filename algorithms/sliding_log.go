@@ -33,14 +33,15 @@ import (
 // the running sum of their costs, 32 bytes, plus 16 bytes per entry that
 // still counts. The live entries of all keys are counted at every instant,
 // not only when their key is touched. A key's state is released, and its
-// log's memory freed, once its last entry stops counting (last s + W).
+// log's ring given back to the limiter's ringPool, once its last entry stops
+// counting (last s + W).
 type SlidingLog struct {
 	keyed[costLog]
 	limit         int64         // L
 	window        time.Duration // W
 	countRejected bool
 	expiring      expiryQueue // the expiry of every live entry of every key
-	firstRing     uint64      // the slots of a key's first ring
+	rings         ringPool    // the keys' rings, and the slots of a first one
 }
 
 var (
@@ -60,11 +61,12 @@ func newSlidingLogLimiter(p Params) (Limiter, error) {
 	l := &SlidingLog{limit: p.Rate, window: p.Per, countRejected: p.CountRejected}
 	// Admitted entries cost >= 1 and sum to at most L; rejected ones
 	// logged with count-rejected have no bound.
-	l.firstRing = firstRing(l.limit)
+	l.rings.first = firstRing(l.limit)
 	if l.countRejected {
-		l.firstRing = costLogFirstSlots
+		l.rings.first = costLogFirstSlots
 	}
 	l.keyed = newKeyed(int64(unsafe.Sizeof(costLog{})), (*costLog).freshAt)
+	l.keyed.release = l.rings.release
 	return l, nil
 }
 
@@ -73,7 +75,7 @@ func newSlidingLogLimiter(p Params) (Limiter, error) {
 func (l *SlidingLog) Decide(now time.Duration, key Key, cost int64) Decision {
 	l.flush(now)
 	s := l.get(now, key)
-	s.prune(now)
+	s.prune(now, &l.rings)
 	if cost <= l.limit && s.sum <= l.limit-cost {
 		l.log(now, key, s, cost)
 		return Decision{Verdict: Accept}
@@ -90,7 +92,7 @@ func (l *SlidingLog) Decide(now time.Duration, key Key, cost int64) Decision {
 // log appends an entry of cost at now to key's log s.
 func (l *SlidingLog) log(now time.Duration, key Key, s *costLog, cost int64) {
 	until := now + l.window
-	s.push(until, cost, l.firstRing)
+	s.push(until, cost, &l.rings)
 	l.expiring.push(until)
 	l.addBytes(costEntryBytes)
 	l.touch(key, costEntryBytes*int64(s.len()))
@@ -132,8 +134,9 @@ const costEntryBytes = int64(unsafe.Sizeof(costEntry{}))
 // never hold 8, see firstRing); it doubles when it is full, and a ring of 64
 // slots or more shrinks when it is at most an eighth full, to twice its
 // entries (16 slots at least), so that between two reallocations a log at
-// least doubles or halves. A key's ring is freed when its state is released
-// (keyed zeroes it).
+// least doubles or halves. Rings are taken from and given back to the
+// limiter's ringPool: a ring left by a resize, or by a key whose state is
+// released, serves the next log that needs a ring of its size.
 //
 // The state is 32 bytes, as the slice header and sum it replaces: the ring
 // is held by a pointer to its first slot rather than a slice header
@@ -208,8 +211,9 @@ func (q *costLog) len() uint32 { return q.pos.n() }
 // ring returns the ring's slots; entries must not be nil.
 func (q *costLog) ring() []costEntry { return unsafe.Slice(q.entries, int(q.pos.mask())+1) }
 
-// prune drops the entries that have stopped counting by now.
-func (q *costLog) prune(now time.Duration) {
+// prune drops the entries that have stopped counting by now; a ring that
+// shrinks is taken from and given back to p.
+func (q *costLog) prune(now time.Duration, p *ringPool) {
 	if q.first > now || q.pos.n() == 0 {
 		return
 	}
@@ -232,25 +236,25 @@ func (q *costLog) prune(now time.Duration) {
 	}
 	q.pos, q.sum = makeCostLogPos(h&mask, n, mask), sum
 	if slots := uint64(mask) + 1; slots >= costLogShrinkSlots && uint64(n) <= slots/8 {
-		q.resize(max(ceilPow2(2*uint64(n)), costLogShrunkSlots))
+		q.resize(max(ceilPow2(2*uint64(n)), costLogShrunkSlots), p)
 	}
 }
 
 // push appends an entry; until must not be before the last entry's. An
 // empty log without a ring keeps the entry as (first, sum); a log without a
-// ring that holds one entry gets a ring of first slots (a power of two, see
-// firstRing; 2 at least).
-func (q *costLog) push(until time.Duration, cost int64, first uint64) {
+// ring that holds one entry gets a ring of p.first slots (a power of two,
+// see firstRing; 2 at least). Rings are taken from and given back to p.
+func (q *costLog) push(until time.Duration, cost int64, p *ringPool) {
 	head, n, mask := q.pos.head(), q.pos.n(), q.pos.mask()
 	if q.entries == nil {
 		if n == 0 {
 			q.first, q.sum, q.pos = until, cost, makeCostLogPos(0, 1, 0)
 			return
 		}
-		q.resize(max(first, 2))
+		q.resize(max(p.first, 2), p)
 		head, mask = 0, q.pos.mask()
 	} else if n > mask {
-		q.resize(2 * (uint64(mask) + 1))
+		q.resize(2*(uint64(mask)+1), p)
 		head, mask = 0, q.pos.mask()
 	}
 	if n == 0 {
@@ -261,13 +265,14 @@ func (q *costLog) push(until time.Duration, cost int64, first uint64) {
 	q.sum += cost
 }
 
-// resize moves the entries, in order, to the front of a new ring of slots
-// slots (a power of two, at least the entries).
-func (q *costLog) resize(slots uint64) {
+// resize moves the entries, in order, to the front of a ring of slots
+// slots (a power of two, at least the entries) taken from p, and gives the
+// old ring back to p.
+func (q *costLog) resize(slots uint64, p *ringPool) {
 	if slots > costLogMaxSlots {
 		panic("algorithms: one key's log would exceed 2^29 entries")
 	}
-	r := make([]costEntry, slots)
+	r := unsafe.Slice(p.get(slots), slots)
 	n := q.pos.n()
 	if n > 0 && q.entries == nil {
 		r[0] = costEntry{q.first, q.sum} // the one entry of a log without a ring
@@ -276,7 +281,72 @@ func (q *costLog) resize(slots uint64) {
 		k := copy(r, old[head:min(int(head)+int(n), len(old))])
 		copy(r[k:n], old)
 	}
+	if q.entries != nil {
+		p.put(q.entries, uint64(q.pos.mask())+1)
+	}
 	q.entries, q.pos = &r[0], makeCostLogPos(0, n, uint32(slots-1))
+}
+
+// ringPool hands out the rings of a limiter's costLogs and takes them back
+// when a log resizes its ring or its key is released, so that once the logs
+// have reached their peak sizes no ring is made again: over many keys, a
+// ring left by a released key serves the next key whose log outgrows its
+// one entry.
+//
+// Rule: free[i] holds pooled rings of 2^i slots, the last given back taken
+// first. get(s) takes a ring of s slots from free[log2 s] when it holds one
+// and makes one otherwise; put(r, s) keeps r only while the slots pooled,
+// r's included, stay at most peak, the most slots that logs have held at
+// once (live), and leaves it to the garbage collector otherwise. So the
+// pool never holds more memory than the logs held at their peak. A pooled
+// ring keeps its old entries: a costLog reads only the slots from its head
+// that it has written since it took the ring (resize writes the entries it
+// moves), so a reused ring decides as a new one.
+//
+// The zero value, with first set, is an empty pool.
+type ringPool struct {
+	first              uint64 // the slots of a key's first ring
+	free               [costLogMaxLog + 1][]*costEntry
+	live, peak, pooled uint64 // slots held by logs, their most, slots pooled
+}
+
+// costLogMaxLog is log2 of costLogMaxSlots.
+const costLogMaxLog = costLogHeadBits
+
+// get returns slot 0 of a ring of slots slots (a power of two, at most
+// costLogMaxSlots) for a log to hold.
+func (p *ringPool) get(slots uint64) *costEntry {
+	p.live += slots
+	p.peak = max(p.peak, p.live)
+	f := &p.free[bits.TrailingZeros64(slots)]
+	if n := len(*f); n > 0 {
+		r := (*f)[n-1]
+		(*f)[n-1] = nil // a ring that put drops later must not stay reachable
+		*f = (*f)[:n-1]
+		p.pooled -= slots
+		return r
+	}
+	return &make([]costEntry, slots)[0]
+}
+
+// put takes back the ring of slots slots whose slot 0 is r, which a log no
+// longer holds.
+func (p *ringPool) put(r *costEntry, slots uint64) {
+	p.live -= slots
+	if p.pooled+slots > p.peak {
+		return
+	}
+	f := &p.free[bits.TrailingZeros64(slots)]
+	*f = append(*f, r)
+	p.pooled += slots
+}
+
+// release takes back the ring of a log whose key is released (keyed's
+// release hook).
+func (p *ringPool) release(q *costLog) {
+	if q.entries != nil {
+		p.put(q.entries, uint64(q.pos.mask())+1)
+	}
 }
 
 // at returns the i-th entry from the oldest, for i < len().

@@ -143,7 +143,7 @@ func TestSlidingLogRelease(t *testing.T) {
 	requireLive(t, live, sec, 2, 2*32+3*16)        // 0's entry gone
 	requireLive(t, live, sec+2*ms-1, 2, 2*32+2*16) // 1ms's gone
 	requireLive(t, live, sec+2*ms, 1, 32+16)       // key 0 fresh: released
-	require.Nil(t, l.(*SlidingLog).state[0].entries, "released log's memory freed")
+	require.Nil(t, l.(*SlidingLog).state[0].entries, "released log's ring given back")
 	requireLive(t, live, sec+5*ms, 0, 0)
 
 	// The byte peak is exact at every instant: key 0's ten entries have all

@@ -45,11 +45,18 @@ import (
 // not counted. A key's state is released at the first instant at which
 // TokensAt(t) >= B (a float test, for this row only), when a fresh Limiter
 // would decide the same.
+//
+// A released key's Limiter is kept for the next key that needs one (see
+// newLimiter), so that a run allocates one Limiter per key of KeysPeak and
+// no more (a key gets a Limiter and becomes live in the same decision).
 type XTimeRate struct {
 	keyed[xTimeRateState]
 	limit    rate.Limit
 	burst    int64
 	maxDelay time.Duration
+	// free holds the Limiters of released keys, the last released taken
+	// first: at most KeysPeak minus the keys alive.
+	free []*rate.Limiter
 }
 
 // xTimeRateState is one key's Limiter (nil for a fresh key), the instant of
@@ -99,6 +106,7 @@ func newXTimeRateLimiter(p Params) (Limiter, error) {
 		maxDelay: p.MaxDelay,
 	}
 	x.keyed = newKeyed(int64(unsafe.Sizeof(rate.Limiter{})), x.freshAt)
+	x.keyed.release = x.release
 	return x, nil
 }
 
@@ -121,7 +129,7 @@ func (x *XTimeRate) Decide(now time.Duration, key Key, cost int64) Decision {
 	}
 	at := time.Unix(0, int64(now))
 	if s.lim == nil {
-		s.lim = rate.NewLimiter(x.limit, int(x.burst))
+		s.lim = x.newLimiter()
 		if s.lim.AllowN(at, int(cost)) { // a fresh Limiter holds B >= cost tokens
 			return x.admitted(s, now, key, float64(x.burst)-float64(cost), 0)
 		}
@@ -143,6 +151,39 @@ func (x *XTimeRate) Decide(now time.Duration, key Key, cost int64) Decision {
 		delay = s.lim.ReserveN(at, int(cost)).DelayFrom(at)
 	}
 	return x.admitted(s, now, key, tokens-float64(cost), delay)
+}
+
+// newLimiter returns rate.NewLimiter(limit, B), or a released key's Limiter
+// set to the same value.
+//
+// A pooled Limiter is overwritten whole with the value of a new one: same
+// limit and burst, B tokens, zero last and lastEvent, an unlocked mutex
+// (no call is in progress: Decide's calls return before it does). The
+// Limiter is then the value NewLimiter returns, at another address, which
+// the library never reads; so every later call answers and updates it
+// exactly as a new Limiter's. (Even without the reset it would decide the
+// same: it was released at an instant where TokensAt gave B, refill from
+// last only grows with the instant and is clamped to B, and the first call,
+// AllowN of cost <= B, overwrites tokens, last and lastEvent. The reset
+// makes that argument unnecessary.)
+func (x *XTimeRate) newLimiter() *rate.Limiter {
+	n := len(x.free)
+	if n == 0 {
+		return rate.NewLimiter(x.limit, int(x.burst))
+	}
+	lim := x.free[n-1]
+	x.free[n-1] = nil
+	x.free = x.free[:n-1]
+	*lim = *rate.NewLimiter(x.limit, int(x.burst)) // inlined: no allocation
+	return lim
+}
+
+// release keeps the Limiter of a key whose state is released (keyed's
+// release hook) for newLimiter.
+func (x *XTimeRate) release(s *xTimeRateState) {
+	if s.lim != nil {
+		x.free = append(x.free, s.lim)
+	}
 }
 
 // admitted records an admission at now that left tokens in the Limiter,

@@ -159,3 +159,30 @@ func TestXTimeRateParams(t *testing.T) {
 	require.True(t, ok)
 	require.False(t, info.Exact)
 }
+
+// TestXTimeRateReusedLimiter: a released key's Limiter serves the next key
+// that becomes live, reset to exactly the value of a new Limiter, so it
+// answers and changes as one would.
+func TestXTimeRateReusedLimiter(t *testing.T) {
+	p := bucketPolicy(10, time.Second, 10)
+	x := newBucketLimiter(t, newXTimeRateLimiter, p).(*XTimeRate)
+	x.Decide(0, 3, 1) // 9 tokens, full again about 100ms later
+	lim := x.state[3].lim
+	keys, _ := x.liveAt(time.Second)
+	require.Zero(t, keys, "key 3 released")
+	require.Equal(t, []*rate.Limiter{lim}, x.free, "its Limiter kept")
+	// Key 5 at 1s, cost 4: it gets key 3's Limiter, which held 9 tokens
+	// and last = lastEvent = 0 when released. After the reset and the
+	// admission it holds what a new Limiter holds after AllowN(1s, 4):
+	// 10-4 = 6 tokens, last = lastEvent = 1s, every field (compared by
+	// value, the mutex included).
+	require.Equal(t, Decision{Verdict: Accept}, x.Decide(time.Second, 5, 4))
+	require.Same(t, lim, x.state[5].lim)
+	require.Empty(t, x.free)
+	want := rate.NewLimiter(rate.Limit(10), 10)
+	require.True(t, want.AllowN(time.Unix(1, 0), 4))
+	require.Equal(t, want, lim)
+	// A second key live at once gets a new Limiter.
+	require.Equal(t, Decision{Verdict: Accept}, x.Decide(time.Second, 3, 1))
+	require.NotSame(t, lim, x.state[3].lim)
+}
