@@ -179,3 +179,12 @@ func TestBadInputExitsTwo(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchScenarioValid: the scenario of BENCHMARKS.md and the README's
+// "Big runs" stays a valid scenario of all nine algorithms over 10s
+// (running it takes seconds, so the test only validates it).
+func TestBenchScenarioValid(t *testing.T) {
+	status, out, errOut := run(t, "validate", "../scenarios/bench/poisson-10m.yaml")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, `scenario "poisson-10m", 9 algorithms, 1 source, duration 10s`)
+}
