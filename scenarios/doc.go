@@ -49,7 +49,7 @@
 //   - traffic: required, a non-empty list of sources, each a mapping with a
 //     type: times, burst, steady, poisson, aligned, onoff, ramp or replay. A
 //     field the type does not take is an error. Fields of every source
-//     (replay: see below): key (string) or clients (integer 1..1000000, keys
+//     (replay: see below): key (string) or clients (integer 1..10000000, keys
 //     <key-prefix>-0 .. -(N-1), key-prefix default "client"); neither means
 //     the single key "global"; both is an error. cost (integer >= 1,
 //     default 1), start (duration >= 0, default 0; must be before the

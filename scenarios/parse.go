@@ -17,7 +17,7 @@ import (
 
 const (
 	// maxClients bounds clients: N of one source.
-	maxClients = 1_000_000
+	maxClients = 10_000_000
 	// defaultMaxAttempts is max-attempts for a retry policy that does not
 	// set it: the first try and two retries.
 	defaultMaxAttempts = 3

@@ -84,7 +84,7 @@ var invalid = []struct {
 		`s.yaml:4:11: traffic[0].type: "uniform": unknown type (want times, burst, steady, poisson, aligned, onoff, ramp or replay)`},
 	{"key and clients both", "name: t\nlimit: 10/s\ntraffic:\n  - type: times\n    key: alice\n    clients: 3\n    at: [0s]\n", `s.yaml:6:5: traffic[0].clients: want key or clients, not both`},
 	{"key-prefix without clients", "name: t\nlimit: 10/s\ntraffic:\n  - type: times\n    key-prefix: user\n    at: [0s]\n", `s.yaml:5:5: traffic[0].key-prefix: applies only with clients`},
-	{"clients 0", "name: t\nlimit: 10/s\ntraffic:\n  - type: times\n    clients: 0\n    at: [0s]\n", `s.yaml:5:14: traffic[0].clients: 0: want an integer from 1 to 1000000`},
+	{"clients 0", "name: t\nlimit: 10/s\ntraffic:\n  - type: times\n    clients: 0\n    at: [0s]\n", `s.yaml:5:14: traffic[0].clients: 0: want an integer from 1 to 10000000`},
 	{"key not a string", "name: t\nlimit: 10/s\ntraffic:\n  - type: times\n    key: 7\n    at: [0s]\n", `s.yaml:5:10: traffic[0].key: found integer 7, want a string (quote it: "7")`},
 	{"steady with no duration", "name: t\nlimit: 10/s\ntraffic:\n  - type: times\n    at: [0s]\n  - type: steady\n    rate: 5/s\n",
 		`s.yaml:6:5: traffic[1]: a steady source without end runs until the scenario's duration: set duration (or end on the source)`},
