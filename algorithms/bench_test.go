@@ -319,6 +319,21 @@ func BenchmarkDecideHotKeyRatio(b *testing.B) {
 
 var benchDists = []string{"zipf", "uniform"}
 
+// benchManyKeysRun is one sub-benchmark of BenchmarkDecideManyKeys (and, with
+// reserve, of BenchmarkDecideManyKeysReserved): algorithm name on keys
+// drawn from keys by dist.
+func benchManyKeysRun(b *testing.B, name, dist string, keys int, reserve bool) {
+	w := benchKeysWorkload(dist, keys)
+	heap := benchHeapFrom(b, len(w.keys))
+	l, c := benchLimiter(b, name), &benchCursor{w: w}
+	if reserve {
+		l.(Reserver).Reserve(keys)
+	}
+	benchPlain(b, len(w.at), func(n int) int { return benchDecide(l, c, n) })
+	b.ReportMetric(float64(l.Memory().BytesPerKeyMax), "B/key")
+	heap.report(l, c)
+}
+
 // BenchmarkDecideManyKeys: one decision on keys drawn from 1,000,000, for
 // each algorithm, and x-time-rate-map, one *rate.Limiter per key in a map.
 // B/key is Memory().BytesPerKeyMax (the state the algorithm accounts for);
@@ -330,14 +345,7 @@ func BenchmarkDecideManyKeys(b *testing.B) {
 	for _, dist := range benchDists {
 		b.Run(dist, func(b *testing.B) {
 			for _, info := range All() {
-				b.Run(info.Name, func(b *testing.B) {
-					w := benchKeysWorkload(dist, keys)
-					heap := benchHeapFrom(b, len(w.keys))
-					l, c := benchLimiter(b, info.Name), &benchCursor{w: w}
-					benchPlain(b, len(w.at), func(n int) int { return benchDecide(l, c, n) })
-					b.ReportMetric(float64(l.Memory().BytesPerKeyMax), "B/key")
-					heap.report(l, c)
-				})
+				b.Run(info.Name, func(b *testing.B) { benchManyKeysRun(b, info.Name, dist, keys, false) })
 			}
 			b.Run("x-time-rate-map", func(b *testing.B) {
 				w := benchKeysWorkload(dist, keys)

@@ -10,15 +10,7 @@ func BenchmarkDecideManyKeysReserved(b *testing.B) {
 	for _, dist := range benchDists {
 		b.Run(dist, func(b *testing.B) {
 			for _, info := range All() {
-				b.Run(info.Name, func(b *testing.B) {
-					w := benchKeysWorkload(dist, keys)
-					heap := benchHeapFrom(b, len(w.keys))
-					l, c := benchLimiter(b, info.Name), &benchCursor{w: w}
-					l.(Reserver).Reserve(keys)
-					benchPlain(b, len(w.at), func(n int) int { return benchDecide(l, c, n) })
-					b.ReportMetric(float64(l.Memory().BytesPerKeyMax), "B/key")
-					heap.report(l, c)
-				})
+				b.Run(info.Name, func(b *testing.B) { benchManyKeysRun(b, info.Name, dist, keys, true) })
 			}
 		})
 	}
