@@ -15,7 +15,7 @@ import "testing"
 //
 // Both must be 0 for every exact algorithm: sliding-log and concurrency keep
 // their entries in a ring reused in place (costLog, sliding_log.go), and the
-// expiry queue of their live entries is a ring too (expiryQueue, keyed.go).
+// expiry queue of their live entries reuses its blocks (expiryFIFO, sliding_log.go).
 func TestDecideAllocatesNothing(t *testing.T) {
 	for _, info := range All() {
 		if !info.Exact {

@@ -32,7 +32,7 @@ type Concurrency struct {
 	keyed[costLog]
 	max      int64         // the most units in flight per key
 	service  time.Duration // S
-	expiring expiryQueue   // the completion of every request in flight
+	expiring expiryFIFO    // the completion of every request in flight
 	rings    ringPool      // the keys' rings, and the slots of a first one
 }
 

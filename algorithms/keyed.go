@@ -352,42 +352,5 @@ func (h *radixHeap) spread() {
 	}
 }
 
-// expiryQueue counts entries that expire at non-decreasing instants (sliding
-// log entries at s+W, in-flight requests at release+service), so a limiter
-// can keep an exact count of live entries over all keys without visiting each
-// key. It is a FIFO ring of expiry instants whose size is a power of two, so
-// that a slot is found with a mask rather than a division.
-type expiryQueue struct {
-	at         []time.Duration // len 0 or a power of two
-	head, size int
-}
-
-func (q *expiryQueue) push(at time.Duration) {
-	if q.size == len(q.at) {
-		q.grow()
-	}
-	q.at[(q.head+q.size)&(len(q.at)-1)] = at
-	q.size++
-}
-
-// grow doubles the ring, copying its entries in order to the front.
-func (q *expiryQueue) grow() {
-	a := make([]time.Duration, max(16, 2*len(q.at)))
-	n := copy(a, q.at[q.head:])
-	copy(a[n:], q.at[:q.head])
-	q.at, q.head = a, 0
-}
-
-// popDue removes the entries that have expired by now and returns how many.
-func (q *expiryQueue) popDue(now time.Duration) int {
-	n, mask := 0, len(q.at)-1
-	for q.size > 0 && q.at[q.head] <= now {
-		q.head = (q.head + 1) & mask
-		q.size--
-		n++
-	}
-	return n
-}
-
 // ceilPow2 returns the least power of two >= n, for n >= 1.
 func ceilPow2(n uint64) uint64 { return 1 << bits.Len64(n-1) }

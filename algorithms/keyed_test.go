@@ -218,40 +218,6 @@ func TestRadixHeapRandom(t *testing.T) {
 	}
 }
 
-func TestExpiryQueue(t *testing.T) {
-	var q expiryQueue
-	require.Zero(t, q.popDue(100), "empty")
-	for i := range 10 {
-		q.push(time.Duration(i)) // 0..9
-	}
-	require.Equal(t, 4, q.popDue(3)) // 0, 1, 2, 3 are due at 3
-	require.Equal(t, 0, q.popDue(3))
-	// Wrap around the ring of 16, then grow it while head is not 0.
-	for i := 10; i < 40; i++ {
-		q.push(time.Duration(i))
-	}
-	require.Equal(t, 36, q.size)
-	require.GreaterOrEqual(t, len(q.at), 36)
-	require.Equal(t, 1, q.popDue(4))
-	require.Equal(t, 10, q.popDue(14)) // FIFO kept across the growth: 5..14
-	// Equal instants are due together.
-	for range 3 {
-		q.push(100)
-	}
-	require.Equal(t, 25, q.popDue(99)) // 15..39
-	require.Equal(t, 3, q.popDue(100))
-	require.Zero(t, q.size)
-
-	// A long run at a steady size (about 9 due at once) wraps around the
-	// ring without growing it.
-	ring := len(q.at)
-	for i := range 1000 {
-		q.push(time.Duration(1000 + i))
-		q.popDue(time.Duration(1000 + i - 8))
-	}
-	require.Equal(t, ring, len(q.at))
-}
-
 // fakeState is a state whose fresh instant is set by the test.
 type fakeState struct {
 	until time.Duration

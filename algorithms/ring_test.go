@@ -298,3 +298,77 @@ func TestCostLogReusedRing(t *testing.T) {
 	p.release(&b)
 	require.Equal(t, [3]uint64{0, 6, 6}, [3]uint64{p.live, p.peak, p.pooled}, "peak: a's 4 and b's 2")
 }
+
+// TestExpiryFIFO: hand-computed pushes and pops across the chunks of an
+// expiryFIFO, and the reuse of emptied chunks.
+func TestExpiryFIFO(t *testing.T) {
+	require.Equal(t, uintptr(4096-8), unsafe.Sizeof(expiryChunk{}), "4 KiB with the malloc header")
+	var q expiryFIFO
+	require.Zero(t, q.popDue(100), "empty")
+	for i := range 10 {
+		q.push(time.Duration(i)) // 0..9
+	}
+	require.Equal(t, 4, q.popDue(3)) // 0, 1, 2, 3 are due at 3
+	require.Zero(t, q.popDue(3))
+	// 4..9 left; fill the first chunk (510 instants) and start a second:
+	// instants 10..599, the last 90 in the second chunk.
+	for i := 10; i < 600; i++ {
+		q.push(time.Duration(i))
+	}
+	first := q.head
+	require.NotSame(t, first, q.tail)
+	require.Same(t, q.tail, first.next)
+	require.Equal(t, 90, q.end)
+	require.Equal(t, 596, q.size)
+	require.Equal(t, 501, q.popDue(504)) // 4..504, all in the first chunk
+	require.Same(t, first, q.head)
+	require.Equal(t, 505, q.next)
+	// 505..509 end the first chunk, which goes to the free list; 510..520
+	// are the second's first 11.
+	require.Equal(t, 16, q.popDue(520))
+	require.Same(t, first, q.free)
+	require.Same(t, q.head, q.tail)
+	require.Equal(t, 11, q.next)
+	// Equal instants are due together.
+	for range 3 {
+		q.push(600)
+	}
+	require.Equal(t, 79, q.popDue(599)) // 521..599
+	require.Equal(t, 3, q.popDue(600))
+	require.Zero(t, q.size)
+	require.Equal(t, 93, q.next, "empty, the next push is read next")
+	require.Same(t, first, q.free)
+
+	// 417 instants at 1000 end the second chunk, and the 418th takes the
+	// free one; popping all of them frees the second chunk.
+	for range 418 {
+		q.push(1000)
+	}
+	require.Same(t, first, q.tail)
+	require.Nil(t, q.free)
+	require.Equal(t, 1, q.end)
+	require.Equal(t, 418, q.popDue(1000))
+	require.Same(t, first, q.head)
+	require.Equal(t, 1, q.next)
+	require.NotNil(t, q.free)
+
+	// A chunk that is the only one starts over once read to its end.
+	for range expiryChunkLen - 1 {
+		q.push(2000)
+	}
+	require.Equal(t, expiryChunkLen-1, q.popDue(2000))
+	require.Same(t, first, q.tail)
+	require.Zero(t, q.next)
+	require.Zero(t, q.end)
+
+	// A long run at a steady size (about 9 due at once) allocates nothing.
+	now := time.Duration(3000)
+	allocs := testing.AllocsPerRun(1, func() { // run twice: once to warm up
+		for range 100_000 {
+			q.push(now)
+			q.popDue(now - 8)
+			now++
+		}
+	})
+	require.Zero(t, allocs)
+}

@@ -40,8 +40,8 @@ type SlidingLog struct {
 	limit         int64         // L
 	window        time.Duration // W
 	countRejected bool
-	expiring      expiryQueue // the expiry of every live entry of every key
-	rings         ringPool    // the keys' rings, and the slots of a first one
+	expiring      expiryFIFO // the expiry of every live entry of every key
+	rings         ringPool   // the keys' rings, and the slots of a first one
 }
 
 var (
@@ -111,6 +111,98 @@ func (l *SlidingLog) flush(now time.Duration) {
 func (l *SlidingLog) liveAt(now time.Duration) (keys, bytes int64) {
 	l.flush(now)
 	return l.keyed.liveAt(now)
+}
+
+// expiryFIFO counts entries that stop counting at non-decreasing instants
+// (sliding-log entries at s+W, requests in flight at their completion), so
+// that a limiter keeps an exact count of the live entries of all keys
+// without visiting each key. It is a FIFO of instants held in a
+// linked list of chunks of expiryChunkLen instants, oldest first. push
+// writes at the end of the newest chunk (tail), taking an empty chunk when
+// it is full; popDue reads from the oldest (head), and a chunk it has read
+// to the end goes to a free list for the next push. Nothing is ever copied,
+// and once the FIFO has held its most instants no push allocates: it holds
+// at most one chunk per expiryChunkLen instants at its peak, plus one,
+// where a doubling ring (what this replaced) holds up to twice its
+// instants and copies them at each doubling. Over 1M uniform keys, where
+// the live entries grow by a million every 5.2ms of virtual time, the
+// doublings (copies into fresh memory) took about 6% of a sliding-log
+// decision in a CPU profile, and allocated 16 of its 59 bytes per decision.
+//
+// The zero value is empty.
+type expiryFIFO struct {
+	head *expiryChunk // the oldest chunk, nil before the first push
+	next int          // the index in head of the oldest instant
+	size int          // instants held
+	tail *expiryChunk // the newest chunk
+	end  int          // the instants written in tail
+	free *expiryChunk // empty chunks, linked by next
+}
+
+// expiryChunkLen makes an expiryChunk, with the link and the allocator's
+// 8-byte header of an object that holds a pointer, 4 KiB.
+const expiryChunkLen = 510
+
+// expiryChunk is a block of an expiryFIFO, oldest instant first.
+type expiryChunk struct {
+	// next is the newer chunk, or the next free one. It comes first so
+	// that the garbage collector, which scans an object only up to its
+	// last pointer, reads one word of a chunk.
+	next *expiryChunk
+	at   [expiryChunkLen]time.Duration
+}
+
+// push appends at, which must not be before the last instant pushed.
+func (q *expiryFIFO) push(at time.Duration) {
+	if q.tail == nil || q.end == expiryChunkLen {
+		q.chunk()
+	}
+	q.tail.at[q.end] = at
+	q.end++
+	q.size++
+}
+
+// chunk appends an empty chunk, from the free list when it has one.
+func (q *expiryFIFO) chunk() {
+	c := q.free
+	if c != nil {
+		q.free = c.next
+		c.next = nil
+	} else {
+		c = new(expiryChunk)
+	}
+	if q.tail == nil {
+		q.head, q.next = c, 0
+	} else {
+		q.tail.next = c
+	}
+	q.tail, q.end = c, 0
+}
+
+// popDue removes the instants at or before now and returns how many.
+func (q *expiryFIFO) popDue(now time.Duration) int {
+	n := 0
+	for q.size > 0 && q.head.at[q.next] <= now {
+		q.next++
+		q.size--
+		n++
+		if q.next == expiryChunkLen {
+			q.drop()
+		}
+	}
+	return n
+}
+
+// drop frees the head chunk, read to its end: the next chunk becomes the
+// head, or, when it was the only one, it starts over empty.
+func (q *expiryFIFO) drop() {
+	c := q.head
+	if c == q.tail {
+		q.next, q.end = 0, 0 // empty (size is 0): write from the start
+		return
+	}
+	q.head, q.next = c.next, 0
+	c.next, q.free = q.free, c
 }
 
 // costEntry is one entry of a costLog: cost units that count until until
