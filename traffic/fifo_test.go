@@ -35,8 +35,8 @@ func TestFifoMatchesSlice(t *testing.T) {
 			require.Equal(t, ref[len(ref)-1], *q.back())
 		}
 		// what is held follows what is queued: the chunks the entries
-		// span, plus one spare
-		require.LessOrEqual(t, q.held(), (len(ref)+fifoChunk-1)/fifoChunk+2)
+		// span (one more when the back chunk is full), plus the spares
+		require.LessOrEqual(t, q.held(), (len(ref)+fifoChunk-1)/fifoChunk+1+fifoSpares)
 	}
 }
 
@@ -65,4 +65,35 @@ func TestFifoReusesChunks(t *testing.T) {
 	require.Equal(t, 7, *q.front())
 	require.Equal(t, 7, *q.back())
 	require.LessOrEqual(t, q.held(), 2)
+}
+
+// TestFifoReusesBursts: a replay's pattern, a second's lines pushed and
+// the lines that left the window popped in turns of several chunks (here
+// 4 chunks each way over a queue of 10 chunks), allocates nothing once the
+// first turn has filled the spares: every chunk a turn frees serves the
+// next turn's pushes (4 <= fifoSpares).
+func TestFifoReusesBursts(t *testing.T) {
+	var q fifo[int]
+	next, first := 0, 0
+	turn := func() {
+		for range 4 * fifoChunk {
+			q.push(next)
+			next++
+		}
+		for range 4 * fifoChunk {
+			if got := q.pop(); got != first {
+				t.Fatalf("popped %d, want %d", got, first)
+			}
+			first++
+		}
+	}
+	for range 10 * fifoChunk {
+		q.push(next)
+		next++
+	}
+	turn()
+	require.Zero(t, testing.AllocsPerRun(20, turn))
+	// 10 chunks' worth queued from the start of a chunk: 10 in use (or
+	// 11 when the front is mid-chunk), 4 spares at most
+	require.LessOrEqual(t, q.held(), 11+4)
 }
