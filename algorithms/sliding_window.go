@@ -73,17 +73,24 @@ func newSlidingWindowLimiter(p Params) (Limiter, error) {
 	return l, nil
 }
 
+// countsIn returns the counts of windows k-1 and k as a request in window
+// k (>= s.win) sees them: the stored ones when k is the stored window,
+// shifted by one when k is the next, and nothing older than k-1.
+func (s *slidingWindowState) countsIn(k int64) (prev, cur int64) {
+	switch s.win {
+	case k:
+		return s.prev, s.cur
+	case k - 1:
+		return s.cur, 0
+	}
+	return 0, 0
+}
+
 // Decide admits the request iff the weighted counts leave room for cost.
 func (l *SlidingWindow) Decide(now time.Duration, key Key, cost int64) Decision {
 	s := l.get(now, key)
 	k, e := l.clock.at(now, l.window)
-	var prev, cur int64
-	switch s.win {
-	case k:
-		prev, cur = s.prev, s.cur
-	case k - 1:
-		prev = s.cur
-	}
+	prev, cur := s.countsIn(k)
 	if cost <= l.limit && cur <= l.limit-cost && l.fits(prev, l.window-e, cur, cost) {
 		s.win, s.prev, s.cur = k, prev, cur+cost
 		l.touch(key, 0)
@@ -149,13 +156,7 @@ func (l *SlidingWindow) Inspect(now time.Duration, key Key) []Gauge {
 		s = l.state[key]
 	}
 	k, e := windowAt(now, l.window)
-	var prev, cur int64
-	switch s.win {
-	case k:
-		prev, cur = s.prev, s.cur
-	case k - 1:
-		prev = s.cur
-	}
+	prev, cur := s.countsIn(k)
 	est := float64(prev)*float64(l.window-e)/float64(l.window) + float64(cur)
 	return []Gauge{
 		{"previous", float64(prev)},

@@ -373,7 +373,7 @@ func (d *decoder) retry(v val) (traffic.RetryPolicy, bool) {
 	good := true
 	d.allow(m, applies, func(k string) string {
 		good = false
-		if !contains(retryFields, k) {
+		if !slices.Contains(retryFields, k) {
 			return "unknown field (want " + orList(retryFields) + ")"
 		}
 		if len(applies) == 1 {
@@ -433,11 +433,7 @@ func (d *decoder) retry(v val) (traffic.RetryPolicy, bool) {
 			rp.Cap, good = c, good && ok
 		}
 		if jv := m.get("jitter"); jv.set {
-			j, ok := d.str(jv, true)
-			if ok && !contains(jitters, j) {
-				d.errAt(jv.pos, jv.path, "%s: unknown jitter (want %s)", quote(j), orList(jitters))
-				ok = false
-			}
+			j, ok := d.choice(jv, "jitter", jitters)
 			rp.Jitter, good = j, good && ok
 		}
 	}
@@ -524,7 +520,7 @@ func (d *decoder) defaultAlgorithms(lim limitInfo, limOK bool, svc service) ([]A
 		if limOK {
 			if err := build(info.Name, p); err != nil {
 				var pe *algorithms.ParamError
-				if !errors.As(err, &pe) || !contains(policyFields, pe.Field) {
+				if !errors.As(err, &pe) || !slices.Contains(policyFields, pe.Field) {
 					d.paramErr(err, nil, lim.whole, info.Name, lim, svc)
 					continue
 				}
@@ -581,7 +577,7 @@ func (d *decoder) paramErr(err error, written map[string]val, entry val, label s
 		return
 	}
 	switch {
-	case contains(policyFields, pe.Field):
+	case slices.Contains(policyFields, pe.Field):
 		v := lim.field(pe.Field)
 		d.errAt(v.pos, v.path, "%s: %s%s", pe.Found, pe.Want, forLabel)
 	case pe.Field == "service" && svc.v.set:
@@ -651,7 +647,7 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service) (Alg
 		if k == "name" {
 			continue
 		}
-		if !contains(allowed, k) {
+		if !slices.Contains(allowed, k) {
 			good = false
 			continue
 		}
@@ -777,7 +773,7 @@ func (d *decoder) source(it val, per time.Duration, limOK bool) (*sourceSpec, bo
 	allowed := append(slices.Clone(common), own...)
 	good := true
 	d.allow(m, allowed, func(k string) string {
-		if typ == "replay" && contains(commonFields, k) {
+		if typ == "replay" && slices.Contains(commonFields, k) {
 			good = false
 			return "does not apply to a replay source: its keys come from the trace (set key-field: a log's ip or user, a column, or none for one key)"
 		}
@@ -977,11 +973,7 @@ func (d *decoder) keyDist(m *mapping, clients bool, good bool) (traffic.KeyDist,
 	}
 	dist, distOK := traffic.KeyUniform, true
 	if dv.set {
-		name, ok := d.str(dv, true)
-		if ok && !contains(keyDists, name) {
-			d.errAt(dv.pos, dv.path, "%s: unknown key-dist (want %s)", quote(name), orList(keyDists))
-			ok = false
-		}
+		name, ok := d.choice(dv, "key-dist", keyDists)
 		if ok {
 			dist = traffic.KeyDist(name)
 		}

@@ -60,11 +60,7 @@ func (d *decoder) replay(m *mapping, c traffic.Common, good bool) (*traffic.Repl
 	}
 	format := "auto"
 	if v := m.get("format"); v.set {
-		f, ok := d.str(v, true)
-		if ok && !contains(traffic.ReplayFormats, f) {
-			d.errAt(v.pos, v.path, "%s: unknown format (want %s)", quote(f), orList(traffic.ReplayFormats))
-			ok = false
-		}
+		f, ok := d.choice(v, "format", traffic.ReplayFormats)
 		if ok {
 			format = f
 		}
@@ -86,7 +82,7 @@ func (d *decoder) replay(m *mapping, c traffic.Common, good bool) (*traffic.Repl
 	}
 	if v := m.get("key-field"); v.set {
 		f, ok := d.fieldName(v, format)
-		if ok && log && f != traffic.KeyFieldNone && !contains(logKeys, f) {
+		if ok && log && f != traffic.KeyFieldNone && !slices.Contains(logKeys, f) {
 			d.errAt(v.pos, v.path, "%s: not a field of a %s log (want %s, or none)", v.found(), format, orList(logKeys))
 			ok = false
 		}
@@ -94,7 +90,7 @@ func (d *decoder) replay(m *mapping, c traffic.Common, good bool) (*traffic.Repl
 	}
 	if v := m.get("cost-field"); v.set {
 		f, ok := d.fieldName(v, format)
-		if ok && log && !contains(traffic.LogCostFields, f) {
+		if ok && log && !slices.Contains(traffic.LogCostFields, f) {
 			d.errAt(v.pos, v.path, "%s: not a numeric field of a %s log (want %s)", v.found(), format, orList(traffic.LogCostFields))
 			ok = false
 		}
@@ -129,11 +125,7 @@ func (d *decoder) replay(m *mapping, c traffic.Common, good bool) (*traffic.Repl
 		src.TimeLayout, good = l, good && ok
 	}
 	if v := unitVal; v.set {
-		u, ok := d.str(v, true)
-		if ok && !contains(traffic.ReplayTimeUnits, u) {
-			d.errAt(v.pos, v.path, "%s: unknown unit (want %s)", quote(u), orList(traffic.ReplayTimeUnits))
-			ok = false
-		}
+		u, ok := d.choice(v, "unit", traffic.ReplayTimeUnits)
 		src.TimeUnit, good = u, good && ok
 	}
 	if v := m.get("timezone"); v.set {
@@ -145,11 +137,7 @@ func (d *decoder) replay(m *mapping, c traffic.Common, good bool) (*traffic.Repl
 		src.Reorder, good = r, good && ok
 	}
 	if v := m.get("spread"); v.set {
-		sp, ok := d.str(v, true)
-		if ok && !contains(traffic.ReplaySpreads, sp) {
-			d.errAt(v.pos, v.path, "%s: unknown spread (want %s)", quote(sp), orList(traffic.ReplaySpreads))
-			ok = false
-		}
+		sp, ok := d.choice(v, "spread", traffic.ReplaySpreads)
 		src.Spread, good = sp, good && ok
 	}
 	if v := m.get("speed"); v.set {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -314,7 +315,7 @@ func (d *decoder) mapping(v val, want string) (*mapping, bool) {
 // returns for it.
 func (d *decoder) allow(m *mapping, allowed []string, unknown func(key string) string) {
 	for _, k := range m.keys {
-		if !contains(allowed, k) {
+		if !slices.Contains(allowed, k) {
 			msg := unknown(k)
 			if s := suggest(k, allowed); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
@@ -322,15 +323,6 @@ func (d *decoder) allow(m *mapping, allowed []string, unknown func(key string) s
 			d.errAt(m.keyPos[k], join(m.path, k), "%s", msg)
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // suggest returns the name in names closest to s, if it is close enough to
@@ -408,6 +400,17 @@ func (d *decoder) str(v val, nonEmpty bool) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// choice reads a non-empty string that must be one of list; what names it
+// in the error ("unknown jitter (want none, full or equal)").
+func (d *decoder) choice(v val, what string, list []string) (string, bool) {
+	s, ok := d.str(v, true)
+	if ok && !slices.Contains(list, s) {
+		d.errAt(v.pos, v.path, "%s: unknown %s (want %s)", quote(s), what, orList(list))
+		ok = false
+	}
+	return s, ok
 }
 
 // integer reads a decimal integer in [lo, hi]; want describes the range.

@@ -80,9 +80,9 @@ func (p *timeParser) parseLayout(b []byte) (int64, bool, badLine) {
 	sec := t.Unix()
 	switch {
 	case sec < 0:
-		return 0, false, badTime("%s is before 1970", quoteBytes(b))
+		return 0, false, badTime("%s is %s", quoteBytes(b), tooEarly)
 	case sec >= maxSecond:
-		return 0, false, badTime("%s is beyond 2262-04-11T23:47:16Z", quoteBytes(b))
+		return 0, false, badTime("%s is %s", quoteBytes(b), tooLate)
 	}
 	ns := sec*int64(time.Second) + int64(t.Nanosecond())
 	return ns, !p.zeroFrac && t.Nanosecond() == 0, badLine{}
@@ -137,7 +137,7 @@ func parseUnix(b []byte, unit int64) (int64, bool, badLine) {
 		return 0, false, badLine{"missing field", "empty time"}
 	}
 	if b[0] == '-' {
-		return 0, false, badTime("%s is before 1970", quoteBytes(b))
+		return 0, false, badTime("%s is %s", quoteBytes(b), tooEarly)
 	}
 	intPart, frac := b, []byte(nil)
 	for i, c := range b {
@@ -156,17 +156,17 @@ func parseUnix(b []byte, unit int64) (int64, bool, badLine) {
 		}
 		hi, lo := bits.Mul64(v, 10)
 		if hi != 0 {
-			return 0, false, badTime("%s is beyond 2262-04-11T23:47:16Z", quoteBytes(b))
+			return 0, false, badTime("%s is %s", quoteBytes(b), tooLate)
 		}
 		var carry uint64
 		v, carry = bits.Add64(lo, uint64(c-'0'), 0)
 		if carry != 0 {
-			return 0, false, badTime("%s is beyond 2262-04-11T23:47:16Z", quoteBytes(b))
+			return 0, false, badTime("%s is %s", quoteBytes(b), tooLate)
 		}
 	}
 	hi, ns := bits.Mul64(v, uint64(unit))
 	if hi != 0 || ns > math.MaxInt64 {
-		return 0, false, badTime("%s is beyond 2262-04-11T23:47:16Z", quoteBytes(b))
+		return 0, false, badTime("%s is %s", quoteBytes(b), tooLate)
 	}
 	var f, pow uint64 = 0, 1
 	for _, c := range frac {
@@ -182,7 +182,7 @@ func parseUnix(b []byte, unit int64) (int64, bool, badLine) {
 		q, _ := bits.Div64(fh, fl, pow) // f < pow, so fh < pow
 		ns += q
 		if ns > math.MaxInt64 {
-			return 0, false, badTime("%s is beyond 2262-04-11T23:47:16Z", quoteBytes(b))
+			return 0, false, badTime("%s is %s", quoteBytes(b), tooLate)
 		}
 	}
 	return int64(ns), unit == int64(time.Second) && len(frac) == 0, badLine{}
@@ -257,20 +257,32 @@ func (c *civil) check() string {
 // or a message when it is out of [1970, 2262].
 func (c *civil) instant(off int64) (int64, string) {
 	if c.y < 1970 {
-		return 0, "before 1970"
+		return 0, tooEarly
 	}
 	if c.y > 2262 {
-		return 0, "beyond 2262-04-11T23:47:16Z"
+		return 0, tooLate
 	}
 	sec := daysFromCivil(int64(c.y), int64(c.mo), int64(c.d))*86400 + int64(c.h)*3600 + int64(c.mi)*60 + int64(c.s) - off
+	return c.fromSecond(sec)
+}
+
+// fromSecond returns the instant of second sec plus c's fraction, or why
+// it is out of the range of an int64 count of nanoseconds since 1970.
+func (c *civil) fromSecond(sec int64) (int64, string) {
 	switch {
 	case sec < 0:
-		return 0, "before 1970"
+		return 0, tooEarly
 	case sec >= maxSecond:
-		return 0, "beyond 2262-04-11T23:47:16Z"
+		return 0, tooLate
 	}
 	return sec*int64(time.Second) + c.ns, ""
 }
+
+// Why a time is out of range (the range of time.Duration since 1970).
+const (
+	tooEarly = "before 1970"
+	tooLate  = "beyond 2262-04-11T23:47:16Z"
+)
 
 // inZone returns ns since the epoch of c in loc.
 func (c *civil) inZone(loc *time.Location) (int64, string) {
@@ -281,14 +293,7 @@ func (c *civil) inZone(loc *time.Location) (int64, string) {
 		return c.instant(0) // the same message
 	}
 	t := time.Date(c.y, time.Month(c.mo), c.d, c.h, c.mi, c.s, int(c.ns), loc)
-	sec := t.Unix()
-	switch {
-	case sec < 0:
-		return 0, "before 1970"
-	case sec >= maxSecond:
-		return 0, "beyond 2262-04-11T23:47:16Z"
-	}
-	return sec*int64(time.Second) + c.ns, ""
+	return c.fromSecond(t.Unix())
 }
 
 // fraction reads the digits of a fraction of a second as ns (digits past
