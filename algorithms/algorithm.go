@@ -100,6 +100,16 @@ type Reserver interface {
 	Reserve(n int)
 }
 
+// Prefetcher is implemented by every limiter of this package. Prefetch(keys,
+// horizon) tells the limiter that decisions on keys come next, at instants
+// up to horizon, so that it can load their state ahead (over many keys, the
+// state of a key decided on is seldom in cache, and loads made together
+// overlap their misses). It is a hint: it changes no decision and no Memory
+// figure, whatever it is given.
+type Prefetcher interface {
+	Prefetch(keys []Key, horizon time.Duration)
+}
+
 // stateHolder is implemented by every limiter so that tests can check that
 // state is released once a key is fresh again: liveAt expires what is due at
 // now and returns the keys and bytes alive.

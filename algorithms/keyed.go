@@ -3,6 +3,7 @@ package algorithms
 import (
 	"math/bits"
 	"time"
+	"unsafe"
 )
 
 // keyed holds the per-key state S of one limiter in a slice indexed by Key,
@@ -39,6 +40,14 @@ type keyed[S any] struct {
 	// (changed).
 	flags []uint64
 	heap  radixHeap
+	// ahead holds entries taken from the heap before they were due, by
+	// Prefetch, in ascending order of instant from aheadAt on; every one is
+	// at or below the heap's base, so that together they are one queue:
+	// ahead first, then the heap. An entry pushed below the heap's base
+	// (which Prefetch may have moved past now) is inserted here in order.
+	ahead   []expiryEntry
+	aheadAt int
+	lines   []uintptr // Prefetch's addresses, reused
 	// freshAt returns the first instant at which s is indistinguishable from
 	// the zero (fresh) state if nothing else arrives.
 	freshAt func(s *S) time.Duration
@@ -60,7 +69,7 @@ func newKeyed[S any](size int64, freshAt func(*S) time.Duration) keyed[S] {
 // get expires what is due at now and returns key's state, growing the table
 // as needed. A key with no state has the zero S.
 func (k *keyed[S]) get(now time.Duration, key Key) *S {
-	if k.heap.due(now) {
+	if k.due(now) {
 		k.expire(now)
 	}
 	if int(key) >= len(k.state) {
@@ -121,7 +130,7 @@ func (k *keyed[S]) touch(key Key, extra int64) {
 		k.bytes += k.size
 		// A fresh instant at or before now is due at the next expire,
 		// as is the heap's base, where push moves one that is below it.
-		k.heap.push(k.freshAt(&k.state[key]), key)
+		k.push(k.freshAt(&k.state[key]), key)
 		// Keys and bytes grow only here and in addBytes, which updates
 		// its own peak.
 		k.mem.KeysPeak = max(k.mem.KeysPeak, k.keys)
@@ -141,8 +150,18 @@ func (k *keyed[S]) addBytes(delta int64) {
 
 // expire releases every key whose state is fresh at now.
 func (k *keyed[S]) expire(now time.Duration) {
-	for k.heap.due(now) {
-		key := k.heap.pop().key
+	for {
+		var key Key
+		if k.aheadAt < len(k.ahead) && k.ahead[k.aheadAt].at <= now {
+			key = k.ahead[k.aheadAt].key
+			if k.aheadAt++; k.aheadAt == len(k.ahead) {
+				k.ahead, k.aheadAt = k.ahead[:0], 0
+			}
+		} else if k.heap.due(now) {
+			key = k.heap.pop().key
+		} else {
+			return
+		}
 		w, sh := &k.flags[key/32], keyShift(key)
 		if *w>>sh&keyChanged != 0 {
 			// Changed since it was pushed: ask for its fresh instant.
@@ -150,7 +169,7 @@ func (k *keyed[S]) expire(now time.Duration) {
 			// it was pushed at, or before the heap's base, <= now.)
 			if f := k.freshAt(&k.state[key]); f > now {
 				*w &^= keyChanged << sh
-				k.heap.push(f, key) // still alive: recheck at f
+				k.push(f, key) // still alive: recheck at f
 				continue
 			}
 		}
@@ -163,6 +182,71 @@ func (k *keyed[S]) expire(now time.Duration) {
 		k.keys--
 		k.bytes -= k.size
 	}
+}
+
+// due reports whether an entry of the queue (ahead, then the heap) is due
+// at now.
+func (k *keyed[S]) due(now time.Duration) bool {
+	if k.aheadAt < len(k.ahead) {
+		return k.ahead[k.aheadAt].at <= now
+	}
+	return k.heap.due(now)
+}
+
+// push queues key's check at instant at: on the heap, or in ahead, in
+// order, when at is below the heap's base (which Prefetch may have moved
+// past the decisions' now, where the heap would put it at its base, late).
+func (k *keyed[S]) push(at time.Duration, key Key) {
+	if radixOrd(at) >= k.heap.base {
+		k.heap.push(at, key)
+		return
+	}
+	i := len(k.ahead)
+	k.ahead = append(k.ahead, expiryEntry{})
+	for i > k.aheadAt && k.ahead[i-1].at > at {
+		k.ahead[i] = k.ahead[i-1]
+		i--
+	}
+	k.ahead[i] = expiryEntry{at, key}
+}
+
+// aheadMax bounds the entries Prefetch takes from the heap ahead of time,
+// so that the ordered inserts of push into ahead stay short.
+const aheadMax = 256
+
+// Prefetch prepares the decisions on keys, which come at instants up to
+// horizon: it takes the heap's entries due by horizon into ahead (up to
+// aheadMax) and prefetches the flags word and state of each of their keys
+// and of keys, so that the releases and decisions that follow find them in
+// cache. It changes no decision and no figure: the queue's order is kept,
+// and no entry is released before the decision at its instant.
+func (k *keyed[S]) Prefetch(keys []Key, horizon time.Duration) {
+	if k.aheadAt > 0 {
+		n := copy(k.ahead, k.ahead[k.aheadAt:])
+		k.ahead, k.aheadAt = k.ahead[:n], 0
+	}
+	from := len(k.ahead)
+	for len(k.ahead) < aheadMax && k.heap.due(horizon) {
+		k.ahead = append(k.ahead, k.heap.pop())
+	}
+	lines := k.lines[:0]
+	for _, e := range k.ahead[from:] {
+		lines = k.addLines(lines, e.key)
+	}
+	for _, key := range keys {
+		if int(key) < len(k.state) {
+			lines = k.addLines(lines, key)
+		}
+	}
+	prefetch(lines)
+	k.lines = lines
+}
+
+// addLines appends the addresses of key's flags word and of the first and
+// last byte of its state (which may straddle two cache lines).
+func (k *keyed[S]) addLines(lines []uintptr, key Key) []uintptr {
+	p := uintptr(unsafe.Pointer(&k.state[key]))
+	return append(lines, uintptr(unsafe.Pointer(&k.flags[key/32])), p, p+unsafe.Sizeof(k.state[0])-1)
 }
 
 // Memory returns the peaks; a limiter that embeds keyed gets it as its

@@ -362,3 +362,51 @@ func TestReleaseExact(t *testing.T) {
 		})
 	}
 }
+
+// TestPrefetchChangesNothing: Prefetch is a hint. Every algorithm, with
+// each of its options, decides random traces over 40 keys twice: once
+// plainly and once told before a quarter of its decisions to prefetch
+// random keys (some it has never seen) up to a random horizon, from now to
+// three windows ahead, which takes releases from the heap long before they
+// are due. The decisions, the keys and bytes alive before each decision
+// (so no key is released early or late) and the Memory peaks are the same.
+func TestPrefetchChangesNothing(t *testing.T) {
+	for _, info := range All() {
+		t.Run(info.Name, func(t *testing.T) {
+			t.Parallel()
+			for pi, pol := range invPolicies {
+				for _, v := range invVariants(info.Name, pol) {
+					plain, err := info.New(v.p)
+					if err != nil && info.Name == "nginx" && pol.Per != time.Second && pol.Per != time.Minute {
+						continue // nginx takes only per 1s or 1m
+					}
+					require.NoError(t, err)
+					hinted, err := info.New(v.p)
+					require.NoError(t, err)
+					pf := hinted.(Prefetcher)
+					calls := invTrace(uint64(pi+1), pol, 1500)
+					r := rand.New(rand.NewPCG(uint64(pi), 11))
+					for i := range calls {
+						calls[i].key += 4 * Key(r.IntN(10))
+					}
+					for i, c := range calls {
+						if r.IntN(4) == 0 {
+							keys := make([]Key, r.IntN(40))
+							for j := range keys {
+								keys[j] = Key(r.IntN(50))
+							}
+							pf.Prefetch(keys, c.at+time.Duration(r.Int64N(3*int64(pol.Per)+1)))
+						}
+						wantKeys, wantBytes := plain.(stateHolder).liveAt(c.at)
+						keys, bytes := hinted.(stateHolder).liveAt(c.at)
+						require.Equal(t, wantKeys, keys, "%s %s call %d: keys alive", pol, v.name, i)
+						require.Equal(t, wantBytes, bytes, "%s %s call %d: bytes alive", pol, v.name, i)
+						require.Equal(t, plain.Decide(c.at, c.key, c.cost), hinted.Decide(c.at, c.key, c.cost),
+							"%s %s call %d", pol, v.name, i)
+					}
+					require.Equal(t, plain.Memory(), hinted.Memory(), "%s %s", pol, v.name)
+				}
+			}
+		})
+	}
+}

@@ -245,15 +245,16 @@ type run struct {
 	peaks     peakSet  // of releases to the backend
 	attempts  *peakSet // of attempts reaching the limiter, or nil: the feed's
 	series    series
-	last      time.Duration // latest release
-	end       time.Duration // no retry at or after it (0: not known yet)
-	first     time.Duration // first first attempt
-	lastFresh time.Duration // last first attempt
-	started   bool          // a first attempt has come
-	rng       *rand.Rand    // jitter
-	retries   bool          // some client retries
-	rejected  pagedCounts   // rejected attempts by key id (first attempts: feed.offered)
-	watch     *watcher      // Config.Inspect, or nil
+	last      time.Duration               // latest release
+	end       time.Duration               // no retry at or after it (0: not known yet)
+	first     time.Duration               // first first attempt
+	lastFresh time.Duration               // last first attempt
+	started   bool                        // a first attempt has come
+	rng       *rand.Rand                  // jitter
+	retries   bool                        // some client retries
+	rejected  pagedCounts                 // rejected attempts by key id (first attempts: feed.offered)
+	watch     *watcher                    // Config.Inspect, or nil
+	ahead     [prefetchLen]algorithms.Key // the keys of the next arrivals, for Prefetch
 
 	// Config.Progress, in run 0 only, and the events so far
 	progress func(done, total time.Duration)
@@ -323,7 +324,18 @@ func (r *run) read(j int, deciding chan struct{}) error {
 			if deciding != nil {
 				deciding <- struct{}{}
 			}
+			pf, _ := r.lim.(algorithms.Prefetcher)
 			for i := range batch {
+				if pf != nil && i%prefetchLen == 0 {
+					// one chunk ahead of the decisions: its lines
+					// arrive while this chunk is decided
+					if i == 0 {
+						r.prefetch(pf, batch)
+					}
+					if i+prefetchLen < len(batch) {
+						r.prefetch(pf, batch[i+prefetchLen:])
+					}
+				}
 				if err = r.fresh(&batch[i]); err != nil {
 					break
 				}
@@ -358,6 +370,15 @@ func (r *run) read(j int, deciding chan struct{}) error {
 		r.sampleUntil(max(end, r.last))
 	}
 	return nil
+}
+
+// prefetch tells pf of the keys of the first prefetchLen arrivals of as.
+func (r *run) prefetch(pf algorithms.Prefetcher, as []traffic.Arrival) {
+	chunk := as[:min(prefetchLen, len(as))]
+	for j := range chunk {
+		r.ahead[j] = algorithms.Key(chunk[j].Key)
+	}
+	pf.Prefetch(r.ahead[:len(chunk)], chunk[len(chunk)-1].At)
 }
 
 // fresh takes the next first attempt a: the scheduled events before it, in
@@ -672,3 +693,7 @@ func (r *run) result() Result {
 	res.Series = r.series.result(max(end, r.last+1))
 	return res
 }
+
+// prefetchLen is how many arrivals a run prepares its limiter for at once
+// (algorithms.Prefetcher).
+const prefetchLen = 32

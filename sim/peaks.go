@@ -23,6 +23,14 @@ import (
 // in 8 bytes: its distance to the one before and its cost, 32 bits each. A
 // longer window, or a cost past 32 bits, holds them whole (16 bytes): the
 // set switches for good the first time it needs to.
+//
+// Held in 8 bytes, releases are counted lazily: add only stores them, and
+// every peakFlush releases (and before finishing) flush counts the stored
+// ones, window by window, in one loop over them. The windows see the same
+// releases in the same order as if each were counted as it came, so the
+// peaks are the same; the loop keeps one window's state in registers and
+// the releases in cache, where counting each release as it came walked
+// every window for each.
 type peakSet struct {
 	wins    []peakWin
 	longest int  // the index in wins of the longest window
@@ -30,13 +38,21 @@ type peakSet struct {
 	short   ring[shortRelease]
 	whole   ring[release]
 	// the releases held, by sequence number: [head, tail); head is the
-	// longest window's front
-	head, tail int
-	backAt     time.Duration // the latest release's instant (tail > head)
+	// longest window's front. Held in 8 bytes, those from done on are
+	// stored but not yet counted by the windows.
+	head, tail, done int
+	backAt           time.Duration // the latest release's instant (tail > head)
+	// doneAt is the instant of release done-1, from which the next one's
+	// distance counts (after restart, the instant of release done itself,
+	// whose distance is 0)
+	doneAt time.Duration
 }
 
+// peakFlush is how many releases a peakSet stores before it counts them.
+const peakFlush = 512
+
 // peakWin is one window of a peakSet: the releases in it are those from
-// front to the set's tail.
+// front to the set's tail (to done, while releases wait to be counted).
 type peakWin struct {
 	v       time.Duration
 	front   int           // the sequence number of its oldest release
@@ -78,9 +94,116 @@ func (s *peakSet) add(at time.Duration, cost int64) {
 	}
 }
 
-// addShort adds a release in 8 bytes, or reports that it cannot (the
-// windows have then passed at, as addWhole does again to no effect).
+// addShort stores a release in 8 bytes, or reports that it cannot (it
+// has then counted what it held and widened, for addWhole to add it).
 func (s *peakSet) addShort(at time.Duration, cost int64) bool {
+	if len(s.wins) == 0 {
+		return true
+	}
+	if s.tail > s.head && s.backAt == at {
+		// the latest release is at the same instant: one entry
+		last := s.short.at(s.tail - 1)
+		c := int64(last.cost) + cost
+		if c > math.MaxUint32 {
+			s.flush()
+			s.widen()
+			return false
+		}
+		last.cost = uint32(c)
+		if s.done == s.tail {
+			// already counted, and in every window (it is not
+			// before at-V)
+			for i := range s.wins {
+				s.wins[i].sum += cost
+			}
+		}
+		return true
+	}
+	if cost > math.MaxUint32 {
+		s.flush()
+		s.widen()
+		return false
+	}
+	var dt uint32
+	switch {
+	case s.tail == s.head:
+		// empty: this release is the base the next ones count from
+		s.doneAt = at
+	case at-s.backAt > math.MaxUint32:
+		// further from the latest than any window, which it empties
+		s.flush()
+		s.advance(at)
+		s.head = s.tail
+		s.doneAt = at
+	default:
+		dt = uint32(at - s.backAt)
+	}
+	s.short.push(s.head, s.tail, shortRelease{dt, uint32(cost)})
+	s.tail++
+	s.backAt = at
+	if s.tail-s.done >= peakFlush {
+		s.flush()
+	}
+	return true
+}
+
+// flush counts the releases stored since the last flush, in order, in
+// every window: before each release x, the window's oldest releases f
+// with f+V <= x close their intervals; then x joins the window.
+func (s *peakSet) flush() {
+	if s.done == s.tail || s.wide {
+		return
+	}
+	for i := range s.wins {
+		s.flushWin(&s.wins[i])
+	}
+	s.done = s.tail
+	s.doneAt = s.backAt
+	s.head = s.wins[s.longest].front
+}
+
+// flushWin counts the releases from done to tail in window w. It walks two
+// cursors through the ring's chunks: j, the release that joins, and the
+// window's front.
+func (s *peakSet) flushWin(w *peakWin) {
+	r := &s.short
+	j, end := s.done, s.tail
+	jc, ji := r.chunk(j), j%ringChunk
+	front := w.front
+	fc, fi := r.chunk(front), front%ringChunk
+	frontAt, sum, best, start, v := w.frontAt, w.sum, w.best, w.start, w.v
+	x := s.doneAt
+	for {
+		e := jc[ji]
+		x += time.Duration(e.dt) // 0 for a base, see doneAt
+		for front < j && frontAt+v <= x {
+			if sum > best {
+				best, start = sum, frontAt
+			}
+			sum -= int64(fc[fi].cost)
+			front++
+			if fi++; fi == ringChunk {
+				fc, fi = r.chunk(front), 0
+			}
+			frontAt += time.Duration(fc[fi].dt) // front <= j: held
+		}
+		if front == j { // empty: x is its oldest
+			frontAt = x
+		}
+		sum += int64(e.cost)
+		if j++; j == end {
+			break
+		}
+		if ji++; ji == ringChunk {
+			jc, ji = r.chunk(j), 0
+		}
+	}
+	w.front, w.frontAt, w.sum, w.best, w.start = front, frontAt, sum, best, start
+}
+
+// advance closes, in every window, the intervals of the releases f with
+// f+V <= at, all of them counted (done == tail).
+func (s *peakSet) advance(at time.Duration) {
 	for i := range s.wins {
 		w := &s.wins[i]
 		for w.front < s.tail && w.frontAt+w.v <= at {
@@ -93,37 +216,6 @@ func (s *peakSet) addShort(at time.Duration, cost int64) bool {
 			}
 		}
 	}
-	if len(s.wins) == 0 {
-		return true
-	}
-	s.head = s.wins[s.longest].front
-	if s.tail > s.head && s.backAt == at {
-		// the latest release is in every window (it is not before at-V)
-		last := s.short.at(s.tail - 1)
-		c := int64(last.cost) + cost
-		if c > math.MaxUint32 {
-			s.widen()
-			return false
-		}
-		last.cost = uint32(c)
-		for i := range s.wins {
-			s.wins[i].sum += cost
-		}
-		return true
-	}
-	if cost > math.MaxUint32 {
-		s.widen()
-		return false
-	}
-	// the latest release held is within the longest V of at (else it left
-	// above), and that V fits in 32 bits
-	dt := uint32(at - s.backAt)
-	if s.tail == s.head {
-		dt = 0
-	}
-	s.short.push(s.head, s.tail, shortRelease{dt, uint32(cost)})
-	s.pushed(at, cost)
-	return true
 }
 
 // pushed accounts for a release just stored at sequence number tail.
@@ -139,7 +231,7 @@ func (s *peakSet) pushed(at time.Duration, cost int64) {
 	s.backAt = at
 }
 
-// widen moves the releases held to 16-byte entries, for good.
+// widen moves the releases held, all counted, to 16-byte entries, for good.
 func (s *peakSet) widen() {
 	if s.tail > s.head {
 		at := s.wins[s.longest].frontAt
@@ -185,6 +277,7 @@ func (s *peakSet) addWhole(at time.Duration, cost int64) {
 // finish closes every interval still open and returns each window's peak
 // and the earliest start of one, in the order of the windows.
 func (s *peakSet) finish() []release {
+	s.flush()
 	out := make([]release, len(s.wins))
 	for i := range s.wins {
 		w := &s.wins[i]
@@ -211,8 +304,11 @@ func (s *peakSet) finish() []release {
 	return out
 }
 
-// held is how many releases the set holds.
-func (s *peakSet) held() int { return s.tail - s.head }
+// held is how many releases the set holds once it has counted them.
+func (s *peakSet) held() int {
+	s.flush()
+	return s.tail - s.head
+}
 
 // peaks closes the windows and reports them with their ratio to the
 // policy.
@@ -245,6 +341,9 @@ type ring[E any] struct {
 // ringChunk is how many entries a chunk of a ring holds (8 KiB of 8-byte
 // releases).
 const ringChunk = 1024
+
+// chunk is the chunk that holds entry i (held).
+func (r *ring[E]) chunk(i int) *[ringChunk]E { return r.chunks[i/ringChunk-r.first] }
 
 // at is entry i (held: head <= i < tail).
 func (r *ring[E]) at(i int) *E { return &r.chunks[i/ringChunk-r.first][i%ringChunk] }
