@@ -64,6 +64,7 @@ func newConcurrencyLimiter(p Params) (Limiter, error) {
 	l.rings.first = firstRing(l.max) // at most max requests of cost >= 1 in flight
 	l.keyed = newKeyed(int64(unsafe.Sizeof(costLog{})), (*costLog).freshAt)
 	l.keyed.release = l.rings.release
+	l.keyed.held = (*costLog).oldest
 	return l, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"math/bits"
 	"time"
 	"unsafe"
+
+	"github.com/ratesim/ratesim/internal/prefetch"
 )
 
 // keyed holds the per-key state S of one limiter in a slice indexed by Key,
@@ -48,6 +50,12 @@ type keyed[S any] struct {
 	ahead   []expiryEntry
 	aheadAt int
 	lines   []uintptr // Prefetch's addresses, reused
+	// held, when not nil, returns the address of what a decision reads
+	// outside key's state (a ring's oldest entry, a Limiter), or 0;
+	// Prefetch asks it of the keys of its previous call, whose states
+	// it fetched then.
+	held func(s *S) uintptr
+	prev []Key
 	// freshAt returns the first instant at which s is indistinguishable from
 	// the zero (fresh) state if nothing else arrives.
 	freshAt func(s *S) time.Duration
@@ -230,6 +238,16 @@ func (k *keyed[S]) Prefetch(keys []Key, horizon time.Duration) {
 		k.ahead = append(k.ahead, k.heap.pop())
 	}
 	lines := k.lines[:0]
+	if k.held != nil {
+		for _, key := range k.prev {
+			if int(key) < len(k.state) {
+				if a := k.held(&k.state[key]); a != 0 {
+					lines = append(lines, a)
+				}
+			}
+		}
+		k.prev = append(k.prev[:0], keys...)
+	}
 	for _, e := range k.ahead[from:] {
 		lines = k.addLines(lines, e.key)
 	}
@@ -238,15 +256,19 @@ func (k *keyed[S]) Prefetch(keys []Key, horizon time.Duration) {
 			lines = k.addLines(lines, key)
 		}
 	}
-	prefetch(lines)
+	prefetch.Lines(lines)
 	k.lines = lines
 }
 
-// addLines appends the addresses of key's flags word and of the first and
-// last byte of its state (which may straddle two cache lines).
+// addLines appends the addresses of key's flags word and of its state: its
+// first byte, and its last when that is on the next cache line.
 func (k *keyed[S]) addLines(lines []uintptr, key Key) []uintptr {
 	p := uintptr(unsafe.Pointer(&k.state[key]))
-	return append(lines, uintptr(unsafe.Pointer(&k.flags[key/32])), p, p+unsafe.Sizeof(k.state[0])-1)
+	lines = append(lines, uintptr(unsafe.Pointer(&k.flags[key/32])), p)
+	if last := p + unsafe.Sizeof(k.state[0]) - 1; last/64 != p/64 {
+		lines = append(lines, last)
+	}
+	return lines
 }
 
 // Memory returns the peaks; a limiter that embeds keyed gets it as its

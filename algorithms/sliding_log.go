@@ -67,6 +67,7 @@ func newSlidingLogLimiter(p Params) (Limiter, error) {
 	}
 	l.keyed = newKeyed(int64(unsafe.Sizeof(costLog{})), (*costLog).freshAt)
 	l.keyed.release = l.rings.release
+	l.keyed.held = (*costLog).oldest
 	return l, nil
 }
 
@@ -301,6 +302,15 @@ func firstRing(most int64) uint64 {
 func (q *costLog) len() uint32 { return q.pos.n() }
 
 // ring returns the ring's slots; entries must not be nil.
+// oldest returns the address of the ring's oldest entry, which a decision
+// reads first, or 0 when the log holds no ring (keyed's held hook).
+func (q *costLog) oldest() uintptr {
+	if q.entries == nil {
+		return 0
+	}
+	return uintptr(unsafe.Pointer(&q.ring()[q.pos.head()]))
+}
+
 func (q *costLog) ring() []costEntry { return unsafe.Slice(q.entries, int(q.pos.mask())+1) }
 
 // prune drops the entries that have stopped counting by now; a ring that

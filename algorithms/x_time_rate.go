@@ -107,6 +107,7 @@ func newXTimeRateLimiter(p Params) (Limiter, error) {
 	}
 	x.keyed = newKeyed(int64(unsafe.Sizeof(rate.Limiter{})), x.freshAt)
 	x.keyed.release = x.release
+	x.keyed.held = func(s *xTimeRateState) uintptr { return uintptr(unsafe.Pointer(s.lim)) }
 	return x, nil
 }
 
