@@ -13,8 +13,8 @@ import (
 // indistinguishable from a fresh key's.
 //
 // Release is lazy but exact for the peaks: every key that has state sits in a
-// min-heap (a radixHeap) once, at the instant it was last known to become
-// fresh. Before each decision, expire pops the entries that are due, asks
+// min-priority queue (an expiryQueue) once, at the instant it was last known
+// to become fresh. Before each decision, expire pops the entries that are due, asks
 // the limiter for the key's current fresh instant, and either releases the
 // key or pushes it back at that later instant. Keys and bytes only grow
 // inside a decision, so peaks measured right after each decision are the
@@ -41,7 +41,7 @@ type keyed[S any] struct {
 	// its state has changed since the key was last pushed on the heap
 	// (changed).
 	flags []uint64
-	heap  radixHeap
+	heap  expiryQueue
 	// ahead holds entries taken from the heap before they were due, by
 	// Prefetch, in ascending order of instant from aheadAt on; every one is
 	// at or below the heap's base, so that together they are one queue:

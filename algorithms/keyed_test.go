@@ -151,6 +151,29 @@ func radixBucket(h *radixHeap, i int) []expiryEntry {
 	return slices.Concat(chunks...)
 }
 
+// cloneExpiryQueue returns a copy of q that shares no chunk or slice with
+// it.
+func cloneExpiryQueue(q expiryQueue) expiryQueue {
+	q.cur = slices.Clone(q.cur)
+	for i, c := range q.wheel {
+		var chunks []*wheelChunk
+		for ; c != nil; c = c.next {
+			cc := *c
+			chunks = append(chunks, &cc)
+		}
+		for j := 0; j+1 < len(chunks); j++ {
+			chunks[j].next = chunks[j+1]
+		}
+		q.wheel[i] = nil
+		if len(chunks) > 0 {
+			q.wheel[i] = chunks[0]
+		}
+	}
+	q.free = nil
+	q.far = cloneRadixHeap(q.far)
+	return q
+}
+
 // cloneRadixHeap returns a copy of h that shares no chunk with it.
 func cloneRadixHeap(h radixHeap) radixHeap {
 	h.free = nil
@@ -409,4 +432,71 @@ func TestPrefetchChangesNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExpiryQueueRandom: as TestRadixHeapRandom, for the timing wheel in
+// front of a radixHeap, with spreads from within one slot to past the
+// wheel's span (2^28 ns), so that entries go to the current slot, to the
+// wheel and to the heap, and move from the heap to the wheel.
+func TestExpiryQueueRandom(t *testing.T) {
+	for _, spread := range []int64{8, 1000, 1 << 20, 1 << 28, 1 << 30, 1 << 40, math.MaxInt64} {
+		r := rand.New(rand.NewPCG(uint64(spread), 5))
+		var q expiryQueue
+		var ref []expiryEntry                // sorted by at
+		last := time.Duration(math.MinInt64) // the last instant popped
+		for i := range 20_000 {
+			if len(ref) == 0 || r.IntN(5) < 3 {
+				at := last - time.Duration(r.Int64N(4))
+				if at > last {
+					at = last
+				}
+				if d := time.Duration(r.Int64N(spread)); at <= math.MaxInt64-d {
+					at += d
+				}
+				key := Key(i)
+				q.push(at, key)
+				e := expiryEntry{max(at, last), key}
+				j, _ := slices.BinarySearchFunc(ref, e.at, func(a expiryEntry, at time.Duration) int {
+					return cmp.Compare(a.at, at+1)
+				})
+				ref = slices.Insert(ref, j, e)
+			} else {
+				got := q.pop()
+				require.Equal(t, ref[0].at, got.at, "spread %d pop %d", spread, i)
+				j := slices.IndexFunc(ref, func(e expiryEntry) bool { return e == got })
+				require.GreaterOrEqual(t, j, 0, "popped %v, not held", got)
+				ref = slices.Delete(ref, j, j+1)
+				last = got.at
+			}
+			require.Equal(t, len(ref), q.len())
+			if len(ref) > 0 {
+				require.Equal(t, ref[0].at, q.min())
+				require.True(t, q.due(ref[0].at))
+				if ref[0].at > math.MinInt64 {
+					require.False(t, q.due(ref[0].at-1))
+				}
+			}
+		}
+	}
+}
+
+// TestExpiryQueueSteady: entries rolling forward 100 ms ahead (keyed's
+// common case) reuse the wheel's chunks and the current slot's slice: past
+// the start, the queue allocates nothing.
+func TestExpiryQueueSteady(t *testing.T) {
+	var q expiryQueue
+	now := time.Duration(1e18)
+	for i := range 4000 {
+		q.push(now+100*time.Millisecond+time.Duration(i*25_000), Key(i))
+	}
+	roll := func() {
+		for range 10_000 {
+			e := q.pop()
+			now = e.at
+			q.push(now+100*time.Millisecond+time.Duration(e.key%7), e.key)
+		}
+	}
+	roll()
+	require.Zero(t, testing.AllocsPerRun(20, roll))
+	require.Equal(t, 4000, q.len())
 }

@@ -3,7 +3,9 @@ package sim
 import (
 	"io"
 	"sync"
+	"unsafe"
 
+	"github.com/ratesim/ratesim/internal/prefetch"
 	"github.com/ratesim/ratesim/traffic"
 )
 
@@ -19,7 +21,7 @@ import (
 // the first attempts themselves and how many each key sent.
 var (
 	// batchArrivals is how many arrivals a batch holds (32 bytes each).
-	batchArrivals = 2048
+	batchArrivals = 8192
 	// ringBatches is how many batches the ring holds.
 	ringBatches = 16
 )
@@ -48,6 +50,7 @@ type feed struct {
 	// the peaks of attempts, when no client retries: every run's attempts
 	// are then the first attempts (nil: each run has its own)
 	attempts *peakSet
+	lines    []uintptr // count's addresses to prefetch, reused
 }
 
 // newFeed prepares the traffic of cfg, opened as keys and stream, for
@@ -100,13 +103,13 @@ func (f *feed) produce() {
 			if int(a.Key) >= len(offered) {
 				offered = growCounts(offered, int(a.Key))
 			}
-			offered[a.Key]++
 			if f.attempts != nil {
 				f.attempts.add(a.At, a.Cost)
 			}
 			buf = append(buf, a)
 		}
 		f.slots[b%f.slotsN] = buf
+		f.count(offered, buf)
 		if len(buf) > 0 {
 			f.mu.Lock()
 			f.published++
@@ -126,6 +129,24 @@ func (f *feed) produce() {
 	f.ended = true
 	f.more.Broadcast()
 	f.mu.Unlock()
+}
+
+// count adds the batch's arrivals to offered (which holds every key of
+// them). Over many keys a count is seldom in cache: the counts of the next
+// countAhead arrivals are prefetched while the ones before are added.
+func (f *feed) count(offered []int64, batch []traffic.Arrival) {
+	const countAhead = 32
+	for i := range batch {
+		if i%countAhead == 0 {
+			lines := f.lines[:0]
+			for _, a := range batch[min(i+countAhead, len(batch)):min(i+2*countAhead, len(batch))] {
+				lines = append(lines, uintptr(unsafe.Pointer(&offered[a.Key])))
+			}
+			prefetch.Lines(lines)
+			f.lines = lines
+		}
+		offered[batch[i].Key]++
+	}
 }
 
 // waitRoom waits until slot b%slotsN is free: every reader is done with

@@ -1,0 +1,200 @@
+package algorithms
+
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+	"time"
+)
+
+// expiryQueue is keyed's monotone min-priority queue of expiryEntry by
+// instant, with radixHeap's contract: no entry is ever popped before the
+// least one, an entry pushed below the last instant popped (the base) is
+// pushed at the base, and entries of one instant pop in no particular
+// order.
+//
+// It is a timing wheel in front of a radixHeap. Time is cut into slots of
+// 2^wheelShift ns (65.536 µs). The current slot's entries are held sorted,
+// and popped from the front. The next wheelSlots-1 slots (268 ms) each
+// hold their entries unsorted, in a stack of small chunks; a bitmap says
+// which slots hold any. Entries further ahead wait in the radixHeap. When
+// the current slot is emptied, the queue moves to the first slot that
+// holds an entry (the wheel's next occupied slot, or the heap's least),
+// moves the heap's entries that the wheel now reaches into it, and sorts
+// that slot.
+//
+// Why: keyed pushes each key's fresh instant, mostly a few milliseconds
+// to a window ahead of now. A radixHeap alone moves such an entry from
+// bucket to bucket about ten times before it pops (measured over 4M keys
+// pushed 100 ms ahead); here it is stored once, sorted with the few
+// entries of its slot, and popped.
+//
+// The zero value is an empty queue.
+type expiryQueue struct {
+	base  uint64 // the last instant popped, as radixOrd; no entry is below it
+	n     int    // entries held, everywhere
+	slot  uint64 // the current slot: radixOrd >> wheelShift
+	cur   []expiryEntry
+	curAt int // cur[curAt:] are the current slot's entries, sorted
+	// the slots after the current one, by slot % wheelSlots
+	wheel [wheelSlots]*wheelChunk
+	occ   [wheelSlots / 64]uint64 // bit s%wheelSlots set while slot s holds entries
+	far   radixHeap               // the entries at slots >= slot+wheelSlots
+	free  *wheelChunk             // chunks not in use, linked by next
+}
+
+const (
+	// wheelShift is the log2 of a slot's length in ns.
+	wheelShift = 16
+	// wheelSlots is how many slots the wheel spans, the current one
+	// included (a power of two).
+	wheelSlots = 4096
+	// wheelChunkLen entries of 16 bytes and the header make 256 bytes.
+	wheelChunkLen = 15
+)
+
+// wheelChunk is a block of entries of one slot of the wheel.
+type wheelChunk struct {
+	next *wheelChunk // the chunk below in the slot's stack, or the next free one
+	n    int
+	e    [wheelChunkLen]expiryEntry
+}
+
+func (q *expiryQueue) len() int { return q.n }
+
+// min returns the least instant held; the queue must not be empty.
+func (q *expiryQueue) min() time.Duration { return q.cur[q.curAt].at }
+
+// due reports whether the least entry is due at now.
+func (q *expiryQueue) due(now time.Duration) bool { return q.n > 0 && q.cur[q.curAt].at <= now }
+
+// push adds key at instant at, or at the base when at is below it.
+func (q *expiryQueue) push(at time.Duration, key Key) {
+	u := radixOrd(at)
+	if u < q.base {
+		u, at = q.base, time.Duration(q.base^1<<63)
+	}
+	e := expiryEntry{at, key}
+	q.n++
+	switch s := u >> wheelShift; {
+	case s <= q.slot:
+		// in the current slot (or an empty one before it, which the
+		// queue has moved past): in order, after the entries of at
+		i := len(q.cur)
+		q.cur = append(q.cur, e)
+		for i > q.curAt && q.cur[i-1].at > at {
+			q.cur[i] = q.cur[i-1]
+			i--
+		}
+		q.cur[i] = e
+		return
+	case s < q.slot+wheelSlots:
+		i := s % wheelSlots
+		c := q.wheel[i]
+		if c == nil || c.n == wheelChunkLen {
+			c = q.chunk(c)
+			q.wheel[i] = c
+		}
+		c.e[c.n] = e
+		c.n++
+		q.occ[i/64] |= 1 << (i % 64)
+	default:
+		q.far.push(at, key)
+	}
+	if q.n == 1 {
+		// the only entry, not in the current slot: move to it
+		q.advance()
+	}
+}
+
+// chunk returns an empty chunk, from the free list when it has one, that
+// sits on below.
+func (q *expiryQueue) chunk(below *wheelChunk) *wheelChunk {
+	c := q.free
+	if c != nil {
+		q.free = c.next
+	} else {
+		c = new(wheelChunk)
+	}
+	c.next, c.n = below, 0
+	return c
+}
+
+// pop removes and returns an entry of the least instant; the queue must
+// not be empty.
+func (q *expiryQueue) pop() expiryEntry {
+	e := q.cur[q.curAt]
+	q.curAt++
+	q.n--
+	q.base = radixOrd(e.at)
+	if q.curAt == len(q.cur) {
+		q.cur, q.curAt = q.cur[:0], 0
+		if q.n > 0 {
+			q.advance()
+		}
+	}
+	return e
+}
+
+// advance moves the empty current slot to the first slot that holds an
+// entry, which the queue must hold: it takes the far entries the wheel
+// then reaches into it, and sorts the new current slot's entries.
+func (q *expiryQueue) advance() {
+	next := uint64(1<<64 - 1)
+	if d, ok := q.nextOccupied(); ok {
+		next = q.slot + d
+	}
+	if q.far.len() > 0 {
+		next = min(next, radixOrd(q.far.min())>>wheelShift)
+	}
+	q.slot = next
+	for q.far.len() > 0 && radixOrd(q.far.min())>>wheelShift < q.slot+wheelSlots {
+		e := q.far.pop()
+		if s := radixOrd(e.at) >> wheelShift; s == q.slot {
+			q.cur = append(q.cur, e)
+		} else {
+			i := s % wheelSlots
+			c := q.wheel[i]
+			if c == nil || c.n == wheelChunkLen {
+				c = q.chunk(c)
+				q.wheel[i] = c
+			}
+			c.e[c.n] = e
+			c.n++
+			q.occ[i/64] |= 1 << (i % 64)
+		}
+	}
+	i := q.slot % wheelSlots
+	if q.occ[i/64]&(1<<(i%64)) != 0 {
+		q.occ[i/64] &^= 1 << (i % 64)
+		for c := q.wheel[i]; c != nil; {
+			q.cur = append(q.cur, c.e[:c.n]...)
+			next := c.next
+			c.next = q.free
+			q.free = c
+			c = next
+		}
+		q.wheel[i] = nil
+	}
+	if len(q.cur) > 1 {
+		slices.SortFunc(q.cur, func(a, b expiryEntry) int { return cmp.Compare(a.at, b.at) })
+	}
+}
+
+// nextOccupied returns how many slots after the current one the first
+// occupied slot of the wheel is, if any is.
+func (q *expiryQueue) nextOccupied() (uint64, bool) {
+	from := (q.slot + 1) % wheelSlots
+	w := from / 64
+	if m := q.occ[w] >> (from % 64); m != 0 {
+		return 1 + uint64(bits.TrailingZeros64(m)), true
+	}
+	for k := uint64(1); k <= wheelSlots/64; k++ {
+		wi := (w + k) % (wheelSlots / 64)
+		if m := q.occ[wi]; m != 0 {
+			i := wi*64 + uint64(bits.TrailingZeros64(m))
+			return 1 + (i-from)%wheelSlots, true
+		}
+	}
+	return 0, false
+}
