@@ -202,6 +202,43 @@ func benchDecide(l Limiter, c *benchCursor, n int) (admitted int) {
 	return admitted
 }
 
+// benchPrefetchLen is how many arrivals benchDecidePrefetch prefetches at
+// once, and how far ahead: as the engine does (sim's prefetchLen).
+const benchPrefetchLen = 32
+
+// benchDecidePrefetch makes n decisions of l as the engine makes them:
+// before each chunk of benchPrefetchLen arrivals, it tells the limiter of
+// the next chunk's keys (Prefetcher).
+func benchDecidePrefetch(l Limiter, c *benchCursor, n int) (admitted int) {
+	pf := l.(Prefetcher)
+	var keys [benchPrefetchLen]Key
+	tell := func(ahead int) { // the chunk that starts ahead arrivals on
+		i, off := c.i+ahead, c.off
+		for i >= len(c.w.at) {
+			i, off = i-len(c.w.at), off+c.w.span
+		}
+		var last time.Duration
+		for j := range keys {
+			keys[j], last = c.w.keys[i], off+c.w.at[i]
+			if i++; i == len(c.w.at) {
+				i, off = 0, off+c.w.span
+			}
+		}
+		pf.Prefetch(keys[:], last)
+	}
+	tell(0)
+	for done := 0; done < n; done += benchPrefetchLen {
+		tell(benchPrefetchLen)
+		for range min(benchPrefetchLen, n-done) {
+			t, k := c.next()
+			if l.Decide(t, k, 1).Verdict != Reject {
+				admitted++
+			}
+		}
+	}
+	return admitted
+}
+
 // benchAllowDirect makes n decisions on one bare *rate.Limiter, the hot-key
 // reference.
 func benchAllowDirect(lim *rate.Limiter, c *benchCursor, n int) (admitted int) {
@@ -416,6 +453,18 @@ func BenchmarkDecideManyKeysRatio(b *testing.B) {
 						m, rc := benchRefMap{}, &benchCursor{w: w}
 						benchRatio(b, len(w.at),
 							func(n int) int { return benchDecide(l, c, n) },
+							func(n int) int { return m.allow(rc, n) })
+					})
+					if keys != 1_000_000 {
+						continue
+					}
+					// As the engine decides: told of the keys ahead.
+					b.Run(info.Name+"+prefetch", func(b *testing.B) {
+						w := benchKeysWorkload(dist, keys)
+						l, c := benchLimiter(b, info.Name), &benchCursor{w: w}
+						m, rc := benchRefMap{}, &benchCursor{w: w}
+						benchRatio(b, len(w.at),
+							func(n int) int { return benchDecidePrefetch(l, c, n) },
 							func(n int) int { return m.allow(rc, n) })
 					})
 				}
