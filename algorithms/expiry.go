@@ -35,10 +35,12 @@ type expiryQueue struct {
 	n     int    // entries held, everywhere
 	slot  uint64 // the current slot: radixOrd >> wheelShift
 	cur   []expiryEntry
-	curAt int // cur[curAt:] are the current slot's entries, sorted
+	curAt int           // cur[curAt:] are the current slot's entries, sorted
+	least time.Duration // cur[curAt].at, while the queue holds entries
 	// the slots after the current one, by slot % wheelSlots
 	wheel [wheelSlots]*wheelChunk
 	occ   [wheelSlots / 64]uint64 // bit s%wheelSlots set while slot s holds entries
+	words uint64                  // bit w set while occ[w] != 0
 	far   radixHeap               // the entries at slots >= slot+wheelSlots
 	free  *wheelChunk             // chunks not in use, linked by next
 }
@@ -63,10 +65,10 @@ type wheelChunk struct {
 func (q *expiryQueue) len() int { return q.n }
 
 // min returns the least instant held; the queue must not be empty.
-func (q *expiryQueue) min() time.Duration { return q.cur[q.curAt].at }
+func (q *expiryQueue) min() time.Duration { return q.least }
 
 // due reports whether the least entry is due at now.
-func (q *expiryQueue) due(now time.Duration) bool { return q.n > 0 && q.cur[q.curAt].at <= now }
+func (q *expiryQueue) due(now time.Duration) bool { return q.n > 0 && q.least <= now }
 
 // push adds key at instant at, or at the base when at is below it.
 func (q *expiryQueue) push(at time.Duration, key Key) {
@@ -87,17 +89,12 @@ func (q *expiryQueue) push(at time.Duration, key Key) {
 			i--
 		}
 		q.cur[i] = e
+		if i == q.curAt {
+			q.least = at
+		}
 		return
 	case s < q.slot+wheelSlots:
-		i := s % wheelSlots
-		c := q.wheel[i]
-		if c == nil || c.n == wheelChunkLen {
-			c = q.chunk(c)
-			q.wheel[i] = c
-		}
-		c.e[c.n] = e
-		c.n++
-		q.occ[i/64] |= 1 << (i % 64)
+		q.put(s, e)
 	default:
 		q.far.push(at, key)
 	}
@@ -105,6 +102,21 @@ func (q *expiryQueue) push(at time.Duration, key Key) {
 		// the only entry, not in the current slot: move to it
 		q.advance()
 	}
+}
+
+// put adds e to the wheel's slot s (after the current one, within the
+// wheel's span).
+func (q *expiryQueue) put(s uint64, e expiryEntry) {
+	i := s % wheelSlots
+	c := q.wheel[i]
+	if c == nil || c.n == wheelChunkLen {
+		c = q.chunk(c)
+		q.wheel[i] = c
+	}
+	c.e[c.n] = e
+	c.n++
+	q.occ[i/64] |= 1 << (i % 64)
+	q.words |= 1 << (i / 64)
 }
 
 // chunk returns an empty chunk, from the free list when it has one, that
@@ -127,7 +139,9 @@ func (q *expiryQueue) pop() expiryEntry {
 	q.curAt++
 	q.n--
 	q.base = radixOrd(e.at)
-	if q.curAt == len(q.cur) {
+	if q.curAt < len(q.cur) {
+		q.least = q.cur[q.curAt].at
+	} else {
 		q.cur, q.curAt = q.cur[:0], 0
 		if q.n > 0 {
 			q.advance()
@@ -153,20 +167,14 @@ func (q *expiryQueue) advance() {
 		if s := radixOrd(e.at) >> wheelShift; s == q.slot {
 			q.cur = append(q.cur, e)
 		} else {
-			i := s % wheelSlots
-			c := q.wheel[i]
-			if c == nil || c.n == wheelChunkLen {
-				c = q.chunk(c)
-				q.wheel[i] = c
-			}
-			c.e[c.n] = e
-			c.n++
-			q.occ[i/64] |= 1 << (i % 64)
+			q.put(s, e)
 		}
 	}
 	i := q.slot % wheelSlots
 	if q.occ[i/64]&(1<<(i%64)) != 0 {
-		q.occ[i/64] &^= 1 << (i % 64)
+		if q.occ[i/64] &^= 1 << (i % 64); q.occ[i/64] == 0 {
+			q.words &^= 1 << (i / 64)
+		}
 		for c := q.wheel[i]; c != nil; {
 			q.cur = append(q.cur, c.e[:c.n]...)
 			next := c.next
@@ -179,22 +187,30 @@ func (q *expiryQueue) advance() {
 	if len(q.cur) > 1 {
 		slices.SortFunc(q.cur, func(a, b expiryEntry) int { return cmp.Compare(a.at, b.at) })
 	}
+	q.least = q.cur[0].at
 }
 
 // nextOccupied returns how many slots after the current one the first
-// occupied slot of the wheel is, if any is.
+// occupied slot of the wheel is, if any is: the first set bit of occ from
+// the slot after the current one, wrapping around, found through words.
 func (q *expiryQueue) nextOccupied() (uint64, bool) {
+	if q.words == 0 {
+		return 0, false
+	}
 	from := (q.slot + 1) % wheelSlots
 	w := from / 64
+	var i uint64
 	if m := q.occ[w] >> (from % 64); m != 0 {
 		return 1 + uint64(bits.TrailingZeros64(m)), true
+	} else if after := q.words &^ (1<<(w+1) - 1); after != 0 {
+		// a word after w (w+1 <= 63 here: bit 63 of words has no word after it)
+		wi := uint64(bits.TrailingZeros64(after))
+		i = wi*64 + uint64(bits.TrailingZeros64(q.occ[wi]))
+	} else {
+		// wrapped: the first word that holds any, w itself included
+		// (its bits below from)
+		wi := uint64(bits.TrailingZeros64(q.words))
+		i = wi*64 + uint64(bits.TrailingZeros64(q.occ[wi]))
 	}
-	for k := uint64(1); k <= wheelSlots/64; k++ {
-		wi := (w + k) % (wheelSlots / 64)
-		if m := q.occ[wi]; m != 0 {
-			i := wi*64 + uint64(bits.TrailingZeros64(m))
-			return 1 + (i-from)%wheelSlots, true
-		}
-	}
-	return 0, false
+	return 1 + (i+wheelSlots-from)%wheelSlots, true
 }

@@ -1,6 +1,7 @@
 package algorithms
 
 import (
+	"math"
 	"math/bits"
 	"time"
 	"unsafe"
@@ -50,6 +51,10 @@ type keyed[S any] struct {
 	ahead   []expiryEntry
 	aheadAt int
 	lines   []uintptr // Prefetch's addresses, reused
+	// soonest is at most the instant of every entry queued (ahead and the
+	// heap): get goes past expire while now is below it. push lowers it;
+	// expire sets it to the least instant queued.
+	soonest time.Duration
 	// held, when not nil, returns the address of what a decision reads
 	// outside key's state (a ring's oldest entry, a Limiter), or 0;
 	// Prefetch asks it of the keys of its previous call, whose states
@@ -77,9 +82,15 @@ func newKeyed[S any](size int64, freshAt func(*S) time.Duration) keyed[S] {
 // get expires what is due at now and returns key's state, growing the table
 // as needed. A key with no state has the zero S.
 func (k *keyed[S]) get(now time.Duration, key Key) *S {
-	if k.due(now) {
-		k.expire(now)
+	if now >= k.soonest || int(key) >= len(k.state) {
+		return k.getSlow(now, key)
 	}
+	return &k.state[key]
+}
+
+// getSlow is get when something may be due or the table is too small.
+func (k *keyed[S]) getSlow(now time.Duration, key Key) *S {
+	k.expire(now)
 	if int(key) >= len(k.state) {
 		k.grow(int(key)+1, true)
 	}
@@ -168,6 +179,12 @@ func (k *keyed[S]) expire(now time.Duration) {
 		} else if k.heap.due(now) {
 			key = k.heap.pop().key
 		} else {
+			k.soonest = math.MaxInt64
+			if k.aheadAt < len(k.ahead) {
+				k.soonest = k.ahead[k.aheadAt].at
+			} else if k.heap.len() > 0 {
+				k.soonest = k.heap.min()
+			}
 			return
 		}
 		w, sh := &k.flags[key/32], keyShift(key)
@@ -192,19 +209,11 @@ func (k *keyed[S]) expire(now time.Duration) {
 	}
 }
 
-// due reports whether an entry of the queue (ahead, then the heap) is due
-// at now.
-func (k *keyed[S]) due(now time.Duration) bool {
-	if k.aheadAt < len(k.ahead) {
-		return k.ahead[k.aheadAt].at <= now
-	}
-	return k.heap.due(now)
-}
-
 // push queues key's check at instant at: on the heap, or in ahead, in
 // order, when at is below the heap's base (which Prefetch may have moved
 // past the decisions' now, where the heap would put it at its base, late).
 func (k *keyed[S]) push(at time.Duration, key Key) {
+	k.soonest = min(k.soonest, at)
 	if radixOrd(at) >= k.heap.base {
 		k.heap.push(at, key)
 		return

@@ -312,7 +312,10 @@ func newRun(cfg *Config, i int, obs Observer) (*run, error) {
 
 // read runs the algorithm over the feed's batches as reader j, holding a
 // token of deciding while it decides, and returns the run's error: its
-// own (an observer's or the limiter's), else the traffic's.
+// own (an observer's or the limiter's), else the traffic's. A limiter that
+// is an algorithms.Prefetcher is told of the keys of each chunk of
+// prefetchLen arrivals one chunk ahead of deciding them, so that their
+// state is fetched from memory while the chunk before is decided.
 func (r *run) read(j int, deciding chan struct{}) error {
 	var err error
 	for b := 0; ; b++ {
