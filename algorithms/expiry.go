@@ -31,12 +31,10 @@ import (
 //
 // The zero value is an empty queue.
 type expiryQueue struct {
-	base  uint64 // the last instant popped, as radixOrd; no entry is below it
-	n     int    // entries held, everywhere
-	slot  uint64 // the current slot: radixOrd >> wheelShift
-	cur   []expiryEntry
-	curAt int           // cur[curAt:] are the current slot's entries, sorted
-	least time.Duration // cur[curAt].at, while the queue holds entries
+	queueHead        // everywhere; the base is the last instant popped, least is cur[curAt].at
+	slot      uint64 // the current slot: radixOrd >> wheelShift
+	cur       []expiryEntry
+	curAt     int // cur[curAt:] are the current slot's entries, sorted
 	// the slots after the current one, by slot % wheelSlots
 	wheel [wheelSlots]*wheelChunk
 	occ   [wheelSlots / 64]uint64 // bit s%wheelSlots set while slot s holds entries
@@ -62,20 +60,9 @@ type wheelChunk struct {
 	e    [wheelChunkLen]expiryEntry
 }
 
-func (q *expiryQueue) len() int { return q.n }
-
-// min returns the least instant held; the queue must not be empty.
-func (q *expiryQueue) min() time.Duration { return q.least }
-
-// due reports whether the least entry is due at now.
-func (q *expiryQueue) due(now time.Duration) bool { return q.n > 0 && q.least <= now }
-
 // push adds key at instant at, or at the base when at is below it.
 func (q *expiryQueue) push(at time.Duration, key Key) {
-	u := radixOrd(at)
-	if u < q.base {
-		u, at = q.base, time.Duration(q.base^1<<63)
-	}
+	at, u := q.raise(at)
 	e := expiryEntry{at, key}
 	q.n++
 	switch s := u >> wheelShift; {

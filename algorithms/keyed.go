@@ -339,9 +339,7 @@ const radixBuckets = 65
 //
 // The zero value is an empty heap.
 type radixHeap struct {
-	base  uint64 // the base, as radixOrd; no entry is below it
-	n     int    // entries held
-	least time.Duration
+	queueHead // the base moves up to the least instant when bucket 0 is empty
 	// full has bit i-1 set while bucket i >= 1 holds entries; low[i] is
 	// the least of them, as radixOrd.
 	full uint64
@@ -368,20 +366,35 @@ type radixChunk struct {
 // flipped): math.MinInt64 is 0.
 func radixOrd(at time.Duration) uint64 { return uint64(at) ^ 1<<63 }
 
-func (h *radixHeap) len() int { return h.n }
+// queueHead is what keyed's two queues (radixHeap, expiryQueue) keep of
+// their entries as a whole: how many, the least instant while there are
+// any, and the base, below which no entry is.
+type queueHead struct {
+	base  uint64 // as radixOrd
+	n     int    // entries held
+	least time.Duration
+}
 
-// min returns the least instant held; the heap must not be empty.
-func (h *radixHeap) min() time.Duration { return h.least }
+func (q *queueHead) len() int { return q.n }
+
+// min returns the least instant held; the queue must not be empty.
+func (q *queueHead) min() time.Duration { return q.least }
 
 // due reports whether the least entry is due at now.
-func (h *radixHeap) due(now time.Duration) bool { return h.n > 0 && h.least <= now }
+func (q *queueHead) due(now time.Duration) bool { return q.n > 0 && q.least <= now }
+
+// raise returns at, or the base when at is below it, as an instant and as
+// radixOrd: where push puts it.
+func (q *queueHead) raise(at time.Duration) (time.Duration, uint64) {
+	if u := radixOrd(at); u >= q.base {
+		return at, u
+	}
+	return time.Duration(q.base ^ 1<<63), q.base
+}
 
 // push adds key at instant at, or at the base when at is below it.
 func (h *radixHeap) push(at time.Duration, key Key) {
-	u := radixOrd(at)
-	if u < h.base {
-		u, at = h.base, time.Duration(h.base^1<<63)
-	}
+	at, u := h.raise(at)
 	h.put(u, expiryEntry{at, key})
 	if h.n == 0 || at < h.least {
 		h.least = at

@@ -193,15 +193,26 @@ func cloneRadixHeap(h radixHeap) radixHeap {
 	return h
 }
 
-// TestRadixHeapRandom checks the heap against a slice kept sorted by
-// instant, over random pushes (some below the last instant popped, which
-// both raise to it) and pops, with many ties and instants over the whole
-// int64 range. Entries of one instant may pop in any order, so a pop must
-// return the least instant and a key held at that instant.
-func TestRadixHeapRandom(t *testing.T) {
-	for _, spread := range []int64{8, 1000, 1 << 40, math.MaxInt64} {
-		r := rand.New(rand.NewPCG(uint64(spread), 3))
-		var h radixHeap
+// monotoneQueue is what keyed needs of its release queue; radixHeap and
+// expiryQueue both provide it, under the same contract.
+type monotoneQueue interface {
+	push(at time.Duration, key Key)
+	pop() expiryEntry
+	len() int
+	min() time.Duration
+	due(now time.Duration) bool
+}
+
+// checkQueueRandom checks a queue made by newQ against a slice kept sorted
+// by instant, over random pushes (some below the last instant popped, which
+// the queue raises to it) and pops, with many ties and instants from spread
+// above the last pop up to the whole int64 range. Entries of one instant
+// may pop in any order, so a pop must return the least instant and a key
+// held at that instant.
+func checkQueueRandom(t *testing.T, newQ func() monotoneQueue, spreads []int64, seed uint64) {
+	for _, spread := range spreads {
+		r := rand.New(rand.NewPCG(uint64(spread), seed))
+		q := newQ()
 		var ref []expiryEntry                // sorted by at
 		last := time.Duration(math.MinInt64) // the last instant popped
 		for i := range 20_000 {
@@ -215,30 +226,36 @@ func TestRadixHeapRandom(t *testing.T) {
 					at += d
 				}
 				key := Key(i)
-				h.push(at, key)
+				q.push(at, key)
 				e := expiryEntry{max(at, last), key}
 				j, _ := slices.BinarySearchFunc(ref, e.at, func(a expiryEntry, at time.Duration) int {
 					return cmp.Compare(a.at, at+1) // after the entries of at
 				})
 				ref = slices.Insert(ref, j, e)
 			} else {
-				got := h.pop()
-				require.Equal(t, ref[0].at, got.at, "pop %d", i)
+				got := q.pop()
+				require.Equal(t, ref[0].at, got.at, "spread %d pop %d", spread, i)
 				j := slices.IndexFunc(ref, func(e expiryEntry) bool { return e == got })
 				require.GreaterOrEqual(t, j, 0, "popped %v, not held", got)
 				ref = slices.Delete(ref, j, j+1)
 				last = got.at
 			}
-			require.Equal(t, len(ref), h.len())
+			require.Equal(t, len(ref), q.len())
 			if len(ref) > 0 {
-				require.Equal(t, ref[0].at, h.min())
-				require.True(t, h.due(ref[0].at))
+				require.Equal(t, ref[0].at, q.min())
+				require.True(t, q.due(ref[0].at))
 				if ref[0].at > math.MinInt64 {
-					require.False(t, h.due(ref[0].at-1))
+					require.False(t, q.due(ref[0].at-1))
 				}
 			}
 		}
 	}
+}
+
+// TestRadixHeapRandom: checkQueueRandom on the radix heap.
+func TestRadixHeapRandom(t *testing.T) {
+	checkQueueRandom(t, func() monotoneQueue { return new(radixHeap) },
+		[]int64{8, 1000, 1 << 40, math.MaxInt64}, 3)
 }
 
 // fakeState is a state whose fresh instant is set by the test.
@@ -345,45 +362,27 @@ func (k *keyed[S]) keyCount() int { return int(k.keys) }
 // each limiter's own freshAt asked of every key: none released early, none
 // late. Every algorithm, with each of its options.
 func TestReleaseExact(t *testing.T) {
-	for _, info := range All() {
-		t.Run(info.Name, func(t *testing.T) {
-			t.Parallel()
-			for pi, pol := range invPolicies {
-				for _, v := range invVariants(info.Name, pol) {
-					l, err := info.New(v.p)
-					if err != nil && info.Name == "nginx" && pol.Per != time.Second && pol.Per != time.Minute {
-						continue // nginx takes only per 1s or 1m
-					}
-					require.NoError(t, err)
-					calls := invTrace(uint64(pi+1), pol, 1500)
-					// Spread over 40 keys, so that many are live at once
-					// and go fresh at many instants.
-					r := rand.New(rand.NewPCG(uint64(pi), 9))
-					for i := range calls {
-						calls[i].key += 4 * Key(r.IntN(10))
-					}
-					kc := l.(keyedChecker)
-					for i, c := range calls {
-						live, fresh := kc.freshness(c.at)
-						keys, _ := l.(stateHolder).liveAt(c.at)
-						after, _ := kc.freshness(c.at)
-						want := 0
-						for key := range live {
-							if live[key] && !fresh[key] {
-								want++
-								require.True(t, after[key], "%s %s call %d: key %d released early", pol, v.name, i, key)
-							} else {
-								require.False(t, after[key], "%s %s call %d: key %d not released at %v", pol, v.name, i, key, c.at)
-							}
-						}
-						require.Equal(t, int64(want), keys)
-						require.Equal(t, want, kc.keyCount())
-						l.Decide(c.at, c.key, c.cost)
-					}
+	eachVariantOver40Keys(t, 9, func(t *testing.T, newL func() Limiter, pol Policy, v invVariant, calls []invCall, _ *rand.Rand) {
+		l := newL()
+		kc := l.(keyedChecker)
+		for i, c := range calls {
+			live, fresh := kc.freshness(c.at)
+			keys, _ := l.(stateHolder).liveAt(c.at)
+			after, _ := kc.freshness(c.at)
+			want := 0
+			for key := range live {
+				if live[key] && !fresh[key] {
+					want++
+					require.True(t, after[key], "%s %s call %d: key %d released early", pol, v.name, i, key)
+				} else {
+					require.False(t, after[key], "%s %s call %d: key %d not released at %v", pol, v.name, i, key, c.at)
 				}
 			}
-		})
-	}
+			require.Equal(t, int64(want), keys)
+			require.Equal(t, want, kc.keyCount())
+			l.Decide(c.at, c.key, c.cost)
+		}
+	})
 }
 
 // TestPrefetchChangesNothing: Prefetch is a hint. Every algorithm, with
@@ -394,90 +393,67 @@ func TestReleaseExact(t *testing.T) {
 // are due. The decisions, the keys and bytes alive before each decision
 // (so no key is released early or late) and the Memory peaks are the same.
 func TestPrefetchChangesNothing(t *testing.T) {
+	eachVariantOver40Keys(t, 11, func(t *testing.T, newL func() Limiter, pol Policy, v invVariant, calls []invCall, r *rand.Rand) {
+		plain, hinted := newL(), newL()
+		pf := hinted.(Prefetcher)
+		for i, c := range calls {
+			if r.IntN(4) == 0 {
+				keys := make([]Key, r.IntN(40))
+				for j := range keys {
+					keys[j] = Key(r.IntN(50))
+				}
+				pf.Prefetch(keys, c.at+time.Duration(r.Int64N(3*int64(pol.Per)+1)))
+			}
+			wantKeys, wantBytes := plain.(stateHolder).liveAt(c.at)
+			keys, bytes := hinted.(stateHolder).liveAt(c.at)
+			require.Equal(t, wantKeys, keys, "%s %s call %d: keys alive", pol, v.name, i)
+			require.Equal(t, wantBytes, bytes, "%s %s call %d: bytes alive", pol, v.name, i)
+			require.Equal(t, plain.Decide(c.at, c.key, c.cost), hinted.Decide(c.at, c.key, c.cost),
+				"%s %s call %d", pol, v.name, i)
+		}
+		require.Equal(t, plain.Memory(), hinted.Memory(), "%s %s", pol, v.name)
+	})
+}
+
+// eachVariantOver40Keys runs check for every algorithm (one subtest each,
+// in parallel), with each of its options, under each policy of the
+// invariant suite, on a random trace of 1,500 calls spread over 40 keys,
+// so that many are live at once and go fresh at many instants. newL makes
+// a limiter of the variant; r, seeded with seed, is the check's to use
+// after the trace's.
+func eachVariantOver40Keys(t *testing.T, seed uint64, check func(t *testing.T, newL func() Limiter, pol Policy, v invVariant, calls []invCall, r *rand.Rand)) {
 	for _, info := range All() {
 		t.Run(info.Name, func(t *testing.T) {
 			t.Parallel()
 			for pi, pol := range invPolicies {
 				for _, v := range invVariants(info.Name, pol) {
-					plain, err := info.New(v.p)
-					if err != nil && info.Name == "nginx" && pol.Per != time.Second && pol.Per != time.Minute {
+					if _, err := info.New(v.p); err != nil && info.Name == "nginx" && pol.Per != time.Second && pol.Per != time.Minute {
 						continue // nginx takes only per 1s or 1m
 					}
-					require.NoError(t, err)
-					hinted, err := info.New(v.p)
-					require.NoError(t, err)
-					pf := hinted.(Prefetcher)
+					newL := func() Limiter {
+						l, err := info.New(v.p)
+						require.NoError(t, err)
+						return l
+					}
 					calls := invTrace(uint64(pi+1), pol, 1500)
-					r := rand.New(rand.NewPCG(uint64(pi), 11))
+					r := rand.New(rand.NewPCG(uint64(pi), seed))
 					for i := range calls {
 						calls[i].key += 4 * Key(r.IntN(10))
 					}
-					for i, c := range calls {
-						if r.IntN(4) == 0 {
-							keys := make([]Key, r.IntN(40))
-							for j := range keys {
-								keys[j] = Key(r.IntN(50))
-							}
-							pf.Prefetch(keys, c.at+time.Duration(r.Int64N(3*int64(pol.Per)+1)))
-						}
-						wantKeys, wantBytes := plain.(stateHolder).liveAt(c.at)
-						keys, bytes := hinted.(stateHolder).liveAt(c.at)
-						require.Equal(t, wantKeys, keys, "%s %s call %d: keys alive", pol, v.name, i)
-						require.Equal(t, wantBytes, bytes, "%s %s call %d: bytes alive", pol, v.name, i)
-						require.Equal(t, plain.Decide(c.at, c.key, c.cost), hinted.Decide(c.at, c.key, c.cost),
-							"%s %s call %d", pol, v.name, i)
-					}
-					require.Equal(t, plain.Memory(), hinted.Memory(), "%s %s", pol, v.name)
+					check(t, newL, pol, v, calls, r)
 				}
 			}
 		})
 	}
 }
 
-// TestExpiryQueueRandom: as TestRadixHeapRandom, for the timing wheel in
-// front of a radixHeap, with spreads from within one slot to past the
-// wheel's span (2^28 ns), so that entries go to the current slot, to the
-// wheel and to the heap, and move from the heap to the wheel.
+// TestExpiryQueueRandom: checkQueueRandom on the timing wheel in front of
+// a radixHeap, with spreads from within one slot to past the wheel's span
+// (2^28 ns), so that entries go to the current slot, to the wheel and to
+// the heap, and move from the heap to the wheel.
 func TestExpiryQueueRandom(t *testing.T) {
-	for _, spread := range []int64{8, 1000, 1 << 20, 1 << 28, 1 << 30, 1 << 40, math.MaxInt64} {
-		r := rand.New(rand.NewPCG(uint64(spread), 5))
-		var q expiryQueue
-		var ref []expiryEntry                // sorted by at
-		last := time.Duration(math.MinInt64) // the last instant popped
-		for i := range 20_000 {
-			if len(ref) == 0 || r.IntN(5) < 3 {
-				at := last - time.Duration(r.Int64N(4))
-				if at > last {
-					at = last
-				}
-				if d := time.Duration(r.Int64N(spread)); at <= math.MaxInt64-d {
-					at += d
-				}
-				key := Key(i)
-				q.push(at, key)
-				e := expiryEntry{max(at, last), key}
-				j, _ := slices.BinarySearchFunc(ref, e.at, func(a expiryEntry, at time.Duration) int {
-					return cmp.Compare(a.at, at+1)
-				})
-				ref = slices.Insert(ref, j, e)
-			} else {
-				got := q.pop()
-				require.Equal(t, ref[0].at, got.at, "spread %d pop %d", spread, i)
-				j := slices.IndexFunc(ref, func(e expiryEntry) bool { return e == got })
-				require.GreaterOrEqual(t, j, 0, "popped %v, not held", got)
-				ref = slices.Delete(ref, j, j+1)
-				last = got.at
-			}
-			require.Equal(t, len(ref), q.len())
-			if len(ref) > 0 {
-				require.Equal(t, ref[0].at, q.min())
-				require.True(t, q.due(ref[0].at))
-				if ref[0].at > math.MinInt64 {
-					require.False(t, q.due(ref[0].at-1))
-				}
-			}
-		}
-	}
+	checkQueueRandom(t, func() monotoneQueue { return new(expiryQueue) },
+		[]int64{8, 1000, 1 << 20, 1 << 28, 1 << 30, 1 << 40, math.MaxInt64}, 5)
 }
 
 // TestExpiryQueueSteady: entries rolling forward 100 ms ahead (keyed's
