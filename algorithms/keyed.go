@@ -13,11 +13,11 @@ import (
 // counts the keys and bytes alive, and releases a key's state once it is
 // indistinguishable from a fresh key's.
 //
-// Release is lazy but exact for the peaks: every key that has state sits in a
-// min-priority queue (an expiryQueue) once, at the instant it was last known
-// to become fresh. Before each decision, expire pops the entries that are due, asks
-// the limiter for the key's current fresh instant, and either releases the
-// key or pushes it back at that later instant. Keys and bytes only grow
+// Release is lazy but exact for the peaks: every key that has state sits in
+// a min-priority queue (an expiryQueue) once, at the instant it was last
+// known to become fresh. Before each decision, expire pops the entries that
+// are due, asks the limiter for the key's current fresh instant, and either
+// releases the key or pushes it back at that later instant. Keys and bytes only grow
 // inside a decision, so peaks measured right after each decision are the
 // true peaks. The entries due at one decision are checked in no particular
 // order: a release only lowers the keys and bytes alive, so the order
