@@ -91,6 +91,19 @@ func (q *expiryQueue) push(at time.Duration, key Key) {
 	}
 }
 
+// dueBy returns the first entries, at most most of them, that the queue
+// will pop by horizon, among those of its current slot (which it holds
+// sorted): for Prefetch, which reads and changes nothing.
+func (q *expiryQueue) dueBy(horizon time.Duration, most int) []expiryEntry {
+	due := q.cur[q.curAt:min(q.curAt+most, len(q.cur))]
+	for i, e := range due {
+		if e.at > horizon {
+			return due[:i]
+		}
+	}
+	return due
+}
+
 // put adds e to the wheel's slot s (after the current one, within the
 // wheel's span).
 func (q *expiryQueue) put(s uint64, e expiryEntry) {

@@ -1,7 +1,6 @@
 package algorithms
 
 import (
-	"math"
 	"math/bits"
 	"time"
 	"unsafe"
@@ -43,18 +42,7 @@ type keyed[S any] struct {
 	// (changed).
 	flags []uint64
 	heap  expiryQueue
-	// ahead holds entries taken from the heap before they were due, by
-	// Prefetch, in ascending order of instant from aheadAt on; every one is
-	// at or below the heap's base, so that together they are one queue:
-	// ahead first, then the heap. An entry pushed below the heap's base
-	// (which Prefetch may have moved past now) is inserted here in order.
-	ahead   []expiryEntry
-	aheadAt int
-	lines   []uintptr // Prefetch's addresses, reused
-	// soonest is at most the instant of every entry queued (ahead and the
-	// heap): get goes past expire while now is below it. push lowers it;
-	// expire sets it to the least instant queued.
-	soonest time.Duration
+	lines []uintptr // Prefetch's addresses, reused
 	// held, when not nil, returns the address of what a decision reads
 	// outside key's state (a ring's oldest entry, a Limiter), or 0;
 	// Prefetch asks it of the keys of its previous call, whose states
@@ -82,13 +70,13 @@ func newKeyed[S any](size int64, freshAt func(*S) time.Duration) keyed[S] {
 // get expires what is due at now and returns key's state, growing the table
 // as needed. A key with no state has the zero S.
 func (k *keyed[S]) get(now time.Duration, key Key) *S {
-	if now >= k.soonest || int(key) >= len(k.state) {
+	if k.heap.due(now) || int(key) >= len(k.state) {
 		return k.getSlow(now, key)
 	}
 	return &k.state[key]
 }
 
-// getSlow is get when something may be due or the table is too small.
+// getSlow is get when something is due or the table is too small.
 func (k *keyed[S]) getSlow(now time.Duration, key Key) *S {
 	k.expire(now)
 	if int(key) >= len(k.state) {
@@ -149,7 +137,7 @@ func (k *keyed[S]) touch(key Key, extra int64) {
 		k.bytes += k.size
 		// A fresh instant at or before now is due at the next expire,
 		// as is the heap's base, where push moves one that is below it.
-		k.push(k.freshAt(&k.state[key]), key)
+		k.heap.push(k.freshAt(&k.state[key]), key)
 		// Keys and bytes grow only here and in addBytes, which updates
 		// its own peak.
 		k.mem.KeysPeak = max(k.mem.KeysPeak, k.keys)
@@ -169,24 +157,8 @@ func (k *keyed[S]) addBytes(delta int64) {
 
 // expire releases every key whose state is fresh at now.
 func (k *keyed[S]) expire(now time.Duration) {
-	for {
-		var key Key
-		if k.aheadAt < len(k.ahead) && k.ahead[k.aheadAt].at <= now {
-			key = k.ahead[k.aheadAt].key
-			if k.aheadAt++; k.aheadAt == len(k.ahead) {
-				k.ahead, k.aheadAt = k.ahead[:0], 0
-			}
-		} else if k.heap.due(now) {
-			key = k.heap.pop().key
-		} else {
-			k.soonest = math.MaxInt64
-			if k.aheadAt < len(k.ahead) {
-				k.soonest = k.ahead[k.aheadAt].at
-			} else if k.heap.len() > 0 {
-				k.soonest = k.heap.min()
-			}
-			return
-		}
+	for k.heap.due(now) {
+		key := k.heap.pop().key
 		w, sh := &k.flags[key/32], keyShift(key)
 		if *w>>sh&keyChanged != 0 {
 			// Changed since it was pushed: ask for its fresh instant.
@@ -194,7 +166,7 @@ func (k *keyed[S]) expire(now time.Duration) {
 			// it was pushed at, or before the heap's base, <= now.)
 			if f := k.freshAt(&k.state[key]); f > now {
 				*w &^= keyChanged << sh
-				k.push(f, key) // still alive: recheck at f
+				k.heap.push(f, key) // still alive: recheck at f
 				continue
 			}
 		}
@@ -209,43 +181,16 @@ func (k *keyed[S]) expire(now time.Duration) {
 	}
 }
 
-// push queues key's check at instant at: on the heap, or in ahead, in
-// order, when at is below the heap's base (which Prefetch may have moved
-// past the decisions' now, where the heap would put it at its base, late).
-func (k *keyed[S]) push(at time.Duration, key Key) {
-	k.soonest = min(k.soonest, at)
-	if radixOrd(at) >= k.heap.base {
-		k.heap.push(at, key)
-		return
-	}
-	i := len(k.ahead)
-	k.ahead = append(k.ahead, expiryEntry{})
-	for i > k.aheadAt && k.ahead[i-1].at > at {
-		k.ahead[i] = k.ahead[i-1]
-		i--
-	}
-	k.ahead[i] = expiryEntry{at, key}
-}
-
-// aheadMax bounds the entries Prefetch takes from the heap ahead of time,
-// so that the ordered inserts of push into ahead stay short.
-const aheadMax = 256
+// dueAhead bounds the releases Prefetch prepares at once.
+const dueAhead = 256
 
 // Prefetch prepares the decisions on keys, which come at instants up to
-// horizon: it takes the heap's entries due by horizon into ahead (up to
-// aheadMax) and prefetches the flags word and state of each of their keys
-// and of keys, so that the releases and decisions that follow find them in
-// cache. It changes no decision and no figure: the queue's order is kept,
-// and no entry is released before the decision at its instant.
+// horizon: it prefetches the flags word and state of each of keys and of
+// the keys the queue will release by horizon (those its current slot
+// holds, up to dueAhead), so that the decisions and releases that follow
+// find them in cache. It reads the queue and changes nothing: no decision,
+// no release, no figure.
 func (k *keyed[S]) Prefetch(keys []Key, horizon time.Duration) {
-	if k.aheadAt > 0 {
-		n := copy(k.ahead, k.ahead[k.aheadAt:])
-		k.ahead, k.aheadAt = k.ahead[:n], 0
-	}
-	from := len(k.ahead)
-	for len(k.ahead) < aheadMax && k.heap.due(horizon) {
-		k.ahead = append(k.ahead, k.heap.pop())
-	}
 	lines := k.lines[:0]
 	if k.held != nil {
 		for _, key := range k.prev {
@@ -257,7 +202,7 @@ func (k *keyed[S]) Prefetch(keys []Key, horizon time.Duration) {
 		}
 		k.prev = append(k.prev[:0], keys...)
 	}
-	for _, e := range k.ahead[from:] {
+	for _, e := range k.heap.dueBy(horizon, dueAhead) {
 		lines = k.addLines(lines, e.key)
 	}
 	for _, key := range keys {

@@ -389,8 +389,8 @@ func TestReleaseExact(t *testing.T) {
 // each of its options, decides random traces over 40 keys twice: once
 // plainly and once told before a quarter of its decisions to prefetch
 // random keys (some it has never seen) up to a random horizon, from now to
-// three windows ahead, which takes releases from the heap long before they
-// are due. The decisions, the keys and bytes alive before each decision
+// three windows ahead (so that it reads releases long before they are
+// due). The decisions, the keys and bytes alive before each decision
 // (so no key is released early or late) and the Memory peaks are the same.
 func TestPrefetchChangesNothing(t *testing.T) {
 	eachVariantOver40Keys(t, 11, func(t *testing.T, newL func() Limiter, pol Policy, v invVariant, calls []invCall, r *rand.Rand) {
@@ -475,4 +475,20 @@ func TestExpiryQueueSteady(t *testing.T) {
 	roll()
 	require.Zero(t, testing.AllocsPerRun(20, roll))
 	require.Equal(t, 4000, q.len())
+}
+
+// TestExpiryQueueDueBy: dueBy lists, in order, the current slot's entries
+// due by the horizon, at most as many as asked, and pops nothing.
+func TestExpiryQueueDueBy(t *testing.T) {
+	var q expiryQueue
+	base := time.Duration(1) << 40 // the start of a slot
+	for i, d := range []time.Duration{30, 10, 20, 15, 1 << 30} {
+		q.push(base+d, Key(i))
+	}
+	require.Equal(t, []expiryEntry{{base + 10, 1}, {base + 15, 3}, {base + 20, 2}}, q.dueBy(base+25, 8))
+	require.Equal(t, []expiryEntry{{base + 10, 1}, {base + 15, 3}}, q.dueBy(base+25, 2))
+	require.Empty(t, q.dueBy(base+9, 8))
+	// the entry 2^30 ns on is in a later slot: not listed, though due
+	require.Len(t, q.dueBy(base+1<<31, 8), 4)
+	require.Equal(t, 5, q.len())
 }

@@ -63,7 +63,6 @@ func bucketCloneKeyed[S any](k keyed[S]) keyed[S] {
 	k.state = slices.Clone(k.state)
 	k.flags = slices.Clone(k.flags)
 	k.heap = cloneExpiryQueue(k.heap)
-	k.ahead = slices.Clone(k.ahead)
 	k.lines, k.prev = nil, slices.Clone(k.prev)
 	return k
 }
