@@ -286,3 +286,38 @@ func TestSeriesCoarsensLongRuns(t *testing.T) {
 	}
 	require.Equal(t, int64(n), sum, "coarsening loses no request")
 }
+
+// TestPeakSetLongGaps: releases held in 8 bytes with, now and then, a gap
+// longer than 32 bits of ns (4.29 s) between two of them, which no
+// distance can hold: the set closes every open interval and starts again
+// from the later release. The peaks are what trying every release as a
+// start gives, and the set stays in 8-byte entries.
+func TestPeakSetLongGaps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := 0; trial < 100; trial++ {
+		n := 1 + rng.IntN(3000)
+		vs := []time.Duration{time.Duration(1 + rng.IntN(40*1024)), time.Duration(1 + rng.IntN(4*1024))}
+		rs := make([]release, n)
+		at := time.Duration(rng.Int64N(1 << 40))
+		for i := range rs {
+			switch x := rng.IntN(100); {
+			case x < 2:
+				at += math.MaxUint32 + time.Duration(rng.Int64N(1<<33))
+			case x < 70:
+				at += time.Duration(rng.IntN(50))
+			}
+			rs[i] = release{at, int64(1 + rng.IntN(3))}
+		}
+		p := newPeakSet(vs)
+		for _, r := range rs {
+			p.add(r.at, r.cost)
+		}
+		require.False(t, p.wide)
+		got := p.finish()
+		for i, v := range vs {
+			wantC, wantS := bruteForcePeak(rs, v)
+			require.Equal(t, wantC, got[i].cost, "trial %d window %v", trial, v)
+			require.Equal(t, wantS, got[i].at, "trial %d window %v", trial, v)
+		}
+	}
+}

@@ -130,9 +130,10 @@ func (s *peakSet) addShort(at time.Duration, cost int64) bool {
 		// empty: this release is the base the next ones count from
 		s.doneAt = at
 	case at-s.backAt > math.MaxUint32:
-		// further from the latest than any window, which it empties
+		// further from the latest than any window: every interval
+		// open is complete, and the windows start again from at
 		s.flush()
-		s.advance(at)
+		s.closeAll()
 		s.head = s.tail
 		s.doneAt = at
 	default:
@@ -201,23 +202,6 @@ func (s *peakSet) flushWin(w *peakWin) {
 	w.front, w.frontAt, w.sum, w.best, w.start = front, frontAt, sum, best, start
 }
 
-// advance closes, in every window, the intervals of the releases f with
-// f+V <= at, all of them counted (done == tail).
-func (s *peakSet) advance(at time.Duration) {
-	for i := range s.wins {
-		w := &s.wins[i]
-		for w.front < s.tail && w.frontAt+w.v <= at {
-			if w.sum > w.best {
-				w.best, w.start = w.sum, w.frontAt
-			}
-			w.sum -= int64(s.short.at(w.front).cost)
-			if w.front++; w.front < s.tail {
-				w.frontAt += time.Duration(s.short.at(w.front).dt)
-			}
-		}
-	}
-}
-
 // pushed accounts for a release just stored at sequence number tail.
 func (s *peakSet) pushed(at time.Duration, cost int64) {
 	for i := range s.wins {
@@ -278,11 +262,21 @@ func (s *peakSet) addWhole(at time.Duration, cost int64) {
 // and the earliest start of one, in the order of the windows.
 func (s *peakSet) finish() []release {
 	s.flush()
+	s.closeAll()
 	out := make([]release, len(s.wins))
+	for i, w := range s.wins {
+		out[i] = release{w.start, w.best}
+	}
+	return out
+}
+
+// closeAll closes every interval still open, all releases counted: every
+// release from a window's front on starts an interval that ends after the
+// latest release (or, when a release comes further than any window from
+// the latest, before it).
+func (s *peakSet) closeAll() {
 	for i := range s.wins {
 		w := &s.wins[i]
-		// every release from the front on starts an interval that ends
-		// after the latest release
 		for ; w.front < s.tail; w.front++ {
 			if w.sum > w.best {
 				w.best, w.start = w.sum, w.frontAt
@@ -299,9 +293,7 @@ func (s *peakSet) finish() []release {
 				}
 			}
 		}
-		out[i] = release{w.start, w.best}
 	}
-	return out
 }
 
 // held is how many releases the set holds once it has counted them.
