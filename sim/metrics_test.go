@@ -98,11 +98,7 @@ func TestPeakSetMatchesBruteForce(t *testing.T) {
 		require.LessOrEqual(t, p.short.held(), most/ringChunk+2, "chunks for what it held at most")
 		require.False(t, p.wide)
 		got := p.finish()
-		for i, v := range vs {
-			wantC, wantS := bruteForcePeak(rs, v)
-			require.Equal(t, wantC, got[i].cost, "trial %d window %v", trial, v)
-			require.Equal(t, wantS, got[i].at, "trial %d window %v", trial, v)
-		}
+		requireBruteForce(t, got, rs, vs, trial)
 	}
 }
 
@@ -146,11 +142,7 @@ func TestPeakSetWide(t *testing.T) {
 		}
 		wide := p.wide
 		got := p.finish()
-		for i, v := range vs {
-			wantC, wantS := bruteForcePeak(rs, v)
-			require.Equal(t, wantC, got[i].cost, "trial %d window %v", trial, v)
-			require.Equal(t, wantS, got[i].at, "trial %d window %v", trial, v)
-		}
+		requireBruteForce(t, got, rs, vs, trial)
 		if trial%3 != 2 || n > 8 {
 			require.True(t, wide, "trial %d", trial)
 		}
@@ -314,10 +306,17 @@ func TestPeakSetLongGaps(t *testing.T) {
 		}
 		require.False(t, p.wide)
 		got := p.finish()
-		for i, v := range vs {
-			wantC, wantS := bruteForcePeak(rs, v)
-			require.Equal(t, wantC, got[i].cost, "trial %d window %v", trial, v)
-			require.Equal(t, wantS, got[i].at, "trial %d window %v", trial, v)
-		}
+		requireBruteForce(t, got, rs, vs, trial)
+	}
+}
+
+// requireBruteForce checks the peaks a set found, got, against what trying
+// every release of rs as a start gives, for each window of vs.
+func requireBruteForce(t *testing.T, got, rs []release, vs []time.Duration, trial int) {
+	t.Helper()
+	for i, v := range vs {
+		wantC, wantS := bruteForcePeak(rs, v)
+		require.Equal(t, wantC, got[i].cost, "trial %d window %v", trial, v)
+		require.Equal(t, wantS, got[i].at, "trial %d window %v", trial, v)
 	}
 }
