@@ -69,6 +69,8 @@ func TestPeakSetDoubleBurst(t *testing.T) {
 // the releases of its longest window, in a ring at most twice that.
 func TestPeakSetMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	skips := 0
+	defer func() { require.Positive(t, skips, "some flushes took the bound") }()
 	// short runs with short windows, then runs of thousands of releases
 	// with windows holding up to thousands at once (the ring grows)
 	for trial := 0; trial < 340; trial++ {
@@ -98,8 +100,70 @@ func TestPeakSetMatchesBruteForce(t *testing.T) {
 		require.LessOrEqual(t, p.short.held(), most/ringChunk+2, "chunks for what it held at most")
 		require.False(t, p.wide)
 		got := p.finish()
+		skips += p.skips
 		requireBruteForce(t, got, rs, vs, trial)
 	}
+}
+
+// TestPeakSetSkipMatchesTwoPointers: long streams of releases whose rate
+// wanders, so that most flushes of 512 take the bound (skip) and some,
+// where the rate climbs to a new peak, count every release (flushWin),
+// give the peaks of a plain two-pointer scan over their instants (every
+// release's instant tried as a start, the earliest of equal sums kept).
+func TestPeakSetSkipMatchesTwoPointers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := 0; trial < 6; trial++ {
+		n := 100_000 + rng.IntN(100_000)
+		vs := []time.Duration{time.Duration(20_000 + rng.IntN(200_000)), time.Duration(2_000 + rng.IntN(20_000))}
+		rs := make([]release, n)
+		var at time.Duration
+		gap := 10.0
+		for i := range rs {
+			if i%5000 == 0 { // the mean gap drifts between 5 and 20 ns
+				gap = min(20, max(5, gap+rng.Float64()*4-2))
+			}
+			at += time.Duration(rng.ExpFloat64() * gap)
+			rs[i] = release{at, int64(1 + rng.IntN(3))}
+		}
+		p := newPeakSet(vs)
+		for _, r := range rs {
+			p.add(r.at, r.cost)
+		}
+		got := p.finish()
+		require.Positive(t, p.skips, "trial %d: most flushes take the bound", trial)
+		require.Less(t, p.skips, n/peakFlush*len(vs), "trial %d: some count every release", trial)
+		for i, v := range vs {
+			wantC, wantS := twoPointerPeak(rs, v)
+			require.Equal(t, wantC, got[i].cost, "trial %d window %v", trial, v)
+			require.Equal(t, wantS, got[i].at, "trial %d window %v", trial, v)
+		}
+	}
+}
+
+// twoPointerPeak is bruteForcePeak in linear time, for long streams: for
+// each release in order as a start a, the sum of the releases in
+// [a, a+v), from prefix sums and a pointer to the first release at or
+// after a+v.
+func twoPointerPeak(rs []release, v time.Duration) (int64, time.Duration) {
+	prefix := make([]int64, len(rs)+1)
+	for i, r := range rs {
+		prefix[i+1] = prefix[i] + r.cost
+	}
+	var best int64
+	var start time.Duration
+	j := 0
+	for i, a := range rs {
+		if i > 0 && rs[i-1].at == a.at {
+			continue // the same start as the release before
+		}
+		for j < len(rs) && rs[j].at < a.at+v {
+			j++
+		}
+		if sum := prefix[j] - prefix[i]; sum > best {
+			best, start = sum, a.at
+		}
+	}
+	return best, start
 }
 
 // TestPeakSetWide: windows longer than 32 bits of ns (a per-minute

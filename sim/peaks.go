@@ -46,6 +46,11 @@ type peakSet struct {
 	// distance counts (after restart, the instant of release done itself,
 	// whose distance is 0)
 	doneAt time.Duration
+	// pending is the cost stored since done, not yet counted (8-byte
+	// releases only); skips counts the window flushes that took the
+	// bound (see flushWin), for tests.
+	pending int64
+	skips   int
 }
 
 // peakFlush is how many releases a peakSet stores before it counts them.
@@ -116,6 +121,8 @@ func (s *peakSet) addShort(at time.Duration, cost int64) bool {
 			for i := range s.wins {
 				s.wins[i].sum += cost
 			}
+		} else {
+			s.pending += cost
 		}
 		return true
 	}
@@ -142,6 +149,7 @@ func (s *peakSet) addShort(at time.Duration, cost int64) bool {
 	s.short.push(s.head, s.tail, shortRelease{dt, uint32(cost)})
 	s.tail++
 	s.backAt = at
+	s.pending += cost
 	if s.tail-s.done >= peakFlush {
 		s.flush()
 	}
@@ -156,11 +164,51 @@ func (s *peakSet) flush() {
 		return
 	}
 	for i := range s.wins {
-		s.flushWin(&s.wins[i])
+		if w := &s.wins[i]; !s.skip(w) {
+			s.flushWin(w)
+		}
 	}
 	s.done = s.tail
 	s.doneAt = s.backAt
+	s.pending = 0
 	s.head = s.wins[s.longest].front
+}
+
+// skip counts the releases from done to tail in window w the short way
+// when no interval that they close can beat the window's best, and
+// reports whether it did.
+//
+// An interval that closes while they join holds releases of the window
+// as it is (sum) and releases among those joining (pending) at most, so
+// when sum+pending <= best none beats best (a tie keeps the earlier
+// start, as flushWin does). flushWin would then change only the window's
+// front, frontAt and sum: its front moves to the first release f with
+// f+V past the latest release, backAt, and its sum gains pending and loses
+// the releases it leaves behind. skip walks the front there, without the
+// comparisons and the branches that mispredict as arrivals and
+// departures interleave. It leaves the window as it is (and flushWin
+// counts) when the window is empty or the walk would reach the first
+// joining release, where flushWin's order matters.
+func (s *peakSet) skip(w *peakWin) bool {
+	if w.front >= s.done || w.sum+s.pending > w.best {
+		return false
+	}
+	r := &s.short
+	front, frontAt, sum, last := w.front, w.frontAt, w.sum, s.backAt-w.v
+	fc, fi := r.chunk(front), front%ringChunk
+	for frontAt <= last {
+		sum -= int64(fc[fi].cost)
+		if front++; front == s.done {
+			return false
+		}
+		if fi++; fi == ringChunk {
+			fc, fi = r.chunk(front), 0
+		}
+		frontAt += time.Duration(fc[fi].dt)
+	}
+	w.front, w.frontAt, w.sum = front, frontAt, sum+s.pending
+	s.skips++
+	return true
 }
 
 // flushWin counts the releases from done to tail in window w. It walks two
