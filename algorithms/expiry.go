@@ -1,7 +1,6 @@
 package algorithms
 
 import (
-	"cmp"
 	"math/bits"
 	"slices"
 	"time"
@@ -34,9 +33,13 @@ type expiryQueue struct {
 	queueHead        // everywhere; the base is the last instant popped, least is cur[curAt].at
 	slot      uint64 // the current slot: radixOrd >> wheelShift
 	cur       []expiryEntry
-	curAt     int // cur[curAt:] are the current slot's entries, sorted
-	// the slots after the current one, by slot % wheelSlots
+	curAt     int           // cur[curAt:] are the current slot's entries, sorted
+	spare     []expiryEntry // sortCur's other buffer
+	// the slots after the current one, by slot % wheelSlots: a stack of
+	// chunks each, and how many entries its top chunk holds (the chunks
+	// below it are full), kept apart so that put reads no chunk
 	wheel [wheelSlots]*wheelChunk
+	fill  [wheelSlots]uint8
 	occ   [wheelSlots / 64]uint64 // bit s%wheelSlots set while slot s holds entries
 	words uint64                  // bit w set while occ[w] != 0
 	far   radixHeap               // the entries at slots >= slot+wheelSlots
@@ -49,14 +52,16 @@ const (
 	// wheelSlots is how many slots the wheel spans, the current one
 	// included (a power of two).
 	wheelSlots = 4096
-	// wheelChunkLen entries of 16 bytes and the header make 256 bytes.
+	// wheelChunkLen entries of 16 bytes and the link make 248 bytes.
 	wheelChunkLen = 15
+	// subShift cuts a slot into 64 sub-slots of 2^subShift ns, by which
+	// sortCur counts entries.
+	subShift = wheelShift - 6
 )
 
 // wheelChunk is a block of entries of one slot of the wheel.
 type wheelChunk struct {
 	next *wheelChunk // the chunk below in the slot's stack, or the next free one
-	n    int
 	e    [wheelChunkLen]expiryEntry
 }
 
@@ -108,13 +113,13 @@ func (q *expiryQueue) dueBy(horizon time.Duration, most int) []expiryEntry {
 // wheel's span).
 func (q *expiryQueue) put(s uint64, e expiryEntry) {
 	i := s % wheelSlots
-	c := q.wheel[i]
-	if c == nil || c.n == wheelChunkLen {
-		c = q.chunk(c)
+	c, n := q.wheel[i], q.fill[i]
+	if n == 0 || n == wheelChunkLen { // empty, or its top chunk full
+		c, n = q.chunk(c), 0
 		q.wheel[i] = c
 	}
-	c.e[c.n] = e
-	c.n++
+	c.e[n] = e
+	q.fill[i] = n + 1
 	q.occ[i/64] |= 1 << (i % 64)
 	q.words |= 1 << (i / 64)
 }
@@ -128,7 +133,7 @@ func (q *expiryQueue) chunk(below *wheelChunk) *wheelChunk {
 	} else {
 		c = new(wheelChunk)
 	}
-	c.next, c.n = below, 0
+	c.next = below
 	return c
 }
 
@@ -171,23 +176,65 @@ func (q *expiryQueue) advance() {
 		}
 	}
 	i := q.slot % wheelSlots
+	var top *wheelChunk // the slot's chunks, if it holds any
 	if q.occ[i/64]&(1<<(i%64)) != 0 {
 		if q.occ[i/64] &^= 1 << (i % 64); q.occ[i/64] == 0 {
 			q.words &^= 1 << (i / 64)
 		}
-		for c := q.wheel[i]; c != nil; {
-			q.cur = append(q.cur, c.e[:c.n]...)
-			next := c.next
-			c.next = q.free
-			q.free = c
-			c = next
-		}
-		q.wheel[i] = nil
+		top = q.wheel[i]
 	}
-	if len(q.cur) > 1 {
-		slices.SortFunc(q.cur, func(a, b expiryEntry) int { return cmp.Compare(a.at, b.at) })
+	if top != nil || len(q.cur) > 1 {
+		q.gather(top, int(q.fill[i]))
+		q.wheel[i], q.fill[i] = nil, 0
 	}
 	q.least = q.cur[0].at
+}
+
+// gather makes cur the current slot's entries sorted by instant: those cur
+// holds (from the far heap) and those of the slot's stack of chunks from
+// top, whose top chunk holds n. All are in the slot, so a counting sort by
+// sub-slot (the 6 bits of an instant below the slot's) puts them in order
+// but within a sub-slot, then an insertion sort moves each past the few
+// others of its sub-slot. The chunks go to the free list. Entries of one
+// instant keep no particular order.
+func (q *expiryQueue) gather(top *wheelChunk, n int) {
+	var start [65]int32
+	for _, e := range q.cur {
+		start[1+radixOrd(e.at)>>subShift&63]++
+	}
+	for c, k := top, n; c != nil; c, k = c.next, wheelChunkLen {
+		for _, e := range c.e[:k] {
+			start[1+radixOrd(e.at)>>subShift&63]++
+		}
+	}
+	for b := 1; b < len(start); b++ {
+		start[b] += start[b-1]
+	}
+	out := slices.Grow(q.spare[:0], int(start[64]))[:start[64]]
+	for _, e := range q.cur {
+		b := radixOrd(e.at) >> subShift & 63
+		out[start[b]] = e
+		start[b]++
+	}
+	for c, k := top, n; c != nil; k = wheelChunkLen {
+		for _, e := range c.e[:k] {
+			b := radixOrd(e.at) >> subShift & 63
+			out[start[b]] = e
+			start[b]++
+		}
+		next := c.next
+		c.next = q.free
+		q.free = c
+		c = next
+	}
+	for i := 1; i < len(out); i++ {
+		e, j := out[i], i
+		for ; j > 0 && out[j-1].at > e.at; j-- {
+			out[j] = out[j-1]
+		}
+		out[j] = e
+	}
+	q.cur, q.spare = out, q.cur[:0]
 }
 
 // nextOccupied returns how many slots after the current one the first

@@ -155,6 +155,7 @@ func radixBucket(h *radixHeap, i int) []expiryEntry {
 // it.
 func cloneExpiryQueue(q expiryQueue) expiryQueue {
 	q.cur = slices.Clone(q.cur)
+	q.spare = nil
 	for i, c := range q.wheel {
 		var chunks []*wheelChunk
 		for ; c != nil; c = c.next {
