@@ -1,6 +1,7 @@
 package algorithms
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 	"time"
@@ -194,47 +195,75 @@ func (q *expiryQueue) advance() {
 // holds (from the far heap) and those of the slot's stack of chunks from
 // top, whose top chunk holds n. All are in the slot, so a counting sort by
 // sub-slot (the 6 bits of an instant below the slot's) puts them in order
-// but within a sub-slot, then an insertion sort moves each past the few
-// others of its sub-slot. The chunks go to the free list. Entries of one
+// but within a sub-slot; then each sub-slot is sorted, by insertion when it
+// holds a few entries (as a slot's entries spread over it mostly do), else
+// by pdqsort (a replayed log stamped to the second sends thousands of keys
+// to a few instants). The chunks go to the free list. Entries of one
 // instant keep no particular order.
 func (q *expiryQueue) gather(top *wheelChunk, n int) {
-	var start [65]int32
+	if (top == nil || top.next == nil) && len(q.cur)+n <= 16 {
+		// a few entries (a sparse wheel, as in most replays): the
+		// sub-slot counts would cost more than sorting them
+		if top != nil {
+			q.cur = append(q.cur, top.e[:n]...)
+			top.next = q.free
+			q.free = top
+		}
+		insertionSort(q.cur)
+		return
+	}
+	var count, start [64]int32
 	for _, e := range q.cur {
-		start[1+radixOrd(e.at)>>subShift&63]++
+		count[radixOrd(e.at)>>subShift&63]++
 	}
 	for c, k := top, n; c != nil; c, k = c.next, wheelChunkLen {
 		for _, e := range c.e[:k] {
-			start[1+radixOrd(e.at)>>subShift&63]++
+			count[radixOrd(e.at)>>subShift&63]++
 		}
 	}
-	for b := 1; b < len(start); b++ {
-		start[b] += start[b-1]
+	var total int32
+	for b, c := range count {
+		start[b] = total
+		total += c
 	}
-	out := slices.Grow(q.spare[:0], int(start[64]))[:start[64]]
+	out := slices.Grow(q.spare[:0], int(total))[:total]
+	at := start
 	for _, e := range q.cur {
 		b := radixOrd(e.at) >> subShift & 63
-		out[start[b]] = e
-		start[b]++
+		out[at[b]] = e
+		at[b]++
 	}
 	for c, k := top, n; c != nil; k = wheelChunkLen {
 		for _, e := range c.e[:k] {
 			b := radixOrd(e.at) >> subShift & 63
-			out[start[b]] = e
-			start[b]++
+			out[at[b]] = e
+			at[b]++
 		}
 		next := c.next
 		c.next = q.free
 		q.free = c
 		c = next
 	}
-	for i := 1; i < len(out); i++ {
-		e, j := out[i], i
-		for ; j > 0 && out[j-1].at > e.at; j-- {
-			out[j] = out[j-1]
+	for b, c := range count {
+		switch sub := out[start[b] : start[b]+c]; {
+		case c > 16:
+			slices.SortFunc(sub, func(x, y expiryEntry) int { return cmp.Compare(x.at, y.at) })
+		case c > 1:
+			insertionSort(sub)
 		}
-		out[j] = e
 	}
 	q.cur, q.spare = out, q.cur[:0]
+}
+
+// insertionSort sorts a few entries by instant.
+func insertionSort(es []expiryEntry) {
+	for i := 1; i < len(es); i++ {
+		e, j := es[i], i
+		for ; j > 0 && es[j-1].at > e.at; j-- {
+			es[j] = es[j-1]
+		}
+		es[j] = e
+	}
 }
 
 // nextOccupied returns how many slots after the current one the first

@@ -460,6 +460,41 @@ func TestExpiryQueueRandom(t *testing.T) {
 // TestExpiryQueueSteady: entries rolling forward 100 ms ahead (keyed's
 // common case) reuse the wheel's chunks and the current slot's slice: past
 // the start, the queue allocates nothing.
+// TestExpiryQueueGather: the entries of a wheel slot come out in order of
+// instant whichever way gather sorts them: a few (no counting), hundreds
+// spread over the slot's sub-slots (counted, then insertion within each),
+// and thousands crowded on three instants of one sub-slot (pdqsort there),
+// as a log stamped to the second sends them.
+func TestExpiryQueueGather(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	base := time.Duration(1) << 40 // the start of a slot
+	cases := []struct {
+		name string
+		n    int
+		in   func() time.Duration // where in the slot
+	}{
+		{"few", 5, func() time.Duration { return time.Duration(r.IntN(1 << wheelShift)) }},
+		{"spread", 500, func() time.Duration { return time.Duration(r.IntN(1 << wheelShift)) }},
+		{"crowded", 2000, func() time.Duration { return 3<<subShift + time.Duration(r.IntN(3)) }},
+	}
+	for _, tc := range cases {
+		var q expiryQueue
+		q.push(base, 0) // the current slot
+		var want []time.Duration
+		for i := range tc.n {
+			at := base + 5<<wheelShift + tc.in() // five slots on: in the wheel
+			q.push(at, Key(i+1))
+			want = append(want, at)
+		}
+		slices.Sort(want)
+		require.Equal(t, base, q.pop().at)
+		for i, w := range want {
+			require.Equal(t, w, q.pop().at, "%s: pop %d", tc.name, i)
+		}
+		require.Zero(t, q.len())
+	}
+}
+
 func TestExpiryQueueSteady(t *testing.T) {
 	var q expiryQueue
 	now := time.Duration(1e18)
