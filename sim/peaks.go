@@ -187,20 +187,21 @@ func (s *peakSet) flush() {
 // the releases it leaves behind. skip walks the front there, without the
 // comparisons and the branches that mispredict as arrivals and
 // departures interleave. It leaves the window as it is (and flushWin
-// counts) when the window is empty or the walk would reach the first
-// joining release, where flushWin's order matters.
+// counts) when the window is empty or the front would pass every release
+// counted (the one before done, at doneAt, among them), where flushWin's
+// order matters: with sparse releases, whose flush spans more than the
+// window.
 func (s *peakSet) skip(w *peakWin) bool {
-	if w.front >= s.done || w.sum+s.pending > w.best {
+	last := s.backAt - w.v // the front moves past the releases up to last
+	if w.front >= s.done || w.sum+s.pending > w.best || s.doneAt <= last {
 		return false
 	}
 	r := &s.short
-	front, frontAt, sum, last := w.front, w.frontAt, w.sum, s.backAt-w.v
+	front, frontAt, sum := w.front, w.frontAt, w.sum
 	fc, fi := r.chunk(front), front%ringChunk
-	for frontAt <= last {
+	for frontAt <= last { // stops by done-1, at doneAt > last
 		sum -= int64(fc[fi].cost)
-		if front++; front == s.done {
-			return false
-		}
+		front++
 		if fi++; fi == ringChunk {
 			fc, fi = r.chunk(front), 0
 		}
