@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/ratesim/ratesim/internal/prefetch"
+	"github.com/ratesim/ratesim/internal/timeq"
 )
 
 // keyed holds the per-key state S of one limiter in a slice indexed by Key,
@@ -13,7 +14,7 @@ import (
 // indistinguishable from a fresh key's.
 //
 // Release is lazy but exact for the peaks: every key that has state sits in
-// a min-priority queue (an expiryQueue) once, at the instant it was last
+// a min-priority queue (a timeq.Queue) once, at the instant it was last
 // known to become fresh. Before each decision, expire pops the entries that
 // are due, asks the limiter for the key's current fresh instant, and either
 // releases the key or pushes it back at that later instant. Keys and bytes only grow
@@ -41,7 +42,7 @@ type keyed[S any] struct {
 	// its state has changed since the key was last pushed on the heap
 	// (changed).
 	flags []uint64
-	heap  expiryQueue
+	heap  timeq.Queue[Key]
 	lines []uintptr // Prefetch's addresses, reused
 	// held, when not nil, returns the address of what a decision reads
 	// outside key's state (a ring's oldest entry, a Limiter), or 0;
@@ -70,7 +71,7 @@ func newKeyed[S any](size int64, freshAt func(*S) time.Duration) keyed[S] {
 // get expires what is due at now and returns key's state, growing the table
 // as needed. A key with no state has the zero S.
 func (k *keyed[S]) get(now time.Duration, key Key) *S {
-	if k.heap.due(now) || int(key) >= len(k.state) {
+	if k.heap.Due(now) || int(key) >= len(k.state) {
 		return k.getSlow(now, key)
 	}
 	return &k.state[key]
@@ -137,7 +138,7 @@ func (k *keyed[S]) touch(key Key, extra int64) {
 		k.bytes += k.size
 		// A fresh instant at or before now is due at the next expire,
 		// as is the heap's base, where push moves one that is below it.
-		k.heap.push(k.freshAt(&k.state[key]), key)
+		k.heap.Push(k.freshAt(&k.state[key]), key)
 		// Keys and bytes grow only here and in addBytes, which updates
 		// its own peak.
 		k.mem.KeysPeak = max(k.mem.KeysPeak, k.keys)
@@ -157,8 +158,8 @@ func (k *keyed[S]) addBytes(delta int64) {
 
 // expire releases every key whose state is fresh at now.
 func (k *keyed[S]) expire(now time.Duration) {
-	for k.heap.due(now) {
-		key := k.heap.pop().key
+	for k.heap.Due(now) {
+		key := k.heap.Pop().V
 		w, sh := &k.flags[key/32], keyShift(key)
 		if *w>>sh&keyChanged != 0 {
 			// Changed since it was pushed: ask for its fresh instant.
@@ -166,7 +167,7 @@ func (k *keyed[S]) expire(now time.Duration) {
 			// it was pushed at, or before the heap's base, <= now.)
 			if f := k.freshAt(&k.state[key]); f > now {
 				*w &^= keyChanged << sh
-				k.heap.push(f, key) // still alive: recheck at f
+				k.heap.Push(f, key) // still alive: recheck at f
 				continue
 			}
 		}
@@ -202,8 +203,8 @@ func (k *keyed[S]) Prefetch(keys []Key, horizon time.Duration) {
 		}
 		k.prev = append(k.prev[:0], keys...)
 	}
-	for _, e := range k.heap.dueBy(horizon, dueAhead) {
-		lines = k.addLines(lines, e.key)
+	for _, e := range k.heap.DueBy(horizon, dueAhead) {
+		lines = k.addLines(lines, e.V)
 	}
 	for _, key := range keys {
 		if int(key) < len(k.state) {
@@ -235,194 +236,6 @@ func (k *keyed[S]) Memory() Memory { return k.mem }
 func (k *keyed[S]) liveAt(now time.Duration) (keys, bytes int64) {
 	k.expire(now)
 	return k.keys, k.bytes
-}
-
-// expiryEntry is one key's scheduled check for freshness.
-type expiryEntry struct {
-	at  time.Duration
-	key Key
-}
-
-// radixBuckets is the number of buckets of a radixHeap: bucket 0 for the
-// entries equal to its base, and one per bit of an instant.
-const radixBuckets = 65
-
-// radixHeap is a monotone min-priority queue of expiryEntry by instant: a
-// radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990) over the 64 bits of
-// an instant. It suits keyed, whose instants only move forward: no entry is
-// ever pushed before the last instant popped.
-//
-// Structure: a base instant, the last instant popped (the least instant of
-// an int64 before the first pop), which no entry is below, and 65 buckets.
-// Bucket 0 holds the entries equal to the base; bucket i >= 1 those whose
-// highest bit that differs from the base's is bit i-1, i.e. bits.Len64 of
-// their XOR with it (instants are compared as int64, and XOR-ing both with
-// the sign bit, which maps that order to the unsigned one, leaves the XOR
-// unchanged). Every entry of bucket i is below every entry of bucket j > i,
-// as they agree with the base above bit j-1, where bucket j's entries have a
-// 1 and bucket i's the base's 0. So the least entry is in bucket 0 or else
-// in the first non-empty bucket, whose least instant each bucket keeps.
-//
-// push adds to the entry's bucket, O(1); an instant below the base is
-// pushed at the base (keyed only pushes such an instant for a key that is
-// already due, see keyed.touch). pop takes from bucket 0; when bucket 0 is
-// empty, it first moves the base up to the least instant, that of the first
-// non-empty bucket i, and spreads bucket i over the buckets below i (the
-// others keep their index, as the new base agrees with the old one above bit
-// i-1). An entry only ever moves to a lower bucket, so it is moved at most
-// 64 times, a few in practice, and the buckets are read and written in
-// order, where a comparison heap (binary or 4-ary) over hundreds of
-// thousands of entries pays a cache miss per level. Entries of one instant
-// pop in no particular order (keyed's figures do not depend on it).
-//
-// Each bucket is a stack of chunks of radixChunkLen entries, every chunk
-// but the top one full; a chunk emptied by pop or spread goes to a free
-// list that every bucket draws from. So the heap holds at most one chunk
-// per entries-held/radixChunkLen plus one per bucket (about 1 KiB each) at
-// its peak, however the entries are spread over the buckets over time,
-// and once it has reached its peak it allocates nothing.
-//
-// The zero value is an empty heap.
-type radixHeap struct {
-	queueHead // the base moves up to the least instant when bucket 0 is empty
-	// full has bit i-1 set while bucket i >= 1 holds entries; low[i] is
-	// the least of them, as radixOrd.
-	full uint64
-	low  [radixBuckets]uint64
-	top  [radixBuckets]*radixChunk // each bucket's top chunk, nil when empty
-	free *radixChunk               // chunks not in use, linked by next
-}
-
-// radixChunkLen is the number of entries of a radixChunk: 63 entries of 16
-// bytes and the chunk's header make 1 KiB.
-const radixChunkLen = 63
-
-// radixChunk is a block of entries of one bucket of a radixHeap.
-type radixChunk struct {
-	// next is the chunk below in the bucket's stack, or the next free
-	// chunk. It comes first so that the garbage collector, which scans an
-	// object only up to its last pointer, reads one word of a chunk.
-	next *radixChunk
-	n    int // entries held, e[:n]
-	e    [radixChunkLen]expiryEntry
-}
-
-// radixOrd maps an instant to a uint64 of the same order (the sign bit
-// flipped): math.MinInt64 is 0.
-func radixOrd(at time.Duration) uint64 { return uint64(at) ^ 1<<63 }
-
-// queueHead is what keyed's two queues (radixHeap, expiryQueue) keep of
-// their entries as a whole: how many, the least instant while there are
-// any, and the base, below which no entry is.
-type queueHead struct {
-	base  uint64 // as radixOrd
-	n     int    // entries held
-	least time.Duration
-}
-
-func (q *queueHead) len() int { return q.n }
-
-// min returns the least instant held; the queue must not be empty.
-func (q *queueHead) min() time.Duration { return q.least }
-
-// due reports whether the least entry is due at now.
-func (q *queueHead) due(now time.Duration) bool { return q.n > 0 && q.least <= now }
-
-// raise returns at, or the base when at is below it, as an instant and as
-// radixOrd: where push puts it.
-func (q *queueHead) raise(at time.Duration) (time.Duration, uint64) {
-	if u := radixOrd(at); u >= q.base {
-		return at, u
-	}
-	return time.Duration(q.base ^ 1<<63), q.base
-}
-
-// push adds key at instant at, or at the base when at is below it.
-func (h *radixHeap) push(at time.Duration, key Key) {
-	at, u := h.raise(at)
-	h.put(u, expiryEntry{at, key})
-	if h.n == 0 || at < h.least {
-		h.least = at
-	}
-	h.n++
-}
-
-// put adds e, whose instant is u (as radixOrd, not below the base), to its
-// bucket.
-func (h *radixHeap) put(u uint64, e expiryEntry) {
-	i := bits.Len64(u ^ h.base)
-	c := h.top[i]
-	if c == nil || c.n == radixChunkLen {
-		c = h.chunk(c)
-		h.top[i] = c
-	}
-	c.e[c.n] = e
-	c.n++
-	if i > 0 {
-		if bit := uint64(1) << (i - 1); h.full&bit == 0 || u < h.low[i] {
-			h.low[i] = u
-			h.full |= bit
-		}
-	}
-}
-
-// chunk returns an empty chunk, from the free list when it has one, that
-// sits on below.
-func (h *radixHeap) chunk(below *radixChunk) *radixChunk {
-	c := h.free
-	if c != nil {
-		h.free = c.next
-	} else {
-		c = new(radixChunk)
-	}
-	c.next, c.n = below, 0
-	return c
-}
-
-// release puts the emptied chunk c on the free list.
-func (h *radixHeap) release(c *radixChunk) {
-	c.next = h.free
-	h.free = c
-}
-
-// pop removes and returns an entry of the least instant; the heap must not
-// be empty.
-func (h *radixHeap) pop() expiryEntry {
-	if h.top[0] == nil {
-		h.spread()
-	}
-	c := h.top[0]
-	c.n--
-	e := c.e[c.n]
-	if c.n == 0 {
-		h.top[0] = c.next
-		h.release(c)
-	}
-	h.n--
-	if h.top[0] == nil && h.full != 0 {
-		// Bucket 0 is empty: the least is the first non-empty bucket's.
-		h.least = time.Duration(h.low[bits.TrailingZeros64(h.full)+1] ^ 1<<63)
-	}
-	return e
-}
-
-// spread moves the base up to the least instant, that of the first
-// non-empty bucket i >= 1, and moves bucket i's entries to the buckets
-// below it (bucket 0 for those at the new base). Bucket 0 must be empty.
-func (h *radixHeap) spread() {
-	i := bits.TrailingZeros64(h.full) + 1
-	h.base = h.low[i]
-	h.full &^= 1 << (i - 1)
-	c := h.top[i]
-	h.top[i] = nil
-	for c != nil {
-		for _, e := range c.e[:c.n] {
-			h.put(radixOrd(e.at), e) // to a bucket below i: c is not reused
-		}
-		next := c.next
-		h.release(c)
-		c = next
-	}
 }
 
 // ceilPow2 returns the least power of two >= n, for n >= 1.

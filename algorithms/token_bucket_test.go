@@ -62,7 +62,7 @@ func bucketPolicy(rate int64, per time.Duration, burst int64) Params {
 func bucketCloneKeyed[S any](k keyed[S]) keyed[S] {
 	k.state = slices.Clone(k.state)
 	k.flags = slices.Clone(k.flags)
-	k.heap = cloneExpiryQueue(k.heap)
+	k.heap = k.heap.Clone()
 	k.lines, k.prev = nil, slices.Clone(k.prev)
 	return k
 }

@@ -1,6 +1,10 @@
 package sim
 
-import "time"
+import (
+	"time"
+
+	"github.com/ratesim/ratesim/internal/timeq"
+)
 
 // event is a retry scheduled on the virtual clock: a client tries a
 // rejected request again.
@@ -65,64 +69,23 @@ func (q *eventQueue) pop() event {
 }
 
 // releaseQueue holds the delayed requests waiting for their release to the
-// backend: a 4-ary min-heap by time (four 16-byte children fill one cache
-// line). Releases at one instant are not ordered among themselves: nothing
-// a release counts (peaks, the admitted series, the latest release) depends
-// on their order within an instant, and no limiter sees them.
-type releaseQueue struct {
-	e []release
-}
+// backend, by release instant: a timeq.Queue of their costs. Releases at one
+// instant are not ordered among themselves: nothing a release counts (peaks,
+// the admitted series, the latest release) depends on their order within an
+// instant, and no limiter sees them. The queue takes no release before the
+// last one it gave (it would raise it to that one), and none comes: a
+// release is a decision's instant plus its delay, decisions come in time
+// order, and a release is popped only once the clock has reached it.
+type releaseQueue struct{ q timeq.Queue[int64] }
 
-func (q *releaseQueue) len() int { return len(q.e) }
+func (q *releaseQueue) len() int { return q.q.Len() }
 
 // next is the instant of the earliest release (the queue is not empty).
-func (q *releaseQueue) next() time.Duration { return q.e[0].at }
+func (q *releaseQueue) next() time.Duration { return q.q.Min() }
 
-func (q *releaseQueue) push(at time.Duration, cost int64) {
-	q.e = append(q.e, release{at, cost})
-	e := q.e
-	i := len(e) - 1
-	x := e[i]
-	for i > 0 {
-		p := (i - 1) / 4
-		if e[p].at <= x.at {
-			break
-		}
-		e[i] = e[p]
-		i = p
-	}
-	e[i] = x
-}
+func (q *releaseQueue) push(at time.Duration, cost int64) { q.q.Push(at, cost) }
 
 func (q *releaseQueue) pop() release {
-	e := q.e
-	top := e[0]
-	n := len(e) - 1
-	x := e[n]
-	e = e[:n]
-	q.e = e
-	if n == 0 {
-		return top
-	}
-	i := 0
-	for {
-		c := 4*i + 1
-		if c >= n {
-			break
-		}
-		// the earliest of up to four children
-		m := c
-		for j := c + 1; j < min(c+4, n); j++ {
-			if e[j].at < e[m].at {
-				m = j
-			}
-		}
-		if e[m].at >= x.at {
-			break
-		}
-		e[i] = e[m]
-		i = m
-	}
-	e[i] = x
-	return top
+	e := q.q.Pop()
+	return release{e.At, e.V}
 }

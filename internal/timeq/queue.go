@@ -1,4 +1,9 @@
-package algorithms
+// Package timeq holds ratesim's monotone time queue: a min-priority queue
+// of values by instant on a clock that only moves forward, as a discrete-
+// event simulation's does. The algorithms keep the instants their keys'
+// states go fresh in one; the engine keeps the delayed requests waiting
+// for their release in another.
+package timeq
 
 import (
 	"cmp"
@@ -7,44 +12,51 @@ import (
 	"time"
 )
 
-// expiryQueue is keyed's monotone min-priority queue of expiryEntry by
-// instant, with radixHeap's contract: no entry is ever popped before the
-// least one, an entry pushed below the last instant popped (the base) is
-// pushed at the base, and entries of one instant pop in no particular
-// order.
+// Entry is a value at an instant.
+type Entry[V any] struct {
+	At time.Duration
+	V  V
+}
+
+// Queue is a monotone min-priority queue of values V by instant: no entry
+// is ever popped before the least one, an entry pushed below the last
+// instant popped (the base) is pushed at the base, and entries of one
+// instant pop in no particular order (its users' figures do not depend on
+// it; the order is still the same from run to run).
 //
-// It is a timing wheel in front of a radixHeap. Time is cut into slots of
+// It is a timing wheel in front of a radix heap. Time is cut into slots of
 // 2^wheelShift ns (65.536 µs). The current slot's entries are held sorted,
 // and popped from the front. The next wheelSlots-1 slots (268 ms) each
 // hold their entries unsorted, in a stack of small chunks; a bitmap says
-// which slots hold any. Entries further ahead wait in the radixHeap. When
+// which slots hold any. Entries further ahead wait in the radix heap. When
 // the current slot is emptied, the queue moves to the first slot that
 // holds an entry (the wheel's next occupied slot, or the heap's least),
 // moves the heap's entries that the wheel now reaches into it, and sorts
 // that slot.
 //
-// Why: keyed pushes each key's fresh instant, mostly a few milliseconds
-// to a window ahead of now. A radixHeap alone moves such an entry from
-// bucket to bucket about ten times before it pops (measured over 4M keys
-// pushed 100 ms ahead); here it is stored once, sorted with the few
-// entries of its slot, and popped.
+// Why: the algorithms push each key's fresh instant, mostly a few
+// milliseconds to a window ahead of now, and the engine each delayed
+// request's release, at most the largest delay ahead. A radix heap alone
+// moves such an entry from bucket to bucket about ten times before it pops
+// (measured over 4M keys pushed 100 ms ahead); here it is stored once,
+// sorted with the few entries of its slot, and popped.
 //
 // The zero value is an empty queue.
-type expiryQueue struct {
-	queueHead        // everywhere; the base is the last instant popped, least is cur[curAt].at
-	slot      uint64 // the current slot: radixOrd >> wheelShift
-	cur       []expiryEntry
-	curAt     int           // cur[curAt:] are the current slot's entries, sorted
-	spare     []expiryEntry // sortCur's other buffer
+type Queue[V any] struct {
+	head         // everywhere; the base is the last instant popped, least is cur[curAt].At
+	slot  uint64 // the current slot: ord >> wheelShift
+	cur   []Entry[V]
+	curAt int        // cur[curAt:] are the current slot's entries, sorted
+	spare []Entry[V] // gather's other buffer
 	// the slots after the current one, by slot % wheelSlots: a stack of
 	// chunks each, and how many entries its top chunk holds (the chunks
 	// below it are full), kept apart so that put reads no chunk
-	wheel [wheelSlots]*wheelChunk
+	wheel [wheelSlots]*wheelChunk[V]
 	fill  [wheelSlots]uint8
 	occ   [wheelSlots / 64]uint64 // bit s%wheelSlots set while slot s holds entries
 	words uint64                  // bit w set while occ[w] != 0
-	far   radixHeap               // the entries at slots >= slot+wheelSlots
-	free  *wheelChunk             // chunks not in use, linked by next
+	far   heap[V]                 // the entries at slots >= slot+wheelSlots
+	free  *wheelChunk[V]          // chunks not in use, linked by next
 }
 
 const (
@@ -56,20 +68,20 @@ const (
 	// wheelChunkLen entries of 16 bytes and the link make 248 bytes.
 	wheelChunkLen = 15
 	// subShift cuts a slot into 64 sub-slots of 2^subShift ns, by which
-	// sortCur counts entries.
+	// gather counts entries.
 	subShift = wheelShift - 6
 )
 
 // wheelChunk is a block of entries of one slot of the wheel.
-type wheelChunk struct {
-	next *wheelChunk // the chunk below in the slot's stack, or the next free one
-	e    [wheelChunkLen]expiryEntry
+type wheelChunk[V any] struct {
+	next *wheelChunk[V] // the chunk below in the slot's stack, or the next free one
+	e    [wheelChunkLen]Entry[V]
 }
 
-// push adds key at instant at, or at the base when at is below it.
-func (q *expiryQueue) push(at time.Duration, key Key) {
+// Push adds v at instant at, or at the base when at is below it.
+func (q *Queue[V]) Push(at time.Duration, v V) {
 	at, u := q.raise(at)
-	e := expiryEntry{at, key}
+	e := Entry[V]{at, v}
 	q.n++
 	switch s := u >> wheelShift; {
 	case s <= q.slot:
@@ -77,7 +89,7 @@ func (q *expiryQueue) push(at time.Duration, key Key) {
 		// queue has moved past): in order, after the entries of at
 		i := len(q.cur)
 		q.cur = append(q.cur, e)
-		for i > q.curAt && q.cur[i-1].at > at {
+		for i > q.curAt && q.cur[i-1].At > at {
 			q.cur[i] = q.cur[i-1]
 			i--
 		}
@@ -89,7 +101,7 @@ func (q *expiryQueue) push(at time.Duration, key Key) {
 	case s < q.slot+wheelSlots:
 		q.put(s, e)
 	default:
-		q.far.push(at, key)
+		q.far.push(at, v)
 	}
 	if q.n == 1 {
 		// the only entry, not in the current slot: move to it
@@ -97,13 +109,14 @@ func (q *expiryQueue) push(at time.Duration, key Key) {
 	}
 }
 
-// dueBy returns the first entries, at most most of them, that the queue
+// DueBy returns the first entries, at most most of them, that the queue
 // will pop by horizon, among those of its current slot (which it holds
-// sorted): for Prefetch, which reads and changes nothing.
-func (q *expiryQueue) dueBy(horizon time.Duration, most int) []expiryEntry {
+// sorted), for a caller that prepares for them: it reads and changes
+// nothing.
+func (q *Queue[V]) DueBy(horizon time.Duration, most int) []Entry[V] {
 	due := q.cur[q.curAt:min(q.curAt+most, len(q.cur))]
 	for i, e := range due {
-		if e.at > horizon {
+		if e.At > horizon {
 			return due[:i]
 		}
 	}
@@ -112,7 +125,7 @@ func (q *expiryQueue) dueBy(horizon time.Duration, most int) []expiryEntry {
 
 // put adds e to the wheel's slot s (after the current one, within the
 // wheel's span).
-func (q *expiryQueue) put(s uint64, e expiryEntry) {
+func (q *Queue[V]) put(s uint64, e Entry[V]) {
 	i := s % wheelSlots
 	c, n := q.wheel[i], q.fill[i]
 	if n == 0 || n == wheelChunkLen { // empty, or its top chunk full
@@ -127,26 +140,26 @@ func (q *expiryQueue) put(s uint64, e expiryEntry) {
 
 // chunk returns an empty chunk, from the free list when it has one, that
 // sits on below.
-func (q *expiryQueue) chunk(below *wheelChunk) *wheelChunk {
+func (q *Queue[V]) chunk(below *wheelChunk[V]) *wheelChunk[V] {
 	c := q.free
 	if c != nil {
 		q.free = c.next
 	} else {
-		c = new(wheelChunk)
+		c = new(wheelChunk[V])
 	}
 	c.next = below
 	return c
 }
 
-// pop removes and returns an entry of the least instant; the queue must
+// Pop removes and returns an entry of the least instant; the queue must
 // not be empty.
-func (q *expiryQueue) pop() expiryEntry {
+func (q *Queue[V]) Pop() Entry[V] {
 	e := q.cur[q.curAt]
 	q.curAt++
 	q.n--
-	q.base = radixOrd(e.at)
+	q.base = ord(e.At)
 	if q.curAt < len(q.cur) {
-		q.least = q.cur[q.curAt].at
+		q.least = q.cur[q.curAt].At
 	} else {
 		q.cur, q.curAt = q.cur[:0], 0
 		if q.n > 0 {
@@ -159,25 +172,25 @@ func (q *expiryQueue) pop() expiryEntry {
 // advance moves the empty current slot to the first slot that holds an
 // entry, which the queue must hold: it takes the far entries the wheel
 // then reaches into it, and sorts the new current slot's entries.
-func (q *expiryQueue) advance() {
+func (q *Queue[V]) advance() {
 	next := uint64(1<<64 - 1)
 	if d, ok := q.nextOccupied(); ok {
 		next = q.slot + d
 	}
 	if q.far.len() > 0 {
-		next = min(next, radixOrd(q.far.min())>>wheelShift)
+		next = min(next, ord(q.far.min())>>wheelShift)
 	}
 	q.slot = next
-	for q.far.len() > 0 && radixOrd(q.far.min())>>wheelShift < q.slot+wheelSlots {
+	for q.far.len() > 0 && ord(q.far.min())>>wheelShift < q.slot+wheelSlots {
 		e := q.far.pop()
-		if s := radixOrd(e.at) >> wheelShift; s == q.slot {
+		if s := ord(e.At) >> wheelShift; s == q.slot {
 			q.cur = append(q.cur, e)
 		} else {
 			q.put(s, e)
 		}
 	}
 	i := q.slot % wheelSlots
-	var top *wheelChunk // the slot's chunks, if it holds any
+	var top *wheelChunk[V] // the slot's chunks, if it holds any
 	if q.occ[i/64]&(1<<(i%64)) != 0 {
 		if q.occ[i/64] &^= 1 << (i % 64); q.occ[i/64] == 0 {
 			q.words &^= 1 << (i / 64)
@@ -188,7 +201,7 @@ func (q *expiryQueue) advance() {
 		q.gather(top, int(q.fill[i]))
 		q.wheel[i], q.fill[i] = nil, 0
 	}
-	q.least = q.cur[0].at
+	q.least = q.cur[0].At
 }
 
 // gather makes cur the current slot's entries sorted by instant: those cur
@@ -200,7 +213,7 @@ func (q *expiryQueue) advance() {
 // by pdqsort (a replayed log stamped to the second sends thousands of keys
 // to a few instants). The chunks go to the free list. Entries of one
 // instant keep no particular order.
-func (q *expiryQueue) gather(top *wheelChunk, n int) {
+func (q *Queue[V]) gather(top *wheelChunk[V], n int) {
 	if (top == nil || top.next == nil) && len(q.cur)+n <= 16 {
 		// a few entries (a sparse wheel, as in most replays): the
 		// sub-slot counts would cost more than sorting them
@@ -214,11 +227,11 @@ func (q *expiryQueue) gather(top *wheelChunk, n int) {
 	}
 	var count, start [64]int32
 	for _, e := range q.cur {
-		count[radixOrd(e.at)>>subShift&63]++
+		count[ord(e.At)>>subShift&63]++
 	}
 	for c, k := top, n; c != nil; c, k = c.next, wheelChunkLen {
 		for _, e := range c.e[:k] {
-			count[radixOrd(e.at)>>subShift&63]++
+			count[ord(e.At)>>subShift&63]++
 		}
 	}
 	var total int32
@@ -229,13 +242,13 @@ func (q *expiryQueue) gather(top *wheelChunk, n int) {
 	out := slices.Grow(q.spare[:0], int(total))[:total]
 	at := start
 	for _, e := range q.cur {
-		b := radixOrd(e.at) >> subShift & 63
+		b := ord(e.At) >> subShift & 63
 		out[at[b]] = e
 		at[b]++
 	}
 	for c, k := top, n; c != nil; k = wheelChunkLen {
 		for _, e := range c.e[:k] {
-			b := radixOrd(e.at) >> subShift & 63
+			b := ord(e.At) >> subShift & 63
 			out[at[b]] = e
 			at[b]++
 		}
@@ -247,7 +260,7 @@ func (q *expiryQueue) gather(top *wheelChunk, n int) {
 	for b, c := range count {
 		switch sub := out[start[b] : start[b]+c]; {
 		case c > 16:
-			slices.SortFunc(sub, func(x, y expiryEntry) int { return cmp.Compare(x.at, y.at) })
+			slices.SortFunc(sub, func(x, y Entry[V]) int { return cmp.Compare(x.At, y.At) })
 		case c > 1:
 			insertionSort(sub)
 		}
@@ -256,10 +269,10 @@ func (q *expiryQueue) gather(top *wheelChunk, n int) {
 }
 
 // insertionSort sorts a few entries by instant.
-func insertionSort(es []expiryEntry) {
+func insertionSort[V any](es []Entry[V]) {
 	for i := 1; i < len(es); i++ {
 		e, j := es[i], i
-		for ; j > 0 && es[j-1].at > e.at; j-- {
+		for ; j > 0 && es[j-1].At > e.At; j-- {
 			es[j] = es[j-1]
 		}
 		es[j] = e
@@ -269,7 +282,7 @@ func insertionSort(es []expiryEntry) {
 // nextOccupied returns how many slots after the current one the first
 // occupied slot of the wheel is, if any is: the first set bit of occ from
 // the slot after the current one, wrapping around, found through words.
-func (q *expiryQueue) nextOccupied() (uint64, bool) {
+func (q *Queue[V]) nextOccupied() (uint64, bool) {
 	if q.words == 0 {
 		return 0, false
 	}
@@ -289,4 +302,67 @@ func (q *expiryQueue) nextOccupied() (uint64, bool) {
 		i = wi*64 + uint64(bits.TrailingZeros64(q.occ[wi]))
 	}
 	return 1 + (i+wheelSlots-from)%wheelSlots, true
+}
+
+// Len returns how many entries the queue holds.
+func (q *Queue[V]) Len() int { return q.len() }
+
+// Min returns the least instant held; the queue must not be empty.
+func (q *Queue[V]) Min() time.Duration { return q.min() }
+
+// Due reports whether the least entry is due at now.
+func (q *Queue[V]) Due(now time.Duration) bool { return q.due(now) }
+
+// ord maps an instant to a uint64 of the same order (the sign bit
+// flipped): math.MinInt64 is 0.
+func ord(at time.Duration) uint64 { return uint64(at) ^ 1<<63 }
+
+// head is what the two queues (heap, Queue) keep of
+// their entries as a whole: how many, the least instant while there are
+// any, and the base, below which no entry is.
+type head struct {
+	base  uint64 // as ord
+	n     int    // entries held
+	least time.Duration
+}
+
+func (q *head) len() int { return q.n }
+
+// min returns the least instant held; the queue must not be empty.
+func (q *head) min() time.Duration { return q.least }
+
+// due reports whether the least entry is due at now.
+func (q *head) due(now time.Duration) bool { return q.n > 0 && q.least <= now }
+
+// raise returns at, or the base when at is below it, as an instant and as
+// ord: where push puts it.
+func (q *head) raise(at time.Duration) (time.Duration, uint64) {
+	if u := ord(at); u >= q.base {
+		return at, u
+	}
+	return time.Duration(q.base ^ 1<<63), q.base
+}
+
+// Clone returns a copy of q that shares no chunk or slice with it (for
+// tests that run a limiter twice from one state).
+func (q *Queue[V]) Clone() Queue[V] {
+	c := *q
+	c.cur = slices.Clone(q.cur)
+	c.spare = nil
+	for i, top := range q.wheel {
+		var below *wheelChunk[V]
+		var stack []*wheelChunk[V]
+		for ; top != nil; top = top.next {
+			stack = append(stack, top)
+		}
+		for j := len(stack) - 1; j >= 0; j-- {
+			cc := *stack[j]
+			cc.next = below
+			below = &cc
+		}
+		c.wheel[i] = below
+	}
+	c.free = nil
+	c.far = q.far.clone()
+	return c
 }
