@@ -161,17 +161,7 @@ func (h *heap[V]) clone() heap[V] {
 	c := *h
 	c.free = nil
 	for i, top := range h.top {
-		var below *radixChunk[V]
-		var stack []*radixChunk[V]
-		for ; top != nil; top = top.next {
-			stack = append(stack, top)
-		}
-		for j := len(stack) - 1; j >= 0; j-- {
-			cc := *stack[j]
-			cc.next = below
-			below = &cc
-		}
-		c.top[i] = below
+		c.top[i] = cloneStack(top, func(c *radixChunk[V]) **radixChunk[V] { return &c.next })
 	}
 	return c
 }

@@ -32,7 +32,9 @@ type Entry[V any] struct {
 // the current slot is emptied, the queue moves to the first slot that
 // holds an entry (the wheel's next occupied slot, or the heap's least),
 // moves the heap's entries that the wheel now reaches into it, and sorts
-// that slot.
+// that slot. As it moves past empty slots, an entry pushed afterwards can
+// come before the current slot: such entries wait in a second radix heap,
+// early, and pop before all the others.
 //
 // Why: the algorithms push each key's fresh instant, mostly a few
 // milliseconds to a window ahead of now, and the engine each delayed
@@ -56,6 +58,7 @@ type Queue[V any] struct {
 	occ   [wheelSlots / 64]uint64 // bit s%wheelSlots set while slot s holds entries
 	words uint64                  // bit w set while occ[w] != 0
 	far   heap[V]                 // the entries at slots >= slot+wheelSlots
+	early heap[V]                 // the entries at slots before the current one (see Push)
 	free  *wheelChunk[V]          // chunks not in use, linked by next
 }
 
@@ -84,9 +87,19 @@ func (q *Queue[V]) Push(at time.Duration, v V) {
 	e := Entry[V]{at, v}
 	q.n++
 	switch s := u >> wheelShift; {
-	case s <= q.slot:
-		// in the current slot (or an empty one before it, which the
-		// queue has moved past): in order, after the entries of at
+	case q.n == 1:
+		// the only entry: its slot becomes the current one
+		q.slot, q.cur, q.curAt, q.least = s, append(q.cur[:0], e), 0, at
+		return
+	case s < q.slot:
+		// before the current slot, which the queue moved to past empty
+		// slots (its least entry then): before every entry of it and
+		// of the wheel. Into the current slot's sorted slice, entries
+		// pushed in no order would each cost an insertion among the
+		// slot's (quadratic over a burst).
+		q.early.push(at, v)
+	case s == q.slot:
+		// in order, after the entries of at
 		i := len(q.cur)
 		q.cur = append(q.cur, e)
 		for i > q.curAt && q.cur[i-1].At > at {
@@ -94,19 +107,12 @@ func (q *Queue[V]) Push(at time.Duration, v V) {
 			i--
 		}
 		q.cur[i] = e
-		if i == q.curAt {
-			q.least = at
-		}
-		return
 	case s < q.slot+wheelSlots:
 		q.put(s, e)
 	default:
 		q.far.push(at, v)
 	}
-	if q.n == 1 {
-		// the only entry, not in the current slot: move to it
-		q.advance()
-	}
+	q.least = min(q.least, at)
 }
 
 // DueBy returns the first entries, at most most of them, that the queue
@@ -154,13 +160,21 @@ func (q *Queue[V]) chunk(below *wheelChunk[V]) *wheelChunk[V] {
 // Pop removes and returns an entry of the least instant; the queue must
 // not be empty.
 func (q *Queue[V]) Pop() Entry[V] {
-	e := q.cur[q.curAt]
-	q.curAt++
+	var e Entry[V]
+	if q.early.len() > 0 {
+		e = q.early.pop()
+	} else {
+		e = q.cur[q.curAt]
+		q.curAt++
+	}
 	q.n--
 	q.base = ord(e.At)
-	if q.curAt < len(q.cur) {
+	switch {
+	case q.early.len() > 0:
+		q.least = q.early.min()
+	case q.curAt < len(q.cur):
 		q.least = q.cur[q.curAt].At
-	} else {
+	default:
 		q.cur, q.curAt = q.cur[:0], 0
 		if q.n > 0 {
 			q.advance()
@@ -350,19 +364,26 @@ func (q *Queue[V]) Clone() Queue[V] {
 	c.cur = slices.Clone(q.cur)
 	c.spare = nil
 	for i, top := range q.wheel {
-		var below *wheelChunk[V]
-		var stack []*wheelChunk[V]
-		for ; top != nil; top = top.next {
-			stack = append(stack, top)
-		}
-		for j := len(stack) - 1; j >= 0; j-- {
-			cc := *stack[j]
-			cc.next = below
-			below = &cc
-		}
-		c.wheel[i] = below
+		c.wheel[i] = cloneStack(top, func(c *wheelChunk[V]) **wheelChunk[V] { return &c.next })
 	}
 	c.free = nil
 	c.far = q.far.clone()
+	c.early = q.early.clone()
 	return c
+}
+
+// cloneStack returns a copy of the stack of chunks from top, each linked to
+// the one below by the field link returns, that shares no chunk with it.
+func cloneStack[C any](top *C, link func(*C) **C) *C {
+	var stack []*C
+	for c := top; c != nil; c = *link(c) {
+		stack = append(stack, c)
+	}
+	var below *C
+	for _, c := range slices.Backward(stack) {
+		cc := *c
+		*link(&cc) = below
+		below = &cc
+	}
+	return below
 }

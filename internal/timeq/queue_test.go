@@ -267,6 +267,32 @@ func TestQueueGather(t *testing.T) {
 	}
 }
 
+// TestQueueEarlierThanCurrentSlot: after the queue has moved to a slot a
+// second away (its only entry), entries pushed before that slot in no
+// order, as delays of a burst are, pop in order, and wait in the early
+// heap rather than in the current slot's sorted slice, where each would
+// cost an insertion among the others.
+func TestQueueEarlierThanCurrentSlot(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	var q wheelQueue
+	q.push(time.Second, 0)
+	var want []time.Duration
+	for i := range 10_000 {
+		at := time.Duration(r.Int64N(int64(time.Second)))
+		q.push(at, uint32(i+1))
+		want = append(want, at)
+	}
+	require.Len(t, q.cur, 1, "the current slot holds only its own entry")
+	require.Equal(t, 10_000, q.early.len())
+	slices.Sort(want)
+	want = append(want, time.Second)
+	for i, w := range want {
+		require.Equal(t, w, q.min())
+		require.Equal(t, w, q.pop().At, "pop %d", i)
+	}
+	require.Zero(t, q.len())
+}
+
 // TestQueueSteady: entries rolling forward 100 ms ahead (the
 // algorithms' common case) reuse the wheel's chunks and the current slot's slice: past
 // the start, the queue allocates nothing.
@@ -302,4 +328,39 @@ func TestQueueDueBy(t *testing.T) {
 	// the entry 2^30 ns on is in a later slot: not listed, though due
 	require.Len(t, q.DueBy(base+1<<31, 8), 4)
 	require.Equal(t, 5, q.len())
+}
+
+// TestQueueClone: a clone pops what the queue held, in order, from the
+// current slot, the wheel and the radix heap alike, while the queue it was
+// cloned from goes on: popping, and pushing into the slots and chunks that
+// frees. The two share nothing.
+func TestQueueClone(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	var q Queue[uint32]
+	base := time.Duration(1) << 40
+	var held []entry
+	for i := range 3000 {
+		e := entry{base + time.Duration(r.Int64N(1<<30)), uint32(i)} // up to 1 s on: wheel and heap
+		q.Push(e.At, e.V)
+		held = append(held, e)
+	}
+	slices.SortFunc(held, func(a, b entry) int { return cmp.Compare(a.At, b.At) })
+	held = held[1:]
+	q.Pop() // a current slot, sorted
+	c := q.Clone()
+	for q.Len() > 0 {
+		e := q.Pop()
+		if e.V < 1<<20 { // the queue's own go on, a little later
+			q.Push(e.At+time.Duration(r.Int64N(1<<20)), e.V+1<<20)
+		}
+	}
+	var got []entry
+	for c.Len() > 0 {
+		got = append(got, c.Pop())
+	}
+	require.Equal(t, len(held), len(got))
+	for i := range held {
+		require.Equal(t, held[i].At, got[i].At, "pop %d", i)
+	}
+	require.ElementsMatch(t, held, got)
 }
