@@ -447,26 +447,21 @@ func BenchmarkDecideManyKeysRatio(b *testing.B) {
 					if keys != 1_000_000 && !benchScaled[info.Name] {
 						continue
 					}
-					b.Run(info.Name, func(b *testing.B) {
-						w := benchKeysWorkload(dist, keys)
-						l, c := benchLimiter(b, info.Name), &benchCursor{w: w}
-						m, rc := benchRefMap{}, &benchCursor{w: w}
-						benchRatio(b, len(w.at),
-							func(n int) int { return benchDecide(l, c, n) },
-							func(n int) int { return m.allow(rc, n) })
-					})
-					if keys != 1_000_000 {
-						continue
+					ratio := func(name string, decide func(Limiter, *benchCursor, int) int) {
+						b.Run(name, func(b *testing.B) {
+							w := benchKeysWorkload(dist, keys)
+							l, c := benchLimiter(b, info.Name), &benchCursor{w: w}
+							m, rc := benchRefMap{}, &benchCursor{w: w}
+							benchRatio(b, len(w.at),
+								func(n int) int { return decide(l, c, n) },
+								func(n int) int { return m.allow(rc, n) })
+						})
 					}
-					// As the engine decides: told of the keys ahead.
-					b.Run(info.Name+"+prefetch", func(b *testing.B) {
-						w := benchKeysWorkload(dist, keys)
-						l, c := benchLimiter(b, info.Name), &benchCursor{w: w}
-						m, rc := benchRefMap{}, &benchCursor{w: w}
-						benchRatio(b, len(w.at),
-							func(n int) int { return benchDecidePrefetch(l, c, n) },
-							func(n int) int { return m.allow(rc, n) })
-					})
+					ratio(info.Name, benchDecide)
+					if keys == 1_000_000 {
+						// As the engine decides: told of the keys ahead.
+						ratio(info.Name+"+prefetch", benchDecidePrefetch)
+					}
 				}
 			})
 		}

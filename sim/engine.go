@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/internal/timeq"
 	"github.com/ratesim/ratesim/traffic"
 )
 
@@ -236,9 +237,16 @@ type run struct {
 	feed  *feed
 	obs   Observer
 	dec   Decision // what obs is shown, reused
-	// what is scheduled: retries, and releases of delayed requests
+	// what is scheduled: retries, and releases of delayed requests (their
+	// costs by release instant). Releases at one instant pop in no order:
+	// nothing a release counts (peaks, the admitted series, the latest
+	// release) depends on it, and no limiter sees them. The queue takes
+	// nothing before the last instant it gave (it would raise it to that),
+	// and nothing comes: a release is a decision's instant plus its delay,
+	// decisions come in time order, and a release pops once the clock has
+	// reached it.
 	events   eventQueue
-	releases releaseQueue
+	releases timeq.Queue[int64]
 
 	res       Result
 	delays    delayHist
@@ -398,9 +406,9 @@ func (r *run) fresh(a *traffic.Arrival) error {
 		r.step(true, a.At)
 		// at one instant, releases come before first attempts and retries
 		// after them
-		if r.releaseFirst() && r.releases.next() <= a.At {
-			rel := r.releases.pop()
-			r.release(rel.at, rel.cost)
+		if r.releaseFirst() && r.releases.Min() <= a.At {
+			rel := r.releases.Pop()
+			r.release(rel.At, rel.V)
 			continue
 		}
 		if r.events.len() > 0 && r.events.peek().at < a.At {
@@ -416,7 +424,7 @@ func (r *run) fresh(a *traffic.Arrival) error {
 // releaseFirst reports whether the next scheduled event is a release: there
 // is one, and no retry comes before it.
 func (r *run) releaseFirst() bool {
-	return r.releases.len() > 0 && (r.events.len() == 0 || r.releases.next() <= r.events.peek().at)
+	return r.releases.Len() > 0 && (r.events.len() == 0 || r.releases.Min() <= r.events.peek().at)
 }
 
 // scheduled reports whether anything is scheduled, and the instant of the
@@ -424,7 +432,7 @@ func (r *run) releaseFirst() bool {
 func (r *run) scheduled() (time.Duration, bool) {
 	switch {
 	case r.releaseFirst():
-		return r.releases.next(), true
+		return r.releases.Min(), true
 	case r.events.len() > 0:
 		return r.events.peek().at, true
 	}
@@ -436,11 +444,11 @@ func (r *run) drain() error {
 	if r.end == 0 {
 		r.end = r.lastFresh + r.cfg.Limit.Per
 	}
-	for r.events.len() > 0 || r.releases.len() > 0 {
+	for r.events.len() > 0 || r.releases.Len() > 0 {
 		r.step(false, 0)
 		if r.releaseFirst() {
-			rel := r.releases.pop()
-			r.release(rel.at, rel.cost)
+			rel := r.releases.Pop()
+			r.release(rel.At, rel.V)
 			continue
 		}
 		if err := r.retryNow(); err != nil {
@@ -570,7 +578,7 @@ func (r *run) decide(a *traffic.Arrival, attempt int) error {
 		r.res.Delayed++
 		r.delays.add(d.Delay)
 		row[colDelayed]++
-		r.releases.push(a.At+d.Delay, a.Cost)
+		r.releases.Push(a.At+d.Delay, a.Cost)
 	case algorithms.Reject:
 		r.res.Rejected++
 		row[colRejected]++

@@ -1,10 +1,6 @@
 package sim
 
-import (
-	"time"
-
-	"github.com/ratesim/ratesim/internal/timeq"
-)
+import "time"
 
 // event is a retry scheduled on the virtual clock: a client tries a
 // rejected request again.
@@ -66,26 +62,4 @@ func (q *eventQueue) pop() event {
 		i = c
 	}
 	return top
-}
-
-// releaseQueue holds the delayed requests waiting for their release to the
-// backend, by release instant: a timeq.Queue of their costs. Releases at one
-// instant are not ordered among themselves: nothing a release counts (peaks,
-// the admitted series, the latest release) depends on their order within an
-// instant, and no limiter sees them. The queue takes no release before the
-// last one it gave (it would raise it to that one), and none comes: a
-// release is a decision's instant plus its delay, decisions come in time
-// order, and a release is popped only once the clock has reached it.
-type releaseQueue struct{ q timeq.Queue[int64] }
-
-func (q *releaseQueue) len() int { return q.q.Len() }
-
-// next is the instant of the earliest release (the queue is not empty).
-func (q *releaseQueue) next() time.Duration { return q.q.Min() }
-
-func (q *releaseQueue) push(at time.Duration, cost int64) { q.q.Push(at, cost) }
-
-func (q *releaseQueue) pop() release {
-	e := q.q.Pop()
-	return release{e.At, e.V}
 }

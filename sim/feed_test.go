@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -223,41 +222,6 @@ func TestReserveTheDeclaredKeys(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int{8}, lim.reserved)
 	require.Equal(t, int64(8), rep.Keys)
-}
-
-// TestReleaseQueueInTimeOrder: releases pushed as the engine pushes them,
-// each at or after the last one popped (up to 5 ms on, or past the wheel's
-// span), pop in time order with their costs.
-func TestReleaseQueueInTimeOrder(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	var q releaseQueue
-	var want []release
-	var now time.Duration // the last release popped
-	for i := 0; i < 20000; i++ {
-		if rng.IntN(3) > 0 || q.len() == 0 {
-			d := time.Duration(rng.IntN(5_000_000))
-			if rng.IntN(50) == 0 {
-				d += time.Second
-			}
-			r := release{now + d, int64(d % 7)}
-			q.push(r.at, r.cost)
-			want = append(want, r)
-			continue
-		}
-		slices.SortStableFunc(want, func(a, b release) int { return cmp.Compare(a.at, b.at) })
-		require.Equal(t, want[0].at, q.next())
-		got := q.pop()
-		require.Equal(t, want[0].at, got.at)
-		j := slices.Index(want, got) // any release of that instant
-		require.GreaterOrEqual(t, j, 0, "popped %v, not pushed", got)
-		want = slices.Delete(want, j, j+1)
-		now = got.at
-	}
-	slices.SortStableFunc(want, func(a, b release) int { return cmp.Compare(a.at, b.at) })
-	for _, r := range want {
-		require.Equal(t, r.at, q.pop().at)
-	}
-	require.Zero(t, q.len())
 }
 
 func TestPagedCounts(t *testing.T) {

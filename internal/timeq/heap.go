@@ -26,8 +26,8 @@ const radixBuckets = 65
 // in the first non-empty bucket, whose least instant each bucket keeps.
 //
 // push adds to the entry's bucket, O(1); an instant below the base is
-// pushed at the base (see Queue.Push). pop takes from bucket 0; when bucket 0 is
-// empty, it first moves the base up to the least instant, that of the first
+// pushed at the base. pop takes from bucket 0; when bucket 0 is empty, it
+// first moves the base up to the least instant, that of the first
 // non-empty bucket i, and spreads bucket i over the buckets below i (the
 // others keep their index, as the new base agrees with the old one above bit
 // i-1). An entry only ever moves to a lower bucket, so it is moved at most

@@ -157,6 +157,12 @@ func (q *Queue[V]) chunk(below *wheelChunk[V]) *wheelChunk[V] {
 	return c
 }
 
+// release puts the emptied chunk c on the free list.
+func (q *Queue[V]) release(c *wheelChunk[V]) {
+	c.next = q.free
+	q.free = c
+}
+
 // Pop removes and returns an entry of the least instant; the queue must
 // not be empty.
 func (q *Queue[V]) Pop() Entry[V] {
@@ -233,8 +239,7 @@ func (q *Queue[V]) gather(top *wheelChunk[V], n int) {
 		// sub-slot counts would cost more than sorting them
 		if top != nil {
 			q.cur = append(q.cur, top.e[:n]...)
-			top.next = q.free
-			q.free = top
+			q.release(top)
 		}
 		insertionSort(q.cur)
 		return
@@ -267,8 +272,7 @@ func (q *Queue[V]) gather(top *wheelChunk[V], n int) {
 			at[b]++
 		}
 		next := c.next
-		c.next = q.free
-		q.free = c
+		q.release(c)
 		c = next
 	}
 	for b, c := range count {
@@ -331,9 +335,9 @@ func (q *Queue[V]) Due(now time.Duration) bool { return q.due(now) }
 // flipped): math.MinInt64 is 0.
 func ord(at time.Duration) uint64 { return uint64(at) ^ 1<<63 }
 
-// head is what the two queues (heap, Queue) keep of
-// their entries as a whole: how many, the least instant while there are
-// any, and the base, below which no entry is.
+// head is what the two queues (heap, Queue) keep of their entries as a
+// whole: how many, the least instant while there are any, and the base,
+// below which no entry is.
 type head struct {
 	base  uint64 // as ord
 	n     int    // entries held

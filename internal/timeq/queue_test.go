@@ -293,8 +293,8 @@ func TestQueueEarlierThanCurrentSlot(t *testing.T) {
 	require.Zero(t, q.len())
 }
 
-// TestQueueSteady: entries rolling forward 100 ms ahead (the
-// algorithms' common case) reuse the wheel's chunks and the current slot's slice: past
+// TestQueueSteady: entries rolling forward 100 ms ahead (the algorithms'
+// common case) reuse the wheel's chunks and the current slot's slice: past
 // the start, the queue allocates nothing.
 func TestQueueSteady(t *testing.T) {
 	var q wheelQueue
@@ -314,7 +314,7 @@ func TestQueueSteady(t *testing.T) {
 	require.Equal(t, 4000, q.len())
 }
 
-// TestQueueDueBy: dueBy lists, in order, the current slot's entries
+// TestQueueDueBy: DueBy lists, in order, the current slot's entries
 // due by the horizon, at most as many as asked, and pops nothing.
 func TestQueueDueBy(t *testing.T) {
 	var q wheelQueue
