@@ -17,10 +17,11 @@ func configOf(sc *scenarios.Scenario) sim.Config {
 		Retries:     sc.Retries,
 		Windows:     sc.Windows,
 		Bucket:      sc.Bucket,
+		Cluster:     sc.Cluster,
 	}
 	for _, a := range sc.Algorithms {
 		cfg.Algorithms = append(cfg.Algorithms, sim.Algorithm{
-			Name: a.Name, Label: a.Label, Params: a.Params, Set: a.Set,
+			Name: a.Name, Label: a.Label, Params: a.Params, Set: a.Set, Coord: a.Coord,
 		})
 	}
 	return cfg

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/traffic"
 )
 
@@ -39,6 +40,9 @@ type Scenario struct {
 	// W/10); Bucket the time-series bucket (report.bucket, default W/10).
 	Windows []time.Duration
 	Bucket  time.Duration
+	// Cluster is the cluster section (SPEC section 8), or nil: without
+	// one every algorithm runs as one exact limiter.
+	Cluster *cluster.Config
 
 	// replays are the replay sources and where their paths were written,
 	// for CheckFiles.
@@ -56,4 +60,7 @@ type Algorithm struct {
 	// "params" object: option name to value (int64, bool, or a duration
 	// as its string).
 	Set map[string]any
+	// Coord is how the row runs on the scenario's cluster (its Mode is
+	// empty without a cluster section).
+	Coord cluster.Coordination
 }

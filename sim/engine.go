@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/internal/timeq"
 	"github.com/ratesim/ratesim/traffic"
 )
@@ -74,6 +75,10 @@ type Config struct {
 	// Inspect, when set, samples one key's state in every algorithm that
 	// can show it (algorithms.Inspector), for charts.
 	Inspect *Inspect
+	// Cluster, when set, runs every algorithm on the cluster's nodes as
+	// its Algorithm.Coord says (SPEC section 8); nil runs each as one
+	// exact limiter.
+	Cluster *cluster.Config
 	// Progress, when set, is told how far the run has got, for a progress
 	// bar: every ProgressEvery events (arrivals, retries and releases) of
 	// algorithm 0's run, from that run's goroutine, with the virtual time
@@ -107,6 +112,8 @@ type Algorithm struct {
 	// New, when set, builds the limiter instead of the registry (for
 	// tests and for limiters that are not in the registry).
 	New func() (algorithms.Limiter, error)
+	// Coord is how the row coordinates on Config.Cluster.
+	Coord cluster.Coordination
 }
 
 // Run runs every algorithm of cfg and returns the report, results in the
@@ -596,7 +603,7 @@ func (r *run) decide(a *traffic.Arrival, attempt int) error {
 
 // observe shows a decision to the observer, which may stop observing.
 func (r *run) observe(a *traffic.Arrival, attempt int, d algorithms.Decision) error {
-	r.dec = Decision{Time: a.At, Key: r.keys.Name(a.Key), Cost: a.Cost, Attempt: attempt, Decision: d}
+	r.dec = Decision{Time: a.At, Key: r.keys.Name(a.Key), Cost: a.Cost, Attempt: attempt, Decision: d, Node: -1, Decided: a.At}
 	err := r.obs.Observe(&r.dec)
 	if errors.Is(err, ErrStopObserving) {
 		r.obs = nil

@@ -15,6 +15,11 @@ type Decision struct {
 	Cost    int64
 	Attempt int // 1 for the first try
 	algorithms.Decision
+	// Node is the node that took the attempt and Decided when its verdict
+	// took effect there, in a cluster row (SPEC section 8); Node is -1 and
+	// Decided equals Time otherwise.
+	Node    int
+	Decided time.Duration
 }
 
 // Observer receives every decision of one algorithm's run, in processing

@@ -92,7 +92,10 @@ type Result struct {
 	AttemptPeaks []Peak    `json:"attempt_peaks"`
 	Memory       Memory    `json:"memory"`
 	Keys         KeyReport `json:"keys"`
-	Series       Series    `json:"series"`
+	// Cluster is what the cluster did, for a row run on one (SPEC
+	// section 8); nil otherwise.
+	Cluster *ClusterResult `json:"cluster,omitempty"`
+	Series  Series         `json:"series"`
 
 	// Delays is the distribution of the delays of admitted attempts, by
 	// delay (0 for accepted ones), for charts: exact while the run has at
@@ -198,4 +201,59 @@ type Series struct {
 	Admitted []int64 `json:"admitted"`
 	Delayed  []int64 `json:"delayed"`
 	Rejected []int64 `json:"rejected"`
+}
+
+// ClusterResult is what one algorithm row did on a cluster (SPEC section
+// 8): its admissions beside those of the reference, the same algorithm run
+// as one exact limiter on the same traffic; the store's load; the latency
+// the store added; the store's failures and what the nodes made of them;
+// and each node's share.
+type ClusterResult struct {
+	Nodes        int    `json:"nodes"`
+	Coordination string `json:"coordination"`
+	// The mode's knobs, where the mode has them.
+	Clock    string `json:"clock,omitempty"`
+	Write    string `json:"write,omitempty"`
+	SyncNs   int64  `json:"sync_ns,omitempty"`
+	Lease    int64  `json:"lease,omitempty"`
+	Balancer string `json:"balancer"`
+	// Admitted is accepted + delayed; ExtraAdmitted is Admitted minus the
+	// reference's (negative when the mode refused what one exact limiter
+	// admits), and ExtraRatio that over ReferenceAdmitted (0 when the
+	// reference admitted nothing).
+	Admitted          int64 `json:"admitted"`
+	ReferenceAdmitted int64 `json:"reference_admitted"`
+	ExtraAdmitted     int64 `json:"extra_admitted"`
+	ExtraRatio        Ratio `json:"extra_ratio"`
+	// StoreOps counts the operations sent to the store (scripts, GETs,
+	// SETs, syncs, lease takes), failed ones included.
+	StoreOps           int64 `json:"store_ops"`
+	StoreOpsPerAttempt Ratio `json:"store_ops_per_attempt"`
+	// StoreBusy is the share of the run the store spent serving
+	// operations.
+	StoreBusy Ratio `json:"store_busy"`
+	// AddedLatencyNs is decided - arrival over the attempts, nearest rank.
+	AddedLatencyNs LatencyPercentiles `json:"added_latency_ns"`
+	// StoreErrors counts the operations that failed (the store down, or a
+	// reply later than the timeout); FailOpen and FailClosed the attempts
+	// that a failure admitted (on-store-error allow) or rejected (deny).
+	StoreErrors int64       `json:"store_errors"`
+	FailOpen    int64       `json:"fail_open"`
+	FailClosed  int64       `json:"fail_closed"`
+	PerNode     []NodeCount `json:"per_node"`
+}
+
+// LatencyPercentiles are the p50, p99 and max of a latency, by nearest rank.
+type LatencyPercentiles struct {
+	P50 int64 `json:"p50"`
+	P99 int64 `json:"p99"`
+	Max int64 `json:"max"`
+}
+
+// NodeCount is one node's attempts and verdicts.
+type NodeCount struct {
+	Node     int   `json:"node"`
+	Attempts int64 `json:"attempts"`
+	Admitted int64 `json:"admitted"`
+	Rejected int64 `json:"rejected"`
 }

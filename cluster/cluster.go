@@ -1,0 +1,281 @@
+// Package cluster describes a scenario's cluster section (SPEC section 8):
+// N gateway nodes behind a load balancer that share one limit through a
+// store reached over a simulated network, and how each algorithm row
+// coordinates its nodes. It holds the configuration as the scenario loader
+// validates it and the engine (package sim) runs it, which algorithm
+// supports which coordination mode, and nothing else: no clock, no engine.
+//
+// How state is coordinated is kept apart from what the algorithm decides,
+// as envoy's ratelimit service and Kong's policies do: the algorithm's rule
+// stays one function of (state, now, cost) in package algorithms, and the
+// modes here are ways of calling it.
+package cluster
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Balancer is how arrivals are spread over the live nodes.
+type Balancer string
+
+const (
+	// RoundRobin sends the i-th arrival (first attempts and retries, in
+	// processing order) to the i-th live node in turn.
+	RoundRobin Balancer = "round-robin"
+	// Random draws a live node uniformly from the scenario's seed.
+	Random Balancer = "random"
+	// KeyHash sends a key to node FNV-1a-64(key) mod N, or, while that
+	// node is down, to the next live node after it.
+	KeyHash Balancer = "key-hash"
+)
+
+// Balancers lists the balancers in the order messages name them.
+var Balancers = []Balancer{RoundRobin, Random, KeyHash}
+
+// OnError is what a node does with an attempt whose store operation failed.
+type OnError string
+
+const (
+	// Allow admits it (fail open, the default of most libraries).
+	Allow OnError = "allow"
+	// Deny rejects it (fail closed).
+	Deny OnError = "deny"
+)
+
+// Defaults of the store, as SPEC section 8 gives them.
+const (
+	DefaultRTT     = time.Millisecond
+	DefaultTimeout = time.Second
+)
+
+// Config is a validated cluster section.
+type Config struct {
+	// Nodes is N >= 1.
+	Nodes    int
+	Balancer Balancer
+	// Skew holds each node's clock offset: node i's clock reads t +
+	// Skew[i]. It has Nodes entries.
+	Skew         []time.Duration
+	Store        Store
+	OnStoreError OnError
+	// Faults in the order written.
+	Faults []Fault
+}
+
+// Store is the shared store and the network to it.
+type Store struct {
+	// RTT is the round trip node <-> store: each one-way trip takes RTT/2
+	// plus a jitter draw (the first half rounded down, the way back the
+	// rest, so that a round trip without jitter is RTT exactly).
+	RTT time.Duration
+	// Jitter: each one-way trip adds a seeded uniform draw in [0, Jitter).
+	Jitter time.Duration
+	// Service is the store's time per operation: operations are served
+	// one at a time, FIFO in order of arrival at the store.
+	Service time.Duration
+	// Timeout is how long a node waits for a reply before it gives the
+	// operation up as failed.
+	Timeout time.Duration
+}
+
+// FaultType names a fault.
+type FaultType string
+
+const (
+	// NodeDown: the balancer skips the node during [At, At+For); its local
+	// state is lost, and it comes back fresh.
+	NodeDown FaultType = "node-down"
+	// StoreDown: every operation that reaches the store during [At,
+	// At+For) fails, at its send time plus the timeout.
+	StoreDown FaultType = "store-down"
+	// StoreSlow: operations sent during [At, At+For) travel with RTT
+	// instead of the store's.
+	StoreSlow FaultType = "store-slow"
+	// StoreFlush: at At the store loses every key.
+	StoreFlush FaultType = "store-flush"
+)
+
+// FaultTypes lists the fault types in the order messages name them.
+var FaultTypes = []FaultType{NodeDown, StoreDown, StoreSlow, StoreFlush}
+
+// Fault is one fault of the cluster section.
+type Fault struct {
+	Type FaultType
+	// Node is the node a node-down fault takes down (0 <= Node < Nodes).
+	Node int
+	At   time.Duration
+	// For is how long the fault lasts (0 for a store-flush, which is an
+	// instant).
+	For time.Duration
+	// RTT is a store-slow fault's round trip.
+	RTT time.Duration
+}
+
+// End is the first instant after the fault: At+For.
+func (f Fault) End() time.Duration { return f.At + f.For }
+
+// Mode is how the nodes of one algorithm row coordinate.
+type Mode string
+
+const (
+	// Local: each node keeps its own limiter with the full policy, on its
+	// own clock; no store (Kong's policy: local).
+	Local Mode = "local"
+	// Split: as Local, but node i enforces its share of the rate and the
+	// burst.
+	Split Mode = "split"
+	// Central: the state lives in the store; one atomic script per attempt
+	// (Redis EVAL).
+	Central Mode = "central"
+	// Racy: read-modify-write without a script: GET, decide on the node,
+	// SET (or INCRBY with Write incr).
+	Racy Mode = "racy"
+	// Sync: counters kept on each node and synchronised with the store
+	// every Sync (Kong's sync_rate).
+	Sync Mode = "sync"
+	// Lease: each node spends a local stock of tokens, taken from the
+	// store's bucket in batches of up to Lease.
+	Lease Mode = "lease"
+)
+
+// Modes lists every mode in SPEC order.
+var Modes = []Mode{Local, Split, Central, Racy, Sync, Lease}
+
+// Clock is whose clock a central script reads.
+type Clock string
+
+const (
+	// StoreClock: the script reads the store's clock when it executes
+	// (redis_rate's TIME).
+	StoreClock Clock = "store"
+	// NodeClock: the script is passed the node's clock at send, t + skew,
+	// so time can go backwards for a key.
+	NodeClock Clock = "node"
+)
+
+// Write is how a racy node writes back.
+type Write string
+
+const (
+	// WriteSet: a blind SET of the whole new state; last writer wins.
+	WriteSet Write = "set"
+	// WriteIncr: INCRBY of the cost (fixed-window and sliding-window), so
+	// no update is lost and only the read is stale.
+	WriteIncr Write = "incr"
+)
+
+// Coordination is how one algorithm row runs on the cluster.
+type Coordination struct {
+	Mode Mode
+	// Clock is central's clock (StoreClock unless set).
+	Clock Clock
+	// Write is racy's write (WriteSet unless set).
+	Write Write
+	// Sync is sync's interval S > 0.
+	Sync time.Duration
+	// Lease is lease's batch K; 0 means the default max(1, B/(2N)).
+	Lease int64
+	// LeaseTTL is how long a leased stock lives; 0 means the row's period W.
+	LeaseTTL time.Duration
+}
+
+// modesOf lists, by algorithm name, the modes other than the default set
+// (local, split, central, racy) that an algorithm takes. x-time-rate, which
+// runs the real float library, cannot run in the store.
+var modesOf = map[string][]Mode{
+	"fixed-window":   {Local, Split, Central, Racy, Sync},
+	"sliding-window": {Local, Split, Central, Racy, Sync},
+	"token-bucket":   {Local, Split, Central, Racy, Lease},
+	"gcra":           {Local, Split, Central, Racy, Lease},
+	"x-time-rate":    {Local, Split},
+}
+
+// defaultModes are the modes of an algorithm not in modesOf.
+var defaultModes = []Mode{Local, Split, Central, Racy}
+
+// ModesOf returns the modes the algorithm called name supports, in SPEC
+// order.
+func ModesOf(name string) []Mode {
+	if m, ok := modesOf[name]; ok {
+		return slices.Clone(m)
+	}
+	return slices.Clone(defaultModes)
+}
+
+// Supports reports whether the algorithm called name can run in mode m.
+func Supports(name string, m Mode) bool { return slices.Contains(ModesOf(name), m) }
+
+// IncrWrites reports whether the algorithm can be written back with INCRBY
+// (racy's write: incr): its state is counters a cost adds to.
+func IncrWrites(name string) bool { return name == "fixed-window" || name == "sliding-window" }
+
+// ModeList writes the modes as "local, split, central or racy".
+func ModeList(ms []Mode) string {
+	s := make([]string, len(ms))
+	for i, m := range ms {
+		s[i] = string(m)
+	}
+	switch len(s) {
+	case 0:
+		return ""
+	case 1:
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// SpreadSkew returns the skews of n nodes for one skew value v: node i gets
+// -v + 2v*i/(n-1) (the quotient truncated toward zero), so that the nodes'
+// clocks spread evenly over [-v, v]; one node gets 0.
+func SpreadSkew(v time.Duration, n int) []time.Duration {
+	out := make([]time.Duration, n)
+	if n == 1 {
+		return out
+	}
+	for i := range out {
+		out[i] = -v + 2*v*time.Duration(i)/time.Duration(n-1)
+	}
+	return out
+}
+
+// Share returns node i's share of x over n nodes: floor(x/n), plus one for
+// the first x mod n nodes, so that the shares add up to x (split's L_i and
+// B_i).
+func Share(x int64, i, n int) int64 {
+	s := x / int64(n)
+	if int64(i) < x%int64(n) {
+		s++
+	}
+	return s
+}
+
+// DefaultLease is lease's K when the row does not set it: max(1, B/(2N)).
+func DefaultLease(burst int64, nodes int) int64 {
+	return max(1, burst/(2*int64(nodes)))
+}
+
+// String writes the mode with its knobs, as a table or a chart labels a
+// row: "central", "central (clock node)", "racy (write incr)", "sync
+// 100ms", "lease 5".
+func (c Coordination) String() string {
+	switch c.Mode {
+	case Central:
+		if c.Clock == NodeClock {
+			return "central (clock node)"
+		}
+	case Racy:
+		if c.Write == WriteIncr {
+			return "racy (write incr)"
+		}
+	case Sync:
+		return fmt.Sprintf("sync %v", c.Sync)
+	case Lease:
+		if c.Lease > 0 {
+			return fmt.Sprintf("lease %d", c.Lease)
+		}
+	}
+	return string(c.Mode)
+}
