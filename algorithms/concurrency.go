@@ -30,10 +30,24 @@ import (
 // its last request completes.
 type Concurrency struct {
 	keyed[costLog]
-	max      int64         // the most units in flight per key
-	service  time.Duration // S
-	expiring expiryFIFO    // the completion of every request in flight
-	rings    ringPool      // the keys' rings, and the slots of a first one
+	concurrencyRule
+	expiring expiryFIFO // the completion of every request in flight
+}
+
+// concurrencyRule is Concurrency's rule over one key's requests in flight,
+// which its Limiter and its Table (a cluster's store) both call. In a
+// store, the script keeps each admitted request's completion instant, now +
+// S with now the script's now.
+//
+// Time going back (a store passed the nodes' clocks): the requests in
+// flight at t are those that complete after t, as a sorted set of
+// completion instants trimmed to (t, +inf) counts them, including any
+// admitted at a later instant; a completion earlier than the newest is kept
+// in order.
+type concurrencyRule struct {
+	max     int64         // the most units in flight per key
+	service time.Duration // S
+	rings   ringPool      // the keys' rings, and the slots of a first one
 }
 
 var (
@@ -57,15 +71,20 @@ func newConcurrencyLimiter(p Params) (Limiter, error) {
 		return nil, &ParamError{"service", p.Service.String(),
 			fmt.Sprintf("want a service time from 0 to %v", time.Duration(maxExact))}
 	}
-	l := &Concurrency{max: p.Max, service: p.Service}
-	if l.max == 0 {
-		l.max = p.Burst
-	}
-	l.rings.first = firstRing(l.max) // at most max requests of cost >= 1 in flight
+	l := &Concurrency{concurrencyRule: *newConcurrencyRule(p)}
 	l.keyed = newKeyed(int64(unsafe.Sizeof(costLog{})), (*costLog).freshAt)
 	l.keyed.release = l.rings.release
 	l.keyed.held = (*costLog).oldest
 	return l, nil
+}
+
+func newConcurrencyRule(p Params) *concurrencyRule {
+	r := &concurrencyRule{max: p.Max, service: p.Service}
+	if r.max == 0 {
+		r.max = p.Burst
+	}
+	r.rings.first = firstRing(r.max) // at most max requests of cost >= 1 in flight
+	return r
 }
 
 // Decide admits the request iff the units in flight leave room for cost.
@@ -78,17 +97,33 @@ func (l *Concurrency) Decide(now time.Duration, key Key, cost int64) Decision {
 	}
 	l.flush(now)
 	s := l.get(now, key)
+	d, added := l.decide(s, true, now, cost)
+	if added {
+		l.expiring.push(now + l.service)
+		l.addBytes(costEntryBytes)
+		l.touch(key, costEntryBytes*int64(s.len()))
+	}
+	return d
+}
+
+func (l *concurrencyRule) decide(s *costLog, _ bool, now time.Duration, cost int64) (Decision, bool) {
+	if cost > l.max {
+		return Decision{Verdict: Reject, RetryAfter: Never}, false
+	}
+	if l.service == 0 {
+		return Decision{Verdict: Accept}, false
+	}
 	s.prune(now, &l.rings)
 	if s.sum > l.max-cost {
-		return Decision{Verdict: Reject, RetryAfter: s.waitFor(now, cost, l.max)}
+		return Decision{Verdict: Reject, RetryAfter: s.waitFor(now, cost, l.max)}, false
 	}
-	done := now + l.service
-	s.push(done, cost, &l.rings)
-	l.expiring.push(done)
-	l.addBytes(costEntryBytes)
-	l.touch(key, costEntryBytes*int64(s.len()))
-	return Decision{Verdict: Accept}
+	s.push(now+l.service, cost, &l.rings)
+	return Decision{Verdict: Accept}, true
 }
+
+func (l *concurrencyRule) extra(s *costLog) int64    { return costEntryBytes * int64(s.len()) }
+func (l *concurrencyRule) clone(dst, src *costLog) { src.cloneInto(dst, &l.rings) }
+func (l *concurrencyRule) free(s *costLog)         { l.rings.release(s); *s = costLog{} }
 
 // flush drops from the byte count the requests of every key that have
 // completed by now.

@@ -33,10 +33,25 @@ import (
 // key).
 type FixedWindow struct {
 	keyed[fixedWindowState]
+	fixedWindowRule
+	clock windowClock
+}
+
+// fixedWindowRule is FixedWindow's rule over one key's state, which its
+// Limiter and its Table (a cluster's store) both call, and, on counts held
+// elsewhere, sync's nodes.
+//
+// Time going back (a store passed the nodes' clocks): a request in a window
+// earlier than the one the state counts finds no count for its window and
+// counts from 0; when it is counted, the state becomes its window's, and the
+// later window's count is lost. This is what a script that keeps one
+// window index and one count per key does; the later window then admits
+// anew.
+type fixedWindowRule struct {
 	limit         int64         // L
 	window        time.Duration // W
 	countRejected bool
-	clock         windowClock
+	plainState[fixedWindowState]
 }
 
 // fixedWindowState is one key's counter: the cost counted in window win.
@@ -50,6 +65,7 @@ var (
 	_ Reserver    = (*FixedWindow)(nil)
 	_ stateHolder = (*FixedWindow)(nil)
 	_ Inspector   = (*FixedWindow)(nil)
+	_ WindowRule  = (*fixedWindowRule)(nil)
 )
 
 func newFixedWindowLimiter(p Params) (Limiter, error) {
@@ -59,34 +75,81 @@ func newFixedWindowLimiter(p Params) (Limiter, error) {
 	if err := checkOptions("fixed-window", p, "count-rejected"); err != nil {
 		return nil, err
 	}
-	l := &FixedWindow{limit: p.Rate, window: p.Per, countRejected: p.CountRejected}
+	l := &FixedWindow{fixedWindowRule: *newFixedWindowRule(p)}
 	l.keyed = newKeyed(int64(unsafe.Sizeof(fixedWindowState{})), func(s *fixedWindowState) time.Duration {
 		return time.Duration(s.win+1) * l.window
 	})
 	return l, nil
 }
 
+func newFixedWindowRule(p Params) *fixedWindowRule {
+	return &fixedWindowRule{limit: p.Rate, window: p.Per, countRejected: p.CountRejected}
+}
+
 // Decide admits the request iff its window's count leaves room for cost.
 func (l *FixedWindow) Decide(now time.Duration, key Key, cost int64) Decision {
 	s := l.get(now, key)
 	k, e := l.clock.at(now, l.window)
+	d, counted := l.decideIn(s, k, e, cost)
+	if counted {
+		l.touch(key, 0)
+	}
+	return d
+}
+
+// decideIn decides a request of cost in window k, at offset e in it, on
+// s, and counts it there when it is admitted or counted rejected.
+func (r *fixedWindowRule) decideIn(s *fixedWindowState, k int64, e time.Duration, cost int64) (Decision, bool) {
 	var count int64
 	if s.win == k {
 		count = s.count
 	}
-	if cost <= l.limit && count <= l.limit-cost {
-		s.win, s.count = k, count+cost
-		l.touch(key, 0)
-		return Decision{Verdict: Accept}
-	}
-	if l.countRejected {
+	d, counted := r.decideCount(count, e, cost)
+	if counted {
 		s.win, s.count = k, addSat(count, cost)
-		l.touch(key, 0)
 	}
-	if cost > l.limit {
-		return Decision{Verdict: Reject, RetryAfter: Never}
+	return d, counted
+}
+
+// decideCount is the rule on the count of the request's window, at offset
+// e in it: admit iff count + cost <= L.
+func (r *fixedWindowRule) decideCount(count int64, e time.Duration, cost int64) (Decision, bool) {
+	if cost <= r.limit && count <= r.limit-cost {
+		return Decision{Verdict: Accept}, true
 	}
-	return Decision{Verdict: Reject, RetryAfter: l.window - e}
+	if cost > r.limit {
+		return Decision{Verdict: Reject, RetryAfter: Never}, r.countRejected
+	}
+	return Decision{Verdict: Reject, RetryAfter: r.window - e}, r.countRejected
+}
+
+func (r *fixedWindowRule) decide(s *fixedWindowState, _ bool, now time.Duration, cost int64) (Decision, bool) {
+	k, e := windowAt(now, r.window)
+	return r.decideIn(s, k, e, cost)
+}
+
+// Window implements WindowRule.
+func (r *fixedWindowRule) Window() time.Duration { return r.window }
+
+// DecideCounts implements WindowRule: fixed-window reads cur only.
+func (r *fixedWindowRule) DecideCounts(now time.Duration, _, cur, cost int64) (Decision, bool) {
+	_, e := windowAt(now, r.window)
+	return r.decideCount(cur, e, cost)
+}
+
+// incr adds cost to the count of at's window (Incrementer): a state of an
+// older window starts that window's count; a later one is left alone.
+func (r *fixedWindowRule) incr(s *fixedWindowState, known bool, at time.Duration, cost int64) bool {
+	k, _ := windowAt(at, r.window)
+	switch {
+	case known && s.win == k:
+		s.count = addSat(s.count, cost)
+	case !known || s.win < k:
+		s.win, s.count = k, cost
+	default:
+		return false
+	}
+	return true
 }
 
 // windowAt returns the index k of the window of length w that holds t,

@@ -38,9 +38,20 @@ import (
 // redis_rate lets the key expire at TAT).
 type GCRA struct {
 	keyed[gcraState]
+	gcraRule
+}
+
+// gcraRule is GCRA's rule over one key's state, which its Limiter and its
+// Table (a cluster's store) both call.
+//
+// Time going back (a store passed the nodes' clocks) needs nothing more: a
+// request stamped before others finds TAT further ahead of it, max(TAT, t)
+// = TAT, and is judged by a longer wait; TAT never moves back.
+type gcraRule struct {
 	burst    int64
 	interval fracRate // T = W/L
 	maxDelay time.Duration
+	plainState[gcraState]
 }
 
 // gcraState is one key's theoretical arrival time; the zero value (TAT 0, in
@@ -66,18 +77,30 @@ func newGCRALimiter(p Params) (Limiter, error) {
 	if err := bucketMaxDelayCheck(p.MaxDelay, maxExact, "TAT stays exact"); err != nil {
 		return nil, err
 	}
-	g := &GCRA{burst: p.Burst, interval: newFracRate(p.Rate, p.Per), maxDelay: p.MaxDelay}
+	g := &GCRA{gcraRule: *newGCRARule(p)}
 	g.keyed = newKeyed(int64(unsafe.Sizeof(gcraState{})), func(s *gcraState) time.Duration {
 		return s.tat.ceil()
 	})
 	return g, nil
 }
 
+func newGCRARule(p Params) *gcraRule {
+	return &gcraRule{burst: p.Burst, interval: newFracRate(p.Rate, p.Per), maxDelay: p.MaxDelay}
+}
+
 // Decide admits the request iff it conforms to key's TAT (within max-delay).
 func (g *GCRA) Decide(now time.Duration, key Key, cost int64) Decision {
 	s := g.get(now, key)
+	d, moved := g.decide(s, true, now, cost)
+	if moved {
+		g.touch(key, 0)
+	}
+	return d
+}
+
+func (g *gcraRule) decide(s *gcraState, _ bool, now time.Duration, cost int64) (Decision, bool) {
 	if cost > g.burst {
-		return Decision{Verdict: Reject, RetryAfter: Never}
+		return Decision{Verdict: Reject, RetryAfter: Never}, false
 	}
 	r := g.interval
 	t := fracAt(now)
@@ -89,14 +112,13 @@ func (g *GCRA) Decide(now time.Duration, key Key, cost int64) Decision {
 	limit := slack
 	limit.ns += g.maxDelay
 	if ahead.after(limit) {
-		return Decision{Verdict: Reject, RetryAfter: r.sub(ahead, limit).ceil()}
+		return Decision{Verdict: Reject, RetryAfter: r.sub(ahead, limit).ceil()}, false
 	}
 	s.tat = r.add(base, r.times(cost))
-	g.touch(key, 0)
 	if ahead.after(slack) {
-		return Decision{Verdict: Delay, Delay: r.sub(ahead, slack).ceil()}
+		return Decision{Verdict: Delay, Delay: r.sub(ahead, slack).ceil()}, true
 	}
-	return Decision{Verdict: Accept}
+	return Decision{Verdict: Accept}, true
 }
 
 // Inspect returns key's gauges at now: "tokens", the equivalent token count

@@ -31,8 +31,19 @@ import (
 // the first whole nanosecond >= TAT, when the queue is empty.
 type LeakyBucket struct {
 	keyed[leakyBucketState]
+	leakyBucketRule
+}
+
+// leakyBucketRule is LeakyBucket's rule over one key's state, which its
+// Limiter and its Table (a cluster's store) both call.
+//
+// Time going back (a store passed the nodes' clocks) needs nothing more, as
+// for GCRA: a request stamped before others finds the queue longer ahead of
+// it and waits (or is refused) accordingly; TAT never moves back.
+type leakyBucketRule struct {
 	capacity int64    // B
 	spacing  fracRate // D = W/L
+	plainState[leakyBucketState]
 }
 
 // leakyBucketState is one key's queue: the instant it is empty again. The
@@ -55,18 +66,30 @@ func newLeakyBucketLimiter(p Params) (Limiter, error) {
 	if err := checkOptions("leaky-bucket", p); err != nil {
 		return nil, err
 	}
-	lb := &LeakyBucket{capacity: p.Burst, spacing: newFracRate(p.Rate, p.Per)}
+	lb := &LeakyBucket{leakyBucketRule: *newLeakyBucketRule(p)}
 	lb.keyed = newKeyed(int64(unsafe.Sizeof(leakyBucketState{})), func(s *leakyBucketState) time.Duration {
 		return s.tat.ceil()
 	})
 	return lb, nil
 }
 
+func newLeakyBucketRule(p Params) *leakyBucketRule {
+	return &leakyBucketRule{capacity: p.Burst, spacing: newFracRate(p.Rate, p.Per)}
+}
+
 // Decide queues the request if key's queue has room and returns its wait.
 func (lb *LeakyBucket) Decide(now time.Duration, key Key, cost int64) Decision {
 	s := lb.get(now, key)
+	d, queued := lb.decide(s, true, now, cost)
+	if queued {
+		lb.touch(key, 0)
+	}
+	return d
+}
+
+func (lb *leakyBucketRule) decide(s *leakyBucketState, _ bool, now time.Duration, cost int64) (Decision, bool) {
 	if cost > lb.capacity {
-		return Decision{Verdict: Reject, RetryAfter: Never}
+		return Decision{Verdict: Reject, RetryAfter: Never}, false
 	}
 	r := lb.spacing
 	t := fracAt(now)
@@ -74,14 +97,13 @@ func (lb *LeakyBucket) Decide(now time.Duration, key Key, cost int64) Decision {
 	wait := r.sub(release, t)           // queued work ahead of this request
 	room := r.times(lb.capacity - cost) // the most it may wait: (B-c)*D
 	if wait.after(room) {
-		return Decision{Verdict: Reject, RetryAfter: r.sub(wait, room).ceil()}
+		return Decision{Verdict: Reject, RetryAfter: r.sub(wait, room).ceil()}, false
 	}
 	s.tat = r.add(release, r.times(cost))
-	lb.touch(key, 0)
 	if d := wait.ceil(); d > 0 {
-		return Decision{Verdict: Delay, Delay: d}
+		return Decision{Verdict: Delay, Delay: d}, true
 	}
-	return Decision{Verdict: Accept}
+	return Decision{Verdict: Accept}, true
 }
 
 // Inspect returns key's gauges at now: "queue", the requests waiting or

@@ -25,8 +25,8 @@ import (
 // (integer division, as C's for these non-negative values). It is rejected
 // iff excess > burst*1000, leaving the state unchanged. Otherwise excess is
 // stored and last = now_ms only when ms != 0 (nginx guards against a clock
-// stepping back; with virtual time, which never goes back, ms = 0 means
-// now_ms = last already). An admitted request is delayed by
+// stepping back; a Limiter's time never goes back, so there ms = 0 means
+// now_ms = last already; a store's can, see nginxRule). An admitted request is delayed by
 // (excess - delay*1000)*1000/rate whole ms when excess > delay*1000, else not
 // at all; with nodelay it is never delayed. burst defaults to B-1 so that a
 // fresh key admits B at once, like the buckets.
@@ -54,10 +54,25 @@ import (
 // modelled: a node lives until it is fresh.
 type Nginx struct {
 	keyed[nginxState]
+	nginxRule
+}
+
+// nginxRule is Nginx's rule over one key's node, which its Limiter and its
+// Table (a cluster's store) both call.
+//
+// Time going back (a store passed the nodes' clocks), to the letter of
+// nginx's guard against a clock that steps back: ms = now_ms - last below
+// -60000 counts as 1, and between -60000 and 0 as 0, before the formula
+// (so a step back of more than a minute moves last back with it). A
+// retry_after is then counted as if time ran on from last. Instants before
+// time 0 (a node's clock skewed back at the start) are whole ms rounded
+// down.
+type nginxRule struct {
 	rate    int64 // milli-requests per second
 	burst   int64 // the nginx burst, in milli-requests (burst=N is N*1000)
 	delay   int64 // the delay threshold in milli-requests (delay=N is N*1000)
 	nodelay bool
+	plainState[nginxState]
 }
 
 // nginxState is one key's node: excess in milli-requests and last in ms.
@@ -78,6 +93,28 @@ var (
 const nginxMaxBurst = maxExact / 10_000_000
 
 func newNginxLimiter(p Params) (Limiter, error) {
+	r, err := newNginxRuleChecked(p)
+	if err != nil {
+		return nil, err
+	}
+	n := &Nginx{nginxRule: *r}
+	n.keyed = newKeyed(int64(unsafe.Sizeof(nginxState{})), func(s *nginxState) time.Duration {
+		return time.Duration(s.last+n.drainedAfter(s.excess)) * time.Millisecond
+	})
+	return n, nil
+}
+
+// newNginxRule returns the rule of valid params (NewTable builds the
+// Limiter first, which checks them).
+func newNginxRule(p Params) *nginxRule {
+	r, err := newNginxRuleChecked(p)
+	if err != nil {
+		panic("algorithms: nginx rule of invalid params: " + err.Error())
+	}
+	return r
+}
+
+func newNginxRuleChecked(p Params) (*nginxRule, error) {
 	if err := checkPolicy(p.Policy); err != nil {
 		return nil, err
 	}
@@ -108,23 +145,19 @@ func newNginxLimiter(p Params) (Limiter, error) {
 	}
 	// checkPolicy bounds L by maxExact/1s, so L*1000 fits; it is >= 16
 	// (1 r/m), never 0.
-	n := &Nginx{rate: p.Rate * 1000 / scale, burst: burst * 1000, delay: p.NginxDelay * 1000, nodelay: p.Nodelay}
-	n.keyed = newKeyed(int64(unsafe.Sizeof(nginxState{})), func(s *nginxState) time.Duration {
-		return time.Duration(s.last+n.drainedAfter(s.excess)) * time.Millisecond
-	})
-	return n, nil
+	return &nginxRule{rate: p.Rate * 1000 / scale, burst: burst * 1000, delay: p.NginxDelay * 1000, nodelay: p.Nodelay}, nil
 }
 
 // drainedAfter returns the fewest ms after which stored excess e computes
 // excess 0 for the next request: the least ms with rate*ms/1000 >= e + 1000.
-func (n *Nginx) drainedAfter(e int64) int64 {
+func (n *nginxRule) drainedAfter(e int64) int64 {
 	return exactCeilDiv((e+1000)*1000, n.rate)
 }
 
 // draining reports whether ms < drainedAfter(e): whether rate*ms/1000 <
 // e + 1000, i.e. rate*ms < (e+1000)*1000, formed in 128 bits (ms >= 0 may be
 // any gap), which is exact and cheaper than drainedAfter's division.
-func (n *Nginx) draining(ms, e int64) bool {
+func (n *nginxRule) draining(ms, e int64) bool {
 	hi, lo := bits.Mul64(uint64(ms), uint64(n.rate))
 	return hi == 0 && lo < uint64((e+1000)*1000)
 }
@@ -133,15 +166,37 @@ func (n *Nginx) draining(ms, e int64) bool {
 // requests.
 func (n *Nginx) Decide(now time.Duration, key Key, cost int64) Decision {
 	s := n.get(now, key)
-	if cost-1 > n.burst/1000 {
-		return Decision{Verdict: Reject, RetryAfter: Never}
+	d, stored := n.decide(s, n.isLive(key), now, cost)
+	if stored {
+		n.touch(key, 0)
 	}
-	nowMs := int64(now / time.Millisecond)
+	return d
+}
+
+// msAt returns now in whole milliseconds, rounded down (also before 0).
+func msAt(now time.Duration) int64 {
+	ms := int64(now / time.Millisecond)
+	if now%time.Millisecond < 0 {
+		ms--
+	}
+	return ms
+}
+
+func (n *nginxRule) decide(s *nginxState, known bool, now time.Duration, cost int64) (Decision, bool) {
+	if cost-1 > n.burst/1000 {
+		return Decision{Verdict: Reject, RetryAfter: Never}, false
+	}
+	nowMs := msAt(now)
 	extra := (cost - 1) * 1000
 	var excess, ms int64
-	known := n.isLive(key)
 	if known {
 		ms = nowMs - s.last
+		switch { // nginx's guard against a clock stepping back
+		case ms < -60000:
+			ms = 1
+		case ms < 0:
+			ms = 0
+		}
 		if n.draining(ms, s.excess) {
 			// rate*ms < (e+1000)*1000 here: no overflow.
 			excess = max(0, s.excess-n.rate*ms/1000+1000)
@@ -150,7 +205,7 @@ func (n *Nginx) Decide(now time.Duration, key Key, cost int64) Decision {
 		if excess > n.burst {
 			need := s.excess + cost*1000 - n.burst
 			m := s.last + exactCeilDiv(need*1000, n.rate)
-			return Decision{Verdict: Reject, RetryAfter: time.Duration(m)*time.Millisecond - now}
+			return Decision{Verdict: Reject, RetryAfter: max(time.Duration(m)*time.Millisecond-now, 1)}, false
 		}
 	} else {
 		excess = extra
@@ -159,14 +214,13 @@ func (n *Nginx) Decide(now time.Duration, key Key, cost int64) Decision {
 	if !known || ms != 0 {
 		s.last = nowMs
 	}
-	n.touch(key, 0)
 	if n.nodelay || excess <= n.delay {
-		return Decision{Verdict: Accept}
+		return Decision{Verdict: Accept}, true
 	}
 	if d := (excess - n.delay) * 1000 / n.rate; d > 0 {
-		return Decision{Verdict: Delay, Delay: time.Duration(d) * time.Millisecond}
+		return Decision{Verdict: Delay, Delay: time.Duration(d) * time.Millisecond}, true
 	}
-	return Decision{Verdict: Accept}
+	return Decision{Verdict: Accept}, true
 }
 
 // Inspect returns key's gauges at now, in requests: "excess", what nginx's

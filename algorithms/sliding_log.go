@@ -37,11 +37,22 @@ import (
 // counting (last s + W).
 type SlidingLog struct {
 	keyed[costLog]
+	slidingLogRule
+	expiring expiryFIFO // the expiry of every live entry of every key
+}
+
+// slidingLogRule is SlidingLog's rule over one key's log, which its Limiter
+// and its Table (a cluster's store) both call.
+//
+// Time going back (a store passed the nodes' clocks): a request at t is
+// judged by the entries logged at s with t - s < W, which includes entries
+// logged after t, as a sorted set trimmed to scores above t - W counts
+// them; its own entry is kept in time order among them.
+type slidingLogRule struct {
 	limit         int64         // L
 	window        time.Duration // W
 	countRejected bool
-	expiring      expiryFIFO // the expiry of every live entry of every key
-	rings         ringPool   // the keys' rings, and the slots of a first one
+	rings         ringPool // the keys' rings, and the slots of a first one
 }
 
 var (
@@ -58,17 +69,22 @@ func newSlidingLogLimiter(p Params) (Limiter, error) {
 	if err := checkOptions("sliding-log", p, "count-rejected"); err != nil {
 		return nil, err
 	}
-	l := &SlidingLog{limit: p.Rate, window: p.Per, countRejected: p.CountRejected}
-	// Admitted entries cost >= 1 and sum to at most L; rejected ones
-	// logged with count-rejected have no bound.
-	l.rings.first = firstRing(l.limit)
-	if l.countRejected {
-		l.rings.first = costLogFirstSlots
-	}
+	l := &SlidingLog{slidingLogRule: *newSlidingLogRule(p)}
 	l.keyed = newKeyed(int64(unsafe.Sizeof(costLog{})), (*costLog).freshAt)
 	l.keyed.release = l.rings.release
 	l.keyed.held = (*costLog).oldest
 	return l, nil
+}
+
+func newSlidingLogRule(p Params) *slidingLogRule {
+	r := &slidingLogRule{limit: p.Rate, window: p.Per, countRejected: p.CountRejected}
+	// Admitted entries cost >= 1 and sum to at most L; rejected ones
+	// logged with count-rejected have no bound.
+	r.rings.first = firstRing(r.limit)
+	if r.countRejected {
+		r.rings.first = costLogFirstSlots
+	}
+	return r
 }
 
 // Decide admits the request iff the entries of the last W leave room for
@@ -76,28 +92,33 @@ func newSlidingLogLimiter(p Params) (Limiter, error) {
 func (l *SlidingLog) Decide(now time.Duration, key Key, cost int64) Decision {
 	l.flush(now)
 	s := l.get(now, key)
-	s.prune(now, &l.rings)
-	if cost <= l.limit && s.sum <= l.limit-cost {
-		l.log(now, key, s, cost)
-		return Decision{Verdict: Accept}
+	d, logged := l.decide(s, true, now, cost)
+	if logged {
+		l.expiring.push(now + l.window)
+		l.addBytes(costEntryBytes)
+		l.touch(key, costEntryBytes*int64(s.len()))
 	}
-	if l.countRejected {
-		l.log(now, key, s, min(cost, l.limit+1))
-	}
-	if cost > l.limit {
-		return Decision{Verdict: Reject, RetryAfter: Never}
-	}
-	return Decision{Verdict: Reject, RetryAfter: s.waitFor(now, cost, l.limit)}
+	return d
 }
 
-// log appends an entry of cost at now to key's log s.
-func (l *SlidingLog) log(now time.Duration, key Key, s *costLog, cost int64) {
-	until := now + l.window
-	s.push(until, cost, &l.rings)
-	l.expiring.push(until)
-	l.addBytes(costEntryBytes)
-	l.touch(key, costEntryBytes*int64(s.len()))
+func (l *slidingLogRule) decide(s *costLog, _ bool, now time.Duration, cost int64) (Decision, bool) {
+	s.prune(now, &l.rings)
+	if cost <= l.limit && s.sum <= l.limit-cost {
+		s.push(now+l.window, cost, &l.rings)
+		return Decision{Verdict: Accept}, true
+	}
+	if l.countRejected {
+		s.push(now+l.window, min(cost, l.limit+1), &l.rings)
+	}
+	if cost > l.limit {
+		return Decision{Verdict: Reject, RetryAfter: Never}, l.countRejected
+	}
+	return Decision{Verdict: Reject, RetryAfter: s.waitFor(now, cost, l.limit)}, l.countRejected
 }
+
+func (l *slidingLogRule) extra(s *costLog) int64    { return costEntryBytes * int64(s.len()) }
+func (l *slidingLogRule) clone(dst, src *costLog) { src.cloneInto(dst, &l.rings) }
+func (l *slidingLogRule) free(s *costLog)         { l.rings.release(s); *s = costLog{} }
 
 // flush drops from the byte count the entries of every key that have
 // stopped counting by now.
@@ -342,10 +363,12 @@ func (q *costLog) prune(now time.Duration, p *ringPool) {
 	}
 }
 
-// push appends an entry; until must not be before the last entry's. An
-// empty log without a ring keeps the entry as (first, sum); a log without a
-// ring that holds one entry gets a ring of p.first slots (a power of two,
-// see firstRing; 2 at least). Rings are taken from and given back to p.
+// push adds an entry. An empty log without a ring keeps the entry as
+// (first, sum); a log without a ring that holds one entry gets a ring of
+// p.first slots (a power of two, see firstRing; 2 at least). Rings are
+// taken from and given back to p. An entry that stops counting before the
+// newest one (only in a store, where time can go back) is moved to its
+// place in order.
 func (q *costLog) push(until time.Duration, cost int64, p *ringPool) {
 	head, n, mask := q.pos.head(), q.pos.n(), q.pos.mask()
 	if q.entries == nil {
@@ -362,9 +385,35 @@ func (q *costLog) push(until time.Duration, cost int64, p *ringPool) {
 	if n == 0 {
 		q.first = until
 	}
-	q.ring()[(head+n)&mask] = costEntry{until, cost}
+	r := q.ring()
+	r[(head+n)&mask] = costEntry{until, cost}
 	q.pos = makeCostLogPos(head, n+1, mask)
 	q.sum += cost
+	if n > 0 && until < r[(head+n-1)&mask].until {
+		q.sortBack()
+	}
+}
+
+// sortBack moves the newest entry down to its place in order of until.
+func (q *costLog) sortBack() {
+	r, head, mask := q.ring(), q.pos.head(), q.pos.mask()
+	for i := q.pos.n() - 1; i > 0; i-- {
+		a, b := &r[(head+i-1)&mask], &r[(head+i)&mask]
+		if a.until <= b.until {
+			break
+		}
+		*a, *b = *b, *a
+	}
+	q.first = r[head].until
+}
+
+// cloneInto makes dst (zero) a copy of q with a ring of its own from p.
+func (q *costLog) cloneInto(dst *costLog, p *ringPool) {
+	*dst = costLog{}
+	for i := range q.len() {
+		e := q.at(i)
+		dst.push(e.until, e.cost, p)
+	}
 }
 
 // resize moves the entries, in order, to the front of a ring of slots

@@ -39,10 +39,24 @@ import (
 // counted is no longer the previous one.
 type SlidingWindow struct {
 	keyed[slidingWindowState]
+	slidingWindowRule
+	clock windowClock
+}
+
+// slidingWindowRule is SlidingWindow's rule over one key's state, which its
+// Limiter and its Table (a cluster's store) both call, and, on counts held
+// elsewhere, sync's nodes.
+//
+// Time going back (a store passed the nodes' clocks): a request in a window
+// earlier than the one the state counts finds no counts for its windows and
+// counts from 0; when it is counted, the state becomes its window's, and the
+// later counts are lost, as with a script that keeps one window index and
+// two counts per key.
+type slidingWindowRule struct {
 	limit         int64         // L
 	window        time.Duration // W
 	countRejected bool
-	clock         windowClock
+	plainState[slidingWindowState]
 }
 
 // slidingWindowState is one key's two counts.
@@ -57,6 +71,7 @@ var (
 	_ Reserver    = (*SlidingWindow)(nil)
 	_ stateHolder = (*SlidingWindow)(nil)
 	_ Inspector   = (*SlidingWindow)(nil)
+	_ WindowRule  = (*slidingWindowRule)(nil)
 )
 
 func newSlidingWindowLimiter(p Params) (Limiter, error) {
@@ -66,16 +81,21 @@ func newSlidingWindowLimiter(p Params) (Limiter, error) {
 	if err := checkOptions("sliding-window", p, "count-rejected"); err != nil {
 		return nil, err
 	}
-	l := &SlidingWindow{limit: p.Rate, window: p.Per, countRejected: p.CountRejected}
+	l := &SlidingWindow{slidingWindowRule: *newSlidingWindowRule(p)}
 	l.keyed = newKeyed(int64(unsafe.Sizeof(slidingWindowState{})), func(s *slidingWindowState) time.Duration {
 		return time.Duration(s.win+2) * l.window
 	})
 	return l, nil
 }
 
+func newSlidingWindowRule(p Params) *slidingWindowRule {
+	return &slidingWindowRule{limit: p.Rate, window: p.Per, countRejected: p.CountRejected}
+}
+
 // countsIn returns the counts of windows k-1 and k as a request in window
-// k (>= s.win) sees them: the stored ones when k is the stored window,
-// shifted by one when k is the next, and nothing older than k-1.
+// k sees them: the stored ones when k is the stored window, shifted by one
+// when k is the next, and nothing otherwise (older windows, or, with time
+// going back, a window before the stored one).
 func (s *slidingWindowState) countsIn(k int64) (prev, cur int64) {
 	switch s.win {
 	case k:
@@ -90,28 +110,82 @@ func (s *slidingWindowState) countsIn(k int64) (prev, cur int64) {
 func (l *SlidingWindow) Decide(now time.Duration, key Key, cost int64) Decision {
 	s := l.get(now, key)
 	k, e := l.clock.at(now, l.window)
+	d, counted := l.decideIn(s, k, e, cost)
+	if counted {
+		l.touch(key, 0)
+	}
+	return d
+}
+
+// decideIn decides a request of cost in window k, at offset e in it, on
+// s, and counts it there when it is admitted or counted rejected.
+func (r *slidingWindowRule) decideIn(s *slidingWindowState, k int64, e time.Duration, cost int64) (Decision, bool) {
 	prev, cur := s.countsIn(k)
-	if cost <= l.limit && cur <= l.limit-cost && l.fits(prev, l.window-e, cur, cost) {
-		s.win, s.prev, s.cur = k, prev, cur+cost
-		l.touch(key, 0)
-		return Decision{Verdict: Accept}
+	d, counted := r.decideCounts(e, prev, cur, cost)
+	if counted {
+		s.win, s.prev, s.cur = k, prev, addSat(cur, cost)
 	}
-	if l.countRejected {
+	return d, counted
+}
+
+// decideCounts is the rule on the counts of the request's window and the
+// one before, at offset e: admit iff prev*(W-e) + (cur+cost)*W <= L*W.
+func (r *slidingWindowRule) decideCounts(e time.Duration, prev, cur, cost int64) (Decision, bool) {
+	if cost <= r.limit && cur <= r.limit-cost && r.fits(prev, r.window-e, cur, cost) {
+		return Decision{Verdict: Accept}, true
+	}
+	if r.countRejected {
+		// retry_after counts the rejected attempt against its own retry
 		cur = addSat(cur, cost)
-		s.win, s.prev, s.cur = k, prev, cur
-		l.touch(key, 0)
 	}
-	if cost > l.limit {
-		return Decision{Verdict: Reject, RetryAfter: Never}
+	if cost > r.limit {
+		return Decision{Verdict: Reject, RetryAfter: Never}, r.countRejected
 	}
-	return Decision{Verdict: Reject, RetryAfter: l.retryAfter(e, prev, cur, cost)}
+	return Decision{Verdict: Reject, RetryAfter: r.retryAfter(e, prev, cur, cost)}, r.countRejected
+}
+
+func (r *slidingWindowRule) decide(s *slidingWindowState, _ bool, now time.Duration, cost int64) (Decision, bool) {
+	k, e := windowAt(now, r.window)
+	return r.decideIn(s, k, e, cost)
+}
+
+// Window implements WindowRule.
+func (r *slidingWindowRule) Window() time.Duration { return r.window }
+
+// DecideCounts implements WindowRule.
+func (r *slidingWindowRule) DecideCounts(now time.Duration, prev, cur, cost int64) (Decision, bool) {
+	_, e := windowAt(now, r.window)
+	return r.decideCounts(e, prev, cur, cost)
+}
+
+// incr adds cost to the count of at's window (Incrementer): the current
+// count, or the previous one when the state has moved one window on; a
+// state of an older window shifts to at's; one more than a window ahead
+// is left alone.
+func (r *slidingWindowRule) incr(s *slidingWindowState, known bool, at time.Duration, cost int64) bool {
+	k, _ := windowAt(at, r.window)
+	switch {
+	case !known || s.win < k:
+		prev, _ := s.countsIn(k)
+		if !known {
+			prev = 0
+		}
+		s.win, s.prev, s.cur = k, prev, cost
+	case s.win == k:
+		s.cur = addSat(s.cur, cost)
+	case s.win == k+1:
+		s.prev = addSat(s.prev, cost)
+	default:
+		return false
+	}
+	return true
 }
 
 // fits reports whether prev*span + (cur+cost)*W <= L*W, given cur+cost <= L
 // and span >= 1: prev*span <= room, where room = (L-cur-cost)*W <= L*W fits
 // an int64 (checkPolicy). prev (>= 0) may be any count, so the product is
 // formed in 128 bits, which is exact and cheaper than dividing.
-func (l *SlidingWindow) fits(prev int64, span time.Duration, cur, cost int64) bool {
+func (l *slidingWindowRule) fits(prev int64, span time.Duration, cur, cost int64) bool {
 	room := (l.limit - cur - cost) * int64(l.window)
 	hi, lo := bits.Mul64(uint64(prev), uint64(span))
 	return hi == 0 && lo <= uint64(room)
@@ -123,7 +197,7 @@ func (l *SlidingWindow) fits(prev int64, span time.Duration, cur, cost int64) bo
 // window start, where prev*(W-W) + cur*W becomes cur*(W-0) + 0), so the
 // instants at which it fits form one interval to infinity, and the first
 // candidate found in time order is the answer.
-func (l *SlidingWindow) retryAfter(e time.Duration, prev, cur, cost int64) time.Duration {
+func (l *slidingWindowRule) retryAfter(e time.Duration, prev, cur, cost int64) time.Duration {
 	w := int64(l.window)
 	if cur <= l.limit-cost {
 		// Later in this window: prev*(W-e') <= room iff W-e' <= room/prev.

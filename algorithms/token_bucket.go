@@ -33,11 +33,26 @@ import (
 // when it is indistinguishable from a fresh key's.
 type TokenBucket struct {
 	keyed[tokenBucketState]
+	tokenBucketRule
+}
+
+// tokenBucketRule is TokenBucket's rule over one key's state, which its
+// Limiter and its Table (a cluster's store) both call.
+//
+// Time going back (a store passed the nodes' clocks): a request stamped
+// before the bucket's last update is decided as if it came at that update
+// (its delay or retry_after counts from then), and the last update stays
+// where it was: the bucket's clock never goes back, so a call from behind
+// cannot make the next one refill the same time twice, as
+// spring-cloud-gateway's script did when it stored the older time
+// (spring-cloud-gateway #1688).
+type tokenBucketRule struct {
 	burst int64 // B
 	// One token is perToken units and the bucket refills perNs units per
 	// ns: W and L reduced by their gcd.
 	perToken, perNs int64
 	maxDelay        time.Duration
+	plainState[tokenBucketState]
 }
 
 // tokenBucketState is one key's bucket. The zero value is a full bucket.
@@ -66,20 +81,25 @@ func newTokenBucketLimiter(p Params) (Limiter, error) {
 	if err := bucketMaxDelayCheck(p.MaxDelay, time.Duration(maxExact/r.den), "its debt in tokens stays exact"); err != nil {
 		return nil, err
 	}
-	tb := &TokenBucket{burst: p.Burst, perToken: r.num, perNs: r.den, maxDelay: p.MaxDelay}
-	tb.keyed = newKeyed(int64(unsafe.Sizeof(tokenBucketState{})), tb.freshAt)
+	tb := &TokenBucket{tokenBucketRule: *newTokenBucketRule(p)}
+	tb.keyed = newKeyed(int64(unsafe.Sizeof(tokenBucketState{})), tb.fullAt)
 	return tb, nil
 }
 
-// freshAt is when the bucket is full again if nothing else arrives.
-func (tb *TokenBucket) freshAt(s *tokenBucketState) time.Duration {
+func newTokenBucketRule(p Params) *tokenBucketRule {
+	r := newFracRate(p.Rate, p.Per)
+	return &tokenBucketRule{burst: p.Burst, perToken: r.num, perNs: r.den, maxDelay: p.MaxDelay}
+}
+
+// fullAt is when the bucket is full again if nothing else arrives.
+func (tb *tokenBucketRule) fullAt(s *tokenBucketState) time.Duration {
 	return s.last + time.Duration(exactCeilDiv(s.deficit, tb.perNs))
 }
 
 // nsFor returns the whole ns the bucket takes to refill units (>= 0),
 // ceil(units/perNs): no division when a token is a whole number of ns
 // (perNs 1: W/L whole, as for 100/s).
-func (tb *TokenBucket) nsFor(units int64) int64 {
+func (tb *tokenBucketRule) nsFor(units int64) int64 {
 	if tb.perNs == 1 {
 		return units
 	}
@@ -90,9 +110,18 @@ func (tb *TokenBucket) nsFor(units int64) int64 {
 // there, or if they will be within max-delay.
 func (tb *TokenBucket) Decide(now time.Duration, key Key, cost int64) Decision {
 	s := tb.get(now, key)
-	if cost > tb.burst {
-		return Decision{Verdict: Reject, RetryAfter: Never}
+	d, took := tb.decide(s, true, now, cost)
+	if took {
+		tb.touch(key, 0)
 	}
+	return d
+}
+
+func (tb *tokenBucketRule) decide(s *tokenBucketState, _ bool, now time.Duration, cost int64) (Decision, bool) {
+	if cost > tb.burst {
+		return Decision{Verdict: Reject, RetryAfter: Never}, false
+	}
+	now = max(now, s.last) // a request from behind the last update comes at it
 	d := s.deficit
 	if d > 0 {
 		// Refill: dt*perNs, stopping at full. Comparing dt with the time
@@ -111,15 +140,14 @@ func (tb *TokenBucket) Decide(now time.Duration, key Key, cost int64) Decision {
 		if wait > tb.maxDelay {
 			// At now+w the wait is wait-w (nothing is capped while
 			// tokens are short), so the first admissible w is wait-D.
-			return Decision{Verdict: Reject, RetryAfter: wait - tb.maxDelay}
+			return Decision{Verdict: Reject, RetryAfter: wait - tb.maxDelay}, false
 		}
 	}
 	s.deficit, s.last = d+cost*tb.perToken, now
-	tb.touch(key, 0)
 	if wait > 0 {
-		return Decision{Verdict: Delay, Delay: wait}
+		return Decision{Verdict: Delay, Delay: wait}, true
 	}
-	return Decision{Verdict: Accept}
+	return Decision{Verdict: Accept}, true
 }
 
 // bucketMaxDelayCheck validates max-delay for the shaping buckets: >= 0 and
