@@ -121,7 +121,7 @@ func (l *concurrencyRule) decide(s *costLog, _ bool, now time.Duration, cost int
 	return Decision{Verdict: Accept}, true
 }
 
-func (l *concurrencyRule) extra(s *costLog) int64    { return costEntryBytes * int64(s.len()) }
+func (l *concurrencyRule) extra(s *costLog) int64  { return costEntryBytes * int64(s.len()) }
 func (l *concurrencyRule) clone(dst, src *costLog) { src.cloneInto(dst, &l.rings) }
 func (l *concurrencyRule) free(s *costLog)         { l.rings.release(s); *s = costLog{} }
 

@@ -116,7 +116,7 @@ func (l *slidingLogRule) decide(s *costLog, _ bool, now time.Duration, cost int6
 	return Decision{Verdict: Reject, RetryAfter: s.waitFor(now, cost, l.limit)}, l.countRejected
 }
 
-func (l *slidingLogRule) extra(s *costLog) int64    { return costEntryBytes * int64(s.len()) }
+func (l *slidingLogRule) extra(s *costLog) int64  { return costEntryBytes * int64(s.len()) }
 func (l *slidingLogRule) clone(dst, src *costLog) { src.cloneInto(dst, &l.rings) }
 func (l *slidingLogRule) free(s *costLog)         { l.rings.release(s); *s = costLog{} }
 
