@@ -129,15 +129,26 @@ func Run(cfg Config) (*Report, error) {
 	}
 	n := len(cfg.Algorithms)
 	errs := make([]error, n)
-	runs := make([]*run, n)
-	var live []*run
+	rows := make([]reader, n)
+	var live []reader
 	for i := range cfg.Algorithms {
 		var obs Observer
 		if cfg.Observe != nil {
 			obs = cfg.Observe(i)
 		}
-		if runs[i], errs[i] = newRun(&cfg, i, obs); errs[i] == nil {
-			live = append(live, runs[i])
+		if cfg.Cluster != nil {
+			var c *clusterRun
+			if c, errs[i] = newClusterRun(&cfg, i, obs); errs[i] == nil {
+				rows[i] = c
+			}
+		} else {
+			var r *run
+			if r, errs[i] = newRun(&cfg, i, obs); errs[i] == nil {
+				rows[i] = r
+			}
+		}
+		if errs[i] == nil {
+			live = append(live, rows[i])
 		}
 	}
 	if len(live) == 0 {
@@ -158,19 +169,21 @@ func Run(cfg Config) (*Report, error) {
 		deciding = make(chan struct{}, cfg.Workers)
 	}
 	var wg sync.WaitGroup
-	for j, r := range live {
-		r.keys, r.feed = keys, f
-		// the keys the sources declared (ranges): a trace's come later
-		if n := keys.Len(); n > 0 {
-			if rs, ok := r.lim.(reserver); ok {
-				rs.Reserve(n)
+	for j, rd := range live {
+		for _, r := range runsOf(rd) {
+			r.keys, r.feed = keys, f
+			// the keys the sources declared (ranges): a trace's come later
+			if n := keys.Len(); n > 0 {
+				if rs, ok := r.lim.(reserver); ok {
+					rs.Reserve(n)
+				}
+				r.rejected.reserve(n)
 			}
-			r.rejected.reserve(n)
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[r.index] = r.read(j, deciding)
+			errs[rd.base().index] = readFeed(f, j, deciding, rd)
 		}()
 	}
 	f.produce()
@@ -178,15 +191,19 @@ func Run(cfg Config) (*Report, error) {
 	if err := firstError(errs); err != nil {
 		return nil, err
 	}
-	results := make([]Result, n)
-	for i, r := range runs {
-		results[i] = r.result()
-	}
 	start, duration := cfg.Start, cfg.Duration
 	if duration == 0 {
 		// until the traces end: from the first arrival to the last (every
 		// run saw the same traffic)
-		start, duration = live[0].first, live[0].lastFresh-live[0].first
+		first := live[0].base()
+		start, duration = first.first, first.lastFresh-first.first
+	}
+	results := make([]Result, n)
+	for i, rd := range rows {
+		results[i] = rd.base().result()
+		if c, ok := rd.(*clusterRun); ok {
+			c.clusterResult(&results[i], duration)
+		}
 	}
 	return &Report{
 		Scenario:    cfg.Name,
@@ -198,6 +215,15 @@ func Run(cfg Config) (*Report, error) {
 		Keys:        f.nkeys,
 		Results:     results,
 	}, nil
+}
+
+// runsOf returns the runs a reader holds: a cluster row's own and its
+// reference's.
+func runsOf(rd reader) []*run {
+	if c, ok := rd.(*clusterRun); ok {
+		return []*run{c.run, c.ref}
+	}
+	return []*run{rd.base()}
 }
 
 // reserver is a limiter that can size its per-key state for n keys up
@@ -325,16 +351,22 @@ func newRun(cfg *Config, i int, obs Observer) (*run, error) {
 	return r, nil
 }
 
-// read runs the algorithm over the feed's batches as reader j, holding a
-// token of deciding while it decides, and returns the run's error: its
-// own (an observer's or the limiter's), else the traffic's. A limiter that
-// is an algorithms.Prefetcher is told of the keys of each chunk of
-// prefetchLen arrivals one chunk ahead of deciding them, so that their
-// state is fetched from memory while the chunk before is decided.
-func (r *run) read(j int, deciding chan struct{}) error {
+// reader is one row's run as a reader of the feed: it decides each batch
+// of first attempts in turn, then finishes what is scheduled.
+type reader interface {
+	decideBatch(batch []traffic.Arrival) error
+	finish() error
+	// base is the run that holds the row's accounting.
+	base() *run
+}
+
+// readFeed runs rd over the feed's batches as reader j, holding a token of
+// deciding while it decides, and returns the run's error: its own (an
+// observer's or the limiter's), else the traffic's.
+func readFeed(f *feed, j int, deciding chan struct{}, rd reader) error {
 	var err error
 	for b := 0; ; b++ {
-		batch, ok := r.feed.next(b)
+		batch, ok := f.next(b)
 		if !ok {
 			break
 		}
@@ -342,28 +374,13 @@ func (r *run) read(j int, deciding chan struct{}) error {
 			if deciding != nil {
 				deciding <- struct{}{}
 			}
-			pf, _ := r.lim.(algorithms.Prefetcher)
-			for i := range batch {
-				if pf != nil && i%prefetchLen == 0 {
-					// one chunk ahead of the decisions: its lines
-					// arrive while this chunk is decided
-					if i == 0 {
-						r.prefetch(pf, batch)
-					}
-					if i+prefetchLen < len(batch) {
-						r.prefetch(pf, batch[i+prefetchLen:])
-					}
-				}
-				if err = r.fresh(&batch[i]); err != nil {
-					break
-				}
-			}
+			err = rd.decideBatch(batch)
 			if deciding != nil {
 				<-deciding
 			}
 		}
 		// a run that failed reads on, so as not to hold the others up
-		r.feed.done(j, b)
+		f.done(j, b)
 	}
 	if err != nil {
 		return err
@@ -372,8 +389,39 @@ func (r *run) read(j int, deciding chan struct{}) error {
 		deciding <- struct{}{}
 		defer func() { <-deciding }()
 	}
-	// as when each run read its own stream: the events scheduled still
-	// happen, then a stream's error ends the run
+	return rd.finish()
+}
+
+func (r *run) base() *run { return r }
+
+// decideBatch decides a batch of first attempts. A limiter that is an
+// algorithms.Prefetcher is told of the keys of each chunk of prefetchLen
+// arrivals one chunk ahead of deciding them, so that their state is fetched
+// from memory while the chunk before is decided.
+func (r *run) decideBatch(batch []traffic.Arrival) error {
+	pf, _ := r.lim.(algorithms.Prefetcher)
+	for i := range batch {
+		if pf != nil && i%prefetchLen == 0 {
+			// one chunk ahead of the decisions: its lines
+			// arrive while this chunk is decided
+			if i == 0 {
+				r.prefetch(pf, batch)
+			}
+			if i+prefetchLen < len(batch) {
+				r.prefetch(pf, batch[i+prefetchLen:])
+			}
+		}
+		if err := r.fresh(&batch[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish ends the run once the traffic has: the events scheduled still
+// happen (as when each run read its own stream), then a stream's error
+// ends the run.
+func (r *run) finish() error {
 	if err := r.drain(); err != nil {
 		return err
 	}
@@ -564,8 +612,15 @@ func (r *run) decide(a *traffic.Arrival, attempt int) error {
 			return err
 		}
 	}
-	r.res.Attempts++
 	row := r.series.row(a.At) // the counts of a.At's bucket
+	r.arrived(a, attempt, row)
+	return r.verdict(a, attempt, d, a.At, row)
+}
+
+// arrived accounts for an attempt reaching the limiter at a.At, before its
+// verdict; row is a.At's bucket. Attempts come in time order.
+func (r *run) arrived(a *traffic.Arrival, attempt int, row *[5]int64) {
+	r.res.Attempts++
 	row[colAttempts]++
 	if r.attempts != nil {
 		r.attempts.add(a.At, a.Cost)
@@ -574,24 +629,32 @@ func (r *run) decide(a *traffic.Arrival, attempt int) error {
 		r.res.Offered++
 		row[colOffered]++
 	}
+}
+
+// verdict accounts for the verdict d on an attempt that arrived at a.At,
+// which took effect at decided (>= a.At; a.At but in a cluster, where it
+// waits for the store): an admitted request is released at decided (plus
+// its delay), a rejected one retried from decided. row is a.At's bucket.
+// Verdicts come in order of decided.
+func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, decided time.Duration, row *[5]int64) error {
 	switch d.Verdict {
 	case algorithms.Accept:
 		r.res.Accepted++
 		r.delays.addZero()
-		r.peaks.add(a.At, a.Cost)
+		r.peaks.add(decided, a.Cost)
 		row[colAdmitted]++
-		r.last = max(r.last, a.At)
+		r.last = max(r.last, decided)
 	case algorithms.Delay:
 		r.res.Delayed++
 		r.delays.add(d.Delay)
 		row[colDelayed]++
-		r.releases.Push(a.At+d.Delay, a.Cost)
+		r.releases.Push(decided+d.Delay, a.Cost)
 	case algorithms.Reject:
 		r.res.Rejected++
 		row[colRejected]++
 		r.rejected.inc(a.Key)
 		if r.retries {
-			r.retry(a, attempt, d.RetryAfter)
+			r.retry(a, attempt, decided, d.RetryAfter)
 		} else {
 			r.res.GaveUp++
 		}
@@ -612,14 +675,14 @@ func (r *run) observe(a *traffic.Arrival, attempt int, d algorithms.Decision) er
 	return err
 }
 
-// retry schedules the next attempt of a rejected request, or counts the
-// request as given up.
-func (r *run) retry(a *traffic.Arrival, attempt int, retryAfter time.Duration) {
+// retry schedules the next attempt of a rejected request, rejected at
+// from, or counts the request as given up.
+func (r *run) retry(a *traffic.Arrival, attempt int, from, retryAfter time.Duration) {
 	if int(a.Source) < len(r.cfg.Retries) {
 		p := &r.cfg.Retries[a.Source]
 		if wait, ok := p.Wait(attempt, retryAfter, r.rng); ok {
-			at := a.At + wait
-			if at >= a.At && (r.end == 0 || at < r.end) && attempt < math.MaxInt32 {
+			at := from + wait
+			if at >= from && (r.end == 0 || at < r.end) && attempt < math.MaxInt32 {
 				r.events.push(event{at: at, cost: a.Cost, key: a.Key,
 					source: a.Source, attempt: int32(attempt + 1)})
 				return
@@ -702,8 +765,10 @@ func (r *run) result() Result {
 		res.AttemptPeaks = r.attempts.peaks(p)
 	}
 	res.Keys = r.keyReport()
-	m := r.lim.Memory()
-	res.Memory = Memory{BytesPerKeyMax: m.BytesPerKeyMax, KeysPeak: m.KeysPeak, BytesPeak: m.BytesPeak}
+	if r.lim != nil { // a cluster row's memory is the cluster's
+		m := r.lim.Memory()
+		res.Memory = Memory{BytesPerKeyMax: m.BytesPerKeyMax, KeysPeak: m.KeysPeak, BytesPeak: m.BytesPeak}
+	}
 	end := r.cfg.Start + r.cfg.Duration
 	if r.cfg.Duration == 0 {
 		end = r.lastFresh + 1

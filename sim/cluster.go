@@ -1,0 +1,850 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/cluster"
+	"github.com/ratesim/ratesim/traffic"
+)
+
+// A cluster run is one algorithm row on the N gateway nodes of SPEC section
+// 8: a balancer spreads the attempts over the live nodes, and the nodes
+// decide as the row's coordination mode says, alone (local, split), by an
+// atomic script at a shared store (central), by a read, a decision on what
+// was read and a write (racy), on counters synchronised every S (sync), or
+// on tokens leased in batches (lease). The store is one more event source
+// of the engine: operations travel to it over a network of round trip rtt
+// (plus jitter draws), queue there FIFO, are served one at a time, and are
+// answered; a verdict takes effect when the node hears back, and an
+// operation whose reply would come later than the timeout fails then.
+//
+// The row's accounting is a run's (counts, series, peaks, retries): a
+// cluster run holds one and tells it of each attempt as it arrives and of
+// each verdict as it takes effect. Beside it runs the reference, the same
+// algorithm as one exact limiter on the same traffic, whose admissions the
+// row's extra is counted against.
+//
+// Order of events at one instant (SPEC section 8 and what it leaves open):
+// releases of delayed requests; faults that begin or end (node-down, store
+// flush), in the order written; operations reaching the store, by send
+// time, then in the engine's processing order; operations executing from
+// the store's queue, FIFO; replies reaching nodes, in the order their
+// operations were sent, then timeouts; first attempts, in traffic order;
+// retries, in the order they were scheduled; syncs, by node. So a node's
+// sync at the instant of an arrival at that node comes after the arrival,
+// and a reply at the instant of an arrival is heard first.
+type clusterRun struct {
+	*run      // the row's accounting (its limiter is not used)
+	ref  *run // the reference: one exact limiter on the same traffic
+
+	cl     *cluster.Config
+	co     cluster.Coordination
+	nodes  []clusterNode
+	downN  int // nodes down now
+	rr     int // round-robin: the next node to try
+	balRng *rand.Rand
+	netRng *rand.Rand
+
+	q        cevQueue
+	seq      uint64 // the next event's and operation's sequence number
+	ops      []clusterOp
+	freeOps  []uint32
+	timeouts fifo[timeoutEntry]
+
+	// the store
+	table    algorithms.Table       // central, racy, lease
+	incr     algorithms.Incrementer // racy with write: incr
+	counts   syncStore              // sync
+	busy     time.Duration          // the store is serving until then
+	busyNs   int64                  // time spent serving
+	rule     algorithms.WindowRule  // sync's nodes decide with it
+	leaseK   int64
+	leaseTTL time.Duration
+	failWait time.Duration // retry_after of an attempt a failure rejects
+
+	// decisions for the observer, in arrival order
+	order    []orderSlot
+	orderLo  uint64 // the sequence number of order[0]
+	arrivals uint64 // attempts that reached the balancer
+
+	perNode     []NodeCount
+	added       delayHist
+	storeOps    int64
+	storeErrors int64
+	failOpen    int64
+	failClosed  int64
+}
+
+// clusterNode is one gateway node's own state.
+type clusterNode struct {
+	down bool
+	// epoch counts the node's downs: a reply to an operation sent before
+	// the node lost its state finds another epoch
+	epoch uint32
+	skew  time.Duration
+	// local, split: the node's limiter (nil when split leaves it no share)
+	// and the memory of the limiters a node-down threw away
+	lim     algorithms.Limiter
+	retired algorithms.Memory
+	sync    syncNode  // sync
+	lease   leaseNode // lease
+}
+
+// attempt is an attempt on its way through a node: the arrival, its
+// attempt number, the node and its place in arrival order.
+type attempt struct {
+	a    traffic.Arrival
+	n    int32
+	node int32
+	seq  uint64
+}
+
+// The kinds of store operations.
+const (
+	opScript uint8 = iota // central: one atomic script
+	opGet                 // racy: read the state, decide on the copy
+	opSet                 // racy: write the whole new state
+	opIncr                // racy with write: incr: add the cost
+	opSync                // sync: add each delta, return each total
+	opTake                // lease: take up to want tokens
+)
+
+// clusterOp is one store operation in flight.
+type clusterOp struct {
+	kind     uint8
+	gen      uint32 // counts the slot's uses, for stale timeout entries
+	node     int32
+	epoch    uint32 // the node's epoch when it sent the operation
+	answered bool   // the node has its reply or its failure
+	done     bool   // the store has executed it or dropped it
+	seq      uint64
+	at       attempt
+	sendAt   time.Duration
+	back     time.Duration // the reply's trip
+	deadline time.Duration
+	dec      algorithms.Decision
+	cp       algorithms.Copy // racy: the state decided on, to write back
+	counted  bool            // racy with incr: the decision counted the cost
+	winAt    time.Duration   // racy with incr: the instant whose window
+	want     int64           // lease
+	need     int64
+	granted  int64
+	items    []syncItem // sync
+}
+
+// timeoutEntry is an operation's deadline, for the timeouts FIFO (deadlines
+// come in send order).
+type timeoutEntry struct {
+	at   time.Duration
+	slot uint32
+	gen  uint32
+}
+
+// orderSlot holds a decision until those of earlier arrivals are shown.
+type orderSlot struct {
+	ok bool
+	d  Decision
+}
+
+// newClusterRun builds the cluster run of algorithm i, with its reference.
+func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
+	alg := &cfg.Algorithms[i]
+	r, err := newRun(cfg, i, obs)
+	if err != nil {
+		return nil, err
+	}
+	r.watch = nil // the state charts do not follow cluster rows
+	r.lim = nil   // the nodes and the store decide
+	ref, err := newRun(cfg, i, nil)
+	if err != nil {
+		return nil, err
+	}
+	ref.progress = nil
+	cl := cfg.Cluster
+	c := &clusterRun{run: r, ref: ref, cl: cl, co: alg.Coord,
+		nodes:   make([]clusterNode, cl.Nodes),
+		perNode: make([]NodeCount, cl.Nodes),
+		added:   newDelayHist(),
+		// the same seed, other streams than the retries' jitter
+		balRng:   rand.New(rand.NewPCG(cfg.Seed, 0xbb67ae8584caa73b)),
+		netRng:   rand.New(rand.NewPCG(cfg.Seed, 0x3c6ef372fe94f82b)),
+		failWait: alg.Params.Per,
+	}
+	if c.co.Mode == "" {
+		c.co.Mode = cluster.Central
+	}
+	for n := range c.nodes {
+		c.nodes[n].skew = cl.Skew[n]
+		c.perNode[n].Node = n
+	}
+	name, p := alg.Name, alg.Params
+	switch c.co.Mode {
+	case cluster.Local, cluster.Split:
+		for n := range c.nodes {
+			if err := c.newNodeLimiter(n); err != nil {
+				return nil, fmt.Errorf("%s: node %d: %w", alg.Label, n, err)
+			}
+		}
+	case cluster.Central, cluster.Racy, cluster.Lease:
+		if c.table, err = algorithms.NewTable(name, p); err != nil {
+			return nil, fmt.Errorf("%s: %w", alg.Label, err)
+		}
+		if c.co.Mode == cluster.Racy && c.co.Write == cluster.WriteIncr {
+			inc, ok := c.table.(algorithms.Incrementer)
+			if !ok {
+				return nil, fmt.Errorf("%s: %s cannot be written back with write: incr", alg.Label, name)
+			}
+			c.incr = inc
+		}
+		if c.co.Mode == cluster.Lease {
+			if !cluster.Supports(name, cluster.Lease) {
+				return nil, fmt.Errorf("%s: %s cannot lease (only %s)", alg.Label, name, cluster.ModeList(cluster.ModesOf(name)))
+			}
+			c.leaseK = c.co.Lease
+			if c.leaseK <= 0 {
+				c.leaseK = cluster.DefaultLease(p.Burst, cl.Nodes)
+			}
+			c.leaseTTL = c.co.LeaseTTL
+			if c.leaseTTL <= 0 {
+				c.leaseTTL = p.Per
+			}
+		}
+	case cluster.Sync:
+		rule, ok, err := algorithms.NewWindowRule(name, p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", alg.Label, err)
+		}
+		if !ok {
+			return nil, fmt.Errorf("%s: %s cannot sync (only %s)", alg.Label, name, cluster.ModeList(cluster.ModesOf(name)))
+		}
+		if c.co.Sync <= 0 {
+			return nil, fmt.Errorf("%s: sync needs an interval > 0", alg.Label)
+		}
+		c.rule = rule
+	default:
+		return nil, fmt.Errorf("%s: unknown coordination %q", alg.Label, c.co.Mode)
+	}
+	for k, f := range cl.Faults {
+		switch f.Type {
+		case cluster.NodeDown:
+			c.push(cev{at: f.At, class: classFault, kind: evFault, id: uint32(k)})
+			c.push(cev{at: f.End(), class: classFault, kind: evFault, id: uint32(k) | faultEnd})
+		case cluster.StoreFlush:
+			c.push(cev{at: f.At, class: classFault, kind: evFault, id: uint32(k)})
+		}
+	}
+	return c, nil
+}
+
+// faultEnd marks the event of a fault's end in its id.
+const faultEnd = 1 << 31
+
+// newNodeLimiter gives node n a fresh limiter: the row's policy (local) or
+// the node's share of it (split).
+func (c *clusterRun) newNodeLimiter(n int) error {
+	alg := c.alg
+	p := alg.Params
+	if c.co.Mode == cluster.Split {
+		p = splitParams(alg.Name, p, n, len(c.nodes))
+		if p.Rate == 0 || p.Burst == 0 || (p.NginxBurstSet && p.NginxBurst < 0) {
+			c.nodes[n].lim = nil // no share: the node admits nothing
+			return nil
+		}
+	}
+	var err error
+	if alg.New != nil {
+		c.nodes[n].lim, err = alg.New()
+	} else {
+		c.nodes[n].lim, err = algorithms.New(alg.Name, p)
+	}
+	return err
+}
+
+// splitParams returns node n's share of p over nodes nodes: the rate and
+// the burst shared as cluster.Share does, and likewise the algorithm's own
+// counts of requests at once (nginx's burst=N, which admits N+1 at once;
+// the concurrency limiter's max).
+func splitParams(name string, p algorithms.Params, n, nodes int) algorithms.Params {
+	p.Rate = cluster.Share(p.Rate, n, nodes)
+	p.Burst = cluster.Share(p.Burst, n, nodes)
+	if p.NginxBurstSet {
+		p.NginxBurst = cluster.Share(p.NginxBurst+1, n, nodes) - 1
+	}
+	if p.Max > 0 {
+		p.Max = cluster.Share(p.Max, n, nodes)
+		if p.Max == 0 {
+			p.Rate = 0
+		}
+	}
+	return p
+}
+
+func (c *clusterRun) push(ev cev) {
+	ev.seq = c.seq
+	c.seq++
+	c.q.push(ev)
+}
+
+// decideBatch takes a batch of first attempts, each after the events
+// before it.
+func (c *clusterRun) decideBatch(batch []traffic.Arrival) error {
+	for i := range batch {
+		a := &batch[i]
+		if !c.started {
+			c.started, c.first = true, a.At
+			if c.cfg.Duration == 0 {
+				c.series.setStart(a.At - a.At%c.series.bucket)
+			}
+		}
+		c.lastFresh = a.At
+		if err := c.until(a.At, classArrival); err != nil {
+			return err
+		}
+		if err := c.arrive(a, 1); err != nil {
+			return err
+		}
+	}
+	return c.ref.decideBatch(batch)
+}
+
+// finish runs what is still scheduled once the traffic has ended.
+func (c *clusterRun) finish() error {
+	if c.end == 0 {
+		c.end = c.lastFresh + c.cfg.Limit.Per
+	}
+	if err := c.until(math.MaxInt64, 0); err != nil {
+		return err
+	}
+	if err := c.flushOrder(true); err != nil {
+		return err
+	}
+	return c.ref.finish()
+}
+
+// until processes every event that comes before (t, class).
+func (c *clusterRun) until(t time.Duration, class uint8) error {
+	for {
+		if c.progress != nil {
+			c.step(true, t)
+		}
+		// the candidates: the release queue, the cluster queue, the
+		// timeouts, the retries
+		c.dropAnswered()
+		best := cev{at: t, class: class}
+		src := 0 // 0: none before (t, class)
+		if c.releases.Len() > 0 {
+			if e := (cev{at: c.releases.Min(), class: classRelease}); cevLess(&e, &best) {
+				best, src = e, 1
+			}
+		}
+		if c.q.len() > 0 {
+			if e := c.q.peek(); cevLess(e, &best) {
+				best, src = *e, 2
+			}
+		}
+		if c.timeouts.len() > 0 {
+			f := c.timeouts.front()
+			e := cev{at: f.at, class: classReply, sub: 1, seq: c.ops[f.slot].seq}
+			if cevLess(&e, &best) {
+				best, src = e, 3
+			}
+		}
+		if c.events.len() > 0 {
+			if e := (cev{at: c.events.peek().at, class: classRetry}); cevLess(&e, &best) {
+				best, src = e, 4
+			}
+		}
+		var err error
+		switch src {
+		case 0:
+			return nil
+		case 1:
+			rel := c.releases.Pop()
+			c.release(rel.At, rel.V)
+		case 2:
+			err = c.event(c.q.pop())
+		case 3:
+			f := c.timeouts.pop()
+			err = c.timeout(f.slot, f.at)
+		case 4:
+			err = c.retryAt()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// dropAnswered pops the timeouts of operations answered already.
+func (c *clusterRun) dropAnswered() {
+	for c.timeouts.len() > 0 {
+		f := c.timeouts.front()
+		if o := &c.ops[f.slot]; o.gen == f.gen && !o.answered {
+			return
+		}
+		c.timeouts.pop()
+	}
+}
+
+// event processes one event of the cluster queue.
+func (c *clusterRun) event(ev cev) error {
+	switch ev.kind {
+	case evFault:
+		return c.fault(ev)
+	case evStoreArrival:
+		c.storeArrival(ev.id, ev.at)
+	case evStoreExec:
+		return c.exec(ev.id, ev.at)
+	case evReply:
+		return c.reply(ev.id, ev.at)
+	case evSync:
+		c.syncTick(int(ev.id), ev.at)
+	}
+	return nil
+}
+
+// retryAt makes the next scheduled retry.
+func (c *clusterRun) retryAt() error {
+	ev := c.events.pop()
+	if c.end != 0 && ev.at >= c.end {
+		c.res.GaveUp++
+		return nil
+	}
+	retry := traffic.Arrival{At: ev.at, Key: ev.key, Cost: ev.cost, Source: ev.source}
+	return c.arrive(&retry, int(ev.attempt))
+}
+
+// arrive takes an attempt at the balancer: it counts it, picks a node and
+// has the node decide as the mode says.
+func (c *clusterRun) arrive(a *traffic.Arrival, n int) error {
+	c.arrived(a, n, c.series.row(a.At))
+	node := c.pick(a)
+	at := attempt{a: *a, n: int32(n), node: int32(node), seq: c.arrivals}
+	c.arrivals++
+	c.perNode[node].Attempts++
+	key := algorithms.Key(a.Key)
+	switch c.co.Mode {
+	case cluster.Local, cluster.Split:
+		nd := &c.nodes[node]
+		d := algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: algorithms.Never}
+		if nd.lim != nil {
+			d = nd.lim.Decide(a.At+nd.skew, key, a.Cost)
+		}
+		return c.decided(&at, d, a.At)
+	case cluster.Central:
+		c.send(clusterOp{kind: opScript, at: at, node: at.node}, a.At)
+	case cluster.Racy:
+		c.send(clusterOp{kind: opGet, at: at, node: at.node}, a.At)
+	case cluster.Sync:
+		return c.syncDecide(&at)
+	case cluster.Lease:
+		return c.leaseArrive(&at)
+	}
+	return nil
+}
+
+// pick returns the node the balancer sends a to.
+func (c *clusterRun) pick(a *traffic.Arrival) int {
+	n := len(c.nodes)
+	switch c.cl.Balancer {
+	case cluster.Random:
+		k := c.balRng.IntN(n - c.downN)
+		for i := range c.nodes {
+			if !c.nodes[i].down {
+				if k == 0 {
+					return i
+				}
+				k--
+			}
+		}
+	case cluster.KeyHash:
+		h := fnv.New64a()
+		h.Write([]byte(c.keys.Name(a.Key)))
+		i := int(h.Sum64() % uint64(n))
+		for c.nodes[i].down {
+			i = (i + 1) % n
+		}
+		return i
+	}
+	for c.nodes[c.rr].down {
+		c.rr = (c.rr + 1) % n
+	}
+	i := c.rr
+	c.rr = (c.rr + 1) % n
+	return i
+}
+
+// decided accounts for the verdict d on at, which took effect at its node
+// at when.
+func (c *clusterRun) decided(at *attempt, d algorithms.Decision, when time.Duration) error {
+	pn := &c.perNode[at.node]
+	if d.Verdict == algorithms.Reject {
+		pn.Rejected++
+	} else {
+		pn.Admitted++
+	}
+	c.added.add(when - at.a.At)
+	if c.obs != nil {
+		c.showInOrder(at, d, when)
+		if err := c.flushOrder(false); err != nil {
+			return err
+		}
+	}
+	return c.verdict(&at.a, int(at.n), d, when, c.series.row(at.a.At))
+}
+
+// showInOrder keeps the decision on at until every earlier arrival's has
+// been shown: the observer sees decisions in arrival order.
+func (c *clusterRun) showInOrder(at *attempt, d algorithms.Decision, when time.Duration) {
+	i := int(at.seq - c.orderLo)
+	for len(c.order) <= i {
+		c.order = append(c.order, orderSlot{})
+	}
+	c.order[i] = orderSlot{ok: true, d: Decision{Time: at.a.At, Key: c.keys.Name(at.a.Key),
+		Cost: at.a.Cost, Attempt: int(at.n), Decision: d, Node: int(at.node), Decided: when}}
+}
+
+// flushOrder shows the decisions held whose earlier ones have all been
+// shown (all of them at the end).
+func (c *clusterRun) flushOrder(end bool) error {
+	k := 0
+	for k < len(c.order) && (c.order[k].ok || end) {
+		if c.order[k].ok && c.obs != nil {
+			err := c.obs.Observe(&c.order[k].d)
+			if errors.Is(err, ErrStopObserving) {
+				c.obs = nil
+			} else if err != nil {
+				return err
+			}
+		}
+		k++
+	}
+	if k > 0 {
+		n := copy(c.order, c.order[k:])
+		clear(c.order[n:])
+		c.order = c.order[:n]
+		c.orderLo += uint64(k)
+	}
+	return nil
+}
+
+// The store.
+
+// send sends operation o from its node at t: its trips are drawn now (the
+// round trip of a store-slow fault in force at t), and it reaches the store
+// after the first.
+func (c *clusterRun) send(o clusterOp, t time.Duration) {
+	rtt := c.cl.Store.RTT
+	for _, f := range c.cl.Faults {
+		if f.Type == cluster.StoreSlow && t >= f.At && t < f.End() {
+			rtt = f.RTT
+		}
+	}
+	there, back := rtt/2, rtt-rtt/2
+	if j := c.cl.Store.Jitter; j > 0 {
+		there += time.Duration(c.netRng.Int64N(int64(j)))
+		back += time.Duration(c.netRng.Int64N(int64(j)))
+	}
+	o.sendAt, o.back, o.deadline = t, back, t+c.cl.Store.Timeout
+	o.epoch = c.nodes[o.node].epoch
+	o.seq = c.seq
+	slot := c.newOp(o)
+	c.storeOps++
+	if hasReply(o.kind) {
+		c.timeouts.push(timeoutEntry{at: o.deadline, slot: slot, gen: c.ops[slot].gen})
+	}
+	c.push(cev{at: t + there, sub: t, class: classStoreArrival, kind: evStoreArrival, id: slot})
+}
+
+// hasReply reports whether a node waits for the reply to an operation of
+// kind k (a write is sent and forgotten).
+func hasReply(k uint8) bool { return k != opSet && k != opIncr }
+
+func (c *clusterRun) newOp(o clusterOp) uint32 {
+	if n := len(c.freeOps); n > 0 {
+		slot := c.freeOps[n-1]
+		c.freeOps = c.freeOps[:n-1]
+		o.gen = c.ops[slot].gen + 1
+		c.ops[slot] = o
+		return slot
+	}
+	c.ops = append(c.ops, o)
+	return uint32(len(c.ops) - 1)
+}
+
+// release frees an operation's slot once the store and the node are both
+// done with it.
+func (c *clusterRun) releaseOp(slot uint32) {
+	o := &c.ops[slot]
+	if !o.done || (hasReply(o.kind) && !o.answered) {
+		return
+	}
+	o.items = o.items[:0]
+	c.freeOps = append(c.freeOps, slot)
+}
+
+// storeDown reports whether the store is down at t.
+func (c *clusterRun) storeDown(t time.Duration) bool {
+	for _, f := range c.cl.Faults {
+		if f.Type == cluster.StoreDown && t >= f.At && t < f.End() {
+			return true
+		}
+	}
+	return false
+}
+
+// storeArrival takes operation slot at the store at t: it fails when the
+// store is down (its node gives it up at the timeout; a write is lost),
+// and otherwise waits its turn.
+func (c *clusterRun) storeArrival(slot uint32, t time.Duration) {
+	o := &c.ops[slot]
+	if c.storeDown(t) {
+		o.done = true
+		if !hasReply(o.kind) {
+			c.storeErrors++
+			if o.kind == opSet {
+				c.table.Discard(o.cp)
+			}
+		}
+		c.releaseOp(slot)
+		return
+	}
+	e := max(t, c.busy)
+	c.busy = e + c.cl.Store.Service
+	c.busyNs += int64(c.cl.Store.Service)
+	if e == t {
+		c.execAt(slot, e)
+		return
+	}
+	c.push(cev{at: e, class: classStoreExec, kind: evStoreExec, id: slot})
+}
+
+func (c *clusterRun) exec(slot uint32, e time.Duration) error {
+	c.execAt(slot, e)
+	return nil
+}
+
+// execAt executes operation slot at store time e and sends its reply.
+func (c *clusterRun) execAt(slot uint32, e time.Duration) {
+	o := &c.ops[slot]
+	o.done = true
+	key := algorithms.Key(o.at.a.Key)
+	switch o.kind {
+	case opScript:
+		now := e
+		if c.co.Clock == cluster.NodeClock {
+			now = o.sendAt + c.nodes[o.node].skew
+		}
+		o.dec = c.table.Decide(now, key, o.at.a.Cost)
+	case opGet:
+		o.dec, o.cp = c.table.DecideCopy(e, key, o.at.a.Cost)
+		if c.incr != nil && o.cp != algorithms.NoCopy {
+			// only the cost goes back: the copy is not needed
+			c.table.Discard(o.cp)
+			o.cp, o.counted, o.winAt = algorithms.NoCopy, true, e
+		}
+		if o.answered && o.cp != algorithms.NoCopy {
+			c.table.Discard(o.cp) // the node gave up: no write will follow
+			o.cp = algorithms.NoCopy
+		}
+	case opSet:
+		c.table.Write(key, o.cp)
+	case opIncr:
+		c.incr.Incr(o.winAt, key, o.at.a.Cost)
+	case opSync:
+		for i := range o.items {
+			it := &o.items[i]
+			it.total = c.counts.add(it.key, it.win, it.delta)
+		}
+	case opTake:
+		var ra time.Duration
+		o.granted, ra = c.table.Take(e, key, o.want, o.need)
+		o.dec = algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: ra}
+	}
+	if !hasReply(o.kind) {
+		c.releaseOp(slot)
+		return
+	}
+	if r := e + c.cl.Store.Service + o.back; r <= o.deadline && !o.answered {
+		c.push(cev{at: r, class: classReply, kind: evReply, id: slot})
+		return
+	}
+	c.releaseOp(slot) // answered by its timeout already, or to be
+}
+
+// reply takes the reply to operation slot at its node at t.
+func (c *clusterRun) reply(slot uint32, t time.Duration) error {
+	o := &c.ops[slot]
+	o.answered = true
+	defer c.releaseOp(slot)
+	switch o.kind {
+	case opScript:
+		return c.decided(&o.at, o.dec, t)
+	case opGet:
+		at, d := o.at, o.dec
+		if o.cp != algorithms.NoCopy {
+			c.send(clusterOp{kind: opSet, at: at, cp: o.cp, node: at.node}, t)
+		} else if o.counted {
+			c.send(clusterOp{kind: opIncr, at: at, winAt: o.winAt, node: at.node}, t)
+		}
+		return c.decided(&at, d, t)
+	case opSync:
+		c.syncReply(o, false)
+	case opTake:
+		return c.leaseReply(slot, t, false)
+	}
+	return nil
+}
+
+// timeout fails operation slot at its deadline t, unless it was answered:
+// the node admits or rejects the attempt as on-store-error says; a sync is
+// lost.
+func (c *clusterRun) timeout(slot uint32, t time.Duration) error {
+	o := &c.ops[slot]
+	if o.answered {
+		return nil
+	}
+	o.answered = true
+	c.storeErrors++
+	defer c.releaseOp(slot)
+	switch o.kind {
+	case opScript, opGet:
+		if o.done && o.cp != algorithms.NoCopy {
+			c.table.Discard(o.cp)
+			o.cp = algorithms.NoCopy
+		}
+		return c.failed(&o.at, t)
+	case opSync:
+		c.syncReply(o, true)
+	case opTake:
+		return c.leaseReply(slot, t, true)
+	}
+	return nil
+}
+
+// failed decides an attempt whose store operation failed at t.
+func (c *clusterRun) failed(at *attempt, t time.Duration) error {
+	if c.cl.OnStoreError == cluster.Deny {
+		c.failClosed++
+		return c.decided(at, algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: c.failWait}, t)
+	}
+	c.failOpen++
+	return c.decided(at, algorithms.Decision{Verdict: algorithms.Accept}, t)
+}
+
+// fault begins or ends fault ev.id.
+func (c *clusterRun) fault(ev cev) error {
+	f := c.cl.Faults[ev.id&^faultEnd]
+	switch f.Type {
+	case cluster.StoreFlush:
+		if c.table != nil {
+			c.table.Flush()
+		}
+		c.counts.flush()
+	case cluster.NodeDown:
+		nd := &c.nodes[f.Node]
+		if ev.id&faultEnd != 0 {
+			nd.down = false
+			c.downN--
+			return nil
+		}
+		nd.down = true
+		nd.epoch++
+		c.downN++
+		// its local state is lost: it comes back fresh
+		if nd.lim != nil {
+			m := nd.lim.Memory()
+			nd.retired.KeysPeak += m.KeysPeak
+			nd.retired.BytesPeak += m.BytesPeak
+			nd.retired.BytesPerKeyMax = max(nd.retired.BytesPerKeyMax, m.BytesPerKeyMax)
+			if err := c.newNodeLimiter(f.Node); err != nil {
+				return err
+			}
+		}
+		nd.sync.reset()
+		nd.lease.reset()
+	}
+	return nil
+}
+
+// clusterResult completes the row's result with its cluster object.
+func (c *clusterRun) clusterResult(res *Result, span time.Duration) {
+	adm := res.Accepted + res.Delayed
+	refAdm := c.ref.res.Accepted + c.ref.res.Delayed
+	cr := &ClusterResult{
+		Nodes:             len(c.nodes),
+		Coordination:      string(c.co.Mode),
+		Balancer:          string(c.cl.Balancer),
+		Admitted:          adm,
+		ReferenceAdmitted: refAdm,
+		ExtraAdmitted:     adm - refAdm,
+		StoreOps:          c.storeOps,
+		StoreErrors:       c.storeErrors,
+		FailOpen:          c.failOpen,
+		FailClosed:        c.failClosed,
+		PerNode:           append([]NodeCount(nil), c.perNode...),
+	}
+	switch c.co.Mode {
+	case cluster.Central:
+		cr.Clock = string(c.co.Clock)
+		if cr.Clock == "" {
+			cr.Clock = string(cluster.StoreClock)
+		}
+	case cluster.Racy:
+		cr.Write = string(c.co.Write)
+		if cr.Write == "" {
+			cr.Write = string(cluster.WriteSet)
+		}
+	case cluster.Sync:
+		cr.SyncNs = int64(c.co.Sync)
+	case cluster.Lease:
+		cr.Lease = c.leaseK
+	}
+	if refAdm > 0 {
+		cr.ExtraRatio = Ratio(float64(cr.ExtraAdmitted) / float64(refAdm))
+	}
+	if res.Attempts > 0 {
+		cr.StoreOpsPerAttempt = Ratio(float64(c.storeOps) / float64(res.Attempts))
+	}
+	if span > 0 {
+		cr.StoreBusy = Ratio(float64(c.busyNs) / float64(span))
+	}
+	p := c.added.percentiles()
+	cr.AddedLatencyNs = LatencyPercentiles{P50: p.P50, P99: p.P99, Max: p.Max}
+	res.Cluster = cr
+	res.Memory = c.memory()
+}
+
+// memory is what the row's state took: the store's table (central, racy,
+// lease), the store's counters (sync), or every node's limiter (local,
+// split: the sum of each limiter's peaks, an upper bound of what the nodes
+// held at once).
+func (c *clusterRun) memory() Memory {
+	var m algorithms.Memory
+	switch {
+	case c.table != nil:
+		m = c.table.Memory()
+	case c.co.Mode == cluster.Sync:
+		m = c.counts.memory()
+	default:
+		for i := range c.nodes {
+			nd := &c.nodes[i]
+			m.KeysPeak += nd.retired.KeysPeak
+			m.BytesPeak += nd.retired.BytesPeak
+			m.BytesPerKeyMax = max(m.BytesPerKeyMax, nd.retired.BytesPerKeyMax)
+			if nd.lim != nil {
+				x := nd.lim.Memory()
+				m.KeysPeak += x.KeysPeak
+				m.BytesPeak += x.BytesPeak
+				m.BytesPerKeyMax = max(m.BytesPerKeyMax, x.BytesPerKeyMax)
+			}
+		}
+	}
+	return Memory{BytesPerKeyMax: m.BytesPerKeyMax, KeysPeak: m.KeysPeak, BytesPeak: m.BytesPeak}
+}

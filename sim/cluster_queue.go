@@ -1,0 +1,133 @@
+package sim
+
+import "time"
+
+// The classes of a cluster run's events: at one instant, events of a lower
+// class come first. Releases of delayed requests (class 0) wait in the
+// run's release queue, first attempts (class 5) come from the feed and
+// retries (class 6) from the run's retry queue; the others wait in the
+// cluster's own queue.
+const (
+	classRelease      = iota // a delayed request reaches the backend
+	classFault               // a fault begins or ends; a store flush
+	classStoreArrival        // an operation reaches the store
+	classStoreExec           // a queued operation executes at the store
+	classReply               // a reply reaches its node; then timeouts
+	classArrival             // a first attempt reaches the balancer
+	classRetry               // a retry reaches the balancer
+	classSync                // a node synchronises its counters
+)
+
+// Kinds of the cluster queue's events.
+const (
+	evFault uint8 = iota
+	evStoreArrival
+	evStoreExec
+	evReply
+	evSync
+)
+
+// cev is one event of a cluster run's queue, ordered by (at, class, sub,
+// seq): sub is an operation's send time for its arrival at the store (SPEC
+// section 8: ops arriving at one instant are taken by send time, then in
+// processing order), 1 for a timeout (after the replies of its instant)
+// and 0 otherwise; seq is the order the engine made them in.
+type cev struct {
+	at    time.Duration
+	sub   time.Duration
+	seq   uint64
+	class uint8
+	kind  uint8
+	id    uint32 // an operation's slot, a node, a fault's index
+}
+
+func cevLess(a, b *cev) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	if a.class != b.class {
+		return a.class < b.class
+	}
+	if a.sub != b.sub {
+		return a.sub < b.sub
+	}
+	return a.seq < b.seq
+}
+
+// cevQueue is a binary min-heap of cev.
+type cevQueue struct {
+	e []cev
+}
+
+func (q *cevQueue) len() int   { return len(q.e) }
+func (q *cevQueue) peek() *cev { return &q.e[0] }
+
+func (q *cevQueue) push(ev cev) {
+	q.e = append(q.e, ev)
+	i := len(q.e) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !cevLess(&q.e[i], &q.e[p]) {
+			break
+		}
+		q.e[i], q.e[p] = q.e[p], q.e[i]
+		i = p
+	}
+}
+
+func (q *cevQueue) pop() cev {
+	top := q.e[0]
+	n := len(q.e) - 1
+	q.e[0] = q.e[n]
+	q.e = q.e[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		c := l
+		if r := l + 1; r < n && cevLess(&q.e[r], &q.e[l]) {
+			c = r
+		}
+		if !cevLess(&q.e[c], &q.e[i]) {
+			break
+		}
+		q.e[i], q.e[c] = q.e[c], q.e[i]
+		i = c
+	}
+	return top
+}
+
+// fifo is a queue of T that reuses its storage: push at the back, pop at
+// the front.
+type fifo[T any] struct {
+	buf        []T
+	head, size int
+}
+
+func (f *fifo[T]) len() int { return f.size }
+
+func (f *fifo[T]) push(x T) {
+	if f.size == len(f.buf) {
+		n := max(16, 2*len(f.buf))
+		b := make([]T, n)
+		for i := range f.size {
+			b[i] = f.buf[(f.head+i)%len(f.buf)]
+		}
+		f.buf, f.head = b, 0
+	}
+	f.buf[(f.head+f.size)%len(f.buf)] = x
+	f.size++
+}
+
+func (f *fifo[T]) front() *T { return &f.buf[f.head] }
+
+func (f *fifo[T]) pop() T {
+	x := f.buf[f.head]
+	var zero T
+	f.buf[f.head] = zero
+	f.head = (f.head + 1) % len(f.buf)
+	f.size--
+	return x
+}

@@ -1,0 +1,165 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/cluster"
+)
+
+const us = time.Microsecond
+
+// clusterConfig is a config of one algorithm row on a cluster of n nodes,
+// round-robin, no skew, no jitter, store rtt rtt.
+func clusterConfig(name string, pol algorithms.Policy, co cluster.Coordination, n int, rtt time.Duration, at ...time.Duration) Config {
+	cfg := baseConfig(timesPlan(at...), Algorithm{Name: name, Label: name,
+		Params: algorithms.Params{Policy: pol}, Coord: co})
+	cfg.Limit = pol
+	cfg.Duration = 3 * time.Second
+	cfg.Cluster = &cluster.Config{Nodes: n, Balancer: cluster.RoundRobin, Skew: make([]time.Duration, n),
+		Store: cluster.Store{RTT: rtt, Timeout: time.Second}, OnStoreError: cluster.Allow}
+	return cfg
+}
+
+// runCluster runs cfg and returns its one result and the decisions.
+func runCluster(t *testing.T, cfg Config) (Result, []Decision) {
+	t.Helper()
+	rec := &recorder{}
+	cfg.Observe = func(int) Observer { return rec }
+	rep, err := Run(cfg)
+	require.NoError(t, err)
+	require.Len(t, rep.Results, 1)
+	return rep.Results[0], rec.got
+}
+
+// decisionRow is what a test wants of one decision.
+type decisionRow struct {
+	at, decided time.Duration
+	node        int
+	verdict     algorithms.Verdict
+	retryAfter  time.Duration
+}
+
+func requireDecisions(t *testing.T, want []decisionRow, got []Decision) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i, w := range want {
+		g := got[i]
+		require.Equal(t, w, decisionRow{at: g.Time, decided: g.Decided, node: g.Node,
+			verdict: g.Verdict, retryAfter: g.RetryAfter}, "decision %d", i)
+	}
+}
+
+// SPEC section 8, worked example 1: local gcra, L=2 per 1s, B=2, 3 nodes
+// round-robin; 9 requests at 0, 10, ..., 80 ms. Node i gets requests i,
+// i+3, i+6 and admits its first two: 6 admitted (0-50 ms), 3 rejected; the
+// reference admits 2, so extra +4. A local decision takes no time: decided
+// = arrival. The rejected ones wait for their node's TAT: node 0 admitted
+// at 0 and 30 ms, TAT max(0.5, 0.03) + 0.5 = 1.0s, so at 60 ms retry_after
+// = 1.0 - 0.06 - (B-1)*T = 440 ms; likewise 440 ms for nodes 1 and 2.
+func TestClusterLocalExample(t *testing.T) {
+	var at []time.Duration
+	for i := range 9 {
+		at = append(at, time.Duration(i)*10*ms)
+	}
+	pol := algorithms.Policy{Rate: 2, Per: time.Second, Burst: 2}
+	res, got := runCluster(t, clusterConfig("gcra", pol, cluster.Coordination{Mode: cluster.Local}, 3, time.Millisecond, at...))
+	var want []decisionRow
+	for i, a := range at {
+		w := decisionRow{at: a, decided: a, node: i % 3, verdict: algorithms.Accept}
+		if i >= 6 {
+			w.verdict, w.retryAfter = algorithms.Reject, 440*ms
+		}
+		want = append(want, w)
+	}
+	requireDecisions(t, want, got)
+	c := res.Cluster
+	require.Equal(t, int64(6), c.Admitted)
+	require.Equal(t, int64(2), c.ReferenceAdmitted)
+	require.Equal(t, int64(4), c.ExtraAdmitted)
+	require.Equal(t, Ratio(2.0), c.ExtraRatio)
+	require.Equal(t, int64(0), c.StoreOps)
+	require.Equal(t, []NodeCount{{0, 3, 2, 1}, {1, 3, 2, 1}, {2, 3, 2, 1}}, c.PerNode)
+	require.Equal(t, "local", c.Coordination)
+}
+
+// SPEC section 8, worked example 2: central fixed-window, L=2 per 1s, B=2,
+// rtt 2ms; requests at 999.2, 999.4 and 1000.3 ms. The store runs them at
+// 1000.2, 1000.4 and 1001.3 ms, all in window 1: accept, accept, reject,
+// decided at 1001.2, 1001.4 and 1002.3 ms (the reject's retry_after is
+// the script's, from 1001.3 ms to the next window: 998.7 ms). The reference
+// (window 0 twice, then window 1) admits all three: extra -1.
+func TestClusterCentralExample(t *testing.T) {
+	pol := algorithms.Policy{Rate: 2, Per: time.Second, Burst: 2}
+	cfg := clusterConfig("fixed-window", pol, cluster.Coordination{Mode: cluster.Central, Clock: cluster.StoreClock}, 2, 2*ms,
+		999200*us, 999400*us, 1000300*us)
+	res, got := runCluster(t, cfg)
+	requireDecisions(t, []decisionRow{
+		{999200 * us, 1001200 * us, 0, algorithms.Accept, 0},
+		{999400 * us, 1001400 * us, 1, algorithms.Accept, 0},
+		{1000300 * us, 1002300 * us, 0, algorithms.Reject, 998700 * us},
+	}, got)
+	c := res.Cluster
+	require.Equal(t, int64(2), c.Admitted)
+	require.Equal(t, int64(3), c.ReferenceAdmitted)
+	require.Equal(t, int64(-1), c.ExtraAdmitted)
+	require.Equal(t, int64(3), c.StoreOps)
+	require.Equal(t, Ratio(1.0), c.StoreOpsPerAttempt)
+	require.Equal(t, LatencyPercentiles{P50: 2 * ms.Nanoseconds(), P99: 2 * ms.Nanoseconds(), Max: 2 * ms.Nanoseconds()}, c.AddedLatencyNs)
+	require.Equal(t, "store", c.Clock)
+}
+
+// SPEC section 8, worked example 3: racy gcra, L=1 per 1s, B=1, rtt 10ms,
+// 2 nodes; requests at 0, 3 and 20 ms. The GETs run at 5 and 8 ms and both
+// read a fresh key: both admitted (decided at 10 and 13 ms). The SETs land
+// at 15 and 18 ms; the third GET (25 ms) reads the second SET's state, TAT
+// 1.008s: rejected, retry_after 1.008 - 0.025 = 983 ms, decided at 30 ms.
+// The reference admits 1: extra +1. Store ops: 3 GETs and 2 SETs.
+func TestClusterRacyExample(t *testing.T) {
+	pol := algorithms.Policy{Rate: 1, Per: time.Second, Burst: 1}
+	cfg := clusterConfig("gcra", pol, cluster.Coordination{Mode: cluster.Racy, Write: cluster.WriteSet}, 2, 10*ms,
+		0, 3*ms, 20*ms)
+	res, got := runCluster(t, cfg)
+	requireDecisions(t, []decisionRow{
+		{0, 10 * ms, 0, algorithms.Accept, 0},
+		{3 * ms, 13 * ms, 1, algorithms.Accept, 0},
+		{20 * ms, 30 * ms, 0, algorithms.Reject, 983 * ms},
+	}, got)
+	c := res.Cluster
+	require.Equal(t, int64(2), c.Admitted)
+	require.Equal(t, int64(1), c.ReferenceAdmitted)
+	require.Equal(t, int64(1), c.ExtraAdmitted)
+	require.Equal(t, int64(5), c.StoreOps)
+	require.Equal(t, "set", c.Write)
+}
+
+// SPEC section 8, worked example 4: sync, fixed-window, L=3 per 1s, 2
+// nodes, S=100ms, rtt 2ms; requests at 10, 20, ..., 60 ms. Node 1 syncs at
+// 50 ms (delta 2): the store holds 2 from 51 ms and node 1 learns g=2 at 52
+// ms. Node 0 admits 10, 30, 50 (its count 0, 1, 2); node 1 admits 20, 40
+// and, at 60 ms, g + delta = 2 < 3, admits again: 6 admitted against the
+// reference's 3, extra +3. Store ops: node 1's sync at 50 ms and node 0's
+// at 100 ms (delta 3), then node 1's at 150 ms (delta 1).
+func TestClusterSyncExample(t *testing.T) {
+	pol := algorithms.Policy{Rate: 3, Per: time.Second, Burst: 3}
+	var at []time.Duration
+	for i := 1; i <= 6; i++ {
+		at = append(at, time.Duration(i)*10*ms)
+	}
+	cfg := clusterConfig("fixed-window", pol, cluster.Coordination{Mode: cluster.Sync, Sync: 100 * ms}, 2, 2*ms, at...)
+	res, got := runCluster(t, cfg)
+	var want []decisionRow
+	for i, a := range at {
+		want = append(want, decisionRow{at: a, decided: a, node: i % 2, verdict: algorithms.Accept})
+	}
+	requireDecisions(t, want, got)
+	c := res.Cluster
+	require.Equal(t, int64(6), c.Admitted)
+	require.Equal(t, int64(3), c.ReferenceAdmitted)
+	require.Equal(t, int64(3), c.ExtraAdmitted)
+	require.Equal(t, int64(3), c.StoreOps)
+	require.Equal(t, int64(100*ms), c.SyncNs)
+}
