@@ -42,9 +42,10 @@ type Table interface {
 	// Take takes up to want units from key's state at now, as many as the
 	// rule admits at once as one request of that cost (the largest n <=
 	// want that it accepts without delay), and returns them. When it
-	// grants fewer than need (<= want), retryAfter is the rule's
-	// retry_after for a request of cost need on the state after the take
-	// (Never when need can never be admitted); otherwise 0.
+	// grants fewer than want, retryAfter is the rule's retry_after for a
+	// request of cost need (<= want) on the state after the take: when
+	// need more would be there (Never when need can never be admitted);
+	// otherwise 0.
 	Take(now time.Duration, key Key, want, need int64) (granted int64, retryAfter time.Duration)
 	// Flush forgets every key: each is fresh again.
 	Flush()
@@ -271,10 +272,13 @@ func (t *table[S]) Take(now time.Duration, key Key, want, need int64) (int64, ti
 		t.Decide(now, key, lo)
 		s, known = t.at(key)
 	}
-	if lo >= need {
+	if lo == want {
 		return lo, 0
 	}
-	d, _ := admits(need)
+	d, ok := admits(need)
+	if ok {
+		return lo, 0 // unreachable: need <= want would have been granted
+	}
 	return lo, d.RetryAfter
 }
 

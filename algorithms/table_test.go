@@ -206,9 +206,9 @@ func TestTableTimeGoesBack(t *testing.T) {
 }
 
 // Take grants as many units as the bucket holds at once, up to want: gcra
-// and token-bucket at 10 per 1s, burst 10, take 4, 4, then the 2 left; a
-// fourth take gets nothing, and a request of cost 1 would wait one
-// interval, 100 ms, for the next token.
+// and token-bucket at 10 per 1s, burst 10, take 4, 4, then the 2 left (and
+// the wait for need more after them: 1 token in 100 ms); a fourth take
+// gets nothing, and need 1 would wait one interval, 100 ms.
 func TestTableTake(t *testing.T) {
 	ms := time.Millisecond
 	for _, name := range []string{"gcra", "token-bucket"} {
@@ -223,19 +223,20 @@ func TestTableTake(t *testing.T) {
 			}{
 				{0, 4, 0, 4, 1},
 				{0, 4, 0, 4, 1},
-				{0, 2, 0, 4, 1},              // 2 left: enough for need 1
-				{0, 0, 100 * ms, 4, 1},       // empty: a token in 100 ms
-				{50 * ms, 0, 250 * ms, 4, 3}, // 3 tokens are 300 ms from 0
-				{100 * ms, 1, 0, 4, 1},       // one token back
-				{1000 * ms, 4, 0, 4, 1},      // refilled
+				{0, 2, 100 * ms, 4, 1},        // 2 left, then 1 more in 100 ms
+				{0, 0, 100 * ms, 4, 1},        // empty: a token in 100 ms
+				{50 * ms, 0, 250 * ms, 4, 3},  // 3 tokens are 300 ms from 0
+				{100 * ms, 1, 100 * ms, 4, 1}, // one token back, the next in 100 ms
+				{1000 * ms, 4, 0, 4, 1},       // refilled
 			} {
 				got, ra := tab.Take(want.at, 0, want.want, want.needs)
 				require.Equal(t, want.got, got, "take %d", i)
 				require.Equal(t, want.retryAfter, ra, "take %d", i)
 			}
-			// a cost above the burst can never be taken
-			got, ra := tab.Take(5*time.Second, 0, 4, 11)
-			require.Equal(t, int64(4), got)
+			// a cost above the burst can never be taken: the bucket
+			// gives all it holds, and need 11 is never there
+			got, ra := tab.Take(5*time.Second, 0, 11, 11)
+			require.Equal(t, int64(10), got)
 			require.Equal(t, Never, ra)
 		})
 	}

@@ -551,6 +551,9 @@ func (c *clusterRun) send(o clusterOp, t time.Duration) {
 		there += time.Duration(c.netRng.Int64N(int64(j)))
 		back += time.Duration(c.netRng.Int64N(int64(j)))
 	}
+	if o.kind != opSet {
+		o.cp = algorithms.NoCopy // a SET carries its copy; no other holds one yet
+	}
 	o.sendAt, o.back, o.deadline = t, back, t+c.cl.Store.Timeout
 	o.epoch = c.nodes[o.node].epoch
 	o.seq = c.seq
