@@ -518,7 +518,7 @@ func (d *decoder) coordination(entry val, m *mapping, name string, p algorithms.
 		case "write":
 			s, ok := d.choice(v, "write", writes)
 			if ok && cluster.Write(s) == cluster.WriteIncr && !cluster.IncrWrites(name) {
-				d.errAt(v.pos, v.path, `"incr": only fixed-window and sliding-window write back by INCRBY (want set for %s)`, name)
+				d.errAt(v.pos, v.path, `"incr": only %s write back by INCRBY (want set for %s)`, takers(cluster.IncrWrites), name)
 				ok = false
 			}
 			c.Write, good = cluster.Write(s), good && ok
@@ -530,8 +530,8 @@ func (d *decoder) coordination(entry val, m *mapping, name string, p algorithms.
 			if hi < 1 { // the policy is invalid, and reported
 				hi, want = math.MaxInt64, "an integer >= 1"
 			}
-			k, ok := d.integer(v, 1, hi, want)
-			c.Lease, good = k, good && ok
+			n, ok := d.integer(v, 1, hi, want)
+			c.Lease, good = n, good && ok
 		case "lease-ttl":
 			ttl, ok := d.duration(v, true)
 			c.LeaseTTL, good = ttl, good && ok
@@ -562,16 +562,28 @@ func whyNot(m cluster.Mode) string {
 	if m == cluster.Central || m == cluster.Racy {
 		return ", which cannot run in the store"
 	}
-	var takers []string
-	for _, name := range algorithms.Names() {
-		if cluster.Supports(name, m) {
-			takers = append(takers, name)
-		}
-	}
-	if len(takers) == 0 {
+	who := takers(func(name string) bool { return cluster.Supports(name, m) })
+	if who == "" {
 		return ""
 	}
-	return fmt.Sprintf(": %s is for %s only", m, strings.Join(takers, " and "))
+	return fmt.Sprintf(": %s is for %s only", m, who)
+}
+
+// takers writes the algorithms for which ok holds, as "a, b and c".
+func takers(ok func(name string) bool) string {
+	var list []string
+	for _, name := range algorithms.Names() {
+		if ok(name) {
+			list = append(list, name)
+		}
+	}
+	switch len(list) {
+	case 0:
+		return ""
+	case 1:
+		return list[0]
+	}
+	return strings.Join(list[:len(list)-1], ", ") + " and " + list[len(list)-1]
 }
 
 // defaultCoordination is the coordination of an entry of the default

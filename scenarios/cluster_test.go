@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -485,4 +486,42 @@ func checkCluster(t testing.TB, sc *Scenario) {
 		}
 		require.Equal(t, want, co, "no option of another mode")
 	}
+}
+
+// TestClusterExtremeValues puts extreme values in every field of cluster
+// sections: whatever Parse accepts satisfies the invariants, and nothing
+// panics.
+func TestClusterExtremeValues(t *testing.T) {
+	nodes := []string{"1", "2", "1024", "0", "-1", "9223372036854775807"}
+	durations := []string{"0", "1ns", "59s", "1h", "-1h", "1h0m0.000000001s", "2562047h47m16.854775807s"}
+	ints := []string{"0", "1", "1023", "9223372036854775807", "-9223372036854775808"}
+	templates := []string{
+		"cluster: {nodes: %[1]s, skew: %[2]s, store: {rtt: %[2]s, jitter: %[3]s, service: %[2]s, timeout: %[3]s}}\n",
+		"cluster: {nodes: %[1]s, skew: [%[2]s, %[3]s]}\n",
+		"cluster: {nodes: %[1]s, faults: [{type: node-down, node: %[4]s, at: %[2]s, for: %[3]s}, {type: node-down, node: 0, at: %[3]s, for: %[2]s}]}\n",
+		"cluster: {nodes: %[1]s, faults: [{type: store-slow, at: %[2]s, for: %[3]s, rtt: %[2]s}, {type: store-down, at: %[3]s, for: %[2]s}, {type: store-flush, at: %[2]s}]}\n",
+		"cluster: {nodes: %[1]s}\nalgorithms: [{name: gcra, coordination: lease, lease: %[4]s, lease-ttl: %[2]s}, {name: token-bucket, burst: %[4]s, coordination: lease}]\n",
+		"cluster: {nodes: %[1]s}\nalgorithms: [{name: fixed-window, coordination: sync, sync: %[2]s}, {name: sliding-window, coordination: racy, write: incr, per: %[3]s}]\n",
+	}
+	accepted := 0
+	for _, tmpl := range templates {
+		for _, n := range nodes {
+			for _, d1 := range durations {
+				for _, d2 := range durations {
+					for _, i := range ints {
+						src := ch + fmt.Sprintf(tmpl, n, d1, d2, i)
+						sc, err := Parse("s.yaml", []byte(src))
+						if err != nil {
+							require.Nil(t, sc)
+							continue
+						}
+						accepted++
+						checkInvariants(t, sc)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d scenarios accepted", accepted)
+	require.Greater(t, accepted, 500)
 }
