@@ -151,6 +151,13 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{name: "empty file", file: "e.yaml", body: "", want: "e.yaml:1:1:"},
 		{name: "unknown algorithm", file: "f.yaml", body: okScenario + "algorithms: [fixed-window, leaky-window]\n", want: `f.yaml:7:28: algorithms[1]: "leaky-window": unknown algorithm`},
 		{name: "burst 0", file: "g.yaml", body: strings.Replace(okScenario, "limit: 10/s", "limit: {rate: 10, burst: 0}", 1), want: "g.yaml:3:26: limit.burst: 0: want an integer >= 1"},
+		{name: "cluster of no node", file: "h.yaml", body: okScenario + "cluster: {nodes: 0}\n", want: "h.yaml:7:18: cluster.nodes: 0: want an integer from 1 to 1024"},
+		{name: "fault on a node that does not exist", file: "i.yaml", body: okScenario + "cluster:\n  nodes: 2\n  faults: [{type: node-down, node: 2, at: 1s, for: 1s}]\n",
+			want: "i.yaml:9:36: cluster.faults[0].node: 2: a fault on a node that does not exist (want a node from 0 to 1: the cluster has 2 nodes)"},
+		{name: "coordination without a cluster", file: "j.yaml", body: okScenario + "algorithms: [{name: gcra, coordination: racy}]\n",
+			want: "j.yaml:7:27: algorithms[0].coordination: needs a cluster section"},
+		{name: "mode the algorithm does not take", file: "k.yaml", body: okScenario + "cluster: {nodes: 3}\nalgorithms: [{name: gcra, coordination: sync, sync: 1s}]\n",
+			want: `k.yaml:8:41: algorithms[0].coordination: "sync": not a mode of gcra`},
 		{name: "missing file", args: []string{"compare", "no/such/file.yaml"}, want: "no/such/file.yaml"},
 		{name: "bad format", args: []string{"compare", "--format", "xml"}, want: `--format: "xml" is not a format`},
 		{name: "unknown flag", args: []string{"compare", "--colour"}, want: "unknown flag: --colour"},
@@ -178,6 +185,19 @@ func TestBadInputExitsTwo(t *testing.T) {
 			require.Contains(t, errOut, tc.want)
 		})
 	}
+}
+
+// A scenario with a cluster section validates, and compare runs it (the
+// default list on a cluster leaves x-time-rate out, with a note).
+func TestValidateCluster(t *testing.T) {
+	path := writeFile(t, "c.yaml", okScenario+"cluster: {nodes: 4, skew: 2ms, faults: [{type: node-down, node: 1, at: 1s, for: 500ms}]}\n")
+	status, out, errOut := run(t, "validate", path)
+	require.Equal(t, 0, status, errOut)
+	require.Equal(t, path+`: ok: scenario "mine", 8 algorithms, 1 source, duration 2s, limit 10/1s burst 10, on a cluster of 4 nodes`+"\n", out)
+	status, out, errOut = run(t, "compare", path, "--format", "csv")
+	require.Equal(t, 0, status, errOut)
+	require.Equal(t, "note: x-time-rate left out: cannot run in the store (coordination central, the default on a cluster); list it with coordination: local or split\n", errOut)
+	require.NotContains(t, out, "x-time-rate")
 }
 
 // TestBenchScenarioValid: the scenario of BENCHMARKS.md and the README's

@@ -71,8 +71,12 @@ recognised.`,
 			if sc.Duration == 0 {
 				duration = "until the traces end"
 			}
-			fmt.Fprintf(c.OutOrStdout(), "%s: ok: scenario %q, %s, %s, %s, limit %s\n",
-				args[0], sc.Name, count(len(sc.Algorithms), "algorithm"), count(len(sc.Traffic.Sources), "source"), duration, sc.Limit)
+			onCluster := ""
+			if sc.Cluster != nil {
+				onCluster = ", on a cluster of " + count(sc.Cluster.Nodes, "node")
+			}
+			fmt.Fprintf(c.OutOrStdout(), "%s: ok: scenario %q, %s, %s, %s, limit %s%s\n",
+				args[0], sc.Name, count(len(sc.Algorithms), "algorithm"), count(len(sc.Traffic.Sources), "source"), duration, sc.Limit, onCluster)
 			return nil
 		},
 	}

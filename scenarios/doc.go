@@ -119,6 +119,8 @@
 //   - report: {windows: a non-empty list of distinct durations > 0, default
 //     [W, W/10]; bucket: duration > 0, default W/10}; W/10 is rounded down
 //     and at least 1ns.
+//   - cluster: N gateway nodes behind a balancer sharing one limit through a
+//     store (SPEC section 8); see "The cluster section" below.
 //
 // Durations are written as Go writes them: a decimal number and a unit (ns,
 // us or µs, ms, s, m, h), possibly in several parts (1m30s). They are read
@@ -145,6 +147,59 @@
 // seeded by its path as written. The scenario's
 // seed is also the traffic plan's. Scenario.Retries holds each source's
 // retry policy, in source order: its own retry, or else clients.retry.
+//
+// # The cluster section
+//
+// Without a cluster section Scenario.Cluster is nil and every Coord is
+// zero. With one, Parse fills cluster.Config with its defaults:
+//
+//   - nodes: required, an integer from 1 to 1024.
+//   - balancer: round-robin (default), random or key-hash.
+//   - skew: each node's clock offset, a signed duration within [-1h, 1h]:
+//     a list of exactly nodes of them, or one value v, spread over the
+//     nodes by cluster.SpreadSkew (node i gets -v + 2v*i/(N-1)); default 0
+//     for every node.
+//   - store: rtt (default 1ms), jitter and service (default 0), each from 0
+//     to 1h; timeout (default 1s), > 0 and at most 1h. The bound keeps the
+//     engine's sums of them far from overflow.
+//   - on-store-error: allow (default) or deny.
+//   - faults: a list, each with a type and at (a duration >= 0, before the
+//     scenario's end when it has one): node-down takes node (0 to N-1) and
+//     for; store-down takes for; store-slow takes for and rtt (0 to 1h);
+//     store-flush, an instant, takes nothing else. for is > 0, and at + for
+//     must be a time. Two node-down faults of one node may not overlap, nor
+//     may any two store-down and store-slow faults (they share the store);
+//     windows are half-open, so one may start where another ends, and a
+//     store-flush may fall anywhere. Node-down faults may not leave every
+//     node down at any instant: the balancer needs a live node.
+//
+// Each algorithm entry takes, besides its options, how it runs on the
+// cluster. These are not the algorithm's parameters: they go to
+// Algorithm.Coord, not to Params, and not to Set (the JSON "params"), since
+// a cluster result reports them. Every one of them without a cluster section
+// is an error.
+//
+//   - coordination: local, split, central, racy, sync or lease, default
+//     central; a mode the algorithm does not take (cluster.ModesOf) is an
+//     error naming those it takes, and so is an entry of x-time-rate, which
+//     cannot run in the store, that leaves it to the default. split gives
+//     node i cluster.Share(L, i, N) and cluster.Share(B, i, N): with L or B
+//     below N some nodes get 0 and admit nothing; that is allowed.
+//   - clock (central only): store (default) or node.
+//   - write (racy only): set (default) or incr (fixed-window and
+//     sliding-window only: cluster.IncrWrites).
+//   - sync (sync only, required): a duration > 0, at most 1h.
+//   - lease (lease only): an integer from 1 to the entry's burst B (a node
+//     can never take more than the store's bucket holds), default
+//     cluster.DefaultLease(B, N) = max(1, B/(2N)), filled in.
+//   - lease-ttl (lease only): a duration > 0, default the entry's per W,
+//     filled in. It has no bound but the range of a duration, as W has
+//     none.
+//
+// Without an algorithms list, every algorithm that takes central runs
+// central with the store's clock; the others (x-time-rate) are left out and
+// listed in Scenario.Skipped, with a reason, as nginx is for a per it does
+// not take.
 //
 // # Replay sources
 //

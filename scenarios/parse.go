@@ -12,6 +12,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/traffic"
 )
 
@@ -30,7 +31,7 @@ const (
 )
 
 var (
-	topFields    = []string{"name", "description", "seed", "duration", "limit", "algorithms", "traffic", "clients", "backend", "report"}
+	topFields    = []string{"name", "description", "seed", "duration", "limit", "algorithms", "traffic", "clients", "backend", "report", "cluster"}
 	limitFields  = []string{"rate", "per", "burst"}
 	policyFields = []string{"rate", "per", "burst"} // every algorithm entry may override these
 	commonFields = []string{"type", "key", "clients", "key-prefix", "cost", "start", "end", "retry"}
@@ -120,7 +121,9 @@ func (d *decoder) scenario(data []byte) *Scenario {
 	svc := d.backend(top.get("backend"))
 	sc.Service = svc.service
 	sc.Retry = d.clients(top.get("clients"))
-	sc.Algorithms, sc.Skipped = d.algorithms(top.get("algorithms"), lim, limOK, svc)
+	ci := d.cluster(top.get("cluster"))
+	sc.Cluster = ci.cfg
+	sc.Algorithms, sc.Skipped = d.algorithms(top.get("algorithms"), lim, limOK, svc, ci)
 
 	srcs, srcOK := d.traffic(top.get("traffic"), per, limOK)
 	replays := 0
@@ -168,6 +171,9 @@ func (d *decoder) scenario(data []byte) *Scenario {
 				durOK = false
 			}
 		}
+	}
+	if durOK && sc.Duration > 0 && replays == 0 {
+		d.faultsInRun(ci, sc.Duration)
 	}
 	if durOK && sc.Duration > 0 {
 		for _, s := range srcs {
@@ -476,9 +482,9 @@ type Skipped struct {
 }
 
 // algorithms reads the algorithms list, or makes the default one.
-func (d *decoder) algorithms(v val, lim limitInfo, limOK bool, svc service) ([]Algorithm, []Skipped) {
+func (d *decoder) algorithms(v val, lim limitInfo, limOK bool, svc service, ci clusterInfo) ([]Algorithm, []Skipped) {
 	if !v.set {
-		return d.defaultAlgorithms(lim, limOK, svc)
+		return d.defaultAlgorithms(lim, limOK, svc, ci)
 	}
 	items, ok := d.list(v, "a list of algorithm names or mappings with a name")
 	if !ok {
@@ -491,7 +497,7 @@ func (d *decoder) algorithms(v val, lim limitInfo, limOK bool, svc service) ([]A
 	var out []Algorithm
 	labels := map[string]val{}
 	for _, it := range items {
-		a, labelVal, ok := d.algorithm(it, lim, limOK, svc)
+		a, labelVal, ok := d.algorithm(it, lim, limOK, svc, ci)
 		if !ok {
 			continue
 		}
@@ -509,13 +515,22 @@ func (d *decoder) algorithms(v val, lim limitInfo, limOK bool, svc service) ([]A
 // defaultAlgorithms is every algorithm with the scenario's policy, leaving
 // out those that cannot enforce it (nginx takes only per 1s or 1m) as long
 // as some exact algorithm can; a policy no exact algorithm takes, and any
-// other parameter an algorithm rejects, is an error.
-func (d *decoder) defaultAlgorithms(lim limitInfo, limOK bool, svc service) ([]Algorithm, []Skipped) {
+// other parameter an algorithm rejects, is an error. On a cluster every
+// algorithm runs central, and those that cannot (x-time-rate) are left out.
+func (d *decoder) defaultAlgorithms(lim limitInfo, limOK bool, svc service, ci clusterInfo) ([]Algorithm, []Skipped) {
 	var out []Algorithm
 	var skipped []Skipped
 	var firstErr error
 	exactOK := false
 	for _, info := range algorithms.All() {
+		var coord cluster.Coordination
+		if ci.set {
+			var why string
+			if coord, why = defaultCoordination(info.Name); why != "" {
+				skipped = append(skipped, Skipped{info.Name, why})
+				continue
+			}
+		}
 		p := algorithms.Params{Policy: lim.policy, Service: svc.service}
 		if limOK {
 			if err := build(info.Name, p); err != nil {
@@ -530,7 +545,7 @@ func (d *decoder) defaultAlgorithms(lim limitInfo, limOK bool, svc service) ([]A
 			}
 			exactOK = exactOK || info.Exact
 		}
-		out = append(out, Algorithm{Name: info.Name, Label: info.Name, Params: p, Set: map[string]any{}})
+		out = append(out, Algorithm{Name: info.Name, Label: info.Name, Params: p, Set: map[string]any{}, Coord: coord})
 	}
 	if limOK && !exactOK && firstErr != nil {
 		d.paramErr(firstErr, nil, lim.whole, "", lim, svc)
@@ -591,7 +606,7 @@ const wantAlgorithm = "an algorithm name or a mapping with a name"
 
 // algorithm reads one entry of the algorithms list; it returns where the
 // label was written (or the entry, for the name's label).
-func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service) (Algorithm, val, bool) {
+func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci clusterInfo) (Algorithm, val, bool) {
 	if !it.ok() {
 		return Algorithm{}, val{}, false
 	}
@@ -623,6 +638,11 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service) (Alg
 		Params: algorithms.Params{Policy: lim.policy, Service: svc.service}}
 	labelVal := it
 	if m == nil {
+		coord, ok := d.coordination(it, nil, name, a.Params.Policy, ci)
+		if !ok {
+			return Algorithm{}, val{}, false
+		}
+		a.Coord = coord
 		if limOK {
 			if err := build(name, a.Params); err != nil {
 				d.paramErr(err, nil, it, name, lim, svc)
@@ -632,7 +652,7 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service) (Alg
 		return a, labelVal, true
 	}
 
-	allowed := append(append([]string{"name", "label"}, policyFields...), info.Options...)
+	allowed := slices.Concat([]string{"name", "label"}, policyFields, info.Options, coordFields)
 	d.allow(m, allowed, func(k string) string {
 		if len(info.Options) == 0 {
 			return fmt.Sprintf("%s takes no option %q (it has none besides rate, per and burst)", name, k)
@@ -644,8 +664,8 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service) (Alg
 	written := map[string]val{}
 	rateSet, burstSet := false, false
 	for _, k := range m.keys {
-		if k == "name" {
-			continue
+		if k == "name" || slices.Contains(coordFields, k) {
+			continue // coordination options: below
 		}
 		if !slices.Contains(allowed, k) {
 			good = false
@@ -695,6 +715,10 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service) (Alg
 	if rateSet && !burstSet && !lim.burstSet {
 		p.Burst = p.Rate // the burst defaults to the rate
 	}
+	// How the entry runs on the cluster is not the algorithm's business:
+	// Coord, not Params, and not in Set.
+	coord, ok := d.coordination(it, m, name, p.Policy, ci)
+	a.Coord, good = coord, good && ok
 	if !good {
 		return Algorithm{}, val{}, false
 	}

@@ -26,7 +26,8 @@ type Scenario struct {
 	Algorithms []Algorithm
 	// Skipped lists, for a file without an algorithms list, the algorithms
 	// left out because they cannot enforce the policy (nginx takes only
-	// per 1s or 1m), with the reason; nil when the file lists algorithms.
+	// per 1s or 1m) or, on a cluster, cannot run in the store (x-time-rate),
+	// with the reason; nil when the file lists algorithms.
 	Skipped []Skipped
 	Traffic traffic.Plan
 	// Retry is the scenario-wide client retry policy (clients.retry).
@@ -40,8 +41,9 @@ type Scenario struct {
 	// W/10); Bucket the time-series bucket (report.bucket, default W/10).
 	Windows []time.Duration
 	Bucket  time.Duration
-	// Cluster is the cluster section (SPEC section 8), or nil: without
-	// one every algorithm runs as one exact limiter.
+	// Cluster is the cluster section (SPEC section 8) with its defaults
+	// filled in, or nil: without one every algorithm runs as one exact
+	// limiter.
 	Cluster *cluster.Config
 
 	// replays are the replay sources and where their paths were written,
@@ -58,9 +60,15 @@ type Algorithm struct {
 	Params algorithms.Params
 	// Set holds the overrides and options as written, for the JSON
 	// "params" object: option name to value (int64, bool, or a duration
-	// as its string).
+	// as its string). The coordination options (coordination, clock,
+	// write, sync, lease, lease-ttl) are not in it: they are not the
+	// algorithm's, and a cluster result reports them.
 	Set map[string]any
-	// Coord is how the row runs on the scenario's cluster (its Mode is
-	// empty without a cluster section).
+	// Coord is how the row runs on the scenario's cluster, with every
+	// default filled in: Mode central unless the entry says otherwise;
+	// Clock for central (store by default), Write for racy (set by
+	// default), Sync for sync, and for lease Lease (default
+	// cluster.DefaultLease of the row's burst and the nodes) and LeaseTTL
+	// (default the row's per). Its Mode is empty without a cluster section.
 	Coord cluster.Coordination
 }

@@ -1,0 +1,598 @@
+package scenarios
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/cluster"
+)
+
+// This file reads the cluster section (SPEC section 8) and each algorithm
+// entry's coordination options.
+
+const (
+	// maxNodes bounds cluster.nodes.
+	maxNodes = 1024
+	// maxClusterDuration bounds every duration of the cluster section
+	// (skews, the store's rtt, jitter, service and timeout, a store-slow
+	// fault's rtt) and an entry's sync, so that the engine's sums of them
+	// stay far from overflow.
+	maxClusterDuration = time.Hour
+	maxClusterText     = "1h"
+)
+
+var (
+	clusterFields = []string{"nodes", "balancer", "skew", "store", "on-store-error", "faults"}
+	storeFields   = []string{"rtt", "jitter", "service", "timeout"}
+	faultFields   = []string{"type", "node", "at", "for", "rtt"}
+	// faultApplies lists the fields each fault type takes.
+	faultApplies = map[cluster.FaultType][]string{
+		cluster.NodeDown:   {"type", "node", "at", "for"},
+		cluster.StoreDown:  {"type", "at", "for"},
+		cluster.StoreSlow:  {"type", "at", "for", "rtt"},
+		cluster.StoreFlush: {"type", "at"},
+	}
+	onErrors = []string{string(cluster.Allow), string(cluster.Deny)}
+	clocks   = []string{string(cluster.StoreClock), string(cluster.NodeClock)}
+	writes   = []string{string(cluster.WriteSet), string(cluster.WriteIncr)}
+	// coordFields are the fields of an algorithm entry that say how it
+	// runs on the cluster; they are not the algorithm's options.
+	coordFields = []string{"coordination", "clock", "write", "sync", "lease", "lease-ttl"}
+	// optionMode is the mode each coordination option applies to.
+	optionMode = map[string]cluster.Mode{
+		"clock":     cluster.Central,
+		"write":     cluster.Racy,
+		"sync":      cluster.Sync,
+		"lease":     cluster.Lease,
+		"lease-ttl": cluster.Lease,
+	}
+)
+
+const (
+	wantNodes       = "an integer from 1 to 1024"
+	wantClusterDur  = "a duration from 0 to " + maxClusterText
+	wantClusterPos  = "a duration > 0, at most " + maxClusterText
+	wantSkew        = "a skew from -" + maxClusterText + " to " + maxClusterText
+	wantSkewField   = "a duration like 3ms (spread over the nodes) or a list of one skew per node"
+	wantFaultsField = "a list of faults like {type: node-down, node: 0, at: 10s, for: 5s}"
+)
+
+// names writes a list of string-typed values as strings.
+func names[T ~string](list []T) []string {
+	out := make([]string, len(list))
+	for i, x := range list {
+		out[i] = string(x)
+	}
+	return out
+}
+
+// clusterInfo is the cluster section as the rest of the file needs it.
+type clusterInfo struct {
+	// set says the file has a cluster section (even an invalid one: its
+	// entries' coordination is then not reported as needing one).
+	set bool
+	cfg *cluster.Config // nil without a section or when it is not a mapping
+	// nodes is N, or 0 when nodes is missing or invalid.
+	nodes int
+	// faults are the valid faults, with where they were written.
+	faults []faultRef
+}
+
+// faultRef is one valid fault and where it was written.
+type faultRef struct {
+	v  val // the fault's mapping
+	at val
+	f  cluster.Fault
+}
+
+// cluster reads the cluster section: nodes (required), balancer, skew,
+// store, on-store-error and faults, with their defaults filled in.
+func (d *decoder) cluster(v val) clusterInfo {
+	ci := clusterInfo{set: v.set}
+	if !v.set {
+		return ci
+	}
+	m, ok := d.mapping(v, "a mapping with nodes (and balancer, skew, store, on-store-error, faults)")
+	if !ok {
+		return ci
+	}
+	d.allow(m, clusterFields, func(string) string { return "unknown field (want " + orList(clusterFields) + ")" })
+	cfg := &cluster.Config{Balancer: cluster.RoundRobin, OnStoreError: cluster.Allow}
+	ci.cfg = cfg
+	if nv := m.get("nodes"); nv.set {
+		if n, ok := d.integer(nv, 1, maxNodes, wantNodes); ok {
+			cfg.Nodes, ci.nodes = int(n), int(n)
+		}
+	} else {
+		d.missing(nv, wantNodes+": the number of gateway nodes")
+	}
+	if bv := m.get("balancer"); bv.set {
+		if s, ok := d.choice(bv, "balancer", names(cluster.Balancers)); ok {
+			cfg.Balancer = cluster.Balancer(s)
+		}
+	}
+	cfg.Skew = d.skew(m.get("skew"), ci.nodes)
+	cfg.Store = d.store(m.get("store"))
+	if ev := m.get("on-store-error"); ev.set {
+		if s, ok := d.choice(ev, "on-store-error", onErrors); ok {
+			cfg.OnStoreError = cluster.OnError(s)
+		}
+	}
+	ci.faults = d.faults(m.get("faults"), ci.nodes)
+	for _, f := range ci.faults {
+		cfg.Faults = append(cfg.Faults, f.f)
+	}
+	return ci
+}
+
+// durationIn reads a duration in [lo, hi] (negative only when lo < 0);
+// want describes the range.
+func (d *decoder) durationIn(v val, lo, hi time.Duration, want string) (time.Duration, bool) {
+	text, ok := d.durationText(v)
+	if !ok {
+		return 0, false
+	}
+	dur, msg := parseSignedDuration(text)
+	if msg == "" && (dur < lo || dur > hi) {
+		msg = "want " + want
+	}
+	if msg != "" {
+		d.errAt(v.pos, v.path, "%s: %s", v.found(), msg)
+		return 0, false
+	}
+	return dur, true
+}
+
+// skew reads cluster.skew for n nodes (0 when nodes is invalid): a list of
+// n signed durations, or one value v spread over [-v, v]
+// (cluster.SpreadSkew); default 0 for every node.
+func (d *decoder) skew(v val, n int) []time.Duration {
+	if !v.set {
+		return make([]time.Duration, n)
+	}
+	if !v.ok() {
+		return nil
+	}
+	switch v.n.(type) {
+	case *ast.SequenceNode:
+		items, _ := d.list(v, wantSkewField)
+		out := make([]time.Duration, 0, len(items))
+		for _, it := range items {
+			s, _ := d.durationIn(it, -maxClusterDuration, maxClusterDuration, wantSkew)
+			out = append(out, s)
+		}
+		if n > 0 && len(items) != n {
+			d.errAt(v.pos, v.path, "a list of %s for %s (want one skew per node, or one value v to spread over [-v, v])",
+				plural(len(items), "skew"), plural(n, "node"))
+		}
+		return out
+	case *ast.StringNode, *ast.IntegerNode, *ast.FloatNode:
+		s, ok := d.durationIn(v, -maxClusterDuration, maxClusterDuration, wantSkew)
+		if !ok || n == 0 {
+			return nil
+		}
+		return cluster.SpreadSkew(s, n)
+	}
+	d.typeErr(v, wantSkewField)
+	return nil
+}
+
+// plural writes n and a noun, in the plural unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// store reads cluster.store: rtt (default 1ms), jitter and service (default
+// 0), each from 0 to 1h, and timeout (default 1s), > 0 and at most 1h.
+func (d *decoder) store(v val) cluster.Store {
+	st := cluster.Store{RTT: cluster.DefaultRTT, Timeout: cluster.DefaultTimeout}
+	if !v.set {
+		return st
+	}
+	m, ok := d.mapping(v, "a mapping {rtt, jitter, service, timeout}")
+	if !ok {
+		return st
+	}
+	d.allow(m, storeFields, func(string) string { return "unknown field (want " + orList(storeFields) + ")" })
+	for _, f := range []struct {
+		name string
+		dst  *time.Duration
+		lo   time.Duration
+		want string
+	}{
+		{"rtt", &st.RTT, 0, wantClusterDur},
+		{"jitter", &st.Jitter, 0, wantClusterDur},
+		{"service", &st.Service, 0, wantClusterDur},
+		{"timeout", &st.Timeout, 1, wantClusterPos},
+	} {
+		if fv := m.get(f.name); fv.set {
+			if dur, ok := d.durationIn(fv, f.lo, maxClusterDuration, f.want); ok {
+				*f.dst = dur
+			}
+		}
+	}
+	return st
+}
+
+// faults reads cluster.faults for n nodes (0 when nodes is invalid) and
+// checks them together: no two faults of one target overlap, and some node
+// is up at every instant.
+func (d *decoder) faults(v val, n int) []faultRef {
+	if !v.set {
+		return nil
+	}
+	items, ok := d.list(v, wantFaultsField)
+	if !ok {
+		return nil
+	}
+	var out []faultRef
+	for _, it := range items {
+		if f, ok := d.fault(it, n); ok {
+			out = append(out, f)
+		}
+	}
+	d.overlaps(out)
+	d.allDown(out, n)
+	return out
+}
+
+// fault reads one fault.
+func (d *decoder) fault(it val, n int) (faultRef, bool) {
+	types := names(cluster.FaultTypes)
+	m, ok := d.mapping(it, "a mapping with a type ("+orList(types)+")")
+	if !ok {
+		return faultRef{}, false
+	}
+	unknown := func(string) string { return "unknown field (want " + orList(faultFields) + ")" }
+	tv := m.get("type")
+	if !tv.set {
+		d.missing(tv, orList(types))
+		d.allow(m, faultFields, unknown)
+		return faultRef{}, false
+	}
+	s, ok := d.choice(tv, "fault type", types)
+	if !ok {
+		d.allow(m, faultFields, unknown)
+		return faultRef{}, false
+	}
+	typ := cluster.FaultType(s)
+	applies := faultApplies[typ]
+	good := true
+	d.allow(m, applies, func(k string) string {
+		good = false
+		switch {
+		case !slices.Contains(faultFields, k):
+			return unknown(k)
+		case typ == cluster.StoreFlush && k == "for":
+			return "does not apply to a store-flush, which is an instant (its fields: at)"
+		}
+		return fmt.Sprintf("does not apply to a %s fault (its fields: %s)", typ, strings.Join(applies[1:], ", "))
+	})
+	f := faultRef{v: it, at: m.get("at"), f: cluster.Fault{Type: typ}}
+	atOK := false
+	if f.at.set {
+		f.f.At, atOK = d.duration(f.at, false)
+	} else {
+		d.missing(f.at, "a duration >= 0: when the fault starts")
+	}
+	good = good && atOK
+	if slices.Contains(applies, "for") {
+		fv := m.get("for")
+		forOK := false
+		if fv.set {
+			f.f.For, forOK = d.duration(fv, true)
+		} else {
+			d.missing(fv, "a duration > 0: how long the fault lasts")
+		}
+		if atOK && forOK && f.f.At > math.MaxInt64-f.f.For {
+			d.errAt(f.at.pos, f.at.path, "at + for is beyond the largest time %v", time.Duration(math.MaxInt64))
+			forOK = false
+		}
+		good = good && forOK
+	}
+	if typ == cluster.NodeDown {
+		good = d.faultNode(m, &f.f, n) && good
+	}
+	if typ == cluster.StoreSlow {
+		rv := m.get("rtt")
+		rttOK := false
+		if rv.set {
+			f.f.RTT, rttOK = d.durationIn(rv, 0, maxClusterDuration, wantClusterDur)
+		} else {
+			d.missing(rv, wantClusterDur+": the store's round trip during the fault")
+		}
+		good = good && rttOK
+	}
+	return f, good
+}
+
+// faultNode reads a node-down fault's node, in [0, n) (n = 0: nodes is
+// invalid, any node up to the largest cluster's).
+func (d *decoder) faultNode(m *mapping, f *cluster.Fault, n int) bool {
+	nv := m.get("node")
+	want := fmt.Sprintf("a node from 0 to %d: the cluster has %d nodes", n-1, n)
+	switch n {
+	case 0:
+		want = fmt.Sprintf("a node from 0 to %d", maxNodes-1)
+	case 1:
+		want = "node 0: the cluster has 1 node"
+	}
+	if !nv.set {
+		d.missing(nv, want)
+		return false
+	}
+	x, ok := d.integer(nv, math.MinInt64, math.MaxInt64, want)
+	if !ok {
+		return false
+	}
+	if x < 0 || x >= int64(cmp.Or(n, maxNodes)) {
+		d.errAt(nv.pos, nv.path, "%d: a fault on a node that does not exist (want %s)", x, want)
+		return false
+	}
+	f.Node = int(x)
+	return true
+}
+
+// describeFault writes a fault for a message about overlaps.
+func describeFault(f cluster.Fault) string {
+	what := string(f.Type)
+	if f.Type == cluster.NodeDown {
+		what = fmt.Sprintf("node-down of node %d", f.Node)
+	}
+	return fmt.Sprintf("%s over [%v, %v)", what, f.At, f.End())
+}
+
+// overlaps reports faults of one target whose windows overlap: two
+// node-down faults of one node, or any two of store-down and store-slow,
+// which share the store. A store-flush is an instant and may fall anywhere.
+func (d *decoder) overlaps(fs []faultRef) {
+	groups := map[int][]faultRef{} // by node; -1 for the store
+	var targets []int              // in order of first appearance
+	for _, f := range fs {
+		target := -1
+		switch f.f.Type {
+		case cluster.NodeDown:
+			target = f.f.Node
+		case cluster.StoreFlush:
+			continue
+		}
+		if _, seen := groups[target]; !seen {
+			targets = append(targets, target)
+		}
+		groups[target] = append(groups[target], f)
+	}
+	for _, target := range targets {
+		g := groups[target]
+		slices.SortStableFunc(g, func(a, b faultRef) int { return cmp.Compare(a.f.At, b.f.At) })
+		want := "the store's faults apart: store-down and store-slow share the store"
+		if target >= 0 {
+			want = "the faults of one node apart: merge them into one"
+		}
+		var last faultRef // the fault with the latest end so far
+		for i, f := range g {
+			if i > 0 && f.f.At < last.f.End() {
+				d.errAt(f.v.pos, f.v.path, "%s overlaps the %s over [%v, %v) of %s at %d:%d (want %s)",
+					describeFault(f.f), last.f.Type, last.f.At, last.f.End(), last.v.path, last.v.pos.line, last.v.pos.col, want)
+			}
+			if i == 0 || f.f.End() > last.f.End() {
+				last = f
+			}
+		}
+	}
+}
+
+// allDown reports each interval in which node-down faults leave no node of
+// n up: the balancer needs a live node.
+func (d *decoder) allDown(fs []faultRef, n int) {
+	if n == 0 {
+		return
+	}
+	type event struct {
+		t     time.Duration
+		start bool
+		f     int // index in fs
+	}
+	var events []event
+	for i, f := range fs {
+		if f.f.Type == cluster.NodeDown {
+			events = append(events, event{f.f.At, true, i}, event{f.f.End(), false, i})
+		}
+	}
+	// in time order, ends before starts at one instant ([at, at+for) is
+	// half-open), then in file order
+	slices.SortFunc(events, func(a, b event) int {
+		bit := func(s bool) int {
+			if s {
+				return 1
+			}
+			return 0
+		}
+		return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(bit(a.start), bit(b.start)), cmp.Compare(a.f, b.f))
+	})
+	down := make([]int, n) // faults under way, by node
+	nDown := 0
+	var since time.Duration
+	var cause faultRef
+	for _, e := range events {
+		node := fs[e.f].f.Node
+		if e.start {
+			down[node]++
+			if down[node] == 1 {
+				nDown++
+				if nDown == n {
+					since, cause = e.t, fs[e.f]
+				}
+			}
+			continue
+		}
+		down[node]--
+		if down[node] == 0 {
+			if nDown == n {
+				what := fmt.Sprintf("all %d nodes are down", n)
+				if n == 1 {
+					what = "the cluster's only node is down"
+				}
+				d.errAt(cause.v.pos, cause.v.path, "%s over [%v, %v) (want some node up at every instant: the balancer needs a live node)",
+					what, since, e.t)
+			}
+			nDown--
+		}
+	}
+}
+
+// faultsInRun reports the faults that start at or after the scenario's end
+// dur: they would never happen.
+func (d *decoder) faultsInRun(ci clusterInfo, dur time.Duration) {
+	for _, f := range ci.faults {
+		if f.f.At >= dur {
+			d.errAt(f.at.pos, f.at.path, "%s: at or after the scenario's end %v, so the fault never happens", f.at.found(), dur)
+		}
+	}
+}
+
+// coordination reads how an algorithm entry runs on the cluster: its
+// coordination (default central) and that mode's options, with their
+// defaults filled in (see the package doc). m is nil for an entry written
+// as a bare name; p is the entry's policy, overrides applied. Without a
+// cluster section every coordination field is an error and the Mode stays
+// empty.
+func (d *decoder) coordination(entry val, m *mapping, name string, p algorithms.Policy, ci clusterInfo) (cluster.Coordination, bool) {
+	written := func(k string) (val, bool) {
+		if m == nil {
+			return val{}, false
+		}
+		v, ok := m.items[k]
+		return v, ok
+	}
+	if !ci.set {
+		good := true
+		for _, k := range coordFields {
+			if _, ok := written(k); ok {
+				d.errAt(m.keyPos[k], join(m.path, k), "needs a cluster section (add cluster: {nodes: N} at the top level, or remove %s)", k)
+				good = false
+			}
+		}
+		return cluster.Coordination{}, good
+	}
+	modes := cluster.ModeList(cluster.ModesOf(name))
+	c := cluster.Coordination{Mode: cluster.Central}
+	if mv, ok := written("coordination"); ok {
+		s, ok := d.choice(mv, "coordination", names(cluster.Modes))
+		if !ok {
+			return c, false
+		}
+		if mode := cluster.Mode(s); !cluster.Supports(name, mode) {
+			d.errAt(mv.pos, mv.path, "%s: not a mode of %s%s (want %s)", quote(s), name, whyNot(mode), modes)
+			return c, false
+		}
+		c.Mode = cluster.Mode(s)
+	} else if !cluster.Supports(name, cluster.Central) {
+		d.errAt(entry.pos, join(entry.path, "coordination"), "missing: the default on a cluster is central, which %s does not take (want %s)", name, modes)
+		return c, false
+	}
+	good := true
+	for _, k := range coordFields[1:] {
+		v, ok := written(k)
+		if !ok {
+			continue
+		}
+		if want := optionMode[k]; want != c.Mode {
+			d.errAt(m.keyPos[k], v.path, "applies only with coordination: %s", want)
+			good = false
+			continue
+		}
+		switch k {
+		case "clock":
+			s, ok := d.choice(v, "clock", clocks)
+			c.Clock, good = cluster.Clock(s), good && ok
+		case "write":
+			s, ok := d.choice(v, "write", writes)
+			if ok && cluster.Write(s) == cluster.WriteIncr && !cluster.IncrWrites(name) {
+				d.errAt(v.pos, v.path, `"incr": only %s write back by INCRBY (want set for %s)`, takers(cluster.IncrWrites), name)
+				ok = false
+			}
+			c.Write, good = cluster.Write(s), good && ok
+		case "sync":
+			s, ok := d.durationIn(v, 1, maxClusterDuration, wantClusterPos)
+			c.Sync, good = s, good && ok
+		case "lease":
+			hi, want := p.Burst, fmt.Sprintf("an integer from 1 to %d, the row's burst", p.Burst)
+			if hi < 1 { // the policy is invalid, and reported
+				hi, want = math.MaxInt64, "an integer >= 1"
+			}
+			n, ok := d.integer(v, 1, hi, want)
+			c.Lease, good = n, good && ok
+		case "lease-ttl":
+			ttl, ok := d.duration(v, true)
+			c.LeaseTTL, good = ttl, good && ok
+		}
+	}
+	switch c.Mode {
+	case cluster.Central:
+		c.Clock = cmp.Or(c.Clock, cluster.StoreClock)
+	case cluster.Racy:
+		c.Write = cmp.Or(c.Write, cluster.WriteSet)
+	case cluster.Sync:
+		if _, ok := written("sync"); !ok {
+			sv := val{path: join(entry.path, "sync"), pos: entry.pos}
+			d.missing(sv, wantClusterPos+": how often each node syncs its counts with the store")
+			good = false
+		}
+	case cluster.Lease:
+		if c.Lease == 0 && ci.nodes > 0 && p.Burst > 0 {
+			c.Lease = cluster.DefaultLease(p.Burst, ci.nodes)
+		}
+		c.LeaseTTL = cmp.Or(c.LeaseTTL, p.Per)
+	}
+	return c, good
+}
+
+// whyNot says why an algorithm does not take mode m, after its name.
+func whyNot(m cluster.Mode) string {
+	if m == cluster.Central || m == cluster.Racy {
+		return ", which cannot run in the store"
+	}
+	who := takers(func(name string) bool { return cluster.Supports(name, m) })
+	if who == "" {
+		return ""
+	}
+	return fmt.Sprintf(": %s is for %s only", m, who)
+}
+
+// takers writes the algorithms for which ok holds, as "a, b and c".
+func takers(ok func(name string) bool) string {
+	var list []string
+	for _, name := range algorithms.Names() {
+		if ok(name) {
+			list = append(list, name)
+		}
+	}
+	switch len(list) {
+	case 0:
+		return ""
+	case 1:
+		return list[0]
+	}
+	return strings.Join(list[:len(list)-1], ", ") + " and " + list[len(list)-1]
+}
+
+// defaultCoordination is the coordination of an entry of the default
+// algorithm list on a cluster: central, or a reason to leave the algorithm
+// out.
+func defaultCoordination(name string) (cluster.Coordination, string) {
+	if !cluster.Supports(name, cluster.Central) {
+		return cluster.Coordination{}, "cannot run in the store (coordination central, the default on a cluster); list it with coordination: " +
+			cluster.ModeList(cluster.ModesOf(name))
+	}
+	return cluster.Coordination{Mode: cluster.Central, Clock: cluster.StoreClock}, ""
+}
