@@ -180,6 +180,9 @@ type Coordination struct {
 	Lease int64
 	// LeaseTTL is how long a leased stock lives; 0 means the row's period W.
 	LeaseTTL time.Duration
+	// OnStoreError, when set, overrides the cluster's for this row (a
+	// gateway plugin's own fault tolerance, as Kong's fault_tolerant).
+	OnStoreError OnError
 }
 
 // modesOf lists, by algorithm name, the modes other than the default set

@@ -145,7 +145,7 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*out
 	var dec *decisionFiles
 	var err error
 	if f.decisions != "" {
-		if dec, err = newDecisionFiles(f.decisions, cfg.Algorithms); err != nil {
+		if dec, err = newDecisionFiles(f.decisions, cfg.Algorithms, cfg.Cluster != nil); err != nil {
 			return nil, err
 		}
 		defer dec.cleanup()
@@ -294,7 +294,7 @@ type decisionFiles struct {
 	writers []*output.Decisions
 }
 
-func newDecisionFiles(path string, algs []sim.Algorithm) (*decisionFiles, error) {
+func newDecisionFiles(path string, algs []sim.Algorithm, cluster bool) (*decisionFiles, error) {
 	d := &decisionFiles{path: path}
 	dir := filepath.Dir(path)
 	for i, a := range algs {
@@ -304,7 +304,11 @@ func newDecisionFiles(path string, algs []sim.Algorithm) (*decisionFiles, error)
 			return nil, usagef("--decisions: %v", err)
 		}
 		d.parts = append(d.parts, f)
-		d.writers = append(d.writers, output.NewDecisions(f, a.Name, a.Label, i == 0))
+		if cluster {
+			d.writers = append(d.writers, output.NewClusterDecisions(f, a.Name, a.Label, i == 0))
+		} else {
+			d.writers = append(d.writers, output.NewDecisions(f, a.Name, a.Label, i == 0))
+		}
 	}
 	return d, nil
 }

@@ -19,7 +19,12 @@ import (
 //	attempt_peak_<V>_count,attempt_peak_<V>_start_ns,attempt_peak_<V>_ratio (for each V)
 //
 // keys_limited counts the keys with at least one rejected attempt; the
-// attempt peaks count first tries and retries reaching the limiter.
+// attempt peaks count first tries and retries reaching the limiter. When
+// rows ran on a cluster (SPEC section 8), each row ends with
+//
+//	coordination,nodes,balancer,reference_admitted,extra_admitted,
+//	extra_ratio,store_ops,store_ops_per_attempt,store_busy,added_p50_ns,
+//	added_p99_ns,added_max_ns,store_errors,fail_open,fail_closed
 //
 // V is the window as time.Duration.String writes it (peak_1s_count,
 // peak_100ms_ratio); ratios are written as the JSON writes them (2.0). A
@@ -39,6 +44,10 @@ func CSV(w io.Writer, r *sim.Report) error {
 	for _, v := range ws {
 		p := "attempt_peak_" + time.Duration(v).String() + "_"
 		header = append(header, p+"count", p+"start_ns", p+"ratio")
+	}
+	cl := clustered(r)
+	if cl {
+		header = append(header, clusterCSVHeader...)
 	}
 
 	var buf bytes.Buffer
@@ -76,6 +85,13 @@ func CSV(w io.Writer, r *sim.Report) error {
 			i64(res.Keys.Limited))
 		if err := peaks(res.AttemptPeaks); err != nil {
 			return err
+		}
+		if cl {
+			cells, err := clusterCSV(res.Cluster)
+			if err != nil {
+				return err
+			}
+			row = append(row, cells...)
 		}
 		if err := cw.Write(row); err != nil {
 			return err

@@ -15,6 +15,11 @@ import (
 // DecisionsHeader is the header row of the decisions CSV (SPEC section 6).
 const DecisionsHeader = "algorithm,label,time_ns,key,cost,attempt,verdict,delay_ns,retry_after_ns"
 
+// ClusterDecisionsHeader is the header of a cluster scenario's decisions
+// (SPEC section 8): two more columns, the node that took the attempt and
+// when its verdict took effect there.
+const ClusterDecisionsHeader = DecisionsHeader + ",node,decided_ns"
+
 // Decisions writes one algorithm's decisions as CSV rows, for
 // `ratesim compare --decisions FILE`: algorithm, label, time_ns, key, cost,
 // attempt, verdict (accept, delay or reject), delay_ns, and retry_after_ns,
@@ -34,6 +39,8 @@ type Decisions struct {
 	prefix []byte // "algorithm,label," quoted as needed
 	row    []byte // reused for every row
 	err    error
+	// cluster adds the node and decided_ns columns
+	cluster bool
 }
 
 var _ sim.Observer = (*Decisions)(nil)
@@ -42,15 +49,28 @@ var _ sim.Observer = (*Decisions)(nil)
 // under label to w, which writes DecisionsHeader first when header is true
 // (for the first run written to a file).
 func NewDecisions(w io.Writer, algorithm, label string, header bool) *Decisions {
+	return newDecisions(w, algorithm, label, header, false)
+}
+
+// NewClusterDecisions is NewDecisions for a cluster scenario: each row ends
+// with the node and decided_ns, under ClusterDecisionsHeader.
+func NewClusterDecisions(w io.Writer, algorithm, label string, header bool) *Decisions {
+	return newDecisions(w, algorithm, label, header, true)
+}
+
+func newDecisions(w io.Writer, algorithm, label string, header, cluster bool) *Decisions {
 	d := &Decisions{
-		w:   bufio.NewWriterSize(w, 64<<10),
-		row: make([]byte, 0, 256),
+		cluster: cluster,
+		w:       bufio.NewWriterSize(w, 64<<10),
+		row:     make([]byte, 0, 256),
 	}
 	d.prefix = appendCSVField(d.prefix, algorithm)
 	d.prefix = append(d.prefix, ',')
 	d.prefix = appendCSVField(d.prefix, label)
 	d.prefix = append(d.prefix, ',')
-	if header {
+	if header && cluster {
+		_, d.err = d.w.WriteString(ClusterDecisionsHeader + "\n")
+	} else if header {
 		_, d.err = d.w.WriteString(DecisionsHeader + "\n")
 	}
 	return d
@@ -76,6 +96,12 @@ func (d *Decisions) Observe(x *sim.Decision) error {
 	b = append(b, ',')
 	if x.Verdict == algorithms.Reject {
 		b = strconv.AppendInt(b, int64(x.RetryAfter), 10) // algorithms.Never is -1
+	}
+	if d.cluster {
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(x.Node), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(x.Decided), 10)
 	}
 	b = append(b, '\n')
 	d.row = b

@@ -19,6 +19,10 @@ import (
 //     when any delayed;
 //   - the algorithms that rejected the most and the fewest, when they differ.
 //
+// On a cluster, after the peaks: the row(s) that admitted the most beyond
+// one exact limiter, those that refused the most it would admit, those that
+// admitted exactly as it, and what each row's store failures did.
+//
 // Ties name every algorithm tied, in the report's order. Peak counts are
 // cost, written as requests. The table, Markdown and any later front end show
 // the same sentences.
@@ -33,6 +37,7 @@ func Findings(r *sim.Report) []string {
 		out = append(out, peakFindings(r, ws[0])...)
 		out = append(out, heldFindings(r, ws)...)
 	}
+	out = append(out, clusterFindings(r)...)
 	out = append(out, herdFindings(r, windows(r))...)
 	if s := delayFinding(r); s != "" {
 		out = append(out, s)

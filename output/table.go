@@ -34,6 +34,10 @@ func Table(w io.Writer, r *sim.Report) error {
 	var buf bytes.Buffer
 	buf.WriteString(heading(r))
 	buf.WriteByte('\n')
+	if s := clusterLine(r); s != "" {
+		buf.WriteString(s)
+		buf.WriteByte('\n')
+	}
 	for _, s := range TraceLines(r) {
 		buf.WriteString(s)
 		buf.WriteByte('\n')
@@ -114,6 +118,10 @@ func Markdown(w io.Writer, r *sim.Report) error {
 	var buf bytes.Buffer
 	buf.WriteString(markdownText(heading(r)))
 	buf.WriteString("\n\n")
+	if s := clusterLine(r); s != "" {
+		buf.WriteString(markdownText(s))
+		buf.WriteString("\n\n")
+	}
 	if t := TraceLines(r); len(t) > 0 {
 		for _, s := range t {
 			buf.WriteString("- ")
@@ -153,7 +161,12 @@ func Markdown(w io.Writer, r *sim.Report) error {
 // locale; that setting is a process-wide one of tablewriter's.
 func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bool) error {
 	ws := windows(r)
-	header := []string{"algorithm", "accepted", "delayed", "rejected", "accept %", "p99 delay"}
+	header := []string{"algorithm"}
+	cl := clustered(r)
+	if cl {
+		header = append(header, clusterHeader...)
+	}
+	header = append(header, "accepted", "delayed", "rejected", "accept %", "p99 delay")
 	for _, v := range ws {
 		header = append(header, "peak/"+FormatDuration(time.Duration(v)))
 	}
@@ -162,6 +175,9 @@ func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bo
 		// the busiest shortest window of attempts, first tries and retries
 		header = append(header, "gave up", "attempts/"+FormatDuration(time.Duration(ws[len(ws)-1])))
 	}
+	if cl {
+		header = append(header, clusterTailHeader...)
+	}
 	header = append(header, "bytes/key")
 
 	align := make([]tw.Align, len(header))
@@ -169,6 +185,9 @@ func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bo
 		align[i] = tw.AlignRight
 	}
 	align[0] = tw.AlignLeft
+	if cl {
+		align[1] = tw.AlignLeft // the mode
+	}
 
 	t := tablewriter.NewTable(buf,
 		tablewriter.WithRenderer(rend),
@@ -186,14 +205,17 @@ func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bo
 		} else {
 			label = oneLine(label)
 		}
-		row := []string{
-			label,
+		row := []string{label}
+		if cl {
+			row = append(row, modeCell(res.Cluster))
+		}
+		row = append(row,
 			strconv.FormatInt(res.Accepted, 10),
 			strconv.FormatInt(res.Delayed, 10),
 			strconv.FormatInt(res.Rejected, 10),
 			formatPercent(res.Accepted+res.Delayed, res.Attempts),
 			FormatDuration(time.Duration(res.DelayNs.P99)),
-		}
+		)
 		for _, v := range ws {
 			cell := "-"
 			if p, ok := peakFor(res, v); ok {
@@ -207,6 +229,9 @@ func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bo
 				cell = strconv.FormatInt(p.Count, 10) + " (" + FormatRatio(float64(p.Ratio)) + ")"
 			}
 			row = append(row, strconv.FormatInt(res.GaveUp, 10), cell)
+		}
+		if cl {
+			row = append(row, clusterCells(res.Cluster)...)
 		}
 		row = append(row, strconv.FormatInt(res.Memory.BytesPerKeyMax, 10))
 		if err := t.Append(row); err != nil {

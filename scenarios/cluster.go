@@ -44,14 +44,16 @@ var (
 	writes   = []string{string(cluster.WriteSet), string(cluster.WriteIncr)}
 	// coordFields are the fields of an algorithm entry that say how it
 	// runs on the cluster; they are not the algorithm's options.
-	coordFields = []string{"coordination", "clock", "write", "sync", "lease", "lease-ttl"}
-	// optionMode is the mode each coordination option applies to.
-	optionMode = map[string]cluster.Mode{
-		"clock":     cluster.Central,
-		"write":     cluster.Racy,
-		"sync":      cluster.Sync,
-		"lease":     cluster.Lease,
-		"lease-ttl": cluster.Lease,
+	coordFields = []string{"coordination", "clock", "write", "sync", "lease", "lease-ttl", "on-store-error"}
+	// optionModes are the modes each coordination option applies to.
+	optionModes = map[string][]cluster.Mode{
+		"clock":     {cluster.Central},
+		"write":     {cluster.Racy},
+		"sync":      {cluster.Sync},
+		"lease":     {cluster.Lease},
+		"lease-ttl": {cluster.Lease},
+		// the modes that use the store
+		"on-store-error": {cluster.Central, cluster.Racy, cluster.Sync, cluster.Lease},
 	}
 )
 
@@ -506,8 +508,12 @@ func (d *decoder) coordination(entry val, m *mapping, name string, p algorithms.
 		if !ok {
 			continue
 		}
-		if want := optionMode[k]; want != c.Mode {
-			d.errAt(m.keyPos[k], v.path, "applies only with coordination: %s", want)
+		if want := optionModes[k]; !slices.Contains(want, c.Mode) {
+			if len(want) == 1 {
+				d.errAt(m.keyPos[k], v.path, "applies only with coordination: %s", want[0])
+			} else {
+				d.errAt(m.keyPos[k], v.path, "applies only with a mode that uses the store (coordination: %s), not %s", cluster.ModeList(want), c.Mode)
+			}
 			good = false
 			continue
 		}
@@ -535,6 +541,9 @@ func (d *decoder) coordination(entry val, m *mapping, name string, p algorithms.
 		case "lease-ttl":
 			ttl, ok := d.duration(v, true)
 			c.LeaseTTL, good = ttl, good && ok
+		case "on-store-error":
+			s, ok := d.choice(v, "on-store-error", onErrors)
+			c.OnStoreError, good = cluster.OnError(s), good && ok
 		}
 	}
 	switch c.Mode {

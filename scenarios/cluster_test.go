@@ -188,6 +188,10 @@ var invalidClusters = []struct {
 		`s.yaml:7:64: algorithms[0].lease: 6: want an integer from 1 to 5, the row's burst`},
 	{"lease-ttl 0", ch + "cluster: {nodes: 2}\nalgorithms:\n  - {name: token-bucket, coordination: lease, lease-ttl: 0s}\n",
 		`s.yaml:7:58: algorithms[0].lease-ttl: "0s": want a duration > 0`},
+	{"on-store-error on a local row", ch + "cluster: {nodes: 2}\nalgorithms:\n  - {name: gcra, coordination: local, on-store-error: deny}\n",
+		`s.yaml:7:39: algorithms[0].on-store-error: applies only with a mode that uses the store (coordination: central, racy, sync or lease), not local`},
+	{"on-store-error unknown", ch + "cluster: {nodes: 2}\nalgorithms:\n  - {name: gcra, on-store-error: retry}\n",
+		`s.yaml:7:34: algorithms[0].on-store-error: "retry": unknown on-store-error (want allow or deny)`},
 	{"coordination misspelt", ch + "cluster: {nodes: 2}\nalgorithms:\n  - {name: gcra, cordination: racy}\n",
 		`s.yaml:7:18: algorithms[0].cordination: gcra takes no option "cordination" (its options: max-delay); did you mean "coordination"?`},
 }
@@ -375,6 +379,12 @@ var validClusters = []struct {
 			require.Equal(t, algorithms.Policy{Rate: 100, Per: 2 * time.Second, Burst: 100}, sc.Algorithms[9].Params.Policy)
 			require.Equal(t, map[string]any{"max-delay": "1s"}, sc.Algorithms[12].Set)
 		}},
+	{"on-store-error per row", ch + "cluster: {nodes: 2, on-store-error: allow}\nalgorithms: [{name: gcra, label: open}, {name: gcra, label: closed, on-store-error: deny}]\n",
+		func(t *testing.T, sc *Scenario) {
+			require.Equal(t, cluster.Allow, sc.Cluster.OnStoreError)
+			require.Equal(t, cluster.OnError(""), sc.Algorithms[0].Coord.OnStoreError, "the cluster's")
+			require.Equal(t, cluster.Deny, sc.Algorithms[1].Coord.OnStoreError)
+		}},
 	{"lease ttl defaults to the entry's per", ch + "cluster: {nodes: 2}\nalgorithms: [{name: token-bucket, coordination: lease, per: 1m, lease: 20}]\n",
 		func(t *testing.T, sc *Scenario) {
 			require.Equal(t, cluster.Coordination{Mode: cluster.Lease, Lease: 20, LeaseTTL: time.Minute}, sc.Algorithms[0].Coord)
@@ -483,6 +493,11 @@ func checkCluster(t testing.TB, sc *Scenario) {
 			require.LessOrEqual(t, co.Lease, a.Params.Burst)
 			require.Greater(t, co.LeaseTTL, time.Duration(0))
 			want.Lease, want.LeaseTTL = co.Lease, co.LeaseTTL
+		}
+		if co.Mode != cluster.Local && co.Mode != cluster.Split {
+			// a mode that uses the store may fail over its own way
+			require.Contains(t, []cluster.OnError{"", cluster.Allow, cluster.Deny}, co.OnStoreError)
+			want.OnStoreError = co.OnStoreError
 		}
 		require.Equal(t, want, co, "no option of another mode")
 	}

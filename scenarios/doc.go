@@ -195,6 +195,9 @@
 //   - lease-ttl (lease only): a duration > 0, default the entry's per W,
 //     filled in. It has no bound but the range of a duration, as W has
 //     none.
+//   - on-store-error (central, racy, sync and lease: the modes that use the
+//     store): allow or deny for this row, instead of the cluster's; left
+//     empty when not written.
 //
 // Without an algorithms list, every algorithm that takes central runs
 // central with the store's clock; the others (x-time-rate) are left out and

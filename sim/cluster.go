@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -733,7 +734,7 @@ func (c *clusterRun) timeout(slot uint32, t time.Duration) error {
 
 // failed decides an attempt whose store operation failed at t.
 func (c *clusterRun) failed(at *attempt, t time.Duration) error {
-	if c.cl.OnStoreError == cluster.Deny {
+	if onErr := cmp.Or(c.co.OnStoreError, c.cl.OnStoreError); onErr == cluster.Deny {
 		c.failClosed++
 		return c.decided(at, algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: c.failWait}, t)
 	}

@@ -100,7 +100,7 @@ func (c *clusterRun) leaseReply(slot uint32, t time.Duration, failed bool) error
 		lk.stock = 0
 	}
 	lk.stock += o.granted
-	lk.expires = t + c.leaseTTL
+	lk.expires = time.Duration(satAdd(int64(t), int64(c.leaseTTL)))
 	full := o.granted == o.want
 	wait := o.dec.RetryAfter
 	for len(lk.waiting) > 0 {
