@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/ratesim/ratesim/sim"
@@ -115,5 +117,57 @@ func TestRetriesDeterministic(t *testing.T) {
 		require.Equal(t, first, again)
 	}
 	_, other, _ := run(t, "compare", "retry-storm-jitter", "--format", "json", "--seed", "2")
+	require.NotEqual(t, first, other)
+}
+
+// TestClusterDeterministic: a cluster with jitter on every trip, a random
+// balancer, skews, store service and faults gives byte-identical output,
+// decisions included, run after run; another seed gives other figures.
+func TestClusterDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/c.yaml"
+	require.NoError(t, os.WriteFile(path, []byte(`name: jitter
+seed: 3
+duration: 5s
+limit: {rate: 20, per: 1s, burst: 10}
+cluster:
+  nodes: 4
+  balancer: random
+  skew: 2ms
+  store: {rtt: 2ms, jitter: 1ms, service: 30us, timeout: 20ms}
+  faults:
+    - {type: node-down, node: 1, at: 1s, for: 1s}
+    - {type: store-slow, at: 2s, for: 1s, rtt: 30ms}
+    - {type: store-flush, at: 4s}
+algorithms:
+  - {name: gcra, coordination: central}
+  - {name: gcra, label: g-node, coordination: central, clock: node}
+  - {name: sliding-log, coordination: racy}
+  - {name: fixed-window, label: fw-incr, coordination: racy, write: incr}
+  - {name: sliding-window, coordination: sync, sync: 50ms}
+  - {name: token-bucket, coordination: lease, lease: 3}
+  - {name: leaky-bucket, coordination: local}
+  - {name: nginx, coordination: split}
+  - {name: x-time-rate, coordination: local}
+traffic:
+  - {type: poisson, clients: 20, rate: 400/s}
+clients:
+  retry: {policy: backoff, delay: 10ms, jitter: full, max-attempts: 3}
+`), 0o644))
+	get := func(seed string) (string, string) {
+		d := filepath.Join(dir, "d-"+seed+".csv")
+		status, out, errOut := run(t, "compare", path, "--format", "json", "--decisions", d, "--seed", seed)
+		require.Equal(t, 0, status, errOut)
+		data, err := os.ReadFile(d)
+		require.NoError(t, err)
+		return out, string(data)
+	}
+	first, firstDec := get("3")
+	for range 2 {
+		again, againDec := get("3")
+		require.Equal(t, first, again)
+		require.Equal(t, firstDec, againDec)
+	}
+	other, _ := get("4")
 	require.NotEqual(t, first, other)
 }

@@ -15,7 +15,8 @@ var builtinFS embed.FS
 // builtinNames is the order `ratesim scenarios` lists the built-ins in;
 // each is builtin/NAME.yaml.
 var builtinNames = []string{"double-burst", "token-vs-leaky", "nginx-burst", "sliding-window-accuracy",
-	"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned"}
+	"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned",
+	"kong-local-pods", "redis-race", "sync-interval", "redis-outage"}
 
 // Default is the built-in scenario `ratesim compare` runs when given none.
 const Default = "double-burst"
