@@ -58,15 +58,26 @@ func readmeExamples(t *testing.T, lines []string) []readmeExample {
 	return out
 }
 
-// TestReadmeExamples runs every command the README shows and requires the
-// output printed under it, so the README never shows stale figures. With
-// -update it writes the real output into the README instead.
+// TestReadmeExamples runs every command the README and the pages of docs/
+// show and requires the output printed under it, so that they never show
+// stale figures. With -update it writes the real output into them instead.
 func TestReadmeExamples(t *testing.T) {
-	data, err := os.ReadFile("../README.md")
+	docs, err := filepath.Glob("../docs/*.md")
+	require.NoError(t, err)
+	for _, page := range append([]string{"README.md"}, docs...) {
+		page = strings.TrimPrefix(page, "../")
+		t.Run(page, func(t *testing.T) { checkPageExamples(t, page) })
+	}
+}
+
+// checkPageExamples checks the commands of one page (a path from the
+// repository's root).
+func checkPageExamples(t *testing.T, page string) {
+	data, err := os.ReadFile(filepath.Join("..", page))
 	require.NoError(t, err)
 	lines := strings.Split(string(data), "\n")
 	examples := readmeExamples(t, lines)
-	require.NotEmpty(t, examples, "the README shows commands with their output")
+	require.NotEmpty(t, examples, "%s shows commands with their output", page)
 	dir := t.TempDir() // where the examples' own files go
 	t.Chdir("..")      // the README's paths are relative to the repository root
 	var rewritten []string
@@ -102,10 +113,10 @@ func TestReadmeExamples(t *testing.T) {
 			done = ex.to
 			continue
 		}
-		require.Equal(t, want, got, "README.md:%d: $ ratesim %s (go test ./cmd/ -update rewrites it)", ex.line, strings.Join(ex.args, " "))
+		require.Equal(t, want, got, "%s:%d: $ ratesim %s (go test ./cmd/ -update rewrites it)", page, ex.line, strings.Join(ex.args, " "))
 	}
 	if *update {
 		rewritten = append(rewritten, lines[done:]...)
-		require.NoError(t, os.WriteFile("README.md", []byte(strings.Join(rewritten, "\n")), 0o644))
+		require.NoError(t, os.WriteFile(page, []byte(strings.Join(rewritten, "\n")), 0o644))
 	}
 }
