@@ -192,6 +192,7 @@ var lessons = []lesson{
 		next:    "ratesim compare nginx-burst adds a token bucket that admits the same requests as nodelay.",
 		figures: nginxFigures,
 	},
+	flexibleLesson,
 }
 
 func lessonNamed(name string) (*lesson, bool) {

@@ -67,13 +67,13 @@ func clusterCells(c *sim.ClusterResult) []string {
 	if c == nil {
 		return []string{"-", "-", "-"}
 	}
-	return []string{extraCell(c), formatFixed(float64(c.StoreOpsPerAttempt), 2),
+	return []string{FormatExtra(c), formatFixed(float64(c.StoreOpsPerAttempt), 2),
 		FormatDuration(time.Duration(c.AddedLatencyNs.P99))}
 }
 
-// extraCell writes the extra admissions with their share of the
+// FormatExtra writes the extra admissions with their share of the
 // reference's: "+180 (+18.0%)", "-1 (-33.3%)", "0 (0.0%)".
-func extraCell(c *sim.ClusterResult) string {
+func FormatExtra(c *sim.ClusterResult) string {
 	s := signed(c.ExtraAdmitted)
 	if c.ReferenceAdmitted == 0 {
 		return s
@@ -156,12 +156,12 @@ func clusterFindings(r *sim.Report) []string {
 		c := hiRes.Cluster
 		out = append(out, joinLabels(most)+" let the most through beyond one exact limiter: "+
 			plural(c.Admitted, "request")+" admitted against "+strconv.FormatInt(c.ReferenceAdmitted, 10)+
-			", "+extraCell(c)+".")
+			", "+FormatExtra(c)+".")
 	}
 	if loRes != nil {
 		c := loRes.Cluster
 		out = append(out, joinLabels(least)+" refused the most that one exact limiter admits: "+
-			extraCell(c)+".")
+			FormatExtra(c)+".")
 	}
 	if len(exact) > 0 {
 		out = append(out, joinLabels(exact)+" admitted exactly as many as one exact limiter.")
