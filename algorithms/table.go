@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 	"unsafe"
+
+	"github.com/ratesim/ratesim/internal/prefetch"
 )
 
 // Table holds one algorithm's per-key states apart from any node that
@@ -155,8 +157,9 @@ type table[S any] struct {
 	state  []S
 	live   []uint64
 	copies []S
-	freed  []Copy // copies free for reuse
-	size   int64  // bytes of one S
+	freed  []Copy    // copies free for reuse
+	size   int64     // bytes of one S
+	lines  []uintptr // Prefetch's addresses, reused
 
 	keys, bytes int64
 	mem         Memory
@@ -167,19 +170,44 @@ func newTable[S any](r rule[S]) *table[S] {
 	return &table[S]{rule: r, size: int64(unsafe.Sizeof(zero))}
 }
 
+// Prefetch fetches the state of keys ahead of decisions on them
+// (Prefetcher): a hint, which changes nothing.
+func (t *table[S]) Prefetch(keys []Key, _ time.Duration) {
+	lines := t.lines[:0]
+	for _, key := range keys {
+		if int(key) < len(t.state) {
+			lines = append(lines, uintptr(unsafe.Pointer(&t.state[key])), uintptr(unsafe.Pointer(&t.live[key/64])))
+		}
+	}
+	prefetch.Lines(lines)
+	t.lines = lines
+}
+
+// Reserve makes room for the keys 0 to n-1 (Reserver); it changes no
+// decision and no figure.
+func (t *table[S]) Reserve(n int) {
+	if n > len(t.state) {
+		t.grow(n)
+	}
+}
+
 // at returns key's state, growing the table as needed, and whether the key
 // holds state.
 func (t *table[S]) at(key Key) (*S, bool) {
 	if int(key) >= len(t.state) {
-		n := max(int(key)+1, 2*len(t.state), 64)
-		st := make([]S, n)
-		copy(st, t.state)
-		t.state = st
-		lv := make([]uint64, (n+63)/64)
-		copy(lv, t.live)
-		t.live = lv
+		t.grow(max(int(key)+1, 2*len(t.state), 64))
 	}
 	return &t.state[key], t.live[key/64]>>(key%64)&1 != 0
+}
+
+// grow makes the table hold n keys.
+func (t *table[S]) grow(n int) {
+	st := make([]S, n)
+	copy(st, t.state)
+	t.state = st
+	lv := make([]uint64, (n+63)/64)
+	copy(lv, t.live)
+	t.live = lv
 }
 
 // changed accounts for key's state s after a change: the key is live, and
@@ -301,7 +329,11 @@ type counterTable[S any] struct {
 	incr func(s *S, known bool, at time.Duration, cost int64) bool
 }
 
-var _ Incrementer = (*counterTable[fixedWindowState])(nil)
+var (
+	_ Incrementer = (*counterTable[fixedWindowState])(nil)
+	_ Prefetcher  = (*table[gcraState])(nil)
+	_ Reserver    = (*table[gcraState])(nil)
+)
 
 func (t *counterTable[S]) Incr(at time.Duration, key Key, cost int64) {
 	s, known := t.at(key)

@@ -52,11 +52,19 @@ type clusterRun struct {
 	balRng *rand.Rand
 	netRng *rand.Rand
 
-	q        cevQueue
-	seq      uint64 // the next event's and operation's sequence number
-	ops      []clusterOp
-	freeOps  []uint32
-	timeouts fifo[timeoutEntry]
+	q   cevQueue
+	seq uint64 // the next event's and operation's sequence number
+	// Events that come in the order they are made wait in FIFOs instead of
+	// q: executions from the store's queue always (FIFO, at non-decreasing
+	// instants), and, when every trip takes the same time (no jitter, no
+	// store-slow fault: fixedTrips), arrivals at the store and replies
+	// too. A FIFO's events are ordered as q's would be.
+	fixedTrips bool
+	arrivalQ   fifo[cev]
+	execQ      fifo[cev]
+	replyQ     fifo[cev]
+	ops        []clusterOp
+	freeOps    []uint32
 
 	// the store
 	table    algorithms.Table       // central, racy, lease
@@ -75,7 +83,7 @@ type clusterRun struct {
 	arrivals uint64 // attempts that reached the balancer
 
 	perNode     []NodeCount
-	added       delayHist
+	added       runHist
 	storeOps    int64
 	storeErrors int64
 	failOpen    int64
@@ -139,14 +147,6 @@ type clusterOp struct {
 	items    []syncItem // sync
 }
 
-// timeoutEntry is an operation's deadline, for the timeouts FIFO (deadlines
-// come in send order).
-type timeoutEntry struct {
-	at   time.Duration
-	slot uint32
-	gen  uint32
-}
-
 // orderSlot holds a decision until those of earlier arrivals are shown.
 type orderSlot struct {
 	ok bool
@@ -171,7 +171,7 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	c := &clusterRun{run: r, ref: ref, cl: cl, co: alg.Coord,
 		nodes:   make([]clusterNode, cl.Nodes),
 		perNode: make([]NodeCount, cl.Nodes),
-		added:   newDelayHist(),
+		added:   newRunHist(),
 		// the same seed, other streams than the retries' jitter
 		balRng:   rand.New(rand.NewPCG(cfg.Seed, 0xbb67ae8584caa73b)),
 		netRng:   rand.New(rand.NewPCG(cfg.Seed, 0x3c6ef372fe94f82b)),
@@ -231,8 +231,11 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	default:
 		return nil, fmt.Errorf("%s: unknown coordination %q", alg.Label, c.co.Mode)
 	}
+	c.fixedTrips = cl.Store.Jitter == 0 && !clusterAlwaysQueue
 	for k, f := range cl.Faults {
 		switch f.Type {
+		case cluster.StoreSlow:
+			c.fixedTrips = false
 		case cluster.NodeDown:
 			c.push(cev{at: f.At, class: classFault, kind: evFault, id: uint32(k)})
 			c.push(cev{at: f.End(), class: classFault, kind: evFault, id: uint32(k) | faultEnd})
@@ -241,6 +244,23 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 		}
 	}
 	return c, nil
+}
+
+// clusterAlwaysQueue, set by tests, keeps every event in the cluster's
+// queue (no FIFOs), which must change nothing.
+var clusterAlwaysQueue bool
+
+// reserve sizes the store's table and the nodes' limiters for the keys 0
+// to n-1, as the engine reserves a row's limiter.
+func (c *clusterRun) reserve(n int) {
+	if rs, ok := c.table.(reserver); ok {
+		rs.Reserve(n)
+	}
+	for i := range c.nodes {
+		if rs, ok := c.nodes[i].lim.(reserver); ok {
+			rs.Reserve(n)
+		}
+	}
 }
 
 // faultEnd marks the event of a fault's end in its id.
@@ -287,15 +307,29 @@ func splitParams(name string, p algorithms.Params, n, nodes int) algorithms.Para
 }
 
 func (c *clusterRun) push(ev cev) {
-	ev.seq = c.seq
-	c.seq++
+	ev.seq = c.nextSeq()
 	c.q.push(ev)
 }
 
+// nextSeq returns the next sequence number.
+func (c *clusterRun) nextSeq() uint64 {
+	c.seq++
+	return c.seq - 1
+}
+
 // decideBatch takes a batch of first attempts, each after the events
-// before it.
+// before it. As a run does, it has the state the attempts will read
+// fetched one chunk of prefetchLen ahead (see prefetch).
 func (c *clusterRun) decideBatch(batch []traffic.Arrival) error {
 	for i := range batch {
+		if i%prefetchLen == 0 {
+			if i == 0 {
+				c.prefetch(batch)
+			}
+			if i+prefetchLen < len(batch) {
+				c.prefetch(batch[i+prefetchLen:])
+			}
+		}
 		a := &batch[i]
 		if !c.started {
 			c.started, c.first = true, a.At
@@ -312,6 +346,39 @@ func (c *clusterRun) decideBatch(batch []traffic.Arrival) error {
 		}
 	}
 	return c.ref.decideBatch(batch)
+}
+
+// prefetch asks for the state that the first prefetchLen arrivals of as
+// will read: the store's rows (which their operations read a trip later),
+// or, with round-robin and every node up, the rows of the node limiter
+// each will reach if no retry comes between. It is a hint: it changes
+// nothing.
+func (c *clusterRun) prefetch(as []traffic.Arrival) {
+	chunk := as[:min(prefetchLen, len(as))]
+	horizon := chunk[len(chunk)-1].At
+	if pf, ok := c.table.(algorithms.Prefetcher); ok {
+		for j := range chunk {
+			c.ahead[j] = algorithms.Key(chunk[j].Key)
+		}
+		pf.Prefetch(c.ahead[:len(chunk)], horizon)
+		return
+	}
+	if c.co.Mode != cluster.Local && c.co.Mode != cluster.Split || c.cl.Balancer != cluster.RoundRobin || c.downN > 0 {
+		return
+	}
+	n := len(c.nodes)
+	for node := range c.nodes {
+		pf, ok := c.nodes[node].lim.(algorithms.Prefetcher)
+		if !ok {
+			continue
+		}
+		k := 0
+		for j := (node - c.rr + n) % n; j < len(chunk); j += n {
+			c.ahead[k] = algorithms.Key(chunk[j].Key)
+			k++
+		}
+		pf.Prefetch(c.ahead[:k], horizon)
+	}
 }
 
 // finish runs what is still scheduled once the traffic has ended.
@@ -336,44 +403,46 @@ func (c *clusterRun) until(t time.Duration, class uint8) error {
 		}
 		// the candidates: the release queue, the cluster queue, the
 		// timeouts, the retries
-		c.dropAnswered()
 		best := cev{at: t, class: class}
-		src := 0 // 0: none before (t, class)
+		src := srcNone
 		if c.releases.Len() > 0 {
 			if e := (cev{at: c.releases.Min(), class: classRelease}); cevLess(&e, &best) {
-				best, src = e, 1
+				best, src = e, srcRelease
 			}
 		}
 		if c.q.len() > 0 {
 			if e := c.q.peek(); cevLess(e, &best) {
-				best, src = *e, 2
+				best, src = *e, srcQueue
 			}
 		}
-		if c.timeouts.len() > 0 {
-			f := c.timeouts.front()
-			e := cev{at: f.at, class: classReply, sub: 1, seq: c.ops[f.slot].seq}
-			if cevLess(&e, &best) {
-				best, src = e, 3
+		for i, f := range [...]*fifo[cev]{&c.arrivalQ, &c.execQ, &c.replyQ} {
+			if f.len() > 0 {
+				if e := f.front(); cevLess(e, &best) {
+					best, src = *e, srcArrivals+i
+				}
 			}
 		}
 		if c.events.len() > 0 {
 			if e := (cev{at: c.events.peek().at, class: classRetry}); cevLess(&e, &best) {
-				best, src = e, 4
+				best, src = e, srcRetries
 			}
 		}
 		var err error
 		switch src {
-		case 0:
+		case srcNone:
 			return nil
-		case 1:
+		case srcRelease:
 			rel := c.releases.Pop()
 			c.release(rel.At, rel.V)
-		case 2:
+		case srcQueue:
 			err = c.event(c.q.pop())
-		case 3:
-			f := c.timeouts.pop()
-			err = c.timeout(f.slot, f.at)
-		case 4:
+		case srcArrivals:
+			err = c.event(c.arrivalQ.pop())
+		case srcExecs:
+			err = c.event(c.execQ.pop())
+		case srcReplies:
+			err = c.event(c.replyQ.pop())
+		case srcRetries:
 			err = c.retryAt()
 		}
 		if err != nil {
@@ -382,16 +451,16 @@ func (c *clusterRun) until(t time.Duration, class uint8) error {
 	}
 }
 
-// dropAnswered pops the timeouts of operations answered already.
-func (c *clusterRun) dropAnswered() {
-	for c.timeouts.len() > 0 {
-		f := c.timeouts.front()
-		if o := &c.ops[f.slot]; o.gen == f.gen && !o.answered {
-			return
-		}
-		c.timeouts.pop()
-	}
-}
+// The sources of a cluster run's events, as until picks them.
+const (
+	srcNone = iota
+	srcRelease
+	srcQueue
+	srcArrivals // the FIFOs, in this order
+	srcExecs
+	srcReplies
+	srcRetries
+)
 
 // event processes one event of the cluster queue.
 func (c *clusterRun) event(ev cev) error {
@@ -406,6 +475,8 @@ func (c *clusterRun) event(ev cev) error {
 		return c.reply(ev.id, ev.at)
 	case evSync:
 		c.syncTick(int(ev.id), ev.at)
+	case evTimeout:
+		return c.timeout(ev.id, ev.at)
 	}
 	return nil
 }
@@ -560,10 +631,28 @@ func (c *clusterRun) send(o clusterOp, t time.Duration) {
 	o.seq = c.seq
 	slot := c.newOp(o)
 	c.storeOps++
-	if hasReply(o.kind) {
-		c.timeouts.push(timeoutEntry{at: o.deadline, slot: slot, gen: c.ops[slot].gen})
+	if hasReply(o.kind) && t+there > o.deadline {
+		c.failAt(slot) // it reaches the store too late to be answered
 	}
-	c.push(cev{at: t + there, sub: t, class: classStoreArrival, kind: evStoreArrival, id: slot})
+	ev := cev{at: t + there, sub: t, class: classStoreArrival, kind: evStoreArrival, id: slot}
+	if c.fixedTrips {
+		ev.seq = c.seq
+		c.seq++
+		c.arrivalQ.push(ev)
+		return
+	}
+	c.push(ev)
+}
+
+// failAt schedules the failure of operation slot at its deadline: its
+// reply would come later, or never. An operation's fate is known by the
+// time it reaches the store (its execution's instant follows from the
+// queue then), so failAt is called at the latest then, never after the
+// deadline: when it leaves (a trip longer than the timeout) or when it
+// arrives.
+func (c *clusterRun) failAt(slot uint32) {
+	o := &c.ops[slot]
+	c.q.push(cev{at: o.deadline, sub: 1, class: classReply, kind: evTimeout, id: slot, seq: o.seq})
 }
 
 // hasReply reports whether a node waits for the reply to an operation of
@@ -608,8 +697,13 @@ func (c *clusterRun) storeDown(t time.Duration) bool {
 // and otherwise waits its turn.
 func (c *clusterRun) storeArrival(slot uint32, t time.Duration) {
 	o := &c.ops[slot]
+	// the node hears of it at its deadline, unless it already knows
+	late := hasReply(o.kind) && t <= o.deadline
 	if c.storeDown(t) {
 		o.done = true
+		if late {
+			c.failAt(slot)
+		}
 		if !hasReply(o.kind) {
 			c.storeErrors++
 			if o.kind == opSet {
@@ -620,13 +714,16 @@ func (c *clusterRun) storeArrival(slot uint32, t time.Duration) {
 		return
 	}
 	e := max(t, c.busy)
+	if late && e+c.cl.Store.Service+o.back > o.deadline {
+		c.failAt(slot) // it still executes; its reply comes too late
+	}
 	c.busy = e + c.cl.Store.Service
 	c.busyNs += int64(c.cl.Store.Service)
 	if e == t {
 		c.execAt(slot, e)
 		return
 	}
-	c.push(cev{at: e, class: classStoreExec, kind: evStoreExec, id: slot})
+	c.execQ.push(cev{at: e, class: classStoreExec, kind: evStoreExec, id: slot, seq: c.nextSeq()})
 }
 
 func (c *clusterRun) exec(slot uint32, e time.Duration) error {
@@ -676,7 +773,12 @@ func (c *clusterRun) execAt(slot uint32, e time.Duration) {
 		return
 	}
 	if r := e + c.cl.Store.Service + o.back; r <= o.deadline && !o.answered {
-		c.push(cev{at: r, class: classReply, kind: evReply, id: slot})
+		ev := cev{at: r, class: classReply, kind: evReply, id: slot, seq: c.nextSeq()}
+		if c.fixedTrips {
+			c.replyQ.push(ev)
+		} else {
+			c.q.push(ev)
+		}
 		return
 	}
 	c.releaseOp(slot) // answered by its timeout already, or to be

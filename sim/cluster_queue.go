@@ -25,6 +25,7 @@ const (
 	evStoreExec
 	evReply
 	evSync
+	evTimeout
 )
 
 // cev is one event of a cluster run's queue, ordered by (at, class, sub,

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -162,4 +163,28 @@ func TestClusterSyncExample(t *testing.T) {
 	require.Equal(t, int64(3), c.ExtraAdmitted)
 	require.Equal(t, int64(3), c.StoreOps)
 	require.Equal(t, int64(100*ms), c.SyncNs)
+}
+
+// The FIFOs that hold events made in order (fixed trips) decide as the
+// queue does: random clusters without jitter give the same decisions and
+// results either way.
+func TestClusterFIFOsMatchQueue(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for i := range 100 {
+		cfg, desc := randomCluster(r)
+		cfg.Cluster.Store.Jitter = 0
+		run := func(queue bool) (*Report, []Decision) {
+			clusterAlwaysQueue = queue
+			defer func() { clusterAlwaysQueue = false }()
+			rec := &recorder{}
+			cfg.Observe = func(int) Observer { return rec }
+			rep, err := Run(cfg)
+			require.NoError(t, err, desc)
+			return rep, rec.got
+		}
+		fifoRep, fifoDec := run(false)
+		queueRep, queueDec := run(true)
+		require.Equal(t, queueDec, fifoDec, "run %d: %s", i, desc)
+		require.Equal(t, queueRep, fifoRep, "run %d: %s", i, desc)
+	}
 }

@@ -180,6 +180,9 @@ func Run(cfg Config) (*Report, error) {
 				r.rejected.reserve(n)
 			}
 		}
+		if c, ok := rd.(*clusterRun); ok && keys.Len() > 0 {
+			c.reserve(keys.Len())
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

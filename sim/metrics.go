@@ -51,19 +51,22 @@ func (h *delayHist) addZero() {
 	h.zeros++
 }
 
-func (h *delayHist) add(d time.Duration) {
-	h.n++
+func (h *delayHist) add(d time.Duration) { h.addN(d, 1) }
+
+// addN counts n attempts of delay d.
+func (h *delayHist) addN(d time.Duration, n int64) {
+	h.n += n
 	if d == 0 {
-		h.zeros++
+		h.zeros += n
 		return
 	}
 	v := int64(d)
 	h.max = max(h.max, v)
 	if !h.exact {
-		h.counts[bucketOf(v)]++
+		h.counts[bucketOf(v)] += n
 		return
 	}
-	h.counts[v]++
+	h.counts[v] += n
 	if len(h.counts) > DelayExactValues {
 		old := h.counts
 		h.counts = make(map[int64]int64, len(old)/4)
@@ -72,6 +75,38 @@ func (h *delayHist) add(d time.Duration) {
 		}
 		h.exact = false
 	}
+}
+
+// runHist is a delayHist fed through a run of equal values, counted at
+// once when the value changes (the latency a cluster's store adds is most
+// often one same round trip): the same figures, fewer map updates.
+type runHist struct {
+	h delayHist
+	v time.Duration
+	n int64
+}
+
+func newRunHist() runHist { return runHist{h: newDelayHist()} }
+
+func (r *runHist) add(d time.Duration) {
+	if r.n > 0 && d == r.v {
+		r.n++
+		return
+	}
+	r.flush()
+	r.v, r.n = d, 1
+}
+
+func (r *runHist) flush() {
+	if r.n > 0 {
+		r.h.addN(r.v, r.n)
+		r.n = 0
+	}
+}
+
+func (r *runHist) percentiles() Percentiles {
+	r.flush()
+	return r.h.percentiles()
 }
 
 // distribution returns the delays counted, in increasing order of delay.

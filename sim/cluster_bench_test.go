@@ -1,0 +1,106 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ratesim/ratesim/cluster"
+	"github.com/ratesim/ratesim/traffic"
+)
+
+// BenchmarkEngineCluster runs the engine benchmark's 1M-key workload
+// (poisson-zipf-1M-keys of BenchmarkEngine: 1,000,000 requests per second
+// of virtual time over 1,000,000 Zipf clients) on a cluster of 4 nodes
+// behind round-robin, beside the same rows without a cluster, in one
+// process, so that each figure reads as a ratio (issue 12's targets: at
+// most 3x for central, 1.3x for local and split):
+//
+//   - plain-8, central-4: the eight algorithms that can run in a store,
+//     without a cluster, then each in central mode (rtt 1ms, the store's
+//     defaults) beside its reference;
+//   - plain-9, local-4, split-4: all nine, without a cluster, then each in
+//     local mode, then in split mode.
+//
+// One op is one request; decisions counts the cluster rows' attempts (a
+// row's reference, one exact limiter on the same traffic, runs too and is
+// not counted). Reported as BenchmarkEngine reports: decisions/s,
+// decisions/s/core, ns/decision, idle-%.
+//
+//	go test ./sim -run '^$' -bench EngineCluster -benchtime 1000000x -count 5
+func BenchmarkEngineCluster(b *testing.B) {
+	plan := func(b *testing.B) traffic.Plan {
+		src := &traffic.Poisson{
+			Common:  traffic.Common{Clients: traffic.Clients{N: 1_000_000, Prefix: "user"}, Cost: 1},
+			Rate:    traffic.Rate{Count: 1_000_000, Per: time.Second},
+			KeyDist: traffic.KeyZipf, ZipfS: 1.1,
+		}
+		return traffic.Plan{Sources: []traffic.Source{benchTake{src, int64(b.N)}}, Seed: 1}
+	}
+	rows := func(nine bool, mode cluster.Mode) []Algorithm {
+		var algs []Algorithm
+		for _, a := range benchAlgorithms() {
+			if !nine && a.Name == "x-time-rate" {
+				continue
+			}
+			a.Coord = cluster.Coordination{Mode: mode}
+			algs = append(algs, a)
+		}
+		return algs
+	}
+	nodes := &cluster.Config{Nodes: 4, Balancer: cluster.RoundRobin, Skew: make([]time.Duration, 4),
+		Store: cluster.Store{RTT: cluster.DefaultRTT, Timeout: cluster.DefaultTimeout}, OnStoreError: cluster.Allow}
+	for _, c := range []struct {
+		name string
+		nine bool
+		mode cluster.Mode
+		cl   *cluster.Config
+	}{
+		{"plain-8", false, "", nil},
+		{"central-4", false, cluster.Central, nodes},
+		{"plain-9", true, "", nil},
+		{"local-4", true, cluster.Local, nodes},
+		{"split-4", true, cluster.Split, nodes},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			benchEngineCluster(b, plan(b), rows(c.nine, c.mode), c.cl)
+		})
+	}
+}
+
+// benchEngineCluster is benchEngine with a cluster.
+func benchEngineCluster(b *testing.B, plan traffic.Plan, algs []Algorithm, cl *cluster.Config) {
+	if cl == nil {
+		benchEngine(b, plan, 0, algs)
+		return
+	}
+	for i := range algs {
+		if algs[i].Coord.Mode == "" {
+			algs[i].Coord.Mode = cluster.Central
+		}
+	}
+	cfg := Config{
+		Name: "bench", Seed: 1, Limit: benchPolicy, Traffic: plan,
+		Windows:    []time.Duration{benchPolicy.Per, benchPolicy.Per / 10},
+		Bucket:     benchPolicy.Per / 10,
+		Algorithms: algs,
+		Cluster:    cl,
+	}
+	b.ReportAllocs()
+	idle := startIdle()
+	b.ResetTimer()
+	rep, err := Run(cfg)
+	b.StopTimer()
+	b.ReportMetric(idle.percent(), "idle-%")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var decisions int64
+	for _, r := range rep.Results {
+		decisions += r.Attempts
+	}
+	sec := b.Elapsed().Seconds()
+	b.ReportMetric(float64(decisions)/sec, "decisions/s")
+	b.ReportMetric(float64(decisions)/sec/float64(len(algs)), "decisions/s/row")
+	b.ReportMetric(float64(decisions)/sec/2, "decisions/s/core")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(decisions), "ns/decision")
+}
