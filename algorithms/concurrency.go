@@ -48,6 +48,9 @@ type concurrencyRule struct {
 	max     int64         // the most units in flight per key
 	service time.Duration // S
 	rings   ringPool      // the keys' rings, and the slots of a first one
+	// anyOrder is set in a store, where time can go back: completions are
+	// kept in order (a Limiter's come in order already)
+	anyOrder bool
 }
 
 var (
@@ -117,7 +120,11 @@ func (l *concurrencyRule) decide(s *costLog, _ bool, now time.Duration, cost int
 	if s.sum > l.max-cost {
 		return Decision{Verdict: Reject, RetryAfter: s.waitFor(now, cost, l.max)}, false
 	}
-	s.push(now+l.service, cost, &l.rings)
+	if l.anyOrder {
+		s.pushAny(now+l.service, cost, &l.rings)
+	} else {
+		s.push(now+l.service, cost, &l.rings)
+	}
 	return Decision{Verdict: Accept}, true
 }
 

@@ -53,6 +53,9 @@ type slidingLogRule struct {
 	window        time.Duration // W
 	countRejected bool
 	rings         ringPool // the keys' rings, and the slots of a first one
+	// anyOrder is set in a store, where time can go back: entries are
+	// kept in order (a Limiter's come in order already)
+	anyOrder bool
 }
 
 var (
@@ -104,16 +107,25 @@ func (l *SlidingLog) Decide(now time.Duration, key Key, cost int64) Decision {
 func (l *slidingLogRule) decide(s *costLog, _ bool, now time.Duration, cost int64) (Decision, bool) {
 	s.prune(now, &l.rings)
 	if cost <= l.limit && s.sum <= l.limit-cost {
-		s.push(now+l.window, cost, &l.rings)
+		l.log(s, now+l.window, cost)
 		return Decision{Verdict: Accept}, true
 	}
 	if l.countRejected {
-		s.push(now+l.window, min(cost, l.limit+1), &l.rings)
+		l.log(s, now+l.window, min(cost, l.limit+1))
 	}
 	if cost > l.limit {
 		return Decision{Verdict: Reject, RetryAfter: Never}, l.countRejected
 	}
 	return Decision{Verdict: Reject, RetryAfter: s.waitFor(now, cost, l.limit)}, l.countRejected
+}
+
+// log adds an entry to s.
+func (l *slidingLogRule) log(s *costLog, until time.Duration, cost int64) {
+	if l.anyOrder {
+		s.pushAny(until, cost, &l.rings)
+	} else {
+		s.push(until, cost, &l.rings)
+	}
 }
 
 func (l *slidingLogRule) extra(s *costLog) int64  { return costEntryBytes * int64(s.len()) }
@@ -363,12 +375,11 @@ func (q *costLog) prune(now time.Duration, p *ringPool) {
 	}
 }
 
-// push adds an entry. An empty log without a ring keeps the entry as
-// (first, sum); a log without a ring that holds one entry gets a ring of
-// p.first slots (a power of two, see firstRing; 2 at least). Rings are
-// taken from and given back to p. An entry that stops counting before the
-// newest one (only in a store, where time can go back) is moved to its
-// place in order.
+// push appends an entry; until must not be before the last entry's (a
+// Limiter's time never goes back). An empty log without a ring keeps the
+// entry as (first, sum); a log without a ring that holds one entry gets a
+// ring of p.first slots (a power of two, see firstRing; 2 at least). Rings
+// are taken from and given back to p.
 func (q *costLog) push(until time.Duration, cost int64, p *ringPool) {
 	head, n, mask := q.pos.head(), q.pos.n(), q.pos.mask()
 	if q.entries == nil {
@@ -385,11 +396,19 @@ func (q *costLog) push(until time.Duration, cost int64, p *ringPool) {
 	if n == 0 {
 		q.first = until
 	}
-	r := q.ring()
-	r[(head+n)&mask] = costEntry{until, cost}
+	q.ring()[(head+n)&mask] = costEntry{until, cost}
 	q.pos = makeCostLogPos(head, n+1, mask)
 	q.sum += cost
-	if n > 0 && until < r[(head+n-1)&mask].until {
+}
+
+// pushAny is push for an entry that may stop counting before the newest
+// one (in a store, where time can go back): it is moved to its place in
+// order.
+func (q *costLog) pushAny(until time.Duration, cost int64, p *ringPool) {
+	n := q.pos.n()
+	late := n > 0 && until < q.at(n-1).until
+	q.push(until, cost, p)
+	if late {
 		q.sortBack()
 	}
 }

@@ -121,27 +121,40 @@ func (l *SlidingWindow) Decide(now time.Duration, key Key, cost int64) Decision 
 // s, and counts it there when it is admitted or counted rejected.
 func (r *slidingWindowRule) decideIn(s *slidingWindowState, k int64, e time.Duration, cost int64) (Decision, bool) {
 	prev, cur := s.countsIn(k)
-	d, counted := r.decideCounts(e, prev, cur, cost)
-	if counted {
-		s.win, s.prev, s.cur = k, prev, addSat(cur, cost)
-	}
-	return d, counted
-}
-
-// decideCounts is the rule on the counts of the request's window and the
-// one before, at offset e: admit iff prev*(W-e) + (cur+cost)*W <= L*W.
-func (r *slidingWindowRule) decideCounts(e time.Duration, prev, cur, cost int64) (Decision, bool) {
-	if cost <= r.limit && cur <= r.limit-cost && r.fits(prev, r.window-e, cur, cost) {
+	if r.admits(e, prev, cur, cost) {
+		s.win, s.prev, s.cur = k, prev, cur+cost
 		return Decision{Verdict: Accept}, true
 	}
+	if r.countRejected {
+		s.win, s.prev, s.cur = k, prev, addSat(cur, cost)
+	}
+	return r.reject(e, prev, cur, cost), r.countRejected
+}
+
+// admits is the rule's test: prev*(W-e) + (cur+cost)*W <= L*W.
+func (r *slidingWindowRule) admits(e time.Duration, prev, cur, cost int64) bool {
+	return cost <= r.limit && cur <= r.limit-cost && r.fits(prev, r.window-e, cur, cost)
+}
+
+// reject is the decision on a request that the counts do not admit.
+func (r *slidingWindowRule) reject(e time.Duration, prev, cur, cost int64) Decision {
 	if r.countRejected {
 		// retry_after counts the rejected attempt against its own retry
 		cur = addSat(cur, cost)
 	}
 	if cost > r.limit {
-		return Decision{Verdict: Reject, RetryAfter: Never}, r.countRejected
+		return Decision{Verdict: Reject, RetryAfter: Never}
 	}
-	return Decision{Verdict: Reject, RetryAfter: r.retryAfter(e, prev, cur, cost)}, r.countRejected
+	return Decision{Verdict: Reject, RetryAfter: r.retryAfter(e, prev, cur, cost)}
+}
+
+// decideCounts is the rule on the counts of the request's window and the
+// one before, at offset e: admit iff prev*(W-e) + (cur+cost)*W <= L*W.
+func (r *slidingWindowRule) decideCounts(e time.Duration, prev, cur, cost int64) (Decision, bool) {
+	if r.admits(e, prev, cur, cost) {
+		return Decision{Verdict: Accept}, true
+	}
+	return r.reject(e, prev, cur, cost), r.countRejected
 }
 
 func (r *slidingWindowRule) decide(s *slidingWindowState, _ bool, now time.Duration, cost int64) (Decision, bool) {

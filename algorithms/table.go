@@ -102,7 +102,9 @@ func NewTable(name string, p Params) (Table, error) {
 		r := newSlidingWindowRule(p)
 		return &counterTable[slidingWindowState]{table: newTable[slidingWindowState](r), incr: r.incr}, nil
 	case "sliding-log":
-		return newTable[costLog](newSlidingLogRule(p)), nil
+		r := newSlidingLogRule(p)
+		r.anyOrder = true
+		return newTable[costLog](r), nil
 	case "token-bucket":
 		return newTable[tokenBucketState](newTokenBucketRule(p)), nil
 	case "gcra":
@@ -112,7 +114,9 @@ func NewTable(name string, p Params) (Table, error) {
 	case "nginx":
 		return newTable[nginxState](newNginxRule(p)), nil
 	case "concurrency":
-		return newTable[costLog](newConcurrencyRule(p)), nil
+		r := newConcurrencyRule(p)
+		r.anyOrder = true
+		return newTable[costLog](r), nil
 	}
 	return nil, fmt.Errorf("%s cannot run in a store: it has no rule over a state held apart (it supports local and split only)", name)
 }
