@@ -153,9 +153,12 @@ func (l *Concurrency) liveAt(now time.Duration) (keys, bytes int64) {
 func (l *Concurrency) Inspect(now time.Duration, key Key) []Gauge {
 	l.flush(now)
 	l.expire(now)
-	var in int64
-	if int(key) < len(l.state) {
-		in = l.state[key].sumAt(now)
+	if int(key) >= len(l.state) {
+		return l.gauges(&costLog{}, false, now)
 	}
-	return []Gauge{{"in flight", float64(in)}, {"max", float64(l.max)}}
+	return l.gauges(&l.state[key], true, now)
+}
+
+func (l *concurrencyRule) gauges(s *costLog, _ bool, now time.Duration) []Gauge {
+	return []Gauge{{"in flight", float64(s.sumAt(now))}, {"max", float64(l.max)}}
 }

@@ -241,13 +241,14 @@ func init() {
 // It releases what is fresh by now and changes no live key's state.
 func (l *FixedWindow) Inspect(now time.Duration, key Key) []Gauge {
 	l.expire(now)
-	var s fixedWindowState
-	if int(key) < len(l.state) {
-		s = l.state[key]
-	}
+	s, known := l.stateOf(key)
+	return l.gauges(&s, known, now)
+}
+
+func (r *fixedWindowRule) gauges(s *fixedWindowState, _ bool, now time.Duration) []Gauge {
 	var count int64
-	if k, _ := windowAt(now, l.window); s.win == k {
+	if k, _ := windowAt(now, r.window); s.win == k {
 		count = s.count
 	}
-	return []Gauge{{"count", float64(count)}, {"limit", float64(l.limit)}}
+	return []Gauge{{"count", float64(count)}, {"limit", float64(r.limit)}}
 }

@@ -127,10 +127,11 @@ func (g *gcraRule) decide(s *gcraState, _ bool, now time.Duration, cost int64) (
 // no live key's state.
 func (g *GCRA) Inspect(now time.Duration, key Key) []Gauge {
 	g.expire(now)
-	var s gcraState
-	if int(key) < len(g.state) {
-		s = g.state[key]
-	}
+	s, known := g.stateOf(key)
+	return g.gauges(&s, known, now)
+}
+
+func (g *gcraRule) gauges(s *gcraState, _ bool, now time.Duration) []Gauge {
 	t := fracAt(now)
 	ahead := g.interval.sub(fracMax(s.tat, t), t)
 	tokens := float64(g.burst) - g.interval.count(ahead)

@@ -226,6 +226,16 @@ func (k *keyed[S]) addLines(lines []uintptr, key Key) []uintptr {
 	return lines
 }
 
+// stateOf returns a copy of key's state (the zero S for a key beyond the
+// table) and whether the key holds state, for Inspect.
+func (k *keyed[S]) stateOf(key Key) (S, bool) {
+	var s S
+	if int(key) >= len(k.state) {
+		return s, false
+	}
+	return k.state[key], k.isLive(key)
+}
+
 // Memory returns the peaks; a limiter that embeds keyed gets it as its
 // Limiter.Memory.
 func (k *keyed[S]) Memory() Memory { return k.mem }

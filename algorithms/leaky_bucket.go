@@ -111,10 +111,11 @@ func (lb *leakyBucketRule) decide(s *leakyBucketState, _ bool, now time.Duration
 // releases what is fresh by now and changes no live key's state.
 func (lb *LeakyBucket) Inspect(now time.Duration, key Key) []Gauge {
 	lb.expire(now)
-	var s leakyBucketState
-	if int(key) < len(lb.state) {
-		s = lb.state[key]
-	}
+	s, known := lb.stateOf(key)
+	return lb.gauges(&s, known, now)
+}
+
+func (lb *leakyBucketRule) gauges(s *leakyBucketState, _ bool, now time.Duration) []Gauge {
 	t := fracAt(now)
 	queue := lb.spacing.count(lb.spacing.sub(fracMax(s.tat, t), t))
 	return []Gauge{{"queue", queue}, {"capacity", float64(lb.capacity)}}

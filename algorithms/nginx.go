@@ -230,12 +230,17 @@ func (n *nginxRule) decide(s *nginxState, known bool, now time.Duration, cost in
 // changes no live key's state.
 func (n *Nginx) Inspect(now time.Duration, key Key) []Gauge {
 	n.expire(now)
+	s, known := n.stateOf(key)
+	return n.gauges(&s, known, now)
+}
+
+func (n *nginxRule) gauges(s *nginxState, known bool, now time.Duration) []Gauge {
 	var excess int64
-	if int(key) < len(n.state) && n.isLive(key) {
-		s := n.state[key]
+	if known {
 		// As Decide: past drainedAfter the formula gives 0, and the
-		// guard keeps rate*ms from overflowing.
-		if ms := int64(now/time.Millisecond) - s.last; ms < n.drainedAfter(s.excess) {
+		// guard keeps rate*ms from overflowing; a step back drains
+		// nothing.
+		if ms := max(msAt(now)-s.last, 0); ms < n.drainedAfter(s.excess) {
 			excess = max(0, s.excess-n.rate*ms/1000)
 		}
 	}

@@ -571,11 +571,14 @@ func (q *costLog) freshAt() time.Duration {
 func (l *SlidingLog) Inspect(now time.Duration, key Key) []Gauge {
 	l.flush(now)
 	l.expire(now)
-	var in int64
-	if int(key) < len(l.state) {
-		in = l.state[key].sumAt(now)
+	if int(key) >= len(l.state) {
+		return l.gauges(&costLog{}, false, now)
 	}
-	return []Gauge{{"in window", float64(in)}, {"limit", float64(l.limit)}}
+	return l.gauges(&l.state[key], true, now)
+}
+
+func (l *slidingLogRule) gauges(s *costLog, _ bool, now time.Duration) []Gauge {
+	return []Gauge{{"in window", float64(s.sumAt(now))}, {"limit", float64(l.limit)}}
 }
 
 // sumAt returns the cost of the entries that still count at now, as prune

@@ -238,17 +238,18 @@ func (l *slidingWindowRule) retryAfter(e time.Duration, prev, cur, cost int64) t
 // state.
 func (l *SlidingWindow) Inspect(now time.Duration, key Key) []Gauge {
 	l.expire(now)
-	var s slidingWindowState
-	if int(key) < len(l.state) {
-		s = l.state[key]
-	}
-	k, e := windowAt(now, l.window)
+	s, known := l.stateOf(key)
+	return l.gauges(&s, known, now)
+}
+
+func (r *slidingWindowRule) gauges(s *slidingWindowState, _ bool, now time.Duration) []Gauge {
+	k, e := windowAt(now, r.window)
 	prev, cur := s.countsIn(k)
-	est := float64(prev)*float64(l.window-e)/float64(l.window) + float64(cur)
+	est := float64(prev)*float64(r.window-e)/float64(r.window) + float64(cur)
 	return []Gauge{
 		{"previous", float64(prev)},
 		{"current", float64(cur)},
 		{"estimate", est},
-		{"limit", float64(l.limit)},
+		{"limit", float64(r.limit)},
 	}
 }

@@ -152,6 +152,8 @@ type rule[S any] interface {
 	// free gives back what s holds outside itself (a ring) and leaves s
 	// zero.
 	free(s *S)
+	// gauges returns s's gauges at now, for charts (Inspector).
+	gauges(s *S, known bool, now time.Duration) []Gauge
 }
 
 // table is the Table over the states S of one rule: a slice by key, a bit
@@ -326,6 +328,13 @@ func (t *table[S]) Flush() {
 
 func (t *table[S]) Memory() Memory { return t.mem }
 
+// Inspect returns key's gauges at now (Inspector), as the algorithm's
+// Limiter gives them, from the state the table holds.
+func (t *table[S]) Inspect(now time.Duration, key Key) []Gauge {
+	s, known := t.at(key)
+	return t.rule.gauges(s, known, now)
+}
+
 // counterTable is the Table of a windowed counter, which also takes
 // increments.
 type counterTable[S any] struct {
@@ -336,6 +345,7 @@ type counterTable[S any] struct {
 var (
 	_ Incrementer = (*counterTable[fixedWindowState])(nil)
 	_ Prefetcher  = (*table[gcraState])(nil)
+	_ Inspector   = (*table[gcraState])(nil)
 	_ Reserver    = (*table[gcraState])(nil)
 )
 

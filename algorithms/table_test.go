@@ -34,9 +34,9 @@ func forEachTableVariant(t *testing.T, f func(t *testing.T, name string, p Param
 }
 
 // A Table and a Limiter of one algorithm call the same rule: on the same
-// calls, in time order, they decide alike, and the most bytes one key held
-// is the same figure (the Table never releases a key, so its key counts
-// differ, by design).
+// calls, in time order, they decide alike, show the same gauges, and the
+// most bytes one key held is the same figure (the Table never releases a
+// key, so its key counts differ, by design).
 func TestTableDecidesAsLimiter(t *testing.T) {
 	forEachTableVariant(t, func(t *testing.T, name string, p Params) {
 		for seed := uint64(1); seed <= 3; seed++ {
@@ -48,8 +48,16 @@ func TestTableDecidesAsLimiter(t *testing.T) {
 				want := l.Decide(c.at, c.key, c.cost)
 				got := tab.Decide(c.at, c.key, c.cost)
 				require.Equal(t, want, got, "call %d: %+v", i, c)
+				// and they show the same state, the table's kept one
+				// or the limiter's released (fresh) one alike
+				require.Equal(t, l.(Inspector).Inspect(c.at, c.key), tab.(Inspector).Inspect(c.at, c.key), "call %d: gauges", i)
 			}
 			require.Equal(t, l.Memory().BytesPerKeyMax, tab.Memory().BytesPerKeyMax)
+			// long after, every key fresh in both
+			end := calls[len(calls)-1].at + 3*p.Per + 3*p.Service
+			for key := range Key(4) {
+				require.Equal(t, l.(Inspector).Inspect(end, key), tab.(Inspector).Inspect(end, key), "key %d at the end", key)
+			}
 		}
 	})
 }

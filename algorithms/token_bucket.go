@@ -170,10 +170,12 @@ func bucketMaxDelayCheck(d, most time.Duration, why string) error {
 // no live key's state.
 func (tb *TokenBucket) Inspect(now time.Duration, key Key) []Gauge {
 	tb.expire(now)
-	var s tokenBucketState
-	if int(key) < len(tb.state) {
-		s = tb.state[key]
-	}
+	s, known := tb.stateOf(key)
+	return tb.gauges(&s, known, now)
+}
+
+func (tb *tokenBucketRule) gauges(s *tokenBucketState, _ bool, now time.Duration) []Gauge {
+	now = max(now, s.last) // as the rule: the bucket's clock never goes back
 	d := s.deficit
 	if d > 0 {
 		// As Decide: compare with the time to full first, no overflow.

@@ -65,9 +65,13 @@ type Chart struct {
 //   - state: the watched key's state over time (sim.Result.State), a panel
 //     per algorithm that can show it (no chart when none can);
 //   - timeline: every decision of a small run as a mark at its arrival
-//     time, one row per algorithm, coloured by verdict, delayed ones joined
-//     to their release, window boundaries drawn (only when the decisions
-//     are given and no algorithm made more than MaxTimelineDecisions).
+//     time, one row per algorithm (on a cluster, one per node of each),
+//     coloured by verdict, delayed ones joined to their release, window
+//     boundaries drawn (only when the decisions are given and no algorithm
+//     made more than MaxTimelineDecisions);
+//   - extra: on a cluster, what each row admitted beyond one exact limiter
+//     on the same traffic, as a share of that limiter's, beside the store
+//     operations per request it took.
 //
 // Time axes are in seconds from the start: from time 0 for synthetic
 // traffic, from the first arrival (to the whole second) for replayed
@@ -96,7 +100,18 @@ func Charts(r *sim.Report, decisions [][]sim.Decision) []Chart {
 	add("peaks", peaksChart(r))
 	add("delay", delayChart(r))
 	add("state", stateChart(r))
-	add("timeline", timelineChart(r, decisions))
+	tr, td := r, decisions
+	if clustered(r) {
+		var labels []string
+		for i := range r.Results {
+			labels = append(labels, r.Results[i].Label)
+		}
+		if pr, pd, ok := PerNode(r, decisions, labels); ok {
+			tr, td = pr, pd
+		}
+	}
+	add("timeline", timelineChart(tr, td))
+	add("extra", extraChart(r))
 	return charts
 }
 

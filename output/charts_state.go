@@ -14,24 +14,37 @@ import (
 )
 
 // stateChart: the watched key's state over time, one panel per algorithm
-// that can show it (sim.Result.State), one line per gauge, the same axes
-// on every panel.
+// that can show it (sim.Result.State), or, for a row on a cluster, one per
+// node that keeps its state or one for the store (sim.Result.NodeStates),
+// one line per gauge, the same axes on every panel.
 func stateChart(r *sim.Report) *figure {
-	var idx []int
+	// the panels: a row's state, or a cluster row's on each of its nodes
+	// or in its store
+	type panel struct {
+		title string
+		st    *sim.StateSeries
+	}
+	var panels []panel
 	for i := range r.Results {
-		if st := r.Results[i].State; st != nil && len(st.TimesNs) > 0 && len(st.Names) > 0 {
-			idx = append(idx, i)
+		res := &r.Results[i]
+		if st := res.State; st != nil && len(st.TimesNs) > 0 && len(st.Names) > 0 {
+			panels = append(panels, panel{res.Label, st})
+		}
+		for j := range res.NodeStates {
+			if st := &res.NodeStates[j]; len(st.TimesNs) > 0 && len(st.Names) > 0 {
+				panels = append(panels, panel{res.Label + " · " + st.Where, st})
+			}
 		}
 	}
-	if len(idx) == 0 {
+	if len(panels) == 0 {
 		return nil
 	}
 	tb := timeBaseOf(r)
 	// one colour per gauge name, in order of first appearance
 	var names []string
 	colorOf := map[string]int{}
-	for _, i := range idx {
-		for _, name := range r.Results[i].State.Names {
+	for _, pn := range panels {
+		for _, name := range pn.st.Names {
 			if _, ok := colorOf[name]; !ok {
 				colorOf[name] = len(names)
 				names = append(names, name)
@@ -44,10 +57,10 @@ func stateChart(r *sim.Report) *figure {
 		ymin, ymax = 0.0, 1.0
 		plots      []*plot.Plot
 	)
-	for _, i := range idx {
-		st := r.Results[i].State
+	for _, pn := range panels {
+		st := pn.st
 		p := newPlot()
-		p.Title.Text = r.Results[i].Label
+		p.Title.Text = pn.title
 		for j, name := range st.Names {
 			xys := gaugePoints(tb, st, j)
 			if len(xys) == 0 {
@@ -82,10 +95,10 @@ func stateChart(r *sim.Report) *figure {
 	for _, name := range names {
 		legend = append(legend, legendItem{name, &plotter.Line{LineStyle: styleOf(name)}})
 	}
-	key := r.Results[idx[0]].State.Key
+	key := panels[0].st.Key
 	return &figure{
 		title:    "State of key " + strconv.Quote(key) + " over time",
-		subtitle: subtitle(r) + "; sampled every " + sampleEvery(r.Results[idx[0]].State),
+		subtitle: subtitle(r) + "; sampled every " + sampleEvery(panels[0].st),
 		legend:   legend,
 		width:    720,
 		height:   vg.Length(70 + 150*rows),

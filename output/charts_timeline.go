@@ -31,6 +31,14 @@ const (
 // only every k-th is drawn.
 const maxBoundaries = 80
 
+// rowsOf says what the timeline's rows are.
+func rowsOf(r *sim.Report) string {
+	if clustered(r) {
+		return "; one row per node of each algorithm on the cluster"
+	}
+	return "; one row per algorithm"
+}
+
 // timelineChart: every decision of a small run as a mark at its arrival
 // time, one row per algorithm (the first at the top), coloured by verdict,
 // delayed ones joined to their release, window boundaries drawn.
@@ -132,7 +140,7 @@ func timelineChart(r *sim.Report, decisions [][]sim.Decision) *figure {
 	p.Y.Min, p.Y.Max = -releaseDrop-0.2, float64(n)-1+maxStack+0.2
 	return &figure{
 		title:    "Every decision at its arrival time",
-		subtitle: subtitle(r) + "; one row per algorithm",
+		subtitle: subtitle(r) + rowsOf(r),
 		legend:   legend,
 		width:    864,
 		height:   vg.Length(120 + 48*max(n, 3)),

@@ -14,7 +14,8 @@ import (
 // draw. A result not on a cluster keeps one row. Each node's row has the
 // counts of its decisions and no peaks; nothing else of it is drawn. The
 // second value is the new rows' decisions; ok is false when a label is not
-// in r or the decisions were not kept.
+// in r or the decisions were not kept. A node's row shares its result's
+// Cluster object (the whole row's figures).
 func PerNode(r *sim.Report, decisions [][]sim.Decision, labels []string) (*sim.Report, [][]sim.Decision, bool) {
 	if len(decisions) != len(r.Results) {
 		return nil, nil, false
@@ -40,7 +41,7 @@ func PerNode(r *sim.Report, decisions [][]sim.Decision, labels []string) (*sim.R
 		}
 		for n := range res.Cluster.Nodes {
 			row := sim.Result{Algorithm: res.Algorithm, Label: label + " n" + strconv.Itoa(n),
-				Params: res.Params, Limit: res.Limit}
+				Params: res.Params, Limit: res.Limit, Cluster: res.Cluster}
 			var ds []sim.Decision
 			for _, d := range decisions[i] {
 				if d.Node != n {

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
@@ -81,6 +82,9 @@ type clusterRun struct {
 	order    []orderSlot
 	orderLo  uint64 // the sequence number of order[0]
 	arrivals uint64 // attempts that reached the balancer
+
+	// Config.Inspect: the watched key's state on each node or in the store
+	watchers []*watcher
 
 	perNode     []NodeCount
 	added       runHist
@@ -160,13 +164,13 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.watch = nil // the state charts do not follow cluster rows
+	r.watch = nil // the cluster's watchers sample where the state is
 	r.lim = nil   // the nodes and the store decide
 	ref, err := newRun(cfg, i, nil)
 	if err != nil {
 		return nil, err
 	}
-	ref.progress = nil
+	ref.progress, ref.watch = nil, nil
 	cl := cfg.Cluster
 	c := &clusterRun{run: r, ref: ref, cl: cl, co: alg.Coord,
 		nodes:   make([]clusterNode, cl.Nodes),
@@ -231,6 +235,9 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	default:
 		return nil, fmt.Errorf("%s: unknown coordination %q", alg.Label, c.co.Mode)
 	}
+	if in := cfg.Inspect; in != nil && in.Every > 0 {
+		c.watch(in)
+	}
 	c.fixedTrips = cl.Store.Jitter == 0 && !clusterAlwaysQueue
 	for k, f := range cl.Faults {
 		switch f.Type {
@@ -244,6 +251,44 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 		}
 	}
 	return c, nil
+}
+
+// watch sets the watchers of Config.Inspect: the state on each node, for
+// the modes whose nodes keep a limiter, or in the store, for those whose
+// state lives there (sync's counts are not an algorithm's state).
+func (c *clusterRun) watch(in *Inspect) {
+	add := func(where string, i algorithms.Inspector) {
+		c.watchers = append(c.watchers, &watcher{in: i, key: in.Key, every: in.Every,
+			state: StateSeries{Key: in.Key, Where: where}})
+	}
+	if i, ok := c.table.(algorithms.Inspector); ok {
+		add("store", i)
+		return
+	}
+	if c.co.Mode != cluster.Local && c.co.Mode != cluster.Split {
+		return
+	}
+	for n := range c.nodes {
+		if _, ok := c.nodes[n].lim.(algorithms.Inspector); ok || c.nodes[n].lim == nil {
+			add("node "+strconv.Itoa(n), nodeInspector{c, n})
+		}
+	}
+}
+
+// nodeInspector shows node n's state on the node's clock, whichever
+// limiter the node holds now (a node-down gives it a fresh one); a node
+// with no share of a split limit shows nothing.
+type nodeInspector struct {
+	c *clusterRun
+	n int
+}
+
+func (ni nodeInspector) Inspect(now time.Duration, key algorithms.Key) []algorithms.Gauge {
+	nd := &ni.c.nodes[ni.n]
+	if i, ok := nd.lim.(algorithms.Inspector); ok {
+		return i.Inspect(now+nd.skew, key)
+	}
+	return nil
 }
 
 // clusterAlwaysQueue, set by tests, keeps every event in the cluster's
@@ -392,6 +437,15 @@ func (c *clusterRun) finish() error {
 	if err := c.flushOrder(true); err != nil {
 		return err
 	}
+	if c.watchers != nil {
+		end := c.cfg.Start + c.cfg.Duration
+		if c.cfg.Duration == 0 {
+			end = c.lastFresh
+		}
+		for _, w := range c.watchers {
+			w.sampleUntil(max(end, c.last), c.run)
+		}
+	}
 	return c.ref.finish()
 }
 
@@ -401,6 +455,7 @@ func (c *clusterRun) until(t time.Duration, class uint8) error {
 		if c.progress != nil {
 			c.step(true, t)
 		}
+
 		// the candidates: the release queue, the cluster queue, the
 		// timeouts, the retries
 		best := cev{at: t, class: class}
@@ -425,6 +480,11 @@ func (c *clusterRun) until(t time.Duration, class uint8) error {
 		if c.events.len() > 0 {
 			if e := (cev{at: c.events.peek().at, class: classRetry}); cevLess(&e, &best) {
 				best, src = e, srcRetries
+			}
+		}
+		if src != srcNone || t != math.MaxInt64 { // not the end of finish
+			for _, w := range c.watchers {
+				w.sampleUntil(best.at, c.run) // before the events at best.at
 			}
 		}
 		var err error
@@ -925,6 +985,9 @@ func (c *clusterRun) clusterResult(res *Result, span time.Duration) {
 	cr.AddedLatencyNs = LatencyPercentiles{P50: p.P50, P99: p.P99, Max: p.Max}
 	res.Cluster = cr
 	res.Memory = c.memory()
+	for _, w := range c.watchers {
+		res.NodeStates = append(res.NodeStates, w.state)
+	}
 }
 
 // memory is what the row's state took: the store's table (central, racy,

@@ -567,7 +567,12 @@ func (r *run) reportProgress(have bool, fresh time.Duration) {
 // sampleUntil samples the watched key at every sample instant up to and
 // including t, before the events at t.
 func (r *run) sampleUntil(t time.Duration) {
-	w := r.watch
+	r.watch.sampleUntil(t, r)
+}
+
+// sampleUntil samples w's key at every sample instant up to and including
+// t, from the start of r's series once its first attempt has come.
+func (w *watcher) sampleUntil(t time.Duration, r *run) {
 	if !w.init {
 		if !r.started {
 			return

@@ -106,6 +106,10 @@ type Result struct {
 	// charts; nil when nothing was watched or the algorithm cannot show
 	// its state.
 	State *StateSeries `json:"-"`
+	// NodeStates is, for a row on a cluster, the watched key's state where
+	// the row keeps it: on each node (local, split) or in the store
+	// (central, racy, lease), each with its Where.
+	NodeStates []StateSeries `json:"-"`
 }
 
 // DelayCount is how many admitted attempts waited DelayNs.
@@ -118,6 +122,7 @@ type DelayCount struct {
 // TimesNs[i], gauge Names[j] was Values[i][j].
 type StateSeries struct {
 	Key     string
+	Where   string // for a cluster row's: "node 0", "store"
 	Names   []string
 	TimesNs []int64
 	Values  [][]float64
