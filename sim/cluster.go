@@ -61,7 +61,10 @@ type clusterRun struct {
 	// store-slow fault: fixedTrips), arrivals at the store and replies
 	// too. A FIFO's events are ordered as q's would be.
 	fixedTrips bool
-	arrivalQ   fifo[cev]
+	// direct: central scripts run when they are sent, at the instant they
+	// reach the store (see script)
+	direct   bool
+	arrivalQ fifo[cev]
 	execQ      fifo[cev]
 	replyQ     fifo[cev]
 	ops        []clusterOp
@@ -239,7 +242,13 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 		c.watch(in)
 	}
 	c.fixedTrips = cl.Store.Jitter == 0 && !clusterAlwaysQueue
+	c.direct = c.co.Mode == cluster.Central && cl.Store.Service == 0 && cl.Store.RTT <= cl.Store.Timeout &&
+		cl.Store.Jitter == 0 && !clusterAlwaysQueue
 	for k, f := range cl.Faults {
+		switch f.Type {
+		case cluster.StoreSlow, cluster.StoreDown, cluster.StoreFlush:
+			c.direct = false
+		}
 		switch f.Type {
 		case cluster.StoreSlow:
 			c.fixedTrips = false
@@ -570,6 +579,10 @@ func (c *clusterRun) arrive(a *traffic.Arrival, n int) error {
 		}
 		return c.decided(&at, d, a.At)
 	case cluster.Central:
+		if c.direct {
+			c.script(&at)
+			return nil
+		}
 		c.send(clusterOp{kind: opScript, at: at, node: at.node}, a.At)
 	case cluster.Racy:
 		c.send(clusterOp{kind: opGet, at: at, node: at.node}, a.At)
@@ -713,6 +726,32 @@ func (c *clusterRun) send(o clusterOp, t time.Duration) {
 func (c *clusterRun) failAt(slot uint32) {
 	o := &c.ops[slot]
 	c.q.push(cev{at: o.deadline, sub: 1, class: classReply, kind: evTimeout, id: slot, seq: o.seq})
+}
+
+// script runs a central script for at, sent now, when the store cannot
+// change between the send and the execution in any way the script would
+// see (direct): every trip takes rtt/2, the store serves at once (no
+// service time, so no queue) and has no fault, so scripts execute in the
+// order they are sent, each rtt/2 after it, and nothing else touches the
+// store. It executes the script at once with the store's instant (or the
+// node's clock at send), as the store would rtt/2 later, and schedules the
+// reply; TestClusterFIFOsMatchQueue holds it to the queued path.
+func (c *clusterRun) script(at *attempt) {
+	t := at.a.At
+	rtt := c.cl.Store.RTT
+	there, back := rtt/2, rtt-rtt/2
+	now := t + there
+	if c.co.Clock == cluster.NodeClock {
+		now = t + c.nodes[at.node].skew
+	}
+	slot := c.newOp(clusterOp{kind: opScript, at: *at, node: at.node, cp: algorithms.NoCopy,
+		sendAt: t, back: back, deadline: t + c.cl.Store.Timeout, seq: c.seq, done: true})
+	c.storeOps++
+	o := &c.ops[slot]
+	o.epoch = c.nodes[o.node].epoch
+	o.dec = c.table.Decide(now, algorithms.Key(at.a.Key), at.a.Cost)
+	c.seq++ // as send numbers its arrival at the store
+	c.replyQ.push(cev{at: t + there + back, class: classReply, kind: evReply, id: slot, seq: c.nextSeq()})
 }
 
 // hasReply reports whether a node waits for the reply to an operation of
