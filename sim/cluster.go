@@ -65,10 +65,10 @@ type clusterRun struct {
 	// reach the store (see script)
 	direct   bool
 	arrivalQ fifo[cev]
-	execQ      fifo[cev]
-	replyQ     fifo[cev]
-	ops        []clusterOp
-	freeOps    []uint32
+	execQ    fifo[cev]
+	replyQ   fifo[cev]
+	ops      []clusterOp
+	freeOps  []uint32
 
 	// the store
 	table    algorithms.Table       // central, racy, lease
