@@ -91,20 +91,25 @@ func newGCRARule(p Params) *gcraRule {
 // Decide admits the request iff it conforms to key's TAT (within max-delay).
 func (g *GCRA) Decide(now time.Duration, key Key, cost int64) Decision {
 	s := g.get(now, key)
-	d, moved := g.decide(s, true, now, cost)
+	// a fresh key's zero TAT is in the past of every instant from 0 on;
+	// before 0 (a node's clock skewed back) the key must say it is fresh
+	d, moved := g.decide(s, now >= 0 || g.isLive(key), now, cost)
 	if moved {
 		g.touch(key, 0)
 	}
 	return d
 }
 
-func (g *gcraRule) decide(s *gcraState, _ bool, now time.Duration, cost int64) (Decision, bool) {
+func (g *gcraRule) decide(s *gcraState, known bool, now time.Duration, cost int64) (Decision, bool) {
 	if cost > g.burst {
 		return Decision{Verdict: Reject, RetryAfter: Never}, false
 	}
 	r := g.interval
 	t := fracAt(now)
-	base := fracMax(s.tat, t)
+	base := t // a fresh key conforms at once
+	if known {
+		base = fracMax(s.tat, t)
+	}
 	// ahead = max(TAT,t) - t; the request conforms iff
 	// ahead <= (B-c)*T, and is shaped iff ahead <= (B-c)*T + D.
 	ahead := r.sub(base, t)
@@ -131,9 +136,12 @@ func (g *GCRA) Inspect(now time.Duration, key Key) []Gauge {
 	return g.gauges(&s, known, now)
 }
 
-func (g *gcraRule) gauges(s *gcraState, _ bool, now time.Duration) []Gauge {
+func (g *gcraRule) gauges(s *gcraState, known bool, now time.Duration) []Gauge {
 	t := fracAt(now)
-	ahead := g.interval.sub(fracMax(s.tat, t), t)
+	var ahead fracTime
+	if known || now >= 0 {
+		ahead = g.interval.sub(fracMax(s.tat, t), t)
+	}
 	tokens := float64(g.burst) - g.interval.count(ahead)
 	return []Gauge{{"tokens", tokens}, {"burst", float64(g.burst)}}
 }

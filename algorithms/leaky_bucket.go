@@ -80,20 +80,24 @@ func newLeakyBucketRule(p Params) *leakyBucketRule {
 // Decide queues the request if key's queue has room and returns its wait.
 func (lb *LeakyBucket) Decide(now time.Duration, key Key, cost int64) Decision {
 	s := lb.get(now, key)
-	d, queued := lb.decide(s, true, now, cost)
+	// as GCRA: before 0 the zero TAT is not in the past
+	d, queued := lb.decide(s, now >= 0 || lb.isLive(key), now, cost)
 	if queued {
 		lb.touch(key, 0)
 	}
 	return d
 }
 
-func (lb *leakyBucketRule) decide(s *leakyBucketState, _ bool, now time.Duration, cost int64) (Decision, bool) {
+func (lb *leakyBucketRule) decide(s *leakyBucketState, known bool, now time.Duration, cost int64) (Decision, bool) {
 	if cost > lb.capacity {
 		return Decision{Verdict: Reject, RetryAfter: Never}, false
 	}
 	r := lb.spacing
 	t := fracAt(now)
-	release := fracMax(s.tat, t)
+	release := t // a fresh key's queue is empty
+	if known {
+		release = fracMax(s.tat, t)
+	}
 	wait := r.sub(release, t)           // queued work ahead of this request
 	room := r.times(lb.capacity - cost) // the most it may wait: (B-c)*D
 	if wait.after(room) {
@@ -115,8 +119,11 @@ func (lb *LeakyBucket) Inspect(now time.Duration, key Key) []Gauge {
 	return lb.gauges(&s, known, now)
 }
 
-func (lb *leakyBucketRule) gauges(s *leakyBucketState, _ bool, now time.Duration) []Gauge {
+func (lb *leakyBucketRule) gauges(s *leakyBucketState, known bool, now time.Duration) []Gauge {
 	t := fracAt(now)
-	queue := lb.spacing.count(lb.spacing.sub(fracMax(s.tat, t), t))
+	var queue float64
+	if known || now >= 0 {
+		queue = lb.spacing.count(lb.spacing.sub(fracMax(s.tat, t), t))
+	}
 	return []Gauge{{"queue", queue}, {"capacity", float64(lb.capacity)}}
 }

@@ -110,24 +110,30 @@ func (tb *tokenBucketRule) nsFor(units int64) int64 {
 // there, or if they will be within max-delay.
 func (tb *TokenBucket) Decide(now time.Duration, key Key, cost int64) Decision {
 	s := tb.get(now, key)
-	d, took := tb.decide(s, true, now, cost)
+	// a fresh key's zero last update is in the past of every instant from
+	// 0 on; before 0 (a node's clock skewed back) the key must say it is
+	// fresh
+	d, took := tb.decide(s, now >= 0 || tb.isLive(key), now, cost)
 	if took {
 		tb.touch(key, 0)
 	}
 	return d
 }
 
-func (tb *tokenBucketRule) decide(s *tokenBucketState, _ bool, now time.Duration, cost int64) (Decision, bool) {
+func (tb *tokenBucketRule) decide(s *tokenBucketState, known bool, now time.Duration, cost int64) (Decision, bool) {
 	if cost > tb.burst {
 		return Decision{Verdict: Reject, RetryAfter: Never}, false
 	}
-	now = max(now, s.last) // a request from behind the last update comes at it
-	d := s.deficit
+	d, last := s.deficit, s.last
+	if !known {
+		d, last = 0, now // a full bucket
+	}
+	now = max(now, last) // a request from behind the last update comes at it
 	if d > 0 {
 		// Refill: dt*perNs, stopping at full. Comparing dt with the time
 		// to full first keeps dt*perNs below d + perNs: no overflow for
 		// any gap.
-		if dt := int64(now - s.last); dt >= tb.nsFor(d) {
+		if dt := int64(now - last); dt >= tb.nsFor(d) {
 			d = 0
 		} else {
 			d -= dt * tb.perNs
@@ -174,7 +180,10 @@ func (tb *TokenBucket) Inspect(now time.Duration, key Key) []Gauge {
 	return tb.gauges(&s, known, now)
 }
 
-func (tb *tokenBucketRule) gauges(s *tokenBucketState, _ bool, now time.Duration) []Gauge {
+func (tb *tokenBucketRule) gauges(s *tokenBucketState, known bool, now time.Duration) []Gauge {
+	if !known && now < 0 {
+		return []Gauge{{"tokens", float64(tb.burst)}, {"burst", float64(tb.burst)}}
+	}
 	now = max(now, s.last) // as the rule: the bucket's clock never goes back
 	d := s.deficit
 	if d > 0 {

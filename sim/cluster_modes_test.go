@@ -284,3 +284,27 @@ func TestClusterRetry(t *testing.T) {
 	require.Equal(t, int64(3), res.Attempts)
 	require.Equal(t, int64(2), res.Offered)
 }
+
+// A node whose clock is behind reads instants before time 0 at the start
+// of a synthetic run: every algorithm takes them (local, split, and the
+// store's scripts with clock: node), and a fresh key admits its first
+// request whatever the clock.
+func TestClusterClocksBeforeZero(t *testing.T) {
+	pol := algorithms.Policy{Rate: 2, Per: time.Second, Burst: 2}
+	for _, name := range algorithms.Names() {
+		for _, co := range []cluster.Coordination{{Mode: cluster.Local}, {Mode: cluster.Split},
+			{Mode: cluster.Central, Clock: cluster.NodeClock}} {
+			if !cluster.Supports(name, co.Mode) {
+				continue
+			}
+			t.Run(name+"/"+co.String(), func(t *testing.T) {
+				cfg := clusterConfig(name, pol, co, 2, ms, 0, ms, 2*ms, 3*ms)
+				cfg.Cluster.Skew = []time.Duration{-50 * ms, -1500 * ms}
+				cfg.Algorithms[0].Params.Service = 10 * ms
+				_, got := runCluster(t, cfg)
+				require.Len(t, got, 4)
+				require.NotEqual(t, rej, got[0].Verdict, "a fresh key's first request")
+			})
+		}
+	}
+}
