@@ -3,7 +3,6 @@ package algorithms
 import (
 	"fmt"
 	"time"
-	"unsafe"
 )
 
 // Concurrency limits the requests in flight per key, as a gateway's
@@ -29,9 +28,8 @@ import (
 // released, and its FIFO's ring given back to the limiter's ringPool, once
 // its last request completes.
 type Concurrency struct {
-	keyed[costLog]
+	logKeyed // the completion of every request in flight
 	concurrencyRule
-	expiring expiryFIFO // the completion of every request in flight
 }
 
 // concurrencyRule is Concurrency's rule over one key's requests in flight,
@@ -47,10 +45,7 @@ type Concurrency struct {
 type concurrencyRule struct {
 	max     int64         // the most units in flight per key
 	service time.Duration // S
-	rings   ringPool      // the keys' rings, and the slots of a first one
-	// anyOrder is set in a store, where time can go back: completions are
-	// kept in order (a Limiter's come in order already)
-	anyOrder bool
+	logRule
 }
 
 var (
@@ -75,9 +70,7 @@ func newConcurrencyLimiter(p Params) (Limiter, error) {
 			fmt.Sprintf("want a service time from 0 to %v", time.Duration(maxExact))}
 	}
 	l := &Concurrency{concurrencyRule: *newConcurrencyRule(p)}
-	l.keyed = newKeyed(int64(unsafe.Sizeof(costLog{})), (*costLog).freshAt)
-	l.keyed.release = l.rings.release
-	l.keyed.held = (*costLog).oldest
+	l.keyed = newLogKeyed(&l.rings)
 	return l, nil
 }
 
@@ -102,9 +95,7 @@ func (l *Concurrency) Decide(now time.Duration, key Key, cost int64) Decision {
 	s := l.get(now, key)
 	d, added := l.decide(s, true, now, cost)
 	if added {
-		l.expiring.push(now + l.service)
-		l.addBytes(costEntryBytes)
-		l.touch(key, costEntryBytes*int64(s.len()))
+		l.logged(key, s, now+l.service)
 	}
 	return d
 }
@@ -120,43 +111,16 @@ func (l *concurrencyRule) decide(s *costLog, _ bool, now time.Duration, cost int
 	if s.sum > l.max-cost {
 		return Decision{Verdict: Reject, RetryAfter: s.waitFor(now, cost, l.max)}, false
 	}
-	if l.anyOrder {
-		s.pushAny(now+l.service, cost, &l.rings)
-	} else {
-		s.push(now+l.service, cost, &l.rings)
-	}
+	l.log(s, now+l.service, cost)
 	return Decision{Verdict: Accept}, true
-}
-
-func (l *concurrencyRule) extra(s *costLog) int64  { return costEntryBytes * int64(s.len()) }
-func (l *concurrencyRule) clone(dst, src *costLog) { src.cloneInto(dst, &l.rings) }
-func (l *concurrencyRule) free(s *costLog)         { l.rings.release(s); *s = costLog{} }
-
-// flush drops from the byte count the requests of every key that have
-// completed by now.
-func (l *Concurrency) flush(now time.Duration) {
-	if n := l.expiring.popDue(now); n > 0 {
-		l.addBytes(-costEntryBytes * int64(n))
-	}
-}
-
-// liveAt counts the requests completed by now, then releases the keys that
-// have nothing in flight.
-func (l *Concurrency) liveAt(now time.Duration) (keys, bytes int64) {
-	l.flush(now)
-	return l.keyed.liveAt(now)
 }
 
 // Inspect returns key's gauges at now: "in flight", the units of the
 // requests not yet completed at now, and "max". It releases what is fresh by
 // now (as liveAt does) and does not prune a live key's FIFO.
 func (l *Concurrency) Inspect(now time.Duration, key Key) []Gauge {
-	l.flush(now)
-	l.expire(now)
-	if int(key) >= len(l.state) {
-		return l.gauges(&costLog{}, false, now)
-	}
-	return l.gauges(&l.state[key], true, now)
+	s, known := l.inspect(now, key)
+	return l.gauges(s, known, now)
 }
 
 func (l *concurrencyRule) gauges(s *costLog, _ bool, now time.Duration) []Gauge {

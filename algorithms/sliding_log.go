@@ -36,9 +36,50 @@ import (
 // log's ring given back to the limiter's ringPool, once its last entry stops
 // counting (last s + W).
 type SlidingLog struct {
-	keyed[costLog]
+	logKeyed
 	slidingLogRule
-	expiring expiryFIFO // the expiry of every live entry of every key
+}
+
+// logKeyed is the state table of the limiters whose per-key state is a
+// costLog (sliding-log, concurrency), with the expiry of every live entry of
+// every key, so that the bytes alive are counted at every instant.
+type logKeyed struct {
+	keyed[costLog]
+	expiring expiryFIFO
+}
+
+// logged accounts for an entry just added to key's log s, which stops
+// counting at until.
+func (l *logKeyed) logged(key Key, s *costLog, until time.Duration) {
+	l.expiring.push(until)
+	l.addBytes(costEntryBytes)
+	l.touch(key, costEntryBytes*int64(s.len()))
+}
+
+// flush drops from the byte count the entries of every key that have
+// stopped counting by now.
+func (l *logKeyed) flush(now time.Duration) {
+	if n := l.expiring.popDue(now); n > 0 {
+		l.addBytes(-costEntryBytes * int64(n))
+	}
+}
+
+// liveAt counts the entries that have stopped counting by now, then
+// releases the keys that are fresh.
+func (l *logKeyed) liveAt(now time.Duration) (keys, bytes int64) {
+	l.flush(now)
+	return l.keyed.liveAt(now)
+}
+
+// inspect releases what is fresh by now (as liveAt does) and returns key's
+// log, without pruning it, and whether the key has one.
+func (l *logKeyed) inspect(now time.Duration, key Key) (*costLog, bool) {
+	l.flush(now)
+	l.expire(now)
+	if int(key) >= len(l.state) {
+		return &costLog{}, false
+	}
+	return &l.state[key], true
 }
 
 // slidingLogRule is SlidingLog's rule over one key's log, which its Limiter
@@ -52,11 +93,31 @@ type slidingLogRule struct {
 	limit         int64         // L
 	window        time.Duration // W
 	countRejected bool
-	rings         ringPool // the keys' rings, and the slots of a first one
+	logRule
+}
+
+// logRule is what the rules over a costLog share (sliding-log's entries,
+// concurrency's requests in flight): the pool of their rings, how an entry
+// is added, and the rule's state methods.
+type logRule struct {
+	rings ringPool // the keys' rings, and the slots of a first one
 	// anyOrder is set in a store, where time can go back: entries are
 	// kept in order (a Limiter's come in order already)
 	anyOrder bool
 }
+
+// log adds an entry to s.
+func (l *logRule) log(s *costLog, until time.Duration, cost int64) {
+	if l.anyOrder {
+		s.pushAny(until, cost, &l.rings)
+	} else {
+		s.push(until, cost, &l.rings)
+	}
+}
+
+func (l *logRule) extra(s *costLog) int64  { return costEntryBytes * int64(s.len()) }
+func (l *logRule) clone(dst, src *costLog) { src.cloneInto(dst, &l.rings) }
+func (l *logRule) free(s *costLog)         { l.rings.release(s); *s = costLog{} }
 
 var (
 	_ Limiter     = (*SlidingLog)(nil)
@@ -73,10 +134,16 @@ func newSlidingLogLimiter(p Params) (Limiter, error) {
 		return nil, err
 	}
 	l := &SlidingLog{slidingLogRule: *newSlidingLogRule(p)}
-	l.keyed = newKeyed(int64(unsafe.Sizeof(costLog{})), (*costLog).freshAt)
-	l.keyed.release = l.rings.release
-	l.keyed.held = (*costLog).oldest
+	l.keyed = newLogKeyed(&l.rings)
 	return l, nil
+}
+
+// newLogKeyed returns the state table of a log whose rings come from rings.
+func newLogKeyed(rings *ringPool) keyed[costLog] {
+	k := newKeyed(int64(unsafe.Sizeof(costLog{})), (*costLog).freshAt)
+	k.release = rings.release
+	k.held = (*costLog).oldest
+	return k
 }
 
 func newSlidingLogRule(p Params) *slidingLogRule {
@@ -97,9 +164,7 @@ func (l *SlidingLog) Decide(now time.Duration, key Key, cost int64) Decision {
 	s := l.get(now, key)
 	d, logged := l.decide(s, true, now, cost)
 	if logged {
-		l.expiring.push(now + l.window)
-		l.addBytes(costEntryBytes)
-		l.touch(key, costEntryBytes*int64(s.len()))
+		l.logged(key, s, now+l.window)
 	}
 	return d
 }
@@ -117,34 +182,6 @@ func (l *slidingLogRule) decide(s *costLog, _ bool, now time.Duration, cost int6
 		return Decision{Verdict: Reject, RetryAfter: Never}, l.countRejected
 	}
 	return Decision{Verdict: Reject, RetryAfter: s.waitFor(now, cost, l.limit)}, l.countRejected
-}
-
-// log adds an entry to s.
-func (l *slidingLogRule) log(s *costLog, until time.Duration, cost int64) {
-	if l.anyOrder {
-		s.pushAny(until, cost, &l.rings)
-	} else {
-		s.push(until, cost, &l.rings)
-	}
-}
-
-func (l *slidingLogRule) extra(s *costLog) int64  { return costEntryBytes * int64(s.len()) }
-func (l *slidingLogRule) clone(dst, src *costLog) { src.cloneInto(dst, &l.rings) }
-func (l *slidingLogRule) free(s *costLog)         { l.rings.release(s); *s = costLog{} }
-
-// flush drops from the byte count the entries of every key that have
-// stopped counting by now.
-func (l *SlidingLog) flush(now time.Duration) {
-	if n := l.expiring.popDue(now); n > 0 {
-		l.addBytes(-costEntryBytes * int64(n))
-	}
-}
-
-// liveAt counts the entries that have stopped counting by now, then
-// releases the keys that are fresh.
-func (l *SlidingLog) liveAt(now time.Duration) (keys, bytes int64) {
-	l.flush(now)
-	return l.keyed.liveAt(now)
 }
 
 // expiryFIFO counts entries that stop counting at non-decreasing instants
@@ -569,12 +606,8 @@ func (q *costLog) freshAt() time.Duration {
 // that still count at now, and "limit", L. It releases what is fresh by now
 // (as liveAt does) and does not prune a live key's log.
 func (l *SlidingLog) Inspect(now time.Duration, key Key) []Gauge {
-	l.flush(now)
-	l.expire(now)
-	if int(key) >= len(l.state) {
-		return l.gauges(&costLog{}, false, now)
-	}
-	return l.gauges(&l.state[key], true, now)
+	s, known := l.inspect(now, key)
+	return l.gauges(s, known, now)
 }
 
 func (l *slidingLogRule) gauges(s *costLog, _ bool, now time.Duration) []Gauge {

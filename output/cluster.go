@@ -3,7 +3,6 @@ package output
 import (
 	"math/big"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ratesim/ratesim/sim"
@@ -154,17 +153,17 @@ func clusterFindings(r *sim.Report) []string {
 	}
 	if hiRes != nil {
 		c := hiRes.Cluster
-		out = append(out, joinLabels(most)+" let the most through beyond one exact limiter: "+
+		out = append(out, join(most)+" let the most through beyond one exact limiter: "+
 			plural(c.Admitted, "request")+" admitted against "+strconv.FormatInt(c.ReferenceAdmitted, 10)+
 			", "+FormatExtra(c)+".")
 	}
 	if loRes != nil {
 		c := loRes.Cluster
-		out = append(out, joinLabels(least)+" refused the most that one exact limiter admits: "+
+		out = append(out, join(least)+" refused the most that one exact limiter admits: "+
 			FormatExtra(c)+".")
 	}
 	if len(exact) > 0 {
-		out = append(out, joinLabels(exact)+" admitted exactly as many as one exact limiter.")
+		out = append(out, join(exact)+" admitted exactly as many as one exact limiter.")
 	}
 	for i := range r.Results {
 		res := &r.Results[i]
@@ -190,15 +189,4 @@ func wasWere(n int64) string {
 		return "was"
 	}
 	return "were"
-}
-
-// joinLabels writes a, b and c.
-func joinLabels(ls []string) string {
-	switch len(ls) {
-	case 0:
-		return ""
-	case 1:
-		return ls[0]
-	}
-	return strings.Join(ls[:len(ls)-1], ", ") + " and " + ls[len(ls)-1]
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/traffic"
 )
 
@@ -118,6 +119,12 @@ func benchAlgorithms() []Algorithm {
 // requests) and reports the throughput. duration 0 runs the plan to its
 // end.
 func benchEngine(b *testing.B, plan traffic.Plan, duration time.Duration, algs []Algorithm) {
+	benchEngineOn(b, plan, duration, algs, nil)
+}
+
+// benchEngineOn is benchEngine on a cluster (nil: none). A cluster row's
+// decisions are its attempts; its reference runs too and is not counted.
+func benchEngineOn(b *testing.B, plan traffic.Plan, duration time.Duration, algs []Algorithm, cl *cluster.Config) {
 	cfg := Config{
 		Name: "bench", Seed: 1, Duration: duration,
 		Limit:   benchPolicy,
@@ -126,6 +133,7 @@ func benchEngine(b *testing.B, plan traffic.Plan, duration time.Duration, algs [
 		Windows:    []time.Duration{benchPolicy.Per, benchPolicy.Per / 10},
 		Bucket:     benchPolicy.Per / 10,
 		Algorithms: algs,
+		Cluster:    cl,
 	}
 	b.ReportAllocs()
 	idle := startIdle()

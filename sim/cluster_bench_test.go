@@ -24,7 +24,8 @@ import (
 // One op is one request; decisions counts the cluster rows' attempts (a
 // row's reference, one exact limiter on the same traffic, runs too and is
 // not counted). Reported as BenchmarkEngine reports: decisions/s,
-// decisions/s/core, ns/decision, idle-%.
+// decisions/s/core, ns/decision, idle-%; ns/op is the time per request
+// of the whole run, references included: the figure to compare.
 //
 //	go test ./sim -run '^$' -bench EngineCluster -benchtime 1000000x -count 5
 func BenchmarkEngineCluster(b *testing.B) {
@@ -62,45 +63,7 @@ func BenchmarkEngineCluster(b *testing.B) {
 		{"split-4", true, cluster.Split, nodes},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			benchEngineCluster(b, plan(b), rows(c.nine, c.mode), c.cl)
+			benchEngineOn(b, plan(b), 0, rows(c.nine, c.mode), c.cl)
 		})
 	}
-}
-
-// benchEngineCluster is benchEngine with a cluster.
-func benchEngineCluster(b *testing.B, plan traffic.Plan, algs []Algorithm, cl *cluster.Config) {
-	if cl == nil {
-		benchEngine(b, plan, 0, algs)
-		return
-	}
-	for i := range algs {
-		if algs[i].Coord.Mode == "" {
-			algs[i].Coord.Mode = cluster.Central
-		}
-	}
-	cfg := Config{
-		Name: "bench", Seed: 1, Limit: benchPolicy, Traffic: plan,
-		Windows:    []time.Duration{benchPolicy.Per, benchPolicy.Per / 10},
-		Bucket:     benchPolicy.Per / 10,
-		Algorithms: algs,
-		Cluster:    cl,
-	}
-	b.ReportAllocs()
-	idle := startIdle()
-	b.ResetTimer()
-	rep, err := Run(cfg)
-	b.StopTimer()
-	b.ReportMetric(idle.percent(), "idle-%")
-	if err != nil {
-		b.Fatal(err)
-	}
-	var decisions int64
-	for _, r := range rep.Results {
-		decisions += r.Attempts
-	}
-	sec := b.Elapsed().Seconds()
-	b.ReportMetric(float64(decisions)/sec, "decisions/s")
-	b.ReportMetric(float64(decisions)/sec/float64(len(algs)), "decisions/s/row")
-	b.ReportMetric(float64(decisions)/sec/2, "decisions/s/core")
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(decisions), "ns/decision")
 }

@@ -34,12 +34,7 @@ type leaseNode struct {
 }
 
 func (l *leaseNode) key(k algorithms.Key) *leaseKey {
-	if int(k) >= len(l.keys) {
-		n := max(int(k)+1, 2*len(l.keys), 64)
-		keys := make([]leaseKey, n)
-		copy(keys, l.keys)
-		l.keys = keys
-	}
+	l.keys = growFor(l.keys, k)
 	return &l.keys[k]
 }
 

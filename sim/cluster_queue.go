@@ -55,50 +55,10 @@ func cevLess(a, b *cev) bool {
 	return a.seq < b.seq
 }
 
-// cevQueue is a binary min-heap of cev.
-type cevQueue struct {
-	e []cev
-}
+func (a *cev) less(b *cev) bool { return cevLess(a, b) }
 
-func (q *cevQueue) len() int   { return len(q.e) }
-func (q *cevQueue) peek() *cev { return &q.e[0] }
-
-func (q *cevQueue) push(ev cev) {
-	q.e = append(q.e, ev)
-	i := len(q.e) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !cevLess(&q.e[i], &q.e[p]) {
-			break
-		}
-		q.e[i], q.e[p] = q.e[p], q.e[i]
-		i = p
-	}
-}
-
-func (q *cevQueue) pop() cev {
-	top := q.e[0]
-	n := len(q.e) - 1
-	q.e[0] = q.e[n]
-	q.e = q.e[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		c := l
-		if r := l + 1; r < n && cevLess(&q.e[r], &q.e[l]) {
-			c = r
-		}
-		if !cevLess(&q.e[c], &q.e[i]) {
-			break
-		}
-		q.e[i], q.e[c] = q.e[c], q.e[i]
-		i = c
-	}
-	return top
-}
+// cevQueue is a min-heap of cev.
+type cevQueue = minHeap[cev, *cev]
 
 // fifo is a queue of T that reuses its storage: push at the back, pop at
 // the front.

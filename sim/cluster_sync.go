@@ -49,13 +49,18 @@ type syncItem struct {
 }
 
 func (s *syncNode) key(k algorithms.Key) *syncKey {
-	if int(k) >= len(s.keys) {
-		n := max(int(k)+1, 2*len(s.keys), 64)
-		keys := make([]syncKey, n)
-		copy(keys, s.keys)
-		s.keys = keys
-	}
+	s.keys = growFor(s.keys, k)
 	return &s.keys[k]
+}
+
+// growFor returns xs grown (geometrically) to hold index k.
+func growFor[T any](xs []T, k algorithms.Key) []T {
+	if int(k) < len(xs) {
+		return xs
+	}
+	out := make([]T, max(int(k)+1, 2*len(xs), 64))
+	copy(out, xs)
+	return out
 }
 
 // reset forgets every count (the node went down).
@@ -202,12 +207,7 @@ const syncCountBytes = 24
 // add adds delta to key's count of window win and returns the count as it
 // stands then (for a window older than the store keeps, the delta alone).
 func (s *syncStore) add(key algorithms.Key, win, delta int64) int64 {
-	if int(key) >= len(s.keys) {
-		n := max(int(key)+1, 2*len(s.keys), 64)
-		keys := make([]syncCount, n)
-		copy(keys, s.keys)
-		s.keys = keys
-	}
+	s.keys = growFor(s.keys, key)
 	k := &s.keys[key]
 	switch {
 	case !k.used:

@@ -13,25 +13,43 @@ type event struct {
 	attempt int32
 }
 
-// eventQueue is a binary min-heap of retries by (time, insertion sequence),
-// so that retries at one instant keep the order they were scheduled in.
+// less orders retries by time, then by the order they were scheduled in.
+func (a *event) less(b *event) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
+
+// eventQueue is a min-heap of retries by (time, insertion sequence), so
+// that retries at one instant keep the order they were scheduled in.
 type eventQueue struct {
-	e   []event
+	h   minHeap[event, *event]
 	seq uint64
 }
 
-func (q *eventQueue) len() int     { return len(q.e) }
-func (q *eventQueue) peek() *event { return &q.e[0] }
-func evLess(a, b *event) bool      { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
+func (q *eventQueue) len() int     { return q.h.len() }
+func (q *eventQueue) peek() *event { return q.h.peek() }
+func (q *eventQueue) pop() event   { return q.h.pop() }
 
 func (q *eventQueue) push(ev event) {
 	ev.seq = q.seq
 	q.seq++
-	q.e = append(q.e, ev)
+	q.h.push(ev)
+}
+
+// minHeap is a binary min-heap of T by T's less. A popped slot is cleared.
+type minHeap[T any, P interface {
+	*T
+	less(*T) bool
+}] struct {
+	e []T
+}
+
+func (q *minHeap[T, P]) len() int { return len(q.e) }
+func (q *minHeap[T, P]) peek() *T { return &q.e[0] }
+
+func (q *minHeap[T, P]) push(x T) {
+	q.e = append(q.e, x)
 	i := len(q.e) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !evLess(&q.e[i], &q.e[p]) {
+		if !P(&q.e[i]).less(&q.e[p]) {
 			break
 		}
 		q.e[i], q.e[p] = q.e[p], q.e[i]
@@ -39,11 +57,12 @@ func (q *eventQueue) push(ev event) {
 	}
 }
 
-func (q *eventQueue) pop() event {
+func (q *minHeap[T, P]) pop() T {
 	top := q.e[0]
 	n := len(q.e) - 1
 	q.e[0] = q.e[n]
-	q.e[n] = event{}
+	var zero T
+	q.e[n] = zero
 	q.e = q.e[:n]
 	i := 0
 	for {
@@ -52,10 +71,10 @@ func (q *eventQueue) pop() event {
 			break
 		}
 		c := l
-		if r := l + 1; r < n && evLess(&q.e[r], &q.e[l]) {
+		if r := l + 1; r < n && P(&q.e[r]).less(&q.e[l]) {
 			c = r
 		}
-		if !evLess(&q.e[c], &q.e[i]) {
+		if !P(&q.e[c]).less(&q.e[i]) {
 			break
 		}
 		q.e[i], q.e[c] = q.e[c], q.e[i]
