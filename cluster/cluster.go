@@ -13,6 +13,7 @@ package cluster
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -114,8 +115,14 @@ type Fault struct {
 	RTT time.Duration
 }
 
-// End is the first instant after the fault: At+For.
-func (f Fault) End() time.Duration { return f.At + f.For }
+// End is the first instant after the fault: At+For (the largest instant
+// when that is beyond it).
+func (f Fault) End() time.Duration {
+	if f.At > math.MaxInt64-f.For {
+		return math.MaxInt64
+	}
+	return f.At + f.For
+}
 
 // Mode is how the nodes of one algorithm row coordinate.
 type Mode string

@@ -47,6 +47,7 @@ type clusterRun struct {
 
 	cl     *cluster.Config
 	co     cluster.Coordination
+	faults []cluster.Fault // cl's, on the run's clock (scheduleFaults)
 	nodes  []clusterNode
 	downN  int // nodes down now
 	rr     int // round-robin: the next node to try
@@ -244,22 +245,38 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	c.fixedTrips = cl.Store.Jitter == 0 && !clusterAlwaysQueue
 	c.direct = c.co.Mode == cluster.Central && cl.Store.Service == 0 && cl.Store.RTT <= cl.Store.Timeout &&
 		cl.Store.Jitter == 0 && !clusterAlwaysQueue
-	for k, f := range cl.Faults {
+	for _, f := range cl.Faults {
 		switch f.Type {
 		case cluster.StoreSlow, cluster.StoreDown, cluster.StoreFlush:
 			c.direct = false
 		}
-		switch f.Type {
-		case cluster.StoreSlow:
+		if f.Type == cluster.StoreSlow {
 			c.fixedTrips = false
+		}
+	}
+	if cfg.Duration > 0 {
+		c.scheduleFaults(0)
+	}
+	return c, nil
+}
+
+// scheduleFaults places the faults on the run's clock, from origin: 0 for
+// synthetic traffic, the first arrival's instant for a recorded trace,
+// whose instants are absolute (a fault at 10s is 10s into the trace), and
+// schedules their beginnings and ends.
+func (c *clusterRun) scheduleFaults(origin time.Duration) {
+	c.faults = make([]cluster.Fault, len(c.cl.Faults))
+	for k, f := range c.cl.Faults {
+		f.At = time.Duration(satAdd(int64(f.At), int64(origin)))
+		c.faults[k] = f
+		switch f.Type {
 		case cluster.NodeDown:
 			c.push(cev{at: f.At, class: classFault, kind: evFault, id: uint32(k)})
-			c.push(cev{at: f.End(), class: classFault, kind: evFault, id: uint32(k) | faultEnd})
+			c.push(cev{at: time.Duration(satAdd(int64(f.At), int64(f.For))), class: classFault, kind: evFault, id: uint32(k) | faultEnd})
 		case cluster.StoreFlush:
 			c.push(cev{at: f.At, class: classFault, kind: evFault, id: uint32(k)})
 		}
 	}
-	return c, nil
 }
 
 // watch sets the watchers of Config.Inspect: the state on each node, for
@@ -389,6 +406,7 @@ func (c *clusterRun) decideBatch(batch []traffic.Arrival) error {
 			c.started, c.first = true, a.At
 			if c.cfg.Duration == 0 {
 				c.series.setStart(a.At - a.At%c.series.bucket)
+				c.scheduleFaults(a.At)
 			}
 		}
 		c.lastFresh = a.At
@@ -686,7 +704,7 @@ func (c *clusterRun) flushOrder(end bool) error {
 // after the first.
 func (c *clusterRun) send(o clusterOp, t time.Duration) {
 	rtt := c.cl.Store.RTT
-	for _, f := range c.cl.Faults {
+	for _, f := range c.faults {
 		if f.Type == cluster.StoreSlow && t >= f.At && t < f.End() {
 			rtt = f.RTT
 		}
@@ -783,7 +801,7 @@ func (c *clusterRun) releaseOp(slot uint32) {
 
 // storeDown reports whether the store is down at t.
 func (c *clusterRun) storeDown(t time.Duration) bool {
-	for _, f := range c.cl.Faults {
+	for _, f := range c.faults {
 		if f.Type == cluster.StoreDown && t >= f.At && t < f.End() {
 			return true
 		}
@@ -945,7 +963,7 @@ func (c *clusterRun) failed(at *attempt, t time.Duration) error {
 
 // fault begins or ends fault ev.id.
 func (c *clusterRun) fault(ev cev) error {
-	f := c.cl.Faults[ev.id&^faultEnd]
+	f := c.faults[ev.id&^faultEnd]
 	switch f.Type {
 	case cluster.StoreFlush:
 		if c.table != nil {

@@ -308,3 +308,23 @@ func TestClusterClocksBeforeZero(t *testing.T) {
 		}
 	}
 }
+
+// With a recorded trace (no duration: absolute instants), the faults are
+// placed from the first arrival: a store-down at 100ms of a trace that
+// starts at 1.7e18 ns covers its requests from 100 to 200 ms in.
+func TestClusterFaultsOnATrace(t *testing.T) {
+	pol := algorithms.Policy{Rate: 1, Per: time.Second, Burst: 1}
+	t0 := time.Duration(1_700_000_000) * time.Second
+	cfg := clusterConfig("gcra", pol, cluster.Coordination{Mode: cluster.Central}, 1, 2*ms, t0, t0+150*ms, t0+300*ms)
+	cfg.Duration = 0
+	cfg.Cluster.Store.Timeout = 50 * ms
+	cfg.Cluster.OnStoreError = cluster.Deny
+	cfg.Cluster.Faults = []cluster.Fault{{Type: cluster.StoreDown, At: 100 * ms, For: 100 * ms}}
+	res, got := runCluster(t, cfg)
+	requireDecisions(t, []decisionRow{
+		{t0, t0 + 2*ms, 0, acc, 0},
+		{t0 + 150*ms, t0 + 200*ms, 0, rej, time.Second}, // failed closed
+		{t0 + 300*ms, t0 + 302*ms, 0, rej, 700 * ms},
+	}, got)
+	require.Equal(t, int64(1), res.Cluster.FailClosed)
+}
