@@ -89,7 +89,7 @@ type Result struct {
 	// Peaks count every key together; KeyPeaks one key at a time, the
 	// figure to hold against the limit, which is per key.
 	Peaks    []Peak    `json:"peaks"`
-	KeyPeaks []KeyPeak `json:"-"`
+	KeyPeaks []KeyPeak `json:"key_peaks"`
 	// AttemptPeaks are the peaks of attempts reaching the limiter (first
 	// tries and retries, by arrival time, in cost), for each report window:
 	// a retry herd shows here.
