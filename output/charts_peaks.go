@@ -20,15 +20,22 @@ var windowColors = []color.Color{
 }
 
 // peaksChart: peak/limit for every algorithm and every report window, as
-// grouped bars, the limit (ratio 1.0) as a line.
+// grouped bars, the limit (ratio 1.0) as a line. With several keys the
+// limit is per key, and the bars are the key peaks: the most one key
+// released, over its limit (every key together is held against no limit,
+// and shows in the rate chart).
 func peaksChart(r *sim.Report) *figure {
 	ws := windows(r)
 	if len(ws) == 0 {
 		return nil
 	}
+	perKey := r.Keys > 1
 	n := len(r.Results)
 	p := newPlot()
 	p.Y.Label.Text = "peak / limit over the window"
+	if perKey {
+		p.Y.Label.Text = "one key's peak / its limit over the window"
+	}
 	const width = 720
 	group := vg.Length(width-120) / vg.Length(n)
 	bar := min(28, group*0.8/vg.Length(len(ws)))
@@ -42,6 +49,11 @@ func peaksChart(r *sim.Report) *figure {
 		var texts []string
 		for i := range r.Results {
 			pk, ok := findPeak(r.Results[i].Peaks, v)
+			if perKey {
+				var kp sim.KeyPeak
+				kp, ok = findKeyPeak(r.Results[i].KeyPeaks, v)
+				pk.Ratio = kp.Ratio
+			}
 			if !ok {
 				continue
 			}
@@ -58,7 +70,11 @@ func peaksChart(r *sim.Report) *figure {
 		b.LineStyle = draw.LineStyle{Color: color.Gray{Y: 0x44}, Width: 0.5}
 		b.Offset = bar * (vg.Length(j) - vg.Length(len(ws)-1)/2)
 		p.Add(b)
-		legend = append(legend, legendItem{"peak in any " + FormatDuration(time.Duration(v)) + " (limit " +
+		what := "peak in any "
+		if perKey {
+			what = "one key's peak in any "
+		}
+		legend = append(legend, legendItem{what + FormatDuration(time.Duration(v)) + " (limit " +
 			limitPer(r.Limit, v) + ")", b})
 		if len(xys) > 0 {
 			styles := make([]text.Style, len(xys))
@@ -86,11 +102,13 @@ func peaksChart(r *sim.Report) *figure {
 	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
 	p.Y.Min, p.Y.Max = 0, top*1.12
 	sub := subtitle(r) + "; peaks are of what reached the backend"
-	if r.Keys > 1 {
-		sub += ", every key together"
+	title := "Peak rate reaching the backend, as a multiple of the limit"
+	if perKey {
+		sub += ", the busiest key of each algorithm"
+		title = "Peak rate of one key reaching the backend, as a multiple of its limit"
 	}
 	return &figure{
-		title:    "Peak rate reaching the backend, as a multiple of the limit",
+		title:    title,
 		subtitle: sub,
 		legend:   legend,
 		width:    width, height: 432,

@@ -141,6 +141,33 @@ func TestChartsGolden(t *testing.T) {
 	}
 }
 
+// TestPeaksChartOfOneKey: with several keys (api-gateway: 10,003), the
+// peaks chart draws each algorithm's key peak over its limit, says so in
+// its title, axis and legend, and is held to a golden image; with one key,
+// its title is of the peak as before.
+func TestPeaksChartOfOneKey(t *testing.T) {
+	rep, _ := runBuiltin(t, "api-gateway")
+	fig := peaksChart(rep)
+	if fig == nil {
+		t.Fatal("no peaks chart")
+	}
+	if !strings.Contains(fig.title, "one key") {
+		t.Errorf("title %q does not say the peaks are of one key", fig.title)
+	}
+	for _, l := range fig.legend[:len(fig.legend)-1] {
+		if !strings.HasPrefix(l.text, "one key's peak in any ") {
+			t.Errorf("legend %q", l.text)
+		}
+	}
+	c := Chart{Name: "peaks", Title: fig.title, fig: *fig}
+	goldenImage(t, filepath.Join("api-gateway", "peaks.png"), renderChart(t, c, "png"))
+
+	one, _ := runBuiltin(t, "double-burst")
+	if got := peaksChart(one).title; strings.Contains(got, "one key") {
+		t.Errorf("one key's chart titled %q", got)
+	}
+}
+
 // stateReport is double-burst with the state of the key alice in three
 // algorithms, sampled every 100ms before the decisions at that instant, as
 // the engine samples an algorithms.Inspector; the state is worked out here

@@ -15,12 +15,16 @@ import (
 //	algorithm,label,offered,attempts,accepted,delayed,rejected,gave_up,
 //	delay_p50_ns,delay_p90_ns,delay_p99_ns,delay_max_ns,
 //	peak_<V>_count,peak_<V>_start_ns,peak_<V>_ratio   (for each window V)
+//	key_peak_<V>_count,key_peak_<V>_key,key_peak_<V>_ratio   (for each V)
 //	bytes_per_key_max,keys_peak,bytes_peak,keys_limited,
 //	attempt_peak_<V>_count,attempt_peak_<V>_start_ns,attempt_peak_<V>_ratio (for each V)
 //
-// keys_limited counts the keys with at least one rejected attempt; the
-// attempt peaks count first tries and retries reaching the limiter. When
-// rows ran on a cluster (SPEC section 8), each row ends with
+// The peaks count every key together, the key peaks one key (named) at a
+// time: with several keys, the key peak's ratio is the one to hold against
+// the limit, which is per key. keys_limited counts the keys with at least
+// one rejected attempt; the attempt peaks count first tries and retries
+// reaching the limiter. When rows ran on a cluster (SPEC section 8), each
+// row ends with
 //
 //	coordination,nodes,balancer,reference_admitted,extra_admitted,
 //	extra_ratio,store_ops,store_ops_per_attempt,store_busy,added_p50_ns,
@@ -39,6 +43,10 @@ func CSV(w io.Writer, r *sim.Report) error {
 	for _, v := range ws {
 		p := "peak_" + time.Duration(v).String() + "_"
 		header = append(header, p+"count", p+"start_ns", p+"ratio")
+	}
+	for _, v := range ws {
+		p := "key_peak_" + time.Duration(v).String() + "_"
+		header = append(header, p+"count", p+"key", p+"ratio")
 	}
 	header = append(header, "bytes_per_key_max", "keys_peak", "bytes_peak", "keys_limited")
 	for _, v := range ws {
@@ -80,6 +88,18 @@ func CSV(w io.Writer, r *sim.Report) error {
 		}
 		if err := peaks(res.Peaks); err != nil {
 			return err
+		}
+		for _, v := range ws {
+			p, ok := findKeyPeak(res.KeyPeaks, v)
+			if !ok {
+				row = append(row, "", "", "")
+				continue
+			}
+			ratio, err := p.Ratio.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			row = append(row, i64(p.Count), p.Key, string(ratio))
 		}
 		row = append(row, i64(res.Memory.BytesPerKeyMax), i64(res.Memory.KeysPeak), i64(res.Memory.BytesPeak),
 			i64(res.Keys.Limited))

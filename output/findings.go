@@ -19,6 +19,13 @@ import (
 //     when any delayed;
 //   - the algorithms that rejected the most and the fewest, when they differ.
 //
+// With several keys the limit is per key, and no sentence holds a figure of
+// every key together against it: the first two are about the key peaks
+// (the most one key released, which key, its ratio to its limit), and what
+// every key together sent to the backend follows as plain counts (the
+// algorithms that let the most and the fewest through in an interval of
+// the first window), as does the retry herd of attempts.
+//
 // On a cluster, after the peaks: the row(s) that admitted the most beyond
 // one exact limiter, those that refused the most it would admit, those that
 // admitted exactly as it, and what each row's store failures did.
@@ -31,11 +38,16 @@ func Findings(r *sim.Report) []string {
 		return nil
 	}
 	var out []string
-	if ws := windows(r); len(ws) > 0 && r.Keys > 1 {
-		out = append(out, backendFindings(r, ws[0])...)
-	} else if len(ws) > 0 {
-		out = append(out, peakFindings(r, ws[0])...)
-		out = append(out, heldFindings(r, ws)...)
+	if ws := windows(r); len(ws) > 0 {
+		src := aggregatePeaks
+		if r.Keys > 1 {
+			src = keyPeaks
+		}
+		out = append(out, peakFindings(r, ws[0], src)...)
+		out = append(out, heldFindings(r, ws, src)...)
+		if r.Keys > 1 {
+			out = append(out, backendFindings(r, ws[0])...)
+		}
 	}
 	out = append(out, clusterFindings(r)...)
 	out = append(out, herdFindings(r, windows(r))...)
@@ -48,13 +60,31 @@ func Findings(r *sim.Report) []string {
 	return out
 }
 
+// peakSource gives a result's peak over windows of v that the findings
+// hold against the limit, and the key it is of ("" for every key
+// together).
+type peakSource func(res *sim.Result, v int64) (p sim.Peak, key string, ok bool)
+
+// aggregatePeaks are the peaks of every key together: with one key, that
+// key's.
+func aggregatePeaks(res *sim.Result, v int64) (sim.Peak, string, bool) {
+	p, ok := peakFor(res, v)
+	return p, "", ok
+}
+
+// keyPeaks are the key peaks: the most one key released.
+func keyPeaks(res *sim.Result, v int64) (sim.Peak, string, bool) {
+	kp, ok := findKeyPeak(res.KeyPeaks, v)
+	return sim.Peak{WindowNs: kp.WindowNs, Count: kp.Count, StartNs: kp.StartNs, Ratio: kp.Ratio}, kp.Key, ok
+}
+
 // peakFindings names the algorithm(s) whose peak over windows of v has the
 // highest ratio, when that ratio is above 1.0. Algorithms tied on the ratio
-// share a sentence when they also share count, start and limit.
-func peakFindings(r *sim.Report, v int64) []string {
+// share a sentence when they also share count, start, key and limit.
+func peakFindings(r *sim.Report, v int64, src peakSource) []string {
 	best := 1.0
 	for i := range r.Results {
-		if p, ok := peakFor(&r.Results[i], v); ok && float64(p.Ratio) > best {
+		if p, _, ok := src(&r.Results[i], v); ok && float64(p.Ratio) > best {
 			best = float64(p.Ratio)
 		}
 	}
@@ -65,25 +95,26 @@ func peakFindings(r *sim.Report, v int64) []string {
 		labels []string
 		count  int64
 		start  int64
+		key    string
 		limit  string
 	}
 	var groups []*group
 	for i := range r.Results {
 		res := &r.Results[i]
-		p, ok := peakFor(res, v)
+		p, key, ok := src(res, v)
 		if !ok || float64(p.Ratio) != best {
 			continue
 		}
 		limit := limitPer(limitOf(r, res), v)
 		var g *group
 		for _, h := range groups {
-			if h.count == p.Count && h.start == p.StartNs && h.limit == limit {
+			if h.count == p.Count && h.start == p.StartNs && h.key == key && h.limit == limit {
 				g = h
 				break
 			}
 		}
 		if g == nil {
-			g = &group{count: p.Count, start: p.StartNs, limit: limit}
+			g = &group{count: p.Count, start: p.StartNs, key: key, limit: limit}
 			groups = append(groups, g)
 		}
 		g.labels = append(g.labels, res.Label)
@@ -91,6 +122,12 @@ func peakFindings(r *sim.Report, v int64) []string {
 	window := FormatDuration(time.Duration(v))
 	out := make([]string, 0, len(groups))
 	for _, g := range groups {
+		if r.Keys > 1 {
+			out = append(out, fmt.Sprintf("%s let one key through at %s its limit of %s per %s: %s, %s in %s starting at %s.",
+				join(g.labels), FormatRatio(best), g.limit, window, oneLine(g.key), plural(g.count, "request"),
+				window, formatInstant(g.start)))
+			continue
+		}
 		out = append(out, fmt.Sprintf("%s let %s through in %s starting at %s: %s the limit of %s per %s.",
 			join(g.labels), plural(g.count, "request"), window, formatInstant(g.start),
 			FormatRatio(best), g.limit, window))
@@ -100,19 +137,19 @@ func peakFindings(r *sim.Report, v int64) []string {
 
 // heldFindings names the algorithms that kept every interval of the first
 // window within the limit, and those that also kept the other windows
-// within theirs.
-func heldFindings(r *sim.Report, ws []int64) []string {
+// within theirs (with several keys, every interval of every key).
+func heldFindings(r *sim.Report, ws []int64, src peakSource) []string {
 	var first, all []*sim.Result // held the first window; held every window
 	withPeaks := 0
 	for i := range r.Results {
 		res := &r.Results[i]
-		if len(res.Peaks) == 0 {
+		if _, _, ok := src(res, ws[0]); !ok {
 			continue
 		}
 		withPeaks++
 		heldAll := true
 		for j, v := range ws {
-			p, ok := peakFor(res, v)
+			p, _, ok := src(res, v)
 			held := ok && float64(p.Ratio) <= 1.0
 			if j == 0 && held {
 				first = append(first, res)
@@ -143,22 +180,26 @@ func heldFindings(r *sim.Report, ws []int64) []string {
 		}
 		return join(parts)
 	}
+	ofKeys := "" // whose intervals
+	if r.Keys > 1 {
+		ofKeys = " of every key"
+	}
 	v0 := ws[0]
 	if len(first) == 0 {
-		return []string{fmt.Sprintf("No algorithm held %s interval to the limit of %s.",
-			every(ws[:1]), limitPer(r.Limit, v0))}
+		return []string{fmt.Sprintf("No algorithm held %s interval%s to the limit of %s.",
+			every(ws[:1]), ofKeys, limitPer(r.Limit, v0))}
 	}
 	if len(ws) > 1 && len(all) == len(first) {
-		return []string{fmt.Sprintf("%s held %s interval to the limit.", subject(all), every(ws))}
+		return []string{fmt.Sprintf("%s held %s interval%s to the limit.", subject(all), every(ws), ofKeys)}
 	}
-	out := []string{fmt.Sprintf("%s held %s interval%s.", subject(first), every(ws[:1]), limitPhrase(r, first, v0))}
+	out := []string{fmt.Sprintf("%s held %s interval%s%s.", subject(first), every(ws[:1]), ofKeys, limitPhrase(r, first, v0))}
 	if len(ws) > 1 && len(all) > 0 {
 		rest := ws[1:]
 		phrase := " to the limit"
 		if len(rest) == 1 {
 			phrase = limitPhrase(r, all, rest[0])
 		}
-		out = append(out, fmt.Sprintf("%s also held %s interval%s.", subject(all), every(rest), phrase))
+		out = append(out, fmt.Sprintf("%s also held %s interval%s%s.", subject(all), every(rest), ofKeys, phrase))
 	}
 	return out
 }
@@ -235,12 +276,20 @@ func rejectFinding(r *sim.Report) string {
 
 // herdFindings, when clients retried, names the algorithm whose attempts
 // (first tries and retries) were most concentrated over the shortest report
-// window, and the one whose were least, with how many requests gave up.
+// window, and the one whose were least, with how many requests gave up:
+// by their ratio to the limit with one key, by their count (every key
+// together, held against no limit) with several.
 func herdFindings(r *sim.Report, ws []int64) []string {
 	if !retried(r) || len(ws) == 0 {
 		return nil
 	}
 	v := ws[len(ws)-1]
+	// with several keys the attempts of every key together are held
+	// against no limit: compared by count, not by ratio
+	size := func(p sim.Peak) float64 { return float64(p.Ratio) }
+	if r.Keys > 1 {
+		size = func(p sim.Peak) float64 { return float64(p.Count) }
+	}
 	hi, lo := -1, -1
 	var hiP, loP sim.Peak
 	for i := range r.Results {
@@ -248,10 +297,10 @@ func herdFindings(r *sim.Report, ws []int64) []string {
 		if !ok || r.Results[i].Attempts == r.Results[i].Offered {
 			continue // only the algorithms whose clients retried
 		}
-		if hi < 0 || p.Ratio > hiP.Ratio {
+		if hi < 0 || size(p) > size(hiP) {
 			hi, hiP = i, p
 		}
-		if lo < 0 || p.Ratio < loP.Ratio {
+		if lo < 0 || size(p) < size(loP) {
 			lo, loP = i, p
 		}
 	}
@@ -269,16 +318,16 @@ func herdFindings(r *sim.Report, ws []int64) []string {
 			res.Attempts-res.Offered, plural(res.GaveUp, "request"))
 	}
 	out := []string{say("drew the largest herd of attempts", &r.Results[hi], hiP)}
-	if lo != hi && loP.Ratio < hiP.Ratio {
+	if lo != hi && size(loP) < size(hiP) {
 		out = append(out, say("drew the smallest", &r.Results[lo], loP))
 	}
 	return out
 }
 
 // backendFindings, for traffic of several keys, names the algorithms that
-// let the most and the fewest requests reach the backend in an interval of
-// the first window. The limit is per key while the peaks count every key, so
-// the ratio to one key's limit says little and is not given.
+// let the most and the fewest requests reach the backend, every key
+// together, in an interval of the first window. The limit is per key while
+// these count every key, so they are plain counts, held against no limit.
 func backendFindings(r *sim.Report, v int64) []string {
 	hi, lo := -1, -1
 	var hiP, loP sim.Peak
@@ -298,10 +347,8 @@ func backendFindings(r *sim.Report, v int64) []string {
 		return nil
 	}
 	window := FormatDuration(time.Duration(v))
-	res := &r.Results[hi]
-	out := []string{fmt.Sprintf("%s let the most reach the backend: %s in %s starting at %s, from %d keys limited to %s per %s each.",
-		res.Label, plural(hiP.Count, "request"), window, formatInstant(hiP.StartNs), r.Keys,
-		limitPer(limitOf(r, res), v), window)}
+	out := []string{fmt.Sprintf("%s let the most reach the backend, all %d keys together: %s in %s starting at %s.",
+		r.Results[hi].Label, r.Keys, plural(hiP.Count, "request"), window, formatInstant(hiP.StartNs))}
 	if loP.Count < hiP.Count {
 		out = append(out, fmt.Sprintf("%s the fewest: %s in %s starting at %s.",
 			r.Results[lo].Label, plural(loP.Count, "request"), window, formatInstant(loP.StartNs)))

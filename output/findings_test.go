@@ -19,9 +19,15 @@ func TestFindingsDoubleBurst(t *testing.T) {
 	checkFindings(t, doubleBurst(), want)
 }
 
+// TestFindingsRetryStorm: 40 keys. No key went past its 100 per minute
+// (the key peaks are 12 to 30), so no peak sentence; three algorithms kept
+// every key's 6s to 10 too (ratios 0.8, 0.3 and 1.0). What reached the
+// backend is said of every key together, as counts.
 func TestFindingsRetryStorm(t *testing.T) {
 	want := []string{
-		"token-bucket-b200 let the most reach the backend: 250 requests in 1m starting at 1m0.5s, from 40 keys limited to 100 per 1m each.",
+		"Every algorithm held every 1m interval of every key to the limit of 100.",
+		"sliding-log-strict, gcra-shaping and x-time-rate-shaping also held every 6s interval of every key to the limit of 10.",
+		"token-bucket-b200 let the most reach the backend, all 40 keys together: 250 requests in 1m starting at 1m0.5s.",
 		"sliding-log-strict the fewest: 100 requests in 1m starting at 0.",
 		"sliding-log-strict drew the largest herd of attempts: 420 attempts in 6s starting at 1m, 1050 retries, 300 requests gave up.",
 		"gcra-shaping drew the smallest: 60 attempts in 6s starting at 2m30s, 300 retries, 50 requests gave up.",
@@ -31,11 +37,38 @@ func TestFindingsRetryStorm(t *testing.T) {
 	checkFindings(t, retryStorm(), want)
 }
 
+// TestFindingsReplay: 1753 keys, one of which sent all 103 requests of the
+// busiest second, 1.03x its limit of 100.
 func TestFindingsReplay(t *testing.T) {
 	want := []string{
-		"sliding-window let the most reach the backend: 103 requests in 1s starting at 2024-05-01T12:00:00.25Z, from 1753 keys limited to 100 per 1s each.",
+		"sliding-window let one key through at 1.03x its limit of 100 per 1s: 203.0.113.7, 103 requests in 1s starting at 2024-05-01T12:00:00.25Z.",
+		"No algorithm held every 1s interval of every key to the limit of 100.",
+		"sliding-window let the most reach the backend, all 1753 keys together: 103 requests in 1s starting at 2024-05-01T12:00:00.25Z.",
 	}
 	checkFindings(t, replayed(), want)
+}
+
+// TestFindingsHoldOneKeyToTheLimit: with several keys, a sentence that
+// speaks of a limit (or a ratio to one) speaks of one key, whatever the
+// figures: every key together is held against no limit. The aggregate
+// peaks of the reports are made far above the limit to tempt it.
+func TestFindingsHoldOneKeyToTheLimit(t *testing.T) {
+	for _, r := range []*sim.Report{retryStorm(), replayed()} {
+		for i := range r.Results {
+			for j := range r.Results[i].Peaks {
+				p := &r.Results[i].Peaks[j]
+				*p = peak(r.Limit, p.WindowNs, 1000*r.Limit.Rate, p.StartNs)
+			}
+		}
+		for _, f := range Findings(r) {
+			if (strings.Contains(f, "limit") || strings.Contains(f, "x ")) && !strings.Contains(f, "key") {
+				t.Errorf("%s: %q holds a figure of every key against the limit", r.Scenario, f)
+			}
+			if strings.Contains(f, "keys together") && strings.Contains(f, "limit") {
+				t.Errorf("%s: %q", r.Scenario, f)
+			}
+		}
+	}
 }
 
 // TestFindingsFollowFigures changes figures of the double burst and checks
@@ -53,6 +86,25 @@ func TestFindingsFollowFigures(t *testing.T) {
 		}
 		if want := "sliding-log, leaky-bucket and nginx also held every 100ms interval to the limit of 1."; f[2] != want {
 			t.Errorf("held finding\n got %q\nwant %q", f[2], want)
+		}
+	})
+	t.Run("one key over its limit", func(t *testing.T) {
+		// retry-storm's fixed-window and sliding-log-strict let one key
+		// through at 1.5x in a minute: the same key at the same start,
+		// one sentence; gcra-shaping's 120 is another key's
+		r := retryStorm()
+		l := r.Limit
+		r.Results[0].KeyPeaks[0] = keyPeak(l, 60*s, 150, "client-9", 60*s)
+		r.Results[1].KeyPeaks[0] = keyPeak(l, 60*s, 150, "client-9", 60*s)
+		r.Results[3].KeyPeaks[0] = keyPeak(l, 60*s, 120, "client-4", 0)
+		f := Findings(r)
+		want := []string{
+			"fixed-window and sliding-log-strict let one key through at 1.5x its limit of 100 per 1m: client-9, 150 requests in 1m starting at 1m.",
+			"token-bucket-b200 and x-time-rate-shaping held every 1m interval of every key to the limit of 100.",
+			"x-time-rate-shaping also held every 6s interval of every key to the limit of 10.",
+		}
+		if !slices.Equal(f[:3], want) {
+			t.Errorf("got %q\nwant %q", f[:3], want)
 		}
 	})
 	t.Run("no peak over the limit", func(t *testing.T) {
@@ -75,7 +127,9 @@ func TestFindingsFollowFigures(t *testing.T) {
 		r := retryStorm()
 		r.Results[4].Delayed = 0
 		checkFindings(t, r, []string{
-			"token-bucket-b200 let the most reach the backend: 250 requests in 1m starting at 1m0.5s, from 40 keys limited to 100 per 1m each.",
+			"Every algorithm held every 1m interval of every key to the limit of 100.",
+			"sliding-log-strict, gcra-shaping and x-time-rate-shaping also held every 6s interval of every key to the limit of 10.",
+			"token-bucket-b200 let the most reach the backend, all 40 keys together: 250 requests in 1m starting at 1m0.5s.",
 			"sliding-log-strict the fewest: 100 requests in 1m starting at 0.",
 			"sliding-log-strict drew the largest herd of attempts: 420 attempts in 6s starting at 1m, 1050 retries, 300 requests gave up.",
 			"gcra-shaping drew the smallest: 60 attempts in 6s starting at 2m30s, 300 retries, 50 requests gave up.",

@@ -21,6 +21,12 @@ func peak(l sim.Limit, v, count, start int64) sim.Peak {
 		Ratio: sim.Ratio(float64(count) * float64(l.PerNs) / (float64(l.Rate) * float64(v)))}
 }
 
+// keyPeak builds a KeyPeak of key with the ratio count / (rate*v/per).
+func keyPeak(l sim.Limit, v, count int64, key string, start int64) sim.KeyPeak {
+	p := peak(l, v, count, start)
+	return sim.KeyPeak{WindowNs: v, Count: count, Key: key, StartNs: start, Ratio: p.Ratio}
+}
+
 // doubleBurst is the built-in double-burst scenario (SPEC section 7, example
 // 1) run through the nine algorithms with the policy 10/1s burst 10: ten
 // requests at 900..990ms and ten at 1000..1090ms, one key, no retries, no
@@ -33,8 +39,10 @@ func doubleBurst() *sim.Report {
 			Algorithm: algorithm, Label: algorithm, Params: map[string]any{}, Limit: l,
 			Offered: 20, Attempts: 20, Accepted: accepted, Delayed: delayed, Rejected: rejected,
 			GaveUp: rejected, DelayNs: d,
-			Peaks:  []sim.Peak{peak(l, s, p1s[0], p1s[1]), peak(l, 100*ms, p100ms[0], p100ms[1])},
-			Memory: sim.Memory{BytesPerKeyMax: bytes, KeysPeak: 1, BytesPeak: bytes},
+			Peaks: []sim.Peak{peak(l, s, p1s[0], p1s[1]), peak(l, 100*ms, p100ms[0], p100ms[1])},
+			// one key: its peaks are every key's
+			KeyPeaks: []sim.KeyPeak{keyPeak(l, s, p1s[0], "alice", p1s[1]), keyPeak(l, 100*ms, p100ms[0], "alice", p100ms[1])},
+			Memory:   sim.Memory{BytesPerKeyMax: bytes, KeysPeak: 1, BytesPeak: bytes},
 		}
 	}
 	none := sim.Percentiles{Exact: true}
@@ -91,6 +99,10 @@ func retryStorm() *sim.Report {
 	windows := func(lim sim.Limit, c1m, s1m, c6s, s6s int64) []sim.Peak {
 		return []sim.Peak{peak(lim, 60*s, c1m, s1m), peak(lim, 6*s, c6s, s6s)}
 	}
+	// one key's: none past its 100 per minute, some past its 10 per 6s
+	keys := func(lim sim.Limit, key string, c1m, s1m, c6s, s6s int64) []sim.KeyPeak {
+		return []sim.KeyPeak{keyPeak(lim, 60*s, c1m, key, s1m), keyPeak(lim, 6*s, c6s, key, s6s)}
+	}
 	return &sim.Report{
 		Scenario:   "retry-storm",
 		Keys:       40,
@@ -103,6 +115,7 @@ func retryStorm() *sim.Report {
 				Offered: 600, Attempts: 1400, Accepted: 500, Rejected: 900, GaveUp: 100,
 				DelayNs:      sim.Percentiles{Exact: true},
 				Peaks:        windows(l, 200, 59*s+500*ms, 120, 60*s),
+				KeyPeaks:     keys(l, "client-7", 30, 59*s+500*ms, 12, 60*s),
 				AttemptPeaks: windows(l, 700, 59*s+500*ms, 400, 60*s),
 				Keys:         sim.KeyReport{Limited: 40, Top: []sim.KeyCount{{Key: "client-7", Offered: 15, Rejected: 30}, {Key: "client-3", Offered: 15, Rejected: 28}}},
 				Memory:       sim.Memory{BytesPerKeyMax: 16, KeysPeak: 50, BytesPeak: 800},
@@ -113,6 +126,7 @@ func retryStorm() *sim.Report {
 				Offered: 600, Attempts: 1650, Accepted: 300, Rejected: 1350, GaveUp: 300,
 				DelayNs:      sim.Percentiles{Exact: true},
 				Peaks:        windows(l, 100, 0, 40, 120*s),
+				KeyPeaks:     keys(l, "client-1", 25, 0, 8, 120*s),
 				AttemptPeaks: windows(l, 800, 0, 420, 60*s),
 				Keys:         sim.KeyReport{Limited: 40, Top: []sim.KeyCount{{Key: "client-1", Offered: 15, Rejected: 40}}},
 				Memory:       sim.Memory{BytesPerKeyMax: 1624, KeysPeak: 50, BytesPeak: 81200},
@@ -123,6 +137,7 @@ func retryStorm() *sim.Report {
 				Offered: 600, Attempts: 1100, Accepted: 600, Rejected: 500, GaveUp: 0,
 				DelayNs:      sim.Percentiles{Exact: true},
 				Peaks:        windows(b200, 250, 60*s+500*ms, 200, 60*s+500*ms),
+				KeyPeaks:     keys(b200, "client-3", 30, 60*s+500*ms, 15, 60*s+500*ms),
 				AttemptPeaks: windows(b200, 400, 60*s+500*ms, 300, 60*s+500*ms),
 				Keys:         sim.KeyReport{Limited: 12},
 				Memory:       sim.Memory{BytesPerKeyMax: 16, KeysPeak: 50, BytesPeak: 800},
@@ -133,6 +148,7 @@ func retryStorm() *sim.Report {
 				Offered: 600, Attempts: 900, Accepted: 200, Delayed: 350, Rejected: 350, GaveUp: 50,
 				DelayNs:      sim.Percentiles{P50: 1090 * ms, P90: 1500 * ms, P99: 1999999999, Max: 2 * s, Exact: true},
 				Peaks:        windows(l, 133, 150*s+1500, 13, 150*s+333333333),
+				KeyPeaks:     keys(l, "client-7", 14, 150*s+1500, 3, 150*s+333333333),
 				AttemptPeaks: windows(l, 300, 150*s, 60, 150*s),
 				Keys:         sim.KeyReport{Limited: 5},
 				Memory:       sim.Memory{BytesPerKeyMax: 8, KeysPeak: 48, BytesPeak: 384},
@@ -144,6 +160,7 @@ func retryStorm() *sim.Report {
 				Offered: 600, Attempts: 1000, Accepted: 488, Delayed: 12, Rejected: 500, GaveUp: 100,
 				DelayNs:      sim.Percentiles{P50: 0, P90: 0, P99: 1500, Max: 9999 * int64(time.Microsecond), Exact: true},
 				Peaks:        windows(l, 112, 60*s, 100, 60*s),
+				KeyPeaks:     keys(l, "client-2", 12, 60*s, 10, 60*s),
 				AttemptPeaks: windows(l, 350, 60*s, 200, 60*s),
 				Keys:         sim.KeyReport{Limited: 0},
 				Memory:       sim.Memory{BytesPerKeyMax: 72, KeysPeak: 50, BytesPeak: 3600},
@@ -177,7 +194,9 @@ func replayed() *sim.Report {
 				{Key: "203.0.113.7", Offered: 9000, Rejected: 50}, {Key: "198.51.100.23", Offered: 3000, Rejected: 6}}},
 			DelayNs: sim.Percentiles{Exact: true},
 			Peaks:   []sim.Peak{peak(l, s, 103, start+250*ms)},
-			Memory:  sim.Memory{BytesPerKeyMax: 24, KeysPeak: 1873, BytesPeak: 44952},
+			// the heavy client sent all of the busiest second
+			KeyPeaks: []sim.KeyPeak{keyPeak(l, s, 103, "203.0.113.7", start+250*ms)},
+			Memory:   sim.Memory{BytesPerKeyMax: 24, KeysPeak: 1873, BytesPeak: 44952},
 		}},
 	}
 }

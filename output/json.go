@@ -24,6 +24,7 @@ func JSON(w io.Writer, r *sim.Report) error {
 			res.Params = map[string]any{}
 		}
 		res.Peaks = orEmpty(res.Peaks)
+		res.KeyPeaks = orEmpty(res.KeyPeaks)
 		res.AttemptPeaks = orEmpty(res.AttemptPeaks)
 		res.Keys.Top = orEmpty(res.Keys.Top)
 		res.Series.Offered = orEmpty(res.Series.Offered)

@@ -38,7 +38,7 @@ func TestJSONFields(t *testing.T) {
 		res := x.(map[string]any)
 		checkKeys(t, "result", res, "algorithm", "label", "params", "limit",
 			"offered", "attempts", "accepted", "delayed", "rejected", "gave_up",
-			"delay_ns", "peaks", "attempt_peaks", "memory", "keys", "series")
+			"delay_ns", "peaks", "key_peaks", "attempt_peaks", "memory", "keys", "series")
 		checkKeys(t, "keys", res["keys"], "limited", "top")
 		checkKeys(t, "result.limit", res["limit"], "rate", "per_ns", "burst")
 		checkKeys(t, "delay_ns", res["delay_ns"], "p50", "p90", "p99", "max")
@@ -50,6 +50,33 @@ func TestJSONFields(t *testing.T) {
 		for _, p := range res["peaks"].([]any) {
 			checkKeys(t, "peak", p, "window_ns", "count", "start_ns", "ratio")
 		}
+		for _, p := range res["key_peaks"].([]any) {
+			checkKeys(t, "key peak", p, "window_ns", "count", "key", "start_ns", "ratio")
+		}
+	}
+	// key_peaks comes right after peaks, its fields in the SPEC's order
+	if i, j := strings.Index(out, `"peaks"`), strings.Index(out, `"key_peaks"`); j < i || strings.Contains(out[i:j], `"attempt_peaks"`) {
+		t.Errorf("key_peaks is not right after peaks")
+	}
+	if !strings.Contains(out, `"key_peaks": [
+        {
+          "window_ns": 1000000000,
+          "count": 20,
+          "key": "alice",
+          "start_ns": 900000000,
+          "ratio": 2.0
+        },`) {
+		t.Errorf("fixed-window's key peak over 1s is not written as the SPEC orders it")
+	}
+	// a result without key peaks writes []
+	r := doubleBurst()
+	r.Results[0].KeyPeaks = nil
+	buf.Reset()
+	if err := JSON(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"key_peaks": [],`) {
+		t.Errorf("no key peaks are not written []")
 	}
 	fw := results[0].(map[string]any)
 	peak := fw["peaks"].([]any)[0].(map[string]any)

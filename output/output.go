@@ -88,6 +88,16 @@ func findPeak(ps []sim.Peak, v int64) (sim.Peak, bool) {
 	return sim.Peak{}, false
 }
 
+// findKeyPeak returns the key peak over windows of v in ps.
+func findKeyPeak(ps []sim.KeyPeak, v int64) (sim.KeyPeak, bool) {
+	for _, p := range ps {
+		if p.WindowNs == v {
+			return p, true
+		}
+	}
+	return sim.KeyPeak{}, false
+}
+
 // limitOf returns the policy res enforced: its own, or the scenario's when
 // the result does not carry one.
 func limitOf(r *sim.Report, res *sim.Result) sim.Limit {

@@ -24,9 +24,18 @@ import (
 // clients retried the requests given up and "attempts/V", the busiest V of
 // attempts (first tries and retries) reaching the limiter for the shortest
 // report window V, where a retry herd shows, and bytes/key (the most bytes
-// of state one key held). With several keys, "Who was limited" follows: per
-// algorithm, how many keys it rejected at all and its top keys by
-// rejections.
+// of state one key held).
+//
+// With several keys the limit is per key, so the peak columns are the key
+// peaks: "key peak/V", the most one key released in any V, with its ratio
+// to the limit ("20 (2.0x)"). What every key together released is a load
+// on the backend that no limit applies to: "all keys/V" gives it as
+// requests, without a ratio, for the first report window only (the
+// policy's W by default), so that the table keeps one column per window
+// and one more; every window's figure is in the JSON and CSV. The attempts
+// column, every key together too, is then a count without a ratio.
+// "Who was limited" follows: per algorithm, how many keys it rejected at
+// all and its top keys by rejections.
 func Table(w io.Writer, r *sim.Report) error {
 	if r == nil {
 		return errNilReport
@@ -161,6 +170,7 @@ func Markdown(w io.Writer, r *sim.Report) error {
 // locale; that setting is a process-wide one of tablewriter's.
 func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bool) error {
 	ws := windows(r)
+	perKey := r.Keys > 1
 	header := []string{"algorithm"}
 	cl := clustered(r)
 	if cl {
@@ -168,7 +178,14 @@ func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bo
 	}
 	header = append(header, "accepted", "delayed", "rejected", "accept %", "p99 delay")
 	for _, v := range ws {
-		header = append(header, "peak/"+FormatDuration(time.Duration(v)))
+		if perKey {
+			header = append(header, "key peak/"+FormatDuration(time.Duration(v)))
+		} else {
+			header = append(header, "peak/"+FormatDuration(time.Duration(v)))
+		}
+	}
+	if perKey && len(ws) > 0 {
+		header = append(header, "all keys/"+FormatDuration(time.Duration(ws[0])))
 	}
 	herd := retried(r)
 	if herd {
@@ -218,15 +235,29 @@ func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bo
 		)
 		for _, v := range ws {
 			cell := "-"
-			if p, ok := peakFor(res, v); ok {
-				cell = strconv.FormatInt(p.Count, 10) + " (" + FormatRatio(float64(p.Ratio)) + ")"
+			if perKey {
+				if p, ok := findKeyPeak(res.KeyPeaks, v); ok {
+					cell = countRatio(p.Count, p.Ratio)
+				}
+			} else if p, ok := peakFor(res, v); ok {
+				cell = countRatio(p.Count, p.Ratio)
+			}
+			row = append(row, cell)
+		}
+		if perKey && len(ws) > 0 {
+			cell := "-"
+			if p, ok := peakFor(res, ws[0]); ok {
+				cell = strconv.FormatInt(p.Count, 10)
 			}
 			row = append(row, cell)
 		}
 		if herd {
 			cell := "-"
 			if p, ok := findPeak(res.AttemptPeaks, ws[len(ws)-1]); ok {
-				cell = strconv.FormatInt(p.Count, 10) + " (" + FormatRatio(float64(p.Ratio)) + ")"
+				cell = countRatio(p.Count, p.Ratio)
+				if perKey {
+					cell = strconv.FormatInt(p.Count, 10)
+				}
 			}
 			row = append(row, strconv.FormatInt(res.GaveUp, 10), cell)
 		}
@@ -239,6 +270,11 @@ func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bo
 		}
 	}
 	return t.Render()
+}
+
+// countRatio writes a peak's cell: "20 (2.0x)".
+func countRatio(count int64, ratio sim.Ratio) string {
+	return strconv.FormatInt(count, 10) + " (" + FormatRatio(float64(ratio)) + ")"
 }
 
 // oneLine replaces the line breaks and tabs of a label with spaces, so that

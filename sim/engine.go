@@ -178,6 +178,7 @@ func Run(cfg Config) (*Report, error) {
 					rs.Reserve(n)
 				}
 				r.rejected.reserve(n)
+				r.keyPeaks.reserve(n)
 			}
 		}
 		if c, ok := rd.(*clusterRun); ok && keys.Len() > 0 {
@@ -274,19 +275,21 @@ type run struct {
 	obs   Observer
 	dec   Decision // what obs is shown, reused
 	// what is scheduled: retries, and releases of delayed requests (their
-	// costs by release instant). Releases at one instant pop in no order:
-	// nothing a release counts (peaks, the admitted series, the latest
-	// release) depends on it, and no limiter sees them. The queue takes
-	// nothing before the last instant it gave (it would raise it to that),
-	// and nothing comes: a release is a decision's instant plus its delay,
-	// decisions come in time order, and a release pops once the clock has
-	// reached it.
+	// costs and keys by release instant). Releases at one instant pop in
+	// no particular order, the same from run to run: nothing a release
+	// counts (peaks, the admitted series, the latest release) depends on
+	// it but which of two keys whose key peaks tie at one start is named,
+	// and no limiter sees them. The queue takes nothing before the last
+	// instant it gave (it would raise it to that), and nothing comes: a
+	// release is a decision's instant plus its delay, decisions come in
+	// time order, and a release pops once the clock has reached it.
 	events   eventQueue
-	releases timeq.Queue[int64]
+	releases timeq.Queue[delayed]
 
 	res       Result
 	delays    delayHist
 	peaks     peakSet  // of releases to the backend
+	keyPeaks  keyPeaks // of releases to the backend, per key
 	attempts  *peakSet // of attempts reaching the limiter, or nil: the feed's
 	series    series
 	last      time.Duration               // latest release
@@ -334,6 +337,7 @@ func newRun(cfg *Config, i int, obs Observer) (*run, error) {
 		series: newSeries(cfg.Bucket, cfg.Start-cfg.Start%cfg.Bucket),
 	}
 	r.peaks = newPeakSet(cfg.Windows)
+	r.keyPeaks = newKeyPeaks(cfg.Windows)
 	if r.retries = retries(cfg.Retries); r.retries {
 		// else every run's attempts are the first attempts: the feed's
 		attempts := newPeakSet(cfg.Windows)
@@ -650,13 +654,14 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 		r.res.Accepted++
 		r.delays.addZero()
 		r.peaks.add(decided, a.Cost)
+		r.keyPeaks.add(decided, a.Cost, a.Key)
 		row[colAdmitted]++
 		r.last = max(r.last, decided)
 	case algorithms.Delay:
 		r.res.Delayed++
 		r.delays.add(d.Delay)
 		row[colDelayed]++
-		r.releases.Push(decided+d.Delay, a.Cost)
+		r.releases.Push(decided+d.Delay, delayed{a.Cost, a.Key})
 	case algorithms.Reject:
 		r.res.Rejected++
 		row[colRejected]++
@@ -700,10 +705,17 @@ func (r *run) retry(a *traffic.Arrival, attempt int, from, retryAfter time.Durat
 	r.res.GaveUp++
 }
 
+// delayed is a delayed request waiting for its release: its cost and key.
+type delayed struct {
+	cost int64
+	key  uint32
+}
+
 // release sends a delayed request to the backend at at (decide does it for
 // an accepted one).
-func (r *run) release(at time.Duration, cost int64) {
-	r.peaks.add(at, cost)
+func (r *run) release(at time.Duration, d delayed) {
+	r.peaks.add(at, d.cost)
+	r.keyPeaks.add(at, d.cost, d.key)
 	r.series.add(at, colAdmitted)
 	r.last = max(r.last, at)
 }
@@ -767,6 +779,7 @@ func (r *run) result() Result {
 	}
 	p := r.alg.Params.Policy
 	res.Peaks = r.peaks.peaks(p)
+	res.KeyPeaks = r.keyPeaks.peaks(p, r.keys.Name)
 	if r.attempts == nil {
 		res.AttemptPeaks = r.feed.attempts.peaks(p)
 	} else {

@@ -59,8 +59,9 @@ func liveHeap(t *testing.T, cfg Config) uint64 {
 
 // TestMemoryIndependentOfRequests: ten times the requests over the same
 // keys at the same rate hold no more memory. Each run's live heap, after a
-// GC, at its largest while the run goes on: the key tables, the releases of
-// the last second in the peak windows, the ring of batches. Bound: the
+// GC, at its largest while the run goes on: the key tables (the key peaks'
+// records among them), the releases of the last second in the peak
+// windows and the key peaks, the ring of batches. Bound: the
 // 2,000,000-request run at most 10% (issue 6's bound on RSS) plus 4 MiB
 // above the 200,000-request one; the 4 MiB are what does grow with time,
 // not requests: the time series (200 buckets) and the delay histograms

@@ -361,11 +361,16 @@ func (s *peakSet) peaks(p algorithms.Policy) []Peak {
 			WindowNs: int64(v),
 			Count:    count,
 			StartNs:  int64(r.at),
-			// peak / (L*V/W), for the report only
-			Ratio: Ratio(float64(count) * float64(p.Per) / (float64(p.Rate) * float64(v))),
+			Ratio:    peakRatio(count, v, p),
 		})
 	}
 	return out
+}
+
+// peakRatio is count / (L*V/W) for a window of v under policy p: how many
+// times the limit over v got through. For the report only (a float).
+func peakRatio(count int64, v time.Duration, p algorithms.Policy) Ratio {
+	return Ratio(float64(count) * float64(p.Per) / (float64(p.Rate) * float64(v)))
 }
 
 // ring holds the entries of a queue by sequence number, in chunks of

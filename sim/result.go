@@ -21,7 +21,8 @@ type Report struct {
 	Limit      Limit `json:"limit"`
 	// Keys is the number of distinct keys the traffic used. The limit is
 	// per key while peaks count every key together, so with several keys
-	// a peak ratio above 1.0 can be within the policy.
+	// a peak ratio above 1.0 can be within the policy: key_peaks are the
+	// figure to hold against it.
 	Keys    int64    `json:"keys"`
 	Results []Result `json:"results"`
 	// Traces summarises the recorded traces replayed, if any (filled by
@@ -85,7 +86,10 @@ type Result struct {
 	GaveUp int64 `json:"gave_up"`
 
 	DelayNs Percentiles `json:"delay_ns"`
-	Peaks   []Peak      `json:"peaks"`
+	// Peaks count every key together; KeyPeaks one key at a time, the
+	// figure to hold against the limit, which is per key.
+	Peaks    []Peak    `json:"peaks"`
+	KeyPeaks []KeyPeak `json:"key_peaks"`
 	// AttemptPeaks are the peaks of attempts reaching the limiter (first
 	// tries and retries, by arrival time, in cost), for each report window:
 	// a retry herd shows here.
@@ -158,13 +162,32 @@ type Percentiles struct {
 	Exact bool  `json:"-"`
 }
 
-// Peak is the largest total cost released to the backend in any half-open
-// interval [StartNs, StartNs+WindowNs), with the earliest such start.
+// Peak is the largest total cost released to the backend, by every key
+// together, in any half-open interval [StartNs, StartNs+WindowNs), with the
+// earliest such start.
 type Peak struct {
 	WindowNs int64 `json:"window_ns"`
 	Count    int64 `json:"count"`
 	StartNs  int64 `json:"start_ns"`
 	// Ratio is Count / (L*V/W): how many times the limit got through.
+	Ratio Ratio `json:"ratio"`
+}
+
+// KeyPeak is, for one window length WindowNs, the largest total cost that
+// one key released to the backend in any half-open interval [StartNs,
+// StartNs+WindowNs): that Count, the Key, and the earliest such start (of
+// equal starts, the key whose release came first in processing order; the
+// releases of delayed requests due at one instant come in the release
+// queue's order, which is the same from run to run). Count 0, Key "" and
+// StartNs 0 when nothing was released. With one key it is the Peak of the
+// same window.
+type KeyPeak struct {
+	WindowNs int64  `json:"window_ns"`
+	Count    int64  `json:"count"`
+	Key      string `json:"key"`
+	StartNs  int64  `json:"start_ns"`
+	// Ratio is Count / (L*V/W): how many times its limit one key got
+	// through.
 	Ratio Ratio `json:"ratio"`
 }
 

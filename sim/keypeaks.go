@@ -1,0 +1,551 @@
+package sim
+
+import (
+	"math"
+	"math/bits"
+	"time"
+	"unsafe"
+
+	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/internal/prefetch"
+)
+
+// keyPeaks finds, over one stream of releases in non-decreasing time
+// order, each of one key, for each of several window lengths V, the
+// largest total cost that one key released in any half-open interval
+// [a, a+V), that key, and the earliest start a of such an interval (of
+// equal starts, that of the key whose release came first in the stream).
+// It is peakSet per key, exact for every key: the peak to hold against
+// the limit, which is per key (SPEC section 4, key_peaks).
+//
+// It holds the releases of the longest window in a queue, in the order
+// they came, and for each key and window a running count: the cost of the
+// key's releases in the window. Each window has its own front in the
+// queue. When a release x joins, every release f held with f+V <= x leaves
+// window V, front first. Before it leaves, the interval [f, f+V) of f's
+// key is complete and its count is that key's running count for window V:
+// every release of that key still in the window came at or after f (the
+// window's releases leave in order) and before f+V (x and the releases
+// after it have not joined; one before x at f+V or later would have made
+// f leave). The count is compared with the window's best, strictly
+// greater replacing it, so that of equal counts the earliest start stays
+// (the front moves in the stream's order); then f's cost leaves the
+// count. finish closes the intervals still open the same way, front to
+// back. A key's busiest interval can always be taken to start at one of
+// its releases, so every candidate is evaluated, once, at its start, with
+// no list per key. Releases of one key at one instant are held one by
+// one: the first of them to leave counts them all, and the later ones,
+// counting fewer, replace nothing.
+//
+// Memory: the releases of the longest window (16 bytes each) and a
+// record per key: its count in each window, side by side so that they
+// share a cache line, and a stamp (flushBatch), a power of two of them (16
+// bytes for two windows): 4 bytes each, or 8 once the cost held could
+// pass 2^31-1 (wide, for good). Nothing grows with the number of releases.
+//
+// Speed: like peakSet, add only stores a release; every keyFlush releases
+// (and before finishing) flush counts the stored ones (flushBatch). Over
+// many keys a record is seldom in cache: flush asks for the records of the
+// releases keyAhead ahead of those it counts, joining or leaving
+// (internal/prefetch). Reading records is most of the cost: three per
+// release (its join, and its leaving each of two windows), mostly from
+// memory over a million keys, where a decision of an algorithm reads its
+// key's state once (see BENCHMARKS.md).
+//
+// Any run loop can feed one (the engine's run does, from decide and
+// release; a cluster node's view could): add, in time order, then finish
+// or peaks once.
+type keyPeaks struct {
+	wins     []keyWin
+	longest  int           // the index in wins of the longest window
+	shortest time.Duration // the shortest window's length
+	ring     ring[keyRelease]
+	// the releases held, by sequence number: [head, tail); head is the
+	// longest window's front. Those from done on are stored but not yet
+	// counted.
+	head, tail, done int
+	// The records, one per key, of stride counts each (a power of two
+	// above len(wins)): record k's count w (w < len(wins)) is key k's
+	// running count in window w, its last one its stamp (flushBatch). In
+	// counts while narrow, else in wideCounts. keys is how many records
+	// they hold; base is the address of the first, shift the log2 of a
+	// record's size in bytes.
+	counts     []int32
+	wideCounts []int64
+	wide       bool
+	stride     int
+	keys       int
+	base       uintptr
+	shift      uint
+	// room is how much more cost the releases held may add up to before a
+	// count could pass what its width holds (it is not raised while
+	// releases wait to be counted); past it, the counts widen.
+	room int64
+	// big holds by sequence number the cost of each release whose cost
+	// does not fit in 32 bits (its entry holds bigCost).
+	big map[int]int64
+	// batch numbers flushBatch's passes; prev links each release of the
+	// batch to the one of its key before it (-1: none); pend holds the
+	// addresses of the records of the releases waiting to be counted
+	// (kept as they are added, for the prefetches).
+	batch uint32
+	prev  [keyFlush]int16
+	pend  [keyFlush]uintptr
+	lines []uintptr // the addresses to prefetch, reused
+	// passes counts the flushes of each kind (flushBatch, flushEach), for
+	// tests
+	passes [2]int
+}
+
+// keyWin is one window of a keyPeaks: the releases in it are those from
+// front to the set's done.
+type keyWin struct {
+	v     time.Duration
+	front int
+	// pf: the records of the releases before it have been asked for
+	pf    int
+	best  int64
+	key   uint32
+	start time.Duration
+}
+
+// keyRelease is one release held by a keyPeaks.
+type keyRelease struct {
+	at   time.Duration
+	key  uint32
+	cost uint32 // bigCost: the cost is in keyPeaks.big
+}
+
+// bigCost marks a release whose cost is held aside (keyPeaks.big).
+const bigCost = math.MaxUint32
+
+// keyFlush is how many releases a keyPeaks stores before it counts them;
+// flush asks for the records of the releases keyAhead ahead of those it
+// counts, keyStep at a time.
+const (
+	keyFlush = 512
+	keyAhead = 32
+	keyStep  = 8
+)
+
+// A record's stamp (see flushBatch) holds a batch number in its top bits
+// and an index in the batch in its keyIndexBits low ones; batch numbers
+// run from 1 to keyBatches-1, then round again (a variable, for tests).
+const (
+	keyIndexBits = 10 // keyFlush fits
+	keyIndexMask = 1<<keyIndexBits - 1
+)
+
+var keyBatches uint32 = 1 << (32 - keyIndexBits)
+
+// wideRoom is the room of wide counts: they hold any sum of costs that
+// the int64 peaks hold.
+const wideRoom = math.MaxInt64 / 2
+
+// keyPeakRaw is one window's key peak before it is named and rated: the
+// count, the key's id and the start.
+type keyPeakRaw struct {
+	count int64
+	key   uint32
+	start time.Duration
+}
+
+// newKeyPeaks returns the key peak windows of lengths vs (each > 0).
+func newKeyPeaks(vs []time.Duration) keyPeaks {
+	k := keyPeaks{wins: make([]keyWin, len(vs)), stride: 1}
+	for i, v := range vs {
+		k.wins[i].v = v
+		if v > k.wins[k.longest].v {
+			k.longest = i
+		}
+		if i == 0 || v < k.shortest {
+			k.shortest = v
+		}
+	}
+	for k.stride <= len(vs) {
+		k.stride *= 2
+	}
+	if len(vs) > 0 {
+		k.room = math.MaxInt32
+	}
+	k.layout()
+	return k
+}
+
+// layout notes where the records are and their size.
+func (k *keyPeaks) layout() {
+	size := 4
+	if k.wide {
+		size = 8
+	}
+	k.shift = uint(bits.TrailingZeros(uint(k.stride * size)))
+	switch {
+	case k.wide && len(k.wideCounts) > 0:
+		k.base = uintptr(unsafe.Pointer(&k.wideCounts[0]))
+	case !k.wide && len(k.counts) > 0:
+		k.base = uintptr(unsafe.Pointer(&k.counts[0]))
+	}
+}
+
+// reserve makes room for the records of the keys 0 to n-1.
+func (k *keyPeaks) reserve(n int) {
+	if n > k.keys && len(k.wins) > 0 {
+		k.grow(n)
+	}
+}
+
+// grow makes room for at least n keys: n, or twice what it holds.
+func (k *keyPeaks) grow(n int) {
+	n = max(n, 2*k.keys, 1024)
+	if k.wide {
+		c := make([]int64, n*k.stride)
+		copy(c, k.wideCounts)
+		k.wideCounts = c
+	} else {
+		c := make([]int32, n*k.stride)
+		copy(c, k.counts)
+		k.counts = c
+	}
+	k.keys = n
+	k.layout()
+	// the records of the releases waiting moved
+	for i := k.done; i < k.tail; i++ {
+		k.pend[i-k.done] = k.base + uintptr(k.ring.at(i).key)<<k.shift
+	}
+}
+
+// add stores a release of cost at at by key; releases come in
+// non-decreasing time order.
+func (k *keyPeaks) add(at time.Duration, cost int64, key uint32) {
+	c := uint32(cost)
+	if int(key) >= k.keys || cost > k.room || cost >= bigCost {
+		if len(k.wins) == 0 {
+			return
+		}
+		c = k.ready(cost, key)
+	}
+	k.room -= cost
+	n := k.tail - k.done
+	k.pend[n] = k.base + uintptr(key)<<k.shift
+	k.ring.push(k.head, k.tail, keyRelease{at, key, c})
+	k.tail++
+	if n+1 >= keyFlush {
+		k.flush()
+	}
+}
+
+// ready readies the set for a release of cost by key that add cannot
+// store as it is: it grows the records to hold key, widens them when the
+// cost could make a count pass 32 bits (first counting what is stored as
+// it is), and holds aside a cost past 32 bits (the counts are wide by
+// then). It returns the cost field of the release's entry.
+func (k *keyPeaks) ready(cost int64, key uint32) uint32 {
+	if int(key) >= k.keys {
+		k.grow(int(key) + 1)
+	}
+	if !k.wide && cost > k.room {
+		k.flush()
+		k.widen()
+	}
+	if cost < bigCost {
+		return uint32(cost)
+	}
+	if k.big == nil {
+		k.big = map[int]int64{}
+	}
+	k.big[k.tail] = cost
+	return bigCost
+}
+
+// widen moves the counts to 64 bits, for good.
+func (k *keyPeaks) widen() {
+	k.wideCounts = make([]int64, len(k.counts))
+	for i, c := range k.counts {
+		k.wideCounts[i] = int64(c)
+	}
+	k.counts = nil
+	k.wide = true
+	k.room = wideRoom
+	k.layout()
+	for i := k.done; i < k.tail; i++ {
+		k.pend[i-k.done] = k.base + uintptr(k.ring.at(i).key)<<k.shift
+	}
+}
+
+// flush counts the releases stored since the last flush, in order.
+func (k *keyPeaks) flush() {
+	if k.done == k.tail {
+		return
+	}
+	if k.wide {
+		flushKeys(k, k.wideCounts)
+	} else {
+		flushKeys(k, k.counts)
+	}
+}
+
+// flushKeys counts the releases from done to tail in every window: before
+// each release x joins, the releases f at each window's front with f+V <=
+// x close their key's interval and leave. When the releases to count span
+// less than the shortest window (a busy stream: none of them leaves
+// before the last joins), in two passes (flushBatch); else, or while costs
+// past 32 bits are held, release by release (flushEach).
+func flushKeys[C int32 | int64](k *keyPeaks, counts []C) {
+	if len(k.big) == 0 && k.ring.at(k.tail-1).at-k.ring.at(k.done).at < k.shortest {
+		flushBatch(k, counts)
+	} else {
+		flushEach(k, counts)
+	}
+}
+
+// flushBatch counts the releases from done to tail (the batch), which span
+// less than the shortest window, in two passes: every release of the
+// batch joins, then each window's front moves past the releases f with
+// f+V at or before the batch's last release x. No release of the batch
+// leaves (x - V is before the first of them), so the only difference with
+// counting them in order is that when f leaves, the releases of f's key
+// in the batch at or after f+V have already joined: its count is then
+// the running count less their cost. To find them, the join pass stamps
+// each key it counts with the batch's number and the index of the key's
+// latest release in the batch (the last count of its record), and links
+// each release to the one of its key before it in the batch (prev).
+//
+// The passes are loops of their own, which the processor predicts well,
+// where counting in order branches on how many releases leave before each
+// joins.
+func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
+	r := &k.ring
+	stride := k.stride
+	stamp := stride - 1
+	nw := len(k.wins)
+	n := k.tail - k.done
+	if k.batch++; k.batch == keyBatches {
+		// numbers wrap: no stamp may match a past batch's
+		k.batch = 1
+		for i := stamp; i < len(counts); i += stride {
+			counts[i] = 0
+		}
+	}
+	batch := k.batch
+	jc, ji := r.chunk(k.done), k.done%ringChunk
+	fronts := false // the records at the fronts asked for
+	for i := 0; ; i++ {
+		if i%keyStep == 0 {
+			if i == 0 {
+				prefetch.Lines(k.pend[:min(keyAhead, n)])
+			}
+			prefetch.Lines(k.pend[min(i+keyAhead, n):min(i+keyAhead+keyStep, n)])
+			if !fronts && i+keyAhead+keyAhead/2 >= n {
+				// those of the first releases to leave, which they
+				// do after the joins
+				fronts = true
+				for wi := range k.wins {
+					w := &k.wins[wi]
+					k.prefetchFront(w, min(w.front+keyAhead, k.done))
+				}
+			}
+		}
+		e := &jc[ji]
+		base := int(e.key) * stride
+		rec := counts[base : base+stride : base+stride]
+		k.prev[i] = -1
+		if st := uint32(rec[stamp]); st>>keyIndexBits == batch {
+			k.prev[i] = int16(st & keyIndexMask)
+		}
+		rec[stamp] = C(int32(batch<<keyIndexBits | uint32(i)))
+		cost := C(e.cost)
+		for w := range rec[:nw] {
+			rec[w] += cost
+		}
+		if i+1 == n {
+			break
+		}
+		if ji++; ji == ringChunk {
+			jc, ji = r.chunk(k.done+i+1), 0
+		}
+	}
+	last := r.at(k.tail - 1).at
+	for wi := range k.wins {
+		w := &k.wins[wi]
+		v := w.v
+		front := w.front
+		fc, fi := r.chunk(front), front%ringChunk
+		best, key, start := w.best, w.key, w.start
+		var left int64
+		for m := 0; ; m++ {
+			if m%keyStep == 0 && front+keyAhead+keyStep > w.pf {
+				w.front = front
+				k.prefetchFront(w, min(front+keyAhead+keyStep, k.done))
+			}
+			f := &fc[fi]
+			if f.at+v > last { // the batch's releases among them
+				break
+			}
+			base := int(f.key) * stride
+			c := counts[base+wi]
+			if st := uint32(counts[base+stamp]); st>>keyIndexBits == batch {
+				// less the releases of the batch at or after f+V
+				for j := int(st & keyIndexMask); j >= 0; j = int(k.prev[j]) {
+					e := r.at(k.done + j)
+					if e.at < f.at+v {
+						break
+					}
+					c -= C(e.cost)
+				}
+			}
+			if int64(c) > best {
+				best, key, start = int64(c), f.key, f.at
+			}
+			counts[base+wi] -= C(f.cost)
+			left += int64(f.cost)
+			front++ // before done: the next is held
+			if fi++; fi == ringChunk {
+				fc, fi = r.chunk(front), 0
+			}
+		}
+		w.front, w.best, w.key, w.start = front, best, key, start
+		if wi == k.longest {
+			k.room += left
+		}
+	}
+	k.done = k.tail
+	k.passes[0]++
+	k.dropBig(k.wins[k.longest].front)
+}
+
+// prefetchFront asks for the records of the releases from w's front (or
+// the last one asked for) to end.
+func (k *keyPeaks) prefetchFront(w *keyWin, end int) {
+	lines := k.appendFront(k.lines[:0], w, end)
+	prefetch.Lines(lines)
+	k.lines = lines
+}
+
+// appendFront appends the addresses of the records of the releases from
+// w's front (or the last one asked for) to end, and notes end.
+func (k *keyPeaks) appendFront(lines []uintptr, w *keyWin, end int) []uintptr {
+	for j := max(w.pf, w.front); j < end; {
+		c, i := k.ring.chunk(j), j%ringChunk
+		m := min(end-j, ringChunk-i)
+		for _, e := range c[i : i+m] {
+			lines = append(lines, k.base+uintptr(e.key)<<k.shift)
+		}
+		j += m
+	}
+	w.pf = max(w.pf, end)
+	return lines
+}
+
+// flushEach is flushKeys release by release, every window's front walked
+// as each joins.
+func flushEach[C int32 | int64](k *keyPeaks, counts []C) {
+	r := &k.ring
+	for j := k.done; j < k.tail; j++ {
+		x := r.at(j)
+		for wi := range k.wins {
+			w := &k.wins[wi]
+			for w.front < j && r.at(w.front).at+w.v <= x.at {
+				leaveKey(k, counts, wi, w, r.at(w.front))
+			}
+		}
+		cost := C(x.cost)
+		if x.cost == bigCost {
+			cost = C(k.big[j])
+		}
+		base := int(x.key) * k.stride
+		for wi := range k.wins {
+			counts[base+wi] += cost
+		}
+	}
+	k.done = k.tail
+	k.passes[1]++
+	k.dropBig(k.wins[k.longest].front)
+}
+
+// dropBig moves the head to head, forgetting the costs held aside for the
+// releases before it (which left every window).
+func (k *keyPeaks) dropBig(head int) {
+	if len(k.big) > 0 {
+		for i := k.head; i < head; i++ {
+			delete(k.big, i)
+		}
+	}
+	k.head = head
+}
+
+// leaveKey closes the interval of the release f at w's front (window wi)
+// and moves the front past it.
+func leaveKey[C int32 | int64](k *keyPeaks, counts []C, wi int, w *keyWin, f *keyRelease) {
+	i := int(f.key)*k.stride + wi
+	c := counts[i]
+	if int64(c) > w.best {
+		w.best, w.key, w.start = int64(c), f.key, f.at
+	}
+	cost := int64(f.cost)
+	if f.cost == bigCost {
+		cost = k.big[w.front]
+	}
+	if wi == k.longest {
+		k.room += cost
+	}
+	counts[i] = c - C(cost)
+	w.front++
+}
+
+// finish counts what is stored, closes every interval still open (every
+// release from a window's front on starts one that ends after the latest
+// release) and returns each window's peak, in the order of the windows.
+func (k *keyPeaks) finish() []keyPeakRaw {
+	k.flush()
+	if k.wide {
+		closeKeys(k, k.wideCounts)
+	} else {
+		closeKeys(k, k.counts)
+	}
+	out := make([]keyPeakRaw, len(k.wins))
+	for i, w := range k.wins {
+		out[i] = keyPeakRaw{w.best, w.key, w.start}
+	}
+	return out
+}
+
+// closeKeys closes every interval still open, all releases counted,
+// asking for the records keyAhead releases ahead.
+func closeKeys[C int32 | int64](k *keyPeaks, counts []C) {
+	for wi := range k.wins {
+		w := &k.wins[wi]
+		for m := 0; w.front < k.tail; m++ {
+			if m%keyStep == 0 {
+				k.prefetchFront(w, min(w.front+keyAhead, k.tail))
+			}
+			leaveKey(k, counts, wi, w, k.ring.at(w.front))
+		}
+	}
+	k.dropBig(k.tail)
+}
+
+// heldReleases is how many releases the set holds once it has counted
+// them.
+func (k *keyPeaks) heldReleases() int {
+	k.flush()
+	return k.tail - k.head
+}
+
+// peaks closes the windows and reports them with their ratio to the
+// policy, naming each window's key with name.
+func (k *keyPeaks) peaks(p algorithms.Policy, name func(uint32) string) []KeyPeak {
+	out := make([]KeyPeak, 0, len(k.wins))
+	for i, r := range k.finish() {
+		kp := KeyPeak{
+			WindowNs: int64(k.wins[i].v),
+			Count:    r.count,
+			StartNs:  int64(r.start),
+			Ratio:    peakRatio(r.count, k.wins[i].v, p),
+		}
+		if r.count > 0 {
+			kp.Key = name(r.key)
+		}
+		out = append(out, kp)
+	}
+	return out
+}

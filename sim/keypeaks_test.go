@@ -1,0 +1,456 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/traffic"
+	"github.com/stretchr/testify/require"
+)
+
+// keyRel is a release of a key, for the tests.
+type keyRel struct {
+	at   time.Duration
+	cost int64
+	key  uint32
+}
+
+// runKeyPeaks feeds rs to a new keyPeaks of windows vs (its counts sized
+// for reserve keys first) and returns what it finds.
+func runKeyPeaks(rs []keyRel, vs []time.Duration, reserve int) ([]keyPeakRaw, *keyPeaks) {
+	k := newKeyPeaks(vs)
+	k.reserve(reserve)
+	for _, r := range rs {
+		k.add(r.at, r.cost, r.key)
+	}
+	return k.finish(), &k
+}
+
+// bruteForceKeyPeak tries every release, in the stream's order, as the
+// start a of [a, a+v) for its key, and sums that key's releases in it: the
+// first largest sum wins, which is the earliest start and, of one start,
+// the key whose release came first. (The stream is in time order, so the
+// releases in [a, a+v) are found from the first one at a's instant on,
+// rather than among all of them.)
+func bruteForceKeyPeak(rs []keyRel, v time.Duration) keyPeakRaw {
+	var best keyPeakRaw
+	lo := 0 // the first release at a's instant
+	for i, a := range rs {
+		if rs[lo].at != a.at {
+			lo = i
+		}
+		var sum int64
+		for _, r := range rs[lo:] {
+			if r.at >= a.at+v {
+				break
+			}
+			if r.key == a.key {
+				sum += r.cost
+			}
+		}
+		if sum > best.count {
+			best = keyPeakRaw{sum, a.key, a.at}
+		}
+	}
+	return best
+}
+
+func requireKeyBruteForce(t *testing.T, got []keyPeakRaw, rs []keyRel, vs []time.Duration, trial int) {
+	t.Helper()
+	for i, v := range vs {
+		require.Equal(t, bruteForceKeyPeak(rs, v), got[i], "trial %d window %v (%d releases)", trial, v, len(rs))
+	}
+}
+
+// TestKeyPeaksByHand: small streams whose key peaks are worked out by
+// hand, each case saying why. Keys are ids: a=0, b=1, c=2, d=3.
+func TestKeyPeaksByHand(t *testing.T) {
+	const a, b, c, d = 0, 1, 2, 3
+	rel := func(at time.Duration, key uint32) keyRel { return keyRel{at, 1, key} }
+	type want struct {
+		count int64
+		key   uint32
+		start time.Duration
+	}
+	cases := []struct {
+		name string
+		vs   []time.Duration
+		rs   []keyRel
+		want []want
+		why  string
+	}{
+		{
+			name: "interleaved keys, the busier one wins",
+			vs:   []time.Duration{time.Second},
+			rs: []keyRel{rel(0, a), rel(100*ms, b), rel(200*ms, a), rel(300*ms, b), rel(400*ms, b),
+				rel(1100*ms, a), rel(1200*ms, b)},
+			want: []want{{3, b, 100 * ms}},
+			why: "a's intervals hold 2 ([0,1s): 0 and 200ms; [200ms,1.2s): 200ms and 1.1s); b's " +
+				"[100ms,1.1s) holds 100, 300 and 400ms (3), as does [300ms,1.3s) later; every key " +
+				"together [0,1s) holds 5, which is not one key's figure",
+		},
+		{
+			name: "a tie across keys goes to the earliest start",
+			vs:   []time.Duration{100 * ms},
+			rs:   []keyRel{rel(5*ms, b), rel(10*ms, a), rel(20*ms, a), rel(50*ms, b), rel(200*ms, c), rel(210*ms, c)},
+			want: []want{{2, b, 5 * ms}},
+			why:  "b [5ms,105ms), a [10ms,110ms) and c [200ms,300ms) each hold 2: b's starts first",
+		},
+		{
+			name: "a tie at one start goes to the key released first",
+			vs:   []time.Duration{100 * ms},
+			rs:   []keyRel{rel(0, d), rel(0, c), rel(30*ms, c), rel(40*ms, d)},
+			want: []want{{2, d, 0}},
+			why:  "c and d both hold 2 in [0,100ms); d's release at 0 came first (though its id is larger)",
+		},
+		{
+			name: "releases of one key at one instant count together",
+			vs:   []time.Duration{100 * ms},
+			rs:   []keyRel{rel(0, b), rel(10*ms, b), rel(50*ms, a), rel(50*ms, a), rel(50*ms, a)},
+			want: []want{{3, a, 50 * ms}},
+			why:  "a's three releases at 50ms are one interval of 3; b holds 2",
+		},
+		{
+			name: "costs above 1, two windows",
+			vs:   []time.Duration{time.Second, 100 * ms},
+			rs: []keyRel{{0, 5, a}, {10 * ms, 2, b}, {20 * ms, 2, b}, {30 * ms, 2, b},
+				{150 * ms, 1, a}},
+			want: []want{{6, a, 0}, {6, b, 10 * ms}},
+			why: "in 1s a holds 5+1 from 0 and b 2+2+2 from 10ms: a's starts first; in 100ms a " +
+				"holds 5 from 0 (150ms is out) and b 6 from 10ms",
+		},
+		{
+			name: "a gap longer than the windows",
+			vs:   []time.Duration{time.Second, 100 * ms},
+			rs: []keyRel{rel(0, a), rel(10*ms, a), rel(5*time.Second, b), rel(5050*ms, b),
+				rel(5090*ms, b), rel(5100*ms, a)},
+			want: []want{{3, b, 5 * time.Second}, {3, b, 5 * time.Second}},
+			why: "a's [0,1s) holds 0 and 10ms only (5.1s is far past it); b's [5s,5.1s) holds 5s, " +
+				"5.05s and 5.09s, and so does [5s,6s)",
+		},
+		{
+			name: "intervals are half-open",
+			vs:   []time.Duration{100 * ms},
+			rs:   []keyRel{rel(0, a), rel(100*ms, a), rel(200*ms, a)},
+			want: []want{{1, a, 0}},
+			why:  "[0,100ms) ends before the release at 100ms: one release in every interval",
+		},
+		{
+			name: "windows of different lengths find different keys",
+			vs:   []time.Duration{time.Second, 10 * ms, 100 * ms},
+			rs: []keyRel{rel(0, a), rel(1*ms, a), rel(2*ms, a), rel(300*ms, b), rel(350*ms, b),
+				rel(390*ms, b), rel(395*ms, b), rel(600*ms, c), rel(700*ms, c), rel(800*ms, c),
+				rel(900*ms, c), rel(999*ms, c)},
+			want: []want{{5, c, 600 * ms}, {3, a, 0}, {4, b, 300 * ms}},
+			why: "1s: c's five from 600ms beat b's four; 10ms: a's three within 2ms; 100ms: b's " +
+				"four within 95ms",
+		},
+		{
+			name: "nothing released",
+			vs:   []time.Duration{time.Second, 100 * ms},
+			want: []want{{0, 0, 0}, {0, 0, 0}},
+			why:  "no interval holds anything: 0 from 0, and no key",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := runKeyPeaks(tc.rs, tc.vs, 4)
+			require.Len(t, got, len(tc.want))
+			for i, w := range tc.want {
+				require.Equal(t, keyPeakRaw{w.count, w.key, w.start}, got[i], "window %v: %s", tc.vs[i], tc.why)
+			}
+			requireKeyBruteForce(t, got, tc.rs, tc.vs, 0)
+		})
+	}
+}
+
+// TestKeyPeaksReport: what peaks reports, by name and rated: the ratio is
+// count / (L*V/W) as for peaks; an empty window names no key.
+func TestKeyPeaksReport(t *testing.T) {
+	k := newKeyPeaks([]time.Duration{time.Second, 100 * ms})
+	k.add(0, 1, 1)
+	k.add(10*ms, 1, 1)
+	names := map[uint32]string{0: "alice", 1: "bob"}
+	got := k.peaks(algorithms.Policy{Rate: 10, Per: time.Second, Burst: 10}, func(id uint32) string { return names[id] })
+	require.Equal(t, []KeyPeak{
+		// 2 against 10 per 1s is 0.2 of the limit; against 1 per 100ms, 2.0
+		{WindowNs: 1e9, Count: 2, Key: "bob", StartNs: 0, Ratio: 0.2},
+		{WindowNs: 1e8, Count: 2, Key: "bob", StartNs: 0, Ratio: 2},
+	}, got)
+	empty := newKeyPeaks([]time.Duration{time.Second})
+	require.Equal(t, []KeyPeak{{WindowNs: 1e9}}, empty.peaks(algorithms.Policy{Rate: 10, Per: time.Second}, nil),
+		"no release: no key, 0 from 0")
+}
+
+// randomKeyStream is n releases over keys ids below keys, a third sharing
+// the instant of the one before, gaps up to gap, costs 1 to 3.
+func randomKeyStream(rng *rand.Rand, n, keys, gap int) []keyRel {
+	rs := make([]keyRel, n)
+	var at time.Duration
+	for i := range rs {
+		if rng.IntN(3) > 0 {
+			at += time.Duration(rng.IntN(gap))
+		}
+		rs[i] = keyRel{at, int64(1 + rng.IntN(3)), uint32(rng.IntN(keys))}
+	}
+	return rs
+}
+
+// TestKeyPeaksMatchesBruteForce: random streams (short ones, then ones of
+// thousands of releases that flush many times, over one to 300 keys, some
+// with a Zipf-like skew so that a few keys are busy) through one to three
+// random windows give what trying every release as a start gives; the set
+// holds only the releases of its longest window. Both ways of counting
+// are taken: streams denser than their shortest window in two passes
+// (flushBatch), sparser ones release by release (flushEach).
+func TestKeyPeaksMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var passes [2]int
+	defer func() {
+		require.Positive(t, passes[0], "some flushes in two passes")
+		require.Positive(t, passes[1], "some flushes release by release")
+	}()
+	for trial := 0; trial < 400; trial++ {
+		n, vmax, keys := rng.IntN(80), 150, 1+rng.IntN(6)
+		if trial >= 300 {
+			n, vmax, keys = 1+rng.IntN(5000), 20_000, 1+rng.IntN(300)
+		}
+		vs := make([]time.Duration, 1+rng.IntN(3))
+		for i := range vs {
+			vs[i] = time.Duration(1 + rng.IntN(vmax))
+		}
+		rs := randomKeyStream(rng, n, keys, 50)
+		if trial%4 == 3 { // skewed: half the releases from key 0
+			for i := range rs {
+				if rng.IntN(2) == 0 {
+					rs[i].key = 0
+				}
+			}
+		}
+		k := newKeyPeaks(vs)
+		if trial%2 == 0 {
+			k.reserve(keys) // else grown as keys come
+		}
+		// every third trial looks at what is held after each release
+		// (which counts it at once); the others leave the set to count
+		// in batches of keyFlush
+		most := 0
+		for _, r := range rs {
+			k.add(r.at, r.cost, r.key)
+			if trial%3 == 0 {
+				most = max(most, k.heldReleases())
+			}
+		}
+		// at most the releases of the longest window, plus the one that
+		// closed the oldest intervals
+		span := int(slices.Max(vs))
+		perInstant := 0
+		for i := range rs {
+			j := i
+			for j < len(rs) && rs[j].at < rs[i].at+time.Duration(span) {
+				j++
+			}
+			perInstant = max(perInstant, j-i)
+		}
+		require.LessOrEqual(t, most, perInstant+1, "trial %d: holds only the last V of releases", trial)
+		require.False(t, k.wide, "trial %d: small costs stay in 32 bits", trial)
+		requireKeyBruteForce(t, k.finish(), rs, vs, trial)
+		passes[0] += k.passes[0]
+		passes[1] += k.passes[1]
+	}
+}
+
+// TestKeyPeaksBatchNumbersWrap: with batch numbers that come round every
+// other flush, the stamps a flush leaves cannot be taken for a later
+// flush's (they are cleared when the numbers wrap): the peaks are still
+// those of trying every start, over dense streams whose keys come back
+// batch after batch.
+func TestKeyPeaksBatchNumbersWrap(t *testing.T) {
+	defer func(n uint32) { keyBatches = n }(keyBatches)
+	keyBatches = 3
+	rng := rand.New(rand.NewPCG(13, 14))
+	for trial := 0; trial < 30; trial++ {
+		vs := []time.Duration{time.Duration(5_000 + rng.IntN(20_000)), time.Duration(1_000 + rng.IntN(4_000))}
+		rs := randomKeyStream(rng, 3000+rng.IntN(3000), 1+rng.IntN(20), 4)
+		got, k := runKeyPeaks(rs, vs, 20)
+		require.Positive(t, k.passes[0], "trial %d: counted in two passes", trial)
+		requireKeyBruteForce(t, got, rs, vs, trial)
+	}
+}
+
+// TestKeyPeaksStaleStamps: a flush must not take a key's stamp from an
+// earlier flush of the same batch number for its own. With numbers that
+// come round every second flush (keyBatches 3), the third flush of 512
+// releases has the first one's number. Key 0 releases 500 times in the
+// first flush (at 0..499 ns, then key 1 twelve times), other keys fill the
+// second (at 1000 ns on, 50 keys in turn) and the third (at 2600 ns on, 50
+// more): with a window of 2000 ns, key 0's releases leave it in the third
+// flush, where their interval [0, 2000) holds all 500 of them, the peak
+// (no other key has more than 12 in any 2000 ns). A stamp left from the
+// first flush would make the third subtract releases of other keys.
+func TestKeyPeaksStaleStamps(t *testing.T) {
+	defer func(n uint32) { keyBatches = n }(keyBatches)
+	keyBatches = 3
+	var rs []keyRel
+	for i := range keyFlush {
+		key := uint32(0)
+		if i >= 500 {
+			key = 1
+		}
+		rs = append(rs, keyRel{time.Duration(i), 1, key})
+	}
+	for i := range keyFlush {
+		rs = append(rs, keyRel{time.Duration(1000 + i), 1, uint32(2 + i%50)})
+	}
+	for i := range keyFlush {
+		rs = append(rs, keyRel{time.Duration(2600 + i), 1, uint32(52 + i%50)})
+	}
+	got, k := runKeyPeaks(rs, []time.Duration{2000}, 102)
+	require.Equal(t, 3, k.passes[0], "three flushes of 512, in two passes")
+	require.Equal(t, keyPeakRaw{500, 0, 0}, got[0])
+}
+
+// TestKeyPeaksOneKeyIsPeaks: with one key, the key peak is the peak of
+// peakSet, window by window, count and start, over random streams long and
+// short.
+func TestKeyPeaksOneKeyIsPeaks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for trial := 0; trial < 200; trial++ {
+		n := rng.IntN(100)
+		if trial >= 150 {
+			n = 1 + rng.IntN(20_000)
+		}
+		vs := []time.Duration{time.Duration(1 + rng.IntN(20_000)), time.Duration(1 + rng.IntN(2_000))}
+		rs := randomKeyStream(rng, n, 1, 40)
+		p := newPeakSet(vs)
+		for _, r := range rs {
+			p.add(r.at, r.cost)
+		}
+		want := p.finish()
+		got, _ := runKeyPeaks(rs, vs, 1)
+		for i := range vs {
+			require.Equal(t, want[i].cost, got[i].count, "trial %d window %d", trial, i)
+			require.Equal(t, want[i].at, got[i].start, "trial %d window %d", trial, i)
+		}
+	}
+}
+
+// TestKeyPeaksWide: costs whose sum passes 32 bits widen the counts, for
+// good, midway; a cost past 32 bits is held aside; both give what trying
+// every start gives, and nothing is left aside once the windows close.
+func TestKeyPeaksWide(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for trial := 0; trial < 100; trial++ {
+		n := 1 + rng.IntN(3000)
+		vs := []time.Duration{time.Duration(1 + rng.IntN(20_000)), time.Duration(1 + rng.IntN(2_000))}
+		rs := randomKeyStream(rng, n, 1+rng.IntN(20), 50)
+		at := rng.IntN(n)
+		switch trial % 3 {
+		case 0: // costs that add up past 2^31-1 within a window
+			for i := at; i < min(at+4, n); i++ {
+				rs[i].cost = math.MaxInt32/2 + int64(rng.IntN(1000))
+			}
+		case 1: // one cost past 32 bits
+			rs[at].cost = math.MaxUint32 + int64(rng.IntN(3))
+		case 2: // costs past 32 bits on one key at one instant
+			for i := at; i < min(at+3, n); i++ {
+				rs[i] = keyRel{rs[at].at, 1 << 40, rs[at].key}
+			}
+		}
+		got, k := runKeyPeaks(rs, vs, 0)
+		require.True(t, k.wide, "trial %d", trial)
+		require.Empty(t, k.big, "trial %d: the costs held aside went with their releases", trial)
+		requireKeyBruteForce(t, got, rs, vs, trial)
+	}
+}
+
+// TestKeyPeaksMemoryIndependentOfReleases: ten times the releases over the
+// same keys at the same rate hold the same: as many releases at most (those
+// of the last window), as many ring chunks and the same counts.
+func TestKeyPeaksMemoryIndependentOfReleases(t *testing.T) {
+	held := func(n int) (most, chunks, counts int) {
+		rng := rand.New(rand.NewPCG(41, 42))
+		k := newKeyPeaks([]time.Duration{time.Second, 100 * ms})
+		k.reserve(10_000)
+		var at time.Duration
+		for i := 0; i < n; i++ {
+			at += time.Duration(rng.ExpFloat64() * float64(10*time.Microsecond)) // 100,000 a second
+			k.add(at, 1, uint32(rng.IntN(10_000)))
+			if i%1000 == 0 {
+				most = max(most, k.heldReleases())
+			}
+		}
+		k.finish()
+		return most, k.ring.held(), len(k.counts)
+	}
+	m1, c1, k1 := held(300_000)
+	m2, c2, k2 := held(3_000_000)
+	t.Logf("held at most %d and %d releases, %d and %d chunks", m1, m2, c1, c2)
+	require.Less(t, m2, 110_000, "the releases of the last second, about 100,000")
+	require.LessOrEqual(t, m2, m1+m1/10)
+	require.LessOrEqual(t, c2, c1+2, "the ring's chunks follow what it held at most")
+	require.Equal(t, k1, k2, "counts for the keys, not the releases")
+}
+
+// TestRunKeyPeaksOfShapedReleases: the engine counts the key peaks of
+// delayed requests at their release, with their key. leaky-bucket at 4
+// per 1s (D = 250ms), burst 4: alice's four requests at 0 are released at
+// 0, 250, 500 and 750ms; bob's two at 100ms at 100 and 350ms (SPEC
+// section 7 example 2's rule). gcra admits the same requests at once.
+func TestRunKeyPeaksOfShapedReleases(t *testing.T) {
+	p := algorithms.Policy{Rate: 4, Per: time.Second, Burst: 4}
+	plan := traffic.Plan{Sources: []traffic.Source{
+		&traffic.Times{Common: traffic.Common{Clients: traffic.Clients{Key: "alice"}, Cost: 1}, At: []time.Duration{0, 0, 0, 0}},
+		&traffic.Times{Common: traffic.Common{Clients: traffic.Clients{Key: "bob"}, Cost: 1}, At: []time.Duration{100 * ms, 100 * ms}},
+	}}
+	cfg := baseConfig(plan,
+		Algorithm{Name: "leaky-bucket", Label: "leaky-bucket", Params: algorithms.Params{Policy: p}},
+		Algorithm{Name: "gcra", Label: "gcra", Params: algorithms.Params{Policy: p}})
+	cfg.Limit = p
+	cfg.Windows = []time.Duration{time.Second, 200 * ms}
+	rep, err := Run(cfg)
+	require.NoError(t, err)
+	lb, gcra := rep.Results[0], rep.Results[1]
+	require.Equal(t, int64(4), lb.Delayed, "alice's last three and bob's second wait")
+	require.Equal(t, []KeyPeak{
+		// alice's four releases are within [0,1s): 4 against 4, 1.0x
+		{WindowNs: 1e9, Count: 4, Key: "alice", StartNs: 0, Ratio: 1},
+		// 250ms apart, no 200ms holds two of alice's; bob's 100 and 350ms
+		// neither: 1 against 0.8, and alice's interval at 0 is the first
+		{WindowNs: 2e8, Count: 1, Key: "alice", StartNs: 0, Ratio: 1.25},
+	}, lb.KeyPeaks)
+	require.Equal(t, []KeyPeak{
+		{WindowNs: 1e9, Count: 4, Key: "alice", StartNs: 0, Ratio: 1},
+		// all four at 0: 4 against 0.8, 5.0x
+		{WindowNs: 2e8, Count: 4, Key: "alice", StartNs: 0, Ratio: 5},
+	}, gcra.KeyPeaks)
+	// every key together: [0,200ms) holds alice's 0 and bob's 100ms
+	require.Equal(t, int64(2), lb.Peaks[1].Count)
+}
+
+// TestRunKeyPeaksOneKeyArePeaks: with one key, every algorithm's key peaks
+// are its peaks (the double burst of SPEC section 7, with a shaper's delays
+// and rejections).
+func TestRunKeyPeaksOneKeyArePeaks(t *testing.T) {
+	var at []time.Duration
+	for i := 0; i < 10; i++ {
+		at = append(at, 900*ms+time.Duration(i)*10*ms, time.Second+time.Duration(i)*10*ms)
+	}
+	slices.Sort(at)
+	p := algorithms.Policy{Rate: 10, Per: time.Second, Burst: 10}
+	cfg := baseConfig(timesPlan(at...), allAlgorithms(p)...)
+	cfg.Duration = 3 * time.Second
+	rep, err := Run(cfg)
+	require.NoError(t, err)
+	for _, res := range rep.Results {
+		require.Len(t, res.KeyPeaks, len(res.Peaks))
+		for i, pk := range res.Peaks {
+			require.Equal(t, KeyPeak{WindowNs: pk.WindowNs, Count: pk.Count, Key: "alice", StartNs: pk.StartNs, Ratio: pk.Ratio},
+				res.KeyPeaks[i], res.Label)
+		}
+	}
+}
