@@ -1,0 +1,64 @@
+package cluster
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// One skew value v spreads the nodes' clocks evenly over [-v, v]: 4 nodes
+// and 3ms give -3, -1, 1 and 3 ms (2v*i/(N-1) = 2ms*i); one node gets 0.
+func TestSpreadSkew(t *testing.T) {
+	ms := time.Millisecond
+	require.Equal(t, []time.Duration{-3 * ms, -1 * ms, 1 * ms, 3 * ms}, SpreadSkew(3*ms, 4))
+	require.Equal(t, []time.Duration{0}, SpreadSkew(3*ms, 1))
+	// 2ns over 3 nodes: -2 + 4*i/2 = -2, 0, 2
+	require.Equal(t, []time.Duration{-2, 0, 2}, SpreadSkew(2, 3))
+}
+
+// split's shares add up to the whole: 10 over 4 nodes is 3, 3, 2, 2; 1
+// over 2 leaves the second node nothing.
+func TestShare(t *testing.T) {
+	var sum int64
+	for i := range 4 {
+		sum += Share(10, i, 4)
+	}
+	require.Equal(t, int64(10), sum)
+	require.Equal(t, []int64{3, 3, 2, 2}, []int64{Share(10, 0, 4), Share(10, 1, 4), Share(10, 2, 4), Share(10, 3, 4)})
+	require.Equal(t, []int64{1, 0}, []int64{Share(1, 0, 2), Share(1, 1, 2)})
+}
+
+// lease's default K is max(1, B/(2N)): 40 over 4 nodes is 5; 7 over 4 is
+// at least 1.
+func TestDefaultLease(t *testing.T) {
+	require.Equal(t, int64(5), DefaultLease(40, 4))
+	require.Equal(t, int64(1), DefaultLease(7, 4))
+}
+
+// Which algorithm takes which mode (SPEC section 8): x-time-rate only the
+// nodes' own; sync for the window counters, lease for the buckets.
+func TestModesOf(t *testing.T) {
+	require.Equal(t, []Mode{Local, Split}, ModesOf("x-time-rate"))
+	require.Equal(t, []Mode{Local, Split, Central, Racy, Sync}, ModesOf("fixed-window"))
+	require.Equal(t, []Mode{Local, Split, Central, Racy, Lease}, ModesOf("gcra"))
+	require.Equal(t, []Mode{Local, Split, Central, Racy}, ModesOf("nginx"))
+	require.True(t, IncrWrites("sliding-window"))
+	require.False(t, IncrWrites("gcra"))
+	require.Equal(t, "local, split, central or racy", ModeList(ModesOf("leaky-bucket")))
+}
+
+func TestCoordinationString(t *testing.T) {
+	require.Equal(t, "central (clock node)", Coordination{Mode: Central, Clock: NodeClock}.String())
+	require.Equal(t, "central", Coordination{Mode: Central, Clock: StoreClock}.String())
+	require.Equal(t, "racy (write incr)", Coordination{Mode: Racy, Write: WriteIncr}.String())
+	require.Equal(t, "sync 100ms", Coordination{Mode: Sync, Sync: 100 * time.Millisecond}.String())
+	require.Equal(t, "lease 5", Coordination{Mode: Lease, Lease: 5}.String())
+}
+
+// A fault's end saturates at the largest instant.
+func TestFaultEnd(t *testing.T) {
+	require.Equal(t, 15*time.Second, Fault{At: 10 * time.Second, For: 5 * time.Second}.End())
+	require.Equal(t, time.Duration(math.MaxInt64), Fault{At: math.MaxInt64 - 1, For: 5}.End())
+}
