@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -327,4 +328,58 @@ func TestClusterFaultsOnATrace(t *testing.T) {
 		{t0 + 300*ms, t0 + 302*ms, 0, rej, 700 * ms},
 	}, got)
 	require.Equal(t, int64(1), res.Cluster.FailClosed)
+}
+
+// Every algorithm runs in every mode it takes, with jitter, a service
+// time, skews, faults and retries, and the accounts add up: every attempt
+// has one verdict, the cluster object's admissions are the row's, and the
+// nodes' shares add up to the row's.
+func TestClusterEveryAlgorithmEveryMode(t *testing.T) {
+	pol := algorithms.Policy{Rate: 5, Per: time.Second, Burst: 4}
+	var at []time.Duration
+	for i := range 300 {
+		at = append(at, time.Duration(i*i%997)*3*ms)
+	}
+	slices.Sort(at)
+	for _, name := range algorithms.Names() {
+		for _, mode := range cluster.ModesOf(name) {
+			co := cluster.Coordination{Mode: mode}
+			switch mode {
+			case cluster.Sync:
+				co.Sync = 40 * ms
+			case cluster.Lease:
+				co.Lease = 2
+			}
+			t.Run(name+"/"+string(mode), func(t *testing.T) {
+				cfg := clusterConfig(name, pol, co, 3, 2*ms, at...)
+				cfg.Algorithms[0].Params.Service = 50 * ms
+				cfg.Cluster.Store.Jitter = 700 * us
+				cfg.Cluster.Store.Service = 100 * us
+				cfg.Cluster.Store.Timeout = 20 * ms
+				cfg.Cluster.Skew = []time.Duration{-ms, 0, 2 * ms}
+				cfg.Cluster.Faults = []cluster.Fault{
+					{Type: cluster.NodeDown, Node: 1, At: 300 * ms, For: 400 * ms},
+					{Type: cluster.StoreDown, At: 1500 * ms, For: 100 * ms},
+					{Type: cluster.StoreFlush, At: 2 * time.Second},
+				}
+				cfg.Retries = []traffic.RetryPolicy{{Policy: "retry-after", MaxAttempts: 2}}
+				res, got := runCluster(t, cfg)
+				require.Equal(t, res.Attempts, int64(len(got)))
+				require.Equal(t, res.Attempts, res.Accepted+res.Delayed+res.Rejected)
+				c := res.Cluster
+				require.Equal(t, res.Accepted+res.Delayed, c.Admitted)
+				var att, adm, rj int64
+				for _, n := range c.PerNode {
+					att, adm, rj = att+n.Attempts, adm+n.Admitted, rj+n.Rejected
+				}
+				require.Equal(t, [3]int64{res.Attempts, c.Admitted, res.Rejected}, [3]int64{att, adm, rj})
+				for i, d := range got {
+					require.GreaterOrEqual(t, d.Decided, d.Time, "decision %d", i)
+					if i > 0 {
+						require.GreaterOrEqual(t, d.Time, got[i-1].Time, "decisions in arrival order")
+					}
+				}
+			})
+		}
+	}
 }
