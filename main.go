@@ -1,5 +1,5 @@
 // Command ratesim simulates and compares rate-limiting algorithms on a
-// virtual clock. See README.md, or run `ratesim --help`.
+// virtual clock. See README.md and docs/, or run `ratesim --help`.
 package main
 
 import "github.com/ratesim/ratesim/cmd"

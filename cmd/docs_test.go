@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestDocsCharts: the charts the README shows are made by ratesim's own
+// TestDocsCharts: the charts the pages of docs/ show are made by ratesim's own
 // command, `ratesim compare NAME --charts docs/charts/NAME`, and are up to
 // date: each is rendered again here and must match byte for byte (-update
 // rewrites them; look at the new pictures before committing them).

@@ -77,7 +77,9 @@ func checkPageExamples(t *testing.T, page string) {
 	require.NoError(t, err)
 	lines := strings.Split(string(data), "\n")
 	examples := readmeExamples(t, lines)
-	require.NotEmpty(t, examples, "%s shows commands with their output", page)
+	if page == "README.md" {
+		require.NotEmpty(t, examples, "the README shows commands with their output")
+	}
 	dir := t.TempDir() // where the examples' own files go
 	t.Chdir("..")      // the README's paths are relative to the repository root
 	var rewritten []string
