@@ -12,10 +12,9 @@
 package cluster
 
 import (
-	"fmt"
+	"cmp"
 	"math"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -222,21 +221,6 @@ func Supports(name string, m Mode) bool { return slices.Contains(ModesOf(name), 
 // (racy's write: incr): its state is counters a cost adds to.
 func IncrWrites(name string) bool { return name == "fixed-window" || name == "sliding-window" }
 
-// ModeList writes the modes as "local, split, central or racy".
-func ModeList(ms []Mode) string {
-	s := make([]string, len(ms))
-	for i, m := range ms {
-		s[i] = string(m)
-	}
-	switch len(s) {
-	case 0:
-		return ""
-	case 1:
-		return s[0]
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
-}
-
 // SpreadSkew returns the skews of n nodes for one skew value v: node i gets
 // -v + 2v*i/(n-1) (the quotient truncated toward zero), so that the nodes'
 // clocks spread evenly over [-v, v]; one node gets 0.
@@ -267,25 +251,25 @@ func DefaultLease(burst int64, nodes int) int64 {
 	return max(1, burst/(2*int64(nodes)))
 }
 
-// String writes the mode with its knobs, as a table or a chart labels a
-// row: "central", "central (clock node)", "racy (write incr)", "sync
-// 100ms", "lease 5".
-func (c Coordination) String() string {
+// WithDefaults returns c with each knob its mode reads filled in where c
+// leaves it unset, as SPEC section 8 defaults them for a row of burst
+// burst and period per on nodes nodes: the mode central; central's clock
+// store; racy's write set; lease's K DefaultLease(burst, nodes) (when
+// nodes > 0) and its lease-ttl per.
+func (c Coordination) WithDefaults(burst int64, per time.Duration, nodes int) Coordination {
+	c.Mode = cmp.Or(c.Mode, Central)
 	switch c.Mode {
 	case Central:
-		if c.Clock == NodeClock {
-			return "central (clock node)"
-		}
+		c.Clock = cmp.Or(c.Clock, StoreClock)
 	case Racy:
-		if c.Write == WriteIncr {
-			return "racy (write incr)"
-		}
-	case Sync:
-		return fmt.Sprintf("sync %v", c.Sync)
+		c.Write = cmp.Or(c.Write, WriteSet)
 	case Lease:
-		if c.Lease > 0 {
-			return fmt.Sprintf("lease %d", c.Lease)
+		if c.Lease <= 0 && nodes > 0 {
+			c.Lease = DefaultLease(burst, nodes)
+		}
+		if c.LeaseTTL <= 0 {
+			c.LeaseTTL = per
 		}
 	}
-	return string(c.Mode)
+	return c
 }

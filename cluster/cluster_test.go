@@ -46,15 +46,21 @@ func TestModesOf(t *testing.T) {
 	require.Equal(t, []Mode{Local, Split, Central, Racy}, ModesOf("nginx"))
 	require.True(t, IncrWrites("sliding-window"))
 	require.False(t, IncrWrites("gcra"))
-	require.Equal(t, "local, split, central or racy", ModeList(ModesOf("leaky-bucket")))
+	require.Equal(t, []Mode{Local, Split, Central, Racy}, ModesOf("leaky-bucket"))
 }
 
-func TestCoordinationString(t *testing.T) {
-	require.Equal(t, "central (clock node)", Coordination{Mode: Central, Clock: NodeClock}.String())
-	require.Equal(t, "central", Coordination{Mode: Central, Clock: StoreClock}.String())
-	require.Equal(t, "racy (write incr)", Coordination{Mode: Racy, Write: WriteIncr}.String())
-	require.Equal(t, "sync 100ms", Coordination{Mode: Sync, Sync: 100 * time.Millisecond}.String())
-	require.Equal(t, "lease 5", Coordination{Mode: Lease, Lease: 5}.String())
+// Defaults fill only what the row left unset, and only the knobs its mode
+// reads: B=40 on 4 nodes leases max(1, 40/8) = 5; the ttl is the period.
+func TestCoordinationWithDefaults(t *testing.T) {
+	sec := time.Second
+	require.Equal(t, Coordination{Mode: Central, Clock: StoreClock}, Coordination{}.WithDefaults(40, sec, 4))
+	require.Equal(t, Coordination{Mode: Central, Clock: NodeClock}, Coordination{Mode: Central, Clock: NodeClock}.WithDefaults(40, sec, 4))
+	require.Equal(t, Coordination{Mode: Racy, Write: WriteSet}, Coordination{Mode: Racy}.WithDefaults(40, sec, 4))
+	require.Equal(t, Coordination{Mode: Lease, Lease: 5, LeaseTTL: sec}, Coordination{Mode: Lease}.WithDefaults(40, sec, 4))
+	require.Equal(t, Coordination{Mode: Lease, Lease: 3, LeaseTTL: 2 * sec}, Coordination{Mode: Lease, Lease: 3, LeaseTTL: 2 * sec}.WithDefaults(40, sec, 4))
+	require.Equal(t, Coordination{Mode: Sync, Sync: 100 * time.Millisecond}, Coordination{Mode: Sync, Sync: 100 * time.Millisecond}.WithDefaults(40, sec, 4))
+	// no nodes yet (an invalid section, reported elsewhere): K stays unset
+	require.Equal(t, Coordination{Mode: Lease, LeaseTTL: sec}, Coordination{Mode: Lease}.WithDefaults(40, sec, 0))
 }
 
 // A fault's end saturates at the largest instant.

@@ -84,10 +84,7 @@ func extraChart(r *sim.Report) *figure {
 	}
 	zero := &hline{y: 0, style: draw.LineStyle{Color: color.Gray{Y: 0x44}, Width: 0.8}}
 	pe.Add(zero)
-	var nodes int
-	if c := rows[0].Cluster; c != nil {
-		nodes = c.Nodes
-	}
+	nodes := rows[0].Cluster.Nodes
 	return &figure{
 		title:    "What each way of sharing the limit let through, and what it cost",
 		subtitle: subtitle(r) + "; " + strconv.Itoa(nodes) + " nodes; bars labelled with the extra requests",

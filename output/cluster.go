@@ -104,23 +104,15 @@ var clusterCSVHeader = []string{"coordination", "nodes", "balancer", "reference_
 	"added_max_ns", "store_errors", "fail_open", "fail_closed"}
 
 // clusterCSV is a row's cluster columns (empty for a row not on a cluster).
-func clusterCSV(c *sim.ClusterResult) ([]string, error) {
+func clusterCSV(c *sim.ClusterResult) []string {
 	if c == nil {
-		return make([]string, len(clusterCSVHeader)), nil
+		return make([]string, len(clusterCSVHeader))
 	}
 	i64 := func(n int64) string { return strconv.FormatInt(n, 10) }
-	var ratios []string
-	for _, x := range []sim.Ratio{c.ExtraRatio, c.StoreOpsPerAttempt, c.StoreBusy} {
-		b, err := x.MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
-		ratios = append(ratios, string(b))
-	}
 	return []string{modeCell(c), strconv.Itoa(c.Nodes), c.Balancer, i64(c.ReferenceAdmitted),
-		i64(c.ExtraAdmitted), ratios[0], i64(c.StoreOps), ratios[1], ratios[2],
+		i64(c.ExtraAdmitted), c.ExtraRatio.Text(), i64(c.StoreOps), c.StoreOpsPerAttempt.Text(), c.StoreBusy.Text(),
 		i64(c.AddedLatencyNs.P50), i64(c.AddedLatencyNs.P99), i64(c.AddedLatencyNs.Max),
-		i64(c.StoreErrors), i64(c.FailOpen), i64(c.FailClosed)}, nil
+		i64(c.StoreErrors), i64(c.FailOpen), i64(c.FailClosed)}
 }
 
 // clusterFindings says which rows let the most through beyond one exact

@@ -71,47 +71,30 @@ func CSV(w io.Writer, r *sim.Report) error {
 			i64(res.Offered), i64(res.Attempts), i64(res.Accepted), i64(res.Delayed),
 			i64(res.Rejected), i64(res.GaveUp),
 			i64(res.DelayNs.P50), i64(res.DelayNs.P90), i64(res.DelayNs.P99), i64(res.DelayNs.Max))
-		peaks := func(ps []sim.Peak) error {
+		// each window's peak: its count, where it is (start_ns, or the
+		// key) and its ratio; empty where the window has none
+		peaks := func(ps []sim.Peak) {
 			for _, v := range ws {
-				p, ok := findPeak(ps, v)
-				if !ok {
+				if p, ok := findPeak(ps, v); ok {
+					row = append(row, i64(p.Count), i64(p.StartNs), p.Ratio.Text())
+				} else {
 					row = append(row, "", "", "")
-					continue
 				}
-				ratio, err := p.Ratio.MarshalJSON()
-				if err != nil {
-					return err
-				}
-				row = append(row, i64(p.Count), i64(p.StartNs), string(ratio))
 			}
-			return nil
 		}
-		if err := peaks(res.Peaks); err != nil {
-			return err
-		}
+		peaks(res.Peaks)
 		for _, v := range ws {
-			p, ok := findKeyPeak(res.KeyPeaks, v)
-			if !ok {
+			if p, ok := findKeyPeak(res.KeyPeaks, v); ok {
+				row = append(row, i64(p.Count), p.Key, p.Ratio.Text())
+			} else {
 				row = append(row, "", "", "")
-				continue
 			}
-			ratio, err := p.Ratio.MarshalJSON()
-			if err != nil {
-				return err
-			}
-			row = append(row, i64(p.Count), p.Key, string(ratio))
 		}
 		row = append(row, i64(res.Memory.BytesPerKeyMax), i64(res.Memory.KeysPeak), i64(res.Memory.BytesPeak),
 			i64(res.Keys.Limited))
-		if err := peaks(res.AttemptPeaks); err != nil {
-			return err
-		}
+		peaks(res.AttemptPeaks)
 		if cl {
-			cells, err := clusterCSV(res.Cluster)
-			if err != nil {
-				return err
-			}
-			row = append(row, cells...)
+			row = append(row, clusterCSV(res.Cluster)...)
 		}
 		if err := cw.Write(row); err != nil {
 			return err

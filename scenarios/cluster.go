@@ -486,7 +486,7 @@ func (d *decoder) coordination(entry val, m *mapping, name string, p algorithms.
 		}
 		return cluster.Coordination{}, good
 	}
-	modes := cluster.ModeList(cluster.ModesOf(name))
+	modes := orList(names(cluster.ModesOf(name)))
 	c := cluster.Coordination{Mode: cluster.Central}
 	if mv, ok := written("coordination"); ok {
 		s, ok := d.choice(mv, "coordination", names(cluster.Modes))
@@ -512,7 +512,7 @@ func (d *decoder) coordination(entry val, m *mapping, name string, p algorithms.
 			if len(want) == 1 {
 				d.errAt(m.keyPos[k], v.path, "applies only with coordination: %s", want[0])
 			} else {
-				d.errAt(m.keyPos[k], v.path, "applies only with a mode that uses the store (coordination: %s), not %s", cluster.ModeList(want), c.Mode)
+				d.errAt(m.keyPos[k], v.path, "applies only with a mode that uses the store (coordination: %s), not %s", orList(names(want)), c.Mode)
 			}
 			good = false
 			continue
@@ -546,24 +546,12 @@ func (d *decoder) coordination(entry val, m *mapping, name string, p algorithms.
 			c.OnStoreError, good = cluster.OnError(s), good && ok
 		}
 	}
-	switch c.Mode {
-	case cluster.Central:
-		c.Clock = cmp.Or(c.Clock, cluster.StoreClock)
-	case cluster.Racy:
-		c.Write = cmp.Or(c.Write, cluster.WriteSet)
-	case cluster.Sync:
-		if _, ok := written("sync"); !ok {
-			sv := val{path: join(entry.path, "sync"), pos: entry.pos}
-			d.missing(sv, wantClusterPos+": how often each node syncs its counts with the store")
-			good = false
-		}
-	case cluster.Lease:
-		if c.Lease == 0 && ci.nodes > 0 && p.Burst > 0 {
-			c.Lease = cluster.DefaultLease(p.Burst, ci.nodes)
-		}
-		c.LeaseTTL = cmp.Or(c.LeaseTTL, p.Per)
+	if _, ok := written("sync"); c.Mode == cluster.Sync && !ok {
+		sv := val{path: join(entry.path, "sync"), pos: entry.pos}
+		d.missing(sv, wantClusterPos+": how often each node syncs its counts with the store")
+		good = false
 	}
-	return c, good
+	return c.WithDefaults(p.Burst, p.Per, ci.nodes), good
 }
 
 // whyNot says why an algorithm does not take mode m, after its name.
@@ -586,13 +574,7 @@ func takers(ok func(name string) bool) string {
 			list = append(list, name)
 		}
 	}
-	switch len(list) {
-	case 0:
-		return ""
-	case 1:
-		return list[0]
-	}
-	return strings.Join(list[:len(list)-1], ", ") + " and " + list[len(list)-1]
+	return joinList(list, "and")
 }
 
 // defaultCoordination is the coordination of an entry of the default
@@ -601,7 +583,7 @@ func takers(ok func(name string) bool) string {
 func defaultCoordination(name string) (cluster.Coordination, string) {
 	if !cluster.Supports(name, cluster.Central) {
 		return cluster.Coordination{}, "cannot run in the store (coordination central, the default on a cluster); list it with coordination: " +
-			cluster.ModeList(cluster.ModesOf(name))
+			orList(names(cluster.ModesOf(name)))
 	}
-	return cluster.Coordination{Mode: cluster.Central, Clock: cluster.StoreClock}, ""
+	return cluster.Coordination{}.WithDefaults(0, 0, 0), ""
 }

@@ -520,21 +520,15 @@ func TestClusterExtremeValues(t *testing.T) {
 	}
 	accepted := 0
 	for _, tmpl := range templates {
-		for _, n := range nodes {
-			for _, d1 := range durations {
-				for _, d2 := range durations {
-					for _, i := range ints {
-						src := ch + fmt.Sprintf(tmpl, n, d1, d2, i)
-						sc, err := Parse("s.yaml", []byte(src))
-						if err != nil {
-							require.Nil(t, sc)
-							continue
-						}
-						accepted++
-						checkInvariants(t, sc)
-					}
-				}
+		for _, args := range product(nodes, durations, durations, ints) {
+			src := ch + fmt.Sprintf(tmpl, args...)
+			sc, err := Parse("s.yaml", []byte(src))
+			if err != nil {
+				require.Nil(t, sc)
+				continue
 			}
+			accepted++
+			checkInvariants(t, sc)
 		}
 	}
 	t.Logf("%d scenarios accepted", accepted)

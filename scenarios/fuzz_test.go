@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +151,22 @@ func FuzzParseRate(f *testing.F) {
 	})
 }
 
+// product returns every way of taking one value from each list, in order,
+// as the arguments of a template.
+func product(lists ...[]string) [][]any {
+	out := [][]any{nil}
+	for _, list := range lists {
+		var next [][]any
+		for _, prefix := range out {
+			for _, v := range list {
+				next = append(next, append(slices.Clip(prefix), v))
+			}
+		}
+		out = next
+	}
+	return out
+}
+
 // TestExtremeValues puts extreme values in every numeric field of valid
 // scenarios: whatever Parse accepts satisfies the invariants and its traffic
 // opens and streams without a panic.
@@ -174,25 +191,19 @@ func TestExtremeValues(t *testing.T) {
 	}
 	accepted := 0
 	for _, tmpl := range templates {
-		for _, d1 := range durations {
-			for _, d2 := range durations {
-				for _, n := range ints {
-					for _, r := range rates {
-						src := fmt.Sprintf(tmpl, d1, d2, n, r)
-						sc, err := Parse("x.yaml", []byte(src))
-						if err != nil {
-							continue
-						}
-						accepted++
-						checkInvariants(t, sc)
-						_, stream, err := sc.Traffic.Open()
-						require.NoError(t, err)
-						var a traffic.Arrival
-						for i := 0; i < 3 && stream.Next(&a); i++ {
-							require.Less(t, a.At, sc.Duration, src)
-						}
-					}
-				}
+		for _, args := range product(durations, durations, ints, rates) {
+			src := fmt.Sprintf(tmpl, args...)
+			sc, err := Parse("x.yaml", []byte(src))
+			if err != nil {
+				continue
+			}
+			accepted++
+			checkInvariants(t, sc)
+			_, stream, err := sc.Traffic.Open()
+			require.NoError(t, err)
+			var a traffic.Arrival
+			for i := 0; i < 3 && stream.Next(&a); i++ {
+				require.Less(t, a.At, sc.Duration, src)
 			}
 		}
 	}

@@ -243,14 +243,17 @@ func roundUp(t, w time.Duration) (time.Duration, bool) {
 }
 
 // orList writes a, b or c.
-func orList(list []string) string {
+func orList(list []string) string { return joinList(list, "or") }
+
+// joinList writes a, b conj c.
+func joinList(list []string, conj string) string {
 	switch len(list) {
 	case 0:
 		return ""
 	case 1:
 		return list[0]
 	}
-	return strings.Join(list[:len(list)-1], ", ") + " or " + list[len(list)-1]
+	return strings.Join(list[:len(list)-1], ", ") + " " + conj + " " + list[len(list)-1]
 }
 
 // limitInfo is the scenario's policy and where each part was written.

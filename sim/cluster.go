@@ -78,9 +78,7 @@ type clusterRun struct {
 	busy     time.Duration          // the store is serving until then
 	busyNs   int64                  // time spent serving
 	rule     algorithms.WindowRule  // sync's nodes decide with it
-	leaseK   int64
-	leaseTTL time.Duration
-	failWait time.Duration // retry_after of an attempt a failure rejects
+	failWait time.Duration          // retry_after of an attempt a failure rejects
 
 	// decisions for the observer, in arrival order
 	order    []orderSlot
@@ -164,19 +162,17 @@ type orderSlot struct {
 // newClusterRun builds the cluster run of algorithm i, with its reference.
 func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	alg := &cfg.Algorithms[i]
-	r, err := newRun(cfg, i, obs)
-	if err != nil {
-		return nil, err
-	}
-	r.watch = nil // the cluster's watchers sample where the state is
-	r.lim = nil   // the nodes and the store decide
 	ref, err := newRun(cfg, i, nil)
 	if err != nil {
 		return nil, err
 	}
 	ref.progress, ref.watch = nil, nil
 	cl := cfg.Cluster
-	c := &clusterRun{run: r, ref: ref, cl: cl, co: alg.Coord,
+	name, p := alg.Name, alg.Params
+	// the row's accounting has no limiter, so no watcher: the cluster's
+	// watchers sample where the state is
+	c := &clusterRun{run: newRunOf(cfg, i, obs, nil), ref: ref, cl: cl,
+		co:      alg.Coord.WithDefaults(p.Burst, p.Per, cl.Nodes),
 		nodes:   make([]clusterNode, cl.Nodes),
 		perNode: make([]NodeCount, cl.Nodes),
 		added:   newRunHist(),
@@ -185,16 +181,15 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 		netRng:   rand.New(rand.NewPCG(cfg.Seed, 0x3c6ef372fe94f82b)),
 		failWait: alg.Params.Per,
 	}
-	if c.co.Mode == "" {
-		c.co.Mode = cluster.Central
-	}
 	for n := range c.nodes {
 		c.nodes[n].skew = cl.Skew[n]
 		c.perNode[n].Node = n
 	}
-	name, p := alg.Name, alg.Params
 	switch c.co.Mode {
 	case cluster.Local, cluster.Split:
+		if c.co.Mode == cluster.Split && alg.New != nil {
+			return nil, fmt.Errorf("%s: split needs a registry algorithm: Algorithm.New takes no share of the params", alg.Label)
+		}
 		for n := range c.nodes {
 			if err := c.newNodeLimiter(n); err != nil {
 				return nil, fmt.Errorf("%s: node %d: %w", alg.Label, n, err)
@@ -211,18 +206,8 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 			}
 			c.incr = inc
 		}
-		if c.co.Mode == cluster.Lease {
-			if !cluster.Supports(name, cluster.Lease) {
-				return nil, fmt.Errorf("%s: %s cannot lease (only %s)", alg.Label, name, cluster.ModeList(cluster.ModesOf(name)))
-			}
-			c.leaseK = c.co.Lease
-			if c.leaseK <= 0 {
-				c.leaseK = cluster.DefaultLease(p.Burst, cl.Nodes)
-			}
-			c.leaseTTL = c.co.LeaseTTL
-			if c.leaseTTL <= 0 {
-				c.leaseTTL = p.Per
-			}
+		if c.co.Mode == cluster.Lease && !cluster.Supports(name, cluster.Lease) {
+			return nil, fmt.Errorf("%s: %s cannot lease (its modes: %v)", alg.Label, name, cluster.ModesOf(name))
 		}
 	case cluster.Sync:
 		rule, ok, err := algorithms.NewWindowRule(name, p)
@@ -230,7 +215,7 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 			return nil, fmt.Errorf("%s: %w", alg.Label, err)
 		}
 		if !ok {
-			return nil, fmt.Errorf("%s: %s cannot sync (only %s)", alg.Label, name, cluster.ModeList(cluster.ModesOf(name)))
+			return nil, fmt.Errorf("%s: %s cannot sync (its modes: %v)", alg.Label, name, cluster.ModesOf(name))
 		}
 		if c.co.Sync <= 0 {
 			return nil, fmt.Errorf("%s: sync needs an interval > 0", alg.Label)
@@ -350,11 +335,7 @@ func (c *clusterRun) newNodeLimiter(n int) error {
 		}
 	}
 	var err error
-	if alg.New != nil {
-		c.nodes[n].lim, err = alg.New()
-	} else {
-		c.nodes[n].lim, err = algorithms.New(alg.Name, p)
-	}
+	c.nodes[n].lim, err = newLimiter(alg, p)
 	return err
 }
 
@@ -557,7 +538,7 @@ func (c *clusterRun) event(ev cev) error {
 	case evStoreArrival:
 		c.storeArrival(ev.id, ev.at)
 	case evStoreExec:
-		return c.exec(ev.id, ev.at)
+		c.exec(ev.id, ev.at)
 	case evReply:
 		return c.reply(ev.id, ev.at)
 	case evSync:
@@ -704,10 +685,8 @@ func (c *clusterRun) flushOrder(end bool) error {
 // after the first.
 func (c *clusterRun) send(o clusterOp, t time.Duration) {
 	rtt := c.cl.Store.RTT
-	for _, f := range c.faults {
-		if f.Type == cluster.StoreSlow && t >= f.At && t < f.End() {
-			rtt = f.RTT
-		}
+	if f := c.faultAt(cluster.StoreSlow, t); f != nil {
+		rtt = f.RTT
 	}
 	there, back := rtt/2, rtt-rtt/2
 	if j := c.cl.Store.Jitter; j > 0 {
@@ -799,14 +778,16 @@ func (c *clusterRun) releaseOp(slot uint32) {
 	c.freeOps = append(c.freeOps, slot)
 }
 
-// storeDown reports whether the store is down at t.
-func (c *clusterRun) storeDown(t time.Duration) bool {
-	for _, f := range c.faults {
-		if f.Type == cluster.StoreDown && t >= f.At && t < f.End() {
-			return true
+// faultAt returns the last fault written of type typ that is in force at
+// t, or nil.
+func (c *clusterRun) faultAt(typ cluster.FaultType, t time.Duration) *cluster.Fault {
+	var in *cluster.Fault
+	for k := range c.faults {
+		if f := &c.faults[k]; f.Type == typ && t >= f.At && t < f.End() {
+			in = f
 		}
 	}
-	return false
+	return in
 }
 
 // storeArrival takes operation slot at the store at t: it fails when the
@@ -816,7 +797,7 @@ func (c *clusterRun) storeArrival(slot uint32, t time.Duration) {
 	o := &c.ops[slot]
 	// the node hears of it at its deadline, unless it already knows
 	late := hasReply(o.kind) && t <= o.deadline
-	if c.storeDown(t) {
+	if c.faultAt(cluster.StoreDown, t) != nil {
 		o.done = true
 		if late {
 			c.failAt(slot)
@@ -837,19 +818,14 @@ func (c *clusterRun) storeArrival(slot uint32, t time.Duration) {
 	c.busy = e + c.cl.Store.Service
 	c.busyNs += int64(c.cl.Store.Service)
 	if e == t {
-		c.execAt(slot, e)
+		c.exec(slot, e)
 		return
 	}
 	c.execQ.push(cev{at: e, class: classStoreExec, kind: evStoreExec, id: slot, seq: c.nextSeq()})
 }
 
-func (c *clusterRun) exec(slot uint32, e time.Duration) error {
-	c.execAt(slot, e)
-	return nil
-}
-
-// execAt executes operation slot at store time e and sends its reply.
-func (c *clusterRun) execAt(slot uint32, e time.Duration) {
+// exec executes operation slot at store time e and sends its reply.
+func (c *clusterRun) exec(slot uint32, e time.Duration) {
 	o := &c.ops[slot]
 	o.done = true
 	key := algorithms.Key(o.at.a.Key)
@@ -982,10 +958,7 @@ func (c *clusterRun) fault(ev cev) error {
 		c.downN++
 		// its local state is lost: it comes back fresh
 		if nd.lim != nil {
-			m := nd.lim.Memory()
-			nd.retired.KeysPeak += m.KeysPeak
-			nd.retired.BytesPeak += m.BytesPeak
-			nd.retired.BytesPerKeyMax = max(nd.retired.BytesPerKeyMax, m.BytesPerKeyMax)
+			addMemory(&nd.retired, nd.lim.Memory())
 			if err := c.newNodeLimiter(f.Node); err != nil {
 				return err
 			}
@@ -1016,18 +989,12 @@ func (c *clusterRun) clusterResult(res *Result, span time.Duration) {
 	switch c.co.Mode {
 	case cluster.Central:
 		cr.Clock = string(c.co.Clock)
-		if cr.Clock == "" {
-			cr.Clock = string(cluster.StoreClock)
-		}
 	case cluster.Racy:
 		cr.Write = string(c.co.Write)
-		if cr.Write == "" {
-			cr.Write = string(cluster.WriteSet)
-		}
 	case cluster.Sync:
 		cr.SyncNs = int64(c.co.Sync)
 	case cluster.Lease:
-		cr.Lease = c.leaseK
+		cr.Lease = c.co.Lease
 	}
 	if refAdm > 0 {
 		cr.ExtraRatio = Ratio(float64(cr.ExtraAdmitted) / float64(refAdm))
@@ -1061,16 +1028,20 @@ func (c *clusterRun) memory() Memory {
 	default:
 		for i := range c.nodes {
 			nd := &c.nodes[i]
-			m.KeysPeak += nd.retired.KeysPeak
-			m.BytesPeak += nd.retired.BytesPeak
-			m.BytesPerKeyMax = max(m.BytesPerKeyMax, nd.retired.BytesPerKeyMax)
+			addMemory(&m, nd.retired)
 			if nd.lim != nil {
-				x := nd.lim.Memory()
-				m.KeysPeak += x.KeysPeak
-				m.BytesPeak += x.BytesPeak
-				m.BytesPerKeyMax = max(m.BytesPerKeyMax, x.BytesPerKeyMax)
+				addMemory(&m, nd.lim.Memory())
 			}
 		}
 	}
 	return Memory{BytesPerKeyMax: m.BytesPerKeyMax, KeysPeak: m.KeysPeak, BytesPeak: m.BytesPeak}
+}
+
+// addMemory adds x to m as limiters that held their state side by side:
+// the peaks add up (an upper bound of what they held at once), the largest
+// key is the larger.
+func addMemory(m *algorithms.Memory, x algorithms.Memory) {
+	m.KeysPeak += x.KeysPeak
+	m.BytesPeak += x.BytesPeak
+	m.BytesPerKeyMax = max(m.BytesPerKeyMax, x.BytesPerKeyMax)
 }

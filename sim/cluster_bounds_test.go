@@ -189,7 +189,7 @@ func randomCluster(r *rand.Rand) (Config, string) {
 	if r.IntN(3) == 0 {
 		cfg.Retries = []traffic.RetryPolicy{{Policy: "retry-after", MaxAttempts: 3}}
 	}
-	return cfg, fmt.Sprintf("%s %s n=%d L=%d B=%d K=%d S=%v store=%+v skew=%v", name, co, n, l, p.Burst, co.Lease, co.Sync, cl.Store, cl.Skew)
+	return cfg, fmt.Sprintf("%s %+v n=%d L=%d B=%d K=%d S=%v store=%+v skew=%v", name, co, n, l, p.Burst, co.Lease, co.Sync, cl.Store, cl.Skew)
 }
 
 // The bounds hold on randomised clusters: for every mode that has one, no

@@ -34,7 +34,7 @@ type leaseNode struct {
 }
 
 func (l *leaseNode) key(k algorithms.Key) *leaseKey {
-	l.keys = growFor(l.keys, k)
+	l.keys = growFor(l.keys, int(k))
 	return &l.keys[k]
 }
 
@@ -72,7 +72,7 @@ func (c *clusterRun) leaseArrive(at *attempt) error {
 // sendTake asks the store for the tokens that at, the first request
 // waiting, needs (and up to K).
 func (c *clusterRun) sendTake(at *attempt, need int64, t time.Duration) {
-	c.send(clusterOp{kind: opTake, at: *at, node: at.node, want: max(c.leaseK, need), need: need}, t)
+	c.send(clusterOp{kind: opTake, at: *at, node: at.node, want: max(c.co.Lease, need), need: need}, t)
 }
 
 // leaseReply takes a take's reply (or its failure) at its node at t and
@@ -95,7 +95,7 @@ func (c *clusterRun) leaseReply(slot uint32, t time.Duration, failed bool) error
 		lk.stock = 0
 	}
 	lk.stock += o.granted
-	lk.expires = time.Duration(satAdd(int64(t), int64(c.leaseTTL)))
+	lk.expires = time.Duration(satAdd(int64(t), int64(c.co.LeaseTTL)))
 	full := o.granted == o.want
 	wait := o.dec.RetryAfter
 	for len(lk.waiting) > 0 {

@@ -298,7 +298,7 @@ func TestClusterClocksBeforeZero(t *testing.T) {
 			if !cluster.Supports(name, co.Mode) {
 				continue
 			}
-			t.Run(name+"/"+co.String(), func(t *testing.T) {
+			t.Run(name+"/"+string(co.Mode), func(t *testing.T) {
 				cfg := clusterConfig(name, pol, co, 2, ms, 0, ms, 2*ms, 3*ms)
 				cfg.Cluster.Skew = []time.Duration{-50 * ms, -1500 * ms}
 				cfg.Algorithms[0].Params.Service = 10 * ms

@@ -49,18 +49,8 @@ type syncItem struct {
 }
 
 func (s *syncNode) key(k algorithms.Key) *syncKey {
-	s.keys = growFor(s.keys, k)
+	s.keys = growFor(s.keys, int(k))
 	return &s.keys[k]
-}
-
-// growFor returns xs grown (geometrically) to hold index k.
-func growFor[T any](xs []T, k algorithms.Key) []T {
-	if int(k) < len(xs) {
-		return xs
-	}
-	out := make([]T, max(int(k)+1, 2*len(xs), 64))
-	copy(out, xs)
-	return out
 }
 
 // reset forgets every count (the node went down).
@@ -207,7 +197,7 @@ const syncCountBytes = 24
 // add adds delta to key's count of window win and returns the count as it
 // stands then (for a window older than the store keeps, the delta alone).
 func (s *syncStore) add(key algorithms.Key, win, delta int64) int64 {
-	s.keys = growFor(s.keys, key)
+	s.keys = growFor(s.keys, int(key))
 	k := &s.keys[key]
 	switch {
 	case !k.used:

@@ -321,16 +321,26 @@ type watcher struct {
 // newRun builds the limiter of algorithm i and its run.
 func newRun(cfg *Config, i int, obs Observer) (*run, error) {
 	alg := &cfg.Algorithms[i]
-	var lim algorithms.Limiter
-	var err error
-	if alg.New != nil {
-		lim, err = alg.New()
-	} else {
-		lim, err = algorithms.New(alg.Name, alg.Params)
-	}
+	lim, err := newLimiter(alg, alg.Params)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", alg.Label, err)
 	}
+	return newRunOf(cfg, i, obs, lim), nil
+}
+
+// newLimiter builds alg's limiter with params p: alg.New's, when set,
+// which takes no params, else the registry's.
+func newLimiter(alg *Algorithm, p algorithms.Params) (algorithms.Limiter, error) {
+	if alg.New != nil {
+		return alg.New()
+	}
+	return algorithms.New(alg.Name, p)
+}
+
+// newRunOf builds the run of algorithm i around lim (nil for a cluster
+// row's accounting, whose nodes and store decide).
+func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
+	alg := &cfg.Algorithms[i]
 	r := &run{
 		cfg: cfg, index: i, alg: alg, lim: lim, obs: obs,
 		delays: newDelayHist(),
@@ -355,7 +365,7 @@ func newRun(cfg *Config, i int, obs Observer) (*run, error) {
 		r.watch = &watcher{in: in, key: cfg.Inspect.Key, every: cfg.Inspect.Every,
 			state: StateSeries{Key: cfg.Inspect.Key}}
 	}
-	return r, nil
+	return r
 }
 
 // reader is one row's run as a reader of the feed: it decides each batch

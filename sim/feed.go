@@ -101,7 +101,7 @@ func (f *feed) produce() {
 				break
 			}
 			if int(a.Key) >= len(offered) {
-				offered = growCounts(offered, int(a.Key))
+				offered = growFor(offered, int(a.Key))
 			}
 			if f.attempts != nil {
 				f.attempts.add(a.At, a.Cost)
@@ -191,10 +191,13 @@ func (f *feed) done(r, b int) {
 	f.mu.Unlock()
 }
 
-// growCounts returns c grown (geometrically) to hold index i.
-func growCounts(c []int64, i int) []int64 {
-	n := max(i+1, 2*len(c), 1024)
-	out := make([]int64, n)
-	copy(out, c)
+// growFor returns xs, or a copy grown geometrically to hold index i when
+// it is too short.
+func growFor[T any](xs []T, i int) []T {
+	if i < len(xs) {
+		return xs
+	}
+	out := make([]T, max(i+1, 2*len(xs), 64))
+	copy(out, xs)
 	return out
 }

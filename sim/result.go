@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"strconv"
 	"time"
 
@@ -195,16 +196,20 @@ type KeyPeak struct {
 // not 2), as SPEC section 6 shows it.
 type Ratio float64
 
-// MarshalJSON writes the shortest decimal that reads back as r, with ".0"
-// added to whole numbers.
-func (r Ratio) MarshalJSON() ([]byte, error) {
-	b := strconv.AppendFloat(nil, float64(r), 'f', -1, 64)
-	for _, c := range b {
-		if c == '.' {
-			return b, nil
-		}
+// MarshalJSON writes r as Text does.
+func (r Ratio) MarshalJSON() ([]byte, error) { return r.appendText(nil), nil }
+
+// Text writes the shortest decimal that reads back as r, with ".0" added
+// to whole numbers: the JSON's figure, which the CSV writes too.
+func (r Ratio) Text() string { return string(r.appendText(nil)) }
+
+func (r Ratio) appendText(b []byte) []byte {
+	start := len(b)
+	b = strconv.AppendFloat(b, float64(r), 'f', -1, 64)
+	if bytes.IndexByte(b[start:], '.') < 0 {
+		b = append(b, '.', '0')
 	}
-	return append(b, '.', '0'), nil
+	return b
 }
 
 // Memory is the state an algorithm held, as algorithms.Memory reports it.
