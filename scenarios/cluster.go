@@ -105,7 +105,7 @@ func (d *decoder) cluster(v val) clusterInfo {
 	if !ok {
 		return ci
 	}
-	d.allow(m, clusterFields, func(string) string { return "unknown field (want " + orList(clusterFields) + ")" })
+	d.allow(m, clusterFields, unknownField(clusterFields))
 	cfg := &cluster.Config{Balancer: cluster.RoundRobin, OnStoreError: cluster.Allow}
 	ci.cfg = cfg
 	if nv := m.get("nodes"); nv.set {
@@ -205,7 +205,7 @@ func (d *decoder) store(v val) cluster.Store {
 	if !ok {
 		return st
 	}
-	d.allow(m, storeFields, func(string) string { return "unknown field (want " + orList(storeFields) + ")" })
+	d.allow(m, storeFields, unknownField(storeFields))
 	for _, f := range []struct {
 		name string
 		dst  *time.Duration
@@ -255,7 +255,7 @@ func (d *decoder) fault(it val, n int) (faultRef, bool) {
 	if !ok {
 		return faultRef{}, false
 	}
-	unknown := func(string) string { return "unknown field (want " + orList(faultFields) + ")" }
+	unknown := unknownField(faultFields)
 	tv := m.get("type")
 	if !tv.set {
 		d.missing(tv, orList(types))

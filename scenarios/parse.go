@@ -86,9 +86,7 @@ func (d *decoder) scenario(data []byte) *Scenario {
 	if !ok {
 		return nil
 	}
-	d.allow(top, topFields, func(string) string {
-		return "unknown field (want " + orList(topFields) + ")"
-	})
+	d.allow(top, topFields, unknownField(topFields))
 	sc := &Scenario{Seed: 1}
 
 	if v := top.get("name"); v.set {
@@ -373,7 +371,7 @@ func (d *decoder) retry(v val) (traffic.RetryPolicy, bool) {
 		}
 		if _, known := retryApplies[s]; !known {
 			d.errAt(pv.pos, pv.path, "%s: unknown policy (want %s)", quote(s), orList(retryPolicies))
-			d.allow(m, retryFields, func(string) string { return "unknown field (want " + orList(retryFields) + ")" })
+			d.allow(m, retryFields, unknownField(retryFields))
 			return traffic.RetryPolicy{}, false
 		}
 		policy = s
@@ -383,7 +381,7 @@ func (d *decoder) retry(v val) (traffic.RetryPolicy, bool) {
 	d.allow(m, applies, func(k string) string {
 		good = false
 		if !slices.Contains(retryFields, k) {
-			return "unknown field (want " + orList(retryFields) + ")"
+			return unknownField(retryFields)(k)
 		}
 		if len(applies) == 1 {
 			return fmt.Sprintf("does not apply to policy %s (it takes no other field)", policy)

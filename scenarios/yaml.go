@@ -325,6 +325,11 @@ func (d *decoder) allow(m *mapping, allowed []string, unknown func(key string) s
 	}
 }
 
+// unknownField is allow's message for a field that is not one of fields.
+func unknownField(fields []string) func(string) string {
+	return func(string) string { return "unknown field (want " + orList(fields) + ")" }
+}
+
 // suggest returns the name in names closest to s, if it is close enough to
 // be a likely typo.
 func suggest(s string, names []string) string {

@@ -549,15 +549,13 @@ func (c *clusterRun) event(ev cev) error {
 	return nil
 }
 
-// retryAt makes the next scheduled retry.
+// retryAt makes the next scheduled retry, at the balancer.
 func (c *clusterRun) retryAt() error {
-	ev := c.events.pop()
-	if c.end != 0 && ev.at >= c.end {
-		c.res.GaveUp++
+	retry, n, ok := c.nextRetry()
+	if !ok {
 		return nil
 	}
-	retry := traffic.Arrival{At: ev.at, Key: ev.key, Cost: ev.cost, Source: ev.source}
-	return c.arrive(&retry, int(ev.attempt))
+	return c.arrive(&retry, n)
 }
 
 // arrive takes an attempt at the balancer: it counts it, picks a node and

@@ -550,14 +550,24 @@ func (r *run) step(have bool, fresh time.Duration) {
 
 // retryNow makes the next scheduled retry.
 func (r *run) retryNow() error {
-	ev := r.events.pop()
-	if r.end != 0 && ev.at >= r.end {
-		// scheduled before the end of the traffic was known
-		r.res.GaveUp++
+	retry, n, ok := r.nextRetry()
+	if !ok {
 		return nil
 	}
-	retry := traffic.Arrival{At: ev.at, Key: ev.key, Cost: ev.cost, Source: ev.source}
-	return r.decide(&retry, int(ev.attempt))
+	return r.decide(&retry, n)
+}
+
+// nextRetry takes the next scheduled retry off the queue: its attempt and
+// the attempt's number, or false when it falls at or after the end of the
+// run (it was scheduled before the end of the traffic was known), and the
+// client gives up.
+func (r *run) nextRetry() (traffic.Arrival, int, bool) {
+	ev := r.events.pop()
+	if r.end != 0 && ev.at >= r.end {
+		r.res.GaveUp++
+		return traffic.Arrival{}, 0, false
+	}
+	return traffic.Arrival{At: ev.at, Key: ev.key, Cost: ev.cost, Source: ev.source}, int(ev.attempt), true
 }
 
 // reportProgress calls Config.Progress with the instant of the next event:
