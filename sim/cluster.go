@@ -166,7 +166,7 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	ref.progress, ref.watch = nil, nil
+	ref.progress, ref.watch, ref.countOnly = nil, nil, true
 	cl := cfg.Cluster
 	name, p := alg.Name, alg.Params
 	// the row's accounting has no limiter, so no watcher: the cluster's

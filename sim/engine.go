@@ -177,8 +177,10 @@ func Run(cfg Config) (*Report, error) {
 				if rs, ok := r.lim.(reserver); ok {
 					rs.Reserve(n)
 				}
-				r.rejected.reserve(n)
-				r.keyPeaks.reserve(n)
+				if !r.countOnly {
+					r.rejected.reserve(n)
+					r.keyPeaks.reserve(n)
+				}
 			}
 		}
 		if c, ok := rd.(*clusterRun); ok && keys.Len() > 0 {
@@ -302,6 +304,10 @@ type run struct {
 	rejected  pagedCounts                 // rejected attempts by key id (first attempts: feed.offered)
 	watch     *watcher                    // Config.Inspect, or nil
 	ahead     [prefetchLen]algorithms.Key // the keys of the next arrivals, for Prefetch
+	// countOnly: the run is a cluster row's reference, of which only the
+	// admissions are read; it counts its verdicts and retries its
+	// rejections, and keeps no other account (decideCounting)
+	countOnly bool
 
 	// Config.Progress, in run 0 only, and the events so far
 	progress func(done, total time.Duration)
@@ -639,6 +645,9 @@ func (w *watcher) sampleUntil(t time.Duration, r *run) {
 // decide puts one attempt to the limiter and accounts for its verdict.
 func (r *run) decide(a *traffic.Arrival, attempt int) error {
 	d := r.lim.Decide(a.At, algorithms.Key(a.Key), a.Cost)
+	if r.countOnly {
+		return r.count(a, attempt, d)
+	}
 	if r.obs != nil {
 		if err := r.observe(a, attempt, d); err != nil {
 			return err
@@ -647,6 +656,34 @@ func (r *run) decide(a *traffic.Arrival, attempt int) error {
 	row := r.series.row(a.At) // the counts of a.At's bucket
 	r.arrived(a, attempt, row)
 	return r.verdict(a, attempt, d, a.At, row)
+}
+
+// count is decide's accounting for a run that only counts (countOnly): the
+// attempt and its verdict in res, and a rejection's retry, which the
+// admissions of later attempts depend on. A delayed request is counted
+// when it is decided; its release, which only the backend's figures read,
+// is not scheduled.
+func (r *run) count(a *traffic.Arrival, attempt int, d algorithms.Decision) error {
+	r.res.Attempts++
+	if attempt == 1 {
+		r.res.Offered++
+	}
+	switch d.Verdict {
+	case algorithms.Accept:
+		r.res.Accepted++
+	case algorithms.Delay:
+		r.res.Delayed++
+	case algorithms.Reject:
+		r.res.Rejected++
+		if r.retries {
+			r.retry(a, attempt, a.At, d.RetryAfter)
+		} else {
+			r.res.GaveUp++
+		}
+	default:
+		return fmt.Errorf("limiter returned unknown verdict %d", d.Verdict)
+	}
+	return nil
 }
 
 // arrived accounts for an attempt reaching the limiter at a.At, before its
