@@ -87,6 +87,10 @@ type clusterRun struct {
 
 	// Config.Inspect: the watched key's state on each node or in the store
 	watchers []*watcher
+	// Config.ObserveStore's observer, what it is shown, and its error
+	storeObs    Observer
+	storeDec    Decision
+	storeObsErr error
 
 	perNode     []NodeCount
 	added       runHist
@@ -226,6 +230,9 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	}
 	if in := cfg.Inspect; in != nil && in.Every > 0 {
 		c.watch(in)
+	}
+	if cfg.ObserveStore != nil && c.co.Mode == cluster.Central {
+		c.storeObs = cfg.ObserveStore(i)
 	}
 	c.fixedTrips = cl.Store.Jitter == 0 && !clusterAlwaysQueue
 	c.direct = c.co.Mode == cluster.Central && cl.Store.Service == 0 && cl.Store.RTT <= cl.Store.Timeout &&
@@ -397,6 +404,9 @@ func (c *clusterRun) decideBatch(batch []traffic.Arrival) error {
 		if err := c.arrive(a, 1); err != nil {
 			return err
 		}
+		if c.storeObsErr != nil {
+			return c.storeObsErr
+		}
 	}
 	return c.ref.decideBatch(batch)
 }
@@ -441,6 +451,9 @@ func (c *clusterRun) finish() error {
 	}
 	if err := c.until(math.MaxInt64, 0); err != nil {
 		return err
+	}
+	if c.storeObsErr != nil {
+		return c.storeObsErr
 	}
 	if err := c.flushOrder(true); err != nil {
 		return err
@@ -745,8 +758,27 @@ func (c *clusterRun) script(at *attempt) {
 	o := &c.ops[slot]
 	o.epoch = c.nodes[o.node].epoch
 	o.dec = c.table.Decide(now, algorithms.Key(at.a.Key), at.a.Cost)
+	c.observeStore(o, now, t+there)
 	c.seq++ // as send numbers its arrival at the store
 	c.replyQ.push(cev{at: t + there + back, class: classReply, kind: evReply, id: slot, seq: c.nextSeq()})
+}
+
+// observeStore shows the store observer the script o that the store
+// executed at e with now. The observer's error stops the run at the next
+// arrival or at the end (storeErr).
+func (c *clusterRun) observeStore(o *clusterOp, now, e time.Duration) {
+	if c.storeObs == nil {
+		return
+	}
+	a := &o.at.a
+	c.storeDec = Decision{Time: now, Key: c.keys.Name(a.Key), Cost: a.Cost, Attempt: int(o.at.n),
+		Decision: o.dec, Node: int(o.node), Decided: e}
+	if err := c.storeObs.Observe(&c.storeDec); err != nil {
+		c.storeObs = nil
+		if !errors.Is(err, ErrStopObserving) {
+			c.storeObsErr = err
+		}
+	}
 }
 
 // hasReply reports whether a node waits for the reply to an operation of
@@ -834,6 +866,7 @@ func (c *clusterRun) exec(slot uint32, e time.Duration) {
 			now = o.sendAt + c.nodes[o.node].skew
 		}
 		o.dec = c.table.Decide(now, key, o.at.a.Cost)
+		c.observeStore(o, now, e)
 	case opGet:
 		o.dec, o.cp = c.table.DecideCopy(e, key, o.at.a.Cost)
 		if c.incr != nil && o.cp != algorithms.NoCopy {

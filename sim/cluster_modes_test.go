@@ -383,3 +383,53 @@ func TestClusterEveryAlgorithmEveryMode(t *testing.T) {
 		}
 	}
 }
+
+// The store observer sees a central row's scripts as the store runs them:
+// in the store's order at non-decreasing instants (clock: store), and one
+// exact limiter of the algorithm, fed those scripts in that order, decides
+// each as the store did. That is what `compare --redis` replays. With
+// jitter and service time, operations reach the store out of send order;
+// with a store-down fault some never run (the observer sees none of them,
+// and there are fewer scripts than attempts).
+func TestClusterStoreObserver(t *testing.T) {
+	pol := algorithms.Policy{Rate: 5, Per: time.Second, Burst: 4}
+	var at []time.Duration
+	for i := range 400 {
+		at = append(at, time.Duration(i*i%997)*3*ms)
+	}
+	slices.Sort(at)
+	for _, name := range algorithms.Names() {
+		if !cluster.Supports(name, cluster.Central) {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			cfg := clusterConfig(name, pol, cluster.Coordination{Mode: cluster.Central}, 3, 2*ms, at...)
+			cfg.Algorithms[0].Params.Service = 50 * ms
+			cfg.Cluster.Store.Jitter = 700 * us
+			cfg.Cluster.Store.Service = 100 * us
+			cfg.Cluster.Store.Timeout = 20 * ms
+			cfg.Cluster.Faults = []cluster.Fault{{Type: cluster.StoreDown, At: 1500 * ms, For: 100 * ms}}
+			cfg.Retries = []traffic.RetryPolicy{{Policy: "retry-after", MaxAttempts: 2}}
+			store := &recorder{}
+			cfg.ObserveStore = func(int) Observer { return store }
+			res, _ := runCluster(t, cfg)
+			require.NotEmpty(t, store.got)
+			require.Less(t, int64(len(store.got)), res.Attempts, "the store-down fault's operations never ran")
+			lim, err := algorithms.New(name, cfg.Algorithms[0].Params)
+			require.NoError(t, err)
+			keys := map[string]algorithms.Key{}
+			for i, d := range store.got {
+				if i > 0 {
+					require.GreaterOrEqual(t, d.Decided, store.got[i-1].Decided, "store order")
+				}
+				require.Equal(t, d.Decided, d.Time, "clock: store")
+				k, ok := keys[d.Key]
+				if !ok {
+					k = algorithms.Key(len(keys))
+					keys[d.Key] = k
+				}
+				require.Equal(t, lim.Decide(d.Time, k, d.Cost), d.Decision, "script %d", i)
+			}
+		})
+	}
+}

@@ -72,6 +72,13 @@ type Config struct {
 	// Observe, when set, returns the observer of algorithm i's decisions
 	// (or nil). Each observer is called from one goroutine only.
 	Observe func(i int) Observer
+	// ObserveStore, when set, returns the observer of the scripts that
+	// algorithm i's row runs in the cluster's store (or nil), for a row in
+	// central mode: each script as the store executes it, in the store's
+	// order, with Time the instant the script was given (the store's
+	// clock, or the node's with clock: node), Decided the store's instant
+	// and Node the node that sent it. Rows in other modes run no scripts.
+	ObserveStore func(i int) Observer
 	// Inspect, when set, samples one key's state in every algorithm that
 	// can show it (algorithms.Inspector), for charts.
 	Inspect *Inspect
