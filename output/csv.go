@@ -57,6 +57,10 @@ func CSV(w io.Writer, r *sim.Report) error {
 	if cl {
 		header = append(header, clusterCSVHeader...)
 	}
+	rd := onRedis(r)
+	if rd {
+		header = append(header, redisCSVHeader...)
+	}
 
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
@@ -95,6 +99,9 @@ func CSV(w io.Writer, r *sim.Report) error {
 		peaks(res.AttemptPeaks)
 		if cl {
 			row = append(row, clusterCSV(res.Cluster)...)
+		}
+		if rd {
+			row = append(row, redisCSV(res.Redis)...)
 		}
 		if err := cw.Write(row); err != nil {
 			return err

@@ -71,6 +71,14 @@ func Table(w io.Writer, r *sim.Report) error {
 			buf.WriteByte('\n')
 		}
 	}
+	if k := RedisLines(r); len(k) > 0 {
+		buf.WriteString("\nReplayed on Redis:\n")
+		for _, s := range k {
+			buf.WriteString("  ")
+			buf.WriteString(s)
+			buf.WriteByte('\n')
+		}
+	}
 	_, err := w.Write(buf.Bytes())
 	return err
 }
@@ -152,6 +160,14 @@ func Markdown(w io.Writer, r *sim.Report) error {
 	}
 	if k := LimitedKeys(r); len(k) > 0 {
 		buf.WriteString("\nWho was limited:\n\n")
+		for _, s := range k {
+			buf.WriteString("- ")
+			buf.WriteString(markdownText(strings.Join(strings.Fields(s), " ")))
+			buf.WriteByte('\n')
+		}
+	}
+	if k := RedisLines(r); len(k) > 0 {
+		buf.WriteString("\nReplayed on Redis:\n\n")
 		for _, s := range k {
 			buf.WriteString("- ")
 			buf.WriteString(markdownText(strings.Join(strings.Fields(s), " ")))

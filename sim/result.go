@@ -100,7 +100,11 @@ type Result struct {
 	// Cluster is what the cluster did, for a row run on one (SPEC
 	// section 8); nil otherwise.
 	Cluster *ClusterResult `json:"cluster,omitempty"`
-	Series  Series         `json:"series"`
+	// Redis is what replaying the row's decisions on a real redis-server
+	// found (SPEC section 9, compare --redis); nil otherwise. The caller
+	// fills it: the engine never talks to a store.
+	Redis  *RedisResult `json:"redis,omitempty"`
+	Series Series       `json:"series"`
 
 	// Delays is the distribution of the delays of admitted attempts, by
 	// delay (0 for accepted ones), for charts: exact while the run has at
@@ -115,6 +119,50 @@ type Result struct {
 	// the row keeps it: on each node (local, split) or in the store
 	// (central, racy, lease), each with its Where.
 	NodeStates []StateSeries `json:"-"`
+}
+
+// RedisResult is what a row's replay on Redis found: every decision of
+// the row (or, for a central cluster row, every script the store ran) made
+// again by the algorithm's Lua script and compared with the simulation's.
+// OpsPerS and P99Ns are wall-clock figures, the only output that differs
+// from run to run; the memory figures are the server's. A row that could
+// not be replayed has Skipped, saying why, and nothing else.
+type RedisResult struct {
+	Skipped          string         `json:"skipped,omitempty"`
+	Decisions        int64          `json:"decisions"`
+	Mismatches       int64          `json:"mismatches"`
+	FirstMismatch    *RedisMismatch `json:"first_mismatch"`
+	MemoryUsageMax   int64          `json:"memory_usage_max"`
+	UsedMemoryPerKey int64          `json:"used_memory_per_key"`
+	Keys             int64          `json:"keys"`
+	OpsPerS          int64          `json:"ops_per_s"`
+	P99Ns            int64          `json:"p99_ns"`
+}
+
+// RedisMismatch is a decision that Redis made otherwise than the
+// simulation: the attempt (its instant, key, cost and number) and both
+// answers.
+type RedisMismatch struct {
+	TimeNs     int64         `json:"time_ns"`
+	Key        string        `json:"key"`
+	Cost       int64         `json:"cost"`
+	Attempt    int           `json:"attempt"`
+	Simulation RedisDecision `json:"simulation"`
+	Redis      RedisDecision `json:"redis"`
+}
+
+// RedisDecision is one answer as the scripts return it: the verdict's
+// name, the delay and the retry_after (-1 for never).
+type RedisDecision struct {
+	Verdict      string `json:"verdict"`
+	DelayNs      int64  `json:"delay_ns"`
+	RetryAfterNs int64  `json:"retry_after_ns"`
+}
+
+// RedisDecisionOf writes a decision as the scripts return it.
+func RedisDecisionOf(d algorithms.Decision) RedisDecision {
+	// Never is -1, as the scripts return it
+	return RedisDecision{Verdict: d.Verdict.String(), DelayNs: int64(d.Delay), RetryAfterNs: int64(d.RetryAfter)}
 }
 
 // DelayCount is how many admitted attempts waited DelayNs.
