@@ -223,6 +223,7 @@ func Dial(ctx context.Context, url string, timeout time.Duration) (*redis.Client
 	}
 	opts.MaxRetries = -1
 	opts.DialTimeout = timeout
+	opts.DialerRetries = 1 // an unreachable server is an error within timeout
 	c := redis.NewClient(opts)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

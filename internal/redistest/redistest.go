@@ -62,6 +62,13 @@ func Require(t testing.TB) {
 // ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return StartWith(t)
+}
+
+// StartWith is Start with more arguments for redis-server, such as
+// "--cluster-enabled", "yes".
+func StartWith(t testing.TB, extra ...string) *Server {
+	t.Helper()
 	Require(t)
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
@@ -75,10 +82,10 @@ func Start(t testing.TB) *Server {
 	}
 	s := &Server{Socket: sock, Dir: dir, done: make(chan struct{})}
 	var log bytes.Buffer
-	s.cmd = exec.Command("redis-server",
-		"--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
+	args := []string{"--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
 		"--save", "", "--appendonly", "no", "--dir", dir,
-		"--logfile", filepath.Join(dir, "redis.log"))
+		"--logfile", filepath.Join(dir, "redis.log")}
+	s.cmd = exec.Command("redis-server", append(args, extra...)...)
 	s.cmd.Stdout, s.cmd.Stderr = &log, &log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("starting redis-server: %v", err)
