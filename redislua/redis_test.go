@@ -235,8 +235,9 @@ func requests(trace []traceReq) func(func(Request) bool) {
 	}
 }
 
-// TestScriptFlush: SCRIPT FLUSH in the middle of a run, between pipelines
-// and (from another connection, every millisecond) within them: the runner
+// TestScriptFlush: SCRIPT FLUSH in the middle of a run: between pipelines,
+// within them (in the pipeline itself, after its 4th EVALSHA) and from
+// another connection every 3ms: the runner
 // loads the script again and every decision is still the Go limiter's.
 func TestScriptFlush(t *testing.T) {
 	srv := startRedisServer(t)
@@ -251,10 +252,19 @@ func TestScriptFlush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pipelines := 0
+	r.afterEval = func(pipe redis.Pipeliner, i int) {
+		if i == 0 {
+			pipelines++
+		}
+		if i == 3 && pipelines%50 == 0 {
+			pipe.ScriptFlush(ctx) // decisions 5 to 8 of this pipeline find no script
+		}
+	}
 	stop := make(chan struct{})
 	var flushes atomic.Int64
 	go func() {
-		tick := time.NewTicker(time.Millisecond)
+		tick := time.NewTicker(3 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			select {
@@ -284,10 +294,13 @@ func TestScriptFlush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if r.resent == 0 {
+		t.Fatal("no pipeline found the script missing midway")
+	}
 	if done != len(trace) || r.Loads() < 20 {
 		t.Fatalf("%d decisions (want %d), %d loads (want one per flush between pipelines at least)", done, len(trace), r.Loads())
 	}
-	t.Logf("%d decisions identical through %d loads of the script (%d flushes from another connection)", done, r.Loads(), flushes.Load())
+	t.Logf("%d decisions identical through %d loads of the script (%d flushes from another connection; %d pipelines flushed midway)", done, r.Loads(), flushes.Load(), r.resent)
 }
 
 // TestServerKilled: a server killed mid-run stops the run with an error

@@ -28,7 +28,9 @@
 package redislua
 
 import (
+	"crypto/sha1"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -283,4 +285,11 @@ func appendOptions(a []any, name string, p algorithms.Params) []any {
 		}
 	}
 	return a
+}
+
+// SHA1 returns the SHA1 of a script as Redis names it (SCRIPT LOAD's reply,
+// EVALSHA's argument).
+func SHA1(src string) string {
+	sum := sha1.Sum([]byte(src))
+	return hex.EncodeToString(sum[:])
 }

@@ -49,6 +49,12 @@ type Runner struct {
 	src   string
 	sha   string
 	loads int
+	// resent counts the pipelines that found the script missing after
+	// some of their decisions were made (a flush within a pipeline)
+	resent int
+	// afterEval, for tests, may add commands to a pipeline after its i-th
+	// EVALSHA (a SCRIPT FLUSH within a pipeline)
+	afterEval func(pipe redis.Pipeliner, i int)
 }
 
 // RunError is a run that stopped before its requests ended: Done decisions
@@ -159,7 +165,7 @@ func isNoScript(err error) bool {
 func (r *Runner) send(ctx context.Context, batch []Request, fn func(Request, algorithms.Decision) error) (int, error) {
 	done := 0
 	for reloads := 0; len(batch) > 0; reloads++ {
-		if reloads > 3 {
+		if reloads > 10 {
 			return done, fmt.Errorf("the script went missing (NOSCRIPT) %d times in a row after SCRIPT LOAD", reloads)
 		}
 		pipe := r.c.Pipeline()
@@ -167,6 +173,9 @@ func (r *Runner) send(ctx context.Context, batch []Request, fn func(Request, alg
 		for i, req := range batch {
 			key := Key(r.cfg.Run, r.cfg.Label, req.Key)
 			cmds[i] = pipe.EvalSha(ctx, r.sha, []string{key}, Args(r.cfg.Algorithm, r.cfg.Params, req.Now, req.Cost)...)
+			if r.afterEval != nil {
+				r.afterEval(pipe, i)
+			}
 		}
 		_, execErr := pipe.Exec(ctx)
 		missing := -1
@@ -207,6 +216,7 @@ func (r *Runner) send(ctx context.Context, batch []Request, fn func(Request, alg
 		}
 		batch = batch[missing:]
 		if missing > 0 {
+			r.resent++
 			reloads = -1 // progress: count the reloads in a row afresh
 		}
 	}
