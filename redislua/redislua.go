@@ -196,11 +196,22 @@ func Script(name string, clock Clock) (string, error) {
 
 func header(s script, clock Clock) string {
 	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, "-- "+format+"\n", args...) }
+	w := func(format string, args ...any) {
+		if format == "" {
+			b.WriteString("--\n")
+			return
+		}
+		fmt.Fprintf(&b, "-- "+format+"\n", args...)
+	}
 	w("ratesim %s: %s as a Redis Lua script (Redis 7 or later), printed by", version.Version, s.name)
 	w("`ratesim lua %s --clock %s`. It decides as ratesim's algorithms/%s,", s.name, clock, s.goFile)
 	w("decision for decision: ratesim's tests run it on a real redis-server against")
-	w("the Go rule on randomised multi-key traces.")
+	if clock == ClockRedis {
+		w("the Go rule on randomised multi-key traces (with --clock arg, whose body this")
+		w("variant shares; only how now is read differs).")
+	} else {
+		w("the Go rule on randomised multi-key traces.")
+	}
 	w("")
 	w("Call:    EVALSHA sha 1 KEY now cost rate per burst [OPTION VALUE]...")
 	w("KEYS[1]: the limited key's state: %s.", s.state)
