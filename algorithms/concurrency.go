@@ -27,6 +27,10 @@ import (
 // entries of all keys are counted at every instant. A key's state is
 // released, and its FIFO's ring given back to the limiter's ringPool, once
 // its last request completes.
+//
+// Redis: redislua/lua/concurrency.lua is this rule as a Lua script, decision for
+// decision (`ratesim lua concurrency` prints it; redislua's tests hold it to
+// this type on randomised traces).
 type Concurrency struct {
 	logKeyed // the completion of every request in flight
 	concurrencyRule

@@ -31,6 +31,10 @@ import (
 // key's state is released at (k+1)*W, the end of the window it counts, when
 // it is indistinguishable from a fresh key's (as EXPIRE releases the Redis
 // key).
+//
+// Redis: redislua/lua/fixed_window.lua is this rule as a Lua script, decision for
+// decision (`ratesim lua fixed-window` prints it; redislua's tests hold it to
+// this type on randomised traces).
 type FixedWindow struct {
 	keyed[fixedWindowState]
 	fixedWindowRule

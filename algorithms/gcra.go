@@ -36,6 +36,10 @@ import (
 // 16 bytes. A key's state is released at the first whole nanosecond >= TAT,
 // when max(TAT, t) = t and the key is indistinguishable from a fresh one (as
 // redis_rate lets the key expire at TAT).
+//
+// Redis: redislua/lua/gcra.lua is this rule as a Lua script, decision for
+// decision (`ratesim lua gcra` prints it; redislua's tests hold it to
+// this type on randomised traces).
 type GCRA struct {
 	keyed[gcraState]
 	gcraRule

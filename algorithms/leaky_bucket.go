@@ -29,6 +29,10 @@ import (
 // State per key: TAT, whole nanoseconds plus a remainder over L (the queue
 // length is (TAT - t)/D), two int64, 16 bytes. A key's state is released at
 // the first whole nanosecond >= TAT, when the queue is empty.
+//
+// Redis: redislua/lua/leaky_bucket.lua is this rule as a Lua script, decision for
+// decision (`ratesim lua leaky-bucket` prints it; redislua's tests hold it to
+// this type on randomised traces).
 type LeakyBucket struct {
 	keyed[leakyBucketState]
 	leakyBucketRule

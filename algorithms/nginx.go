@@ -52,6 +52,10 @@ import (
 // released. nginx's own LRU eviction of nodes (after 60 s idle, under zone
 // memory pressure) depends on other keys and the zone size and is not
 // modelled: a node lives until it is fresh.
+//
+// Redis: redislua/lua/nginx.lua is this rule as a Lua script, decision for
+// decision (`ratesim lua nginx` prints it; redislua's tests hold it to
+// this type on randomised traces).
 type Nginx struct {
 	keyed[nginxState]
 	nginxRule

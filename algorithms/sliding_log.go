@@ -35,6 +35,10 @@ import (
 // not only when their key is touched. A key's state is released, and its
 // log's ring given back to the limiter's ringPool, once its last entry stops
 // counting (last s + W).
+//
+// Redis: redislua/lua/sliding_log.lua is this rule as a Lua script, decision for
+// decision (`ratesim lua sliding-log` prints it; redislua's tests hold it to
+// this type on randomised traces).
 type SlidingLog struct {
 	logKeyed
 	slidingLogRule

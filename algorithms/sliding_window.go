@@ -37,6 +37,10 @@ import (
 // State per key: the index of the current window and two counts, three
 // int64, 24 bytes. A key's state is released at (k+2)*W, when the window it
 // counted is no longer the previous one.
+//
+// Redis: redislua/lua/sliding_window.lua is this rule as a Lua script, decision for
+// decision (`ratesim lua sliding-window` prints it; redislua's tests hold it to
+// this type on randomised traces).
 type SlidingWindow struct {
 	keyed[slidingWindowState]
 	slidingWindowRule

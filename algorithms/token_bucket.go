@@ -31,6 +31,10 @@ import (
 // the instant of the last update: two int64, 16 bytes. A key's state is
 // released when the bucket is full again, at last + deficit/L rounded up,
 // when it is indistinguishable from a fresh key's.
+//
+// Redis: redislua/lua/token_bucket.lua is this rule as a Lua script, decision for
+// decision (`ratesim lua token-bucket` prints it; redislua's tests hold it to
+// this type on randomised traces).
 type TokenBucket struct {
 	keyed[tokenBucketState]
 	tokenBucketRule

@@ -97,6 +97,7 @@ Start with:  ratesim compare        (the built-in double-burst scenario)
 		newAlgorithmsCmd(),
 		newValidateCmd(),
 		newDemoCmd(),
+		newLuaCmd(),
 	)
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)
