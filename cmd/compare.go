@@ -31,6 +31,7 @@ type compareFlags struct {
 	top        int
 	charts     chartFlags
 	timeline   timelineFlags
+	redis      redisFlags
 }
 
 // addOutputFlags adds the flags that say what compare and replay print and
@@ -38,6 +39,7 @@ type compareFlags struct {
 func addOutputFlags(fl *pflag.FlagSet, f *compareFlags) {
 	addChartFlags(fl, &f.charts)
 	addTimelineFlags(fl, &f.timeline)
+	addRedisFlags(fl, &f.redis)
 }
 
 func newCompareCmd() *cobra.Command {
@@ -166,6 +168,9 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*out
 		return nil, inputError(err)
 	}
 	rep.Traces = traceSummaries(sc)
+	if err := checkOnRedis(cfg, rep, f.redis); err != nil {
+		return nil, err
+	}
 	if dec != nil {
 		if err := dec.finish(); err != nil {
 			return nil, err

@@ -1,0 +1,137 @@
+package cmd
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/internal/redistest"
+	"github.com/ratesim/ratesim/scenarios"
+	"github.com/ratesim/ratesim/sim"
+)
+
+// compareOnRedis runs compare (or replay) with --redis and the JSON format
+// and returns the report.
+func compareOnRedis(t *testing.T, url string, args ...string) *sim.Report {
+	t.Helper()
+	status, out, errOut := run(t, append(args, "--redis", url, "--format", "json")...)
+	require.Equal(t, 0, status, errOut)
+	var rep sim.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	return &rep
+}
+
+// Every built-in scenario, and a recorded trace whose instants are dates
+// (its epoch is far from 0), replayed on a real redis-server: every row
+// with a script is replayed, decision for decision, with no mismatch. The
+// rows that are not replayed say why: x-time-rate has no script, and a
+// cluster row whose nodes decide on their own state runs none in a store.
+func TestCompareRedisBuiltins(t *testing.T) {
+	srv := redistest.Start(t)
+	check := func(t *testing.T, rep *sim.Report) {
+		for _, res := range rep.Results {
+			x := res.Redis
+			require.NotNil(t, x, res.Label)
+			if x.Skipped != "" {
+				mode := ""
+				if res.Cluster != nil {
+					mode = res.Cluster.Coordination
+				}
+				require.True(t, res.Algorithm == "x-time-rate" || (mode != "" && mode != "central"),
+					"%s skipped: %s", res.Label, x.Skipped)
+				continue
+			}
+			require.Zero(t, x.Mismatches, "%s: %+v", res.Label, x.FirstMismatch)
+			require.Nil(t, x.FirstMismatch)
+			require.Positive(t, x.Decisions, res.Label)
+			if res.Cluster == nil {
+				// a plain row replays every attempt
+				require.Equal(t, res.Attempts, x.Decisions, res.Label)
+			} else {
+				// a central row, every script its store ran
+				require.Equal(t, res.Cluster.StoreOps-res.Cluster.StoreErrors, x.Decisions, res.Label)
+			}
+		}
+	}
+	for _, b := range scenarios.Builtins() {
+		t.Run(b.Name, func(t *testing.T) { check(t, compareOnRedis(t, srv.URL(), "compare", b.Name)) })
+	}
+	t.Run("trace", func(t *testing.T) {
+		check(t, compareOnRedis(t, srv.URL(), "replay", "../../shared/traces/elastic_apache_logs.log",
+			"--limit", "2/s", "--burst", "3"))
+	})
+	n, err := srv.Client(t).DBSize(t.Context()).Result()
+	require.NoError(t, err)
+	require.Zero(t, n, "every run deletes its keys")
+}
+
+// --redis-keep leaves the keys, named ratesim:{RUN}:LABEL:KEY.
+func TestCompareRedisKeep(t *testing.T) {
+	srv := redistest.Start(t)
+	status, _, errOut := run(t, "compare", "double-burst", "--algorithms", "gcra", "--redis", srv.URL(), "--redis-keep")
+	require.Equal(t, 0, status, errOut)
+	keys, err := srv.Client(t).Keys(t.Context(), "ratesim:{*}:gcra:*").Result()
+	require.NoError(t, err)
+	require.Len(t, keys, 1, "double-burst has one client")
+}
+
+// Redis that cannot be reached is a clear error within the timeout, exit
+// 1; a policy whose script would leave the exact range is bad input, exit
+// 2, with what overflows and what would fit; a Redis that dies mid-run
+// stops the run with how many decisions were checked.
+func TestCompareRedisFailures(t *testing.T) {
+	start := time.Now()
+	status, out, errOut := run(t, "compare", "double-burst", "--redis", "unix://"+filepath.Join(t.TempDir(), "none.sock"), "--redis-timeout", "500ms")
+	require.Equal(t, 1, status)
+	require.Empty(t, out)
+	require.Contains(t, errOut, "does not answer within 500ms")
+	require.NotContains(t, errOut, "goroutine")
+	require.Less(t, time.Since(start), 10*time.Second)
+
+	status, _, errOut = run(t, "compare", "double-burst", "--redis", "http://localhost:1")
+	require.Equal(t, 1, status)
+	require.Contains(t, errOut, "want redis://host:port/db or unix:///path/redis.sock")
+
+	if !redistest.Available() {
+		t.Skip(redistest.Missing)
+	}
+	srv := redistest.Start(t)
+	dir := t.TempDir()
+	wide := filepath.Join(dir, "wide.yaml")
+	require.NoError(t, os.WriteFile(wide, []byte(`name: wide
+duration: 2h
+limit: {rate: 1000000, per: 1h}
+traffic:
+  - {type: constant, rate: 1/s}
+algorithms: [sliding-window]
+`), 0o644))
+	status, out, errOut = run(t, "compare", wide, "--redis", srv.URL())
+	require.Equal(t, 2, status, errOut)
+	require.Empty(t, out)
+	require.Contains(t, errOut, "sliding-window")
+	require.Contains(t, errOut, "2^")
+
+	long := filepath.Join(dir, "long.yaml")
+	require.NoError(t, os.WriteFile(long, []byte(`name: long
+duration: 20s
+limit: {rate: 100, per: 1s, burst: 10}
+traffic:
+  - {type: poisson, rate: 20000/s, clients: 1000}
+algorithms: [gcra]
+`), 0o644))
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		srv.Kill()
+	}()
+	status, out, errOut = run(t, "compare", long, "--redis", srv.URL())
+	require.Equal(t, 1, status, errOut)
+	require.Empty(t, out)
+	require.Regexp(t, `gcra: redis: stopped after \d+ decisions were made and checked`, errOut)
+	require.NotContains(t, errOut, "goroutine")
+	require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+}

@@ -1,0 +1,275 @@
+// Package redischeck replays a scenario's decisions on a real Redis, each
+// one made again by its algorithm's Lua script (package redislua), and
+// compares every verdict, delay and retry_after with the simulation's
+// (SPEC section 9, compare --redis).
+//
+// Rows are replayed one at a time, each by a run of the simulation of that
+// row alone (its decisions are those it made beside the others: every row
+// has its own limiter and draws), streamed to the script as they are made:
+// nothing holds the decisions. A plain row replays its attempts in
+// processing order; a central cluster row the scripts its store ran, in
+// store order, with the instant each was given. Between two rows the first
+// one's keys are measured (MEMORY USAGE of each, INFO's used_memory) and
+// deleted.
+//
+// The package never prints and never exits.
+package redischeck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/cluster"
+	"github.com/ratesim/ratesim/redislua"
+	"github.com/ratesim/ratesim/sim"
+)
+
+// Options are how a check runs.
+type Options struct {
+	// Run names this run's keys (redislua.Key); it must be fresh.
+	Run string
+	// Keep leaves the keys in Redis after the check (--redis-keep).
+	Keep bool
+	// Depth is the pipeline depth (0: redislua.DefaultDepth).
+	Depth int
+	// Wall returns the wall clock, for the throughput and latency figures
+	// (the only ones that are not the same from run to run).
+	Wall func() time.Time
+}
+
+// Check replays every row of cfg that has a script on c, and returns each
+// row's figures, in cfg's order (a row that cannot be replayed says why).
+// rep is the report of cfg's run, for its span. A Redis that fails stops
+// the check with an error that says how many decisions of which row were
+// checked.
+func Check(ctx context.Context, c *redis.Client, cfg sim.Config, rep *sim.Report, o Options) ([]*sim.RedisResult, error) {
+	out := make([]*sim.RedisResult, len(cfg.Algorithms))
+	for i := range cfg.Algorithms {
+		alg := &cfg.Algorithms[i]
+		if why := skipped(cfg, alg); why != "" {
+			out[i] = &sim.RedisResult{Skipped: why}
+			continue
+		}
+		res, err := checkRow(ctx, c, cfg, i, rep, o)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", alg.Label, err)
+		}
+		out[i] = res
+	}
+	return out, nil
+}
+
+// skipped says why row alg cannot be replayed, or "".
+func skipped(cfg sim.Config, alg *sim.Algorithm) string {
+	switch {
+	case alg.New != nil:
+		return "its limiter is not one of ratesim's algorithms"
+	case !redislua.Has(alg.Name):
+		return alg.Name + " has no script: it decides in floating point"
+	case cfg.Cluster == nil:
+		return ""
+	}
+	co := alg.Coord.WithDefaults(alg.Params.Burst, alg.Params.Per, cfg.Cluster.Nodes)
+	if co.Mode != cluster.Central {
+		return "in " + string(co.Mode) + " mode the nodes decide on state of their own; only a central row runs one script in a store"
+	}
+	if co.Clock == cluster.NodeClock {
+		return "with clock: node the store's scripts see time go back, which a script given one clock does not"
+	}
+	for _, f := range cfg.Cluster.Faults {
+		if f.Type == cluster.StoreFlush {
+			return "a store-flush fault empties the store mid-run, which the replay does not"
+		}
+	}
+	return ""
+}
+
+// memorySample is how often (in decisions) a replay asks for the MEMORY
+// USAGE of the key just decided, the first decision on.
+const memorySample = 1024
+
+// item is one decision on its way to Redis: the request and what the
+// simulation decided, and when it was handed over (for the latency).
+type item struct {
+	req  redislua.Request
+	want algorithms.Decision
+	sent time.Time
+	// attempt and at name the decision in a mismatch
+	attempt int
+	at      time.Duration
+}
+
+// feeder is the observer of the row's run: it hands each decision to the
+// replay, and stops the run when the replay has stopped.
+type feeder struct {
+	epoch   time.Duration
+	ch      chan<- item
+	stop    <-chan struct{}
+	inRange func(now time.Duration, cost int64) error
+}
+
+// RangeError is a policy, a span or a cost that a script cannot decide
+// exactly (redislua.CheckRange): bad input, not a failure of Redis.
+type RangeError struct{ Err error }
+
+func (e RangeError) Error() string { return e.Err.Error() }
+func (e RangeError) Unwrap() error { return e.Err }
+
+var errReplayStopped = errors.New("the replay on Redis stopped")
+
+func (f *feeder) Observe(d *sim.Decision) error {
+	select {
+	case <-f.stop:
+		return errReplayStopped
+	default:
+	}
+	now := d.Time - f.epoch
+	if err := f.inRange(now, d.Cost); err != nil {
+		return err
+	}
+	it := item{req: redislua.Request{Now: now, Key: d.Key, Cost: d.Cost}, want: d.Decision,
+		attempt: d.Attempt, at: d.Time}
+	select {
+	case f.ch <- it:
+		return nil
+	case <-f.stop:
+		return errReplayStopped
+	}
+}
+
+// checkRow replays row i.
+func checkRow(ctx context.Context, c *redis.Client, cfg sim.Config, i int, rep *sim.Report, o Options) (*sim.RedisResult, error) {
+	alg := cfg.Algorithms[i]
+	p := alg.Params
+	epoch, span := Epoch(p, rep, cfg.Cluster)
+	// the policy over the run's span, for requests of cost 1; a costlier
+	// request is checked when it first comes (feeder)
+	if err := redislua.CheckRange(alg.Name, redislua.ClockArg, p, 1, span); err != nil {
+		return nil, RangeError{err}
+	}
+	wall := o.Wall
+	if wall == nil {
+		wall = time.Now
+	}
+	run, err := redislua.NewRunner(ctx, c, redislua.Config{Algorithm: alg.Name, Params: p,
+		Run: o.Run, Label: alg.Label, Depth: o.Depth})
+	if err != nil {
+		return nil, err
+	}
+
+	ch := make(chan item, 4096)
+	stop := make(chan struct{})
+	checked := int64(1)
+	f := &feeder{epoch: epoch, ch: ch, stop: stop,
+		inRange: func(now time.Duration, cost int64) error {
+			if now < 0 || now > span {
+				return fmt.Errorf("an instant %v from the epoch falls outside the span %v that was checked", now, span)
+			}
+			if cost > checked {
+				if err := redislua.CheckRange(alg.Name, redislua.ClockArg, p, cost, span); err != nil {
+					return RangeError{err}
+				}
+				checked = cost
+			}
+			return nil
+		}}
+	one := cfg
+	one.Algorithms = []sim.Algorithm{alg}
+	one.Observe, one.ObserveStore, one.Progress, one.Inspect = nil, nil, nil, nil
+	if cfg.Cluster != nil {
+		one.ObserveStore = func(int) sim.Observer { return f }
+	} else {
+		one.Observe = func(int) sim.Observer { return f }
+	}
+	simErr := make(chan error, 1)
+	go func() {
+		_, err := sim.Run(one)
+		close(ch)
+		simErr <- err
+	}()
+
+	res := &sim.RedisResult{}
+	var lat latencies
+	var pending fifo
+	start := wall()
+	seq := func(yield func(redislua.Request) bool) {
+		for it := range ch {
+			it.sent = wall()
+			pending.push(it)
+			if !yield(it.req) {
+				return
+			}
+		}
+	}
+	_, runErr := run.Run(ctx, seq, func(_ redislua.Request, got algorithms.Decision) error {
+		it := pending.pop()
+		lat.add(wall().Sub(it.sent))
+		res.Decisions++
+		if res.Decisions%memorySample == 1 {
+			// the state this decision left (and the others of its
+			// pipeline): a key's largest state may be gone by the end
+			u, err := c.MemoryUsage(ctx, redislua.Key(o.Run, alg.Label, it.req.Key), 0).Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return fmt.Errorf("MEMORY USAGE: %w", err)
+			}
+			res.MemoryUsageMax = max(res.MemoryUsageMax, u)
+		}
+		if got != it.want {
+			res.Mismatches++
+			if res.FirstMismatch == nil {
+				res.FirstMismatch = &sim.RedisMismatch{TimeNs: int64(it.at), Key: it.req.Key, Cost: it.req.Cost,
+					Attempt: it.attempt, Simulation: sim.RedisDecisionOf(it.want), Redis: sim.RedisDecisionOf(got)}
+			}
+		}
+		return nil
+	})
+	took := wall().Sub(start)
+	close(stop)
+	for range ch { // let the run end
+	}
+	if err := <-simErr; err != nil && !errors.Is(err, errReplayStopped) {
+		return nil, err
+	}
+	if runErr != nil {
+		return nil, runErr
+	}
+	if took > 0 {
+		res.OpsPerS = int64(float64(res.Decisions) / took.Seconds())
+	}
+	res.P99Ns = int64(lat.p99())
+	if err := measure(ctx, c, redislua.Key(o.Run, alg.Label, ""), res, o.Keep); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// fifo holds the decisions sent and not yet answered: at most a pipeline's
+// depth and the one being added.
+type fifo struct {
+	buf        []item
+	head, size int
+}
+
+func (q *fifo) push(it item) {
+	if q.size == len(q.buf) {
+		b := make([]item, max(2*len(q.buf), 64))
+		for i := range q.size {
+			b[i] = q.buf[(q.head+i)%len(q.buf)]
+		}
+		q.buf, q.head = b, 0
+	}
+	q.buf[(q.head+q.size)%len(q.buf)] = it
+	q.size++
+}
+
+func (q *fifo) pop() item {
+	it := q.buf[q.head]
+	q.head = (q.head + 1) % len(q.buf)
+	q.size--
+	return it
+}
