@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -37,6 +38,8 @@ type Options struct {
 	Keep bool
 	// Depth is the pipeline depth (0: redislua.DefaultDepth).
 	Depth int
+	// Lanes is how many connections send at once (0: DefaultLanes).
+	Lanes int
 	// Wall returns the wall clock, for the throughput and latency figures
 	// (the only ones that are not the same from run to run).
 	Wall func() time.Time
@@ -99,17 +102,20 @@ type item struct {
 	req  redislua.Request
 	want algorithms.Decision
 	sent time.Time
-	// attempt and at name the decision in a mismatch
+	// seq is the decision's place in the row's order; attempt and at
+	// name it in a mismatch
+	seq     int64
 	attempt int
 	at      time.Duration
 }
 
 // feeder is the observer of the row's run: it hands each decision to the
-// replay, and stops the run when the replay has stopped.
+// lane of its key, and stops the run when the replay has stopped.
 type feeder struct {
 	epoch   time.Duration
-	ch      chan<- item
+	lanes   []chan item
 	stop    <-chan struct{}
+	seq     int64
 	inRange func(now time.Duration, cost int64) error
 }
 
@@ -133,16 +139,46 @@ func (f *feeder) Observe(d *sim.Decision) error {
 		return err
 	}
 	it := item{req: redislua.Request{Now: now, Key: d.Key, Cost: d.Cost}, want: d.Decision,
-		attempt: d.Attempt, at: d.Time}
+		seq: f.seq, attempt: d.Attempt, at: d.Time}
+	f.seq++
 	select {
-	case f.ch <- it:
+	case f.lanes[lane(d.Key, len(f.lanes))] <- it:
 		return nil
 	case <-f.stop:
 		return errReplayStopped
 	}
 }
 
-// checkRow replays row i.
+// lane returns the lane of key among n: FNV-1a of the key, mod n.
+func lane(key string, n int) int {
+	if n == 1 {
+		return 0
+	}
+	h := uint32(2166136261)
+	for i := 0; i < len(key); i++ {
+		h ^= uint32(key[i])
+		h *= 16777619
+	}
+	return int(h % uint32(n))
+}
+
+// DefaultLanes is how many connections a replay sends on at once.
+const DefaultLanes = 2
+
+// laneResult is what one lane found.
+type laneResult struct {
+	res   sim.RedisResult
+	first int64 // the seq of its first mismatch
+	lat   latencies
+	err   error
+}
+
+// checkRow replays row i. The decisions go out on lanes, each a connection
+// of its own with its pipelines in order, a key always on the same lane:
+// each key's scripts run in the simulation's order, and the scripts of
+// different keys, which touch different Redis keys, commute. So Redis is
+// kept busy while a lane's client reads its replies and makes its next
+// pipeline.
 func checkRow(ctx context.Context, c *redis.Client, cfg sim.Config, i int, rep *sim.Report, o Options) (*sim.RedisResult, error) {
 	alg := cfg.Algorithms[i]
 	p := alg.Params
@@ -156,16 +192,26 @@ func checkRow(ctx context.Context, c *redis.Client, cfg sim.Config, i int, rep *
 	if wall == nil {
 		wall = time.Now
 	}
-	run, err := redislua.NewRunner(ctx, c, redislua.Config{Algorithm: alg.Name, Params: p,
-		Run: o.Run, Label: alg.Label, Depth: o.Depth})
-	if err != nil {
-		return nil, err
+	nl := o.Lanes
+	if nl == 0 {
+		nl = DefaultLanes
+	}
+	runners := make([]*redislua.Runner, nl)
+	for l := range runners {
+		var err error
+		if runners[l], err = redislua.NewRunner(ctx, c, redislua.Config{Algorithm: alg.Name, Params: p,
+			Run: o.Run, Label: alg.Label, Depth: o.Depth}); err != nil {
+			return nil, err
+		}
 	}
 
-	ch := make(chan item, 4096)
+	lanes := make([]chan item, nl)
+	for l := range lanes {
+		lanes[l] = make(chan item, 4096)
+	}
 	stop := make(chan struct{})
 	checked := int64(1)
-	f := &feeder{epoch: epoch, ch: ch, stop: stop,
+	f := &feeder{epoch: epoch, lanes: lanes, stop: stop,
 		inRange: func(now time.Duration, cost int64) error {
 			if now < 0 || now > span {
 				return fmt.Errorf("an instant %v from the epoch falls outside the span %v that was checked", now, span)
@@ -189,14 +235,79 @@ func checkRow(ctx context.Context, c *redis.Client, cfg sim.Config, i int, rep *
 	simErr := make(chan error, 1)
 	go func() {
 		_, err := sim.Run(one)
-		close(ch)
+		for _, ch := range lanes {
+			close(ch)
+		}
 		simErr <- err
 	}()
 
+	start := wall()
+	results := make([]laneResult, nl)
+	var wg sync.WaitGroup
+	var once sync.Once
+	halt := func() { once.Do(func() { close(stop) }) }
+	for l := range lanes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lr := &results[l]
+			lr.err = runLane(ctx, c, runners[l], lanes[l], lr, wall, redislua.Key(o.Run, alg.Label, ""))
+			if lr.err != nil {
+				halt()
+			}
+		}()
+	}
+	wg.Wait()
+	took := wall().Sub(start)
+	halt()
+	for _, ch := range lanes { // let the run end
+		for range ch {
+		}
+	}
+	simE := <-simErr
+
 	res := &sim.RedisResult{}
 	var lat latencies
+	first := int64(-1)
+	var laneErr error
+	for l := range results {
+		lr := &results[l]
+		res.Decisions += lr.res.Decisions
+		res.Mismatches += lr.res.Mismatches
+		res.MemoryUsageMax = max(res.MemoryUsageMax, lr.res.MemoryUsageMax)
+		if lr.res.FirstMismatch != nil && (first < 0 || lr.first < first) {
+			first, res.FirstMismatch = lr.first, lr.res.FirstMismatch
+		}
+		lat.merge(&lr.lat)
+		if laneErr == nil && lr.err != nil {
+			laneErr = lr.err
+		}
+	}
+	if simE != nil && !errors.Is(simE, errReplayStopped) {
+		return nil, simE
+	}
+	if laneErr != nil {
+		var re *redislua.RunError
+		if errors.As(laneErr, &re) {
+			// the decisions checked on every lane
+			return nil, &redislua.RunError{Done: int(res.Decisions), Err: re.Err}
+		}
+		return nil, laneErr
+	}
+	if took > 0 {
+		res.OpsPerS = int64(float64(res.Decisions) / took.Seconds())
+	}
+	res.P99Ns = int64(lat.p99().Truncate(time.Microsecond))
+	if err := measure(ctx, c, redislua.Key(o.Run, alg.Label, ""), res, o.Keep); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// runLane sends the decisions of one lane to Redis with run and compares
+// the answers, into lr.
+func runLane(ctx context.Context, c *redis.Client, run *redislua.Runner, ch <-chan item, lr *laneResult, wall func() time.Time, prefix string) error {
 	var pending fifo
-	start := wall()
 	seq := func(yield func(redislua.Request) bool) {
 		for it := range ch {
 			it.sent = wall()
@@ -206,14 +317,15 @@ func checkRow(ctx context.Context, c *redis.Client, cfg sim.Config, i int, rep *
 			}
 		}
 	}
-	_, runErr := run.Run(ctx, seq, func(_ redislua.Request, got algorithms.Decision) error {
+	res := &lr.res
+	_, err := run.Run(ctx, seq, func(_ redislua.Request, got algorithms.Decision) error {
 		it := pending.pop()
-		lat.add(wall().Sub(it.sent))
+		lr.lat.add(wall().Sub(it.sent))
 		res.Decisions++
 		if res.Decisions%memorySample == 1 {
 			// the state this decision left (and the others of its
 			// pipeline): a key's largest state may be gone by the end
-			u, err := c.MemoryUsage(ctx, redislua.Key(o.Run, alg.Label, it.req.Key), 0).Result()
+			u, err := c.MemoryUsage(ctx, prefix+it.req.Key, 0).Result()
 			if err != nil && !errors.Is(err, redis.Nil) {
 				return fmt.Errorf("MEMORY USAGE: %w", err)
 			}
@@ -222,30 +334,14 @@ func checkRow(ctx context.Context, c *redis.Client, cfg sim.Config, i int, rep *
 		if got != it.want {
 			res.Mismatches++
 			if res.FirstMismatch == nil {
+				lr.first = it.seq
 				res.FirstMismatch = &sim.RedisMismatch{TimeNs: int64(it.at), Key: it.req.Key, Cost: it.req.Cost,
 					Attempt: it.attempt, Simulation: sim.RedisDecisionOf(it.want), Redis: sim.RedisDecisionOf(got)}
 			}
 		}
 		return nil
 	})
-	took := wall().Sub(start)
-	close(stop)
-	for range ch { // let the run end
-	}
-	if err := <-simErr; err != nil && !errors.Is(err, errReplayStopped) {
-		return nil, err
-	}
-	if runErr != nil {
-		return nil, runErr
-	}
-	if took > 0 {
-		res.OpsPerS = int64(float64(res.Decisions) / took.Seconds())
-	}
-	res.P99Ns = int64(lat.p99())
-	if err := measure(ctx, c, redislua.Key(o.Run, alg.Label, ""), res, o.Keep); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return err
 }
 
 // fifo holds the decisions sent and not yet answered: at most a pipeline's

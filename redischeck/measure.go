@@ -176,6 +176,14 @@ func latencyBucket(d time.Duration) int {
 	return e*16 + frac
 }
 
+// merge adds m's latencies to l's.
+func (l *latencies) merge(m *latencies) {
+	l.n += m.n
+	for b, c := range m.counts {
+		l.counts[b] += c
+	}
+}
+
 // p99 returns the upper edge of the bucket that holds the 99th
 // percentile (nearest rank).
 func (l *latencies) p99() time.Duration {
@@ -192,4 +200,3 @@ func (l *latencies) p99() time.Duration {
 	}
 	return 0
 }
-
