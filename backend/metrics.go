@@ -1,0 +1,387 @@
+package backend
+
+import (
+	"math/bits"
+	"slices"
+	"time"
+)
+
+// ExactValues is how many distinct values a histogram counts exactly.
+// Beyond it, values are counted in log-linear buckets of 11 significant
+// bits (as sim's delay histogram does), so a percentile is then within
+// 1/1024 of the true value (reported as its bucket's upper bound, never
+// above the true maximum); the mean and the maximum stay exact. So a
+// histogram holds at most ExactValues entries, then at most one per bucket
+// (about 2^10 per power of two of the values), however many values it
+// counts.
+const ExactValues = 1 << 14
+
+// Percentiles are nearest-rank order statistics of durations in ns: the
+// p-th percentile is the smallest value v with at least ceil(p*n/100)
+// values <= v. Mean is the exact mean, rounded to the nearest ns.
+type Percentiles struct {
+	Mean int64 `json:"mean"`
+	P50  int64 `json:"p50"`
+	P90  int64 `json:"p90"`
+	P99  int64 `json:"p99"`
+	Max  int64 `json:"max"`
+	// Exact is false once the histogram has fallen back to buckets.
+	Exact bool `json:"-"`
+}
+
+// hist accumulates durations >= 0 without keeping each.
+type hist struct {
+	zeros  int64
+	counts map[int64]int64 // value (or bucket lower bound) -> count
+	exact  bool
+	n      int64
+	max    int64
+	sumHi  uint64 // the sum, 128 bits
+	sumLo  uint64
+}
+
+func newHist() hist { return hist{counts: map[int64]int64{}, exact: true} }
+
+// bucketOf rounds v down to 11 significant bits.
+func bucketOf(v int64) int64 {
+	e := bits.Len64(uint64(v)) - 11
+	if e <= 0 {
+		return v
+	}
+	return v >> e << e
+}
+
+// bucketTop is the largest value that rounds to bucket b.
+func bucketTop(b int64) int64 {
+	e := bits.Len64(uint64(b)) - 11
+	if e <= 0 {
+		return b
+	}
+	return b + 1<<e - 1
+}
+
+func (h *hist) add(d time.Duration) {
+	v := int64(max(d, 0))
+	h.n++
+	var carry uint64
+	h.sumLo, carry = bits.Add64(h.sumLo, uint64(v), 0)
+	h.sumHi += carry
+	if v == 0 {
+		h.zeros++
+		return
+	}
+	h.max = max(h.max, v)
+	if !h.exact {
+		h.counts[bucketOf(v)]++
+		return
+	}
+	h.counts[v]++
+	if len(h.counts) > ExactValues {
+		old := h.counts
+		h.counts = make(map[int64]int64, len(old)/4)
+		for k, c := range old {
+			h.counts[bucketOf(k)] += c
+		}
+		h.exact = false
+	}
+}
+
+// reset empties h, keeping its map's room.
+func (h *hist) reset() {
+	clear(h.counts)
+	*h = hist{counts: h.counts, exact: true}
+}
+
+// mean is the sum over the count, rounded to the nearest (half up).
+func (h *hist) mean() int64 {
+	if h.n == 0 {
+		return 0
+	}
+	n := uint64(h.n)
+	lo, carry := bits.Add64(h.sumLo, n/2, 0)
+	q, _ := bits.Div64(h.sumHi+carry, lo, n) // sum < n*2^63: no overflow
+	return int64(q)
+}
+
+// percentiles by nearest rank.
+func (h *hist) percentiles() Percentiles {
+	if h.n == 0 {
+		return Percentiles{Exact: true}
+	}
+	keys := make([]int64, 0, len(h.counts))
+	for k := range h.counts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	at := func(p int64) int64 {
+		rank := (p*h.n + 99) / 100
+		if rank <= h.zeros {
+			return 0
+		}
+		cum := h.zeros
+		for _, k := range keys {
+			cum += h.counts[k]
+			if cum >= rank {
+				if h.exact {
+					return k
+				}
+				return min(bucketTop(k), h.max)
+			}
+		}
+		return h.max
+	}
+	return Percentiles{Mean: h.mean(), P50: at(50), P90: at(90), P99: at(99), Max: h.max, Exact: h.exact}
+}
+
+// p99 is the 99th percentile alone.
+func (h *hist) p99() int64 {
+	if h.n == 0 {
+		return 0
+	}
+	return h.percentiles().P99
+}
+
+// row is one bucket of the series.
+type row struct {
+	queueArea int64 // integral of the queue length over the bucket, in ns
+	queueMax  int64
+	p99       int64 // of the responses completed in the bucket
+	goodput   int64
+	shed      int64
+	timedOut  int64
+}
+
+// series is the backend's time series per bucket from start; it grows
+// with the span of time covered, never with the number of requests, and
+// at most to max buckets (then the bucket doubles).
+type series struct {
+	start  time.Duration
+	bucket time.Duration
+	max    int
+	rows   []row
+	// the queue's length since qFrom, not yet added to the rows
+	qLen  int64
+	qFrom time.Duration
+	// the responses of bucket open, not yet reduced to its p99
+	open int
+	resp hist
+}
+
+func newSeries(start, bucket time.Duration, maxBuckets int) series {
+	s := start - start%bucket
+	if start < 0 && start%bucket != 0 {
+		s -= bucket
+	}
+	return series{start: s, bucket: bucket, max: maxBuckets, qFrom: s, open: -1, resp: newHist()}
+}
+
+// index returns the row of instant t, making it (and doubling the bucket
+// as needed), or -1 for an instant before the start.
+func (s *series) index(t time.Duration) int {
+	if t < s.start {
+		return -1
+	}
+	i := int((t - s.start) / s.bucket)
+	for i >= s.max {
+		s.double()
+		i = int((t - s.start) / s.bucket)
+	}
+	if i >= len(s.rows) {
+		s.rows = append(s.rows, make([]row, i+1-len(s.rows))...)
+	}
+	return i
+}
+
+// double merges pairs of rows: counts and areas add, maxima and p99s take
+// the larger (the p99 of a merged bucket is then an upper bound of its
+// exact p99: each half has 99% of its responses at or below its own).
+func (s *series) double() {
+	n := (len(s.rows) + 1) / 2
+	for i := range n {
+		a := s.rows[2*i]
+		if 2*i+1 < len(s.rows) {
+			b := s.rows[2*i+1]
+			a.queueArea += b.queueArea
+			a.queueMax = max(a.queueMax, b.queueMax)
+			a.p99 = max(a.p99, b.p99)
+			a.goodput += b.goodput
+			a.shed += b.shed
+			a.timedOut += b.timedOut
+		}
+		s.rows[i] = a
+	}
+	clear(s.rows[n:])
+	s.rows = s.rows[:n]
+	if s.open >= 0 {
+		s.open /= 2
+	}
+	s.bucket *= 2
+}
+
+// queue records that the queue's length becomes q at t (t never goes
+// back).
+func (s *series) queue(t time.Duration, q int) {
+	s.spread(t)
+	s.qLen = int64(q)
+	if i := s.index(t); i >= 0 {
+		s.rows[i].queueMax = max(s.rows[i].queueMax, s.qLen)
+	}
+}
+
+// spread adds the queue's length from qFrom to t to the rows it covers.
+func (s *series) spread(t time.Duration) {
+	from := max(s.qFrom, s.start)
+	if t <= from {
+		return
+	}
+	s.qFrom = t
+	if s.qLen == 0 {
+		return
+	}
+	for from < t {
+		i := s.index(from)
+		end := s.start + time.Duration(i+1)*s.bucket
+		to := min(end, t)
+		s.rows[i].queueArea += s.qLen * int64(to-from)
+		s.rows[i].queueMax = max(s.rows[i].queueMax, s.qLen)
+		from = to
+	}
+}
+
+// response counts a response of d completed at t.
+func (s *series) response(t, d time.Duration) {
+	i := s.index(t)
+	if i < 0 {
+		return
+	}
+	if i != s.open {
+		s.close()
+		s.open = i
+	}
+	s.resp.add(d)
+}
+
+// close reduces the open bucket's responses to its p99.
+func (s *series) close() {
+	if s.open >= 0 && s.resp.n > 0 {
+		s.rows[s.open].p99 = max(s.rows[s.open].p99, s.resp.p99())
+	}
+	s.resp.reset()
+	s.open = -1
+}
+
+// Series is the backend's time series: one value per bucket of BucketNs
+// from StartNs.
+type Series struct {
+	StartNs  int64 `json:"start_ns"`
+	BucketNs int64 `json:"bucket_ns"`
+	// Queue is the time-average of the queue's length (requests waiting,
+	// not in service) over each bucket, QueueMax its largest.
+	Queue    []float64 `json:"queue"`
+	QueueMax []int64   `json:"queue_max"`
+	// ResponseP99Ns is the p99 of the response times of the requests
+	// completed in each bucket (0 when none); after buckets merged
+	// (MaxBuckets), the larger of the merged buckets' p99s.
+	ResponseP99Ns []int64 `json:"response_p99_ns"`
+	// Goodput counts the requests completed in each bucket without error
+	// within their client's timeout; Shed and TimedOut the sheds and the
+	// clients' timeouts in each bucket.
+	Goodput  []int64 `json:"goodput"`
+	Shed     []int64 `json:"shed"`
+	TimedOut []int64 `json:"timed_out"`
+}
+
+// Result is SPEC section 11's `backend` object, and what more the model
+// counts (not in the JSON).
+type Result struct {
+	// Served counts the requests whose service ended (with or without an
+	// error, their client waiting or not); CompletedOK those of them
+	// without an error; Goodput those of them completed at or before their
+	// client's deadline.
+	Served      int64 `json:"served"`
+	CompletedOK int64 `json:"completed_ok"`
+	Goodput     int64 `json:"goodput"`
+	// Shed counts requests turned away by a full queue (503); TimedOut the
+	// clients that gave up waiting; Errors the served requests that failed.
+	Shed     int64 `json:"shed"`
+	TimedOut int64 `json:"timed_out"`
+	Errors   int64 `json:"errors"`
+	// WastedNs is worker time spent on requests after their client had
+	// given up: for each served request, end - max(start, deadline) when
+	// positive.
+	WastedNs int64 `json:"wasted_ns"`
+	// Utilization is the busy worker time over Workers times the span.
+	Utilization float64 `json:"utilization"`
+	// QueueWaitNs: from admission to the start of service, over the
+	// requests that started; ResponseNs: from admission to the end of
+	// service, over the requests served.
+	QueueWaitNs Percentiles `json:"queue_wait_ns"`
+	ResponseNs  Percentiles `json:"response_ns"`
+	// RetryAmplification is attempts / offered, which the engine knows
+	// (the backend sees admitted attempts only); left 0 here.
+	RetryAmplification float64 `json:"retry_amplification"`
+	// RecoveredNs: after the last fault ends, how long until goodput
+	// returns to within 10% of its level before the first fault (see
+	// Backend.Result); nil when there are no faults, no level to return
+	// to, or it never does.
+	RecoveredNs *int64 `json:"recovered_ns,omitempty"`
+
+	// Submitted counts the requests given to the backend; Started those a
+	// worker began; Dropped those dropped unserved (DropExpired).
+	Submitted int64 `json:"-"`
+	Started   int64 `json:"-"`
+	Dropped   int64 `json:"-"`
+	// BusyNs is the busy worker time; SpanNs the span it is held against.
+	BusyNs int64  `json:"-"`
+	SpanNs int64  `json:"-"`
+	Series Series `json:"-"`
+}
+
+// recovered finds, in the goodput of rows (buckets of bucket from start),
+// the first window of m buckets that starts at or after the last fault's
+// end f1, ends by to, and whose goodput is at least 90% of the mean per
+// bucket of the buckets wholly before the first fault's start f0; it
+// returns how long after f1 that window starts. All in integers.
+func recovered(rows []row, start, bucket time.Duration, m int, f0, f1, to time.Duration) *int64 {
+	var base, nBase int64
+	for i := range rows {
+		if start+time.Duration(i+1)*bucket > f0 {
+			break
+		}
+		base += rows[i].goodput
+		nBase++
+	}
+	if nBase == 0 || base == 0 || f1 < start {
+		return nil
+	}
+	k0 := int((f1 - start + bucket - 1) / bucket)
+	var sum int64
+	for k := k0; ; k++ {
+		end := start + time.Duration(k+m)*bucket
+		if end > to || k+m > len(rows) {
+			return nil
+		}
+		sum = 0
+		for _, r := range rows[k : k+m] {
+			sum += r.goodput
+		}
+		// sum/m >= 0.9 * base/nBase
+		if 10*sum*nBase >= 9*int64(m)*base {
+			d := int64(start + time.Duration(k)*bucket - f1)
+			return &d
+		}
+	}
+}
+
+// utilization is busy / (workers * span), 0 for an empty span.
+func utilization(busy int64, workers int, span int64) float64 {
+	if span <= 0 {
+		return 0
+	}
+	return float64(busy) / float64(float64(workers)*float64(span))
+}
+
+// areaMean is a queue area over a bucket: the bucket's mean length.
+func areaMean(area int64, bucket time.Duration) float64 {
+	return float64(area) / float64(bucket)
+}
