@@ -3,8 +3,8 @@ package backend
 import (
 	"math"
 	"math/rand/v2"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
