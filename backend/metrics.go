@@ -10,10 +10,13 @@ import (
 // Beyond it, values are counted in log-linear buckets of 11 significant
 // bits (as sim's delay histogram does), so a percentile is then within
 // 1/1024 of the true value (reported as its bucket's upper bound, never
-// above the true maximum); the mean and the maximum stay exact. So a
-// histogram holds at most ExactValues entries, then at most one per bucket
-// (about 2^10 per power of two of the values), however many values it
-// counts.
+// above the true maximum); the mean and the maximum stay exact.
+//
+// Memory: a histogram holds at most ExactValues entries in a map, then
+// (the map dropped) dense arrays: the values below 2048 one by one (16 KiB), and 1024
+// buckets (8 KiB) for each power of two above that any value has reached.
+// Durations from 1µs to 100s span 27 powers of two: 232 KiB at most, and a
+// longer run adds nothing unless its values reach a new power of two.
 const ExactValues = 1 << 14
 
 // Percentiles are nearest-rank order statistics of durations in ns: the
@@ -29,35 +32,42 @@ type Percentiles struct {
 	Exact bool `json:"-"`
 }
 
+// sigBits is the significant bits a bucket keeps.
+const sigBits = 11
+
 // hist accumulates durations >= 0 without keeping each.
 type hist struct {
 	zeros  int64
-	counts map[int64]int64 // value (or bucket lower bound) -> count
+	counts map[int64]int64 // exact: value -> count
 	exact  bool
-	n      int64
-	max    int64
-	sumHi  uint64 // the sum, 128 bits
-	sumLo  uint64
+	// not exact: small[v] for v < 2^sigBits; oct[e][m - 2^(sigBits-1)]
+	// for the values v with bits.Len64(v) = sigBits + e, m = v >> e
+	small *[1 << sigBits]int64
+	oct   [64 - sigBits + 1]*[1 << (sigBits - 1)]int64
+	n     int64
+	max   int64
+	sumHi uint64 // the sum, 128 bits
+	sumLo uint64
 }
 
 func newHist() hist { return hist{counts: map[int64]int64{}, exact: true} }
 
-// bucketOf rounds v down to 11 significant bits.
-func bucketOf(v int64) int64 {
-	e := bits.Len64(uint64(v)) - 11
+// dense counts n values v in the buckets.
+func (h *hist) dense(v, n int64) {
+	e := bits.Len64(uint64(v)) - sigBits
 	if e <= 0 {
-		return v
+		if h.small == nil {
+			h.small = new([1 << sigBits]int64)
+		}
+		h.small[v] += n
+		return
 	}
-	return v >> e << e
-}
-
-// bucketTop is the largest value that rounds to bucket b.
-func bucketTop(b int64) int64 {
-	e := bits.Len64(uint64(b)) - 11
-	if e <= 0 {
-		return b
+	o := h.oct[e]
+	if o == nil {
+		o = new([1 << (sigBits - 1)]int64)
+		h.oct[e] = o
 	}
-	return b + 1<<e - 1
+	o[v>>e-1<<(sigBits-1)] += n
 }
 
 func (h *hist) add(d time.Duration) {
@@ -72,24 +82,34 @@ func (h *hist) add(d time.Duration) {
 	}
 	h.max = max(h.max, v)
 	if !h.exact {
-		h.counts[bucketOf(v)]++
+		h.dense(v, 1)
 		return
 	}
 	h.counts[v]++
 	if len(h.counts) > ExactValues {
-		old := h.counts
-		h.counts = make(map[int64]int64, len(old)/4)
-		for k, c := range old {
-			h.counts[bucketOf(k)] += c
+		for k, c := range h.counts {
+			h.dense(k, c)
 		}
+		h.counts = nil // its room is not needed until a reset
 		h.exact = false
 	}
 }
 
-// reset empties h, keeping its map's room.
+// reset empties h, keeping its map and arrays.
 func (h *hist) reset() {
+	if h.counts == nil {
+		h.counts = map[int64]int64{}
+	}
 	clear(h.counts)
-	*h = hist{counts: h.counts, exact: true}
+	if h.small != nil {
+		clear(h.small[:])
+	}
+	for _, o := range h.oct {
+		if o != nil {
+			clear(o[:])
+		}
+	}
+	h.zeros, h.exact, h.n, h.max, h.sumHi, h.sumLo = 0, true, 0, 0, 0, 0
 }
 
 // mean is the sum over the count, rounded to the nearest (half up).
@@ -108,29 +128,70 @@ func (h *hist) percentiles() Percentiles {
 	if h.n == 0 {
 		return Percentiles{Exact: true}
 	}
-	keys := make([]int64, 0, len(h.counts))
-	for k := range h.counts {
-		keys = append(keys, k)
+	ps := [3]int64{50, 90, 99}
+	var out [3]int64
+	var ranks [3]int64
+	for i, p := range ps {
+		ranks[i] = (p*h.n + 99) / 100
 	}
-	slices.Sort(keys)
-	at := func(p int64) int64 {
-		rank := (p*h.n + 99) / 100
-		if rank <= h.zeros {
-			return 0
+	next := 0
+	cum := h.zeros
+	for next < 3 && ranks[next] <= cum {
+		out[next] = 0
+		next++
+	}
+	// visit calls f with each value (or bucket top) and its count, in
+	// increasing order, until f returns false.
+	take := func(v, c int64) bool {
+		cum += c
+		for next < 3 && ranks[next] <= cum {
+			out[next] = min(v, h.max)
+			next++
 		}
-		cum := h.zeros
+		return next < 3
+	}
+	if h.exact {
+		keys := make([]int64, 0, len(h.counts))
+		for k := range h.counts {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
 		for _, k := range keys {
-			cum += h.counts[k]
-			if cum >= rank {
-				if h.exact {
-					return k
-				}
-				return min(bucketTop(k), h.max)
+			if !take(k, h.counts[k]) {
+				break
 			}
 		}
-		return h.max
+	} else {
+		done := false
+		if h.small != nil {
+			for v, c := range h.small {
+				if c > 0 && !take(int64(v), c) {
+					done = true
+					break
+				}
+			}
+		}
+		for e := 1; e < len(h.oct) && !done; e++ {
+			o := h.oct[e]
+			if o == nil {
+				continue
+			}
+			for j, c := range o {
+				if c == 0 {
+					continue
+				}
+				lo := int64(j+1<<(sigBits-1)) << e
+				if !take(lo+1<<e-1, c) {
+					done = true
+					break
+				}
+			}
+		}
 	}
-	return Percentiles{Mean: h.mean(), P50: at(50), P90: at(90), P99: at(99), Max: h.max, Exact: h.exact}
+	for ; next < 3; next++ {
+		out[next] = h.max
+	}
+	return Percentiles{Mean: h.mean(), P50: out[0], P90: out[1], P99: out[2], Max: h.max, Exact: h.exact}
 }
 
 // p99 is the 99th percentile alone.
