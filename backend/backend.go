@@ -66,18 +66,21 @@
 // retries) by time, the backend's first at one instant:
 //
 //	for {
-//		t := the instant of the engine's next event
-//		if bt, ok := b.Next(); ok && bt <= t {
-//			b.Step() // may schedule retries before t: read t again
+//		t, have := the instant of the engine's next event (arrival or retry)
+//		if bt, ok := b.Next(); ok && (!have || bt <= t) {
+//			b.Step() // may schedule a retry before t: look again
 //			continue
+//		}
+//		if !have {
+//			break // nothing left on either side
 //		}
 //		decide the engine's event at t; b.Submit(...) what is admitted
 //	}
 //
-// and at the end of the traffic calls Until with the largest instant to
-// drain the backend. An admission submitted at the current instant is
-// processed by the next Step, after the engine's other events at that
-// instant.
+// The same loop drains the backend after the traffic (Until with the
+// largest instant does, when no client retries). An admission submitted at
+// the current instant is processed by a later Step, after the engine's
+// other events at that instant.
 //
 // # Determinism
 //
