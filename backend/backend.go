@@ -586,7 +586,7 @@ func (b *Backend) release(i uint32) {
 // f0, no goodput in them, or no such window.
 func (b *Backend) Result(from, to time.Duration) Result {
 	r := b.res
-	s := b.series // a copy, with its own rows (its resp is only read)
+	s := b.series // a copy, with its own rows (its buf and resp are only read)
 	s.rows = append([]row(nil), b.series.rows...)
 	end := max(to, b.lastSeen)
 	s.spread(end)
@@ -594,8 +594,8 @@ func (b *Backend) Result(from, to time.Duration) Result {
 		s.index(end - 1)
 	}
 	rows := s.rows
-	if s.open >= 0 && s.resp.n > 0 {
-		rows[s.open].p99 = max(rows[s.open].p99, s.resp.p99())
+	if s.open >= 0 {
+		rows[s.open].p99 = max(rows[s.open].p99, s.openP99())
 	}
 	r.SpanNs = int64(end - from)
 	r.Utilization = utilization(r.BusyNs, b.cfg.Workers, r.SpanNs)

@@ -223,8 +223,10 @@ type series struct {
 	// the queue's length since qFrom, not yet added to the rows
 	qLen  int64
 	qFrom time.Duration
-	// the responses of bucket open, not yet reduced to its p99
+	// the responses of bucket open, not yet reduced to its p99: in buf
+	// while at most bufMax, then in resp
 	open int
+	buf  []int64
 	resp hist
 }
 
@@ -309,6 +311,10 @@ func (s *series) spread(t time.Duration) {
 	}
 }
 
+// bufMax is how many responses of one bucket are kept one by one (then
+// sorted for the bucket's p99) before they go to a histogram.
+const bufMax = 4096
+
 // response counts a response of d completed at t.
 func (s *series) response(t, d time.Duration) {
 	i := s.index(t)
@@ -319,15 +325,48 @@ func (s *series) response(t, d time.Duration) {
 		s.close()
 		s.open = i
 	}
-	s.resp.add(d)
+	switch {
+	case s.resp.n > 0:
+		s.resp.add(d)
+	case len(s.buf) < bufMax:
+		s.buf = append(s.buf, int64(d))
+	default:
+		for _, v := range s.buf {
+			s.resp.add(time.Duration(v))
+		}
+		s.buf = s.buf[:0]
+		s.resp.add(d)
+	}
+}
+
+// openP99 is the p99 of the open bucket's responses (0: none).
+func (s *series) openP99() int64 {
+	if s.resp.n > 0 {
+		return s.resp.p99()
+	}
+	n := len(s.buf)
+	if n == 0 {
+		return 0
+	}
+	v := append([]int64(nil), s.buf...)
+	slices.Sort(v)
+	return v[(99*n+99)/100-1]
 }
 
 // close reduces the open bucket's responses to its p99.
 func (s *series) close() {
-	if s.open >= 0 && s.resp.n > 0 {
-		s.rows[s.open].p99 = max(s.rows[s.open].p99, s.resp.p99())
+	if s.open >= 0 {
+		p := s.resp.p99()
+		if n := len(s.buf); s.resp.n == 0 && n > 0 {
+			slices.Sort(s.buf) // in place: the buffer is emptied below
+			p = s.buf[(99*n+99)/100-1]
+		}
+		s.rows[s.open].p99 = max(s.rows[s.open].p99, p)
 	}
-	s.resp.reset()
+	s.buf = s.buf[:0]
+	if s.resp.n > 0 {
+		s.resp.reset()
+	}
 	s.open = -1
 }
 
