@@ -1,0 +1,619 @@
+// Package backend models the service a rate limiter protects (SPEC section
+// 11): c workers, a bounded waiting room served FIFO or LIFO, service
+// times drawn per request, client timeouts, errors and faults, on a
+// virtual clock of integer nanoseconds. It is a discrete-event model that
+// an engine drives: the engine submits what its limiter admitted and asks
+// for the backend's own events in time order, interleaving them with its
+// arrivals and retries.
+//
+// # The model
+//
+// A request admitted by the limiter reaches the backend at its admission
+// instant (Request.Admitted: the decision, plus a shaper's delay). If a
+// worker may start (fewer than c in service, no pause, no capacity cut
+// below the number in service) and nobody waits, it starts at once;
+// else it joins the waiting room; if the waiting room is full (Queue
+// requests wait already) it is shed: a 503, at once. When a worker frees
+// up, it takes the request that has waited longest (FIFO) or the latest to
+// join (LIFO). A request's service time is drawn from the seed and the
+// request's identity (see Request), times a slow fault's factor when it
+// starts in one.
+//
+// The client waits Timeout from its attempt's arrival at the limiter
+// (Request.Arrived), so a shaper's delay counts against its patience: the
+// client's clock starts when it sends. At its deadline, unless the
+// response has come, it gives up (TimedOut); the backend knows nothing of
+// it and still serves the request, the worker time after the deadline
+// being wasted, unless DropExpired is set: then a request whose deadline
+// has come (deadline <= now) when it reaches a worker is dropped unserved
+// (Dropped). A response at the deadline itself is in time.
+//
+// A served request fails with probability Errors, drawn per request too;
+// it takes its full service time and its client gets the error then.
+//
+// Faults are windows [At, At+For): Slow multiplies the service time of the
+// requests that start in the window; Pause lets no worker start anything
+// in it; Workers lets no request start while Count or more are in
+// service. Requests in service always finish. Faults of different types
+// may overlap, two of one type may not.
+//
+// # Events
+//
+// The backend's internal events are, at one instant, processed in this
+// order, and in the order they were scheduled within one kind:
+//
+//  1. the end of a pause or of a workers cut: idle workers take waiting
+//     requests;
+//  2. completions (in the order the services started): the worker takes
+//     the next waiting request at once;
+//  3. client timeouts (in the order the requests were submitted);
+//  4. admissions (in the order they were submitted).
+//
+// So a response at an instant is in time for a deadline at that instant, a
+// worker freed at an instant serves a waiting request before a request
+// admitted at that instant is queued (or shed), and a request admitted at
+// the instant a fault ends finds the workers the fault held back busy.
+//
+// Each internal event emits zero or more Events, through the function
+// given to New, in the order they happen: a completion emits Completed or
+// Failed and then Started (or Dropped) for the next waiting request. Every
+// submitted request gets exactly one Event with Client set: its outcome as
+// the client sees it (Completed or Failed in time, Shed, or TimedOut), at
+// which the client is free to retry and an adaptive limiter takes its
+// sample (Event.Sample).
+//
+// An engine interleaves the backend with its own events (arrivals,
+// retries) by time, the backend's first at one instant:
+//
+//	for {
+//		t, have := the instant of the engine's next event (arrival or retry)
+//		if bt, ok := b.Next(); ok && (!have || bt <= t) {
+//			b.Step() // may schedule a retry before t: look again
+//			continue
+//		}
+//		if !have {
+//			break // nothing left on either side
+//		}
+//		decide the engine's event at t; b.Submit(...) what is admitted
+//	}
+//
+// The same loop drains the backend after the traffic (Until with the
+// largest instant does, when no client retries). An admission submitted at
+// the current instant is processed by a later Step, after the engine's
+// other events at that instant.
+//
+// # Determinism
+//
+// The backend reads no clock and no shared random stream: every draw is a
+// hash of (Seed, ID, Attempt), and the float arithmetic of the draws is
+// written so that it is the same on every platform and GOAMD64 level (see
+// draw.go). The same submissions give the same events, byte for byte.
+//
+// # Memory
+//
+// The backend holds the requests present (admissions pending, waiting, in
+// service, and clients' timers still running), its histograms (bounded:
+// ExactValues) and its series (bounded: MaxBuckets), never a record per
+// request served.
+package backend
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Request is one attempt that the limiter admitted.
+//
+// Its identity is (ID, Attempt): ID numbers the request (its first
+// attempt's position in the traffic, the same in every algorithm row), and
+// Attempt is 1 for the first try and one more for each retry. The service
+// time and the error draw of a request are functions of the seed and of
+// its identity only, so every row serves the same attempt of the same
+// request in the same time.
+type Request struct {
+	ID      uint64
+	Attempt int32
+	// Key, Source and Cost are carried for the engine, and given back in
+	// every Event; the backend does not read them (a request takes one
+	// worker, whatever its cost).
+	Key    uint32
+	Source int32
+	Cost   int64
+	// Arrived is when the attempt reached the limiter: the client's
+	// timeout counts from it. Admitted is when it reaches the backend
+	// (Arrived plus a shaper's delay), at or after Arrived.
+	Arrived  time.Duration
+	Admitted time.Duration
+}
+
+// Kind is what happened to a request.
+type Kind uint8
+
+const (
+	// Started: a worker began serving the request.
+	Started Kind = iota + 1
+	// Completed: its service ended without error.
+	Completed
+	// Failed: its service ended with an error.
+	Failed
+	// Shed: the waiting room was full at its admission (a 503).
+	Shed
+	// TimedOut: its client stopped waiting, at its deadline.
+	TimedOut
+	// Dropped: it reached a worker after its client had gone, with
+	// DropExpired set, and was not served.
+	Dropped
+)
+
+var kindNames = [...]string{"", "started", "completed", "failed", "shed", "timed-out", "dropped"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) && k != 0 {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Event is one thing that happened to a request, at an instant.
+type Event struct {
+	At   time.Duration
+	Kind Kind
+	Req  Request
+	// Client is set on the one event of each request that is its outcome
+	// for its client: Completed or Failed at or before its deadline, Shed
+	// while its client waits, or TimedOut.
+	Client bool
+	// Service is the request's service time (Started, Completed, Failed).
+	Service time.Duration
+}
+
+// Sample is the completion sample of a client event, for a concurrency or
+// adaptive limiter (SPEC section 11): rtt = the event's instant minus the
+// admission (queueing included), and drop for a shed, an error or a
+// timeout. A timeout before the admission (a shaper held the request
+// longer than its client's patience) has rtt 0.
+func (e *Event) Sample() (rtt time.Duration, drop bool) {
+	return max(e.At-e.Req.Admitted, 0), e.Kind != Completed
+}
+
+// The states of a request in the backend.
+const (
+	stPending = iota // its admission is scheduled
+	stWaiting        // in the waiting room
+	stServing        // a worker serves it
+)
+
+// slot is a request present in the backend.
+type slot struct {
+	req        Request
+	deadline   time.Duration // math.MaxInt64: none
+	start      time.Duration
+	service    time.Duration
+	gen        uint32 // incremented when the slot is freed
+	state      uint8
+	clientDone bool // its client event has been emitted
+}
+
+// Backend is one algorithm row's backend. It is not safe for concurrent
+// use.
+type Backend struct {
+	cfg  Config
+	s    sampler
+	emit func(Event)
+
+	now   time.Duration // the instant of the last event processed
+	seq   uint64
+	slots []slot
+	free  []uint32
+	wait  ring[uint32] // the waiting room, by slot
+	busy  int          // requests in service
+	lifo  bool
+	qcap  int // Unbounded or >= 0
+
+	// the scheduled events: completions (at most Workers), admissions
+	// and timeouts in the order submitted (their instants do not go
+	// back, in the usual case), and the others (admissions or timeouts
+	// that would go back, fault ends)
+	done     eventHeap
+	admits   ring[entry]
+	timeouts ring[entry]
+	other    eventHeap
+
+	// faults by type, sorted, and the first not over of each
+	pauses, cuts, slows []Fault
+	ip, ic, is          int
+	firstFault          time.Duration
+	lastFaultEnd        time.Duration
+
+	// the figures
+	res      Result
+	waits    hist
+	resps    hist
+	series   series
+	lastSeen time.Duration // the latest instant of an event
+}
+
+// New returns a backend of cfg, which emits its events to emit (nil: none
+// wanted).
+func New(cfg Config, emit func(Event)) (*Backend, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("backend: %w", err)
+	}
+	cfg.Faults = append([]Fault(nil), cfg.Faults...)
+	if cfg.MaxBuckets == 0 {
+		cfg.MaxBuckets = DefaultMaxBuckets
+	}
+	if cfg.RecoverWindow == 0 {
+		cfg.RecoverWindow = DefaultRecoverWindow
+	}
+	if emit == nil {
+		emit = func(Event) {}
+	}
+	b := &Backend{
+		cfg: cfg, s: newSampler(&cfg), emit: emit,
+		now:    math.MinInt64,
+		lifo:   cfg.Discipline == LIFO,
+		qcap:   cfg.Queue,
+		waits:  newHist(),
+		resps:  newHist(),
+		series: newSeries(cfg.Start, cfg.Bucket, cfg.MaxBuckets),
+	}
+	for i, f := range cfg.Faults {
+		switch f.Type {
+		case Pause:
+			b.pauses = append(b.pauses, f)
+		case Workers:
+			b.cuts = append(b.cuts, f)
+		case Slow:
+			b.slows = append(b.slows, f)
+		}
+		if f.Type != Slow && f.End() < math.MaxInt64 {
+			b.other.push(entry{at: f.End(), ord: b.order(evFaultEnd), slot: uint32(i)})
+		}
+		if i == 0 || f.At < b.firstFault {
+			b.firstFault = f.At
+		}
+		b.lastFaultEnd = max(b.lastFaultEnd, f.End())
+	}
+	for _, fs := range [][]Fault{b.pauses, b.cuts, b.slows} {
+		sortFaults(fs)
+	}
+	return b, nil
+}
+
+func sortFaults(fs []Fault) {
+	for i := 1; i < len(fs); i++ {
+		for j := i; j > 0 && fs[j].At < fs[j-1].At; j-- {
+			fs[j], fs[j-1] = fs[j-1], fs[j]
+		}
+	}
+}
+
+// order is the ord of an event of kind k scheduled now.
+func (b *Backend) order(k int) uint64 {
+	b.seq++
+	return uint64(k)<<kindShift | b.seq
+}
+
+// Now is the instant of the last event processed (math.MinInt64 before
+// the first).
+func (b *Backend) Now() time.Duration { return b.now }
+
+// InService is the number of requests being served; Waiting the number in
+// the waiting room.
+func (b *Backend) InService() int { return b.busy }
+func (b *Backend) Waiting() int   { return b.wait.len() }
+
+// ErrPast is returned by Submit for a request that comes before the
+// backend's clock.
+var ErrPast = errors.New("backend: request submitted in the past")
+
+// Submit gives the backend a request the limiter admitted. Its Arrived
+// must not be before the last event processed (submit at the decision,
+// in time order) and its Admitted not before its Arrived. Its admission
+// is processed by a later Step, at Admitted.
+func (b *Backend) Submit(r Request) error {
+	if r.Arrived < b.now || r.Admitted < r.Arrived {
+		return fmt.Errorf("%w: arrived %v, admitted %v, backend at %v", ErrPast, r.Arrived, r.Admitted, b.now)
+	}
+	var i uint32
+	if n := len(b.free); n > 0 {
+		i = b.free[n-1]
+		b.free = b.free[:n-1]
+	} else {
+		b.slots = append(b.slots, slot{})
+		i = uint32(len(b.slots) - 1)
+	}
+	s := &b.slots[i]
+	s.req, s.state, s.clientDone = r, stPending, false
+	s.deadline = math.MaxInt64
+	if b.cfg.Timeout > 0 && r.Arrived <= math.MaxInt64-b.cfg.Timeout {
+		s.deadline = r.Arrived + b.cfg.Timeout
+	}
+	b.res.Submitted++
+	adm := entry{at: r.Admitted, ord: b.order(evAdmit), slot: i}
+	if b.admits.len() == 0 || b.admits.back().at <= adm.at {
+		b.admits.pushBack(adm)
+	} else {
+		b.other.push(adm)
+	}
+	if s.deadline < math.MaxInt64 {
+		to := entry{at: s.deadline, ord: b.order(evTimeout), slot: i, gen: s.gen}
+		if b.timeouts.len() == 0 || b.timeouts.back().at <= to.at {
+			b.timeouts.pushBack(to)
+		} else {
+			b.other.push(to)
+		}
+	}
+	return nil
+}
+
+// next returns the source of the next internal event (nil: none).
+func (b *Backend) next() (*entry, int) {
+	var best *entry
+	src := -1
+	consider := func(e *entry, s int) {
+		if best == nil || e.less(best) {
+			best, src = e, s
+		}
+	}
+	if b.done.len() > 0 {
+		consider(b.done.peek(), 0)
+	}
+	if b.admits.len() > 0 {
+		consider(b.admits.front(), 1)
+	}
+	if b.timeouts.len() > 0 {
+		consider(b.timeouts.front(), 2)
+	}
+	if b.other.len() > 0 {
+		consider(b.other.peek(), 3)
+	}
+	return best, src
+}
+
+// Next returns the instant of the backend's next internal event, if it has
+// one.
+func (b *Backend) Next() (time.Duration, bool) {
+	e, _ := b.next()
+	if e == nil {
+		return 0, false
+	}
+	return e.at, true
+}
+
+// Step processes the next internal event, emitting what it makes happen,
+// and reports whether there was one.
+func (b *Backend) Step() bool {
+	e, src := b.next()
+	if e == nil {
+		return false
+	}
+	var ev entry
+	switch src {
+	case 0:
+		ev = b.done.pop()
+	case 1:
+		ev = b.admits.popFront()
+	case 2:
+		ev = b.timeouts.popFront()
+	default:
+		ev = b.other.pop()
+	}
+	b.now = ev.at
+	b.lastSeen = max(b.lastSeen, ev.at)
+	switch ev.kind() {
+	case evFaultEnd:
+		b.dispatch(ev.at)
+	case evComplete:
+		b.complete(ev.at, ev.slot)
+	case evTimeout:
+		b.timeout(ev.at, ev.slot, ev.gen)
+	case evAdmit:
+		b.admit(ev.at, ev.slot)
+	}
+	return true
+}
+
+// Until processes every internal event at or before t, in order.
+func (b *Backend) Until(t time.Duration) {
+	for {
+		at, ok := b.Next()
+		if !ok || at > t {
+			return
+		}
+		b.Step()
+	}
+}
+
+// active returns whether a fault of the list fs (sorted, not overlapping)
+// covers t, moving *i past the faults over by t (t never goes back).
+func active(fs []Fault, i *int, t time.Duration) (Fault, bool) {
+	for *i < len(fs) && fs[*i].End() <= t {
+		*i++
+	}
+	if *i < len(fs) && fs[*i].At <= t {
+		return fs[*i], true
+	}
+	return Fault{}, false
+}
+
+// canStart reports whether a worker may start a request at t.
+func (b *Backend) canStart(t time.Duration) bool {
+	if _, ok := active(b.pauses, &b.ip, t); ok {
+		return false
+	}
+	limit := b.cfg.Workers
+	if f, ok := active(b.cuts, &b.ic, t); ok {
+		limit = min(limit, f.Count)
+	}
+	return b.busy < limit
+}
+
+func (b *Backend) admit(t time.Duration, i uint32) {
+	s := &b.slots[i]
+	if b.wait.len() == 0 && b.canStart(t) {
+		b.start(t, i)
+		return
+	}
+	if b.qcap == Unbounded || b.wait.len() < b.qcap {
+		s.state = stWaiting
+		b.wait.pushBack(i)
+		b.series.queue(t, b.wait.len())
+		return
+	}
+	b.res.Shed++
+	if r := b.series.index(t); r >= 0 {
+		b.series.rows[r].shed++
+	}
+	client := !s.clientDone
+	s.clientDone = true
+	b.emit(Event{At: t, Kind: Shed, Req: s.req, Client: client})
+	b.release(i)
+}
+
+// dispatch starts waiting requests while a worker may.
+func (b *Backend) dispatch(t time.Duration) {
+	for b.wait.len() > 0 && b.canStart(t) {
+		var i uint32
+		if b.lifo {
+			i = b.wait.popBack()
+		} else {
+			i = b.wait.popFront()
+		}
+		b.series.queue(t, b.wait.len())
+		b.start(t, i)
+	}
+}
+
+// start gives request i a worker at t, or drops it if its client has gone
+// and DropExpired is set.
+func (b *Backend) start(t time.Duration, i uint32) {
+	s := &b.slots[i]
+	if b.cfg.DropExpired && t >= s.deadline {
+		if !s.clientDone { // its timeout is at t, not processed yet
+			b.timeout(t, i, s.gen)
+		}
+		b.res.Dropped++
+		b.emit(Event{At: t, Kind: Dropped, Req: s.req})
+		b.release(i)
+		return
+	}
+	d := b.s.service(s.req.ID, s.req.Attempt)
+	if f, ok := active(b.slows, &b.is, t); ok {
+		d = scale(d, f.Factor)
+	}
+	s.state, s.start, s.service = stServing, t, d
+	b.busy++
+	b.res.Started++
+	b.waits.add(t - s.req.Admitted)
+	b.done.push(entry{at: t + d, ord: b.order(evComplete), slot: i})
+	b.emit(Event{At: t, Kind: Started, Req: s.req, Service: d})
+}
+
+func (b *Backend) complete(t time.Duration, i uint32) {
+	s := &b.slots[i]
+	b.busy--
+	b.res.Served++
+	b.res.BusyNs += int64(s.service)
+	fail := b.s.fails(s.req.ID, s.req.Attempt)
+	if fail {
+		b.res.Errors++
+	} else {
+		b.res.CompletedOK++
+	}
+	b.resps.add(t - s.req.Admitted)
+	b.series.response(t, t-s.req.Admitted)
+	client := !s.clientDone // else its deadline has passed: t > deadline
+	if client {
+		s.clientDone = true
+		if !fail {
+			b.res.Goodput++
+			if r := b.series.index(t); r >= 0 {
+				b.series.rows[r].goodput++
+			}
+		}
+	} else {
+		b.res.WastedNs += int64(t - max(s.start, s.deadline))
+	}
+	kind := Completed
+	if fail {
+		kind = Failed
+	}
+	b.emit(Event{At: t, Kind: kind, Req: s.req, Client: client, Service: s.service})
+	b.release(i)
+	b.dispatch(t)
+}
+
+func (b *Backend) timeout(t time.Duration, i uint32, gen uint32) {
+	s := &b.slots[i]
+	if s.gen != gen || s.clientDone {
+		return // the request is gone, or its client has its answer
+	}
+	s.clientDone = true
+	b.res.TimedOut++
+	if r := b.series.index(t); r >= 0 {
+		b.series.rows[r].timedOut++
+	}
+	b.emit(Event{At: t, Kind: TimedOut, Req: s.req, Client: true})
+}
+
+// release frees slot i once the backend is done with its request.
+func (b *Backend) release(i uint32) {
+	s := &b.slots[i]
+	s.gen++
+	s.req = Request{}
+	b.free = append(b.free, i)
+}
+
+// Result returns the figures of the run so far, held against the span
+// [from, to): Utilization divides by Workers * (max(to, the last event) -
+// from); the series covers the buckets from Config.Start to the later of
+// to and the last event; recovery is looked for in windows that end by
+// to. Call it once the traffic has ended and Until has drained the
+// backend.
+//
+// RecoveredNs: with faults, f0 the first fault's start and f1 the last
+// fault's end, the level is the mean goodput per bucket over the buckets
+// wholly before f0, and the backend has recovered at the start of the
+// first window of RecoverWindow (whole buckets) that starts at or after
+// f1, ends by to, and in which the mean goodput per bucket is at least 90%
+// of the level (within 10% of it, or above it: a backlog served fast after
+// the fault counts as recovered). RecoveredNs is that start minus f1, to a
+// bucket's resolution. nil when there is no fault, no whole bucket before
+// f0, no goodput in them, or no such window.
+func (b *Backend) Result(from, to time.Duration) Result {
+	r := b.res
+	s := b.series // a copy, with its own rows (its buf and resp are only read)
+	s.rows = append([]row(nil), b.series.rows...)
+	end := max(to, b.lastSeen)
+	s.spread(end)
+	if end > s.start {
+		s.index(end - 1)
+	}
+	rows := s.rows
+	if s.open >= 0 {
+		rows[s.open].p99 = max(rows[s.open].p99, s.openP99())
+	}
+	r.SpanNs = int64(end - from)
+	r.Utilization = utilization(r.BusyNs, b.cfg.Workers, r.SpanNs)
+	r.QueueWaitNs = b.waits.percentiles()
+	r.ResponseNs = b.resps.percentiles()
+	if len(b.cfg.Faults) > 0 {
+		m := int((b.cfg.RecoverWindow + s.bucket - 1) / s.bucket)
+		r.RecoveredNs = recovered(rows, s.start, s.bucket, max(m, 1), b.firstFault, b.lastFaultEnd, to)
+	}
+	out := Series{StartNs: int64(s.start), BucketNs: int64(s.bucket)}
+	for _, w := range rows {
+		out.Queue = append(out.Queue, areaMean(w.queueArea, s.bucket))
+		out.QueueMax = append(out.QueueMax, w.queueMax)
+		out.ResponseP99Ns = append(out.ResponseP99Ns, w.p99)
+		out.Goodput = append(out.Goodput, w.goodput)
+		out.Shed = append(out.Shed, w.shed)
+		out.TimedOut = append(out.TimedOut, w.timedOut)
+	}
+	r.Series = out
+	return r
+}

@@ -1,0 +1,32 @@
+package backend
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// BenchmarkBackend: the mixed backend (mixedConfig: lognormal service,
+// errors, LIFO queue of 20, timeouts with drop-expired, faults) over
+// Poisson arrivals at 140/s, near its capacity; per request submitted.
+func BenchmarkBackend(b *testing.B) {
+	cfg := mixedConfig()
+	bk, err := New(cfg, func(Event) {})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	gap := float64(time.Second) / 140
+	var at time.Duration
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		u := float64(rng.Uint64()>>11+1) / (1 << 53)
+		at += toDuration(float64(-portableLog(u) * gap))
+		bk.Until(at)
+		if err := bk.Submit(Request{ID: uint64(i), Attempt: 1, Arrived: at, Admitted: at}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bk.Until(math.MaxInt64)
+}

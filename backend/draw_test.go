@@ -1,0 +1,98 @@
+package backend
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// ulps is how many float64s lie between a and b.
+func ulps(a, b float64) int64 {
+	d := int64(math.Float64bits(a)) - int64(math.Float64bits(b))
+	if d < 0 {
+		d = -d
+	}
+	return d
+}
+
+// TestPortableLogExp: the portable functions agree with the math package
+// to within one ulp for log and two for exp (fdlibm's bound is one ulp
+// each; amd64's own math.Exp adds its own error), over random arguments and
+// the edges.
+func TestPortableLogExp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		x := math.Float64frombits(rng.Uint64() >> 1) // positive, every exponent
+		if x < 0x1p-1022 || math.IsInf(x, 0) || math.IsNaN(x) {
+			continue // subnormals below: amd64's math.Log is wrong there
+		}
+		require.LessOrEqual(t, ulps(portableLog(x), math.Log(x)), int64(1), "log(%v)", x)
+		u := rng.Float64()*1400 - 700
+		// amd64's math.Exp is itself off by an ulp at times
+		require.LessOrEqual(t, ulps(portableExp(u), math.Exp(u)), int64(2), "exp(%v)", u)
+	}
+	for _, x := range []float64{1, 2, 0.5, math.E, 1e-300, 1 << 53, 0x1p-1022, math.MaxFloat64} {
+		require.LessOrEqual(t, ulps(portableLog(x), math.Log(x)), int64(1), "log(%v)", x)
+	}
+	// a subnormal: ln(x) = ln(x*2^200) - 200 ln 2
+	x := 1.589330600355766e-308
+	require.InDelta(t, math.Log(x*0x1p200)-200*math.Ln2, portableLog(x), 1e-12)
+	require.Equal(t, 0.0, portableLog(1))
+	require.True(t, math.IsNaN(portableLog(0)))
+	require.True(t, math.IsNaN(portableLog(-1)))
+	require.Equal(t, 1.0, portableExp(0))
+	require.Equal(t, 0.0, portableExp(-800))
+	require.True(t, math.IsInf(portableExp(800), 1))
+}
+
+// TestNormQuantile: AS 241 is the normal quantile: the normal CDF
+// (math.Erfc) at z gives back p to 1e-13 relative (math.Erfcinv itself is
+// only within 2e-13 in the tails), and it is symmetric.
+func TestNormQuantile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		p := rng.Float64()
+		if p == 0 {
+			continue
+		}
+		if rng.IntN(4) == 0 { // the tails
+			p = math.Pow(10, -1-rng.Float64()*14)
+		}
+		z := normQuantile(p)
+		cdf := 0.5 * math.Erfc(-z/math.Sqrt2)
+		if p > 0.5 {
+			require.InDelta(t, 1-p, 0.5*math.Erfc(z/math.Sqrt2), 1e-13*(1-p), "p=%v", p)
+			continue
+		}
+		require.InDelta(t, p, cdf, 1e-13*p, "p=%v", p)
+	}
+	require.InDelta(t, z99, normQuantile(0.99), 1e-15)
+	require.Equal(t, 0.0, normQuantile(0.5))
+	require.InDelta(t, -normQuantile(0.2), normQuantile(0.8), 1e-15)
+	require.InDelta(t, -8.209536151601387, normQuantile(1.0/(1<<53)), 1e-12) // the least u drawn
+}
+
+// TestLognormalParams: the sigma solved from p99/mean gives back that
+// mean and p99; p99 below the mean and p99/mean beyond exp(z99^2/2) are
+// refused, the bound itself accepted.
+func TestLognormalParams(t *testing.T) {
+	for _, c := range []struct{ mean, p99 float64 }{{20e6, 120e6}, {100e6, 100e6}, {1e6, 14e6}, {1, 2}} {
+		mu, sigma, err := lognormalParams(durNs(c.mean), durNs(c.p99))
+		require.NoError(t, err)
+		require.InDelta(t, c.mean, math.Exp(mu+sigma*sigma/2), c.mean*1e-12)
+		require.InDelta(t, c.p99, math.Exp(mu+z99*sigma), c.p99*1e-12)
+		require.LessOrEqual(t, sigma, z99) // the smaller root
+	}
+	_, _, err := lognormalParams(20e6, 19e6)
+	require.ErrorContains(t, err, "below its mean")
+	_, _, err = lognormalParams(1e6, 15e6)
+	require.ErrorContains(t, err, "at most 14.97 times")
+	_, sigma, err := lognormalParams(1e9, durNs(1e9*maxP99Ratio))
+	require.NoError(t, err)
+	require.InDelta(t, z99, sigma, 1e-4)
+}
+
+func durNs(x float64) time.Duration { return time.Duration(math.Round(x)) }

@@ -1,0 +1,487 @@
+package backend
+
+import (
+	"math/bits"
+	"slices"
+	"time"
+)
+
+// ExactValues is how many distinct values a histogram counts exactly.
+// Beyond it, values are counted in log-linear buckets of 11 significant
+// bits (as sim's delay histogram does), so a percentile is then within
+// 1/1024 of the true value (reported as its bucket's upper bound, never
+// above the true maximum); the mean and the maximum stay exact.
+//
+// Memory: a histogram holds at most ExactValues entries in a map, then
+// (the map dropped) dense arrays: the values below 2048 one by one (16 KiB), and 1024
+// buckets (8 KiB) for each power of two above that any value has reached.
+// Durations from 1µs to 100s span 27 powers of two: 232 KiB at most, and a
+// longer run adds nothing unless its values reach a new power of two.
+const ExactValues = 1 << 14
+
+// Percentiles are nearest-rank order statistics of durations in ns: the
+// p-th percentile is the smallest value v with at least ceil(p*n/100)
+// values <= v. Mean is the exact mean, rounded to the nearest ns.
+type Percentiles struct {
+	Mean int64 `json:"mean"`
+	P50  int64 `json:"p50"`
+	P90  int64 `json:"p90"`
+	P99  int64 `json:"p99"`
+	Max  int64 `json:"max"`
+	// Exact is false once the histogram has fallen back to buckets.
+	Exact bool `json:"-"`
+}
+
+// sigBits is the significant bits a bucket keeps.
+const sigBits = 11
+
+// hist accumulates durations >= 0 without keeping each.
+type hist struct {
+	zeros  int64
+	counts map[int64]int64 // exact: value -> count
+	exact  bool
+	// not exact: small[v] for v < 2^sigBits; oct[e][m - 2^(sigBits-1)]
+	// for the values v with bits.Len64(v) = sigBits + e, m = v >> e
+	small *[1 << sigBits]int64
+	oct   [64 - sigBits + 1]*[1 << (sigBits - 1)]int64
+	n     int64
+	max   int64
+	sumHi uint64 // the sum, 128 bits
+	sumLo uint64
+}
+
+func newHist() hist { return hist{counts: map[int64]int64{}, exact: true} }
+
+// dense counts n values v in the buckets.
+func (h *hist) dense(v, n int64) {
+	e := bits.Len64(uint64(v)) - sigBits
+	if e <= 0 {
+		if h.small == nil {
+			h.small = new([1 << sigBits]int64)
+		}
+		h.small[v] += n
+		return
+	}
+	o := h.oct[e]
+	if o == nil {
+		o = new([1 << (sigBits - 1)]int64)
+		h.oct[e] = o
+	}
+	o[v>>e-1<<(sigBits-1)] += n
+}
+
+func (h *hist) add(d time.Duration) {
+	v := int64(max(d, 0))
+	h.n++
+	var carry uint64
+	h.sumLo, carry = bits.Add64(h.sumLo, uint64(v), 0)
+	h.sumHi += carry
+	if v == 0 {
+		h.zeros++
+		return
+	}
+	h.max = max(h.max, v)
+	if !h.exact {
+		h.dense(v, 1)
+		return
+	}
+	h.counts[v]++
+	if len(h.counts) > ExactValues {
+		for k, c := range h.counts {
+			h.dense(k, c)
+		}
+		h.counts = nil // its room is not needed until a reset
+		h.exact = false
+	}
+}
+
+// reset empties h, keeping its map and arrays.
+func (h *hist) reset() {
+	if h.counts == nil {
+		h.counts = map[int64]int64{}
+	}
+	clear(h.counts)
+	if h.small != nil {
+		clear(h.small[:])
+	}
+	for _, o := range h.oct {
+		if o != nil {
+			clear(o[:])
+		}
+	}
+	h.zeros, h.exact, h.n, h.max, h.sumHi, h.sumLo = 0, true, 0, 0, 0, 0
+}
+
+// mean is the sum over the count, rounded to the nearest (half up).
+func (h *hist) mean() int64 {
+	if h.n == 0 {
+		return 0
+	}
+	n := uint64(h.n)
+	lo, carry := bits.Add64(h.sumLo, n/2, 0)
+	q, _ := bits.Div64(h.sumHi+carry, lo, n) // sum < n*2^63: no overflow
+	return int64(q)
+}
+
+// percentiles by nearest rank.
+func (h *hist) percentiles() Percentiles {
+	if h.n == 0 {
+		return Percentiles{Exact: true}
+	}
+	ps := [3]int64{50, 90, 99}
+	var out [3]int64
+	var ranks [3]int64
+	for i, p := range ps {
+		ranks[i] = (p*h.n + 99) / 100
+	}
+	next := 0
+	cum := h.zeros
+	for next < 3 && ranks[next] <= cum {
+		out[next] = 0
+		next++
+	}
+	// visit calls f with each value (or bucket top) and its count, in
+	// increasing order, until f returns false.
+	take := func(v, c int64) bool {
+		cum += c
+		for next < 3 && ranks[next] <= cum {
+			out[next] = min(v, h.max)
+			next++
+		}
+		return next < 3
+	}
+	if h.exact {
+		keys := make([]int64, 0, len(h.counts))
+		for k := range h.counts {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if !take(k, h.counts[k]) {
+				break
+			}
+		}
+	} else {
+		done := false
+		if h.small != nil {
+			for v, c := range h.small {
+				if c > 0 && !take(int64(v), c) {
+					done = true
+					break
+				}
+			}
+		}
+		for e := 1; e < len(h.oct) && !done; e++ {
+			o := h.oct[e]
+			if o == nil {
+				continue
+			}
+			for j, c := range o {
+				if c == 0 {
+					continue
+				}
+				lo := int64(j+1<<(sigBits-1)) << e
+				if !take(lo+1<<e-1, c) {
+					done = true
+					break
+				}
+			}
+		}
+	}
+	for ; next < 3; next++ {
+		out[next] = h.max
+	}
+	return Percentiles{Mean: h.mean(), P50: out[0], P90: out[1], P99: out[2], Max: h.max, Exact: h.exact}
+}
+
+// p99 is the 99th percentile alone.
+func (h *hist) p99() int64 {
+	if h.n == 0 {
+		return 0
+	}
+	return h.percentiles().P99
+}
+
+// row is one bucket of the series.
+type row struct {
+	queueArea int64 // integral of the queue length over the bucket, in ns
+	queueMax  int64
+	p99       int64 // of the responses completed in the bucket
+	goodput   int64
+	shed      int64
+	timedOut  int64
+}
+
+// series is the backend's time series per bucket from start; it grows
+// with the span of time covered, never with the number of requests, and
+// at most to max buckets (then the bucket doubles).
+type series struct {
+	start  time.Duration
+	bucket time.Duration
+	max    int
+	rows   []row
+	// the queue's length since qFrom, not yet added to the rows
+	qLen  int64
+	qFrom time.Duration
+	// the responses of bucket open, not yet reduced to its p99: in buf
+	// while at most bufMax, then in resp
+	open int
+	buf  []int64
+	resp hist
+}
+
+func newSeries(start, bucket time.Duration, maxBuckets int) series {
+	s := start - start%bucket
+	if start < 0 && start%bucket != 0 {
+		s -= bucket
+	}
+	return series{start: s, bucket: bucket, max: maxBuckets, qFrom: s, open: -1, resp: newHist()}
+}
+
+// index returns the row of instant t, making it (and doubling the bucket
+// as needed), or -1 for an instant before the start.
+func (s *series) index(t time.Duration) int {
+	if t < s.start {
+		return -1
+	}
+	i := int((t - s.start) / s.bucket)
+	for i >= s.max {
+		s.double()
+		i = int((t - s.start) / s.bucket)
+	}
+	if i >= len(s.rows) {
+		s.rows = append(s.rows, make([]row, i+1-len(s.rows))...)
+	}
+	return i
+}
+
+// double merges pairs of rows: counts and areas add, maxima and p99s take
+// the larger (the p99 of a merged bucket is then an upper bound of its
+// exact p99: each half has 99% of its responses at or below its own).
+func (s *series) double() {
+	n := (len(s.rows) + 1) / 2
+	for i := range n {
+		a := s.rows[2*i]
+		if 2*i+1 < len(s.rows) {
+			b := s.rows[2*i+1]
+			a.queueArea += b.queueArea
+			a.queueMax = max(a.queueMax, b.queueMax)
+			a.p99 = max(a.p99, b.p99)
+			a.goodput += b.goodput
+			a.shed += b.shed
+			a.timedOut += b.timedOut
+		}
+		s.rows[i] = a
+	}
+	clear(s.rows[n:])
+	s.rows = s.rows[:n]
+	if s.open >= 0 {
+		s.open /= 2
+	}
+	s.bucket *= 2
+}
+
+// queue records that the queue's length becomes q at t (t never goes
+// back).
+func (s *series) queue(t time.Duration, q int) {
+	s.spread(t)
+	s.qLen = int64(q)
+	if i := s.index(t); i >= 0 {
+		s.rows[i].queueMax = max(s.rows[i].queueMax, s.qLen)
+	}
+}
+
+// spread adds the queue's length from qFrom to t to the rows it covers.
+func (s *series) spread(t time.Duration) {
+	from := max(s.qFrom, s.start)
+	if t <= from {
+		return
+	}
+	s.qFrom = t
+	if s.qLen == 0 {
+		return
+	}
+	for from < t {
+		i := s.index(from)
+		end := s.start + time.Duration(i+1)*s.bucket
+		to := min(end, t)
+		s.rows[i].queueArea += s.qLen * int64(to-from)
+		s.rows[i].queueMax = max(s.rows[i].queueMax, s.qLen)
+		from = to
+	}
+}
+
+// bufMax is how many responses of one bucket are kept one by one (then
+// sorted for the bucket's p99) before they go to a histogram.
+const bufMax = 4096
+
+// response counts a response of d completed at t.
+func (s *series) response(t, d time.Duration) {
+	i := s.index(t)
+	if i < 0 {
+		return
+	}
+	if i != s.open {
+		s.close()
+		s.open = i
+	}
+	switch {
+	case s.resp.n > 0:
+		s.resp.add(d)
+	case len(s.buf) < bufMax:
+		s.buf = append(s.buf, int64(d))
+	default:
+		for _, v := range s.buf {
+			s.resp.add(time.Duration(v))
+		}
+		s.buf = s.buf[:0]
+		s.resp.add(d)
+	}
+}
+
+// openP99 is the p99 of the open bucket's responses (0: none).
+func (s *series) openP99() int64 {
+	if s.resp.n > 0 {
+		return s.resp.p99()
+	}
+	n := len(s.buf)
+	if n == 0 {
+		return 0
+	}
+	v := append([]int64(nil), s.buf...)
+	slices.Sort(v)
+	return v[(99*n+99)/100-1]
+}
+
+// close reduces the open bucket's responses to its p99.
+func (s *series) close() {
+	if s.open >= 0 {
+		p := s.resp.p99()
+		if n := len(s.buf); s.resp.n == 0 && n > 0 {
+			slices.Sort(s.buf) // in place: the buffer is emptied below
+			p = s.buf[(99*n+99)/100-1]
+		}
+		s.rows[s.open].p99 = max(s.rows[s.open].p99, p)
+	}
+	s.buf = s.buf[:0]
+	if s.resp.n > 0 {
+		s.resp.reset()
+	}
+	s.open = -1
+}
+
+// Series is the backend's time series: one value per bucket of BucketNs
+// from StartNs.
+type Series struct {
+	StartNs  int64 `json:"start_ns"`
+	BucketNs int64 `json:"bucket_ns"`
+	// Queue is the time-average of the queue's length (requests waiting,
+	// not in service) over each bucket, QueueMax its largest.
+	Queue    []float64 `json:"queue"`
+	QueueMax []int64   `json:"queue_max"`
+	// ResponseP99Ns is the p99 of the response times of the requests
+	// completed in each bucket (0 when none); after buckets merged
+	// (MaxBuckets), the larger of the merged buckets' p99s.
+	ResponseP99Ns []int64 `json:"response_p99_ns"`
+	// Goodput counts the requests completed in each bucket without error
+	// within their client's timeout; Shed and TimedOut the sheds and the
+	// clients' timeouts in each bucket.
+	Goodput  []int64 `json:"goodput"`
+	Shed     []int64 `json:"shed"`
+	TimedOut []int64 `json:"timed_out"`
+}
+
+// Result is SPEC section 11's `backend` object, and what more the model
+// counts (not in the JSON).
+type Result struct {
+	// Served counts the requests whose service ended (with or without an
+	// error, their client waiting or not); CompletedOK those of them
+	// without an error; Goodput those of them completed at or before their
+	// client's deadline.
+	Served      int64 `json:"served"`
+	CompletedOK int64 `json:"completed_ok"`
+	Goodput     int64 `json:"goodput"`
+	// Shed counts requests turned away by a full queue (503); TimedOut the
+	// clients that gave up waiting; Errors the served requests that failed.
+	Shed     int64 `json:"shed"`
+	TimedOut int64 `json:"timed_out"`
+	Errors   int64 `json:"errors"`
+	// WastedNs is worker time spent on requests after their client had
+	// given up: for each served request, end - max(start, deadline) when
+	// positive.
+	WastedNs int64 `json:"wasted_ns"`
+	// Utilization is the busy worker time over Workers times the span.
+	Utilization float64 `json:"utilization"`
+	// QueueWaitNs: from admission to the start of service, over the
+	// requests that started; ResponseNs: from admission to the end of
+	// service, over the requests served.
+	QueueWaitNs Percentiles `json:"queue_wait_ns"`
+	ResponseNs  Percentiles `json:"response_ns"`
+	// RetryAmplification is attempts / offered, which the engine knows
+	// (the backend sees admitted attempts only); left 0 here.
+	RetryAmplification float64 `json:"retry_amplification"`
+	// RecoveredNs: after the last fault ends, how long until goodput
+	// returns to within 10% of its level before the first fault (see
+	// Backend.Result); nil when there are no faults, no level to return
+	// to, or it never does.
+	RecoveredNs *int64 `json:"recovered_ns,omitempty"`
+
+	// Submitted counts the requests given to the backend; Started those a
+	// worker began; Dropped those dropped unserved (DropExpired).
+	Submitted int64 `json:"-"`
+	Started   int64 `json:"-"`
+	Dropped   int64 `json:"-"`
+	// BusyNs is the busy worker time; SpanNs the span it is held against.
+	BusyNs int64  `json:"-"`
+	SpanNs int64  `json:"-"`
+	Series Series `json:"-"`
+}
+
+// recovered finds, in the goodput of rows (buckets of bucket from start),
+// the first window of m buckets that starts at or after the last fault's
+// end f1, ends by to, and whose goodput is at least 90% of the mean per
+// bucket of the buckets wholly before the first fault's start f0; it
+// returns how long after f1 that window starts. All in integers.
+func recovered(rows []row, start, bucket time.Duration, m int, f0, f1, to time.Duration) *int64 {
+	var base, nBase int64
+	for i := range rows {
+		if start+time.Duration(i+1)*bucket > f0 {
+			break
+		}
+		base += rows[i].goodput
+		nBase++
+	}
+	if nBase == 0 || base == 0 || f1 < start {
+		return nil
+	}
+	k0 := int((f1 - start + bucket - 1) / bucket)
+	var sum int64
+	for k := k0; ; k++ {
+		end := start + time.Duration(k+m)*bucket
+		if end > to || k+m > len(rows) {
+			return nil
+		}
+		sum = 0
+		for _, r := range rows[k : k+m] {
+			sum += r.goodput
+		}
+		// sum/m >= 0.9 * base/nBase
+		if 10*sum*nBase >= 9*int64(m)*base {
+			d := int64(start + time.Duration(k)*bucket - f1)
+			return &d
+		}
+	}
+}
+
+// utilization is busy / (workers * span), 0 for an empty span.
+func utilization(busy int64, workers int, span int64) float64 {
+	if span <= 0 {
+		return 0
+	}
+	return float64(busy) / float64(float64(workers)*float64(span))
+}
+
+// areaMean is a queue area over a bucket: the bucket's mean length.
+func areaMean(area int64, bucket time.Duration) float64 {
+	return float64(area) / float64(bucket)
+}

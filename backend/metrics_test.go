@@ -1,0 +1,79 @@
+package backend
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestHistExact: nearest rank on a few values, by hand: 0, 10, 20, 30, 40
+// (n = 5): p50 is the 3rd (rank ceil(2.5)), p90 and p99 the 5th.
+func TestHistExact(t *testing.T) {
+	h := newHist()
+	for _, v := range []time.Duration{30, 0, 10, 40, 20} {
+		h.add(v)
+	}
+	require.Equal(t, Percentiles{Mean: 20, P50: 20, P90: 40, P99: 40, Max: 40, Exact: true}, h.percentiles())
+	h.reset()
+	require.Equal(t, Percentiles{Exact: true}, h.percentiles())
+	h.add(3)
+	h.add(4)
+	// mean 3.5 rounds half up
+	require.Equal(t, Percentiles{Mean: 4, P50: 3, P90: 4, P99: 4, Max: 4, Exact: true}, h.percentiles())
+}
+
+// TestHistFallback: past ExactValues distinct values, every percentile is
+// within 1/1024 of the exact order statistic and never below it, the mean
+// and max stay exact; reset makes it exact again.
+func TestHistFallback(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	h := newHist()
+	var all []int64
+	var sum int64
+	for range 200_000 {
+		v := int64(rng.ExpFloat64() * 1e7)
+		if rng.IntN(10) == 0 {
+			v = int64(rng.IntN(3000)) // small values and zeros too
+		}
+		all = append(all, v)
+		sum += v
+		h.add(time.Duration(v))
+	}
+	slices.Sort(all)
+	p := h.percentiles()
+	require.False(t, p.Exact)
+	rank := func(q int) int64 { return all[(q*len(all)+99)/100-1] }
+	for _, c := range []struct {
+		q   int
+		got int64
+	}{{50, p.P50}, {90, p.P90}, {99, p.P99}} {
+		want := rank(c.q)
+		require.GreaterOrEqual(t, c.got, want, "p%d", c.q)
+		require.LessOrEqual(t, float64(c.got-want), float64(want)/1024+1, "p%d", c.q)
+	}
+	require.Equal(t, all[len(all)-1], p.Max)
+	require.Equal(t, (sum+int64(len(all))/2)/int64(len(all)), p.Mean)
+	h.reset()
+	h.add(5)
+	require.Equal(t, Percentiles{Mean: 5, P50: 5, P90: 5, P99: 5, Max: 5, Exact: true}, h.percentiles())
+}
+
+// TestBucketP99: a bucket's p99 is the nearest-rank p99 of its responses,
+// kept one by one up to bufMax, then in a histogram (exact below
+// ExactValues distinct values): 1..n ms, p99 = ceil(0.99n) ms.
+func TestBucketP99(t *testing.T) {
+	for _, n := range []int{1, 100, bufMax, bufMax + 1, 3 * bufMax} {
+		s := newSeries(0, time.Second, DefaultMaxBuckets)
+		for i := n; i >= 1; i-- {
+			s.response(time.Second+time.Duration(i), time.Duration(i)*time.Millisecond)
+		}
+		want := int64((99*n+99)/100) * int64(time.Millisecond)
+		require.Equal(t, want, s.openP99(), "n=%d", n)
+		s.response(2*time.Second, 1) // closes bucket 1
+		require.Equal(t, want, s.rows[1].p99, "n=%d", n)
+		require.Equal(t, int64(1), s.openP99())
+	}
+}
