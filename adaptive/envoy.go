@@ -74,8 +74,8 @@ func DefaultEnvoyConfig() EnvoyConfig {
 //   - updateMinRTT: only in a window with at least request-count samples:
 //     minRTT = the percentile of the histogram (cleared),
 //     updateConcurrencyLimit(deferred), deferred = 0, the min-RTT timer
-//     armed at now + min-rtt-calc-interval + jitter, the sample timer at now
-//   - interval.
+//     armed at now + min-rtt-calc-interval + jitter, and the sample timer
+//     at now + interval.
 //   - the sample timer: in a min-RTT window it does nothing (and is not
 //     re-armed); else, if the histogram holds samples, sampleRTT = their
 //     percentile (cleared) and updateConcurrencyLimit(calculateNewLimit());
