@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/backend"
 	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/internal/timeq"
 	"github.com/ratesim/ratesim/traffic"
@@ -82,6 +83,11 @@ type Config struct {
 	// Inspect, when set, samples one key's state in every algorithm that
 	// can show it (algorithms.Inspector), for charts.
 	Inspect *Inspect
+	// Backend, when set, gives every algorithm row its own copy of this
+	// backend with workers (SPEC section 11): what the row admits is served
+	// there, its clients time out and retry on what it sheds, times out or
+	// fails; nil keeps the backend a pure delay.
+	Backend *backend.Config
 	// Cluster, when set, runs every algorithm on the cluster's nodes as
 	// its Algorithm.Coord says (SPEC section 8); nil runs each as one
 	// exact limiter.
@@ -150,7 +156,10 @@ func Run(cfg Config) (*Report, error) {
 			}
 		} else {
 			var r *run
-			if r, errs[i] = newRun(&cfg, i, obs); errs[i] == nil {
+			if r, errs[i] = newRun(&cfg, i, obs); errs[i] == nil && cfg.Backend != nil {
+				errs[i] = r.newBackend()
+			}
+			if errs[i] == nil {
 				rows[i] = r
 			}
 		}
@@ -264,6 +273,8 @@ func (cfg *Config) check() error {
 		return errors.New("report bucket must be > 0")
 	case len(cfg.Windows) == 0:
 		return errors.New("no report windows")
+	case cfg.Backend != nil && cfg.Cluster != nil:
+		return errors.New("a backend with workers behind a cluster is not supported yet: use one or the other")
 	}
 	for _, v := range cfg.Windows {
 		if v <= 0 {
@@ -311,6 +322,12 @@ type run struct {
 	rejected  pagedCounts                 // rejected attempts by key id (first attempts: feed.offered)
 	watch     *watcher                    // Config.Inspect, or nil
 	ahead     [prefetchLen]algorithms.Key // the keys of the next arrivals, for Prefetch
+	// be is the row's backend (Config.Backend), or nil; ids counts the
+	// first attempts so far, each request's identity in the backend (the
+	// same in every row: every row reads the same traffic)
+	be  *backend.Backend
+	ids uint64
+	cur uint64 // the identity of the request being decided
 	// countOnly: the run is a cluster row's reference, of which only the
 	// admissions are read; it counts its verdicts and retries its
 	// rejections, and keeps no other account (decideCounting)
@@ -496,12 +513,18 @@ func (r *run) fresh(a *traffic.Arrival) error {
 			r.release(rel.At, rel.V)
 			continue
 		}
+		if r.backendFirst(a.At, true) {
+			r.be.Step()
+			continue
+		}
 		if r.events.len() > 0 && r.events.peek().at < a.At {
 			if err := r.retryNow(); err != nil {
 				return err
 			}
 			continue
 		}
+		r.cur = r.ids
+		r.ids++
 		return r.decide(a, 1)
 	}
 }
@@ -529,11 +552,15 @@ func (r *run) drain() error {
 	if r.end == 0 {
 		r.end = r.lastFresh + r.cfg.Limit.Per
 	}
-	for r.events.len() > 0 || r.releases.Len() > 0 {
+	for r.events.len() > 0 || r.releases.Len() > 0 || r.backendBusy() {
 		r.step(false, 0)
 		if r.releaseFirst() {
 			rel := r.releases.Pop()
 			r.release(rel.At, rel.V)
+			continue
+		}
+		if r.backendFirst(0, false) {
+			r.be.Step()
 			continue
 		}
 		if err := r.retryNow(); err != nil {
@@ -576,6 +603,7 @@ func (r *run) retryNow() error {
 // client gives up.
 func (r *run) nextRetry() (traffic.Arrival, int, bool) {
 	ev := r.events.pop()
+	r.cur = ev.id
 	if r.end != 0 && ev.at >= r.end {
 		r.res.GaveUp++
 		return traffic.Arrival{}, 0, false
@@ -721,11 +749,17 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 		r.keyPeaks.add(decided, a.Cost, a.Key)
 		row[colAdmitted]++
 		r.last = max(r.last, decided)
+		if r.be != nil {
+			return r.submit(a, attempt, decided)
+		}
 	case algorithms.Delay:
 		r.res.Delayed++
 		r.delays.add(d.Delay)
 		row[colDelayed]++
 		r.releases.Push(decided+d.Delay, delayed{a.Cost, a.Key})
+		if r.be != nil {
+			return r.submit(a, attempt, decided+d.Delay)
+		}
 	case algorithms.Reject:
 		r.res.Rejected++
 		row[colRejected]++
@@ -760,7 +794,7 @@ func (r *run) retry(a *traffic.Arrival, attempt int, from, retryAfter time.Durat
 		if wait, ok := p.Wait(attempt, retryAfter, r.rng); ok {
 			at := from + wait
 			if at >= from && (r.end == 0 || at < r.end) && attempt < math.MaxInt32 {
-				r.events.push(event{at: at, cost: a.Cost, key: a.Key,
+				r.events.push(event{at: at, id: r.cur, cost: a.Cost, key: a.Key,
 					source: a.Source, attempt: int32(attempt + 1)})
 				return
 			}
@@ -859,6 +893,9 @@ func (r *run) result() Result {
 		end = r.lastFresh + 1
 	}
 	res.Series = r.series.result(max(end, r.last+1))
+	if r.be != nil {
+		res.Backend = r.backendResult(end)
+	}
 	return res
 }
 

@@ -7,6 +7,7 @@ import "time"
 type event struct {
 	at      time.Duration
 	seq     uint64
+	id      uint64 // the request's: its first attempt's place in the traffic
 	cost    int64
 	key     uint32
 	source  int32

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/backend"
 )
 
 // Report is the outcome of one scenario: one Result per algorithm, in the
@@ -103,7 +104,10 @@ type Result struct {
 	// Redis is what replaying the row's decisions on a real redis-server
 	// found (SPEC section 9, compare --redis); nil otherwise. The caller
 	// fills it: the engine never talks to a store.
-	Redis  *RedisResult `json:"redis,omitempty"`
+	Redis *RedisResult `json:"redis,omitempty"`
+	// Backend is what the row's backend did (SPEC section 11), for a
+	// scenario whose backend has workers; nil otherwise.
+	Backend *backend.Result `json:"backend,omitempty"`
 	Series Series       `json:"series"`
 
 	// Delays is the distribution of the delays of admitted attempts, by

@@ -1,0 +1,64 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/backend"
+)
+
+// backendConfig is one worker, constant service 100ms, a queue of 2, and
+// clients that wait 250ms.
+func backendConfig() *backend.Config {
+	return &backend.Config{Workers: 1, Service: backend.Service{Dist: backend.Constant, Mean: 100 * ms},
+		Queue: 2, Timeout: 250 * ms, Seed: 1, Bucket: 100 * ms}
+}
+
+// Five requests at 0 through a token bucket of burst 10: all admitted at
+// 0. The one worker serves the first (0-100ms); two wait (100-200ms,
+// 200-300ms) and the last two find the queue full: shed at once. The third
+// served ends at 300ms, after its client's deadline at 250ms: it timed out
+// there, and the worker's 50ms after it are wasted. Served 3, completed 3,
+// goodput 2, shed 2, timed out 1; busy 300ms of the 1s span.
+func TestBackendRow(t *testing.T) {
+	cfg := baseConfig(timesPlan(0, 0, 0, 0, 0), Algorithm{Name: "token-bucket", Label: "tb",
+		Params: algorithms.Params{Policy: algorithms.Policy{Rate: 10, Per: time.Second, Burst: 10}}})
+	cfg.Backend = backendConfig()
+	rep, err := Run(cfg)
+	require.NoError(t, err)
+	b := rep.Results[0].Backend
+	require.NotNil(t, b)
+	require.Equal(t, [6]int64{3, 3, 2, 2, 1, 0}, [6]int64{b.Served, b.CompletedOK, b.Goodput, b.Shed, b.TimedOut, b.Errors})
+	require.Equal(t, int64(50*ms), b.WastedNs)
+	require.Equal(t, int64(200*ms), b.QueueWaitNs.Max, "waits 0, 100ms, 200ms")
+	require.Equal(t, int64(300*ms), b.ResponseNs.Max)
+	require.Equal(t, 1.0, b.RetryAmplification)
+	require.InDelta(t, 0.3, b.Utilization, 1e-9)
+
+	// without workers nothing changes: no backend object
+	cfg.Backend = nil
+	rep, err = Run(cfg)
+	require.NoError(t, err)
+	require.Nil(t, rep.Results[0].Backend)
+}
+
+// A shaper's delay reaches the backend late: leaky-bucket at 10/s, burst
+// 2, releases the second request at 100ms; the worker (constant 100ms)
+// serves the first 0-100ms and the second 100-200ms, so the second waits
+// nothing in the queue. Its response (admission to end) is 100ms.
+func TestBackendShaped(t *testing.T) {
+	cfg := baseConfig(timesPlan(0, 0), Algorithm{Name: "leaky-bucket", Label: "lb",
+		Params: algorithms.Params{Policy: algorithms.Policy{Rate: 10, Per: time.Second, Burst: 2}}})
+	cfg.Backend = backendConfig()
+	rep, err := Run(cfg)
+	require.NoError(t, err)
+	res := rep.Results[0]
+	require.Equal(t, int64(1), res.Delayed)
+	b := res.Backend
+	require.Equal(t, [3]int64{2, 2, 0}, [3]int64{b.Served, b.Goodput, b.Shed})
+	require.Equal(t, int64(0), b.QueueWaitNs.Max)
+	require.Equal(t, int64(100*ms), b.ResponseNs.Max)
+}
