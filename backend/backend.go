@@ -601,6 +601,7 @@ func (b *Backend) Result(from, to time.Duration) Result {
 	r.Utilization = utilization(r.BusyNs, b.cfg.Workers, r.SpanNs)
 	r.QueueWaitNs = b.waits.percentiles()
 	r.ResponseNs = b.resps.percentiles()
+	r.Faults = len(b.cfg.Faults)
 	if len(b.cfg.Faults) > 0 {
 		m := int((b.cfg.RecoverWindow + s.bucket - 1) / s.bucket)
 		r.RecoveredNs = recovered(rows, s.start, s.bucket, max(m, 1), b.firstFault, b.lastFaultEnd, to)

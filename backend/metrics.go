@@ -425,6 +425,10 @@ type Result struct {
 	// Backend.Result); nil when there are no faults, no level to return
 	// to, or it never does.
 	RecoveredNs *int64 `json:"recovered_ns,omitempty"`
+	// Faults is how many faults the backend had: with some and no
+	// RecoveredNs, the goodput did not come back (or had no level before
+	// them to come back to).
+	Faults int `json:"faults,omitempty"`
 
 	// Submitted counts the requests given to the backend; Started those a
 	// worker began; Dropped those dropped unserved (DropExpired).

@@ -57,6 +57,10 @@ func CSV(w io.Writer, r *sim.Report) error {
 	if cl {
 		header = append(header, clusterCSVHeader...)
 	}
+	be := withBackend(r)
+	if be {
+		header = append(header, backendCSVHeader...)
+	}
 	rd := onRedis(r)
 	if rd {
 		header = append(header, redisCSVHeader...)
@@ -99,6 +103,9 @@ func CSV(w io.Writer, r *sim.Report) error {
 		peaks(res.AttemptPeaks)
 		if cl {
 			row = append(row, clusterCSV(res.Cluster)...)
+		}
+		if be {
+			row = append(row, backendCSV(res.Backend)...)
 		}
 		if rd {
 			row = append(row, redisCSV(res.Redis)...)

@@ -211,6 +211,10 @@ func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bo
 	if cl {
 		header = append(header, clusterTailHeader...)
 	}
+	be := withBackend(r)
+	if be {
+		header = append(header, backendHeader...)
+	}
 	header = append(header, "bytes/key")
 
 	align := make([]tw.Align, len(header))
@@ -279,6 +283,9 @@ func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bo
 		}
 		if cl {
 			row = append(row, clusterCells(res.Cluster)...)
+		}
+		if be {
+			row = append(row, backendCells(res.Backend)...)
 		}
 		row = append(row, strconv.FormatInt(res.Memory.BytesPerKeyMax, 10))
 		if err := t.Append(row); err != nil {
