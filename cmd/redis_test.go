@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -134,4 +135,47 @@ algorithms: [gcra]
 	require.Regexp(t, `gcra: redis: stopped after \d+ decisions were made and checked`, errOut)
 	require.NotContains(t, errOut, "goroutine")
 	require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+}
+
+// docs/redis.md shows a compare --redis run: the test runs it on a real
+// server and requires the lines shown under "Replayed on Redis:", but for
+// the figures that change from run to run (ops/s, p99, and the used memory
+// per key, which moves with the allocator).
+func TestRedisDocExample(t *testing.T) {
+	data, err := os.ReadFile("../docs/redis.md")
+	require.NoError(t, err)
+	lines := strings.Split(string(data), "\n")
+	const prefix = "$ ratesim compare api-gateway"
+	at := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			at = i
+		}
+	}
+	require.GreaterOrEqual(t, at, 0, "docs/redis.md shows %q", prefix)
+	var want []string
+	for _, l := range lines[at+1:] {
+		if strings.HasPrefix(l, "```") {
+			break
+		}
+		want = append(want, l)
+	}
+	require.Equal(t, "...", want[0])
+	want = want[1:]
+
+	srv := redistest.Start(t)
+	args := strings.Fields(strings.TrimPrefix(lines[at], "$ ratesim "))
+	require.Equal(t, "unix:///tmp/redis.sock", args[len(args)-1])
+	args[len(args)-1] = srv.URL()
+	status, out, errOut := run(t, args...)
+	require.Equal(t, 0, status, errOut)
+	got := strings.Split(strings.TrimRight(out[strings.Index(out, "Replayed on Redis:"):], "\n"), "\n")
+	mask := regexp.MustCompile(`\d+ B used per key|\d+ ops/s, p99 \S+`)
+	for i := range got {
+		got[i] = mask.ReplaceAllString(got[i], "#")
+	}
+	for i := range want {
+		want[i] = mask.ReplaceAllString(want[i], "#")
+	}
+	require.Equal(t, want, got)
 }
