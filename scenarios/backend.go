@@ -95,7 +95,7 @@ func (d *decoder) backend(v val) backendInfo {
 	wv := m.get("workers")
 	bi.workers = wv.set
 	if !wv.set {
-		d.allow(m, backendFields, func(k string) string {
+		d.allow(m, []string{"service"}, func(k string) string {
 			if slices.Contains(backendFields, k) {
 				return "needs workers (add backend.workers: the number of servers; without workers the backend is a pure delay and takes only service)"
 			}
@@ -160,7 +160,7 @@ func (d *decoder) backend(v val) backendInfo {
 	if ev := m.get("errors"); ev.set {
 		x, ok := d.number(ev, wantErrors)
 		if ok && !(x >= 0 && x <= 1) {
-			d.errAt(ev.pos, ev.path, "%s: not a fraction (want %s)", ev.found(), wantErrors)
+			d.errAt(ev.pos, ev.path, "%s: outside [0, 1] (want %s)", ev.found(), wantErrors)
 			ok = false
 		}
 		cfg.Errors, good = x, good && ok
@@ -226,7 +226,7 @@ func (d *decoder) serviceDist(v val) (backend.Service, val, bool) {
 	}
 	if svc.Dist != backend.Lognormal {
 		if pv.set {
-			d.errAt(m.keyPos["p99"], pv.path, "applies only to dist: lognormal (a %s distribution is given by its mean)", svc.Dist)
+			d.errAt(m.keyPos["p99"], pv.path, "applies only to dist: lognormal (%s %s distribution is given by its mean)", article(string(svc.Dist)), svc.Dist)
 			good = false
 		}
 		return svc, mv, good
@@ -421,7 +421,7 @@ func (d *decoder) retryOn(v val) (traffic.RetryOn, bool) {
 		}
 		seen[c] = it.path
 		if c != traffic.CauseReject && !d.workers {
-			d.errAt(it.pos, it.path, "%s: only a backend with workers sheds, times out or fails requests (add backend.workers, or want reject)", quote(s))
+			d.errAt(it.pos, it.path, "%s: only a backend with workers sheds, times out or fails requests (add backend.workers, or retry on reject only)", quote(s))
 			good = false
 			continue
 		}

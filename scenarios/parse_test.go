@@ -474,6 +474,7 @@ func checkInvariants(t testing.TB, sc *Scenario) {
 	require.Greater(t, sc.Limit.Per, time.Duration(0))
 	require.GreaterOrEqual(t, sc.Limit.Burst, int64(1))
 	checkCluster(t, sc)
+	checkBackend(t, sc)
 	labels := map[string]bool{}
 	for _, a := range sc.Algorithms {
 		require.False(t, labels[a.Label], "duplicate label %s", a.Label)
