@@ -220,8 +220,10 @@
 // time an admitted request spends at the backend, as before; any other
 // field of the section is an error saying it needs workers, and so is a
 // service written as a distribution. With workers, Parse fills a
-// backend.Config (Scenario.Backend), each rule being the backend
-// package's own (backend.Config.Validate has the last word):
+// backend.Config (Scenario.Backend) with the backend package's rules and a
+// few stricter ones (a bound on workers, a workers fault that cuts
+// something, drop-expired only with a timeout); backend.Config.Validate
+// has the last word:
 //
 //   - workers: the servers c, an integer from 1 to 1000000.
 //   - service (required): a duration >= 0, a constant; or a mapping {dist,
