@@ -165,8 +165,8 @@ func (d *decoder) backend(v val) backendInfo {
 		}
 		cfg.Errors, good = x, good && ok
 	}
-	faultsOK := true
-	bi.faults, faultsOK = d.backendFaults(m.get("faults"), workers)
+	faults, faultsOK := d.backendFaults(m.get("faults"), workers)
+	bi.faults = faults
 	for _, f := range bi.faults {
 		cfg.Faults = append(cfg.Faults, f.f)
 	}
