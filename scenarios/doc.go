@@ -105,7 +105,7 @@
 //     it short.
 //   - replay: a recorded trace, see "Replay sources" below.
 //   - clients: {retry: {policy, delay, factor, cap, jitter, resolution,
-//     max-attempts}}: how clients react to a rejection (the engine
+//     max-attempts, on}}: how clients react to a rejection (the engine
 //     applies it). policy is none (default), immediate, fixed, backoff or retry-after;
 //     a field that does not apply to the policy is an error. delay (> 0)
 //     is required for fixed and backoff (the backoff's base); factor is a
@@ -114,8 +114,18 @@
 //     or equal; resolution (retry-after) is a duration >= 0, default 1s, 0
 //     meaning exact; max-attempts counts the first try: an integer >= 1, or
 //     "unlimited" (not for immediate, whose retries never let time pass),
-//     default 3 for every policy but none.
-//   - backend: {service: duration >= 0, default 0}.
+//     default 3 for every policy but none. on (every policy but none) is a
+//     non-empty list of distinct causes the client retries after: reject
+//     (the limiter's 429), shed (a full backend queue's 503), timeout (the
+//     client stopped waiting) and error (the backend failed the request);
+//     default [reject], the behaviour before causes existed
+//     (traffic.RetryPolicy.On, a traffic.RetryOn whose zero value is
+//     [reject]). shed, timeout and error need a backend with workers: only
+//     such a backend sheds, times out or fails requests.
+//   - backend: without workers, {service: duration >= 0, default 0}, the
+//     pure delay the concurrency limiter assumes (Scenario.Service), and
+//     Scenario.Backend is nil; with workers, the model of SPEC section 11,
+//     see "The backend section" below.
 //   - report: {windows: a non-empty list of distinct durations > 0, default
 //     [W, W/10]; bucket: duration > 0, default W/10}; W/10 is rounded down
 //     and at least 1ns.
@@ -203,6 +213,51 @@
 // central with the store's clock; the others (x-time-rate) are left out and
 // listed in Scenario.Skipped, with a reason, as nginx is for a per it does
 // not take.
+//
+// # The backend section
+//
+// Without workers the backend section takes only service, a duration: the
+// time an admitted request spends at the backend, as before; any other
+// field of the section is an error saying it needs workers, and so is a
+// service written as a distribution. With workers, Parse fills a
+// backend.Config (Scenario.Backend) with the backend package's rules and a
+// few stricter ones (a bound on workers, a workers fault that cuts
+// something, drop-expired only with a timeout); backend.Config.Validate
+// has the last word:
+//
+//   - workers: the servers c, an integer from 1 to 1000000.
+//   - service (required): a duration >= 0, a constant; or a mapping {dist,
+//     mean, p99} with dist (required) constant (mean >= 0), exponential
+//     (mean > 0) or lognormal (mean > 0 and p99, required, from the mean
+//     to exp(z99^2/2) ≈ 14.97 times it: backend's own bounds and message,
+//     reported at p99). p99 is for lognormal only. Scenario.Service, and
+//     each algorithm's Params.Service, is the mean: what the concurrency
+//     limiter assumes when no model drives it.
+//   - queue: the requests that may wait beyond the c in service, an
+//     integer >= 0 (0: a loss system, every request that finds the
+//     workers busy is shed) or unbounded; default unbounded
+//     (backend.Unbounded).
+//   - discipline: fifo (default) or lifo.
+//   - timeout: how long a client waits, from its attempt's arrival, a
+//     duration >= 0; default 0, meaning for ever.
+//   - drop-expired: true or false (default): whether a worker drops,
+//     unserved, a request whose client has given up. true needs a timeout.
+//   - errors: the fraction of served requests that fail, a number from 0 to
+//     1, read with strconv.ParseFloat from the text as written (0.01 is the
+//     float64 nearest 0.01); default 0.
+//   - faults: a list, each with a type, at (a duration >= 0, before the
+//     scenario's end when it has one; with replay sources it counts from
+//     the trace's first request) and for (> 0; at + for must be a time):
+//     slow takes factor (a number > 0, multiplying the service times of
+//     the requests that start in the window); pause nothing else; workers
+//     takes count (an integer from 0 to workers-1: the workers left). Two
+//     faults of one type may not overlap (windows are half-open, so one
+//     may start where another ends); faults of different types may.
+//
+// The Config's Seed is the scenario's seed, its Bucket the report's
+// bucket, its Start 0 (the engine moves it, and the faults, to the first
+// arrival of a recorded trace) and MaxBuckets and RecoverWindow 0, the
+// backend's defaults.
 //
 // # Replay sources
 //

@@ -39,6 +39,12 @@ func FuzzParse(f *testing.F) {
 	for _, tc := range invalidClusters {
 		f.Add([]byte(tc.src))
 	}
+	for _, tc := range validBackends {
+		f.Add([]byte(tc.src))
+	}
+	for _, tc := range invalidBackends {
+		f.Add([]byte(tc.src))
+	}
 	// a replay of a small trace that exists, to stream
 	f.Add([]byte(replayHead + "  - {type: replay, path: ../traffic/testdata/replay/combined.log, speed: 2}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

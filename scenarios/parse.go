@@ -48,13 +48,13 @@ var (
 		"replay":  replayFields,
 	}
 	keyDists     = []string{string(traffic.KeyUniform), string(traffic.KeyZipf)}
-	retryFields  = []string{"policy", "delay", "factor", "cap", "jitter", "resolution", "max-attempts"}
+	retryFields  = []string{"policy", "delay", "factor", "cap", "jitter", "resolution", "max-attempts", "on"}
 	retryApplies = map[string][]string{
 		"none":        {"policy"},
-		"immediate":   {"policy", "max-attempts"},
-		"fixed":       {"policy", "delay", "max-attempts"},
-		"backoff":     {"policy", "delay", "factor", "cap", "jitter", "max-attempts"},
-		"retry-after": {"policy", "resolution", "max-attempts"},
+		"immediate":   {"policy", "max-attempts", "on"},
+		"fixed":       {"policy", "delay", "max-attempts", "on"},
+		"backoff":     {"policy", "delay", "factor", "cap", "jitter", "max-attempts", "on"},
+		"retry-after": {"policy", "resolution", "max-attempts", "on"},
 	}
 	retryPolicies = []string{"none", "immediate", "fixed", "backoff", "retry-after"}
 	jitters       = []string{"none", "full", "equal"}
@@ -116,8 +116,11 @@ func (d *decoder) scenario(data []byte) *Scenario {
 		per = lim.policy.Per
 	}
 
-	svc := d.backend(top.get("backend"))
+	bi := d.backend(top.get("backend"))
+	d.workers = bi.workers
+	svc := bi.svc
 	sc.Service = svc.service
+	sc.Backend = bi.cfg
 	sc.Retry = d.clients(top.get("clients"))
 	ci := d.cluster(top.get("cluster"))
 	sc.Cluster = ci.cfg
@@ -172,6 +175,7 @@ func (d *decoder) scenario(data []byte) *Scenario {
 	}
 	if durOK && sc.Duration > 0 && replays == 0 {
 		d.faultsInRun(ci, sc.Duration)
+		d.backendFaultsInRun(bi, sc.Duration)
 	}
 	if durOK && sc.Duration > 0 {
 		for _, s := range srcs {
@@ -217,6 +221,9 @@ func (d *decoder) scenario(data []byte) *Scenario {
 		sc.Retries = append(sc.Retries, retry)
 	}
 	sc.Windows, sc.Bucket = d.report(top.get("report"), per)
+	if sc.Backend != nil {
+		sc.Backend.Seed, sc.Backend.Bucket = sc.Seed, sc.Bucket
+	}
 	return sc
 }
 
@@ -317,26 +324,6 @@ func (d *decoder) limit(v val) (limitInfo, bool) {
 		li.policy.Burst, ok = b, ok && bok
 	}
 	return li, ok
-}
-
-// service is backend.service and where it was written.
-type service struct {
-	service time.Duration
-	v       val
-}
-
-func (d *decoder) backend(v val) service {
-	if !v.set {
-		return service{}
-	}
-	m, ok := d.mapping(v, "a mapping {service}")
-	if !ok {
-		return service{}
-	}
-	d.allow(m, []string{"service"}, func(string) string { return "unknown field (want service)" })
-	sv := m.get("service")
-	dur, _ := d.duration(sv, false)
-	return service{dur, sv}
 }
 
 func (d *decoder) clients(v val) traffic.RetryPolicy {
@@ -450,6 +437,10 @@ func (d *decoder) retry(v val) (traffic.RetryPolicy, bool) {
 			r, ok := d.duration(rv, false)
 			rp.Resolution, good = r, good && ok
 		}
+	}
+	if ov := m.get("on"); ov.set {
+		on, ok := d.retryOn(ov)
+		rp.On, good = on, good && ok
 	}
 	return rp, good
 }

@@ -109,7 +109,7 @@ var invalid = []struct {
 	{"backoff without delay", "name: t\nlimit: 10/s\ntraffic: [{type: times, at: [0s]}]\nclients:\n  retry: {policy: backoff}\n",
 		`s.yaml:5:10: clients.retry.delay: missing (want a duration > 0: the first wait, multiplied by factor after each retry)`},
 	{"retry field not for the policy", "name: t\nlimit: 10/s\ntraffic: [{type: times, at: [0s]}]\nclients:\n  retry:\n    policy: fixed\n    delay: 1s\n    jitter: full\n",
-		`s.yaml:8:5: clients.retry.jitter: does not apply to policy fixed (its fields: delay, max-attempts)`},
+		`s.yaml:8:5: clients.retry.jitter: does not apply to policy fixed (its fields: delay, max-attempts, on)`},
 	{"retry field for policy none", "name: t\nlimit: 10/s\ntraffic: [{type: times, at: [0s]}]\nclients:\n  retry: {max-attempts: 3}\n",
 		`s.yaml:5:11: clients.retry.max-attempts: does not apply to policy none (it takes no other field)`},
 	{"unknown retry policy", "name: t\nlimit: 10/s\ntraffic: [{type: times, at: [0s]}]\nclients:\n  retry: {policy: exponential}\n",
@@ -474,6 +474,7 @@ func checkInvariants(t testing.TB, sc *Scenario) {
 	require.Greater(t, sc.Limit.Per, time.Duration(0))
 	require.GreaterOrEqual(t, sc.Limit.Burst, int64(1))
 	checkCluster(t, sc)
+	checkBackend(t, sc)
 	labels := map[string]bool{}
 	for _, a := range sc.Algorithms {
 		require.False(t, labels[a.Label], "duplicate label %s", a.Label)

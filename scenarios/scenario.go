@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/backend"
 	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/traffic"
 )
@@ -36,7 +37,20 @@ type Scenario struct {
 	// Traffic.Sources (index it with Arrival.Source): the source's own
 	// retry when it has one, else Retry.
 	Retries []traffic.RetryPolicy
-	Service time.Duration // backend.service
+	// Service is what the algorithms assume of the backend (the concurrency
+	// limiter's time in flight, algorithms.Params.Service): backend.service
+	// without workers, the pure delay of SPEC section 3; with workers the
+	// service distribution's mean, what the concurrency limiter assumes
+	// when no model drives it.
+	Service time.Duration
+	// Backend is the backend model of SPEC section 11 when the backend
+	// section has workers, else nil (the backend is the pure delay
+	// Service). Its Seed is the scenario's, its Bucket the report's bucket
+	// and its Start 0: fault instants count from the scenario's start,
+	// and for a scenario of replay sources, whose series begin at the first
+	// arrival, the engine moves Start and the faults there, as it does the
+	// cluster's faults.
+	Backend *backend.Config
 	// Windows are the peak window lengths (report.windows, default W and
 	// W/10); Bucket the time-series bucket (report.bucket, default W/10).
 	Windows []time.Duration

@@ -77,6 +77,9 @@ type decoder struct {
 	// (merge keys, non-string keys): a field missing from them may be
 	// hidden there, so it is not reported missing.
 	broken map[string]bool
+	// workers says the backend section writes workers: retries may then
+	// follow sheds, timeouts and errors.
+	workers bool
 }
 
 func (d *decoder) errAt(p position, path, format string, args ...any) {

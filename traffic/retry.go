@@ -4,14 +4,23 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"time"
 )
 
-// RetryPolicy is how a client reacts to a rejection (SPEC section 3). The
-// engine applies it; the zero value is policy "none".
+// RetryPolicy is how a client reacts to a rejection (SPEC section 3) and,
+// with a backend that has workers, to a shed, a timeout or an error (SPEC
+// section 11). The engine applies it; the zero value is policy "none".
 type RetryPolicy struct {
 	// Policy is none, immediate, fixed, backoff or retry-after.
 	Policy string
+	// On is the set of causes the client retries after (the scenario's
+	// on: [reject, shed, timeout, error]); its zero value is [reject], a
+	// client that retries only what the limiter rejects. The engine asks
+	// On.Retries(cause) before Wait: a cause not in On ends the request
+	// there, as a give-up.
+	On RetryOn
 	// Delay is the fixed policy's wait and the backoff policy's base.
 	Delay time.Duration
 	// Factor is the backoff multiplier as an exact fraction Num/Den (a
@@ -26,6 +35,104 @@ type RetryPolicy struct {
 	Resolution time.Duration
 	// MaxAttempts counts the first try; 0 means no limit.
 	MaxAttempts int
+}
+
+// Cause is why an attempt failed, as its client sees it: the cause a retry
+// follows.
+type Cause uint8
+
+const (
+	// CauseReject: the limiter rejected the attempt (a 429).
+	CauseReject Cause = iota
+	// CauseShed: the backend's full queue turned it away (a 503).
+	CauseShed
+	// CauseTimeout: the client stopped waiting for the response.
+	CauseTimeout
+	// CauseError: the backend served it, with an error.
+	CauseError
+)
+
+// Causes are the causes, in order, as the scenario file writes them.
+var Causes = []Cause{CauseReject, CauseShed, CauseTimeout, CauseError}
+
+var causeNames = [...]string{"reject", "shed", "timeout", "error"}
+
+// String is the cause as the scenario file writes it: reject, shed,
+// timeout or error.
+func (c Cause) String() string {
+	if int(c) < len(causeNames) {
+		return causeNames[c]
+	}
+	return "cause(" + strconv.Itoa(int(c)) + ")"
+}
+
+// ParseCause reads a cause as the scenario file writes it.
+func ParseCause(s string) (Cause, bool) {
+	for i, n := range causeNames {
+		if s == n {
+			return Cause(i), true
+		}
+	}
+	return 0, false
+}
+
+// RetryOn is a set of causes, a bit each. Its zero value is the default
+// set, [reject]: bit 0 says that reject is NOT in the set, so that a
+// RetryPolicy written before causes existed keeps its meaning, while bits 1
+// to 3 say that shed, timeout and error are. Every set has one
+// representation, so two sets are equal iff their values are.
+type RetryOn uint8
+
+// noReject is the bit of a set without reject.
+const noReject RetryOn = 1
+
+// RetryOnOf returns the set of the causes given (RetryOnOf() is empty;
+// RetryOnOf(CauseReject) is the zero value).
+func RetryOnOf(causes ...Cause) RetryOn {
+	o := noReject
+	for _, c := range causes {
+		if c == CauseReject {
+			o &^= noReject
+		} else if c < Cause(len(causeNames)) {
+			o |= 1 << c
+		}
+	}
+	return o
+}
+
+// Retries reports whether c is in the set: whether a client retries after
+// an attempt that failed for that cause (if its policy and max-attempts
+// let it).
+func (o RetryOn) Retries(c Cause) bool {
+	if c == CauseReject {
+		return o&noReject == 0
+	}
+	return c < Cause(len(causeNames)) && o&(1<<c) != 0
+}
+
+// Causes lists the causes in the set, in the order of Causes.
+func (o RetryOn) Causes() []Cause {
+	var out []Cause
+	for _, c := range Causes {
+		if o.Retries(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// String writes the set as the scenario file does: [reject, shed].
+func (o RetryOn) String() string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, c := range o.Causes() {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c.String())
+	}
+	b.WriteByte(']')
+	return b.String()
 }
 
 // Fraction is an exact rational Num/Den with Den > 0.

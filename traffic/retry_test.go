@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -83,4 +84,43 @@ func TestRetryJitter(t *testing.T) {
 		wb, _ := p.Wait(1+i%5, 0, b)
 		require.Equal(t, wa, wb)
 	}
+}
+
+func TestRetryOn(t *testing.T) {
+	all := []Cause{CauseReject, CauseShed, CauseTimeout, CauseError}
+	require.Equal(t, all, Causes)
+	for _, tc := range []struct {
+		name string
+		on   RetryOn
+		want []Cause
+		text string
+	}{
+		{"zero value is [reject], today's behaviour", 0, []Cause{CauseReject}, "[reject]"},
+		{"reject alone is the zero value", RetryOnOf(CauseReject), []Cause{CauseReject}, "[reject]"},
+		{"empty", RetryOnOf(), nil, "[]"},
+		{"every cause", RetryOnOf(CauseError, CauseTimeout, CauseShed, CauseReject), all, "[reject, shed, timeout, error]"},
+		{"timeouts only", RetryOnOf(CauseTimeout, CauseTimeout), []Cause{CauseTimeout}, "[timeout]"},
+		{"reject and shed", RetryOnOf(CauseShed, CauseReject), []Cause{CauseReject, CauseShed}, "[reject, shed]"},
+		{"an unknown cause is left out", RetryOnOf(Cause(7), CauseError), []Cause{CauseError}, "[error]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, tc.on.Causes())
+			require.Equal(t, tc.text, tc.on.String())
+			for _, c := range all {
+				require.Equal(t, slices.Contains(tc.want, c), tc.on.Retries(c), c.String())
+			}
+			require.False(t, tc.on.Retries(Cause(4)))
+			// one representation per set
+			require.Equal(t, tc.on, RetryOnOf(tc.want...))
+		})
+	}
+	require.Equal(t, RetryOn(0), RetryOnOf(CauseReject))
+	for _, c := range all {
+		got, ok := ParseCause(c.String())
+		require.True(t, ok)
+		require.Equal(t, c, got)
+	}
+	_, ok := ParseCause("Reject")
+	require.False(t, ok)
+	require.Equal(t, "cause(9)", Cause(9).String())
 }
