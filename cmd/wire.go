@@ -18,6 +18,7 @@ func configOf(sc *scenarios.Scenario) sim.Config {
 		Windows:     sc.Windows,
 		Bucket:      sc.Bucket,
 		Cluster:     sc.Cluster,
+		Backend:     sc.Backend,
 	}
 	for _, a := range sc.Algorithms {
 		cfg.Algorithms = append(cfg.Algorithms, sim.Algorithm{

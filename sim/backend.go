@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/ratesim/ratesim/backend"
@@ -15,9 +16,18 @@ import (
 // then retries, then first attempts. A client that the backend sheds,
 // times out or fails may retry, as its policy's `on` says.
 
-// newBackend gives r its own backend.
-func (r *run) newBackend() error {
-	be, err := backend.New(*r.cfg.Backend, r.backendEvent)
+// newBackend gives r its own backend, its faults on the run's clock from
+// origin (0 for synthetic traffic, the first arrival's instant for a
+// recorded trace, whose instants are absolute: a fault at 10s is 10s into
+// the trace) and its series from start (the series' own start).
+func (r *run) newBackend(origin, start time.Duration) error {
+	cfg := *r.cfg.Backend
+	cfg.Start = start
+	cfg.Faults = append([]backend.Fault(nil), cfg.Faults...)
+	for i := range cfg.Faults {
+		cfg.Faults[i].At += origin
+	}
+	be, err := backend.New(cfg, r.backendEvent)
 	if err != nil {
 		return fmt.Errorf("backend: %w", err)
 	}
@@ -53,25 +63,43 @@ func (r *run) submit(a *traffic.Arrival, attempt int, admitted time.Duration) er
 }
 
 // backendEvent takes one of the backend's events: a shed, a timeout or an
-// error is retried when the client's policy retries on it.
+// error is retried when the client's policy retries on it (its `on`), as
+// a rejection is, with no retry_after (the backend gives none): a
+// retry-after policy then waits nothing. An attempt that its policy would
+// retry on its cause but that has run out of attempts counts as given up,
+// as a rejected one does.
 func (r *run) backendEvent(e backend.Event) {
 	if !e.Client || e.Kind == backend.Completed || !r.retries {
 		return
 	}
 	src := int(e.Req.Source)
-	if src >= len(r.cfg.Retries) || !retryOn(&r.cfg.Retries[src], e.Kind) {
+	if src >= len(r.cfg.Retries) {
 		return
 	}
-	a := traffic.Arrival{At: e.Req.Arrived, Key: e.Req.Key, Cost: e.Req.Cost, Source: e.Req.Source}
-	cur := r.cur
-	r.cur = e.Req.ID
-	r.retry(&a, int(e.Req.Attempt), e.At, 0)
-	r.cur = cur
+	p := &r.cfg.Retries[src]
+	if !p.On.Retries(causeOf(e.Kind)) {
+		return
+	}
+	attempt := int(e.Req.Attempt)
+	if wait, ok := p.Wait(attempt, 0, r.rng); ok {
+		if at := e.At + wait; at >= e.At && (r.end == 0 || at < r.end) && attempt < math.MaxInt32 {
+			r.events.push(event{at: at, id: e.Req.ID, cost: e.Req.Cost, key: e.Req.Key,
+				source: e.Req.Source, attempt: int32(attempt + 1)})
+			return
+		}
+	}
+	r.res.GaveUp++
 }
 
-// retryOn reports whether policy p retries an attempt that ended as k.
-func retryOn(p *traffic.RetryPolicy, k backend.Kind) bool {
-	return false // until the scenario's `on` comes
+// causeOf is the retry cause of a backend outcome.
+func causeOf(k backend.Kind) traffic.Cause {
+	switch k {
+	case backend.Shed:
+		return traffic.CauseShed
+	case backend.TimedOut:
+		return traffic.CauseTimeout
+	}
+	return traffic.CauseError
 }
 
 // backendResult is the row's backend object, over the run's span.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/backend"
+	"github.com/ratesim/ratesim/traffic"
 )
 
 // backendConfig is one worker, constant service 100ms, a queue of 2, and
@@ -61,4 +62,36 @@ func TestBackendShaped(t *testing.T) {
 	require.Equal(t, [3]int64{2, 2, 0}, [3]int64{b.Served, b.Goodput, b.Shed})
 	require.Equal(t, int64(0), b.QueueWaitNs.Max)
 	require.Equal(t, int64(100*ms), b.ResponseNs.Max)
+}
+
+// Retries on sheds: the same five requests, clients retrying a shed once,
+// 150ms later. The two shed at 0 come back at 150ms, when one request is
+// served (100-200ms) and one waits: the first retry takes the last place
+// in the queue, the second is shed again, its last attempt (gave up). The
+// retry is served 300-400ms; its client's 250ms count from its own
+// arrival, 150ms, so its answer at 400ms is in time. Served 4, goodput 3
+// (the third request still times out at 250ms), shed 3, 7 attempts for 5
+// requests.
+func TestBackendRetryOnShed(t *testing.T) {
+	cfg := baseConfig(timesPlan(0, 0, 0, 0, 0), Algorithm{Name: "token-bucket", Label: "tb",
+		Params: algorithms.Params{Policy: algorithms.Policy{Rate: 10, Per: time.Second, Burst: 10}}})
+	cfg.Backend = backendConfig()
+	cfg.Retries = []traffic.RetryPolicy{{Policy: "fixed", Delay: 150 * ms, MaxAttempts: 2,
+		On: traffic.RetryOnOf(traffic.CauseShed)}}
+	rep, err := Run(cfg)
+	require.NoError(t, err)
+	res := rep.Results[0]
+	b := res.Backend
+	require.Equal(t, [5]int64{4, 3, 3, 1, 0}, [5]int64{b.Served, b.Goodput, b.Shed, b.TimedOut, b.Errors})
+	require.Equal(t, [3]int64{5, 7, 1}, [3]int64{res.Offered, res.Attempts, res.GaveUp})
+	require.Equal(t, 1.4, b.RetryAmplification)
+
+	// on: [shed] leaves a timeout alone, and a rejection too: a limiter of
+	// burst 3 rejects two, which are not retried (gave up)
+	cfg.Algorithms[0].Params.Burst = 3
+	rep, err = Run(cfg)
+	require.NoError(t, err)
+	res = rep.Results[0]
+	require.Equal(t, [4]int64{5, 5, 2, 2}, [4]int64{res.Offered, res.Attempts, res.Rejected, res.GaveUp})
+	require.Zero(t, res.Backend.Shed, "three admitted: one served, two wait")
 }

@@ -156,8 +156,8 @@ func Run(cfg Config) (*Report, error) {
 			}
 		} else {
 			var r *run
-			if r, errs[i] = newRun(&cfg, i, obs); errs[i] == nil && cfg.Backend != nil {
-				errs[i] = r.newBackend()
+			if r, errs[i] = newRun(&cfg, i, obs); errs[i] == nil && cfg.Backend != nil && cfg.Duration > 0 {
+				errs[i] = r.newBackend(0, cfg.Start) // a trace's, at its first arrival
 			}
 			if errs[i] == nil {
 				rows[i] = r
@@ -501,6 +501,11 @@ func (r *run) fresh(a *traffic.Arrival) error {
 		r.started, r.first = true, a.At
 		if r.cfg.Duration == 0 {
 			r.series.setStart(a.At - a.At%r.series.bucket)
+			if r.cfg.Backend != nil && !r.countOnly {
+				if err := r.newBackend(a.At, a.At-a.At%r.series.bucket); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	r.lastFresh = a.At
@@ -791,6 +796,10 @@ func (r *run) observe(a *traffic.Arrival, attempt int, d algorithms.Decision) er
 func (r *run) retry(a *traffic.Arrival, attempt int, from, retryAfter time.Duration) {
 	if int(a.Source) < len(r.cfg.Retries) {
 		p := &r.cfg.Retries[a.Source]
+		if !p.On.Retries(traffic.CauseReject) {
+			r.res.GaveUp++
+			return
+		}
 		if wait, ok := p.Wait(attempt, retryAfter, r.rng); ok {
 			at := from + wait
 			if at >= from && (r.end == 0 || at < r.end) && attempt < math.MaxInt32 {
