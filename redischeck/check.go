@@ -163,7 +163,7 @@ func lane(key string, n int) int {
 }
 
 // DefaultLanes is how many connections a replay sends on at once.
-const DefaultLanes = 2
+const DefaultLanes = 4
 
 // laneResult is what one lane found.
 type laneResult struct {
