@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/backend"
 	"github.com/ratesim/ratesim/traffic"
 )
@@ -62,14 +63,22 @@ func (r *run) submit(a *traffic.Arrival, attempt int, admitted time.Duration) er
 		Cost: a.Cost, Arrived: a.At, Admitted: admitted})
 }
 
-// backendEvent takes one of the backend's events: a shed, a timeout or an
+// backendEvent takes one of the backend's events. A client's outcome ends
+// its request for a limiter that learns completions (the concurrency
+// limiter in front of a backend model). A shed, a timeout or an
 // error is retried when the client's policy retries on it (its `on`), as
 // a rejection is, with no retry_after (the backend gives none): a
 // retry-after policy then waits nothing. An attempt that its policy would
 // retry on its cause but that has run out of attempts counts as given up,
 // as a rejected one does.
 func (r *run) backendEvent(e backend.Event) {
-	if !e.Client || e.Kind == backend.Completed || !r.retries {
+	if !e.Client {
+		return
+	}
+	if c, ok := r.lim.(algorithms.Completer); ok {
+		c.Complete(e.At, algorithms.Key(e.Req.Key), e.Req.Cost)
+	}
+	if e.Kind == backend.Completed || !r.retries {
 		return
 	}
 	src := int(e.Req.Source)

@@ -95,3 +95,26 @@ func TestBackendRetryOnShed(t *testing.T) {
 	require.Equal(t, [4]int64{5, 5, 2, 2}, [4]int64{res.Offered, res.Attempts, res.Rejected, res.GaveUp})
 	require.Zero(t, res.Backend.Shed, "three admitted: one served, two wait")
 }
+
+// The concurrency limiter in front of a backend model learns when each
+// request is done: max 2 in flight, one worker at 100ms. At 0 two are
+// admitted and the third rejected (retry_after the mean service, 100ms);
+// the first is answered at 100ms, so at 150ms one more fits and the next
+// does not; the second is answered at 200ms, the fourth at 300ms.
+func TestBackendConcurrencyLearns(t *testing.T) {
+	cfg := baseConfig(timesPlan(0, 0, 0, 150*ms, 150*ms), Algorithm{Name: "concurrency", Label: "c",
+		Params: algorithms.Params{Policy: algorithms.Policy{Rate: 10, Per: time.Second, Burst: 10}, Max: 2, Service: 100 * ms}})
+	cfg.Backend = backendConfig()
+	rec := &recorder{}
+	cfg.Observe = func(int) Observer { return rec }
+	rep, err := Run(cfg)
+	require.NoError(t, err)
+	var got []algorithms.Verdict
+	for _, d := range rec.got {
+		got = append(got, d.Verdict)
+	}
+	require.Equal(t, []algorithms.Verdict{acc, acc, rej, acc, rej}, got)
+	require.Equal(t, 100*ms, rec.got[2].RetryAfter)
+	b := rep.Results[0].Backend
+	require.Equal(t, [3]int64{3, 3, 0}, [3]int64{b.Served, b.Goodput, b.TimedOut})
+}

@@ -127,6 +127,8 @@ type Algorithm struct {
 	New func() (algorithms.Limiter, error)
 	// Coord is how the row coordinates on Config.Cluster.
 	Coord cluster.Coordination
+	// model: the row runs in front of Config.Backend (set by Run)
+	model bool
 }
 
 // Run runs every algorithm of cfg and returns the report, results in the
@@ -141,6 +143,12 @@ func Run(cfg Config) (*Report, error) {
 		return nil, err
 	}
 	n := len(cfg.Algorithms)
+	if cfg.Backend != nil {
+		cfg.Algorithms = append([]Algorithm(nil), cfg.Algorithms...)
+		for i := range cfg.Algorithms {
+			cfg.Algorithms[i].model = true
+		}
+	}
 	errs := make([]error, n)
 	rows := make([]reader, n)
 	var live []reader
@@ -363,6 +371,10 @@ func newRun(cfg *Config, i int, obs Observer) (*run, error) {
 func newLimiter(alg *Algorithm, p algorithms.Params) (algorithms.Limiter, error) {
 	if alg.New != nil {
 		return alg.New()
+	}
+	if alg.model && alg.Name == "concurrency" {
+		// in front of a backend model, it learns its completions
+		return algorithms.NewConcurrencyModel(p)
 	}
 	return algorithms.New(alg.Name, p)
 }

@@ -1,0 +1,98 @@
+package algorithms
+
+import "time"
+
+// ConcurrencyModel is the concurrency limiter in front of a backend model
+// (SPEC section 11: with a backend with workers, "the concurrency limiter
+// reads completions from the model"): it cannot know when a request will
+// be answered, so it learns it. A request admitted at t stays in flight
+// until Complete is called for it: when its client has its answer, a shed
+// or an error, or stops waiting (what a gateway's semaphore sees: the
+// response passes back, or the client's connection closes).
+//
+// Rule: a request of cost c counts as c units; it is admitted iff the units
+// in flight for its key, plus c, are at most max (Params.Max, Burst when
+// 0), as Concurrency's rule; c > max is rejected with retry_after Never.
+//
+// RetryAfter: the backend's mean service time (Params.Service, which the
+// scenario sets to the mean of its service distribution), an estimate,
+// since no completion instant is known in advance: at least 1ns.
+//
+// State per key: the units in flight, 8 bytes; a key holds state while it
+// has any.
+type ConcurrencyModel struct {
+	max      int64
+	wait     time.Duration
+	inflight []int64
+	keys     int64
+	mem      Memory
+}
+
+// Completer is a limiter that is told when an admitted request is done
+// (ConcurrencyModel).
+type Completer interface {
+	// Complete ends a request of cost for key admitted before, at now.
+	Complete(now time.Duration, key Key, cost int64)
+}
+
+var (
+	_ Limiter   = (*ConcurrencyModel)(nil)
+	_ Completer = (*ConcurrencyModel)(nil)
+	_ Reserver  = (*ConcurrencyModel)(nil)
+)
+
+// NewConcurrencyModel returns the concurrency limiter of p driven by
+// completions; p is checked as the concurrency algorithm checks it.
+func NewConcurrencyModel(p Params) (*ConcurrencyModel, error) {
+	if _, err := newConcurrencyLimiter(p); err != nil {
+		return nil, err
+	}
+	m := &ConcurrencyModel{max: p.Max, wait: max(p.Service, 1)}
+	if m.max == 0 {
+		m.max = p.Burst
+	}
+	return m, nil
+}
+
+// Reserve makes room for the keys 0 to n-1.
+func (m *ConcurrencyModel) Reserve(n int) {
+	if n > len(m.inflight) {
+		m.inflight = append(m.inflight, make([]int64, n-len(m.inflight))...)
+	}
+}
+
+// Decide admits the request iff its key's units in flight leave room for
+// cost.
+func (m *ConcurrencyModel) Decide(_ time.Duration, key Key, cost int64) Decision {
+	if cost > m.max {
+		return Decision{Verdict: Reject, RetryAfter: Never}
+	}
+	m.Reserve(int(key) + 1)
+	in := &m.inflight[key]
+	if *in > m.max-cost {
+		return Decision{Verdict: Reject, RetryAfter: m.wait}
+	}
+	if *in == 0 {
+		m.keys++
+		m.mem.KeysPeak = max(m.mem.KeysPeak, m.keys)
+		m.mem.BytesPeak = max(m.mem.BytesPeak, 8*m.keys)
+		m.mem.BytesPerKeyMax = 8
+	}
+	*in += cost
+	return Decision{Verdict: Accept}
+}
+
+// Complete takes cost units of key out of flight.
+func (m *ConcurrencyModel) Complete(_ time.Duration, key Key, cost int64) {
+	if int(key) >= len(m.inflight) || m.inflight[key] == 0 {
+		return
+	}
+	in := &m.inflight[key]
+	*in = max(*in-cost, 0)
+	if *in == 0 {
+		m.keys--
+	}
+}
+
+// Memory reports the peaks.
+func (m *ConcurrencyModel) Memory() Memory { return m.mem }
