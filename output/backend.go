@@ -70,3 +70,64 @@ func backendCSV(b *backend.Result) []string {
 		i64(b.QueueWaitNs.P99), i64(b.ResponseNs.P50), i64(b.ResponseNs.P99), i64(b.ResponseNs.Max),
 		strconv.FormatFloat(b.RetryAmplification, 'f', 4, 64), recovered}
 }
+
+// healthFindings says what the rows did to the backend: which kept its p99
+// response lowest and which highest, which lost the most requests to sheds
+// and timeouts, and, after faults, whose goodput came back and how fast.
+func healthFindings(r *sim.Report) []string {
+	var rows []*sim.Result
+	for i := range r.Results {
+		if r.Results[i].Backend != nil {
+			rows = append(rows, &r.Results[i])
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	var out []string
+	lo, hi := rows[0], rows[0]
+	for _, res := range rows[1:] {
+		if res.Backend.ResponseNs.P99 < lo.Backend.ResponseNs.P99 {
+			lo = res
+		}
+		if res.Backend.ResponseNs.P99 > hi.Backend.ResponseNs.P99 {
+			hi = res
+		}
+	}
+	if lo != hi {
+		out = append(out, lo.Label+" kept the backend's p99 response lowest: "+
+			FormatDuration(time.Duration(lo.Backend.ResponseNs.P99))+", against "+
+			FormatDuration(time.Duration(hi.Backend.ResponseNs.P99))+" for "+hi.Label+".")
+	}
+	worst := rows[0]
+	lost := func(res *sim.Result) int64 { return res.Backend.Shed + res.Backend.TimedOut }
+	for _, res := range rows[1:] {
+		if lost(res) > lost(worst) {
+			worst = res
+		}
+	}
+	if b := worst.Backend; lost(worst) > 0 {
+		out = append(out, worst.Label+" lost the most requests at the backend: "+
+			strconv.FormatInt(b.Shed, 10)+" shed by its full queue and "+strconv.FormatInt(b.TimedOut, 10)+
+			" timed out; its goodput was "+strconv.FormatInt(b.Goodput, 10)+".")
+	}
+	var back, never []string
+	for _, res := range rows {
+		b := res.Backend
+		switch {
+		case b.RecoveredNs != nil && *b.RecoveredNs == 0:
+			back = append(back, res.Label+" at once")
+		case b.RecoveredNs != nil:
+			back = append(back, res.Label+" in "+FormatDuration(time.Duration(*b.RecoveredNs)))
+		case b.Faults > 0:
+			never = append(never, res.Label)
+		}
+	}
+	if len(back) > 0 {
+		out = append(out, "After the backend's faults, goodput came back for "+join(back)+".")
+	}
+	if len(never) > 0 {
+		out = append(out, "After the backend's faults, goodput never came back for "+join(never)+".")
+	}
+	return out
+}

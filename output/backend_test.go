@@ -47,3 +47,23 @@ func TestBackendCells(t *testing.T) {
 	require.NoError(t, Table(&buf, doubleBurst()))
 	require.NotContains(t, buf.String(), "p99 response", "no backend, no columns")
 }
+
+// The findings on the backend: the lowest and highest p99 response, the
+// row that lost the most requests, and after faults whose goodput came
+// back (at once, or in how long) and whose never did.
+func TestHealthFindings(t *testing.T) {
+	r := doubleBurst()
+	r.Results = r.Results[:3]
+	zero, later := int64(0), int64(300_000_000)
+	r.Results[0].Backend = &backend.Result{Goodput: 90, Shed: 5, TimedOut: 2, ResponseNs: backend.Percentiles{P99: 600_000_000}, Faults: 1, RecoveredNs: &zero}
+	r.Results[1].Backend = &backend.Result{Goodput: 97, ResponseNs: backend.Percentiles{P99: 240_000_000}, Faults: 1, RecoveredNs: &later}
+	r.Results[2].Backend = &backend.Result{Goodput: 80, Shed: 1, TimedOut: 19, ResponseNs: backend.Percentiles{P99: 300_000_000}, Faults: 1}
+	l0, l1, l2 := r.Results[0].Label, r.Results[1].Label, r.Results[2].Label
+	require.Equal(t, []string{
+		l1 + " kept the backend's p99 response lowest: 240ms, against 600ms for " + l0 + ".",
+		l2 + " lost the most requests at the backend: 1 shed by its full queue and 19 timed out; its goodput was 80.",
+		"After the backend's faults, goodput came back for " + l0 + " at once and " + l1 + " in 300ms.",
+		"After the backend's faults, goodput never came back for " + l2 + ".",
+	}, healthFindings(r))
+	require.Nil(t, healthFindings(doubleBurst()))
+}

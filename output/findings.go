@@ -50,6 +50,7 @@ func Findings(r *sim.Report) []string {
 		}
 	}
 	out = append(out, clusterFindings(r)...)
+	out = append(out, healthFindings(r)...)
 	out = append(out, herdFindings(r, windows(r))...)
 	if s := delayFinding(r); s != "" {
 		out = append(out, s)

@@ -16,7 +16,8 @@ var builtinFS embed.FS
 // each is builtin/NAME.yaml.
 var builtinNames = []string{"double-burst", "token-vs-leaky", "nginx-burst", "sliding-window-accuracy",
 	"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned",
-	"kong-local-pods", "redis-race", "sync-interval", "redis-outage", "flexible-consistency"}
+	"kong-local-pods", "redis-race", "sync-interval", "redis-outage", "flexible-consistency",
+	"protect-the-backend"}
 
 // Default is the built-in scenario `ratesim compare` runs when given none.
 const Default = "double-burst"

@@ -30,7 +30,7 @@ func TestBuiltins(t *testing.T) {
 		require.Equal(t, info.Description, sc.Description)
 	}
 	require.Equal(t, []string{"double-burst", "token-vs-leaky", "nginx-burst", "sliding-window-accuracy",
-		"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned", "kong-local-pods", "redis-race", "sync-interval", "redis-outage", "flexible-consistency"}, names)
+		"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned", "kong-local-pods", "redis-race", "sync-interval", "redis-outage", "flexible-consistency", "protect-the-backend"}, names)
 	require.Equal(t, Default, names[0])
 
 	// every embedded file is listed
@@ -42,7 +42,7 @@ func TestBuiltins(t *testing.T) {
 	}
 
 	_, err = Builtin("nope")
-	require.EqualError(t, err, `no built-in scenario "nope" (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, kong-local-pods, redis-race, sync-interval, redis-outage, flexible-consistency)`)
+	require.EqualError(t, err, `no built-in scenario "nope" (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, kong-local-pods, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend)`)
 }
 
 // The default scenario of `ratesim compare` is SPEC section 7 example 1.
@@ -115,6 +115,8 @@ func TestBuiltinsAreSmall(t *testing.T) {
 			limit = 25000 // 500/s of Poisson and three abusers for 30s
 		case "redis-race", "sync-interval", "redis-outage":
 			limit = 10000 // a race, or a cluster's overshoot, needs traffic
+		case "protect-the-backend":
+			limit = 5000 // a backend's queue and p99 need a minute of bursts
 		}
 		require.LessOrEqual(t, n, limit, info.Name)
 	}
@@ -148,7 +150,7 @@ func TestLoadResolve(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "builtin:token-vs-leaky", sc.File)
 	_, err = Resolve(missing)
-	require.EqualError(t, err, missing+": no such file, and no built-in scenario of that name (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, kong-local-pods, redis-race, sync-interval, redis-outage, flexible-consistency)")
+	require.EqualError(t, err, missing+": no such file, and no built-in scenario of that name (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, kong-local-pods, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend)")
 	_, err = Resolve(dir)
 	require.EqualError(t, err, dir+": is a directory, want a scenario file")
 
