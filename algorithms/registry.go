@@ -15,6 +15,8 @@ type Info struct {
 	// Exact is false only for x-time-rate, which decides in floating point.
 	Exact bool
 	New   func(p Params) (Limiter, error)
+	// Backend: the algorithm is one of WithBackend's.
+	Backend bool
 }
 
 // registry lists the algorithms in the order ratesim reports them.
@@ -30,23 +32,37 @@ var registry = []Info{
 	{Name: "x-time-rate", Summary: "the real golang.org/x/time/rate Limiter (float64 tokens), as a production reference", Options: []string{"max-delay"}, Exact: false, New: newXTimeRateLimiter},
 }
 
-// All returns every algorithm in report order.
+// backendRegistry lists the algorithms that belong in front of a backend
+// with workers (SPEC section 11), after the others: they join a scenario's
+// default set only when its backend has workers.
+var backendRegistry = []Info{
+	{Name: "none", Summary: "no limiter: admits every request (the baseline in front of a backend with workers)", Options: nil, Exact: true, New: newNoneLimiter, Backend: true},
+}
+
+// All returns the algorithms of SPEC section 2, which limit a rate (or a
+// concurrency) on their own, in report order.
 func All() []Info {
 	return append([]Info(nil), registry...)
 }
 
-// Names returns every algorithm name in report order.
+// WithBackend returns the algorithms that belong in front of a backend
+// with workers: the baseline none.
+func WithBackend() []Info {
+	return append([]Info(nil), backendRegistry...)
+}
+
+// Names returns every algorithm name, All's then WithBackend's.
 func Names() []string {
-	names := make([]string, len(registry))
-	for i, a := range registry {
-		names[i] = a.Name
+	var names []string
+	for _, a := range append(All(), backendRegistry...) {
+		names = append(names, a.Name)
 	}
 	return names
 }
 
 // Lookup returns the algorithm called name.
 func Lookup(name string) (Info, bool) {
-	for _, a := range registry {
+	for _, a := range append(All(), backendRegistry...) {
 		if a.Name == name {
 			return a, true
 		}

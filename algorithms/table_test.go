@@ -7,12 +7,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// tableNames are the algorithms that have a Table: all but x-time-rate.
+// tableNames are the algorithms that have a Table: all of All but
+// x-time-rate.
 func tableNames() []string {
 	var out []string
-	for _, n := range Names() {
-		if n != "x-time-rate" {
-			out = append(out, n)
+	for _, info := range All() {
+		if info.Name != "x-time-rate" {
+			out = append(out, info.Name)
 		}
 	}
 	return out

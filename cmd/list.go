@@ -32,7 +32,7 @@ func newAlgorithmsCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 0, 2, ' ', 0)
-			for _, a := range algorithms.All() {
+			for _, a := range append(algorithms.All(), algorithms.WithBackend()...) {
 				opts := "-"
 				if len(a.Options) > 0 {
 					opts = strings.Join(a.Options, ", ")

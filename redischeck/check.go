@@ -72,6 +72,8 @@ func skipped(cfg sim.Config, alg *sim.Algorithm) string {
 	switch {
 	case alg.New != nil:
 		return "its limiter is not one of ratesim's algorithms"
+	case alg.Name == "none":
+		return "none admits everything: it keeps nothing in a store"
 	case !redislua.Has(alg.Name):
 		return alg.Name + " has no script: it decides in floating point"
 	case cfg.Cluster == nil:

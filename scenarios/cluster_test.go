@@ -247,8 +247,8 @@ var validClusters = []struct {
 			Store: defaultStore, OnStoreError: cluster.Allow}, sc.Cluster)
 		// every algorithm but x-time-rate, central on the store's clock
 		var want []string
-		for _, name := range algorithms.Names() {
-			if name != "x-time-rate" {
+		for _, info := range algorithms.All() {
+			if name := info.Name; name != "x-time-rate" {
 				want = append(want, name)
 			}
 		}

@@ -514,7 +514,11 @@ func (d *decoder) defaultAlgorithms(lim limitInfo, limOK bool, svc service, ci c
 	var skipped []Skipped
 	var firstErr error
 	exactOK := false
-	for _, info := range algorithms.All() {
+	infos := algorithms.All()
+	if d.workers {
+		infos = append(infos, algorithms.WithBackend()...)
+	}
+	for _, info := range infos {
 		var coord cluster.Coordination
 		if ci.set {
 			var why string

@@ -51,9 +51,9 @@ var invalid = []struct {
 	{"duration out of range", "name: t\nlimit: 10/s\nduration: 300y\ntraffic: [{type: times, at: [0s]}]\n", `s.yaml:3:11: duration: "300y": unknown unit "y" (want ns, us, ms, s, m or h)`},
 	{"duration list", "name: t\nlimit: 10/s\nduration: [3s]\ntraffic: [{type: times, at: [0s]}]\n", `s.yaml:3:11: duration: found a list, want a duration like 900ms`},
 	{"unknown algorithm", "name: t\nlimit: 10/s\nalgorithms: [fixed-window, token-buckets]\ntraffic: [{type: times, at: [0s]}]\n",
-		`s.yaml:3:28: algorithms[1]: "token-buckets": unknown algorithm (want fixed-window, sliding-log, sliding-window, token-bucket, gcra, leaky-bucket, nginx, concurrency or x-time-rate)`},
+		`s.yaml:3:28: algorithms[1]: "token-buckets": unknown algorithm (want fixed-window, sliding-log, sliding-window, token-bucket, gcra, leaky-bucket, nginx, concurrency, x-time-rate or none)`},
 	{"unknown algorithm in a mapping", "name: t\nlimit: 10/s\nalgorithms:\n  - name: fixed\ntraffic: [{type: times, at: [0s]}]\n",
-		`s.yaml:4:11: algorithms[0].name: "fixed": unknown algorithm (want fixed-window, sliding-log, sliding-window, token-bucket, gcra, leaky-bucket, nginx, concurrency or x-time-rate)`},
+		`s.yaml:4:11: algorithms[0].name: "fixed": unknown algorithm (want fixed-window, sliding-log, sliding-window, token-bucket, gcra, leaky-bucket, nginx, concurrency, x-time-rate or none)`},
 	{"option not taken", "name: t\nlimit: 10/s\nalgorithms:\n  - token-bucket\n  - name: fixed-window\n    nodelay: true\ntraffic: [{type: times, at: [0s]}]\n",
 		`s.yaml:6:5: algorithms[1].nodelay: fixed-window takes no option "nodelay" (its options: count-rejected)`},
 	{"option of an algorithm without options", "name: t\nlimit: 10/s\nalgorithms:\n  - name: leaky-bucket\n    lable: lb\ntraffic: [{type: times, at: [0s]}]\n",
@@ -61,7 +61,7 @@ var invalid = []struct {
 	{"option of the wrong type", "name: t\nlimit: 10/s\nalgorithms:\n  - name: nginx\n    nodelay: yes\ntraffic: [{type: times, at: [0s]}]\n",
 		`s.yaml:5:14: algorithms[0].nodelay: found string "yes", want true or false`},
 	{"entry without name", "name: t\nlimit: 10/s\nalgorithms:\n  - label: x\ntraffic: [{type: times, at: [0s]}]\n",
-		`s.yaml:4:5: algorithms[0].name: missing (want an algorithm: fixed-window, sliding-log, sliding-window, token-bucket, gcra, leaky-bucket, nginx, concurrency or x-time-rate)`},
+		`s.yaml:4:5: algorithms[0].name: missing (want an algorithm: fixed-window, sliding-log, sliding-window, token-bucket, gcra, leaky-bucket, nginx, concurrency, x-time-rate or none)`},
 	{"entry a number", "name: t\nlimit: 10/s\nalgorithms: [1]\ntraffic: [{type: times, at: [0s]}]\n", `s.yaml:3:14: algorithms[0]: found integer 1, want an algorithm name or a mapping with a name`},
 	{"empty algorithms", "name: t\nlimit: 10/s\nalgorithms: []\ntraffic: [{type: times, at: [0s]}]\n", `s.yaml:3:13: algorithms: empty list (want at least one algorithm, or no algorithms field for all of them)`},
 	{"duplicate label", "name: t\nlimit: 10/s\nalgorithms:\n  - token-bucket\n  - name: gcra\n    label: token-bucket\ntraffic: [{type: times, at: [0s]}]\n",
@@ -281,7 +281,10 @@ func TestErrorFormat(t *testing.T) {
 const base = "name: t\nlimit: 10/s\n"
 
 func TestParseValid(t *testing.T) {
-	all := algorithms.Names()
+	var all []string // the default set: All, without none
+	for _, info := range algorithms.All() {
+		all = append(all, info.Name)
+	}
 	for _, tc := range []struct {
 		name, src string
 		check     func(t *testing.T, sc *Scenario)
@@ -588,7 +591,7 @@ func TestAlgorithmParamErrors(t *testing.T) {
 	t.Run("default list leaves out what cannot enforce the policy", func(t *testing.T) {
 		sc, err := Parse("s.yaml", []byte("name: t\nlimit: 5/100ms\ntraffic: [{type: times, at: [0s]}]\n"))
 		require.NoError(t, err)
-		require.Len(t, sc.Algorithms, len(algorithms.Names())-1)
+		require.Len(t, sc.Algorithms, len(algorithms.All())-1)
 		require.Equal(t, []Skipped{{Name: "nginx", Reason: "per: 100ms: want 1s or 1m (nginx's r/s or r/m)"}}, sc.Skipped)
 	})
 	for _, tc := range []struct{ name, src, want string }{
