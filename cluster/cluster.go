@@ -200,6 +200,7 @@ var modesOf = map[string][]Mode{
 	"token-bucket":   {Local, Split, Central, Racy, Lease},
 	"gcra":           {Local, Split, Central, Racy, Lease},
 	"x-time-rate":    {Local, Split},
+	"none":           {Local, Split}, // nothing to keep in a store
 }
 
 // defaultModes are the modes of an algorithm not in modesOf.
