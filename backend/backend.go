@@ -602,6 +602,9 @@ func (b *Backend) Result(from, to time.Duration) Result {
 	r.QueueWaitNs = b.waits.percentiles()
 	r.ResponseNs = b.resps.percentiles()
 	r.Faults = len(b.cfg.Faults)
+	for _, f := range b.cfg.Faults {
+		r.FaultWindows = append(r.FaultWindows, FaultWindow{Type: f.Type, StartNs: int64(f.At), EndNs: int64(f.End())})
+	}
 	if len(b.cfg.Faults) > 0 {
 		m := int((b.cfg.RecoverWindow + s.bucket - 1) / s.bucket)
 		r.RecoveredNs = recovered(rows, s.start, s.bucket, max(m, 1), b.firstFault, b.lastFaultEnd, to)

@@ -439,6 +439,17 @@ type Result struct {
 	BusyNs int64  `json:"-"`
 	SpanNs int64  `json:"-"`
 	Series Series `json:"-"`
+	// FaultWindows are the faults' windows on the run's clock (the
+	// clock of Series.StartNs), in the configuration's order, for charts.
+	FaultWindows []FaultWindow `json:"-"`
+}
+
+// FaultWindow is a fault's window [StartNs, EndNs) on the run's clock;
+// EndNs saturates at the largest instant (Fault.End).
+type FaultWindow struct {
+	Type    FaultType
+	StartNs int64
+	EndNs   int64
 }
 
 // recovered finds, in the goodput of rows (buckets of bucket from start),

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -76,4 +77,33 @@ func TestBucketP99(t *testing.T) {
 		require.Equal(t, want, s.rows[1].p99, "n=%d", n)
 		require.Equal(t, int64(1), s.openP99())
 	}
+}
+
+// TestFaultWindows: Result gives the faults' windows as configured, in
+// their order, on the run's clock, the end of an endless one saturated;
+// none without faults.
+func TestFaultWindows(t *testing.T) {
+	cfg := cfgOf(1, 5*time.Millisecond)
+	cfg.Faults = []Fault{
+		{Type: Slow, At: 2 * time.Second, For: time.Second, Factor: 2},
+		{Type: Pause, At: time.Second, For: 500 * time.Millisecond},
+		{Type: Workers, At: 3 * time.Second, For: math.MaxInt64, Count: 0},
+	}
+	b, err := New(cfg, nil)
+	require.NoError(t, err)
+	want := []FaultWindow{
+		{Type: Slow, StartNs: int64(2 * time.Second), EndNs: int64(3 * time.Second)},
+		{Type: Pause, StartNs: int64(time.Second), EndNs: int64(1500 * time.Millisecond)},
+		{Type: Workers, StartNs: int64(3 * time.Second), EndNs: math.MaxInt64},
+	}
+	res := b.Result(0, 4*time.Second)
+	require.Equal(t, want, res.FaultWindows)
+	// each Result its own slice
+	res.FaultWindows[0].StartNs = 0
+	require.Equal(t, want, b.Result(0, 4*time.Second).FaultWindows)
+
+	cfg.Faults = nil
+	b, err = New(cfg, nil)
+	require.NoError(t, err)
+	require.Nil(t, b.Result(0, time.Second).FaultWindows)
 }

@@ -25,7 +25,7 @@ type chartFlags struct {
 }
 
 func addChartFlags(fl *pflag.FlagSet, f *chartFlags) {
-	fl.StringVar(&f.dir, "charts", "", "write charts (rate, multiples, peaks, delay, state, timeline) to this directory, creating it")
+	fl.StringVar(&f.dir, "charts", "", "write charts (rate, multiples, peaks, delay, state, timeline, extra, backend) to this directory, creating it")
 	fl.StringVar(&f.format, "chart-format", "png", "chart image format: "+strings.Join(output.ChartFormats(), ", "))
 	fl.StringVar(&f.key, "chart-key", "", "draw the state of this key (default: the key with the most requests)")
 }

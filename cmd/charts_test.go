@@ -182,3 +182,54 @@ traffic:
 	require.NoError(t, prepareCharts(sc, &cfg, chartFlags{format: "png"}))
 	require.Nil(t, cfg.Inspect)
 }
+
+// backendScenario is a scenario with a backend of two workers and a pause.
+const backendScenario = `name: backend-charts
+seed: 5
+duration: 10s
+limit: {rate: 40, per: 1s, burst: 20}
+backend:
+  workers: 2
+  service: {dist: exponential, mean: 25ms}
+  queue: 10
+  timeout: 500ms
+  faults:
+    - {type: pause, at: 4s, for: 1s}
+traffic:
+  - {type: poisson, rate: 45/s}
+algorithms: [token-bucket, leaky-bucket]
+`
+
+// TestCompareBackendChart: a scenario with a backend gets backend.png,
+// listed last on stderr, the same bytes from two runs, and backend.svg
+// with --chart-format svg; a scenario without one gets none (see
+// TestCompareCharts).
+func TestCompareBackendChart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "backend.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(backendScenario), 0o644))
+	dir := filepath.Join(t.TempDir(), "charts")
+	status, _, errOut := run(t, "compare", path, "--charts", dir)
+	require.Equal(t, 0, status, errOut)
+	files := wrote(errOut)
+	require.NotEmpty(t, files)
+	require.Equal(t, filepath.Join(dir, "backend.png"), files[len(files)-1], "backend.png last:\n%s", errOut)
+	first, err := os.ReadFile(filepath.Join(dir, "backend.png"))
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(first, pngMagic))
+
+	again := filepath.Join(t.TempDir(), "again")
+	status, _, errOut = run(t, "compare", path, "--charts", again)
+	require.Equal(t, 0, status, errOut)
+	second, err := os.ReadFile(filepath.Join(again, "backend.png"))
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(first, second), "backend.png differs between two runs")
+
+	svgDir := t.TempDir()
+	status, _, errOut = run(t, "compare", path, "--charts", svgDir, "--chart-format", "svg")
+	require.Equal(t, 0, status, errOut)
+	svg, err := os.ReadFile(filepath.Join(svgDir, "backend.svg"))
+	require.NoError(t, err)
+	for _, want := range []string{"Backend health over time, per algorithm", "token-bucket: p99 response time", "fault: pause"} {
+		require.Contains(t, string(svg), want)
+	}
+}

@@ -43,7 +43,7 @@ func ChartFormats() []string { return []string{"png", "svg"} }
 // format's extension.
 type Chart struct {
 	// Name is the file name without extension: rate, multiples, peaks,
-	// delay, state or timeline.
+	// delay, state, timeline, extra or backend.
 	Name string
 	// Title is the chart's title as drawn.
 	Title string
@@ -71,7 +71,10 @@ type Chart struct {
 //     made more than MaxTimelineDecisions);
 //   - extra: on a cluster, what each row admitted beyond one exact limiter
 //     on the same traffic, as a share of that limiter's, beside the store
-//     operations per request it took.
+//     operations per request it took;
+//   - backend: when rows have a backend with workers, its health over time,
+//     a row of panels per algorithm: the queue, the p99 response time and
+//     the goodput per bucket, the faults' windows shaded (backendChart).
 //
 // Time axes are in seconds from the start: from time 0 for synthetic
 // traffic, from the first arrival (to the whole second) for replayed
@@ -112,6 +115,7 @@ func Charts(r *sim.Report, decisions [][]sim.Decision) []Chart {
 	}
 	add("timeline", timelineChart(tr, td))
 	add("extra", extraChart(r))
+	add("backend", backendChart(r))
 	return charts
 }
 

@@ -40,17 +40,24 @@ func seriesDrawOf(r *sim.Report, maxPoints int) (seriesDraw, bool) {
 	if d.bucketNs == 0 || n == 0 {
 		return d, false
 	}
-	// k is 1, 2 or 5 times a power of ten, for a drawn bucket easier to
-	// read than 94 times 3.2s
+	d.k = drawK(n, maxPoints)
+	return d, true
+}
+
+// drawK is how many buckets of a series of n are drawn as one step for at
+// most maxPoints steps: 1, 2 or 5 times a power of ten, for a drawn bucket
+// easier to read than 94 times 3.2s.
+func drawK(n, maxPoints int) int {
+	k := 1
 	need := (n + maxPoints - 1) / maxPoints
-	for p := 1; d.k < need; p *= 10 {
+	for p := 1; k < need; p *= 10 {
 		for _, m := range []int{1, 2, 5} {
-			if d.k = m * p; d.k >= need {
+			if k = m * p; k >= need {
 				break
 			}
 		}
 	}
-	return d, true
+	return k
 }
 
 // label is the rate axis label, naming the drawn bucket.
