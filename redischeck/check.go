@@ -74,6 +74,8 @@ func skipped(cfg sim.Config, alg *sim.Algorithm) string {
 		return "its limiter is not one of ratesim's algorithms"
 	case alg.Name == "none":
 		return "none admits everything: it keeps nothing in a store"
+	case alg.Name == "concurrency" && cfg.Backend != nil:
+		return "in front of a backend with workers it learns when each request is done from the backend, which its script, given the service time, does not"
 	case !redislua.Has(alg.Name):
 		return alg.Name + " has no script: it decides in floating point"
 	case cfg.Cluster == nil:

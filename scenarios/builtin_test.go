@@ -30,7 +30,7 @@ func TestBuiltins(t *testing.T) {
 		require.Equal(t, info.Description, sc.Description)
 	}
 	require.Equal(t, []string{"double-burst", "token-vs-leaky", "nginx-burst", "sliding-window-accuracy",
-		"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned", "kong-local-pods", "redis-race", "sync-interval", "redis-outage", "flexible-consistency", "protect-the-backend"}, names)
+		"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned", "kong-local-pods", "redis-race", "sync-interval", "redis-outage", "flexible-consistency", "protect-the-backend", "gc-pause-collapse"}, names)
 	require.Equal(t, Default, names[0])
 
 	// every embedded file is listed
@@ -42,7 +42,7 @@ func TestBuiltins(t *testing.T) {
 	}
 
 	_, err = Builtin("nope")
-	require.EqualError(t, err, `no built-in scenario "nope" (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, kong-local-pods, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend)`)
+	require.EqualError(t, err, `no built-in scenario "nope" (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, kong-local-pods, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse)`)
 }
 
 // The default scenario of `ratesim compare` is SPEC section 7 example 1.
@@ -150,7 +150,7 @@ func TestLoadResolve(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "builtin:token-vs-leaky", sc.File)
 	_, err = Resolve(missing)
-	require.EqualError(t, err, missing+": no such file, and no built-in scenario of that name (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, kong-local-pods, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend)")
+	require.EqualError(t, err, missing+": no such file, and no built-in scenario of that name (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, kong-local-pods, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse)")
 	_, err = Resolve(dir)
 	require.EqualError(t, err, dir+": is a directory, want a scenario file")
 
