@@ -124,7 +124,7 @@ func benchEngine(b *testing.B, plan traffic.Plan, duration time.Duration, algs [
 
 // benchEngineOn is benchEngine on a cluster (nil: none). A cluster row's
 // decisions are its attempts; its reference runs too and is not counted.
-func benchEngineOn(b *testing.B, plan traffic.Plan, duration time.Duration, algs []Algorithm, cl *cluster.Config) {
+func benchEngineOn(b *testing.B, plan traffic.Plan, duration time.Duration, algs []Algorithm, cl *cluster.Config, mods ...func(*Config)) {
 	cfg := Config{
 		Name: "bench", Seed: 1, Duration: duration,
 		Limit:   benchPolicy,
@@ -134,6 +134,9 @@ func benchEngineOn(b *testing.B, plan traffic.Plan, duration time.Duration, algs
 		Bucket:     benchPolicy.Per / 10,
 		Algorithms: algs,
 		Cluster:    cl,
+	}
+	for _, m := range mods {
+		m(&cfg)
 	}
 	b.ReportAllocs()
 	idle := startIdle()

@@ -1,0 +1,40 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ratesim/ratesim/backend"
+	"github.com/ratesim/ratesim/traffic"
+)
+
+// BenchmarkEngineBackend runs the engine benchmark's 1M-key workload
+// (poisson-zipf-1M-keys of BenchmarkEngine) without a backend (plain-9:
+// the nine algorithms) and with a backend of 16 workers, exponential
+// service of mean 12us, a queue of 1000 and clients waiting 100ms
+// (backend-10: the nine and none, each row with its own backend), in one
+// process, so that ns/op reads as a ratio (issue 14's target: at most
+// 1.5x).
+//
+//	go test ./sim -run '^$' -bench EngineBackend -benchtime 1000000x -count 5
+func BenchmarkEngineBackend(b *testing.B) {
+	plan := func(b *testing.B) traffic.Plan {
+		src := &traffic.Poisson{
+			Common:  traffic.Common{Clients: traffic.Clients{N: 1_000_000, Prefix: "user"}, Cost: 1},
+			Rate:    traffic.Rate{Count: 1_000_000, Per: time.Second},
+			KeyDist: traffic.KeyZipf, ZipfS: 1.1,
+		}
+		return traffic.Plan{Sources: []traffic.Source{benchTake{src, int64(b.N)}}, Seed: 1}
+	}
+	b.Run("plain-9", func(b *testing.B) {
+		benchEngineOn(b, plan(b), 0, benchAlgorithms(), nil)
+	})
+	b.Run("backend-10", func(b *testing.B) {
+		algs := append(benchAlgorithms(), benchAlgorithm("none"))
+		benchEngineOn(b, plan(b), 0, algs, nil, func(c *Config) {
+			c.Backend = &backend.Config{Workers: 16, Service: backend.Service{Dist: backend.Exponential, Mean: 12 * time.Microsecond},
+				Queue: 1000, Timeout: 100 * time.Millisecond, Seed: 1, Bucket: c.Bucket}
+		})
+	})
+}
+
