@@ -37,4 +37,3 @@ func BenchmarkEngineBackend(b *testing.B) {
 		})
 	})
 }
-
