@@ -112,6 +112,21 @@ func (h *hist) reset() {
 	h.zeros, h.exact, h.n, h.max, h.sumHi, h.sumLo = 0, true, 0, 0, 0, 0
 }
 
+// resetDense empties h, keeping its arrays, as a histogram of buckets only
+// (never exact: no map).
+func (h *hist) resetDense() {
+	if h.small != nil {
+		clear(h.small[:])
+	}
+	for _, o := range h.oct {
+		if o != nil {
+			clear(o[:])
+		}
+	}
+	h.counts = nil
+	h.zeros, h.exact, h.n, h.max, h.sumHi, h.sumLo = 0, false, 0, 0, 0, 0
+}
+
 // mean is the sum over the count, rounded to the nearest (half up).
 func (h *hist) mean() int64 {
 	if h.n == 0 {
@@ -235,7 +250,10 @@ func newSeries(start, bucket time.Duration, maxBuckets int) series {
 	if start < 0 && start%bucket != 0 {
 		s -= bucket
 	}
-	return series{start: s, bucket: bucket, max: maxBuckets, qFrom: s, open: -1, resp: newHist()}
+	// past bufMax responses a bucket's p99 comes from buckets of 11
+	// significant bits (within 1/1024, never below): an exact histogram
+	// per bucket costs a map of up to ExactValues entries each time
+	return series{start: s, bucket: bucket, max: maxBuckets, qFrom: s, open: -1, resp: hist{}}
 }
 
 // index returns the row of instant t, making it (and doubling the bucket
@@ -365,7 +383,7 @@ func (s *series) close() {
 	}
 	s.buf = s.buf[:0]
 	if s.resp.n > 0 {
-		s.resp.reset()
+		s.resp.resetDense()
 	}
 	s.open = -1
 }
