@@ -273,51 +273,16 @@ func (d *decoder) backendFaults(v val, workers int) ([]backendFaultRef, bool) {
 
 // backendFault reads one fault.
 func (d *decoder) backendFault(it val, workers int) (backendFaultRef, bool) {
-	types := names(backendFaultTypes)
-	m, ok := d.mapping(it, "a mapping with a type ("+orList(types)+")")
+	m, s, good, ok := d.faultHead(it, names(backendFaultTypes), backendFaultFields,
+		func(typ string) []string { return backendFaultApplies[backend.FaultType(typ)] }, nil)
 	if !ok {
-		return backendFaultRef{}, false
-	}
-	unknown := unknownField(backendFaultFields)
-	tv := m.get("type")
-	if !tv.set {
-		d.missing(tv, orList(types))
-		d.allow(m, backendFaultFields, unknown)
-		return backendFaultRef{}, false
-	}
-	s, ok := d.choice(tv, "fault type", types)
-	if !ok {
-		d.allow(m, backendFaultFields, unknown)
 		return backendFaultRef{}, false
 	}
 	typ := backend.FaultType(s)
-	applies := backendFaultApplies[typ]
-	good := true
-	d.allow(m, applies, func(k string) string {
-		good = false
-		if !slices.Contains(backendFaultFields, k) {
-			return unknown(k)
-		}
-		return fmt.Sprintf("does not apply to a %s fault (its fields: %s)", typ, strings.Join(applies[1:], ", "))
-	})
-	f := backendFaultRef{v: it, at: m.get("at"), f: backend.Fault{Type: typ}}
-	atOK := false
-	if f.at.set {
-		f.f.At, atOK = d.duration(f.at, false)
-	} else {
-		d.missing(f.at, "a duration >= 0: when the fault starts")
-	}
-	fv := m.get("for")
-	forOK := false
-	if fv.set {
-		f.f.For, forOK = d.duration(fv, true)
-	} else {
-		d.missing(fv, "a duration > 0: how long the fault lasts")
-	}
-	if atOK && forOK && f.f.At > math.MaxInt64-f.f.For {
-		d.errAt(f.at.pos, f.at.path, "at + for is beyond the largest time %v", time.Duration(math.MaxInt64))
-		forOK = false
-	}
+	at, start, atOK := d.faultStart(m)
+	f := backendFaultRef{v: it, at: at, f: backend.Fault{Type: typ, At: start}}
+	var forOK bool
+	f.f.For, forOK = d.faultLength(m, at, start, atOK)
 	good = good && atOK && forOK
 	switch typ {
 	case backend.Slow:

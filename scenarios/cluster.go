@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
@@ -250,56 +249,24 @@ func (d *decoder) faults(v val, n int) []faultRef {
 
 // fault reads one fault.
 func (d *decoder) fault(it val, n int) (faultRef, bool) {
-	types := names(cluster.FaultTypes)
-	m, ok := d.mapping(it, "a mapping with a type ("+orList(types)+")")
+	m, s, good, ok := d.faultHead(it, names(cluster.FaultTypes), faultFields,
+		func(typ string) []string { return faultApplies[cluster.FaultType(typ)] },
+		func(typ, k string) string {
+			if cluster.FaultType(typ) == cluster.StoreFlush && k == "for" {
+				return "does not apply to a store-flush, which is an instant (its fields: at)"
+			}
+			return ""
+		})
 	if !ok {
-		return faultRef{}, false
-	}
-	unknown := unknownField(faultFields)
-	tv := m.get("type")
-	if !tv.set {
-		d.missing(tv, orList(types))
-		d.allow(m, faultFields, unknown)
-		return faultRef{}, false
-	}
-	s, ok := d.choice(tv, "fault type", types)
-	if !ok {
-		d.allow(m, faultFields, unknown)
 		return faultRef{}, false
 	}
 	typ := cluster.FaultType(s)
-	applies := faultApplies[typ]
-	good := true
-	d.allow(m, applies, func(k string) string {
-		good = false
-		switch {
-		case !slices.Contains(faultFields, k):
-			return unknown(k)
-		case typ == cluster.StoreFlush && k == "for":
-			return "does not apply to a store-flush, which is an instant (its fields: at)"
-		}
-		return fmt.Sprintf("does not apply to a %s fault (its fields: %s)", typ, strings.Join(applies[1:], ", "))
-	})
-	f := faultRef{v: it, at: m.get("at"), f: cluster.Fault{Type: typ}}
-	atOK := false
-	if f.at.set {
-		f.f.At, atOK = d.duration(f.at, false)
-	} else {
-		d.missing(f.at, "a duration >= 0: when the fault starts")
-	}
+	at, start, atOK := d.faultStart(m)
+	f := faultRef{v: it, at: at, f: cluster.Fault{Type: typ, At: start}}
 	good = good && atOK
-	if slices.Contains(applies, "for") {
-		fv := m.get("for")
-		forOK := false
-		if fv.set {
-			f.f.For, forOK = d.duration(fv, true)
-		} else {
-			d.missing(fv, "a duration > 0: how long the fault lasts")
-		}
-		if atOK && forOK && f.f.At > math.MaxInt64-f.f.For {
-			d.errAt(f.at.pos, f.at.path, "at + for is beyond the largest time %v", time.Duration(math.MaxInt64))
-			forOK = false
-		}
+	if slices.Contains(faultApplies[typ], "for") {
+		var forOK bool
+		f.f.For, forOK = d.faultLength(m, at, start, atOK)
 		good = good && forOK
 	}
 	if typ == cluster.NodeDown {

@@ -1,0 +1,78 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// faultHead reads what every fault of a list (the cluster's, the
+// backend's) starts with: a mapping whose type, one of types, says which of
+// fields apply (applies(type), the type's first); a field that applies to
+// none is unknown, one that applies to another type is an error that says
+// so (notFor, when it has more to say for the type and field, else the
+// fields the type takes). It returns the mapping and the type, and whether
+// every field applied; ok is false when there is no mapping or no valid
+// type, and then there is nothing more to read.
+func (d *decoder) faultHead(it val, types, fields []string, applies func(typ string) []string,
+	notFor func(typ, k string) string) (m *mapping, typ string, fieldsOK, ok bool) {
+	m, ok = d.mapping(it, "a mapping with a type ("+orList(types)+")")
+	if !ok {
+		return nil, "", false, false
+	}
+	unknown := unknownField(fields)
+	tv := m.get("type")
+	if !tv.set {
+		d.missing(tv, orList(types))
+		d.allow(m, fields, unknown)
+		return nil, "", false, false
+	}
+	if typ, ok = d.choice(tv, "fault type", types); !ok {
+		d.allow(m, fields, unknown)
+		return nil, "", false, false
+	}
+	takes := applies(typ)
+	fieldsOK = true
+	d.allow(m, takes, func(k string) string {
+		fieldsOK = false
+		if !slices.Contains(fields, k) {
+			return unknown(k)
+		}
+		if notFor != nil {
+			if s := notFor(typ, k); s != "" {
+				return s
+			}
+		}
+		return fmt.Sprintf("does not apply to a %s fault (its fields: %s)", typ, strings.Join(takes[1:], ", "))
+	})
+	return m, typ, fieldsOK, true
+}
+
+// faultStart reads a fault's at: when it starts, a duration >= 0.
+func (d *decoder) faultStart(m *mapping) (at val, start time.Duration, ok bool) {
+	at = m.get("at")
+	if !at.set {
+		d.missing(at, "a duration >= 0: when the fault starts")
+		return at, 0, false
+	}
+	start, ok = d.duration(at, false)
+	return at, start, ok
+}
+
+// faultLength reads a fault's for: how long it lasts, a duration > 0 that
+// keeps at + for a time (start is at's, startOK whether it was read).
+func (d *decoder) faultLength(m *mapping, at val, start time.Duration, startOK bool) (time.Duration, bool) {
+	fv := m.get("for")
+	if !fv.set {
+		d.missing(fv, "a duration > 0: how long the fault lasts")
+		return 0, false
+	}
+	length, ok := d.duration(fv, true)
+	if ok && startOK && start > math.MaxInt64-length {
+		d.errAt(at.pos, at.path, "at + for is beyond the largest time %v", time.Duration(math.MaxInt64))
+		return length, false
+	}
+	return length, ok
+}
