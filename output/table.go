@@ -63,24 +63,31 @@ func Table(w io.Writer, r *sim.Report) error {
 			buf.WriteByte('\n')
 		}
 	}
-	if k := LimitedKeys(r); len(k) > 0 {
-		buf.WriteString("\nWho was limited:\n")
-		for _, s := range k {
-			buf.WriteString("  ")
-			buf.WriteString(s)
-			buf.WriteByte('\n')
-		}
-	}
-	if k := RedisLines(r); len(k) > 0 {
-		buf.WriteString("\nReplayed on Redis:\n")
-		for _, s := range k {
-			buf.WriteString("  ")
-			buf.WriteString(s)
-			buf.WriteByte('\n')
-		}
-	}
+	section(&buf, "Who was limited:", LimitedKeys(r), false)
+	section(&buf, "Replayed on Redis:", RedisLines(r), false)
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// section writes a titled list of lines after the table, if there are
+// any: indented for a terminal, a bullet list in Markdown (its runs of
+// spaces, which align columns on a terminal, made one).
+func section(buf *bytes.Buffer, title string, lines []string, markdown bool) {
+	if len(lines) == 0 {
+		return
+	}
+	buf.WriteString("\n" + title + "\n")
+	if markdown {
+		buf.WriteByte('\n')
+	}
+	for _, s := range lines {
+		if markdown {
+			buf.WriteString("- " + markdownText(strings.Join(strings.Fields(s), " ")))
+		} else {
+			buf.WriteString("  " + s)
+		}
+		buf.WriteByte('\n')
+	}
 }
 
 // LimitedKeys returns one line per result saying how many keys it limited
@@ -158,22 +165,8 @@ func Markdown(w io.Writer, r *sim.Report) error {
 			buf.WriteByte('\n')
 		}
 	}
-	if k := LimitedKeys(r); len(k) > 0 {
-		buf.WriteString("\nWho was limited:\n\n")
-		for _, s := range k {
-			buf.WriteString("- ")
-			buf.WriteString(markdownText(strings.Join(strings.Fields(s), " ")))
-			buf.WriteByte('\n')
-		}
-	}
-	if k := RedisLines(r); len(k) > 0 {
-		buf.WriteString("\nReplayed on Redis:\n\n")
-		for _, s := range k {
-			buf.WriteString("- ")
-			buf.WriteString(markdownText(strings.Join(strings.Fields(s), " ")))
-			buf.WriteByte('\n')
-		}
-	}
+	section(&buf, "Who was limited:", LimitedKeys(r), true)
+	section(&buf, "Replayed on Redis:", RedisLines(r), true)
 	_, err := w.Write(buf.Bytes())
 	return err
 }
