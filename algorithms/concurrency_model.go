@@ -24,21 +24,15 @@ type ConcurrencyModel struct {
 	max      int64
 	wait     time.Duration
 	inflight []int64
+	total    int64 // units in flight over every key
 	keys     int64
 	mem      Memory
 }
 
-// Completer is a limiter that is told when an admitted request is done
-// (ConcurrencyModel).
-type Completer interface {
-	// Complete ends a request of cost for key admitted before, at now.
-	Complete(now time.Duration, key Key, cost int64)
-}
-
 var (
-	_ Limiter   = (*ConcurrencyModel)(nil)
-	_ Completer = (*ConcurrencyModel)(nil)
-	_ Reserver  = (*ConcurrencyModel)(nil)
+	_ Limiter  = (*ConcurrencyModel)(nil)
+	_ Sampler  = (*ConcurrencyModel)(nil)
+	_ Reserver = (*ConcurrencyModel)(nil)
 )
 
 // NewConcurrencyModel returns the concurrency limiter of p driven by
@@ -79,7 +73,16 @@ func (m *ConcurrencyModel) Decide(_ time.Duration, key Key, cost int64) Decision
 		m.mem.BytesPerKeyMax = 8
 	}
 	*in += cost
+	m.total += cost
 	return Decision{Verdict: Accept}
+}
+
+// InFlight returns the units in flight over every key.
+func (m *ConcurrencyModel) InFlight() int64 { return m.total }
+
+// Sample takes a request out of flight (its sample is not needed).
+func (m *ConcurrencyModel) Sample(now time.Duration, key Key, cost int64, _ time.Duration, _ int64, _ bool) {
+	m.Complete(now, key, cost)
 }
 
 // Complete takes cost units of key out of flight.
@@ -88,6 +91,7 @@ func (m *ConcurrencyModel) Complete(_ time.Duration, key Key, cost int64) {
 		return
 	}
 	in := &m.inflight[key]
+	m.total -= min(cost, *in)
 	*in = max(*in-cost, 0)
 	if *in == 0 {
 		m.keys--

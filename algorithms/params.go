@@ -49,6 +49,9 @@ type Params struct {
 	// Service is the backend service time: a request admitted by the
 	// concurrency limiter is in flight during [release, release+Service).
 	Service time.Duration
+	// Seed is the scenario's seed, for the draws of the adaptive limiters
+	// (vegas' probe jitter).
+	Seed uint64
 }
 
 // ParamError is an invalid parameter: Field names it as a scenario spells it

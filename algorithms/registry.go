@@ -15,8 +15,9 @@ type Info struct {
 	// Exact is false only for x-time-rate, which decides in floating point.
 	Exact bool
 	New   func(p Params) (Limiter, error)
-	// Backend: the algorithm is one of WithBackend's.
-	Backend bool
+	// Backend: the algorithm is one of WithBackend's; Adaptive: it learns
+	// a concurrency limit from the backend's answers, and needs one.
+	Backend, Adaptive bool
 }
 
 // registry lists the algorithms in the order ratesim reports them.
@@ -37,6 +38,9 @@ var registry = []Info{
 // default set only when its backend has workers.
 var backendRegistry = []Info{
 	{Name: "none", Summary: "no limiter: admits every request (the baseline in front of a backend with workers)", Options: nil, Exact: true, New: newNoneLimiter, Backend: true},
+	{Name: "aimd", Summary: "Netflix's AIMDLimit: a concurrency limit up by one per sample with half of it in flight, x0.9 on a drop", Options: nil, Exact: false, New: newAIMDLimiter, Backend: true, Adaptive: true},
+	{Name: "vegas", Summary: "Netflix's VegasLimit: a concurrency limit steered by the queue the rtt shows over the no-load rtt", Options: nil, Exact: false, New: newVegasLimiter, Backend: true, Adaptive: true},
+	{Name: "gradient2", Summary: "Netflix's Gradient2Limit: a concurrency limit steered by the long-term rtt over the short-term rtt", Options: nil, Exact: false, New: newGradient2Limiter, Backend: true, Adaptive: true},
 }
 
 // All returns the algorithms of SPEC section 2, which limit a rate (or a
@@ -46,7 +50,8 @@ func All() []Info {
 }
 
 // WithBackend returns the algorithms that belong in front of a backend
-// with workers: the baseline none.
+// with workers: the baseline none, and the adaptive limits (floating point,
+// as their sources, made the same on every platform: package adaptive).
 func WithBackend() []Info {
 	return append([]Info(nil), backendRegistry...)
 }

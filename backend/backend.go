@@ -121,6 +121,10 @@ type Request struct {
 	Key    uint32
 	Source int32
 	Cost   int64
+	// InFlight is carried for the engine: its limiter's units in flight
+	// when it admitted the request, itself included (an adaptive limit's
+	// sample takes it).
+	InFlight int64
 	// Arrived is when the attempt reached the limiter: the client's
 	// timeout counts from it. Admitted is when it reaches the backend
 	// (Arrived plus a shaper's delay), at or after Arrived.

@@ -201,6 +201,8 @@ var modesOf = map[string][]Mode{
 	"gcra":           {Local, Split, Central, Racy, Lease},
 	"x-time-rate":    {Local, Split},
 	"none":           {Local, Split}, // nothing to keep in a store
+	// the adaptive limits need a backend, which a cluster cannot have yet
+	"aimd": {}, "vegas": {}, "gradient2": {},
 }
 
 // defaultModes are the modes of an algorithm not in modesOf.

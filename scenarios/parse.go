@@ -630,6 +630,10 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 		d.errAt(nameVal.pos, nameVal.path, "%s: unknown algorithm (want %s)", quote(name), orList(algorithms.Names()))
 		return Algorithm{}, val{}, false
 	}
+	if info.Adaptive && !d.workers {
+		d.errAt(nameVal.pos, nameVal.path, "%s: an adaptive limit learns from the backend's answers: it needs a backend with workers (add backend.workers)", name)
+		return Algorithm{}, val{}, false
+	}
 	a := Algorithm{Name: name, Label: name, Set: map[string]any{},
 		Params: algorithms.Params{Policy: lim.policy, Service: svc.service}}
 	labelVal := it

@@ -59,8 +59,12 @@ func (r *run) backendFirst(t time.Duration, have bool) bool {
 // submit gives the backend attempt a of request r.cur, admitted at
 // admitted.
 func (r *run) submit(a *traffic.Arrival, attempt int, admitted time.Duration) error {
-	return r.be.Submit(backend.Request{ID: r.cur, Attempt: int32(attempt), Key: a.Key, Source: a.Source,
-		Cost: a.Cost, Arrived: a.At, Admitted: admitted})
+	req := backend.Request{ID: r.cur, Attempt: int32(attempt), Key: a.Key, Source: a.Source,
+		Cost: a.Cost, Arrived: a.At, Admitted: admitted}
+	if s, ok := r.lim.(algorithms.Sampler); ok {
+		req.InFlight = s.InFlight()
+	}
+	return r.be.Submit(req)
 }
 
 // backendEvent takes one of the backend's events. A client's outcome ends
@@ -75,8 +79,9 @@ func (r *run) backendEvent(e backend.Event) {
 	if !e.Client {
 		return
 	}
-	if c, ok := r.lim.(algorithms.Completer); ok {
-		c.Complete(e.At, algorithms.Key(e.Req.Key), e.Req.Cost)
+	if s, ok := r.lim.(algorithms.Sampler); ok {
+		rtt, drop := e.Sample()
+		s.Sample(e.At, algorithms.Key(e.Req.Key), e.Req.Cost, rtt, e.Req.InFlight, drop)
 	}
 	if e.Kind == backend.Completed || !r.retries {
 		return

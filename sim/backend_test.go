@@ -118,3 +118,38 @@ func TestBackendConcurrencyLearns(t *testing.T) {
 	b := rep.Results[0].Backend
 	require.Equal(t, [3]int64{3, 3, 0}, [3]int64{b.Served, b.Goodput, b.TimedOut})
 }
+
+// An adaptive limit learns from the backend: aimd (Netflix's AIMDLimit,
+// initial and least limit 20) admits 20 of 25 requests at 0. The one
+// worker answers them 10ms apart, each sample with the requests in flight
+// at its admission, 1 to 20: the limit grows by one for each sample with
+// 2*inflight >= limit, the tenth to the twentieth, so 31 by 200ms. At
+// 500ms 32 arrive at once: 31 are admitted.
+func TestBackendAdaptiveLearns(t *testing.T) {
+	var at []time.Duration
+	for range 25 {
+		at = append(at, 0)
+	}
+	for range 32 {
+		at = append(at, 500*ms)
+	}
+	cfg := baseConfig(timesPlan(at...), Algorithm{Name: "aimd", Label: "aimd",
+		Params: algorithms.Params{Policy: algorithms.Policy{Rate: 10, Per: time.Second, Burst: 10}, Service: 10 * ms}})
+	cfg.Backend = &backend.Config{Workers: 1, Service: backend.Service{Dist: backend.Constant, Mean: 10 * ms},
+		Queue: backend.Unbounded, Seed: 1, Bucket: 100 * ms}
+	rec := &recorder{}
+	cfg.Observe = func(int) Observer { return rec }
+	rep, err := Run(cfg)
+	require.NoError(t, err)
+	res := rep.Results[0]
+	require.Equal(t, [2]int64{20 + 31, 5 + 1}, [2]int64{res.Accepted, res.Rejected})
+	require.Equal(t, 10*ms, rec.got[20].RetryAfter, "the mean service, an estimate")
+	require.Equal(t, int64(51), res.Backend.Goodput)
+
+	// without workers an adaptive limit has nothing to learn from: the
+	// loader refuses it, and the engine's limiter would never free a slot
+	cfg.Backend = nil
+	rep, err = Run(cfg)
+	require.NoError(t, err)
+	require.Equal(t, int64(20), rep.Results[0].Accepted, "20 in flight for ever")
+}

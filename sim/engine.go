@@ -127,8 +127,10 @@ type Algorithm struct {
 	New func() (algorithms.Limiter, error)
 	// Coord is how the row coordinates on Config.Cluster.
 	Coord cluster.Coordination
-	// model: the row runs in front of Config.Backend (set by Run)
+	// model: the row runs in front of Config.Backend; seed: Config.Seed
+	// (both set by Run)
 	model bool
+	seed  uint64
 }
 
 // Run runs every algorithm of cfg and returns the report, results in the
@@ -143,11 +145,10 @@ func Run(cfg Config) (*Report, error) {
 		return nil, err
 	}
 	n := len(cfg.Algorithms)
-	if cfg.Backend != nil {
-		cfg.Algorithms = append([]Algorithm(nil), cfg.Algorithms...)
-		for i := range cfg.Algorithms {
-			cfg.Algorithms[i].model = true
-		}
+	cfg.Algorithms = append([]Algorithm(nil), cfg.Algorithms...)
+	for i := range cfg.Algorithms {
+		cfg.Algorithms[i].model = cfg.Backend != nil
+		cfg.Algorithms[i].seed = cfg.Seed
 	}
 	errs := make([]error, n)
 	rows := make([]reader, n)
@@ -372,6 +373,7 @@ func newLimiter(alg *Algorithm, p algorithms.Params) (algorithms.Limiter, error)
 	if alg.New != nil {
 		return alg.New()
 	}
+	p.Seed = alg.seed
 	if alg.model && alg.Name == "concurrency" {
 		// in front of a backend model, it learns its completions
 		return algorithms.NewConcurrencyModel(p)

@@ -1,0 +1,101 @@
+package algorithms
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/ratesim/ratesim/adaptive"
+)
+
+// Adaptive is a concurrency limit that learns the backend's capacity from
+// what the backend gives back (SPEC section 11), one limit for the whole
+// row, as Netflix's concurrency-limits runs one per service: a request of
+// cost c is admitted iff the units in flight, plus c, are at most the
+// limit in force (adaptive.Limit), and stays in flight until Sample is
+// called for it, when its client has its answer, a shed or an error, or
+// gives up; each Sample is the limit's sample (rtt from admission,
+// queueing included; dropped for a shed, an error or a timeout).
+//
+// The rules are package adaptive's, each following its source: aimd
+// (AIMDLimit.java), vegas (VegasLimit.java), gradient2 (Gradient2Limit.java),
+// all with their sources' defaults. RetryAfter: the backend's mean service
+// time (Params.Service), an estimate, as ConcurrencyModel's: at least 1ns.
+//
+// State: the units in flight and the limit's own, 8 bytes per key counted
+// for the keys with requests in flight.
+type Adaptive struct {
+	lim      adaptive.Limit
+	inflight int64
+	wait     time.Duration
+	perKey   ConcurrencyModel // the keys with requests in flight, for Memory
+}
+
+// Sampler is a limiter that learns from each admitted request's outcome
+// (ConcurrencyModel, Adaptive).
+type Sampler interface {
+	// InFlight returns the units in flight now: after an admission, that
+	// request's own included.
+	InFlight() int64
+	// Sample ends a request of cost for key, admitted rtt before now when
+	// inflight units were in flight (InFlight then); dropped says it was
+	// shed, failed or timed out.
+	Sample(now time.Duration, key Key, cost int64, rtt time.Duration, inflight int64, dropped bool)
+}
+
+var (
+	_ Limiter = (*Adaptive)(nil)
+	_ Sampler = (*Adaptive)(nil)
+)
+
+func newAdaptive(name string, p Params) (Limiter, error) {
+	if err := checkOptions(name, p); err != nil {
+		return nil, err
+	}
+	var lim adaptive.Limit
+	var err error
+	switch name {
+	case "aimd":
+		lim, err = adaptive.NewAIMD(adaptive.DefaultAIMDConfig())
+	case "vegas":
+		lim, err = adaptive.NewVegas(adaptive.DefaultVegasConfig(), rand.New(rand.NewPCG(p.Seed, 0x9e3779b97f4a7c15)))
+	case "gradient2":
+		lim, err = adaptive.NewGradient2(adaptive.DefaultGradient2Config())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Adaptive{lim: lim, wait: max(p.Service, 1), perKey: ConcurrencyModel{max: 1 << 62}}, nil
+}
+
+func newAIMDLimiter(p Params) (Limiter, error)      { return newAdaptive("aimd", p) }
+func newVegasLimiter(p Params) (Limiter, error)     { return newAdaptive("vegas", p) }
+func newGradient2Limiter(p Params) (Limiter, error) { return newAdaptive("gradient2", p) }
+
+// Decide admits the request iff the units in flight leave room for cost
+// under the limit in force at now.
+func (a *Adaptive) Decide(now time.Duration, key Key, cost int64) Decision {
+	if a.inflight+cost > int64(a.lim.Limit(now)) {
+		return Decision{Verdict: Reject, RetryAfter: a.wait}
+	}
+	a.inflight += cost
+	a.perKey.Decide(now, key, cost)
+	return Decision{Verdict: Accept}
+}
+
+// InFlight returns the units in flight.
+func (a *Adaptive) InFlight() int64 { return a.inflight }
+
+// Sample ends a request and gives its sample to the limit, with the units
+// in flight when it was admitted, itself included, as the Java's limiters
+// count them (inFlight.incrementAndGet() at acquire).
+func (a *Adaptive) Sample(now time.Duration, key Key, cost int64, rtt time.Duration, inflight int64, dropped bool) {
+	a.lim.OnSample(now, rtt, int(inflight), dropped)
+	a.inflight = max(a.inflight-cost, 0)
+	a.perKey.Complete(now, key, cost)
+}
+
+// Limit returns the limit in force at now, for the limit's series.
+func (a *Adaptive) Limit(now time.Duration) int { return a.lim.Limit(now) }
+
+// Memory reports the keys with requests in flight.
+func (a *Adaptive) Memory() Memory { return a.perKey.mem }
