@@ -1,6 +1,7 @@
 package algorithms
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -18,7 +19,8 @@ import (
 //
 // The rules are package adaptive's, each following its source: aimd
 // (AIMDLimit.java), vegas (VegasLimit.java), gradient2 (Gradient2Limit.java),
-// all with their sources' defaults. RetryAfter: the backend's mean service
+// all with their sources' defaults, each wrapped in WindowedLimit.java
+// when Params.Window is set (window, min-samples). RetryAfter: the backend's mean service
 // time (Params.Service), an estimate, as ConcurrencyModel's: at least 1ns.
 //
 // State: the units in flight and the limit's own, 8 bytes per key counted
@@ -48,8 +50,14 @@ var (
 )
 
 func newAdaptive(name string, p Params) (Limiter, error) {
-	if err := checkOptions(name, p); err != nil {
+	if err := checkOptions(name, p, "window", "min-samples"); err != nil {
 		return nil, err
+	}
+	if p.Window < 0 || (p.Window == 0 && p.MinSamples != 0) {
+		return nil, &ParamError{"window", p.Window.String(), "want a window > 0 over which samples are gathered"}
+	}
+	if p.MinSamples < 0 {
+		return nil, &ParamError{"min-samples", fmt.Sprint(p.MinSamples), "want at least 1 sample a window"}
 	}
 	var lim adaptive.Limit
 	var err error
@@ -60,6 +68,14 @@ func newAdaptive(name string, p Params) (Limiter, error) {
 		lim, err = adaptive.NewVegas(adaptive.DefaultVegasConfig(), rand.New(rand.NewPCG(p.Seed, 0x9e3779b97f4a7c15)))
 	case "gradient2":
 		lim, err = adaptive.NewGradient2(adaptive.DefaultGradient2Config())
+	}
+	if err == nil && p.Window > 0 {
+		w := adaptive.DefaultWindowConfig()
+		w.Window = p.Window
+		if p.MinSamples > 0 {
+			w.MinSamples = int(min(p.MinSamples, 1<<30))
+		}
+		lim, err = adaptive.NewWindowed(w, lim)
 	}
 	if err != nil {
 		return nil, err

@@ -215,6 +215,8 @@ func checkOptions(algorithm string, p Params, accepted ...string) error {
 		{"nodelay", "nodelay", fmt.Sprint(p.Nodelay), p.Nodelay},
 		{"delay", "nginx delay", fmt.Sprint(p.NginxDelay), p.NginxDelay != 0},
 		{"max", "max", fmt.Sprint(p.Max), p.Max != 0},
+		{"window", "window", p.Window.String(), p.Window != 0},
+		{"min-samples", "min-samples", fmt.Sprint(p.MinSamples), p.MinSamples != 0},
 	}
 	for _, o := range set {
 		if o.isSet && !slices.Contains(accepted, o.name) {
@@ -233,7 +235,7 @@ var optionTakers map[string][]string
 
 func init() {
 	optionTakers = make(map[string][]string)
-	for _, a := range registry {
+	for _, a := range append(registry, backendRegistry...) {
 		for _, o := range a.Options {
 			optionTakers[o] = append(optionTakers[o], a.Name)
 		}

@@ -49,6 +49,12 @@ type Params struct {
 	// Service is the backend service time: a request admitted by the
 	// concurrency limiter is in flight during [release, release+Service).
 	Service time.Duration
+	// Window > 0 wraps an adaptive limit (aimd, vegas, gradient2) in
+	// Netflix's WindowedLimit: its samples are gathered over Window, and
+	// the limit updated once a window with at least MinSamples (0: the
+	// source's 10) from the window's average rtt.
+	Window     time.Duration
+	MinSamples int64
 	// Seed is the scenario's seed, for the draws of the adaptive limiters
 	// (vegas' probe jitter).
 	Seed uint64

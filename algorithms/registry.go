@@ -38,9 +38,9 @@ var registry = []Info{
 // default set only when its backend has workers.
 var backendRegistry = []Info{
 	{Name: "none", Summary: "no limiter: admits every request (the baseline in front of a backend with workers)", Options: nil, Exact: true, New: newNoneLimiter, Backend: true},
-	{Name: "aimd", Summary: "Netflix's AIMDLimit: a concurrency limit up by one per sample with half of it in flight, x0.9 on a drop", Options: nil, Exact: false, New: newAIMDLimiter, Backend: true, Adaptive: true},
-	{Name: "vegas", Summary: "Netflix's VegasLimit: a concurrency limit steered by the queue the rtt shows over the no-load rtt", Options: nil, Exact: false, New: newVegasLimiter, Backend: true, Adaptive: true},
-	{Name: "gradient2", Summary: "Netflix's Gradient2Limit: a concurrency limit steered by the long-term rtt over the short-term rtt", Options: nil, Exact: false, New: newGradient2Limiter, Backend: true, Adaptive: true},
+	{Name: "aimd", Summary: "Netflix's AIMDLimit: a concurrency limit up by one per sample with half of it in flight, x0.9 on a drop", Options: []string{"window", "min-samples"}, Exact: false, New: newAIMDLimiter, Backend: true, Adaptive: true},
+	{Name: "vegas", Summary: "Netflix's VegasLimit: a concurrency limit steered by the queue the rtt shows over the no-load rtt", Options: []string{"window", "min-samples"}, Exact: false, New: newVegasLimiter, Backend: true, Adaptive: true},
+	{Name: "gradient2", Summary: "Netflix's Gradient2Limit: a concurrency limit steered by the long-term rtt over the short-term rtt", Options: []string{"window", "min-samples"}, Exact: false, New: newGradient2Limiter, Backend: true, Adaptive: true},
 }
 
 // All returns the algorithms of SPEC section 2, which limit a rate (or a

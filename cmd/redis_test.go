@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/internal/redistest"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
@@ -44,7 +45,8 @@ func TestCompareRedisBuiltins(t *testing.T) {
 				if res.Cluster != nil {
 					mode = res.Cluster.Coordination
 				}
-				require.True(t, res.Algorithm == "x-time-rate" || res.Algorithm == "none" || (mode != "" && mode != "central") ||
+				info, _ := algorithms.Lookup(res.Algorithm)
+				require.True(t, res.Algorithm == "x-time-rate" || info.Backend || (mode != "" && mode != "central") ||
 					(res.Algorithm == "concurrency" && res.Backend != nil),
 					"%s skipped: %s", res.Label, x.Skipped)
 				continue

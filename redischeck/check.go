@@ -74,6 +74,8 @@ func skipped(cfg sim.Config, alg *sim.Algorithm) string {
 		return "its limiter is not one of ratesim's algorithms"
 	case alg.Name == "none":
 		return "none admits everything: it keeps nothing in a store"
+	case alg.Name == "aimd" || alg.Name == "vegas" || alg.Name == "gradient2":
+		return alg.Name + " learns one limit for the row from the backend's answers: it has no script"
 	case alg.Name == "concurrency" && cfg.Backend != nil:
 		return "in front of a backend with workers it learns when each request is done from the backend, which its script, given the service time, does not"
 	case !redislua.Has(alg.Name):

@@ -706,6 +706,12 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 		case k == "max":
 			p.Max, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1")
 			a.Set[k] = p.Max
+		case k == "window":
+			p.Window, ok = d.duration(v, true)
+			a.Set[k] = p.Window.String()
+		case k == "min-samples":
+			p.MinSamples, ok = d.integer(v, 10, 1<<30, "an integer >= 10 (samples a window needs, as the Java requires)")
+			a.Set[k] = p.MinSamples
 		default:
 			// an option in Info.Options that this loader does not know
 			d.errAt(m.keyPos[k], v.path, "option %q is not supported by the scenario loader", k)
