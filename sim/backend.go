@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
@@ -67,9 +66,10 @@ func (r *run) submit(a *traffic.Arrival, attempt int, admitted time.Duration) er
 	return r.be.Submit(req)
 }
 
-// backendEvent takes one of the backend's events. A client's outcome ends
-// its request for a limiter that learns completions (the concurrency
-// limiter in front of a backend model). A shed, a timeout or an
+// backendEvent takes one of the backend's events. A client's outcome is
+// the sample of a limiter that learns from them (algorithms.Sampler: the
+// concurrency limiter in front of a model, the adaptive limits). A shed, a
+// timeout or an
 // error is retried when the client's policy retries on it (its `on`), as
 // a rejection is, with no retry_after (the backend gives none): a
 // retry-after policy then waits nothing. An attempt that its policy would
@@ -86,23 +86,8 @@ func (r *run) backendEvent(e backend.Event) {
 	if e.Kind == backend.Completed || !r.retries {
 		return
 	}
-	src := int(e.Req.Source)
-	if src >= len(r.cfg.Retries) {
-		return
-	}
-	p := &r.cfg.Retries[src]
-	if !p.On.Retries(causeOf(e.Kind)) {
-		return
-	}
-	attempt := int(e.Req.Attempt)
-	if wait, ok := p.Wait(attempt, 0, r.rng); ok {
-		if at := e.At + wait; at >= e.At && (r.end == 0 || at < r.end) && attempt < math.MaxInt32 {
-			r.events.push(event{at: at, id: e.Req.ID, cost: e.Req.Cost, key: e.Req.Key,
-				source: e.Req.Source, attempt: int32(attempt + 1)})
-			return
-		}
-	}
-	r.res.GaveUp++
+	a := traffic.Arrival{At: e.Req.Arrived, Key: e.Req.Key, Cost: e.Req.Cost, Source: e.Req.Source}
+	r.retry(&a, e.Req.ID, int(e.Req.Attempt), e.At, 0, causeOf(e.Kind))
 }
 
 // causeOf is the retry cause of a backend outcome.

@@ -730,7 +730,7 @@ func (r *run) count(a *traffic.Arrival, attempt int, d algorithms.Decision) erro
 	case algorithms.Reject:
 		r.res.Rejected++
 		if r.retries {
-			r.retry(a, attempt, a.At, d.RetryAfter)
+			r.retry(a, r.cur, attempt, a.At, d.RetryAfter, traffic.CauseReject)
 		} else {
 			r.res.GaveUp++
 		}
@@ -784,7 +784,7 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 		row[colRejected]++
 		r.rejected.inc(a.Key)
 		if r.retries {
-			r.retry(a, attempt, decided, d.RetryAfter)
+			r.retry(a, r.cur, attempt, decided, d.RetryAfter, traffic.CauseReject)
 		} else {
 			r.res.GaveUp++
 		}
@@ -805,22 +805,27 @@ func (r *run) observe(a *traffic.Arrival, attempt int, d algorithms.Decision) er
 	return err
 }
 
-// retry schedules the next attempt of a rejected request, rejected at
-// from, or counts the request as given up.
-func (r *run) retry(a *traffic.Arrival, attempt int, from, retryAfter time.Duration) {
-	if int(a.Source) < len(r.cfg.Retries) {
-		p := &r.cfg.Retries[a.Source]
-		if !p.On.Retries(traffic.CauseReject) {
+// retry schedules the next attempt of request id, whose attempt a ended
+// for cause at from (a rejection with its retry_after, or, with a backend,
+// a shed, a timeout or an error), when its client's policy retries on that
+// cause. It counts the request as given up when it is not retried after a
+// rejection, or when its policy would retry but it has run out of attempts
+// or of time; a shed, timeout or error that the policy does not retry on
+// just ends the request.
+func (r *run) retry(a *traffic.Arrival, id uint64, attempt int, from, retryAfter time.Duration, cause traffic.Cause) {
+	if int(a.Source) >= len(r.cfg.Retries) || !r.cfg.Retries[a.Source].On.Retries(cause) {
+		if cause == traffic.CauseReject {
 			r.res.GaveUp++
-			return
 		}
-		if wait, ok := p.Wait(attempt, retryAfter, r.rng); ok {
-			at := from + wait
-			if at >= from && (r.end == 0 || at < r.end) && attempt < math.MaxInt32 {
-				r.events.push(event{at: at, id: r.cur, cost: a.Cost, key: a.Key,
-					source: a.Source, attempt: int32(attempt + 1)})
-				return
-			}
+		return
+	}
+	p := &r.cfg.Retries[a.Source]
+	if wait, ok := p.Wait(attempt, retryAfter, r.rng); ok {
+		at := from + wait
+		if at >= from && (r.end == 0 || at < r.end) && attempt < math.MaxInt32 {
+			r.events.push(event{at: at, id: id, cost: a.Cost, key: a.Key,
+				source: a.Source, attempt: int32(attempt + 1)})
+			return
 		}
 	}
 	r.res.GaveUp++
