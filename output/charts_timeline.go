@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/internal/intmath"
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -112,7 +113,7 @@ func timelineChart(r *sim.Report, decisions [][]sim.Decision) *figure {
 	if w > 0 {
 		k := max(1, (to-from)/w/maxBoundaries+1)
 		var xs []float64
-		for b := floorDiv(from, w*k) * w * k; b <= to; b += w * k {
+		for b := intmath.FloorDiv(from, w*k) * w * k; b <= to; b += w * k {
 			if b >= from {
 				xs = append(xs, tb.x(b))
 			}
@@ -189,14 +190,6 @@ func (cs composite) Thumbnail(c *draw.Canvas) {
 // withAlpha is c with opacity a.
 func withAlpha(c color.RGBA, a uint8) color.NRGBA {
 	return color.NRGBA{R: c.R, G: c.G, B: c.B, A: a}
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
 }
 
 // ordinal writes 2nd, 3rd, 10th.

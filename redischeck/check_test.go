@@ -47,9 +47,6 @@ func TestLCM(t *testing.T) {
 	require.Equal(t, int64(1000000), lcm(1000, 1000000))
 	require.Equal(t, int64(1<<61), lcm(1<<61, 1<<20), "a multiple already")
 	require.Equal(t, int64(1<<61+1), lcm(1<<61+1, 1000000), "overflow keeps a")
-	require.Equal(t, int64(-2), floorDiv(-3, 2))
-	require.Equal(t, int64(-1), floorDiv(-2, 2))
-	require.Equal(t, int64(1), floorDiv(3, 2))
 }
 
 // The p99 is nearest-rank over buckets 1/16 of a power of two wide, and

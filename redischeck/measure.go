@@ -12,6 +12,7 @@ import (
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/cluster"
+	"github.com/ratesim/ratesim/internal/intmath"
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -24,7 +25,7 @@ import (
 func Epoch(p algorithms.Params, rep *sim.Report, cl *cluster.Config) (epoch, span time.Duration) {
 	m := lcm(int64(p.Per), int64(time.Millisecond))
 	start := rep.StartNs
-	epoch = time.Duration(floorDiv(start, m) * m)
+	epoch = time.Duration(intmath.FloorDiv(start, m) * m)
 	end := time.Duration(rep.StartNs+rep.DurationNs) + p.Per
 	if cl != nil {
 		end += cl.Store.Timeout + cl.Store.RTT + cl.Store.Jitter
@@ -38,28 +39,12 @@ func lcm(a, b int64) int64 {
 	if a <= 0 {
 		return b
 	}
-	g := gcd(a, b)
+	g := intmath.GCD(a, b)
 	hi, lo := bits.Mul64(uint64(a/g), uint64(b))
 	if hi != 0 || lo > 1<<62 {
 		return a
 	}
 	return int64(lo)
-}
-
-func gcd(a, b int64) int64 {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
-}
-
-// floorDiv returns floor(a/b) for b > 0.
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && a < 0 {
-		q--
-	}
-	return q
 }
 
 // usedMemory returns INFO memory's used_memory.

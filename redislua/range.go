@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/internal/intmath"
 )
 
 // exactLimit is 2^53: a Lua double holds every integer below it exactly.
@@ -89,13 +90,6 @@ func add(xs ...*big.Int) *big.Int {
 	return s
 }
 
-func gcd64(a, b int64) int64 {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
-}
-
 func ceilDiv(a, b *big.Int) *big.Int {
 	q, m := new(big.Int).QuoRem(a, b, new(big.Int))
 	if m.Sign() > 0 {
@@ -123,7 +117,7 @@ func bounds(name string) []bound {
 		return bound{what, f, nil, knobs}
 	}
 	burstInterval := bound{"burst*per/gcd(rate, per)",
-		func(v vars) *big.Int { return mul(v.B, v.W/gcd64(v.L, v.W)) },
+		func(v vars) *big.Int { return mul(v.B, v.W/intmath.GCD(v.L, v.W)) },
 		func(v vars) *big.Int { return mul(v.B, v.W) },
 		[]knob{knobPer, knobBurst}}
 	switch name {
@@ -138,7 +132,7 @@ func bounds(name string) []bound {
 		return []bound{
 			{"(burst*per + (max-delay+1)*rate)/gcd(rate, per)",
 				func(v vars) *big.Int {
-					g := gcd64(v.L, v.W)
+					g := intmath.GCD(v.L, v.W)
 					return add(mul(v.B, v.W/g), mul(v.D+1, v.L/g))
 				},
 				func(v vars) *big.Int { return add(mul(v.B, v.W), mul(v.D+1, v.L)) },

@@ -12,6 +12,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/ratesim/ratesim/internal/intmath"
 	"github.com/ratesim/ratesim/traffic"
 )
 
@@ -284,7 +285,7 @@ func parseSpeed(s string) (traffic.Fraction, string) {
 	for range fracPart {
 		den *= 10
 	}
-	g := gcd(num, den)
+	g := intmath.GCD(num, den)
 	return traffic.Fraction{Num: num / g, Den: den / g}, ""
 }
 

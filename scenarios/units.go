@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratesim/ratesim/internal/intmath"
 	"github.com/ratesim/ratesim/traffic"
 )
 
@@ -272,15 +273,8 @@ func parseFactor(s string) (traffic.Fraction, string) {
 	if num < den {
 		return traffic.Fraction{}, want
 	}
-	g := gcd(num, den)
+	g := intmath.GCD(num, den)
 	return traffic.Fraction{Num: num / g, Den: den / g}, ""
-}
-
-func gcd(a, b int64) int64 {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
 }
 
 // quote quotes s for a message, shortened if long.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/internal/intmath"
 )
 
 // Sync (SPEC section 8, Kong's sync_rate, envoy's local cache): each node
@@ -89,15 +90,6 @@ func satAdd(a, b int64) int64 {
 	return a + b
 }
 
-// floorDiv returns floor(a/b) for b > 0.
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b < 0 {
-		q--
-	}
-	return q
-}
-
 // syncDecide decides at on its node's counts.
 func (c *clusterRun) syncDecide(at *attempt) error {
 	nd := &c.nodes[at.node]
@@ -106,7 +98,7 @@ func (c *clusterRun) syncDecide(at *attempt) error {
 	w := int64(c.rule.Window())
 	key := algorithms.Key(at.a.Key)
 	sk := nd.sync.key(key)
-	sk.at(floorDiv(int64(now), w))
+	sk.at(intmath.FloorDiv(int64(now), w))
 	d, counted := c.rule.DecideCounts(now, sk.count(0), sk.count(1), at.a.Cost)
 	if counted {
 		sk.delta[1] = satAdd(sk.delta[1], at.a.Cost)
@@ -127,7 +119,7 @@ func (c *clusterRun) syncDecide(at *attempt) error {
 func (c *clusterRun) nextSync(n int, t time.Duration) time.Duration {
 	s := int64(c.co.Sync)
 	off := int64(n) * s / int64(len(c.nodes))
-	k := floorDiv(int64(t)-off+s-1, s)
+	k := intmath.FloorDiv(int64(t)-off+s-1, s)
 	return time.Duration(k*s + off)
 }
 
