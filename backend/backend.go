@@ -100,6 +100,7 @@ package backend
 import (
 	"errors"
 	"fmt"
+	"github.com/ratesim/ratesim/internal/queue"
 	"math"
 	"time"
 )
@@ -211,8 +212,8 @@ type Backend struct {
 	seq   uint64
 	slots []slot
 	free  []uint32
-	wait  ring[uint32] // the waiting room, by slot
-	busy  int          // requests in service
+	wait  queue.Deque[uint32] // the waiting room, by slot
+	busy  int                 // requests in service
 	lifo  bool
 	qcap  int // Unbounded or >= 0
 
@@ -220,10 +221,10 @@ type Backend struct {
 	// and timeouts in the order submitted (their instants do not go
 	// back, in the usual case), and the others (admissions or timeouts
 	// that would go back, fault ends)
-	done     eventHeap
-	admits   ring[entry]
-	timeouts ring[entry]
-	other    eventHeap
+	done     queue.Heap[entry, *entry]
+	admits   queue.Deque[entry]
+	timeouts queue.Deque[entry]
+	other    queue.Heap[entry, *entry]
 
 	// faults by type, sorted, and the first not over of each
 	pauses, cuts, slows []Fault
@@ -274,7 +275,7 @@ func New(cfg Config, emit func(Event)) (*Backend, error) {
 			b.slows = append(b.slows, f)
 		}
 		if f.Type != Slow && f.End() < math.MaxInt64 {
-			b.other.push(entry{at: f.End(), ord: b.order(evFaultEnd), slot: uint32(i)})
+			b.other.Push(entry{at: f.End(), ord: b.order(evFaultEnd), slot: uint32(i)})
 		}
 		if i == 0 || f.At < b.firstFault {
 			b.firstFault = f.At
@@ -308,7 +309,7 @@ func (b *Backend) Now() time.Duration { return b.now }
 // InService is the number of requests being served; Waiting the number in
 // the waiting room.
 func (b *Backend) InService() int { return b.busy }
-func (b *Backend) Waiting() int   { return b.wait.len() }
+func (b *Backend) Waiting() int   { return b.wait.Len() }
 
 // ErrPast is returned by Submit for a request that comes before the
 // backend's clock.
@@ -338,17 +339,17 @@ func (b *Backend) Submit(r Request) error {
 	}
 	b.res.Submitted++
 	adm := entry{at: r.Admitted, ord: b.order(evAdmit), slot: i}
-	if b.admits.len() == 0 || b.admits.back().at <= adm.at {
-		b.admits.pushBack(adm)
+	if b.admits.Len() == 0 || b.admits.Back().at <= adm.at {
+		b.admits.PushBack(adm)
 	} else {
-		b.other.push(adm)
+		b.other.Push(adm)
 	}
 	if s.deadline < math.MaxInt64 {
 		to := entry{at: s.deadline, ord: b.order(evTimeout), slot: i, gen: s.gen}
-		if b.timeouts.len() == 0 || b.timeouts.back().at <= to.at {
-			b.timeouts.pushBack(to)
+		if b.timeouts.Len() == 0 || b.timeouts.Back().at <= to.at {
+			b.timeouts.PushBack(to)
 		} else {
-			b.other.push(to)
+			b.other.Push(to)
 		}
 	}
 	return nil
@@ -359,21 +360,21 @@ func (b *Backend) next() (*entry, int) {
 	var best *entry
 	src := -1
 	consider := func(e *entry, s int) {
-		if best == nil || e.less(best) {
+		if best == nil || e.Less(best) {
 			best, src = e, s
 		}
 	}
-	if b.done.len() > 0 {
-		consider(b.done.peek(), 0)
+	if b.done.Len() > 0 {
+		consider(b.done.Peek(), 0)
 	}
-	if b.admits.len() > 0 {
-		consider(b.admits.front(), 1)
+	if b.admits.Len() > 0 {
+		consider(b.admits.Front(), 1)
 	}
-	if b.timeouts.len() > 0 {
-		consider(b.timeouts.front(), 2)
+	if b.timeouts.Len() > 0 {
+		consider(b.timeouts.Front(), 2)
 	}
-	if b.other.len() > 0 {
-		consider(b.other.peek(), 3)
+	if b.other.Len() > 0 {
+		consider(b.other.Peek(), 3)
 	}
 	return best, src
 }
@@ -398,13 +399,13 @@ func (b *Backend) Step() bool {
 	var ev entry
 	switch src {
 	case 0:
-		ev = b.done.pop()
+		ev = b.done.Pop()
 	case 1:
-		ev = b.admits.popFront()
+		ev = b.admits.PopFront()
 	case 2:
-		ev = b.timeouts.popFront()
+		ev = b.timeouts.PopFront()
 	default:
-		ev = b.other.pop()
+		ev = b.other.Pop()
 	}
 	b.now = ev.at
 	b.lastSeen = max(b.lastSeen, ev.at)
@@ -458,14 +459,14 @@ func (b *Backend) canStart(t time.Duration) bool {
 
 func (b *Backend) admit(t time.Duration, i uint32) {
 	s := &b.slots[i]
-	if b.wait.len() == 0 && b.canStart(t) {
+	if b.wait.Len() == 0 && b.canStart(t) {
 		b.start(t, i)
 		return
 	}
-	if b.qcap == Unbounded || b.wait.len() < b.qcap {
+	if b.qcap == Unbounded || b.wait.Len() < b.qcap {
 		s.state = stWaiting
-		b.wait.pushBack(i)
-		b.series.queue(t, b.wait.len())
+		b.wait.PushBack(i)
+		b.series.queue(t, b.wait.Len())
 		return
 	}
 	b.res.Shed++
@@ -480,14 +481,14 @@ func (b *Backend) admit(t time.Duration, i uint32) {
 
 // dispatch starts waiting requests while a worker may.
 func (b *Backend) dispatch(t time.Duration) {
-	for b.wait.len() > 0 && b.canStart(t) {
+	for b.wait.Len() > 0 && b.canStart(t) {
 		var i uint32
 		if b.lifo {
-			i = b.wait.popBack()
+			i = b.wait.PopBack()
 		} else {
-			i = b.wait.popFront()
+			i = b.wait.PopFront()
 		}
-		b.series.queue(t, b.wait.len())
+		b.series.queue(t, b.wait.Len())
 		b.start(t, i)
 	}
 }
@@ -513,7 +514,7 @@ func (b *Backend) start(t time.Duration, i uint32) {
 	b.busy++
 	b.res.Started++
 	b.waits.add(t - s.req.Admitted)
-	b.done.push(entry{at: t + d, ord: b.order(evComplete), slot: i})
+	b.done.Push(entry{at: t + d, ord: b.order(evComplete), slot: i})
 	b.emit(Event{At: t, Kind: Started, Req: s.req, Service: d})
 }
 

@@ -33,7 +33,7 @@ func heapAfter(t *testing.T, n int) (uint64, int) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	size := len(b.slots) + len(b.wait.buf) + len(b.timeouts.buf) + len(b.admits.buf) + len(b.other.e) + cap(b.done.e)
+	size := len(b.slots) + b.wait.Cap() + b.timeouts.Cap() + b.admits.Cap() + b.other.Cap() + b.done.Cap()
 	for _, h := range []*hist{&b.waits, &b.resps} {
 		for _, o := range h.oct {
 			if o != nil {

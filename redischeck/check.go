@@ -26,6 +26,7 @@ import (
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/cluster"
+	"github.com/ratesim/ratesim/internal/queue"
 	"github.com/ratesim/ratesim/redislua"
 	"github.com/ratesim/ratesim/sim"
 )
@@ -313,11 +314,11 @@ func checkRow(ctx context.Context, c *redis.Client, cfg sim.Config, i int, rep *
 // runLane sends the decisions of one lane to Redis with run and compares
 // the answers, into lr.
 func runLane(ctx context.Context, c *redis.Client, run *redislua.Runner, ch <-chan item, lr *laneResult, wall func() time.Time, prefix string) error {
-	var pending fifo
+	var pending queue.Deque[item] // sent, not yet answered: at most a pipeline
 	seq := func(yield func(redislua.Request) bool) {
 		for it := range ch {
 			it.sent = wall()
-			pending.push(it)
+			pending.PushBack(it)
 			if !yield(it.req) {
 				return
 			}
@@ -325,7 +326,7 @@ func runLane(ctx context.Context, c *redis.Client, run *redislua.Runner, ch <-ch
 	}
 	res := &lr.res
 	_, err := run.Run(ctx, seq, func(_ redislua.Request, got algorithms.Decision) error {
-		it := pending.pop()
+		it := pending.PopFront()
 		lr.lat.add(wall().Sub(it.sent))
 		res.Decisions++
 		if res.Decisions%memorySample == 1 {
@@ -348,30 +349,4 @@ func runLane(ctx context.Context, c *redis.Client, run *redislua.Runner, ch <-ch
 		return nil
 	})
 	return err
-}
-
-// fifo holds the decisions sent and not yet answered: at most a pipeline's
-// depth and the one being added.
-type fifo struct {
-	buf        []item
-	head, size int
-}
-
-func (q *fifo) push(it item) {
-	if q.size == len(q.buf) {
-		b := make([]item, max(2*len(q.buf), 64))
-		for i := range q.size {
-			b[i] = q.buf[(q.head+i)%len(q.buf)]
-		}
-		q.buf, q.head = b, 0
-	}
-	q.buf[(q.head+q.size)%len(q.buf)] = it
-	q.size++
-}
-
-func (q *fifo) pop() item {
-	it := q.buf[q.head]
-	q.head = (q.head + 1) % len(q.buf)
-	q.size--
-	return it
 }

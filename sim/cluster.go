@@ -12,6 +12,7 @@ import (
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/cluster"
+	"github.com/ratesim/ratesim/internal/queue"
 	"github.com/ratesim/ratesim/traffic"
 )
 
@@ -65,9 +66,9 @@ type clusterRun struct {
 	// direct: central scripts run when they are sent, at the instant they
 	// reach the store (see script)
 	direct   bool
-	arrivalQ fifo[cev]
-	execQ    fifo[cev]
-	replyQ   fifo[cev]
+	arrivalQ queue.Deque[cev]
+	execQ    queue.Deque[cev]
+	replyQ   queue.Deque[cev]
 	ops      []clusterOp
 	freeOps  []uint32
 
@@ -367,7 +368,7 @@ func splitParams(name string, p algorithms.Params, n, nodes int) algorithms.Para
 
 func (c *clusterRun) push(ev cev) {
 	ev.seq = c.nextSeq()
-	c.q.push(ev)
+	c.q.Push(ev)
 }
 
 // nextSeq returns the next sequence number.
@@ -486,14 +487,14 @@ func (c *clusterRun) until(t time.Duration, class uint8) error {
 				best, src = e, srcRelease
 			}
 		}
-		if c.q.len() > 0 {
-			if e := c.q.peek(); cevLess(e, &best) {
+		if c.q.Len() > 0 {
+			if e := c.q.Peek(); cevLess(e, &best) {
 				best, src = *e, srcQueue
 			}
 		}
-		for i, f := range [...]*fifo[cev]{&c.arrivalQ, &c.execQ, &c.replyQ} {
-			if f.len() > 0 {
-				if e := f.front(); cevLess(e, &best) {
+		for i, f := range [...]*queue.Deque[cev]{&c.arrivalQ, &c.execQ, &c.replyQ} {
+			if f.Len() > 0 {
+				if e := f.Front(); cevLess(e, &best) {
 					best, src = *e, srcArrivals+i
 				}
 			}
@@ -516,13 +517,13 @@ func (c *clusterRun) until(t time.Duration, class uint8) error {
 			rel := c.releases.Pop()
 			c.release(rel.At, rel.V)
 		case srcQueue:
-			err = c.event(c.q.pop())
+			err = c.event(c.q.Pop())
 		case srcArrivals:
-			err = c.event(c.arrivalQ.pop())
+			err = c.event(c.arrivalQ.PopFront())
 		case srcExecs:
-			err = c.event(c.execQ.pop())
+			err = c.event(c.execQ.PopFront())
 		case srcReplies:
-			err = c.event(c.replyQ.pop())
+			err = c.event(c.replyQ.PopFront())
 		case srcRetries:
 			err = c.retryAt()
 		}
@@ -719,7 +720,7 @@ func (c *clusterRun) send(o clusterOp, t time.Duration) {
 	if c.fixedTrips {
 		ev.seq = c.seq
 		c.seq++
-		c.arrivalQ.push(ev)
+		c.arrivalQ.PushBack(ev)
 		return
 	}
 	c.push(ev)
@@ -733,7 +734,7 @@ func (c *clusterRun) send(o clusterOp, t time.Duration) {
 // arrives.
 func (c *clusterRun) failAt(slot uint32) {
 	o := &c.ops[slot]
-	c.q.push(cev{at: o.deadline, sub: 1, class: classReply, kind: evTimeout, id: slot, seq: o.seq})
+	c.q.Push(cev{at: o.deadline, sub: 1, class: classReply, kind: evTimeout, id: slot, seq: o.seq})
 }
 
 // script runs a central script for at, sent now, when the store cannot
@@ -760,7 +761,7 @@ func (c *clusterRun) script(at *attempt) {
 	o.dec = c.table.Decide(now, algorithms.Key(at.a.Key), at.a.Cost)
 	c.observeStore(o, now, t+there)
 	c.seq++ // as send numbers its arrival at the store
-	c.replyQ.push(cev{at: t + there + back, class: classReply, kind: evReply, id: slot, seq: c.nextSeq()})
+	c.replyQ.PushBack(cev{at: t + there + back, class: classReply, kind: evReply, id: slot, seq: c.nextSeq()})
 }
 
 // observeStore shows the store observer the script o that the store
@@ -851,7 +852,7 @@ func (c *clusterRun) storeArrival(slot uint32, t time.Duration) {
 		c.exec(slot, e)
 		return
 	}
-	c.execQ.push(cev{at: e, class: classStoreExec, kind: evStoreExec, id: slot, seq: c.nextSeq()})
+	c.execQ.PushBack(cev{at: e, class: classStoreExec, kind: evStoreExec, id: slot, seq: c.nextSeq()})
 }
 
 // exec executes operation slot at store time e and sends its reply.
@@ -899,9 +900,9 @@ func (c *clusterRun) exec(slot uint32, e time.Duration) {
 	if r := e + c.cl.Store.Service + o.back; r <= o.deadline && !o.answered {
 		ev := cev{at: r, class: classReply, kind: evReply, id: slot, seq: c.nextSeq()}
 		if c.fixedTrips {
-			c.replyQ.push(ev)
+			c.replyQ.PushBack(ev)
 		} else {
-			c.q.push(ev)
+			c.q.Push(ev)
 		}
 		return
 	}

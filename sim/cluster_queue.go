@@ -1,6 +1,10 @@
 package sim
 
-import "time"
+import (
+	"time"
+
+	"github.com/ratesim/ratesim/internal/queue"
+)
 
 // The classes of a cluster run's events: at one instant, events of a lower
 // class come first. Releases of delayed requests (class 0) wait in the
@@ -55,40 +59,7 @@ func cevLess(a, b *cev) bool {
 	return a.seq < b.seq
 }
 
-func (a *cev) less(b *cev) bool { return cevLess(a, b) }
+func (a *cev) Less(b *cev) bool { return cevLess(a, b) }
 
 // cevQueue is a min-heap of cev.
-type cevQueue = minHeap[cev, *cev]
-
-// fifo is a queue of T that reuses its storage: push at the back, pop at
-// the front.
-type fifo[T any] struct {
-	buf        []T
-	head, size int
-}
-
-func (f *fifo[T]) len() int { return f.size }
-
-func (f *fifo[T]) push(x T) {
-	if f.size == len(f.buf) {
-		n := max(16, 2*len(f.buf))
-		b := make([]T, n)
-		for i := range f.size {
-			b[i] = f.buf[(f.head+i)%len(f.buf)]
-		}
-		f.buf, f.head = b, 0
-	}
-	f.buf[(f.head+f.size)%len(f.buf)] = x
-	f.size++
-}
-
-func (f *fifo[T]) front() *T { return &f.buf[f.head] }
-
-func (f *fifo[T]) pop() T {
-	x := f.buf[f.head]
-	var zero T
-	f.buf[f.head] = zero
-	f.head = (f.head + 1) % len(f.buf)
-	f.size--
-	return x
-}
+type cevQueue = queue.Heap[cev, *cev]

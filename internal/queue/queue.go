@@ -1,0 +1,118 @@
+// Package queue holds the two queues the engine, the cluster, the backend
+// model and the Redis replay share: a binary min-heap and a double-ended
+// queue on a circular buffer. Both reuse their storage and clear a slot
+// when they give it back, so that what it held can be collected.
+package queue
+
+// Heap is a binary min-heap of T by T's Less. Elements that compare equal
+// come out in no particular order: a caller that needs one puts a sequence
+// number in Less.
+type Heap[T any, P interface {
+	*T
+	Less(*T) bool
+}] struct {
+	e []T
+}
+
+// Len returns the number of elements.
+func (q *Heap[T, P]) Len() int { return len(q.e) }
+
+// Cap returns the elements its storage holds room for.
+func (q *Heap[T, P]) Cap() int { return cap(q.e) }
+
+// Peek returns the least element (Len must be > 0).
+func (q *Heap[T, P]) Peek() *T { return &q.e[0] }
+
+// Push adds x.
+func (q *Heap[T, P]) Push(x T) {
+	q.e = append(q.e, x)
+	i := len(q.e) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !P(&q.e[i]).Less(&q.e[p]) {
+			break
+		}
+		q.e[i], q.e[p] = q.e[p], q.e[i]
+		i = p
+	}
+}
+
+// Pop removes and returns the least element (Len must be > 0).
+func (q *Heap[T, P]) Pop() T {
+	top := q.e[0]
+	n := len(q.e) - 1
+	q.e[0] = q.e[n]
+	var zero T
+	q.e[n] = zero
+	q.e = q.e[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		c := l
+		if r := l + 1; r < n && P(&q.e[r]).Less(&q.e[l]) {
+			c = r
+		}
+		if !P(&q.e[c]).Less(&q.e[i]) {
+			break
+		}
+		q.e[i], q.e[c] = q.e[c], q.e[i]
+		i = c
+	}
+	return top
+}
+
+// Deque is a double-ended queue on a circular buffer that doubles when
+// full and never shrinks: it holds at most its peak length.
+type Deque[T any] struct {
+	buf  []T
+	head int // index of the front
+	n    int
+}
+
+// Len returns the number of elements.
+func (d *Deque[T]) Len() int { return d.n }
+
+// Cap returns the elements its storage holds room for.
+func (d *Deque[T]) Cap() int { return len(d.buf) }
+
+// PushBack adds x at the back.
+func (d *Deque[T]) PushBack(x T) {
+	if d.n == len(d.buf) {
+		bigger := make([]T, max(16, 2*len(d.buf)))
+		for i := range d.n {
+			bigger[i] = d.buf[(d.head+i)%len(d.buf)]
+		}
+		d.buf, d.head = bigger, 0
+	}
+	d.buf[(d.head+d.n)%len(d.buf)] = x
+	d.n++
+}
+
+// Front returns the front element (Len must be > 0).
+func (d *Deque[T]) Front() *T { return &d.buf[d.head] }
+
+// Back returns the back element (Len must be > 0).
+func (d *Deque[T]) Back() *T { return &d.buf[(d.head+d.n-1)%len(d.buf)] }
+
+// PopFront removes and returns the front element (Len must be > 0).
+func (d *Deque[T]) PopFront() T {
+	var zero T
+	x := d.buf[d.head]
+	d.buf[d.head] = zero
+	d.head = (d.head + 1) % len(d.buf)
+	d.n--
+	return x
+}
+
+// PopBack removes and returns the back element (Len must be > 0).
+func (d *Deque[T]) PopBack() T {
+	var zero T
+	i := (d.head + d.n - 1) % len(d.buf)
+	x := d.buf[i]
+	d.buf[i] = zero
+	d.n--
+	return x
+}
