@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -331,18 +330,12 @@ func (d *decoder) backendOverlaps(fs []backendFaultRef) bool {
 				g = append(g, f)
 			}
 		}
-		slices.SortStableFunc(g, func(a, b backendFaultRef) int { return cmp.Compare(a.f.At, b.f.At) })
-		var last backendFaultRef // the fault with the latest end so far
-		for i, f := range g {
-			if i > 0 && f.f.At < last.f.End() {
+		overlapping(g, func(f backendFaultRef) (time.Duration, time.Duration) { return f.f.At, f.f.End() },
+			func(f, last backendFaultRef) {
 				d.errAt(f.v.pos, f.v.path, "%s overlaps the %s of %s at %d:%d (want the faults of one type apart: merge them into one)",
 					describeBackendFault(f.f), describeBackendFault(last.f), last.v.path, last.v.pos.line, last.v.pos.col)
 				good = false
-			}
-			if i == 0 || f.f.End() > last.f.End() {
-				last = f
-			}
-		}
+			})
 	}
 	return good
 }

@@ -341,22 +341,15 @@ func (d *decoder) overlaps(fs []faultRef) {
 		groups[target] = append(groups[target], f)
 	}
 	for _, target := range targets {
-		g := groups[target]
-		slices.SortStableFunc(g, func(a, b faultRef) int { return cmp.Compare(a.f.At, b.f.At) })
 		want := "the store's faults apart: store-down and store-slow share the store"
 		if target >= 0 {
 			want = "the faults of one node apart: merge them into one"
 		}
-		var last faultRef // the fault with the latest end so far
-		for i, f := range g {
-			if i > 0 && f.f.At < last.f.End() {
+		overlapping(groups[target], func(f faultRef) (time.Duration, time.Duration) { return f.f.At, f.f.End() },
+			func(f, last faultRef) {
 				d.errAt(f.v.pos, f.v.path, "%s overlaps the %s over [%v, %v) of %s at %d:%d (want %s)",
 					describeFault(f.f), last.f.Type, last.f.At, last.f.End(), last.v.path, last.v.pos.line, last.v.pos.col, want)
-			}
-			if i == 0 || f.f.End() > last.f.End() {
-				last = f
-			}
-		}
+			})
 	}
 }
 

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -75,4 +76,26 @@ func (d *decoder) faultLength(m *mapping, at val, start time.Duration, startOK b
 		return length, false
 	}
 	return length, ok
+}
+
+// overlapping sorts g by start (stably: faults that start together keep
+// their order) and calls report for each fault that starts before the
+// latest end of the faults before it, with the fault of that end.
+func overlapping[F any](g []F, span func(F) (start, end time.Duration), report func(f, last F)) {
+	slices.SortStableFunc(g, func(a, b F) int {
+		sa, _ := span(a)
+		sb, _ := span(b)
+		return cmp.Compare(sa, sb)
+	})
+	var last F // the fault with the latest end so far
+	var lastEnd time.Duration
+	for i, f := range g {
+		start, end := span(f)
+		if i > 0 && start < lastEnd {
+			report(f, last)
+		}
+		if i == 0 || end > lastEnd {
+			last, lastEnd = f, end
+		}
+	}
 }
