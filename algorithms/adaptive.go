@@ -2,6 +2,7 @@ package algorithms
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -26,10 +27,11 @@ import (
 // State: the units in flight and the limit's own, 8 bytes per key counted
 // for the keys with requests in flight.
 type Adaptive struct {
-	lim      adaptive.Limit
-	inflight int64
-	wait     time.Duration
-	perKey   ConcurrencyModel // the keys with requests in flight, for Memory
+	lim  adaptive.Limit
+	wait time.Duration
+	// flight counts the units in flight, per key (for Memory) and in all
+	// (its total), under no limit of its own
+	flight ConcurrencyModel
 }
 
 // Sampler is a limiter that learns from each admitted request's outcome
@@ -80,7 +82,7 @@ func newAdaptive(name string, p Params) (Limiter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Adaptive{lim: lim, wait: max(p.Service, 1), perKey: ConcurrencyModel{max: 1 << 62}}, nil
+	return &Adaptive{lim: lim, wait: max(p.Service, 1), flight: ConcurrencyModel{max: math.MaxInt64}}, nil
 }
 
 func newAIMDLimiter(p Params) (Limiter, error)      { return newAdaptive("aimd", p) }
@@ -90,28 +92,25 @@ func newGradient2Limiter(p Params) (Limiter, error) { return newAdaptive("gradie
 // Decide admits the request iff the units in flight leave room for cost
 // under the limit in force at now.
 func (a *Adaptive) Decide(now time.Duration, key Key, cost int64) Decision {
-	if a.inflight+cost > int64(a.lim.Limit(now)) {
+	if cost > int64(a.lim.Limit(now))-a.flight.total {
 		return Decision{Verdict: Reject, RetryAfter: a.wait}
 	}
-	a.inflight += cost
-	a.perKey.Decide(now, key, cost)
-	return Decision{Verdict: Accept}
+	return a.flight.Decide(now, key, cost)
 }
 
 // InFlight returns the units in flight.
-func (a *Adaptive) InFlight() int64 { return a.inflight }
+func (a *Adaptive) InFlight() int64 { return a.flight.total }
 
 // Sample ends a request and gives its sample to the limit, with the units
 // in flight when it was admitted, itself included, as the Java's limiters
 // count them (inFlight.incrementAndGet() at acquire).
 func (a *Adaptive) Sample(now time.Duration, key Key, cost int64, rtt time.Duration, inflight int64, dropped bool) {
 	a.lim.OnSample(now, rtt, int(inflight), dropped)
-	a.inflight = max(a.inflight-cost, 0)
-	a.perKey.Complete(now, key, cost)
+	a.flight.complete(key, cost)
 }
 
 // Limit returns the limit in force at now, for the limit's series.
 func (a *Adaptive) Limit(now time.Duration) int { return a.lim.Limit(now) }
 
 // Memory reports the keys with requests in flight.
-func (a *Adaptive) Memory() Memory { return a.perKey.mem }
+func (a *Adaptive) Memory() Memory { return a.flight.mem }

@@ -6,7 +6,7 @@ import "time"
 // (SPEC section 11: with a backend with workers, "the concurrency limiter
 // reads completions from the model"): it cannot know when a request will
 // be answered, so it learns it. A request admitted at t stays in flight
-// until Complete is called for it: when its client has its answer, a shed
+// until Sample is called for it: when its client has its answer, a shed
 // or an error, or stops waiting (what a gateway's semaphore sees: the
 // response passes back, or the client's connection closes).
 //
@@ -81,12 +81,12 @@ func (m *ConcurrencyModel) Decide(_ time.Duration, key Key, cost int64) Decision
 func (m *ConcurrencyModel) InFlight() int64 { return m.total }
 
 // Sample takes a request out of flight (its sample is not needed).
-func (m *ConcurrencyModel) Sample(now time.Duration, key Key, cost int64, _ time.Duration, _ int64, _ bool) {
-	m.Complete(now, key, cost)
+func (m *ConcurrencyModel) Sample(_ time.Duration, key Key, cost int64, _ time.Duration, _ int64, _ bool) {
+	m.complete(key, cost)
 }
 
-// Complete takes cost units of key out of flight.
-func (m *ConcurrencyModel) Complete(_ time.Duration, key Key, cost int64) {
+// complete takes cost units of key out of flight.
+func (m *ConcurrencyModel) complete(key Key, cost int64) {
 	if int(key) >= len(m.inflight) || m.inflight[key] == 0 {
 		return
 	}
