@@ -70,13 +70,14 @@ func Check(ctx context.Context, c *redis.Client, cfg sim.Config, rep *sim.Report
 
 // skipped says why row alg cannot be replayed, or "".
 func skipped(cfg sim.Config, alg *sim.Algorithm) string {
+	info, _ := algorithms.Lookup(alg.Name)
 	switch {
 	case alg.New != nil:
 		return "its limiter is not one of ratesim's algorithms"
-	case alg.Name == "none":
-		return "none admits everything: it keeps nothing in a store"
-	case alg.Name == "aimd" || alg.Name == "vegas" || alg.Name == "gradient2":
+	case info.Adaptive:
 		return alg.Name + " learns one limit for the row from the backend's answers: it has no script"
+	case info.Backend:
+		return alg.Name + " admits everything: it keeps nothing in a store"
 	case alg.Name == "concurrency" && cfg.Backend != nil:
 		return "in front of a backend with workers it learns when each request is done from the backend, which its script, given the service time, does not"
 	case !redislua.Has(alg.Name):
