@@ -19,14 +19,8 @@ import (
 //
 //	go test ./sim -run '^$' -bench EngineBackend -benchtime 1000000x -count 5
 func BenchmarkEngineBackend(b *testing.B) {
-	plan := func(b *testing.B) traffic.Plan {
-		src := &traffic.Poisson{
-			Common:  traffic.Common{Clients: traffic.Clients{N: 1_000_000, Prefix: "user"}, Cost: 1},
-			Rate:    traffic.Rate{Count: 1_000_000, Per: time.Second},
-			KeyDist: traffic.KeyZipf, ZipfS: 1.1,
-		}
-		return traffic.Plan{Sources: []traffic.Source{benchTake{src, int64(b.N)}}, Seed: 1}
-	}
+	plan := func(b *testing.B) traffic.Plan { return zipfPlan(b, 1_000_000) }
+
 	b.Run("plain-9", func(b *testing.B) {
 		benchEngineOn(b, plan(b), 0, benchAlgorithms(), nil)
 	})

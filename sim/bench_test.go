@@ -63,14 +63,7 @@ func BenchmarkEngine(b *testing.B) {
 		return traffic.Plan{Sources: []traffic.Source{src}, Seed: 1}, end
 	}
 	zipf := func(clients int) func(b *testing.B) (traffic.Plan, time.Duration) {
-		return func(b *testing.B) (traffic.Plan, time.Duration) {
-			src := &traffic.Poisson{
-				Common:  traffic.Common{Clients: traffic.Clients{N: clients, Prefix: "user"}, Cost: 1},
-				Rate:    traffic.Rate{Count: 1_000_000, Per: time.Second},
-				KeyDist: traffic.KeyZipf, ZipfS: 1.1,
-			}
-			return traffic.Plan{Sources: []traffic.Source{benchTake{src, int64(b.N)}}, Seed: 1}, 0
-		}
+		return func(b *testing.B) (traffic.Plan, time.Duration) { return zipfPlan(b, clients), 0 }
 	}
 	workloads := []struct {
 		name string
@@ -100,6 +93,17 @@ func BenchmarkEngine(b *testing.B) {
 			})
 		})
 	}
+}
+
+// zipfPlan is b.N Poisson requests, 1,000,000 a second, from clients
+// whose activity follows a Zipf law (s = 1.1).
+func zipfPlan(b *testing.B, clients int) traffic.Plan {
+	src := &traffic.Poisson{
+		Common:  traffic.Common{Clients: traffic.Clients{N: clients, Prefix: "user"}, Cost: 1},
+		Rate:    traffic.Rate{Count: 1_000_000, Per: time.Second},
+		KeyDist: traffic.KeyZipf, ZipfS: 1.1,
+	}
+	return traffic.Plan{Sources: []traffic.Source{benchTake{src, int64(b.N)}}, Seed: 1}
 }
 
 // benchPolicy is the policy of every engine benchmark.

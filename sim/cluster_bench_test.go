@@ -29,14 +29,8 @@ import (
 //
 //	go test ./sim -run '^$' -bench EngineCluster -benchtime 1000000x -count 5
 func BenchmarkEngineCluster(b *testing.B) {
-	plan := func(b *testing.B) traffic.Plan {
-		src := &traffic.Poisson{
-			Common:  traffic.Common{Clients: traffic.Clients{N: 1_000_000, Prefix: "user"}, Cost: 1},
-			Rate:    traffic.Rate{Count: 1_000_000, Per: time.Second},
-			KeyDist: traffic.KeyZipf, ZipfS: 1.1,
-		}
-		return traffic.Plan{Sources: []traffic.Source{benchTake{src, int64(b.N)}}, Seed: 1}
-	}
+	plan := func(b *testing.B) traffic.Plan { return zipfPlan(b, 1_000_000) }
+
 	rows := func(nine bool, mode cluster.Mode) []Algorithm {
 		var algs []Algorithm
 		for _, a := range benchAlgorithms() {
