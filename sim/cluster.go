@@ -343,7 +343,7 @@ func (c *clusterRun) newNodeLimiter(n int) error {
 		}
 	}
 	var err error
-	c.nodes[n].lim, err = newLimiter(alg, p)
+	c.nodes[n].lim, err = newLimiter(c.cfg, alg, p)
 	return err
 }
 

@@ -127,10 +127,6 @@ type Algorithm struct {
 	New func() (algorithms.Limiter, error)
 	// Coord is how the row coordinates on Config.Cluster.
 	Coord cluster.Coordination
-	// model: the row runs in front of Config.Backend; seed: Config.Seed
-	// (both set by Run)
-	model bool
-	seed  uint64
 }
 
 // Run runs every algorithm of cfg and returns the report, results in the
@@ -145,11 +141,6 @@ func Run(cfg Config) (*Report, error) {
 		return nil, err
 	}
 	n := len(cfg.Algorithms)
-	cfg.Algorithms = append([]Algorithm(nil), cfg.Algorithms...)
-	for i := range cfg.Algorithms {
-		cfg.Algorithms[i].model = cfg.Backend != nil
-		cfg.Algorithms[i].seed = cfg.Seed
-	}
 	errs := make([]error, n)
 	rows := make([]reader, n)
 	var live []reader
@@ -360,7 +351,7 @@ type watcher struct {
 // newRun builds the limiter of algorithm i and its run.
 func newRun(cfg *Config, i int, obs Observer) (*run, error) {
 	alg := &cfg.Algorithms[i]
-	lim, err := newLimiter(alg, alg.Params)
+	lim, err := newLimiter(cfg, alg, alg.Params)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", alg.Label, err)
 	}
@@ -369,12 +360,12 @@ func newRun(cfg *Config, i int, obs Observer) (*run, error) {
 
 // newLimiter builds alg's limiter with params p: alg.New's, when set,
 // which takes no params, else the registry's.
-func newLimiter(alg *Algorithm, p algorithms.Params) (algorithms.Limiter, error) {
+func newLimiter(cfg *Config, alg *Algorithm, p algorithms.Params) (algorithms.Limiter, error) {
 	if alg.New != nil {
 		return alg.New()
 	}
-	p.Seed = alg.seed
-	if alg.model && alg.Name == "concurrency" {
+	p.Seed = cfg.Seed
+	if cfg.Backend != nil && alg.Name == "concurrency" {
 		// in front of a backend model, it learns its completions
 		return algorithms.NewConcurrencyModel(p)
 	}
