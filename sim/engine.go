@@ -359,7 +359,9 @@ func newRun(cfg *Config, i int, obs Observer) (*run, error) {
 }
 
 // newLimiter builds alg's limiter with params p: alg.New's, when set,
-// which takes no params, else the registry's.
+// which takes no params, else the registry's with the scenario's seed (the
+// adaptive limits' draws), and for concurrency in front of a backend model
+// the limiter that learns its completions from it.
 func newLimiter(cfg *Config, alg *Algorithm, p algorithms.Params) (algorithms.Limiter, error) {
 	if alg.New != nil {
 		return alg.New()
