@@ -315,6 +315,13 @@ func (b *Backend) Waiting() int   { return b.wait.Len() }
 // backend's clock.
 var ErrPast = errors.New("backend: request submitted in the past")
 
+// Limit records, for the series and the result, that the limit of the
+// limiter in front (an adaptive row's) is v from t on. Calls come in time
+// order; a limit is in force from the first call to the end.
+func (b *Backend) Limit(t time.Duration, v int) {
+	b.series.limit(t, int64(v))
+}
+
 // Submit gives the backend a request the limiter admitted. Its Arrived
 // must not be before the last event processed (submit at the decision,
 // in time order) and its Admitted not before its Arrived. Its admission
@@ -595,6 +602,7 @@ func (b *Backend) Result(from, to time.Duration) Result {
 	s.rows = append([]row(nil), b.series.rows...)
 	end := max(to, b.lastSeen)
 	s.spread(end)
+	s.spreadLimit(end)
 	if end > s.start {
 		s.index(end - 1)
 	}
@@ -622,6 +630,18 @@ func (b *Backend) Result(from, to time.Duration) Result {
 		out.Goodput = append(out.Goodput, w.goodput)
 		out.Shed = append(out.Shed, w.shed)
 		out.TimedOut = append(out.TimedOut, w.timedOut)
+		if s.limOn {
+			mean := math.NaN()
+			if w.limTime > 0 {
+				mean = float64(w.limArea) / float64(w.limTime)
+			}
+			out.LimitMin = append(out.LimitMin, w.limMin)
+			out.LimitMean = append(out.LimitMean, mean)
+			out.LimitMax = append(out.LimitMax, w.limMax)
+		}
+	}
+	if s.limTime > 0 {
+		r.Limit = &LimitStats{Min: s.limMin, Mean: float64(s.limArea) / float64(s.limTime), Max: s.limMax}
 	}
 	r.Series = out
 	return r

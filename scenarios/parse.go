@@ -519,6 +519,10 @@ func (d *decoder) defaultAlgorithms(lim limitInfo, limOK bool, svc service, ci c
 		infos = append(infos, algorithms.WithBackend()...)
 	}
 	for _, info := range infos {
+		if len(info.Required) > 0 {
+			skipped = append(skipped, Skipped{info.Name, fmt.Sprintf("it needs %s (no default, as in its source): list it with one", strings.Join(info.Required, " and "))})
+			continue
+		}
 		var coord cluster.Coordination
 		if ci.set {
 			var why string
@@ -712,6 +716,19 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 		case k == "min-samples":
 			p.MinSamples, ok = d.integer(v, 10, 1<<30, "an integer >= 10 (samples a window needs, as the Java requires)")
 			a.Set[k] = p.MinSamples
+		case k == "interval":
+			p.Interval, ok = d.duration(v, true)
+			a.Set[k] = p.Interval.String()
+		case k == "min-rtt-calc-interval":
+			p.MinRTTInterval, ok = d.duration(v, true)
+			a.Set[k] = p.MinRTTInterval.String()
+		case k == "k":
+			p.K, ok = d.number(v, "a multiplier > 0, like 2 or 1.5")
+			if ok && !(p.K > 0) {
+				d.errAt(v.pos, v.path, "%s: want a multiplier > 0, like 2 or 1.5 (the book: 2)", v.found())
+				ok = false
+			}
+			a.Set[k] = p.K
 		default:
 			// an option in Info.Options that this loader does not know
 			d.errAt(m.keyPos[k], v.path, "option %q is not supported by the scenario loader", k)

@@ -325,9 +325,12 @@ type run struct {
 	// be is the row's backend (Config.Backend), or nil; ids counts the
 	// first attempts so far, each request's identity in the backend (the
 	// same in every row: every row reads the same traffic)
-	be  *backend.Backend
-	ids uint64
-	cur uint64 // the identity of the request being decided
+	be *backend.Backend
+	// limits is the row's limiter when its limit moves (an adaptive row
+	// with a backend), for the backend's limit series; else nil
+	limits algorithms.LimitReporter
+	ids    uint64
+	cur    uint64 // the identity of the request being decided
 	// countOnly: the run is a cluster row's reference, of which only the
 	// admissions are read; it counts its verdicts and retries its
 	// rejections, and keeps no other account (decideCounting)
@@ -692,6 +695,9 @@ func (w *watcher) sampleUntil(t time.Duration, r *run) {
 // decide puts one attempt to the limiter and accounts for its verdict.
 func (r *run) decide(a *traffic.Arrival, attempt int) error {
 	d := r.lim.Decide(a.At, algorithms.Key(a.Key), a.Cost)
+	if r.limits != nil {
+		r.limitAt(a.At)
+	}
 	if r.countOnly {
 		return r.count(a, attempt, d)
 	}
