@@ -274,7 +274,7 @@ func New(cfg Config, emit func(Event)) (*Backend, error) {
 		case Slow:
 			b.slows = append(b.slows, f)
 		}
-		if f.Type != Slow && f.End() < math.MaxInt64 {
+		if f.Type != Slow && f.Type != Trigger && f.End() < math.MaxInt64 {
 			b.other.Push(entry{at: f.End(), ord: b.order(evFaultEnd), slot: uint32(i)})
 		}
 		if i == 0 || f.At < b.firstFault {

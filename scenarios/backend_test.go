@@ -103,9 +103,9 @@ var invalidBackends = []struct {
 	{"faults not a list", bw + "  faults: {type: pause, at: 6s, for: 1s}\n",
 		`s.yaml:8:11: backend.faults: found a mapping, want a list of faults like {type: slow, at: 20s, for: 10s, factor: 5}`},
 	{"unknown fault type", bw + "  faults:\n    - {type: crash, at: 1s, for: 1s}\n",
-		`s.yaml:9:14: backend.faults[0].type: "crash": unknown fault type (want slow, pause or workers)`},
+		`s.yaml:9:14: backend.faults[0].type: "crash": unknown fault type (want slow, pause, workers or trigger)`},
 	{"fault without type", bw + "  faults:\n    - {at: 6s, for: 1s}\n",
-		`s.yaml:9:7: backend.faults[0].type: missing (want slow, pause or workers)`},
+		`s.yaml:9:7: backend.faults[0].type: missing (want slow, pause, workers or trigger)`},
 	{"unknown fault field", bw + "  faults:\n    - {type: pause, at: 1s, for: 1s, until: 2s}\n",
 		`s.yaml:9:38: backend.faults[0].until: unknown field (want type, at, for, factor or count)`},
 	{"fault field of another type", bw + "  faults:\n    - {type: pause, at: 1s, for: 1s, factor: 2}\n",
@@ -201,7 +201,7 @@ clients:
 		`s.yaml:9:15: backend.discipline: "lilo": unknown discipline (want fifo or lifo)`,
 		`s.yaml:10:11: backend.errors: 2: outside [0, 1] (want a fraction from 0 to 1 like 0.01)`,
 		`s.yaml:13:7: backend.faults[1]: slow fault over [2s, 4s) overlaps the slow fault over [1s, 3s) of backend.faults[0] at 12:7 (want the faults of one type apart: merge them into one)`,
-		`s.yaml:14:14: backend.faults[2].type: "stall": unknown fault type (want slow, pause or workers)`,
+		`s.yaml:14:14: backend.faults[2].type: "stall": unknown fault type (want slow, pause, workers or trigger)`,
 		`s.yaml:16:48: clients.retry.on[1]: "sometimes": unknown cause (want reject, shed, timeout or error)`,
 	}, "\n"))
 }
