@@ -135,7 +135,7 @@ func newAdaptive(name string, p Params) (Limiter, error) {
 
 // envoySeedStream tells envoy-adaptive's jitter draws apart from the
 // other draws made from the scenario's seed.
-const envoySeedStream = 0x6a09e667f3bcc909
+const envoySeedStream = 0x3c6ef372fe94f82b
 
 func newEnvoyAdaptive(p Params) (Limiter, error) {
 	if err := checkOptions("envoy-adaptive", p, "interval", "min-rtt-calc-interval"); err != nil {

@@ -48,14 +48,15 @@ var (
 		"replay":  replayFields,
 	}
 	keyDists     = []string{string(traffic.KeyUniform), string(traffic.KeyZipf)}
-	retryFields  = []string{"policy", "delay", "factor", "cap", "jitter", "resolution", "max-attempts", "on"}
+	retryFields  = []string{"policy", "delay", "factor", "cap", "jitter", "resolution", "max-attempts", "on", "budget"}
 	retryApplies = map[string][]string{
 		"none":        {"policy"},
-		"immediate":   {"policy", "max-attempts", "on"},
-		"fixed":       {"policy", "delay", "max-attempts", "on"},
-		"backoff":     {"policy", "delay", "factor", "cap", "jitter", "max-attempts", "on"},
-		"retry-after": {"policy", "resolution", "max-attempts", "on"},
+		"immediate":   {"policy", "max-attempts", "on", "budget"},
+		"fixed":       {"policy", "delay", "max-attempts", "on", "budget"},
+		"backoff":     {"policy", "delay", "factor", "cap", "jitter", "max-attempts", "on", "budget"},
+		"retry-after": {"policy", "resolution", "max-attempts", "on", "budget"},
 	}
+	budgetFields  = []string{"max-tokens", "token-ratio"}
 	retryPolicies = []string{"none", "immediate", "fixed", "backoff", "retry-after"}
 	jitters       = []string{"none", "full", "equal"}
 	reportFields  = []string{"windows", "bucket"}
@@ -442,7 +443,54 @@ func (d *decoder) retry(v val) (traffic.RetryPolicy, bool) {
 		on, ok := d.retryOn(ov)
 		rp.On, good = on, good && ok
 	}
+	if bv := m.get("budget"); bv.set {
+		b, ok := d.retryBudget(bv)
+		rp.Budget, good = b, good && ok
+	}
 	return rp, good
+}
+
+// retryBudget reads a retry policy's budget: gRPC's retry throttling,
+// {max-tokens: 1 to 1000, token-ratio: a decimal > 0 with at most three
+// decimal places}, both required, as gRPC's retryThrottling requires them.
+func (d *decoder) retryBudget(v val) (traffic.RetryBudget, bool) {
+	const wantRatio = "a decimal > 0 with at most 3 decimal places, like 0.1: the tokens a success gives back"
+	m, ok := d.mapping(v, "a mapping {max-tokens, token-ratio}")
+	if !ok {
+		return traffic.RetryBudget{}, false
+	}
+	d.allow(m, budgetFields, unknownField(budgetFields))
+	var b traffic.RetryBudget
+	good := true
+	mv := m.get("max-tokens")
+	if !mv.set {
+		d.missing(mv, "an integer from 1 to 1000: the tokens a client holds when full")
+		good = false
+	} else {
+		n, ok := d.integer(mv, 1, 1000, "an integer from 1 to 1000: the tokens a client holds when full")
+		b.MaxTokens, good = n, good && ok
+	}
+	rv := m.get("token-ratio")
+	if !rv.set {
+		d.missing(rv, wantRatio)
+		return b, false
+	}
+	switch rv.n.(type) {
+	case *ast.IntegerNode, *ast.FloatNode:
+	default:
+		d.typeErr(rv, wantRatio)
+		return b, false
+	}
+	milli, msg := parseMilli(scalarText(rv.n))
+	if msg == "" && milli == 0 {
+		msg = "want " + wantRatio
+	}
+	if msg != "" {
+		d.errAt(rv.pos, rv.path, "%s: %s", rv.found(), msg)
+		return b, false
+	}
+	b.RatioMilli = milli
+	return b, good
 }
 
 // factor reads a decimal >= 1 exactly.

@@ -94,7 +94,13 @@ func (r *run) backendEvent(e backend.Event) {
 			r.limitAt(e.At)
 		}
 	}
-	if e.Kind == backend.Completed || !r.retries {
+	if e.Kind == backend.Completed {
+		if r.budgets != nil {
+			r.succeeded(e.Req.Source, e.Req.Key)
+		}
+		return
+	}
+	if !r.retries {
 		return
 	}
 	a := traffic.Arrival{At: e.Req.Arrived, Key: e.Req.Key, Cost: e.Req.Cost, Source: e.Req.Source}
