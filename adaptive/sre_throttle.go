@@ -62,21 +62,38 @@ type Key uint32
 // back (throttles + accepts), pads the denominator by 8 and keeps 30s; this
 // follows the book.
 //
-// State per key: the ring of W buckets (a request count and an accept
-// count, 8 bytes each bucket) and their sums, 16 + 8*W bytes; keys get their
-// state at their first call and keep it.
+// State per key: the sums (16 bytes) and a slice of the seconds of the
+// window that hold counts (24 bytes), each second 16 bytes (its number, a
+// request count and an accept count): the buckets of a ring, but only
+// those with counts, so that a key that made a few requests costs a few
+// entries, not W. At most W entries; keys get their state at their first
+// call and keep it.
 type Throttle struct {
 	k       float64
 	buckets int64
-	keys    []*throttleKey
-	n       int // keys with state
+	keys    []throttleKey
+	n       int   // keys with state
+	entries int64 // seconds held over every key
+	most    int   // the most seconds one key has held
 }
 
 type throttleKey struct {
-	sec            int64    // the second of the newest bucket
-	req, acc       []uint32 // by second mod buckets
 	reqSum, accSum uint64
+	secs           []throttleSec // oldest first; nil before the key's first call
 }
+
+// throttleSec is one second of a key's window with counts.
+type throttleSec struct {
+	sec      int64
+	req, acc uint32
+}
+
+// KeyBytes, EntryBytes: the bytes of a key's state, and of each second it
+// holds (Throttle's doc).
+const (
+	KeyBytes   = 40
+	EntryBytes = 16
+)
 
 // NewThrottle returns an sre-throttle, or an error naming the first invalid
 // parameter: k > 0, window a whole number of seconds, at least 1s.
@@ -94,9 +111,9 @@ func NewThrottle(c ThrottleConfig) (*Throttle, error) {
 // 1): false means the client rejects it locally. The request counts as
 // attempted either way.
 func (t *Throttle) Admit(now time.Duration, key Key, u float64) bool {
-	s := t.state(now, key)
+	s, sec := t.state(now, key)
 	p := t.probability(s)
-	s.req[t.slot(s.sec)]++
+	t.bucket(s, sec).req++
 	s.reqSum++
 	return !(u < p)
 }
@@ -105,15 +122,16 @@ func (t *Throttle) Admit(now time.Duration, key Key, u float64) bool {
 // at now would be rejected, without counting anything: for charts and
 // tests.
 func (t *Throttle) RejectProbability(now time.Duration, key Key) float64 {
-	return t.probability(t.state(now, key))
+	s, _ := t.state(now, key)
+	return t.probability(s)
 }
 
 // OnResult reports the outcome, at now, of a request of key that Admit let
 // through: accepted says the backend accepted it.
 func (t *Throttle) OnResult(now time.Duration, key Key, accepted bool) {
-	s := t.state(now, key)
+	s, sec := t.state(now, key)
 	if accepted {
-		s.acc[t.slot(s.sec)]++
+		t.bucket(s, sec).acc++
 		s.accSum++
 	}
 }
@@ -123,47 +141,52 @@ func (t *Throttle) probability(s *throttleKey) float64 {
 	return max(0, p)
 }
 
-// state returns key's counts with the window moved to now.
-func (t *Throttle) state(now time.Duration, key Key) *throttleKey {
+// state returns key's counts with the window moved to now, and now's
+// second.
+func (t *Throttle) state(now time.Duration, key Key) (*throttleKey, int64) {
 	if int(key) >= len(t.keys) {
-		t.keys = append(t.keys, make([]*throttleKey, int(key)+1-len(t.keys))...)
+		t.keys = append(t.keys, make([]throttleKey, int(key)+1-len(t.keys))...)
 	}
 	sec := int64(now / time.Second)
 	if now < 0 && now%time.Second != 0 {
 		sec-- // floor, for instants before time 0
 	}
-	s := t.keys[key]
-	if s == nil {
-		s = &throttleKey{sec: sec, req: make([]uint32, t.buckets), acc: make([]uint32, t.buckets)}
-		t.keys[key] = s
+	s := &t.keys[key]
+	if s.secs == nil {
+		s.secs = make([]throttleSec, 0, 1)
 		t.n++
-		return s
+		return s, sec
 	}
-	d := sec - s.sec
-	if d <= 0 {
-		return s
+	// the seconds before sec-W+1 leave the window
+	k := 0
+	for k < len(s.secs) && s.secs[k].sec <= sec-t.buckets {
+		s.reqSum -= uint64(s.secs[k].req)
+		s.accSum -= uint64(s.secs[k].acc)
+		k++
 	}
-	if d >= t.buckets {
-		clear(s.req)
-		clear(s.acc)
-		s.reqSum, s.accSum = 0, 0
-	} else {
-		for i := int64(1); i <= d; i++ {
-			b := t.slot(s.sec + i)
-			s.reqSum -= uint64(s.req[b])
-			s.accSum -= uint64(s.acc[b])
-			s.req[b], s.acc[b] = 0, 0
-		}
+	if k > 0 {
+		n := copy(s.secs, s.secs[k:])
+		s.secs = s.secs[:n]
+		t.entries -= int64(k)
 	}
-	s.sec = sec
-	return s
+	return s, sec
+}
+
+// bucket returns the counts of second sec of s, the newest, adding it.
+func (t *Throttle) bucket(s *throttleKey, sec int64) *throttleSec {
+	if n := len(s.secs); n > 0 && s.secs[n-1].sec == sec {
+		return &s.secs[n-1]
+	}
+	s.secs = append(s.secs, throttleSec{sec: sec})
+	t.entries++
+	t.most = max(t.most, len(s.secs))
+	return &s.secs[len(s.secs)-1]
 }
 
 // Keys returns how many keys have state (every key seen, from its first
 // call).
 func (t *Throttle) Keys() int { return t.n }
 
-// slot is the ring index of second sec.
-func (t *Throttle) slot(sec int64) int64 {
-	return ((sec % t.buckets) + t.buckets) % t.buckets
-}
+// Entries returns the seconds with counts held now over every key, and
+// the most one key has held at once.
+func (t *Throttle) Entries() (now int64, most int) { return t.entries, t.most }

@@ -25,15 +25,16 @@ import (
 // RetryAfter: the backend's mean service time (Params.Service), at least
 // 1ns, as the other adaptive rows: the client's throttle gives no hint.
 //
-// State per key: the ring of window/1s one-second buckets of two counts and
-// their sums, 16 + 8*window/1s bytes, kept from the key's first request.
+// State per key: its two sums and the seconds of its window that hold
+// counts, 40 bytes plus 16 a second (adaptive.Throttle), kept from the
+// key's first request: at most 40 + 16*window/1s (1,960 bytes at 2m) for
+// a key busy every second, 56 for a key seen in one second only.
 type SREThrottle struct {
 	t    *adaptive.Throttle
 	draw func() float64 // the uniform [0, 1) draw of each request
 	wait time.Duration
 	// units in flight, for InFlight
 	inflight int64
-	perKey   int64
 	mem      Memory
 }
 
@@ -61,8 +62,7 @@ func newSREThrottleLimiter(p Params) (Limiter, error) {
 	if err != nil {
 		return nil, paramError(err)
 	}
-	return &SREThrottle{t: t, draw: rand.New(rand.NewPCG(p.Seed, sreSeedStream)).Float64, wait: max(p.Service, 1),
-		perKey: 16 + 8*int64(c.Window/time.Second)}, nil
+	return &SREThrottle{t: t, draw: rand.New(rand.NewPCG(p.Seed, sreSeedStream)).Float64, wait: max(p.Service, 1)}, nil
 }
 
 // Decide draws, and admits the request unless the key's throttle drops it.
@@ -77,11 +77,13 @@ func (s *SREThrottle) Decide(now time.Duration, key Key, cost int64) Decision {
 	return Decision{Verdict: Accept}
 }
 
-// account follows the keys holding state.
+// account follows the state held: the keys, and the seconds they hold.
 func (s *SREThrottle) account() {
-	if n := int64(s.t.Keys()); n > s.mem.KeysPeak {
-		s.mem = Memory{BytesPerKeyMax: s.perKey, KeysPeak: n, BytesPeak: n * s.perKey}
-	}
+	entries, most := s.t.Entries()
+	n := int64(s.t.Keys())
+	s.mem.KeysPeak = max(s.mem.KeysPeak, n)
+	s.mem.BytesPeak = max(s.mem.BytesPeak, n*adaptive.KeyBytes+entries*adaptive.EntryBytes)
+	s.mem.BytesPerKeyMax = max(s.mem.BytesPerKeyMax, adaptive.KeyBytes+int64(most)*adaptive.EntryBytes)
 }
 
 // InFlight returns the units admitted and not yet answered.
@@ -91,6 +93,7 @@ func (s *SREThrottle) InFlight() int64 { return s.inflight }
 func (s *SREThrottle) Sample(now time.Duration, key Key, cost int64, _ time.Duration, _ int64, outcome Outcome) {
 	s.t.OnResult(now, adaptive.Key(key), outcome == Served)
 	s.inflight = max(s.inflight-cost, 0)
+	s.account()
 }
 
 // Memory reports the keys with state.

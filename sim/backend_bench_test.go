@@ -14,7 +14,8 @@ import (
 // service of mean 12us, a queue of 1000 and clients waiting 100ms
 // (backend-10: the nine and none, each row with its own backend), in one
 // process, so that ns/op reads as a ratio (issue 14's target: at most
-// 1.5x); then token-bucket, aimd, vegas and gradient2 alone with a backend
+// 1.5x); then token-bucket and each adaptive row (aimd, vegas, gradient2,
+// envoy-adaptive with a 100ms interval, sre-throttle) alone with a backend
 // (target: an adaptive row at most 2x a token bucket's).
 //
 //	go test ./sim -run '^$' -bench EngineBackend -benchtime 1000000x -count 5
@@ -34,9 +35,13 @@ func BenchmarkEngineBackend(b *testing.B) {
 	})
 	// one row each, with its backend: an adaptive row against a token
 	// bucket's (issue 14's target: at most 2x)
-	for _, name := range []string{"token-bucket", "aimd", "vegas", "gradient2"} {
+	for _, name := range []string{"token-bucket", "aimd", "vegas", "gradient2", "envoy-adaptive", "sre-throttle"} {
 		b.Run(name+"-1", func(b *testing.B) {
-			benchEngineOn(b, plan(b), 0, []Algorithm{benchAlgorithm(name)}, nil, withBackend)
+			alg := benchAlgorithm(name)
+			if name == "envoy-adaptive" {
+				alg.Params.Interval = 100 * time.Millisecond // required, as in envoy
+			}
+			benchEngineOn(b, plan(b), 0, []Algorithm{alg}, nil, withBackend)
 		})
 	}
 }
