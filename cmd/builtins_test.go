@@ -211,3 +211,15 @@ func TestMetastableRetry(t *testing.T) {
 	res = compareJSON(t, path, "--algorithms", "none")
 	require.Less(t, res["none"].Backend.Goodput, int64(100), "an exponential service at 90% collapses before the trigger")
 }
+
+// TestAdaptiveRowsGolden holds every adaptive row (aimd, vegas, gradient2
+// bare and windowed, envoy-adaptive, sre-throttle with two settings) in
+// front of a backend with errors and a slow spell, with budgeted retries,
+// to its JSON output. The limits compute in floating point: CI runs this
+// test under GOAMD64=v3 as well, where the compiler may fuse a multiply
+// and an add unless the code prevents it; the golden must hold there too.
+func TestAdaptiveRowsGolden(t *testing.T) {
+	status, out, errOut := run(t, "compare", filepath.Join("testdata", "adaptive", "rows.yaml"), "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	golden(t, filepath.Join("adaptive", "rows.json"), out)
+}
