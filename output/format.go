@@ -9,11 +9,14 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-// FormatDuration writes d for people: "0", "750ms", "1.09s", "2m30s", "1h",
-// "1.5µs", "333.333333ms". The largest unit below d carries the decimal part,
-// written exactly (integer arithmetic, trailing zeros trimmed); from one
-// minute up it is hours, minutes and seconds as time.Duration.String writes
-// them, without the trailing zero units ("2m", not "2m0s").
+// FormatDuration writes d as people read it: "0", "750ms", "1.09s",
+// "333.333ms", "2m30s", "1h", "27d12h49m49.8s". Below a minute, the largest
+// unit below d carries at most three decimals; from one minute up it is
+// days, hours, minutes and seconds, the seconds to a tenth, without the
+// trailing zero units ("2m", not "2m0s"). Digits past those are cut, never
+// rounded up, so an instant is never shown later than it is (999.9999ms is
+// "999.999ms", not "1s"), and the arithmetic is integer. This is for text
+// people read (tables, findings, headings); JSON and CSV keep nanoseconds.
 func FormatDuration(d time.Duration) string {
 	if d == 0 {
 		return "0"
@@ -29,46 +32,52 @@ func FormatDuration(d time.Duration) string {
 		b = strconv.AppendUint(b, u, 10)
 		b = append(b, "ns"...)
 	case u < uint64(time.Millisecond):
-		b = appendFrac(b, u, uint64(time.Microsecond))
+		b = appendFrac(b, u, uint64(time.Microsecond), 3)
 		b = append(b, "µs"...)
 	case u < uint64(time.Second):
-		b = appendFrac(b, u, uint64(time.Millisecond))
+		b = appendFrac(b, u, uint64(time.Millisecond), 3)
 		b = append(b, "ms"...)
 	case u < uint64(time.Minute):
-		b = appendFrac(b, u, uint64(time.Second))
+		b = appendFrac(b, u, uint64(time.Second), 3)
 		b = append(b, 's')
 	default:
-		h := u / uint64(time.Hour)
-		m := u / uint64(time.Minute) % 60
-		s := u % uint64(time.Minute)
-		if h > 0 {
-			b = strconv.AppendUint(b, h, 10)
-			b = append(b, 'h')
+		const day = 24 * uint64(time.Hour)
+		parts := [4]uint64{u / day, u / uint64(time.Hour) % 24, u / uint64(time.Minute) % 60,
+			u % uint64(time.Minute) / uint64(100*time.Millisecond)} // seconds in tenths
+		first, last := 0, 3
+		for parts[first] == 0 {
+			first++
 		}
-		if m > 0 || (h > 0 && s > 0) {
-			b = strconv.AppendUint(b, m, 10)
-			b = append(b, 'm')
+		for parts[last] == 0 {
+			last--
 		}
-		if s > 0 {
-			b = appendFrac(b, s, uint64(time.Second))
-			b = append(b, 's')
+		for i := first; i <= last; i++ {
+			if i == 3 {
+				b = appendFrac(b, parts[3]*uint64(100*time.Millisecond), uint64(time.Second), 1)
+			} else {
+				b = strconv.AppendUint(b, parts[i], 10)
+			}
+			b = append(b, "dhms"[i])
 		}
 	}
 	return string(b)
 }
 
-// appendFrac appends v/unit as an exact decimal (unit a power of ten),
-// without trailing zeros.
-func appendFrac(b []byte, v, unit uint64) []byte {
+// appendFrac appends v/unit as a decimal (unit a power of ten) with at most
+// digits decimals, the rest cut, without trailing zeros.
+func appendFrac(b []byte, v, unit uint64, digits int) []byte {
 	b = strconv.AppendUint(b, v/unit, 10)
 	rem := v % unit
+	all := len(strconv.FormatUint(unit, 10)) - 1
+	for i := digits; i < all; i++ {
+		rem /= 10
+	}
 	if rem == 0 {
 		return b
 	}
-	digits := len(strconv.FormatUint(unit, 10)) - 1
 	frac := strconv.FormatUint(rem, 10)
 	b = append(b, '.')
-	for i := len(frac); i < digits; i++ {
+	for i := len(frac); i < min(digits, all); i++ {
 		b = append(b, '0')
 	}
 	return append(b, strings.TrimRight(frac, "0")...)
