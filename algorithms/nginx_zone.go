@@ -68,7 +68,7 @@ type NginxZone struct {
 	head, tail int32
 	keyName    func(Key) string
 
-	live, livePeak       int64
+	live, livePeak      int64
 	evictions, refusals int64
 }
 
