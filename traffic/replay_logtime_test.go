@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -66,4 +67,29 @@ func TestReplayLogTimes(t *testing.T) {
 		require.Len(t, got.stats.FirstBad, 1)
 		require.Equal(t, int64(2), got.stats.FirstBad[0].Line)
 	})
+}
+
+// TestReplayBufferWarning (issue 16): a dense trace with a wide reorder
+// window holds every line of the window; Warn is told once when it holds
+// more than WarnBuffered lines, and names the option that bounds it. The
+// same trace with a narrow window does not warn.
+func TestReplayBufferWarning(t *testing.T) {
+	var b []byte
+	b = append(b, "time_ms,key\n"...)
+	for i := range 200 {
+		b = append(b, []byte(strconv.Itoa(1_000_000_000_000+i)+",a\n")...) // 200 lines in 200 ms
+	}
+	path := writeTrace(t, "dense.csv", string(b))
+	var warnings []string
+	r := &Replay{Path: path, Reorder: 5 * time.Minute, WarnBuffered: 50, Warn: func(m string) { warnings = append(warnings, m) }}
+	got := replayAll(t, r)
+	require.Len(t, got.at, 200)
+	require.Len(t, warnings, 1)
+	require.Contains(t, warnings[0], "the reorder window of 5m holds 51 lines")
+	require.Contains(t, warnings[0], "--reorder 10s")
+
+	warnings = nil
+	narrow := replayAll(t, &Replay{Path: path, Reorder: 10 * time.Millisecond, WarnBuffered: 50, Warn: func(m string) { warnings = append(warnings, m) }})
+	require.Empty(t, warnings)
+	require.Equal(t, got.at, narrow.at) // an ordered trace: the same requests
 }
