@@ -29,9 +29,9 @@ import (
 // zone's queue, a rejected request's too (lines 442-443); a new node goes
 // to the head (line 518).
 //
-// Expiry on each lookup that misses (since nginx 1.1.14; 0.7 ran it before
-// every lookup), ngx_http_limit_req_expire(ctx, 1) (lines 632-695, called
-// at line 492): from the queue's tail, up to two nodes are freed, each only
+// Expiry on each lookup that misses (since nginx 1.1.14; 0.7 to 1.1.13
+// ran it before every lookup), ngx_http_limit_req_expire(ctx, 1) (lines
+// 632-695, called at line 492): from the queue's tail, up to two nodes are freed, each only
 // if it has been idle at least 60 s (|now - last| >= 60000 ms) and its
 // excess has drained (excess - rate*ms/1000 <= 0); the pass stops at the
 // first node that is not.
