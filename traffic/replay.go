@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/ratesim/ratesim/internal/human"
 )
 
 // Replay is a recorded trace as a source (type: replay): an access log, a
@@ -693,8 +695,8 @@ func (s *replayStream) file(rec *parsedLine) {
 		if s.reported < maxReported {
 			s.reported++
 			s.stats.FirstBad = append(s.stats.FirstBad, LineError{File: s.r.Path, Line: s.in.lines.n,
-				Msg: fmt.Sprintf("late: stamped %v before line %d (the latest stamp so far), beyond the reorder window %v: sent at %s",
-					time.Duration(s.maxSeen-t), s.maxLine, time.Duration(s.reorder), formatInstant(s.scale(at)))})
+				Msg: fmt.Sprintf("late: stamped %s before line %d (the latest stamp so far), beyond the reorder window %s: sent at %s",
+					human.Duration(time.Duration(s.maxSeen-t)), s.maxLine, human.Duration(time.Duration(s.reorder)), formatInstant(s.scale(at)))})
 		}
 		p.t = at
 	} else {
@@ -741,20 +743,7 @@ func bufferWarning(path string, window time.Duration, held int) string {
 	mib := int64(held) * int64(unsafe.Sizeof(pending{})) >> 20
 	return fmt.Sprintf("%s: the reorder window of %v holds %d lines (%d MiB) and grows with the trace's rate: "+
 		"on a log whose lines are at most a few seconds out of order, --reorder 10s (scenario: reorder) gives the same "+
-		"requests in a fraction of the memory", path, shortDuration(window), held, mib)
-}
-
-// shortDuration writes d as time.Duration does, without its zero trailing
-// units: 5m, not 5m0s.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
+		"requests in a fraction of the memory", path, human.Duration(window), held, mib)
 }
 
 // peek returns the earliest waiting line, in (t, seq) order.
