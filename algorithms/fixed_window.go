@@ -214,6 +214,7 @@ func checkOptions(algorithm string, p Params, accepted ...string) error {
 		{"burst", "nginx burst", fmt.Sprint(p.NginxBurst), p.NginxBurstSet},
 		{"nodelay", "nodelay", fmt.Sprint(p.Nodelay), p.Nodelay},
 		{"delay", "nginx delay", fmt.Sprint(p.NginxDelay), p.NginxDelay != 0},
+		{"zone", "zone", fmt.Sprint(p.NginxZone), p.NginxZone != 0},
 		{"max", "max", fmt.Sprint(p.Max), p.Max != 0},
 		{"window", "window", p.Window.String(), p.Window != 0},
 		{"min-samples", "min-samples", fmt.Sprint(p.MinSamples), p.MinSamples != 0},

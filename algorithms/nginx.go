@@ -49,9 +49,9 @@ import (
 // the same verdicts from then on. That is the first ms with
 // rate*(ms-last)/1000 >= stored_excess + 1000, at
 // last + ceil((stored_excess+1000)*1000/rate) ms, where the state is
-// released. nginx's own LRU eviction of nodes (after 60 s idle, under zone
-// memory pressure) depends on other keys and the zone size and is not
-// modelled: a node lives until it is fresh.
+// released. This is nginx with a zone that never fills: with the option
+// zone (Params.NginxZone), NginxZone keeps nodes in a zone of that size
+// and frees them as nginx does (its expiry, LRU eviction and refusals).
 //
 // Redis: redislua/lua/nginx.lua is this rule as a Lua script, decision for
 // decision (`ratesim lua nginx` prints it; redislua's tests hold it to
@@ -101,6 +101,12 @@ func newNginxLimiter(p Params) (Limiter, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.NginxZone != 0 {
+		if err := checkZone(p.NginxZone); err != nil {
+			return nil, err
+		}
+		return newNginxZone(r, p.NginxZone), nil
+	}
 	n := &Nginx{nginxRule: *r}
 	n.keyed = newKeyed(int64(unsafe.Sizeof(nginxState{})), func(s *nginxState) time.Duration {
 		return time.Duration(s.last+n.drainedAfter(s.excess)) * time.Millisecond
@@ -122,7 +128,7 @@ func newNginxRuleChecked(p Params) (*nginxRule, error) {
 	if err := checkPolicy(p.Policy); err != nil {
 		return nil, err
 	}
-	if err := checkOptions("nginx", p, "burst", "nodelay", "delay"); err != nil {
+	if err := checkOptions("nginx", p, "burst", "nodelay", "delay", "zone"); err != nil {
 		return nil, err
 	}
 	var scale int64

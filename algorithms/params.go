@@ -42,6 +42,11 @@ type Params struct {
 	Nodelay bool
 	// NginxDelay is nginx's delay=N (two-stage limiting), default 0.
 	NginxDelay int64
+	// NginxZone is the size in bytes of nginx's limit_req zone (the
+	// scenario's zone: 10m), whose memory decides which keys keep their
+	// nodes (NginxZone); 0 means unbounded: a key's state lives until it
+	// is fresh.
+	NginxZone int64
 
 	// Max is the concurrency limiter's most requests in flight per key; 0
 	// means Burst.

@@ -32,7 +32,7 @@ var registry = []Info{
 	{Name: "token-bucket", Summary: "bucket of B tokens refilled at L/W; admits bursts of B", Options: []string{"max-delay"}, Exact: true, New: newTokenBucketLimiter},
 	{Name: "gcra", Summary: "generic cell rate algorithm (redis_rate): one theoretical arrival time per key", Options: []string{"max-delay"}, Exact: true, New: newGCRALimiter},
 	{Name: "leaky-bucket", Summary: "queue of up to B requests released exactly W/L apart: smooths bursts", Options: nil, Exact: true, New: newLeakyBucketLimiter},
-	{Name: "nginx", Summary: "nginx limit_req to the letter: millisecond clock, excess in milli-requests", Options: []string{"burst", "nodelay", "delay"}, Exact: true, New: newNginxLimiter},
+	{Name: "nginx", Summary: "nginx limit_req to the letter: millisecond clock, excess in milli-requests", Options: []string{"burst", "nodelay", "delay", "zone"}, Exact: true, New: newNginxLimiter},
 	{Name: "concurrency", Summary: "at most max requests in flight per key for the backend's service time", Options: []string{"max"}, Exact: true, New: newConcurrencyLimiter},
 	{Name: "x-time-rate", Summary: "the real golang.org/x/time/rate Limiter (float64 tokens), as a production reference", Options: []string{"max-delay"}, Exact: false, New: newXTimeRateLimiter},
 }

@@ -112,6 +112,10 @@ func NewTable(name string, p Params) (Table, error) {
 	case "leaky-bucket":
 		return newTable[leakyBucketState](newLeakyBucketRule(p)), nil
 	case "nginx":
+		if p.NginxZone != 0 {
+			return nil, &ParamError{Field: "zone", Found: fmt.Sprint(p.NginxZone),
+				Want: "nginx's zone is one node's shared memory: it is not modelled in a cluster's store"}
+		}
 		return newTable[nginxState](newNginxRule(p)), nil
 	case "concurrency":
 		r := newConcurrencyRule(p)

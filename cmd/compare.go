@@ -162,6 +162,7 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*out
 	}
 	bar := newProgress(stderr) // nil unless stderr is a terminal
 	cfg.Progress = bar.hook()
+	warnReplays(sc, stderr)
 	rep, err := sim.Run(cfg)
 	bar.done()
 	if err != nil {

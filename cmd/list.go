@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/output"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/spf13/cobra"
 )
@@ -67,7 +68,7 @@ recognised.`,
 			if err := scenarios.CheckFiles(sc); err != nil {
 				return usageError{err}
 			}
-			duration := "duration " + sc.Duration.String()
+			duration := "duration " + output.FormatDuration(sc.Duration)
 			if sc.Duration == 0 {
 				duration = "until the traces end"
 			}
@@ -76,7 +77,8 @@ recognised.`,
 				onCluster = ", on a cluster of " + count(sc.Cluster.Nodes, "node")
 			}
 			fmt.Fprintf(c.OutOrStdout(), "%s: ok: scenario %q, %s, %s, %s, limit %s%s\n",
-				args[0], sc.Name, count(len(sc.Algorithms), "algorithm"), count(len(sc.Traffic.Sources), "source"), duration, sc.Limit, onCluster)
+				args[0], sc.Name, count(len(sc.Algorithms), "algorithm"), count(len(sc.Traffic.Sources), "source"), duration,
+				fmt.Sprintf("%d/%s burst %d", sc.Limit.Rate, output.FormatDuration(sc.Limit.Per), sc.Limit.Burst), onCluster)
 			return nil
 		},
 	}

@@ -109,3 +109,20 @@ func TestReplayRealTrace(t *testing.T) {
 	require.Contains(t, out, `"keys": 1753`)
 	require.Contains(t, out, `"format": "combined"`)
 }
+
+// TestReplayLongDurationForPeople (issue 16): a trace of 27 days prints its
+// span as people read it, in the heading and the trace summary, and the
+// JSON keeps nanoseconds.
+func TestReplayLongDurationForPeople(t *testing.T) {
+	csv := "time_ns,key\n0,a\n" + "2378989808395000,a\n" // 660h49m49.808395s later
+	path := writeFile(t, "long.csv", csv)
+	status, out, errOut := run(t, "replay", path, "--limit", "10/s", "--time-unit", "ns", "--algorithms", "gcra")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, "duration 27d12h49m49.8s,")
+	require.Contains(t, out, "(27d12h49m49.8s)")
+	require.NotContains(t, out, "660h")
+
+	status, out, errOut = run(t, "replay", path, "--limit", "10/s", "--time-unit", "ns", "--algorithms", "gcra", "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, `"duration_ns": 2378989808395000`)
+}

@@ -65,6 +65,10 @@ func CSV(w io.Writer, r *sim.Report) error {
 	if rd {
 		header = append(header, redisCSVHeader...)
 	}
+	zn := zoned(r)
+	if zn {
+		header = append(header, "zone_evictions", "zone_refusals")
+	}
 
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
@@ -109,6 +113,13 @@ func CSV(w io.Writer, r *sim.Report) error {
 		}
 		if rd {
 			row = append(row, redisCSV(res.Redis)...)
+		}
+		if zn {
+			if res.ZoneEvictions != nil {
+				row = append(row, i64(*res.ZoneEvictions), i64(*res.ZoneRefusals))
+			} else {
+				row = append(row, "", "")
+			}
 		}
 		if err := cw.Write(row); err != nil {
 			return err

@@ -6,73 +6,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratesim/ratesim/internal/human"
 	"github.com/ratesim/ratesim/sim"
 )
 
-// FormatDuration writes d for people: "0", "750ms", "1.09s", "2m30s", "1h",
-// "1.5µs", "333.333333ms". The largest unit below d carries the decimal part,
-// written exactly (integer arithmetic, trailing zeros trimmed); from one
-// minute up it is hours, minutes and seconds as time.Duration.String writes
-// them, without the trailing zero units ("2m", not "2m0s").
-func FormatDuration(d time.Duration) string {
-	if d == 0 {
-		return "0"
-	}
-	var b []byte
-	u := uint64(d)
-	if d < 0 {
-		b = append(b, '-')
-		u = -u // two's complement: correct for math.MinInt64 too
-	}
-	switch {
-	case u < uint64(time.Microsecond):
-		b = strconv.AppendUint(b, u, 10)
-		b = append(b, "ns"...)
-	case u < uint64(time.Millisecond):
-		b = appendFrac(b, u, uint64(time.Microsecond))
-		b = append(b, "µs"...)
-	case u < uint64(time.Second):
-		b = appendFrac(b, u, uint64(time.Millisecond))
-		b = append(b, "ms"...)
-	case u < uint64(time.Minute):
-		b = appendFrac(b, u, uint64(time.Second))
-		b = append(b, 's')
-	default:
-		h := u / uint64(time.Hour)
-		m := u / uint64(time.Minute) % 60
-		s := u % uint64(time.Minute)
-		if h > 0 {
-			b = strconv.AppendUint(b, h, 10)
-			b = append(b, 'h')
-		}
-		if m > 0 || (h > 0 && s > 0) {
-			b = strconv.AppendUint(b, m, 10)
-			b = append(b, 'm')
-		}
-		if s > 0 {
-			b = appendFrac(b, s, uint64(time.Second))
-			b = append(b, 's')
-		}
-	}
-	return string(b)
-}
-
-// appendFrac appends v/unit as an exact decimal (unit a power of ten),
-// without trailing zeros.
-func appendFrac(b []byte, v, unit uint64) []byte {
-	b = strconv.AppendUint(b, v/unit, 10)
-	rem := v % unit
-	if rem == 0 {
-		return b
-	}
-	digits := len(strconv.FormatUint(unit, 10)) - 1
-	frac := strconv.FormatUint(rem, 10)
-	b = append(b, '.')
-	for i := len(frac); i < digits; i++ {
-		b = append(b, '0')
-	}
-	return append(b, strings.TrimRight(frac, "0")...)
-}
+// FormatDuration writes d as people read it: "0", "750ms", "1.09s",
+// "333.333ms", "2m30s", "1h", "27d12h49m49.8s" (human.Duration, which
+// says how).
+func FormatDuration(d time.Duration) string { return human.Duration(d) }
 
 // FormatRatio writes a peak ratio as the table shows it: two decimals, with
 // a trailing zero dropped down to one decimal, and an "x": 2.0x, 1.33x, 1.5x,

@@ -18,22 +18,33 @@ func TestFormatDuration(t *testing.T) {
 		{999, "999ns"},
 		{1500, "1.5µs"},
 		{1001, "1.001µs"},
+		{1000999, "1ms"}, // cut at three decimals, never rounded up
 		{750 * time.Millisecond, "750ms"},
-		{333333333, "333.333333ms"},        // exact, no float rounding
+		{333333333, "333.333ms"},           // integer arithmetic, no float rounding
+		{999999999, "999.999ms"},           // an instant never shown later than it is
 		{1090 * time.Millisecond, "1.09s"}, // trailing zeros trimmed
-		{1999999999, "1.999999999s"},
-		{time.Second + 1, "1.000000001s"},
+		{1898594293, "1.898s"},
+		{29998412554, "29.998s"},
+		{1999999999, "1.999s"},
+		{time.Second + 1, "1s"},
+		{time.Second + time.Millisecond, "1.001s"},
 		{59 * time.Second, "59s"},
 		{time.Minute, "1m"},
 		{2*time.Minute + 30*time.Second, "2m30s"},
 		{time.Minute + 500*time.Millisecond, "1m0.5s"},
+		{time.Minute + 50*time.Millisecond, "1m"},
 		{time.Hour, "1h"},
 		{time.Hour + 30*time.Minute, "1h30m"},
 		{time.Hour + 5*time.Second, "1h0m5s"},
 		{2*time.Hour + 30*time.Second, "2h0m30s"},
+		{24 * time.Hour, "1d"},
+		{25 * time.Hour, "1d1h"},
+		{24*time.Hour + time.Second, "1d0h0m1s"},
+		{660*time.Hour + 49*time.Minute + 49808395000, "27d12h49m49.8s"}, // issue 16's trace
 		{-750 * time.Millisecond, "-750ms"},
-		{math.MaxInt64, "2562047h47m16.854775807s"},
-		{math.MinInt64, "-2562047h47m16.854775808s"},
+		{-(25 * time.Hour), "-1d1h"},
+		{math.MaxInt64, "106751d23h47m16.8s"},
+		{math.MinInt64, "-106751d23h47m16.8s"},
 	} {
 		if got := FormatDuration(tt.d); got != tt.want {
 			t.Errorf("FormatDuration(%d) = %q, want %q", int64(tt.d), got, tt.want)

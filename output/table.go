@@ -64,6 +64,7 @@ func Table(w io.Writer, r *sim.Report) error {
 		}
 	}
 	section(&buf, "Who was limited:", LimitedKeys(r), false)
+	section(&buf, "nginx's zone:", ZoneLines(r), false)
 	section(&buf, "Replayed on Redis:", RedisLines(r), false)
 	_, err := w.Write(buf.Bytes())
 	return err
@@ -166,6 +167,7 @@ func Markdown(w io.Writer, r *sim.Report) error {
 		}
 	}
 	section(&buf, "Who was limited:", LimitedKeys(r), true)
+	section(&buf, "nginx's zone:", ZoneLines(r), true)
 	section(&buf, "Replayed on Redis:", RedisLines(r), true)
 	_, err := w.Write(buf.Bytes())
 	return err

@@ -80,6 +80,8 @@ func skipped(cfg sim.Config, alg *sim.Algorithm) string {
 		return alg.Name + " admits everything: it keeps nothing in a store"
 	case alg.Name == "concurrency" && cfg.Backend != nil:
 		return "in front of a backend with workers it learns when each request is done from the backend, which its script, given the service time, does not"
+	case alg.Params.NginxZone != 0:
+		return "its zone frees nodes under memory pressure, which the script, with Redis keeping every key, does not"
 	case !redislua.Has(alg.Name):
 		return alg.Name + " has no script: it decides in floating point"
 	case cfg.Cluster == nil:

@@ -15,7 +15,7 @@ var builtinFS embed.FS
 // builtinNames is the order `ratesim scenarios` lists the built-ins in;
 // each is builtin/NAME.yaml.
 var builtinNames = []string{"double-burst", "token-vs-leaky", "nginx-burst", "sliding-window-accuracy",
-	"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned",
+	"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned", "ip-rotation",
 	"kong-local-pods", "redis-race", "sync-interval", "redis-outage", "flexible-consistency",
 	"protect-the-backend", "gc-pause-collapse", "netflix-gradient2", "metastable-retry", "metastable-retry-jitter", "metastable-retry-budget"}
 

@@ -755,6 +755,14 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 		case k == "delay":
 			p.NginxDelay, ok = d.integer(v, 0, math.MaxInt64, "an integer >= 0")
 			a.Set[k] = p.NginxDelay
+		case k == "zone":
+			var text string
+			p.NginxZone, text, ok = d.zoneSize(v)
+			a.Set[k] = text
+			if ok && ci.set {
+				d.errAt(m.keyPos[k], v.path, "%s: nginx's zone is one nginx's shared memory: it is not modelled on a cluster (remove zone or the cluster section)", v.found())
+				ok = false
+			}
 		case k == "max":
 			p.Max, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1")
 			a.Set[k] = p.Max

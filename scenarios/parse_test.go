@@ -66,6 +66,18 @@ var invalid = []struct {
 		`s.yaml:5:5: algorithms[0].lable: leaky-bucket takes no option "lable" (it has none besides rate, per and burst); did you mean "label"?`},
 	{"option of the wrong type", "name: t\nlimit: 10/s\nalgorithms:\n  - name: nginx\n    nodelay: yes\ntraffic: [{type: times, at: [0s]}]\n",
 		`s.yaml:5:14: algorithms[0].nodelay: found string "yes", want true or false`},
+	{"zone with a bad unit", "name: t\nlimit: 10/s\nalgorithms:\n  - name: nginx\n    zone: 10x\ntraffic: [{type: times, at: [0s]}]\n",
+		`s.yaml:5:11: algorithms[0].zone: "10x": want a size as nginx writes it: bytes, or k or m for KiB or MiB (32k, 10m)`},
+	{"zone too small", "name: t\nlimit: 10/s\nalgorithms:\n  - {name: nginx, zone: 16k}\ntraffic: [{type: times, at: [0s]}]\n",
+		`s.yaml:4:25: algorithms[0].zone: "16k": want a zone of at least 32k (nginx's smallest: 8 pages of 4 KiB)`},
+	{"zone too large", "name: t\nlimit: 10/s\nalgorithms:\n  - {name: nginx, zone: 99999999999m}\ntraffic: [{type: times, at: [0s]}]\n",
+		`s.yaml:4:25: algorithms[0].zone: "99999999999m": want a zone of at most 1048576m`},
+	{"zone negative", "name: t\nlimit: 10/s\nalgorithms:\n  - {name: nginx, zone: -1}\ntraffic: [{type: times, at: [0s]}]\n",
+		`s.yaml:4:25: algorithms[0].zone: -1: want a size as nginx writes it: bytes, or k or m for KiB or MiB (32k, 10m)`},
+	{"zone on another algorithm", "name: t\nlimit: 10/s\nalgorithms:\n  - {name: gcra, zone: 1m}\ntraffic: [{type: times, at: [0s]}]\n",
+		`s.yaml:4:18: algorithms[0].zone: gcra takes no option "zone" (its options: max-delay)`},
+	{"zone on a cluster", "name: t\nlimit: 10/s\ncluster: {nodes: 2}\nalgorithms:\n  - {name: nginx, zone: 1m}\ntraffic: [{type: times, at: [0s]}]\n",
+		`s.yaml:5:19: algorithms[0].zone: "1m": nginx's zone is one nginx's shared memory: it is not modelled on a cluster (remove zone or the cluster section)`},
 	{"entry without name", "name: t\nlimit: 10/s\nalgorithms:\n  - label: x\ntraffic: [{type: times, at: [0s]}]\n",
 		`s.yaml:4:5: algorithms[0].name: missing (want an algorithm: fixed-window, sliding-log, sliding-window, token-bucket, gcra, leaky-bucket, nginx, concurrency, x-time-rate, none, aimd, vegas, gradient2, envoy-adaptive or sre-throttle)`},
 	{"entry a number", "name: t\nlimit: 10/s\nalgorithms: [1]\ntraffic: [{type: times, at: [0s]}]\n", `s.yaml:3:14: algorithms[0]: found integer 1, want an algorithm name or a mapping with a name`},
@@ -644,4 +656,15 @@ func TestParseRetryBudget(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, traffic.RetryBudget{MaxTokens: 10, RatioMilli: 125}, sc.Retries[0].Budget)
 	require.Equal(t, traffic.RetryBudget{MaxTokens: 1000, RatioMilli: 2000}, sc.Retries[1].Budget)
+}
+
+func TestParseNginxZone(t *testing.T) {
+	sc, err := Parse("s.yaml", []byte("name: t\nlimit: 10/s\nalgorithms:\n  - nginx\n  - {name: nginx, label: z, zone: 10m}\n  - {name: nginx, label: b, zone: 65536}\n  - {name: nginx, label: k, zone: 64K}\ntraffic: [{type: times, at: [0s]}]\n"))
+	require.NoError(t, err)
+	require.Zero(t, sc.Algorithms[0].Params.NginxZone) // unbounded, as before
+	require.NotContains(t, sc.Algorithms[0].Set, "zone")
+	require.Equal(t, int64(10<<20), sc.Algorithms[1].Params.NginxZone)
+	require.Equal(t, "10m", sc.Algorithms[1].Set["zone"])
+	require.Equal(t, int64(65536), sc.Algorithms[2].Params.NginxZone)
+	require.Equal(t, int64(64<<10), sc.Algorithms[3].Params.NginxZone)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/internal/intmath"
 	"github.com/ratesim/ratesim/traffic"
 )
@@ -312,4 +313,47 @@ func quote(s string) string {
 		}
 	}
 	return strconv.Quote(s)
+}
+
+// zoneSize reads an nginx zone size as limit_req_zone writes it (nginx's
+// ngx_parse_size, src/core/ngx_parse.c): a count of bytes, or of KiB or MiB
+// with a k or m suffix (32k, 10m, 65536); at least 32k, nginx's smallest
+// zone. It returns the bytes and the text as written.
+func (d *decoder) zoneSize(v val) (int64, string, bool) {
+	text, ok := d.durationText(v)
+	if !ok {
+		return 0, "", false
+	}
+	bytes, msg := parseZoneSize(text)
+	if msg != "" {
+		d.errAt(v.pos, v.path, "%s: %s", v.found(), msg)
+		return 0, "", false
+	}
+	return bytes, text, true
+}
+
+// parseZoneSize parses a zone size; msg says what is wrong, or is "".
+func parseZoneSize(s string) (int64, string) {
+	const want = "want a size as nginx writes it: bytes, or k or m for KiB or MiB (32k, 10m)"
+	scale := int64(1)
+	digits := s
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 'k', 'K':
+			scale, digits = 1<<10, s[:n-1]
+		case 'm', 'M':
+			scale, digits = 1<<20, s[:n-1]
+		}
+	}
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return 0, want
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || n > algorithms.NginxMaxZone/scale {
+		return 0, "want a zone of at most 1048576m"
+	}
+	if n*scale < algorithms.NginxMinZone {
+		return 0, "want a zone of at least 32k (nginx's smallest: 8 pages of 4 KiB)"
+	}
+	return n * scale, ""
 }

@@ -167,6 +167,9 @@ type orderSlot struct {
 // newClusterRun builds the cluster run of algorithm i, with its reference.
 func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	alg := &cfg.Algorithms[i]
+	if alg.Params.NginxZone != 0 {
+		return nil, fmt.Errorf("%s: nginx's zone is one nginx's shared memory: it is not modelled on a cluster", alg.Label)
+	}
 	ref, err := newRun(cfg, i, nil)
 	if err != nil {
 		return nil, err

@@ -188,6 +188,9 @@ func Run(cfg Config) (*Report, error) {
 	for j, rd := range live {
 		for _, r := range runsOf(rd) {
 			r.keys, r.feed = keys, f
+			if kn, ok := r.lim.(algorithms.KeyNamer); ok {
+				kn.NameKeys(func(k algorithms.Key) string { return keys.Name(uint32(k)) })
+			}
 			// the keys the sources declared (ranges): a trace's come later
 			if n := keys.Len(); n > 0 {
 				if rs, ok := r.lim.(reserver); ok {
@@ -962,6 +965,10 @@ func (r *run) result() Result {
 	if r.lim != nil { // a cluster row's memory is the cluster's
 		m := r.lim.Memory()
 		res.Memory = Memory{BytesPerKeyMax: m.BytesPerKeyMax, KeysPeak: m.KeysPeak, BytesPeak: m.BytesPeak}
+		if z, ok := r.lim.(algorithms.ZoneCounter); ok {
+			ev, ref := z.ZoneCounts()
+			res.ZoneEvictions, res.ZoneRefusals = &ev, &ref
+		}
 	}
 	end := r.cfg.Start + r.cfg.Duration
 	if r.cfg.Duration == 0 {

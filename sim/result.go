@@ -99,9 +99,15 @@ type Result struct {
 	// AttemptPeaks are the peaks of attempts reaching the limiter (first
 	// tries and retries, by arrival time, in cost), for each report window:
 	// a retry herd shows here.
-	AttemptPeaks []Peak    `json:"attempt_peaks"`
-	Memory       Memory    `json:"memory"`
-	Keys         KeyReport `json:"keys"`
+	AttemptPeaks []Peak `json:"attempt_peaks"`
+	Memory       Memory `json:"memory"`
+	// ZoneEvictions and ZoneRefusals are, for an nginx row with a zone
+	// (algorithms.NginxZone), the nodes freed by force when the zone was
+	// full and the requests refused (503) because no node could be
+	// allocated; nil for every other row.
+	ZoneEvictions *int64    `json:"zone_evictions,omitempty"`
+	ZoneRefusals  *int64    `json:"zone_refusals,omitempty"`
+	Keys          KeyReport `json:"keys"`
 	// Cluster is what the cluster did, for a row run on one (SPEC
 	// section 8); nil otherwise.
 	Cluster *ClusterResult `json:"cluster,omitempty"`

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
+
+	"github.com/ratesim/ratesim/internal/human"
 )
 
 // Replay is a recorded trace as a source (type: replay): an access log, a
@@ -126,6 +129,13 @@ type Replay struct {
 	// Strict stops the stream at the first malformed line: Err returns its
 	// *LineError.
 	Strict bool
+	// Warn, when set, is called once per stream, from the goroutine that
+	// reads the trace, when the reorder window first holds more than
+	// WarnBuffered lines (0: DefaultWarnBuffered): a dense trace with a
+	// wide window holds every line of the window in memory. Nothing below
+	// cmd prints: the caller decides what to do with the message.
+	Warn         func(msg string)
+	WarnBuffered int
 
 	// stats holds the *ReplayStats of the first stream read to its end (an
 	// atomic.Value, which a Replay may be copied with, before use)
@@ -461,6 +471,7 @@ const (
 )
 
 type replayStream struct {
+	warned bool // Replay.Warn was called
 	r      *Replay
 	in     *traceInput
 	format string
@@ -684,8 +695,8 @@ func (s *replayStream) file(rec *parsedLine) {
 		if s.reported < maxReported {
 			s.reported++
 			s.stats.FirstBad = append(s.stats.FirstBad, LineError{File: s.r.Path, Line: s.in.lines.n,
-				Msg: fmt.Sprintf("late: stamped %v before line %d (the latest stamp so far), beyond the reorder window %v: sent at %s",
-					time.Duration(s.maxSeen-t), s.maxLine, time.Duration(s.reorder), formatInstant(s.scale(at)))})
+				Msg: fmt.Sprintf("late: stamped %s before line %d (the latest stamp so far), beyond the reorder window %s: sent at %s",
+					human.Duration(time.Duration(s.maxSeen-t)), s.maxLine, human.Duration(time.Duration(s.reorder)), formatInstant(s.scale(at)))})
 		}
 		p.t = at
 	} else {
@@ -705,10 +716,34 @@ func formatInstant(t int64) string {
 func (s *replayStream) push(p pending) {
 	if s.fifo.len() == 0 || !p.less(s.fifo.back()) {
 		s.fifo.push(p)
-		return
+	} else {
+		s.heap = append(s.heap, p)
+		s.up(len(s.heap) - 1)
 	}
-	s.heap = append(s.heap, p)
-	s.up(len(s.heap) - 1)
+	if s.r.Warn != nil && !s.warned {
+		limit := s.r.WarnBuffered
+		if limit <= 0 {
+			limit = DefaultWarnBuffered
+		}
+		if held := s.fifo.len() + len(s.heap); held > limit {
+			s.warned = true
+			s.r.Warn(bufferWarning(s.r.Path, s.r.Reorder, held))
+		}
+	}
+}
+
+// DefaultWarnBuffered is how many lines the reorder window may hold before
+// Replay.Warn is called: a million, 32 MB of waiting lines, the window of
+// 5m at 3,333 lines a second.
+const DefaultWarnBuffered = 1_000_000
+
+// bufferWarning says that the reorder window holds held lines, what that
+// costs, and which option bounds it.
+func bufferWarning(path string, window time.Duration, held int) string {
+	mib := int64(held) * int64(unsafe.Sizeof(pending{})) >> 20
+	return fmt.Sprintf("%s: the reorder window of %v holds %d lines (%d MiB) and grows with the trace's rate: "+
+		"on a log whose lines are at most a few seconds out of order, --reorder 10s (scenario: reorder) gives the same "+
+		"requests in a fraction of the memory", path, human.Duration(window), held, mib)
 }
 
 // peek returns the earliest waiting line, in (t, seq) order.

@@ -193,6 +193,81 @@ type logParser struct {
 	keyName   string
 	cost      bool
 	bracketed bool // the layout includes the brackets
+	// timeKind is how the time inside the brackets is written, when no
+	// time-layout is set: chosen on the first lines (chooseLogTime)
+	timeKind int
+}
+
+// The ways a log's [time] may be written that a log without time-layout
+// is read in, tried in this order on its first lines (chooseLogTime).
+const (
+	logTimeCLF  = iota // 02/Jan/2006:15:04:05 -0700
+	logTimeISO         // 2006-01-02T15:04:05.999+07:00, a space for the T, ...
+	logTimeUnix        // 1700000000, 1700000000123, 1700000000123456, with a fraction
+)
+
+// logTimeTried says what chooseLogTime tries, for the error when nothing fits.
+const logTimeTried = "CLF (17/May/2015:10:05:03 +0000), ISO 8601 (2015-05-17T10:05:03, or a space for the T, " +
+	"with or without a fraction of a second and a zone: Z, +02:00, +0200) " +
+	"and Unix time (seconds, milliseconds or microseconds, told by the digits, with or without a fraction)"
+
+// parseTime reads the time inside the brackets as kind.
+func (p *logParser) parseTime(b []byte, kind int) (int64, bool, badLine) {
+	switch {
+	case p.tp.unit != 0:
+		return parseUnix(b, p.tp.unit)
+	case kind == logTimeISO:
+		return p.tp.parseISO(b)
+	case kind == logTimeUnix:
+		if !isNumeric(b) {
+			return 0, false, badTime("%s is not a Unix time, as the first lines have", quoteBytes(b))
+		}
+		return parseUnix(b, guessUnit(b))
+	}
+	return p.tp.clf.parse(b)
+}
+
+// chooseLogTime chooses how the log's times are read when no time-layout
+// is set: the first of CLF, ISO 8601 and Unix time that reads the most of
+// the sample lines' times. It returns an error listing what it tried when
+// none reads any (lines that are not log lines at all do not count).
+func (p *logParser) chooseLogTime(sample [][]byte) error {
+	if p.tp.layout != "" || p.tp.unit != 0 {
+		return nil
+	}
+	var read [3]int
+	logLines := 0
+	var first []byte
+	for _, line := range sample {
+		var f logFields
+		if splitLog(line, &f, false).reason != "" {
+			continue
+		}
+		if logLines == 0 {
+			first = f.timeBracketed
+		}
+		logLines++
+		for kind := range read {
+			if _, _, bad := p.parseTime(f.time, kind); bad.reason == "" {
+				read[kind]++
+			}
+		}
+	}
+	if logLines == 0 {
+		return nil // every line is malformed anyway: they are counted so
+	}
+	best := 0
+	for kind := range read {
+		if read[kind] > read[best] {
+			best = kind
+		}
+	}
+	if read[best] == 0 {
+		return fmt.Errorf("cannot read the time %s of the first lines: tried %s; set time-layout to a Go layout (e.g. \"[2006-01-02 15:04:05]\")",
+			quoteBytes(first), logTimeTried)
+	}
+	p.timeKind = best
+	return nil
 }
 
 func newLogParser(r *Replay, tp *timeParser) *logParser {
@@ -216,7 +291,7 @@ func (p *logParser) parse(line []byte, out *parsedLine) badLine {
 	var bad badLine
 	switch {
 	case p.tp.layout == "":
-		out.t, out.whole, bad = p.tp.clf.parse(f.time)
+		out.t, out.whole, bad = p.parseTime(f.time, p.timeKind)
 	case p.bracketed:
 		out.t, out.whole, bad = p.tp.parseLayout(f.timeBracketed)
 	default:

@@ -82,8 +82,13 @@ var allTraces = []string{"combined.log", "common.log", "layout.log", "bad.log", 
 func FuzzReplayCombined(f *testing.F) {
 	addSeeds(f, "combined.log", "common.log", "bad.log", "layout.log")
 	f.Add([]byte("1.1.1.1 - - [10/Oct/2000:13:55:36 +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"a\\\"b\"\n\n\n"))
+	// the times a log without time-layout may hold (issue 16)
+	f.Add([]byte("1.1.1.1 - - [2000-10-10T13:55:36.5+02:00] \"GET / HTTP/1.1\" 200 1\n1.1.1.1 - - [2000-10-10 13:55:37 +0000] \"GET / HTTP/1.1\" 200 1\n"))
+	f.Add([]byte("1.1.1.1 - - [971186136.25] \"GET / HTTP/1.1\" 200 1\n1.1.1.1 - - [971186137250] \"GET / HTTP/1.1\" 200 1\n"))
+	f.Add([]byte("1.1.1.1 - - [2000/10/10 13h55] \"GET / HTTP/1.1\" 200 1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzReplay(t, &Replay{Format: "combined", Reorder: time.Second}, data)
+		fuzzReplay(t, &Replay{Format: "auto", Reorder: time.Second}, data)
 		fuzzReplay(t, &Replay{Format: "common", KeyField: "user", CostField: "size", Spread: "random", Speed: Fraction{3, 2}}, data)
 		fuzzReplay(t, &Replay{Format: "combined", KeyField: "agent", TimeLayout: "[2006-01-02 15:04:05.000000]", Reorder: time.Minute, Strict: true}, data)
 		fuzzReplay(t, &Replay{Format: "combined", SliceStart: time.Second, SliceEnd: time.Hour, Spread: "none"}, data)

@@ -307,7 +307,12 @@ func (s *replayStream) chooseParser() error {
 	}
 	switch s.format {
 	case "combined", "common":
-		s.parser = newLogParser(r, tp)
+		lp := newLogParser(r, tp)
+		sample, _ := s.in.sample(5)
+		if err := lp.chooseLogTime(sample); err != nil {
+			return &ReplayError{Path: r.Path, Msg: err.Error()}
+		}
+		s.parser = lp
 	case "jsonl":
 		s.parser = newJSONParser(r, tp)
 	case "csv", "tsv":

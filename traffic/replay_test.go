@@ -370,7 +370,7 @@ func TestReplayReorder(t *testing.T) {
 			// latest), 11s was not: d keeps its 10.999s
 			name: "no window", lines: "10000,a\n10000,b\n11000,c\n10999,d\n", reorder: 0,
 			at: []time.Duration{sec(10), sec(10), sec(10.999), sec(11)}, keys: []string{"a", "b", "d", "c"},
-			late: []LineError{{Line: 5, Msg: "late: stamped 1ms before line 4 (the latest stamp so far), beyond the reorder window 0s: sent at 1970-01-01T00:00:10.999Z"}},
+			late: []LineError{{Line: 5, Msg: "late: stamped 1ms before line 4 (the latest stamp so far), beyond the reorder window 0: sent at 1970-01-01T00:00:10.999Z"}},
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -344,6 +344,9 @@ func (p *timeParser) parseISO(b []byte) (int64, bool, badLine) {
 	}
 	var ns int64
 	var msg string
+	if len(rest) > 1 && rest[0] == ' ' && (rest[1] == '+' || rest[1] == '-' || rest[1] == 'Z') {
+		rest = rest[1:] // 2006-01-02 15:04:05 +0700, as logs write it
+	}
 	if len(rest) == 0 {
 		ns, msg = c.inZone(p.loc)
 	} else {

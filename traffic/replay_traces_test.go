@@ -76,7 +76,7 @@ func TestRealElasticLog(t *testing.T) {
 		// to its middle
 		require.Equal(t, elasticFirst+3500*time.Millisecond, got.stats.First)
 		require.Len(t, got.stats.FirstBad, 5)
-		require.Equal(t, LineError{File: path, Line: 4, Msg: "late: stamped 35s before line 3 (the latest stamp so far), beyond the reorder window 0s: sent at 2015-05-17T10:05:43.5Z"}, got.stats.FirstBad[0])
+		require.Equal(t, LineError{File: path, Line: 4, Msg: "late: stamped 35s before line 3 (the latest stamp so far), beyond the reorder window 0: sent at 2015-05-17T10:05:43.5Z"}, got.stats.FirstBad[0])
 		// measured: with a 10s window, 7,813 lines are still late
 		got = replayAll(t, &Replay{Path: path, Reorder: 10 * time.Second})
 		require.Equal(t, int64(7813), got.stats.Late)
