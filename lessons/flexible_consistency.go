@@ -1,4 +1,4 @@
-package cmd
+package lessons
 
 import (
 	"fmt"
@@ -10,14 +10,15 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-// flexibleLesson measures the sentence of the product notes: the token
+// flexibleConsistency measures the sentence of the product notes: the token
 // bucket is "often implemented with Redis to keep centralised counters,
 // although its consistency is 'flexible': it may occasionally let a few
 // more requests through than the strict limit".
-var flexibleLesson = lesson{
-	name:  "flexible-consistency",
-	title: "a limit shared by several gateways lets a few more through: how many, why, and what it costs to remove them",
-	runs:  []lessonRun{{"flexible-consistency", ""}},
+var flexibleConsistency = register(Lesson{
+	order: 6,
+	Name:  "flexible-consistency",
+	Title: "a limit shared by several gateways lets a few more through: how many, why, and what it costs to remove them",
+	Runs:  []RunSpec{{"flexible-consistency", ""}},
 	explain: []string{
 		"The token bucket is often run with Redis holding the counters, and its consistency is " +
 			"called flexible: it may let a few more requests through than the strict limit. Here one " +
@@ -51,20 +52,20 @@ var flexibleLesson = lesson{
 		"sync-interval and redis-outage push each mode further, and docs/cluster.md gives the bounds.",
 	figures: flexibleFigures,
 	picture: flexiblePicture,
-}
+})
 
 // flexibleFigures computes the lesson's figures from its run.
-func flexibleFigures(runs []*outcome) (map[string]string, error) {
+func flexibleFigures(runs []*Run) (map[string]string, error) {
 	o := runs[0]
 	v := policyFigures(o)
-	if o.sc.Cluster == nil {
-		return nil, fmt.Errorf("scenario %s has no cluster", o.rep.Scenario)
+	if o.Scenario.Cluster == nil {
+		return nil, fmt.Errorf("scenario %s has no cluster", o.Report.Scenario)
 	}
-	cl := o.sc.Cluster
+	cl := o.Scenario.Cluster
 	v["nodes"] = strconv.Itoa(cl.Nodes)
 	v["nodes_th"] = ordinalPart(cl.Nodes)
 	v["rtt"] = output.FormatDuration(cl.Store.RTT)
-	v["duration"] = output.FormatDuration(time.Duration(o.rep.DurationNs))
+	v["duration"] = output.FormatDuration(time.Duration(o.Report.DurationNs))
 	rows := map[string]*sim.ClusterResult{}
 	for _, label := range []string{"per-node", "read-write", "lease", "script"} {
 		res, _, err := result(o, label)
@@ -114,9 +115,9 @@ func ordinalPart(n int) string {
 
 // flexiblePicture draws the timeline of per-node and script, a line per
 // node.
-func flexiblePicture(w io.Writer, runs []*outcome, opt output.TermOptions) error {
+func flexiblePicture(w io.Writer, runs []*Run, opt output.TermOptions) error {
 	o := runs[0]
-	rep, ds, ok := output.PerNode(o.rep, o.decisions, []string{"per-node", "script"})
+	rep, ds, ok := output.PerNode(o.Report, o.Decisions, []string{"per-node", "script"})
 	if !ok {
 		return nil
 	}

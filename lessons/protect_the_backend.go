@@ -1,4 +1,4 @@
-package cmd
+package lessons
 
 import (
 	"fmt"
@@ -9,13 +9,14 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-// protectLesson measures the notes' comparison of the two buckets by what
+// protectTheBackend measures the notes' comparison of the two buckets by what
 // they let reach the backend: bursts on one side, a steady cadence "for
 // systems that do not tolerate sudden variations of load" on the other.
-var protectLesson = lesson{
-	name:  "protect-the-backend",
-	title: "what the limiter does to the backend: the token bucket's bursts queue, the leaky bucket's cadence does not",
-	runs:  []lessonRun{{"protect-the-backend", ""}},
+var protectTheBackend = register(Lesson{
+	order: 7,
+	Name:  "protect-the-backend",
+	Title: "what the limiter does to the backend: the token bucket's bursts queue, the leaky bucket's cadence does not",
+	Runs:  []RunSpec{{"protect-the-backend", ""}},
 	explain: []string{
 		"A limiter exists to protect a backend. Here the backend has {workers} workers serving " +
 			"{service} on average, about {capacity} requests a second, with room for {queue} more " +
@@ -35,15 +36,15 @@ var protectLesson = lesson{
 	},
 	next:    "ratesim compare protect-the-backend --charts out/ draws the backend's health over time.",
 	figures: protectFigures,
-}
+})
 
 // protectFigures computes the protect-the-backend lesson's figures.
-func protectFigures(runs []*outcome) (map[string]string, error) {
+func protectFigures(runs []*Run) (map[string]string, error) {
 	o := runs[0]
 	v := policyFigures(o)
-	be := o.sc.Backend
+	be := o.Scenario.Backend
 	if be == nil {
-		return nil, fmt.Errorf("%s has no backend with workers", o.sc.Name)
+		return nil, fmt.Errorf("%s has no backend with workers", o.Scenario.Name)
 	}
 	v["workers"] = strconv.Itoa(be.Workers)
 	v["service"] = output.FormatDuration(be.Service.Mean)
