@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/internal/chartcmp"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
 )
@@ -26,7 +27,7 @@ func (c *collect) Observe(d *sim.Decision) error {
 // runBuiltin runs a built-in scenario as `ratesim compare` does and returns
 // the report and every decision (for the timeline). The state of the
 // busiest key is not sampled here: the state chart has its own test, so
-// these golden images do not change when algorithms learn to show their
+// these golden drawings do not change when algorithms learn to show their
 // state.
 func runBuiltin(t testing.TB, name string) (*sim.Report, [][]sim.Decision) {
 	t.Helper()
@@ -82,10 +83,18 @@ func renderChart(t *testing.T, c Chart, format string) []byte {
 	return a.Bytes()
 }
 
-// goldenImage compares got with testdata/charts/name byte for byte,
-// rewriting it under -update.
-func goldenImage(t *testing.T, name string, got []byte) {
+// goldenChart renders c as SVG and compares what it draws with
+// testdata/charts/name (an SVG): the same elements, texts and colours,
+// coordinates to within a hundredth of a point (chartcmp). Unlike the bytes
+// of a PNG, which the rasterizer's floating point makes differ between
+// CPUs (arm64, or amd64 with GOAMD64=v3, fuse multiply-adds), this holds
+// on every platform. Under -update it rewrites the golden; on a mismatch
+// it leaves the new drawing beside the old one to look at. The PNG is
+// rendered too, and must be the same bytes twice.
+func goldenChart(t *testing.T, name string, c Chart) {
 	t.Helper()
+	renderChart(t, c, "png")
+	got := renderChart(t, c, "svg")
 	path := filepath.Join("testdata", "charts", name)
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -100,18 +109,18 @@ func goldenImage(t *testing.T, name string, got []byte) {
 	if err != nil {
 		t.Fatalf("%v (run go test ./output/ -update to create it)", err)
 	}
-	if !bytes.Equal(got, want) {
-		// leave the new image beside the old one to look at
-		fresh := path + ".new.png"
+	if d := chartcmp.Diff(got, want); d != "" {
+		fresh := strings.TrimSuffix(path, ".svg") + ".new.svg"
 		_ = os.WriteFile(fresh, got, 0o644)
-		t.Errorf("%s differs from the golden image (new one written to %s; review it, then go test ./output/ -update)", path, fresh)
+		t.Errorf("%s: %s (new one written to %s; review it, then go test ./output/ -update)", path, d, fresh)
 	}
 }
 
 // TestChartsGolden renders every chart of built-in scenarios and compares
-// each with its checked-in PNG. A change in a chart is a visible diff:
-// review the new images (a *.new.png is left beside each that differs),
-// then regenerate with `go test ./output/ -update`.
+// what each draws with its checked-in SVG (goldenChart). A change in a
+// chart is a visible diff: review the new drawings (a *.new.svg is left
+// beside each that differs), then regenerate with `go test ./output/
+// -update`.
 func TestChartsGolden(t *testing.T) {
 	cases := []struct {
 		scenario string
@@ -135,7 +144,7 @@ func TestChartsGolden(t *testing.T) {
 				if c.Title == "" {
 					t.Errorf("%s: no title", c.Name)
 				}
-				goldenImage(t, filepath.Join(tc.scenario, c.Name+".png"), renderChart(t, c, "png"))
+				goldenChart(t, filepath.Join(tc.scenario, c.Name+".svg"), c)
 			}
 		})
 	}
@@ -143,7 +152,7 @@ func TestChartsGolden(t *testing.T) {
 
 // TestPeaksChartOfOneKey: with several keys (api-gateway: 10,003), the
 // peaks chart draws each algorithm's key peak over its limit, says so in
-// its title, axis and legend, and is held to a golden image; with one key,
+// its title, axis and legend, and is held to a golden drawing; with one key,
 // its title is of the peak as before.
 func TestPeaksChartOfOneKey(t *testing.T) {
 	rep, _ := runBuiltin(t, "api-gateway")
@@ -160,7 +169,7 @@ func TestPeaksChartOfOneKey(t *testing.T) {
 		}
 	}
 	c := Chart{Name: "peaks", Title: fig.title, fig: *fig}
-	goldenImage(t, filepath.Join("api-gateway", "peaks.png"), renderChart(t, c, "png"))
+	goldenChart(t, filepath.Join("api-gateway", "peaks.svg"), c)
 
 	one, _ := runBuiltin(t, "double-burst")
 	if got := peaksChart(one).title; strings.Contains(got, "one key") {
@@ -237,7 +246,7 @@ func TestStateChartGolden(t *testing.T) {
 	if !strings.Contains(state.Title, `"alice"`) {
 		t.Errorf("title %q does not name the key", state.Title)
 	}
-	goldenImage(t, "state.png", renderChart(t, *state, "png"))
+	goldenChart(t, "state.svg", *state)
 
 	// no state, no chart
 	for i := range rep.Results {
