@@ -2,6 +2,7 @@ package output
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gonum.org/v1/plot"
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/internal/chartcmp"
@@ -411,4 +414,51 @@ func allocated(fn func()) uint64 {
 	fn()
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestPeaksChartLogScale (issue 16): on a linear axis a 2.0x beside a 50x
+// is a sliver; the peaks chart's axis is logarithmic, labelled 1x, 2x,
+// 5x..., so that from 1x to 2x takes as much height as from 25x to 50x,
+// and a 0 (nothing released) is drawn at the bottom of the axis.
+func TestPeaksChartLogScale(t *testing.T) {
+	rep := doubleBurst()
+	rep.Results[1].Peaks[1].Ratio = 50
+	rep.Results[2].Peaks[1].Ratio = 0
+	fig := peaksChart(rep)
+	p := fig.plot
+	if p == nil {
+		t.Fatal("no plot")
+	}
+	if _, ok := p.Y.Scale.(plot.LogScale); !ok {
+		t.Fatalf("Y scale %T, want plot.LogScale", p.Y.Scale)
+	}
+	one, two, fifty := p.Y.Norm(1), p.Y.Norm(2), p.Y.Norm(50)
+	if two-one < 0.1 {
+		t.Errorf("1x to 2x is %.3f of the axis, want at least 0.1 (a linear axis to 56x gives 0.018)", two-one)
+	}
+	if d := (fifty - p.Y.Norm(25)) - (two - one); math.Abs(d) > 1e-9 {
+		t.Errorf("a doubling is not the same height everywhere: %v", d)
+	}
+	if p.Y.Min > 1 || p.Y.Max < 50 {
+		t.Errorf("axis from %v to %v", p.Y.Min, p.Y.Max)
+	}
+	var labels []string
+	for _, tk := range p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if want := []string{"0.5x", "1x", "2x", "5x", "10x", "20x", "50x", "100x"}; !slices.Equal(labels, want) {
+		t.Errorf("ticks %q, want %q", labels, want)
+	}
+	c := Chart{Name: "peaks", Title: fig.title, fig: *fig}
+	svg := string(renderChart(t, c, "svg"))
+	for _, want := range []string{">50.0x<", ">2.0x<", ">0.0x<", ">1x<", ">2x<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("peaks.svg: no %q", want)
+		}
+	}
+	if lo, hi := logAxisRange(0.3, 3); lo != 0.2 || hi != 5 {
+		t.Errorf("logAxisRange(0.3, 3) = %v, %v", lo, hi)
+	}
 }
