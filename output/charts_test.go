@@ -462,3 +462,60 @@ func TestPeaksChartLogScale(t *testing.T) {
 		t.Errorf("logAxisRange(0.3, 3) = %v, %v", lo, hi)
 	}
 }
+
+// TestStateChartBounds (issue 16): a gauge that is a bound, constant above
+// every other gauge of its panel (a leaky bucket's capacity, nginx's
+// burst, the concurrency max), is drawn as a labelled dashed reference
+// line and left out of the legend, not drawn as a data line; a gauge that
+// merely did not move (a queue that stayed empty) is still data.
+func TestStateChartBounds(t *testing.T) {
+	rep := stateReport(t)
+	var lb *sim.Result
+	for i := range rep.Results {
+		if rep.Results[i].Label == "token-bucket" {
+			lb = &rep.Results[i]
+		}
+	}
+	st := lb.State
+	st.Names = []string{"tokens", "capacity", "queue"}
+	for i := range st.Values {
+		st.Values[i] = append(st.Values[i], 10, 0)
+	}
+	var gauges []stateGauge
+	for _, pn := range statePanelsOf(rep) {
+		if pn.title == "token-bucket" {
+			gauges = pn.gauges
+		}
+	}
+	want := []stateGauge{{name: "tokens", index: 0}, {name: "capacity", index: 1, constant: true, value: 10}, {name: "queue", index: 2}}
+	if !slices.Equal(gauges, want) {
+		t.Fatalf("gauges %+v, want %+v", gauges, want)
+	}
+	fig := stateChart(rep)
+	for _, it := range fig.legend {
+		if it.text == "capacity" {
+			t.Error("the bound is in the legend")
+		}
+	}
+	if !strings.Contains(fig.subtitle, "dashed: a bound") {
+		t.Errorf("subtitle %q", fig.subtitle)
+	}
+	svg := string(renderChart(t, Chart{Name: "state", Title: fig.title, fig: *fig}, "svg"))
+	if !strings.Contains(svg, ">capacity 10</text>") {
+		t.Error("state.svg: the reference line is not labelled \"capacity 10\"")
+	}
+	if !strings.Contains(svg, "stroke-dasharray") {
+		t.Error("state.svg: no dashed line")
+	}
+
+	// a lone gauge that did not move is state, and so is one that another
+	// goes above
+	one := &sim.StateSeries{Names: []string{"tokens"}, TimesNs: []int64{0, 1}, Values: [][]float64{{10}, {10}}}
+	if _, ok := boundGauge(one, 0); ok {
+		t.Error("a lone constant gauge taken for a bound")
+	}
+	two := &sim.StateSeries{Names: []string{"previous", "current"}, TimesNs: []int64{0, 1}, Values: [][]float64{{5, 3}, {5, 7}}}
+	if _, ok := boundGauge(two, 0); ok {
+		t.Error("a constant gauge that another goes above taken for a bound")
+	}
+}
