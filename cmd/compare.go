@@ -167,7 +167,7 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*out
 	if err != nil {
 		return nil, inputError(err)
 	}
-	rep.Traces = traceSummaries(sc)
+	rep.Traces = sim.TraceSummaries(sc.Traffic)
 	if err := checkOnRedis(cfg, rep, f.redis); err != nil {
 		return nil, err
 	}
