@@ -8,8 +8,12 @@
 // scenarios (Lesson.Runs), hands the results back as Runs, and Write
 // writes the lesson to the io.Writer it is given.
 //
-// Adding a lesson is one file: a Lesson value passed to register from a
-// package-level variable, with its place in the list (order).
+// Adding a lesson is one file here: a Lesson value passed to register from
+// a package-level variable, with its place in the list (order: the next
+// number), its words, the built-in scenarios it runs and its figures
+// function. `ratesim demo` lists and runs it without a change to cmd; its
+// golden output (cmd/testdata/demo/NAME.txt and NAME.ascii.txt) is written
+// by `go test ./cmd/ -run TestDemo -update`.
 package lessons
 
 import (
