@@ -22,6 +22,9 @@ type Info struct {
 	// Required are the options without which it cannot be built (no
 	// default, as in its source): it joins no default set.
 	Required []string
+	// InFlight: it limits the requests in flight, which only the backend's
+	// service time keeps there; with a service time of 0 it never refuses.
+	InFlight bool
 }
 
 // registry lists the algorithms in the order ratesim reports them.
@@ -33,7 +36,7 @@ var registry = []Info{
 	{Name: "gcra", Summary: "generic cell rate algorithm (redis_rate): one theoretical arrival time per key", Options: []string{"max-delay"}, Exact: true, New: newGCRALimiter},
 	{Name: "leaky-bucket", Summary: "queue of up to B requests released exactly W/L apart: smooths bursts", Options: nil, Exact: true, New: newLeakyBucketLimiter},
 	{Name: "nginx", Summary: "nginx limit_req to the letter: millisecond clock, excess in milli-requests", Options: []string{"burst", "nodelay", "delay", "zone"}, Exact: true, New: newNginxLimiter},
-	{Name: "concurrency", Summary: "at most max requests in flight per key for the backend's service time", Options: []string{"max"}, Exact: true, New: newConcurrencyLimiter},
+	{Name: "concurrency", Summary: "at most max requests in flight per key for the backend's service time", Options: []string{"max"}, Exact: true, New: newConcurrencyLimiter, InFlight: true},
 	{Name: "x-time-rate", Summary: "the real golang.org/x/time/rate Limiter (float64 tokens), as a production reference", Options: []string{"max-delay"}, Exact: false, New: newXTimeRateLimiter},
 }
 

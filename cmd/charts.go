@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/output"
@@ -54,7 +53,7 @@ func prepareCharts(sc *scenarios.Scenario, cfg *sim.Config, f chartFlags) error 
 	key := f.key
 	if key == "" {
 		var err error
-		if key, err = busiestKey(sc.Traffic, cfg.Start, cfg.Duration); err != nil {
+		if key, err = traffic.BusiestKey(sc.Traffic, cfg.Start, cfg.Duration); err != nil {
 			return inputError(err)
 		}
 		if key == "" {
@@ -86,43 +85,6 @@ func anyInspector(cfg *sim.Config) bool {
 		}
 	}
 	return false
-}
-
-// busiestKey reads the traffic once and returns the key with the most
-// first attempts before start+duration (all of it when duration is 0),
-// ties going to the first name in byte order; "" when there is no traffic.
-func busiestKey(plan traffic.Plan, start, duration time.Duration) (string, error) {
-	keys, stream, err := plan.Open()
-	if err != nil {
-		return "", err
-	}
-	// the loop may stop before the end of a trace
-	defer closeStream(stream)
-	var counts []int64 // by key id
-	var a traffic.Arrival
-	for stream.Next(&a) {
-		if duration > 0 && a.At >= start+duration {
-			break
-		}
-		if int(a.Key) >= len(counts) {
-			counts = append(counts, make([]int64, int(a.Key)+1-len(counts))...)
-		}
-		counts[a.Key]++
-	}
-	if err := stream.Err(); err != nil {
-		return "", err
-	}
-	best, bestName := int64(0), ""
-	for id, n := range counts {
-		if n == 0 || n < best {
-			continue
-		}
-		name := keys.Name(uint32(id))
-		if n > best || name < bestName {
-			best, bestName = n, name
-		}
-	}
-	return bestName, nil
 }
 
 // writeCharts writes the charts of a finished comparison, when asked to,

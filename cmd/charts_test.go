@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ratesim/ratesim/scenarios"
+	"github.com/ratesim/ratesim/traffic"
 	"github.com/stretchr/testify/require"
 )
 
@@ -158,12 +159,12 @@ traffic:
 `), 0o644))
 	sc, err := scenarios.Load(path)
 	require.NoError(t, err)
-	key, err := busiestKey(sc.Traffic, 0, sc.Duration)
+	key, err := traffic.BusiestKey(sc.Traffic, 0, sc.Duration)
 	require.NoError(t, err)
 	require.Equal(t, "carol", key, "4 requests before the end")
 
 	sc.Traffic.Sources = sc.Traffic.Sources[:2]
-	key, err = busiestKey(sc.Traffic, 0, sc.Duration)
+	key, err = traffic.BusiestKey(sc.Traffic, 0, sc.Duration)
 	require.NoError(t, err)
 	require.Equal(t, "alice", key, "a tie goes to the first name")
 

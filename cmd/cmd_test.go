@@ -42,7 +42,7 @@ func TestCompareBuiltinsGolden(t *testing.T) {
 			t.Run(b.Name+"/"+format, func(t *testing.T) {
 				status, out, errOut := run(t, "compare", b.Name, "--format", format)
 				require.Equal(t, 0, status, errOut)
-				require.Empty(t, errOut)
+				require.Regexp(t, "^(note: [a-z-]+ left out: .*\n)*$", errOut, "nothing on stderr but what the default list left out")
 				ext := map[string]string{"table": "txt", "json": "json", "csv": "csv", "markdown": "md"}[format]
 				golden(t, filepath.Join("compare", b.Name+"."+ext), out)
 			})
@@ -192,15 +192,17 @@ func TestBadInputExitsTwo(t *testing.T) {
 }
 
 // A scenario with a cluster section validates, and compare runs it (the
-// default list on a cluster leaves x-time-rate out, with a note).
+// default list on a cluster leaves x-time-rate out, with a note, and
+// without a service time concurrency).
 func TestValidateCluster(t *testing.T) {
 	path := writeFile(t, "c.yaml", okScenario+"cluster: {nodes: 4, skew: 2ms, faults: [{type: node-down, node: 1, at: 1s, for: 500ms}]}\n")
 	status, out, errOut := run(t, "validate", path)
 	require.Equal(t, 0, status, errOut)
-	require.Equal(t, path+`: ok: scenario "mine", 8 algorithms, 1 source, duration 2s, limit 10/1s burst 10, on a cluster of 4 nodes`+"\n", out)
+	require.Equal(t, path+`: ok: scenario "mine", 7 algorithms, 1 source, duration 2s, limit 10/1s burst 10, on a cluster of 4 nodes`+"\n", out)
 	status, out, errOut = run(t, "compare", path, "--format", "csv")
 	require.Equal(t, 0, status, errOut)
-	require.Equal(t, "note: x-time-rate left out: cannot run in the store (coordination central, the default on a cluster); list it with coordination: local or split\n", errOut)
+	require.Equal(t, "note: concurrency left out: backend.service is 0, so no request is ever in flight and it could refuse none; name it in algorithms to keep it\n"+
+		"note: x-time-rate left out: cannot run in the store (coordination central, the default on a cluster); list it with coordination: local or split\n", errOut)
 	require.NotContains(t, out, "x-time-rate")
 }
 
@@ -211,4 +213,40 @@ func TestBenchScenarioValid(t *testing.T) {
 	status, out, errOut := run(t, "validate", "../scenarios/bench/poisson-10m.yaml")
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, out, `scenario "poisson-10m", 9 algorithms, 1 source, duration 10s`)
+}
+
+// TestConcurrencyLeftOutWithoutService (issue 16): with backend.service 0
+// the default set leaves out the concurrency limiter, which could refuse
+// nothing, and says so in one line on stderr; --algorithms naming it, or
+// the scenario listing it, keeps it; --algorithms without it says nothing.
+func TestConcurrencyLeftOutWithoutService(t *testing.T) {
+	status, out, errOut := run(t, "compare", "double-burst")
+	require.Equal(t, 0, status, errOut)
+	require.NotContains(t, out, "concurrency")
+	require.Equal(t, "note: concurrency left out: backend.service is 0, so no request is ever in flight and it could refuse none; name it in algorithms to keep it\n", errOut)
+
+	status, out, errOut = run(t, "compare", "double-burst", "--algorithms", "x-time-rate,concurrency,gcra", "--format", "csv")
+	require.Equal(t, 0, status, errOut)
+	require.Empty(t, errOut)
+	var labels []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		labels = append(labels, strings.SplitN(line, ",", 2)[0])
+	}
+	require.Equal(t, []string{"gcra", "concurrency", "x-time-rate"}, labels, "in the default list's order")
+
+	status, _, errOut = run(t, "compare", "double-burst", "--algorithms", "gcra")
+	require.Equal(t, 0, status, errOut)
+	require.Empty(t, errOut, "not asked for: no note")
+
+	path := writeFile(t, "listed.yaml", okScenario+"algorithms: [gcra, concurrency]\n")
+	status, out, errOut = run(t, "compare", path)
+	require.Equal(t, 0, status, errOut)
+	require.Empty(t, errOut)
+	require.Contains(t, out, "| concurrency ")
+
+	path = writeFile(t, "service.yaml", okScenario+"backend: {service: 20ms}\n")
+	status, out, errOut = run(t, "compare", path)
+	require.Equal(t, 0, status, errOut)
+	require.Empty(t, errOut)
+	require.Contains(t, out, "| concurrency ")
 }

@@ -125,7 +125,7 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*out
 	if !slices.Contains(formats, f.format) {
 		return nil, usagef("--format: %q is not a format (want %s)", f.format, strings.Join(formats, ", "))
 	}
-	for _, sk := range sc.Skipped {
+	for _, sk := range restoreLeftOut(sc, f.algorithms) {
 		fmt.Fprintf(stderr, "note: %s left out: %s\n", sk.Name, sk.Reason)
 	}
 	if f.seedSet {
@@ -168,7 +168,7 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*out
 	if err != nil {
 		return nil, inputError(err)
 	}
-	rep.Traces = traceSummaries(sc)
+	rep.Traces = sim.TraceSummaries(sc.Traffic)
 	if err := checkOnRedis(cfg, rep, f.redis); err != nil {
 		return nil, err
 	}
@@ -243,6 +243,39 @@ func render(w io.Writer, rep *sim.Report, format string) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// restoreLeftOut puts back, in their places, the algorithms the default
+// list left out only because they would decide nothing (Skipped.Kept) when
+// list (--algorithms) names them, and returns the others to note: every
+// one left out without a list; with one, those it names (the note says
+// why it cannot have them), since those it does not name are no news.
+func restoreLeftOut(sc *scenarios.Scenario, list string) []scenarios.Skipped {
+	want := map[string]bool{}
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			want[n] = true
+		}
+	}
+	var notes, back []scenarios.Skipped
+	for _, sk := range sc.Skipped {
+		switch {
+		case len(want) == 0:
+			notes = append(notes, sk)
+		case !want[sk.Name]:
+		case sk.Kept != nil:
+			back = append(back, sk)
+		default:
+			notes = append(notes, sk)
+		}
+	}
+	// the last first, so that each place (an index of the list without
+	// them) stays right
+	for i := len(back) - 1; i >= 0; i-- {
+		at := min(back[i].At, len(sc.Algorithms))
+		sc.Algorithms = slices.Insert(sc.Algorithms, at, *back[i].Kept)
+	}
+	return notes
 }
 
 // selectAlgorithms keeps the algorithms named in list (labels or names),

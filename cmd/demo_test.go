@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/ratesim/ratesim/lessons"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/stretchr/testify/require"
 )
@@ -16,7 +15,7 @@ import (
 func TestDemoList(t *testing.T) {
 	status, out, errOut := run(t, "demo")
 	require.Equal(t, 0, status, errOut)
-	require.Equal(t, len(lessons), strings.Count(out, "\n"), "one line each")
+	require.Equal(t, len(lessons.All()), strings.Count(out, "\n"), "one line each")
 	for _, name := range []string{"double-burst", "token-vs-leaky", "sliding-window-accuracy", "retry-storm", "nginx-burst"} {
 		require.Contains(t, out, name+"  ")
 	}
@@ -25,20 +24,20 @@ func TestDemoList(t *testing.T) {
 
 // TestDemoGolden prints every lesson, in Unicode and in ASCII.
 func TestDemoGolden(t *testing.T) {
-	for _, l := range lessons {
-		t.Run(l.name, func(t *testing.T) {
-			status, out, errOut := run(t, "demo", l.name)
+	for _, l := range lessons.All() {
+		t.Run(l.Name, func(t *testing.T) {
+			status, out, errOut := run(t, "demo", l.Name)
 			require.Equal(t, 0, status, errOut)
 			require.Empty(t, errOut)
 			require.NotContains(t, out, "\x1b[")
-			golden(t, filepath.Join("demo", l.name+".txt"), out)
+			golden(t, filepath.Join("demo", l.Name+".txt"), out)
 
-			status, out, errOut = run(t, "demo", l.name, "--ascii")
+			status, out, errOut = run(t, "demo", l.Name, "--ascii")
 			require.Equal(t, 0, status, errOut)
 			for _, r := range out {
 				require.Less(t, r, rune(128), "--ascii: %q in\n%s", r, out)
 			}
-			golden(t, filepath.Join("demo", l.name+".ascii.txt"), out)
+			golden(t, filepath.Join("demo", l.Name+".ascii.txt"), out)
 		})
 	}
 }
@@ -66,7 +65,7 @@ func TestDemoNumbersComeFromTheRun(t *testing.T) {
 	load := func(name string) (*scenarios.Scenario, error) {
 		return scenarios.Parse("changed:"+name, []byte(text))
 	}
-	l, ok := lessonNamed("double-burst")
+	l, ok := lessons.Named("double-burst")
 	require.True(t, ok)
 	var stdout, stderr bytes.Buffer
 	require.NoError(t, runLesson(&stdout, &stderr, l, load, demoFlags{}))
@@ -81,20 +80,6 @@ func TestDemoNumbersComeFromTheRun(t *testing.T) {
 	require.NotEqual(t, orig, stdout.String())
 }
 
-// TestLessonWordsHaveNoNumbers: every figure a lesson prints comes from a
-// placeholder; its words hold no digits.
-func TestLessonWordsHaveNoNumbers(t *testing.T) {
-	digit := regexp.MustCompile(`[0-9]`)
-	for _, l := range lessons {
-		texts := append([]string{l.title}, l.explain...)
-		texts = append(texts, l.shows...)
-		for _, s := range texts {
-			words := placeholder.ReplaceAllString(s, "")
-			require.False(t, digit.MatchString(words), "lesson %s: a number written in the text: %q", l.name, s)
-		}
-	}
-}
-
 func TestDemoUnknownLesson(t *testing.T) {
 	status, out, errOut := run(t, "demo", "nope")
 	require.Equal(t, 2, status)
@@ -107,23 +92,6 @@ func TestDemoNoTimeline(t *testing.T) {
 	require.Equal(t, 0, status)
 	require.NotContains(t, out, "Timeline")
 	require.Contains(t, out, "What the run shows:")
-}
-
-func TestFill(t *testing.T) {
-	s, err := fill("{a} and {b_2}", map[string]string{"a": "x", "b_2": "y"})
-	require.NoError(t, err)
-	require.Equal(t, "x and y", s)
-	_, err = fill("{a} {c}", map[string]string{"a": "x"})
-	require.EqualError(t, err, "no figure for {c}")
-}
-
-func TestSeconds(t *testing.T) {
-	for in, want := range map[int64]string{
-		900_000_000: "0.90 s", 1_090_000_000: "1.09 s", 0: "0.00 s", 17_954_240_519: "17.954 s",
-		1_095_000_000: "1.095 s", 12_000_000_000: "12.00 s",
-	} {
-		require.Equal(t, want, seconds(time.Duration(in)))
-	}
 }
 
 // TestDemoCharts: --charts writes the lesson's pictures; a lesson of two

@@ -15,10 +15,11 @@ import (
 // simulation does, to say how long the run has taken and how long it may
 // still take.
 //
-// The engine reports the virtual time reached by the first algorithm's
-// run (sim.Config.Progress); the bar shows it against the scenario's
-// duration, with the elapsed time and an estimate of the time left, the
-// elapsed time scaled by what is left to simulate. A trace replayed
+// The engine reports the virtual time that every algorithm's run has
+// reached, the slowest one's (sim.Config.Progress), so the bar follows the
+// whole run; it shows that time against the scenario's duration, with the
+// elapsed time and an estimate of the time left, the elapsed time scaled
+// by what is left to simulate. A trace replayed
 // without a duration has no total: the bar then shows how far into the
 // trace the run is. The bar appears only once a run has taken
 // progressDelay, is redrawn at most every progressEvery, and is erased

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
 	"github.com/ratesim/ratesim/scenarios"
+	"github.com/ratesim/ratesim/traffic"
 	"github.com/spf13/cobra"
 )
 
@@ -36,6 +38,18 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
+}
+
+// inputError marks the errors of a run that come from its input (a trace
+// file that is missing or, in strict mode, malformed) as usage errors: they
+// exit 2.
+func inputError(err error) error {
+	var le *traffic.LineError
+	var re *traffic.ReplayError
+	if errors.As(err, &le) || errors.As(err, &re) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return usageError{err}
+	}
+	return err
 }
 
 // Run runs ratesim with args and returns the exit status; everything it

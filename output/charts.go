@@ -59,7 +59,8 @@ type Chart struct {
 //   - multiples: one panel per algorithm with offered, admitted, delayed
 //     and rejected requests per second, the same axes on every panel;
 //   - peaks: peak/limit for every algorithm and report window, as grouped
-//     bars, with the limit (1.0) marked;
+//     bars on a logarithmic axis (1x, 2x, 5x, 10x...), with the limit
+//     (1.0) marked;
 //   - delay: the distribution (CDF) of the delays of admitted requests, for
 //     the algorithms that delayed any (no chart when none did);
 //   - state: the watched key's state over time (sim.Result.State), a panel
@@ -155,6 +156,8 @@ type figure struct {
 	legend          []legendItem
 	width, height   vg.Length
 	body            func(c draw.Canvas)
+	// plot is the one plot a single-plot body draws, for tests
+	plot *plot.Plot
 }
 
 // legendItem is one entry of a figure's legend: a thumbnail (usually the

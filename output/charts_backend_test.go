@@ -50,7 +50,7 @@ func chartNamed(cs []Chart, name string) *Chart {
 }
 
 // TestBackendChartGolden: a report whose rows have a backend gets the
-// backend chart, last, held to a golden image; its SVG names it; without
+// backend chart, last, held to a golden drawing; its SVG names it; without
 // the backends the other charts are the same bytes and there is no
 // backend chart.
 func TestBackendChartGolden(t *testing.T) {
@@ -63,7 +63,7 @@ func TestBackendChartGolden(t *testing.T) {
 	if c.Title != "Backend health over time, per algorithm" {
 		t.Errorf("title %q", c.Title)
 	}
-	goldenImage(t, filepath.Join("backend", "backend.png"), renderChart(t, *c, "png"))
+	goldenChart(t, filepath.Join("backend", "backend.svg"), *c)
 	svg := renderChart(t, *c, "svg")
 	for _, want := range []string{c.Title, "token-bucket: queue", "leaky-bucket: goodput", "fault: pause", "fault: slow"} {
 		if !bytes.Contains(svg, []byte(want)) {

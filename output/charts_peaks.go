@@ -3,8 +3,10 @@ package output
 import (
 	"image/color"
 	"math"
+	"strconv"
 	"time"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
@@ -20,10 +22,12 @@ var windowColors = []color.Color{
 }
 
 // peaksChart: peak/limit for every algorithm and every report window, as
-// grouped bars, the limit (ratio 1.0) as a line. With several keys the
-// limit is per key, and the bars are the key peaks: the most one key
-// released, over its limit (every key together is held against no limit,
-// and shows in the rate chart).
+// grouped bars on a logarithmic axis, the limit (ratio 1.0) as a line.
+// The axis is logarithmic so that a 2.0x reads as plainly as a 50x beside
+// it: each doubling is the same height, and the ticks go 1x, 2x, 5x, 10x.
+// With several keys the limit is per key, and the bars are the key peaks:
+// the most one key released, over its limit (every key together is held
+// against no limit, and shows in the rate chart).
 func peaksChart(r *sim.Report) *figure {
 	ws := windows(r)
 	if len(ws) == 0 {
@@ -32,21 +36,29 @@ func peaksChart(r *sim.Report) *figure {
 	perKey := r.Keys > 1
 	n := len(r.Results)
 	p := newPlot()
-	p.Y.Label.Text = "peak / limit over the window"
+	p.Y.Label.Text = "peak / limit over the window (log scale)"
 	if perKey {
-		p.Y.Label.Text = "one key's peak / its limit over the window"
+		p.Y.Label.Text = "one key's peak / its limit over the window (log scale)"
 	}
 	const width = 720
 	group := vg.Length(width-120) / vg.Length(n)
 	bar := min(28, group*0.8/vg.Length(len(ws)))
 	var legend []legendItem
-	top := 1.0
+	top, low := 1.0, 1.0 // the largest ratio and the smallest above 0
 	labelSty := textStyle(sansFont, 7)
 	labelSty.XAlign, labelSty.YAlign = draw.XCenter, draw.YBottom
+	type barSet struct {
+		b     *logBars
+		xys   plotter.XYs
+		texts []string
+	}
+	var sets []barSet
 	for j, v := range ws {
-		vals := make(plotter.Values, n)
-		var xys plotter.XYs
-		var texts []string
+		lb := &logBars{values: make([]float64, n), width: bar,
+			color: windowColors[j%len(windowColors)],
+			line:  draw.LineStyle{Color: color.Gray{Y: 0x44}, Width: 0.5}}
+		lb.offset = bar * (vg.Length(j) - vg.Length(len(ws)-1)/2)
+		var set barSet
 		for i := range r.Results {
 			pk, ok := findPeak(r.Results[i].Peaks, v)
 			if perKey {
@@ -57,33 +69,40 @@ func peaksChart(r *sim.Report) *figure {
 			if !ok {
 				continue
 			}
-			vals[i] = float64(pk.Ratio)
-			top = math.Max(top, vals[i])
-			xys = append(xys, plotter.XY{X: float64(i), Y: vals[i]})
-			texts = append(texts, FormatRatio(vals[i]))
+			val := float64(pk.Ratio)
+			lb.values[i] = val
+			top = math.Max(top, val)
+			if val > 0 {
+				low = math.Min(low, val)
+			}
+			set.xys = append(set.xys, plotter.XY{X: float64(i), Y: val})
+			set.texts = append(set.texts, FormatRatio(val))
 		}
-		b, err := plotter.NewBarChart(vals, bar)
-		if err != nil {
-			return nil
-		}
-		b.Color = windowColors[j%len(windowColors)]
-		b.LineStyle = draw.LineStyle{Color: color.Gray{Y: 0x44}, Width: 0.5}
-		b.Offset = bar * (vg.Length(j) - vg.Length(len(ws)-1)/2)
-		p.Add(b)
+		set.b = lb
+		sets = append(sets, set)
 		what := "peak in any "
 		if perKey {
 			what = "one key's peak in any "
 		}
 		legend = append(legend, legendItem{what + FormatDuration(time.Duration(v)) + " (limit " +
-			limitPer(r.Limit, v) + ")", b})
-		if len(xys) > 0 {
-			styles := make([]text.Style, len(xys))
-			for k := range styles {
-				styles[k] = labelSty
-			}
-			p.Add(&plotter.Labels{XYs: xys, Labels: texts, TextStyle: styles,
-				Offset: vg.Point{X: b.Offset, Y: 2}})
+			limitPer(r.Limit, v) + ")", lb})
+	}
+	ymin, ymax := logAxisRange(low, top)
+	for _, set := range sets {
+		set.b.floor = ymin
+		p.Add(set.b)
+		if len(set.xys) == 0 {
+			continue
 		}
+		for k := range set.xys {
+			set.xys[k].Y = math.Max(set.xys[k].Y, ymin) // a 0 is labelled on the axis
+		}
+		styles := make([]text.Style, len(set.xys))
+		for k := range styles {
+			styles[k] = labelSty
+		}
+		p.Add(&plotter.Labels{XYs: set.xys, Labels: set.texts, TextStyle: styles,
+			Offset: vg.Point{X: set.b.offset, Y: 2}})
 	}
 	limit := &hline{y: 1, style: draw.LineStyle{Color: rejectColor, Width: 1.2, Dashes: []vg.Length{5, 3}}}
 	p.Add(limit)
@@ -100,7 +119,9 @@ func peaksChart(r *sim.Report) *figure {
 		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	}
 	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
-	p.Y.Min, p.Y.Max = 0, top*1.12
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = ratioTicks{}
+	p.Y.Min, p.Y.Max = ymin, ymax
 	sub := subtitle(r) + "; peaks are of what reached the backend"
 	title := "Peak rate reaching the backend, as a multiple of the limit"
 	if perKey {
@@ -113,7 +134,111 @@ func peaksChart(r *sim.Report) *figure {
 		legend:   legend,
 		width:    width, height: 432,
 		body: func(c draw.Canvas) { p.Draw(c) },
+		plot: p,
 	}
+}
+
+// ratioSteps are the ticks of a ratio axis in each decade: 1x, 2x, 5x.
+var ratioSteps = []float64{1, 2, 5}
+
+// logAxisRange is the range of a logarithmic ratio axis for ratios from
+// low (the smallest above 0) to top: from the 1-2-5 step at or below
+// low/1.2, at most 0.5, to the one at or above top*1.5 (room for the
+// labels), at least 2.
+func logAxisRange(low, top float64) (ymin, ymax float64) {
+	ymin = math.Min(0.5, stepBelow(low/1.2))
+	ymax = math.Max(2, stepAbove(top*1.5))
+	return ymin, ymax
+}
+
+// stepBelow is the largest 1-2-5 value at or below v > 0.
+func stepBelow(v float64) float64 {
+	d := math.Pow(10, math.Floor(math.Log10(v)))
+	best := d
+	for _, s := range ratioSteps {
+		if s*d <= v*(1+1e-9) {
+			best = s * d
+		}
+	}
+	return best
+}
+
+// stepAbove is the smallest 1-2-5 value at or above v > 0.
+func stepAbove(v float64) float64 {
+	d := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, s := range append(ratioSteps, 10) {
+		if s*d >= v*(1-1e-9) {
+			return s * d
+		}
+	}
+	return 10 * d
+}
+
+// ratioTicks label a logarithmic ratio axis at 1x, 2x and 5x of every
+// decade ("0.5x", "1x", "2x", "50x"), with unlabelled minor ticks at the
+// other whole multiples.
+type ratioTicks struct{}
+
+func (ratioTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi*(1+1e-9); e++ {
+		d := math.Pow(10, e)
+		for k := 1; k <= 9; k++ {
+			v := float64(k) * d
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if k == 1 || k == 2 || k == 5 {
+				t.Label = strconv.FormatFloat(v, 'f', -1, 64) + "x"
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
+}
+
+// logBars are the bars of one report window on a logarithmic axis, where
+// a bar cannot start at 0: each rises from floor, the bottom of the axis,
+// to its value (none for a 0), at x = its index + offset.
+type logBars struct {
+	values []float64
+	floor  float64
+	width  vg.Length
+	offset vg.Length
+	color  color.Color
+	line   draw.LineStyle
+}
+
+func (b *logBars) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	for i, v := range b.values {
+		if v <= b.floor {
+			continue
+		}
+		x := trX(float64(i)) + b.offset
+		rect := vg.Rectangle{Min: vg.Point{X: x - b.width/2, Y: trY(b.floor)}, Max: vg.Point{X: x + b.width/2, Y: trY(v)}}
+		poly := c.ClipPolygonY([]vg.Point{rect.Min, {X: rect.Min.X, Y: rect.Max.Y}, rect.Max, {X: rect.Max.X, Y: rect.Min.Y}})
+		c.FillPolygon(b.color, poly)
+		outline := c.ClipLinesY(append(poly, poly[0]))
+		c.StrokeLines(b.line, outline...)
+	}
+}
+
+func (b *logBars) DataRange() (xmin, xmax, ymin, ymax float64) {
+	ymin, ymax = math.Inf(1), math.Inf(-1)
+	for _, v := range b.values {
+		if v > 0 {
+			ymin, ymax = math.Min(ymin, v), math.Max(ymax, v)
+		}
+	}
+	return 0, float64(len(b.values) - 1), ymin, ymax
+}
+
+func (b *logBars) Thumbnail(c *draw.Canvas) {
+	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Min.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Min.Y}}
+	c.FillPolygon(b.color, c.ClipPolygonY(pts))
+	c.StrokeLines(b.line, append(pts, pts[0]))
 }
 
 // delayChart: the CDF of the delays of admitted requests, for every

@@ -2,6 +2,7 @@ package output
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/plot"
+
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/internal/chartcmp"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
 )
@@ -26,7 +30,7 @@ func (c *collect) Observe(d *sim.Decision) error {
 // runBuiltin runs a built-in scenario as `ratesim compare` does and returns
 // the report and every decision (for the timeline). The state of the
 // busiest key is not sampled here: the state chart has its own test, so
-// these golden images do not change when algorithms learn to show their
+// these golden drawings do not change when algorithms learn to show their
 // state.
 func runBuiltin(t testing.TB, name string) (*sim.Report, [][]sim.Decision) {
 	t.Helper()
@@ -82,10 +86,18 @@ func renderChart(t *testing.T, c Chart, format string) []byte {
 	return a.Bytes()
 }
 
-// goldenImage compares got with testdata/charts/name byte for byte,
-// rewriting it under -update.
-func goldenImage(t *testing.T, name string, got []byte) {
+// goldenChart renders c as SVG and compares what it draws with
+// testdata/charts/name (an SVG): the same elements, texts and colours,
+// coordinates to within a hundredth of a point (chartcmp). Unlike the bytes
+// of a PNG, which the rasterizer's floating point makes differ between
+// CPUs (arm64, or amd64 with GOAMD64=v3, fuse multiply-adds), this holds
+// on every platform. Under -update it rewrites the golden; on a mismatch
+// it leaves the new drawing beside the old one to look at. The PNG is
+// rendered too, and must be the same bytes twice.
+func goldenChart(t *testing.T, name string, c Chart) {
 	t.Helper()
+	renderChart(t, c, "png")
+	got := renderChart(t, c, "svg")
 	path := filepath.Join("testdata", "charts", name)
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -100,18 +112,18 @@ func goldenImage(t *testing.T, name string, got []byte) {
 	if err != nil {
 		t.Fatalf("%v (run go test ./output/ -update to create it)", err)
 	}
-	if !bytes.Equal(got, want) {
-		// leave the new image beside the old one to look at
-		fresh := path + ".new.png"
+	if d := chartcmp.Diff(got, want); d != "" {
+		fresh := strings.TrimSuffix(path, ".svg") + ".new.svg"
 		_ = os.WriteFile(fresh, got, 0o644)
-		t.Errorf("%s differs from the golden image (new one written to %s; review it, then go test ./output/ -update)", path, fresh)
+		t.Errorf("%s: %s (new one written to %s; review it, then go test ./output/ -update)", path, d, fresh)
 	}
 }
 
 // TestChartsGolden renders every chart of built-in scenarios and compares
-// each with its checked-in PNG. A change in a chart is a visible diff:
-// review the new images (a *.new.png is left beside each that differs),
-// then regenerate with `go test ./output/ -update`.
+// what each draws with its checked-in SVG (goldenChart). A change in a
+// chart is a visible diff: review the new drawings (a *.new.svg is left
+// beside each that differs), then regenerate with `go test ./output/
+// -update`.
 func TestChartsGolden(t *testing.T) {
 	cases := []struct {
 		scenario string
@@ -135,7 +147,7 @@ func TestChartsGolden(t *testing.T) {
 				if c.Title == "" {
 					t.Errorf("%s: no title", c.Name)
 				}
-				goldenImage(t, filepath.Join(tc.scenario, c.Name+".png"), renderChart(t, c, "png"))
+				goldenChart(t, filepath.Join(tc.scenario, c.Name+".svg"), c)
 			}
 		})
 	}
@@ -143,7 +155,7 @@ func TestChartsGolden(t *testing.T) {
 
 // TestPeaksChartOfOneKey: with several keys (api-gateway: 10,003), the
 // peaks chart draws each algorithm's key peak over its limit, says so in
-// its title, axis and legend, and is held to a golden image; with one key,
+// its title, axis and legend, and is held to a golden drawing; with one key,
 // its title is of the peak as before.
 func TestPeaksChartOfOneKey(t *testing.T) {
 	rep, _ := runBuiltin(t, "api-gateway")
@@ -160,7 +172,7 @@ func TestPeaksChartOfOneKey(t *testing.T) {
 		}
 	}
 	c := Chart{Name: "peaks", Title: fig.title, fig: *fig}
-	goldenImage(t, filepath.Join("api-gateway", "peaks.png"), renderChart(t, c, "png"))
+	goldenChart(t, filepath.Join("api-gateway", "peaks.svg"), c)
 
 	one, _ := runBuiltin(t, "double-burst")
 	if got := peaksChart(one).title; strings.Contains(got, "one key") {
@@ -237,7 +249,7 @@ func TestStateChartGolden(t *testing.T) {
 	if !strings.Contains(state.Title, `"alice"`) {
 		t.Errorf("title %q does not name the key", state.Title)
 	}
-	goldenImage(t, "state.png", renderChart(t, *state, "png"))
+	goldenChart(t, "state.svg", *state)
 
 	// no state, no chart
 	for i := range rep.Results {
@@ -402,4 +414,108 @@ func allocated(fn func()) uint64 {
 	fn()
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestPeaksChartLogScale (issue 16): on a linear axis a 2.0x beside a 50x
+// is a sliver; the peaks chart's axis is logarithmic, labelled 1x, 2x,
+// 5x..., so that from 1x to 2x takes as much height as from 25x to 50x,
+// and a 0 (nothing released) is drawn at the bottom of the axis.
+func TestPeaksChartLogScale(t *testing.T) {
+	rep := doubleBurst()
+	rep.Results[1].Peaks[1].Ratio = 50
+	rep.Results[2].Peaks[1].Ratio = 0
+	fig := peaksChart(rep)
+	p := fig.plot
+	if p == nil {
+		t.Fatal("no plot")
+	}
+	if _, ok := p.Y.Scale.(plot.LogScale); !ok {
+		t.Fatalf("Y scale %T, want plot.LogScale", p.Y.Scale)
+	}
+	one, two, fifty := p.Y.Norm(1), p.Y.Norm(2), p.Y.Norm(50)
+	if two-one < 0.1 {
+		t.Errorf("1x to 2x is %.3f of the axis, want at least 0.1 (a linear axis to 56x gives 0.018)", two-one)
+	}
+	if d := (fifty - p.Y.Norm(25)) - (two - one); math.Abs(d) > 1e-9 {
+		t.Errorf("a doubling is not the same height everywhere: %v", d)
+	}
+	if p.Y.Min > 1 || p.Y.Max < 50 {
+		t.Errorf("axis from %v to %v", p.Y.Min, p.Y.Max)
+	}
+	var labels []string
+	for _, tk := range p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if want := []string{"0.5x", "1x", "2x", "5x", "10x", "20x", "50x", "100x"}; !slices.Equal(labels, want) {
+		t.Errorf("ticks %q, want %q", labels, want)
+	}
+	c := Chart{Name: "peaks", Title: fig.title, fig: *fig}
+	svg := string(renderChart(t, c, "svg"))
+	for _, want := range []string{">50.0x<", ">2.0x<", ">0.0x<", ">1x<", ">2x<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("peaks.svg: no %q", want)
+		}
+	}
+	if lo, hi := logAxisRange(0.3, 3); lo != 0.2 || hi != 5 {
+		t.Errorf("logAxisRange(0.3, 3) = %v, %v", lo, hi)
+	}
+}
+
+// TestStateChartBounds (issue 16): a gauge that is a bound, constant above
+// every other gauge of its panel (a leaky bucket's capacity, nginx's
+// burst, the concurrency max), is drawn as a labelled dashed reference
+// line and left out of the legend, not drawn as a data line; a gauge that
+// merely did not move (a queue that stayed empty) is still data.
+func TestStateChartBounds(t *testing.T) {
+	rep := stateReport(t)
+	var lb *sim.Result
+	for i := range rep.Results {
+		if rep.Results[i].Label == "token-bucket" {
+			lb = &rep.Results[i]
+		}
+	}
+	st := lb.State
+	st.Names = []string{"tokens", "capacity", "queue"}
+	for i := range st.Values {
+		st.Values[i] = append(st.Values[i], 10, 0)
+	}
+	var gauges []stateGauge
+	for _, pn := range statePanelsOf(rep) {
+		if pn.title == "token-bucket" {
+			gauges = pn.gauges
+		}
+	}
+	want := []stateGauge{{name: "tokens", index: 0}, {name: "capacity", index: 1, constant: true, value: 10}, {name: "queue", index: 2}}
+	if !slices.Equal(gauges, want) {
+		t.Fatalf("gauges %+v, want %+v", gauges, want)
+	}
+	fig := stateChart(rep)
+	for _, it := range fig.legend {
+		if it.text == "capacity" {
+			t.Error("the bound is in the legend")
+		}
+	}
+	if !strings.Contains(fig.subtitle, "dashed: a bound") {
+		t.Errorf("subtitle %q", fig.subtitle)
+	}
+	svg := string(renderChart(t, Chart{Name: "state", Title: fig.title, fig: *fig}, "svg"))
+	if !strings.Contains(svg, ">capacity 10</text>") {
+		t.Error("state.svg: the reference line is not labelled \"capacity 10\"")
+	}
+	if !strings.Contains(svg, "stroke-dasharray") {
+		t.Error("state.svg: no dashed line")
+	}
+
+	// a lone gauge that did not move is state, and so is one that another
+	// goes above
+	one := &sim.StateSeries{Names: []string{"tokens"}, TimesNs: []int64{0, 1}, Values: [][]float64{{10}, {10}}}
+	if _, ok := boundGauge(one, 0); ok {
+		t.Error("a lone constant gauge taken for a bound")
+	}
+	two := &sim.StateSeries{Names: []string{"previous", "current"}, TimesNs: []int64{0, 1}, Values: [][]float64{{5, 3}, {5, 7}}}
+	if _, ok := boundGauge(two, 0); ok {
+		t.Error("a constant gauge that another goes above taken for a bound")
+	}
 }

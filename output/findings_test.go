@@ -182,3 +182,55 @@ func checkFindings(t *testing.T, r *sim.Report, want []string) {
 		t.Errorf("Findings:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestLimitedKeysGrouped: results whose lists of limited keys are the same
+// share one line, named together as the findings name them (issue 16:
+// token-bucket, gcra, leaky-bucket, nginx and x-time-rate repeated the same
+// list); the lists line up after the longest label of a result alone.
+func TestLimitedKeysGrouped(t *testing.T) {
+	same := sim.KeyReport{Limited: 8, Top: []sim.KeyCount{{Key: "user-0", Offered: 2341, Rejected: 2022}}}
+	rep := &sim.Report{Keys: 100}
+	for _, r := range []struct {
+		label string
+		keys  sim.KeyReport
+	}{
+		{"fixed-window", sim.KeyReport{Limited: 13, Top: []sim.KeyCount{{Key: "user-0", Offered: 2341, Rejected: 2041}}}},
+		{"token-bucket", same},
+		{"gcra", same},
+		{"concurrency", sim.KeyReport{}},
+		{"nginx", same},
+		{"sliding-window", sim.KeyReport{Limited: 16, Top: []sim.KeyCount{{Key: "user-0", Offered: 2341, Rejected: 2070}, {Key: "a", Offered: 1, Rejected: 1}}}},
+		{"none", sim.KeyReport{}},
+	} {
+		rep.Results = append(rep.Results, sim.Result{Label: r.label, Keys: r.keys})
+	}
+	want := []string{
+		"fixed-window    13 of 100 keys: user-0 (2341 requests, 2041 rejected), ...",
+		"token-bucket, gcra and nginx  8 of 100 keys: user-0 (2341 requests, 2022 rejected), ...",
+		"concurrency and none  no key",
+		"sliding-window  16 of 100 keys: user-0 (2341 requests, 2070 rejected), a (1 request, 1 rejected), ...",
+	}
+	if got := LimitedKeys(rep); !slices.Equal(got, want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// a group's names shorter than a label alone are padded to it
+	rep.Results = []sim.Result{{Label: "a", Keys: same}, {Label: "b", Keys: same}, {Label: "long-label"}}
+	want = []string{
+		"a and b     8 of 100 keys: user-0 (2341 requests, 2022 rejected), ...",
+		"long-label  no key",
+	}
+	if got := LimitedKeys(rep); !slices.Equal(got, want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// no result alone: the lists line up after the longest group's names
+	rep.Results = []sim.Result{{Label: "a", Keys: same}, {Label: "b", Keys: same}, {Label: "c"}, {Label: "dd"}}
+	want = []string{
+		"a and b   8 of 100 keys: user-0 (2341 requests, 2022 rejected), ...",
+		"c and dd  no key",
+	}
+	if got := LimitedKeys(rep); !slices.Equal(got, want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -35,7 +35,8 @@ import (
 // and one more; every window's figure is in the JSON and CSV. The attempts
 // column, every key together too, is then a count without a ratio.
 // "Who was limited" follows: per algorithm, how many keys it rejected at
-// all and its top keys by rejections.
+// all and its top keys by rejections, the algorithms with the same list on
+// one line (LimitedKeys).
 func Table(w io.Writer, r *sim.Report) error {
 	if r == nil {
 		return errNilReport
@@ -91,46 +92,82 @@ func section(buf *bytes.Buffer, title string, lines []string, markdown bool) {
 	}
 }
 
-// LimitedKeys returns one line per result saying how many keys it limited
-// and its top keys by rejections, when the traffic has several keys.
+// LimitedKeys returns, when the traffic has several keys, how many keys
+// each result limited and its top keys by rejections: one line per list,
+// the results whose lists are the same on one line, named together as the
+// findings name them ("token-bucket, gcra and nginx  8 of 100 keys: ...").
 func LimitedKeys(r *sim.Report) []string {
 	if r.Keys <= 1 {
 		return nil
 	}
-	width, limited := 0, false
+	limited := false
 	for i := range r.Results {
-		width = max(width, len(r.Results[i].Label))
 		limited = limited || r.Results[i].Keys.Limited > 0
 	}
 	if !limited {
 		return []string{"no algorithm rejected any of the " + strconv.FormatInt(r.Keys, 10) + " keys"}
 	}
-	var out []string
+	// the results with the same list, in the order of their first
+	type group struct {
+		labels []string
+		list   string
+	}
+	var groups []*group
+	byList := map[string]*group{}
 	for i := range r.Results {
 		res := &r.Results[i]
-		var b strings.Builder
-		b.WriteString(res.Label)
-		b.WriteString(strings.Repeat(" ", width-len(res.Label)))
-		if res.Keys.Limited == 0 {
-			b.WriteString("  no key")
-			out = append(out, b.String())
-			continue
+		list := limitedList(res, r.Keys)
+		g, ok := byList[list]
+		if !ok {
+			g = &group{list: list}
+			byList[list] = g
+			groups = append(groups, g)
 		}
-		b.WriteString("  " + strconv.FormatInt(res.Keys.Limited, 10) + " of " + strconv.FormatInt(r.Keys, 10) + " keys")
-		for j, k := range res.Keys.Top {
-			if j == 0 {
-				b.WriteString(": ")
-			} else {
-				b.WriteString(", ")
-			}
-			b.WriteString(oneLine(k.Key) + " (" + plural(k.Offered, "request") + ", " + strconv.FormatInt(k.Rejected, 10) + " rejected)")
+		g.labels = append(g.labels, res.Label)
+	}
+	// the lists line up after the longest label of a result alone (every
+	// group's, when none is alone); a longer group's names are followed by
+	// two spaces
+	width, alone := 0, false
+	for _, g := range groups {
+		if len(g.labels) == 1 {
+			width, alone = max(width, len(g.labels[0])), true
 		}
-		if int64(len(res.Keys.Top)) < res.Keys.Limited {
-			b.WriteString(", ...")
+	}
+	if !alone {
+		for _, g := range groups {
+			width = max(width, len(join(g.labels)))
 		}
-		out = append(out, b.String())
+	}
+	out := make([]string, len(groups))
+	for i, g := range groups {
+		name := join(g.labels)
+		out[i] = name + strings.Repeat(" ", max(0, width-len(name))) + "  " + g.list
 	}
 	return out
+}
+
+// limitedList writes how many of the report's keys res limited, and its top
+// keys by rejections: "8 of 100 keys: user-0 (2341 requests, 2022
+// rejected), ...", or "no key".
+func limitedList(res *sim.Result, keys int64) string {
+	if res.Keys.Limited == 0 {
+		return "no key"
+	}
+	var b strings.Builder
+	b.WriteString(strconv.FormatInt(res.Keys.Limited, 10) + " of " + strconv.FormatInt(keys, 10) + " keys")
+	for j, k := range res.Keys.Top {
+		if j == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(oneLine(k.Key) + " (" + plural(k.Offered, "request") + ", " + strconv.FormatInt(k.Rejected, 10) + " rejected)")
+	}
+	if int64(len(res.Keys.Top)) < res.Keys.Limited {
+		b.WriteString(", ...")
+	}
+	return b.String()
 }
 
 // Markdown writes the comparison as GitHub-flavoured Markdown: the heading

@@ -52,7 +52,10 @@ func TestDoubleBurst(t *testing.T) {
 	require.Equal(t, uint64(1), sc.Seed)
 	require.Equal(t, 3*time.Second, sc.Duration)
 	require.Equal(t, algorithms.Policy{Rate: 10, Per: time.Second, Burst: 10}, sc.Limit)
-	require.Len(t, sc.Algorithms, len(algorithms.All()))
+	// every algorithm but concurrency: no service time, nothing in flight
+	require.Len(t, sc.Algorithms, len(algorithms.All())-1)
+	require.Len(t, sc.Skipped, 1)
+	require.Equal(t, "concurrency", sc.Skipped[0].Name)
 	require.Equal(t, []time.Duration{time.Second, 100 * time.Millisecond}, sc.Windows)
 	alice := traffic.Common{Clients: traffic.Clients{Key: "alice"}, Cost: 1, End: 3 * time.Second}
 	require.Equal(t, []traffic.Source{

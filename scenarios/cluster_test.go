@@ -245,10 +245,11 @@ var validClusters = []struct {
 	{"defaults", ch + "cluster: {nodes: 4}\n", func(t *testing.T, sc *Scenario) {
 		require.Equal(t, &cluster.Config{Nodes: 4, Balancer: cluster.RoundRobin, Skew: make([]time.Duration, 4),
 			Store: defaultStore, OnStoreError: cluster.Allow}, sc.Cluster)
-		// every algorithm but x-time-rate, central on the store's clock
+		// every algorithm but x-time-rate, central on the store's clock,
+		// and concurrency, which the service time of 0 leaves out
 		var want []string
 		for _, info := range algorithms.All() {
-			if name := info.Name; name != "x-time-rate" {
+			if name := info.Name; name != "x-time-rate" && name != "concurrency" {
 				want = append(want, name)
 			}
 		}
@@ -259,8 +260,10 @@ var validClusters = []struct {
 			require.Empty(t, a.Set)
 		}
 		require.Equal(t, want, got)
-		require.Equal(t, []Skipped{{Name: "x-time-rate",
-			Reason: "cannot run in the store (coordination central, the default on a cluster); list it with coordination: local or split"}}, sc.Skipped)
+		require.Len(t, sc.Skipped, 2)
+		require.Equal(t, "concurrency", sc.Skipped[0].Name)
+		require.Equal(t, Skipped{Name: "x-time-rate",
+			Reason: "cannot run in the store (coordination central, the default on a cluster); list it with coordination: local or split"}, sc.Skipped[1])
 	}},
 	{"the SPEC's example", ch + specCluster, func(t *testing.T, sc *Scenario) {
 		ms := time.Millisecond

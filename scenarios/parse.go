@@ -515,10 +515,18 @@ func (d *decoder) factor(v val) (traffic.Fraction, bool) {
 }
 
 // Skipped is an algorithm left out of a scenario without an algorithms
-// list because it cannot enforce the scenario's policy.
+// list: because it cannot enforce the scenario's policy, or because it
+// could never refuse a request (Kept).
 type Skipped struct {
 	Name   string
 	Reason string
+	// Kept, when set, is the algorithm as the default list would hold it,
+	// at index At of Scenario.Algorithms: it can run, and is left out only
+	// because it would decide nothing (the concurrency limiter with a
+	// service time of 0); naming it (ratesim's --algorithms) brings it
+	// back.
+	Kept *Algorithm
+	At   int
 }
 
 // algorithms reads the algorithms list, or makes the default one.
@@ -557,6 +565,9 @@ func (d *decoder) algorithms(v val, lim limitInfo, limOK bool, svc service, ci c
 // as some exact algorithm can; a policy no exact algorithm takes, and any
 // other parameter an algorithm rejects, is an error. On a cluster every
 // algorithm runs central, and those that cannot (x-time-rate) are left out.
+// With a service time of 0 and no workers, the limits of requests in
+// flight (concurrency) are left out too: nothing is ever in flight, so
+// they would refuse nothing and only look like the most lenient row.
 func (d *decoder) defaultAlgorithms(lim limitInfo, limOK bool, svc service, ci clusterInfo) ([]Algorithm, []Skipped) {
 	var out []Algorithm
 	var skipped []Skipped
@@ -568,14 +579,14 @@ func (d *decoder) defaultAlgorithms(lim limitInfo, limOK bool, svc service, ci c
 	}
 	for _, info := range infos {
 		if len(info.Required) > 0 {
-			skipped = append(skipped, Skipped{info.Name, fmt.Sprintf("it needs %s (no default, as in its source): list it with one", strings.Join(info.Required, " and "))})
+			skipped = append(skipped, Skipped{Name: info.Name, Reason: fmt.Sprintf("it needs %s (no default, as in its source): list it with one", strings.Join(info.Required, " and "))})
 			continue
 		}
 		var coord cluster.Coordination
 		if ci.set {
 			var why string
 			if coord, why = defaultCoordination(info.Name); why != "" {
-				skipped = append(skipped, Skipped{info.Name, why})
+				skipped = append(skipped, Skipped{Name: info.Name, Reason: why})
 				continue
 			}
 		}
@@ -588,12 +599,17 @@ func (d *decoder) defaultAlgorithms(lim limitInfo, limOK bool, svc service, ci c
 					continue
 				}
 				firstErr = cmpOr(firstErr, err)
-				skipped = append(skipped, Skipped{info.Name, err.Error()})
+				skipped = append(skipped, Skipped{Name: info.Name, Reason: err.Error()})
 				continue
 			}
 			exactOK = exactOK || info.Exact
 		}
-		out = append(out, Algorithm{Name: info.Name, Label: info.Name, Params: p, Set: map[string]any{}, Coord: coord})
+		a := Algorithm{Name: info.Name, Label: info.Name, Params: p, Set: map[string]any{}, Coord: coord}
+		if info.InFlight && svc.service == 0 && !d.workers {
+			skipped = append(skipped, Skipped{Name: info.Name, Reason: neverRefuses, Kept: &a, At: len(out)})
+			continue
+		}
+		out = append(out, a)
 	}
 	if limOK && !exactOK && firstErr != nil {
 		d.paramErr(firstErr, nil, lim.whole, "", lim, svc)
@@ -601,6 +617,10 @@ func (d *decoder) defaultAlgorithms(lim limitInfo, limOK bool, svc service, ci c
 	}
 	return out, skipped
 }
+
+// neverRefuses is why a limit of requests in flight is left out of the
+// default list when the backend's service time is 0.
+const neverRefuses = "backend.service is 0, so no request is ever in flight and it could refuse none; name it in algorithms to keep it"
 
 func cmpOr(a, b error) error {
 	if a != nil {

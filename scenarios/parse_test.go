@@ -309,9 +309,11 @@ func TestErrorFormat(t *testing.T) {
 const base = "name: t\nlimit: 10/s\n"
 
 func TestParseValid(t *testing.T) {
-	var all []string // the default set: All, without none
+	var all []string // the default set: All, without none, and without concurrency (no service time)
 	for _, info := range algorithms.All() {
-		all = append(all, info.Name)
+		if !info.InFlight {
+			all = append(all, info.Name)
+		}
 	}
 	for _, tc := range []struct {
 		name, src string
@@ -603,8 +605,9 @@ func fakeNew(name string, p algorithms.Params) (algorithms.Limiter, error) {
 func TestDefaultAlgorithmsSkipNginx(t *testing.T) {
 	sc, err := Parse("s.yaml", []byte("name: t\nlimit: 5/100ms\ntraffic: [{type: times, at: [0s]}]\n"))
 	require.NoError(t, err)
-	require.Len(t, sc.Skipped, 1)
+	require.Len(t, sc.Skipped, 2)
 	require.Equal(t, "nginx", sc.Skipped[0].Name)
+	require.Equal(t, "concurrency", sc.Skipped[1].Name, "no service time")
 	for _, a := range sc.Algorithms {
 		require.NotEqual(t, "nginx", a.Name)
 	}
@@ -619,8 +622,10 @@ func TestAlgorithmParamErrors(t *testing.T) {
 	t.Run("default list leaves out what cannot enforce the policy", func(t *testing.T) {
 		sc, err := Parse("s.yaml", []byte("name: t\nlimit: 5/100ms\ntraffic: [{type: times, at: [0s]}]\n"))
 		require.NoError(t, err)
-		require.Len(t, sc.Algorithms, len(algorithms.All())-1)
-		require.Equal(t, []Skipped{{Name: "nginx", Reason: "per: 100ms: want 1s or 1m (nginx's r/s or r/m)"}}, sc.Skipped)
+		require.Len(t, sc.Algorithms, len(algorithms.All())-2)
+		require.Len(t, sc.Skipped, 2)
+		require.Equal(t, Skipped{Name: "nginx", Reason: "per: 100ms: want 1s or 1m (nginx's r/s or r/m)"}, sc.Skipped[0])
+		require.Equal(t, "concurrency", sc.Skipped[1].Name, "no service time")
 	})
 	for _, tc := range []struct{ name, src, want string }{
 		{"policy per from the short form", "name: t\nlimit: 5/100ms\nalgorithms: [gcra, nginx]\ntraffic: [{type: times, at: [0s]}]\n",
@@ -667,4 +672,32 @@ func TestParseNginxZone(t *testing.T) {
 	require.Equal(t, "10m", sc.Algorithms[1].Set["zone"])
 	require.Equal(t, int64(65536), sc.Algorithms[2].Params.NginxZone)
 	require.Equal(t, int64(64<<10), sc.Algorithms[3].Params.NginxZone)
+}
+
+// TestDefaultAlgorithmsLeaveOutConcurrency (issue 16): with backend.service
+// 0 and no workers, nothing is ever in flight and the concurrency limiter
+// could refuse nothing: the default list leaves it out, saying why, and
+// keeps it ready (Kept, At) for a command that names it; listed, it stays;
+// with a service time it is in the default list.
+func TestDefaultAlgorithmsLeaveOutConcurrency(t *testing.T) {
+	sc, err := Parse("s.yaml", []byte(base+"traffic: [{type: times, at: [0s]}]\n"))
+	require.NoError(t, err)
+	require.Len(t, sc.Skipped, 1)
+	sk := sc.Skipped[0]
+	require.Equal(t, "concurrency", sk.Name)
+	require.Equal(t, "backend.service is 0, so no request is ever in flight and it could refuse none; name it in algorithms to keep it", sk.Reason)
+	require.NotNil(t, sk.Kept)
+	require.Equal(t, "concurrency", sk.Kept.Label)
+	require.Equal(t, "nginx", sc.Algorithms[sk.At-1].Name, "its place: after nginx")
+	require.Equal(t, "x-time-rate", sc.Algorithms[sk.At].Name, "before x-time-rate")
+
+	sc, err = Parse("s.yaml", []byte(base+"algorithms: [gcra, concurrency]\ntraffic: [{type: times, at: [0s]}]\n"))
+	require.NoError(t, err)
+	require.Nil(t, sc.Skipped)
+	require.Equal(t, "concurrency", sc.Algorithms[1].Name, "listed, it stays")
+
+	sc, err = Parse("s.yaml", []byte(base+"backend: {service: 20ms}\ntraffic: [{type: times, at: [0s]}]\n"))
+	require.NoError(t, err)
+	require.Nil(t, sc.Skipped)
+	require.Len(t, sc.Algorithms, len(algorithms.All()))
 }

@@ -27,8 +27,10 @@ type Scenario struct {
 	Algorithms []Algorithm
 	// Skipped lists, for a file without an algorithms list, the algorithms
 	// left out because they cannot enforce the policy (nginx takes only
-	// per 1s or 1m) or, on a cluster, cannot run in the store (x-time-rate),
-	// with the reason; nil when the file lists algorithms.
+	// per 1s or 1m), on a cluster, cannot run in the store (x-time-rate),
+	// or, with backend.service 0 and no workers, would never refuse a
+	// request (concurrency), with the reason; nil when the file lists
+	// algorithms.
 	Skipped []Skipped
 	Traffic traffic.Plan
 	// Retry is the scenario-wide client retry policy (clients.retry).

@@ -92,15 +92,20 @@ type Config struct {
 	// its Algorithm.Coord says (SPEC section 8); nil runs each as one
 	// exact limiter.
 	Cluster *cluster.Config
-	// Progress, when set, is told how far the run has got, for a progress
-	// bar: every ProgressEvery events (arrivals, retries and releases) of
-	// algorithm 0's run, from that run's goroutine, with the virtual time
-	// of the next event as done, counted from Start and at most Duration,
-	// and total = Duration. Without a duration (recorded traces) total is
-	// 0 and done counts from the first arrival. Successive calls never
-	// decrease done. The other algorithms, which run alongside, do not
-	// report. Progress must return quickly; it cannot change the run.
+	// Progress, when set, is told how far the whole run has got, for a
+	// progress bar: each algorithm's run reports every ProgressEvery of its
+	// events (arrivals, retries and releases) the virtual time of its next
+	// event, and Progress is called, from the reporting run's goroutine and
+	// never from two at once, with done = the time every run still going
+	// has reached (the slowest one's), whenever that grows: counted from
+	// Start and at most Duration, and total = Duration. Without a duration
+	// (recorded traces) total is 0 and done counts from the first arrival.
+	// Successive calls increase done. Progress must return quickly; it
+	// cannot change the run.
 	Progress func(done, total time.Duration)
+
+	// board joins the runs' progress reports for Progress (set by Run)
+	board *progressBoard
 }
 
 // ProgressEvery is how many events of a run pass between two calls of
@@ -142,6 +147,9 @@ func Run(cfg Config) (*Report, error) {
 	}
 	n := len(cfg.Algorithms)
 	errs := make([]error, n)
+	if cfg.Progress != nil {
+		cfg.board = newProgressBoard(cfg.Progress, n, cfg.Duration)
+	}
 	rows := make([]reader, n)
 	var live []reader
 	for i := range cfg.Algorithms {
@@ -169,6 +177,11 @@ func Run(cfg Config) (*Report, error) {
 	}
 	if len(live) == 0 {
 		return nil, firstError(errs)
+	}
+	for i := range errs {
+		if errs[i] != nil {
+			cfg.board.finished(i) // never runs
+		}
 	}
 	keys, stream, err := cfg.Traffic.Open()
 	if err != nil {
@@ -208,7 +221,9 @@ func Run(cfg Config) (*Report, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[rd.base().index] = readFeed(f, j, deciding, rd)
+			i := rd.base().index
+			errs[i] = readFeed(f, j, deciding, rd)
+			cfg.board.finished(i)
 		}()
 	}
 	f.produce()
@@ -342,7 +357,8 @@ type run struct {
 	// rejections, and keeps no other account (decideCounting)
 	countOnly bool
 
-	// Config.Progress, in run 0 only, and the events so far
+	// the run's progress report (Config.Progress through its board), and
+	// the events so far
 	progress func(done, total time.Duration)
 	steps    uint64
 }
@@ -412,9 +428,7 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 	}
 	// the same jitter stream for every algorithm of a scenario and seed
 	r.rng = rand.New(rand.NewPCG(cfg.Seed, 0x6a09e667f3bcc909))
-	if i == 0 {
-		r.progress = cfg.Progress
-	}
+	r.progress = cfg.board.reporter(i)
 	if in, ok := lim.(algorithms.Inspector); ok && cfg.Inspect != nil && cfg.Inspect.Every > 0 {
 		r.watch = &watcher{in: in, key: cfg.Inspect.Key, every: cfg.Inspect.Every,
 			state: StateSeries{Key: cfg.Inspect.Key}}
@@ -640,7 +654,7 @@ func (r *run) nextRetry() (traffic.Arrival, int, bool) {
 	return traffic.Arrival{At: ev.at, Key: ev.key, Cost: ev.cost, Source: ev.source}, int(ev.attempt), true
 }
 
-// reportProgress calls Config.Progress with the instant of the next event:
+// reportProgress reports to the board (Config.Progress) the instant of the next event:
 // the next first attempt (when have) or the next scheduled event.
 func (r *run) reportProgress(have bool, fresh time.Duration) {
 	t := fresh
