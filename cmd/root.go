@@ -91,6 +91,7 @@ Start with:  ratesim compare        (the built-in double-burst scenario)
 	})
 	root.AddCommand(
 		newCompareCmd(),
+		newSweepCmd(),
 		newReplayCmd(),
 		newTrafficCmd(),
 		newScenariosCmd(),

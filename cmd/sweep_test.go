@@ -1,0 +1,122 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/scenarios"
+	"github.com/ratesim/ratesim/sweep"
+)
+
+// compactResults is the "results" of a compare --format json, compacted.
+func compactResults(t *testing.T, compareJSON string) string {
+	t.Helper()
+	var rep struct {
+		Results json.RawMessage `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(compareJSON), &rep))
+	var buf bytes.Buffer
+	require.NoError(t, json.Compact(&buf, rep.Results))
+	return buf.String()
+}
+
+// sweepPoints runs a sweep as JSON and returns its points.
+func sweepPoints(t *testing.T, args ...string) []struct {
+	Index   int             `json:"index"`
+	Results json.RawMessage `json:"results"`
+	Error   string          `json:"error"`
+} {
+	t.Helper()
+	status, out, errOut := run(t, append(append([]string{"sweep"}, args...), "--format", "json")...)
+	require.Equal(t, 0, status, errOut)
+	var s struct {
+		Points []struct {
+			Index   int             `json:"index"`
+			Results json.RawMessage `json:"results"`
+			Error   string          `json:"error"`
+		} `json:"points"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &s))
+	return s.Points
+}
+
+// TestSweepIsCompare: every grid point's results are exactly what compare
+// prints for the scenario file with the point's values written in, on every
+// built-in (the file written by the sweep's own edit, run by compare).
+func TestSweepIsCompare(t *testing.T) {
+	extra := map[string][]string{
+		"sync-interval":       {"--vary", "cluster.store.rtt=1ms,4ms", "--vary", "algorithms[sync-100ms].sync=50ms,200ms"},
+		"kong-local-pods":     {"--vary", "cluster.nodes=2,3"},
+		"protect-the-backend": {"--vary", "backend.workers=2,4"},
+		"api-gateway":         {"--vary", "seed=1,2"},
+	}
+	for _, info := range scenarios.Builtins() {
+		t.Run(info.Name, func(t *testing.T) {
+			file, data, err := scenarios.ResolveText(info.Name)
+			require.NoError(t, err)
+			sc, err := scenarios.Parse(file, data)
+			require.NoError(t, err)
+			b := sc.Limit.Burst
+			args := []string{info.Name, "--vary", "limit.burst=" + strconv.FormatInt(b, 10) + "," + strconv.FormatInt(2*b, 10)}
+			args = append(args, extra[info.Name]...)
+			var fields []sweep.Field
+			for i := 1; i < len(args); i += 2 {
+				f, err := sweep.ParseVary(args[i+1])
+				require.NoError(t, err)
+				fields = append(fields, f)
+			}
+			base, err := sweep.NewBase(file, data, sc)
+			require.NoError(t, err)
+			points := sweepPoints(t, args...)
+			require.Len(t, points, sweep.GridSize(fields))
+			dir := t.TempDir()
+			for i, p := range points {
+				require.Equal(t, i, p.Index)
+				require.Empty(t, p.Error)
+				edited, err := base.Edit(fields, sweep.ValuesAt(fields, i))
+				require.NoError(t, err)
+				path := filepath.Join(dir, info.Name+".yaml")
+				require.NoError(t, os.WriteFile(path, edited, 0o644))
+				status, out, errOut := run(t, "compare", path, "--format", "json")
+				require.Equal(t, 0, status, errOut)
+				var got bytes.Buffer
+				require.NoError(t, json.Compact(&got, p.Results))
+				require.Equal(t, compactResults(t, out), got.String(), "point %d", i)
+			}
+		})
+	}
+}
+
+// TestSweepEditIsTheHandEdit: the file a point runs is the file a user
+// would write: the built-in's text with the value changed by hand.
+func TestSweepEditIsTheHandEdit(t *testing.T) {
+	_, data, err := scenarios.ResolveText("double-burst")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for _, c := range []struct{ old, new, vary string }{
+		{"burst: 10}", "burst: 20}", "limit.burst=5,20"},
+		{"rate: 10,", "rate: 7,", "limit.rate=7,30"},
+		{"seed: 1\n", "seed: 9\n", "seed=9"},
+	} {
+		require.Contains(t, string(data), c.old)
+		path := filepath.Join(dir, "edited.yaml")
+		require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(data), c.old, c.new, 1)), 0o644))
+		status, out, errOut := run(t, "compare", path, "--format", "json")
+		require.Equal(t, 0, status, errOut)
+		want := compactResults(t, out)
+		found := false
+		for _, p := range sweepPoints(t, "double-burst", "--vary", c.vary) {
+			var got bytes.Buffer
+			require.NoError(t, json.Compact(&got, p.Results))
+			found = found || got.String() == want
+		}
+		require.True(t, found, "%s: no point gives compare's results for the hand-edited file", c.vary)
+	}
+}
