@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -119,4 +120,35 @@ func TestSweepEditIsTheHandEdit(t *testing.T) {
 		}
 		require.True(t, found, "%s: no point gives compare's results for the hand-edited file", c.vary)
 	}
+}
+
+// TestSweepExitStatus: bad flags are exit 2 naming the flag; a point the
+// scenario rejects is that point's error and the others run (exit 0);
+// exit 2 only when every point failed.
+func TestSweepExitStatus(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		status int
+		want   string
+	}{
+		{[]string{"double-burst", "--vary", "limit.brust=1,2"}, 2, `ratesim: --vary: limit.brust: unknown field (want rate, per or burst); did you mean "burst"?`},
+		{[]string{"double-burst", "--vary", "algorithms[gcrx].burst=1"}, 2, `no algorithm labelled "gcrx"`},
+		{[]string{"double-burst", "--vary", "limit.burst=5..x:1"}, 2, `ratesim: --vary: limit.burst="5..x:1": "x" is not a number or a duration`},
+		{[]string{"double-burst"}, 2, "--vary: none given"},
+		{[]string{"double-burst", "--vary", "limit.burst=5", "--goal", "minimize brust"}, 2, `ratesim: --goal: column 10: "brust" is not a metric`},
+		{[]string{"double-burst", "--vary", "limit.burst=5", "--shard", "2/2"}, 2, "--shard: \"2/2\": want K/N with 0 <= K < N"},
+		{[]string{"double-burst", "--vary", "limit.burst=5", "--shard", "0/2", "--format", "csv"}, 2, "a shard is written as JSON"},
+		{[]string{"double-burst", "--vary", "limit.burst=0,5"}, 0, "point 0 (limit.burst=0): limit.burst: 0: want an integer >= 1"},
+		{[]string{"double-burst", "--vary", "limit.burst=0,-1"}, 2, "every point failed"},
+	} {
+		status, out, errOut := run(t, append([]string{"sweep"}, c.args...)...)
+		require.Equal(t, c.status, status, "%v: %s", c.args, errOut)
+		require.Contains(t, out+errOut, c.want, "%v", c.args)
+		require.NotContains(t, errOut, "panic")
+	}
+}
+
+func TestPointsLine(t *testing.T) {
+	require.Equal(t, "swept 16 of 64 points [======>                 ] 25%  elapsed 3s, about 9s left",
+		pointsLine(16, 64, 3*time.Second, 100))
 }
