@@ -177,6 +177,9 @@ func runSweep(stdout, stderr io.Writer, name string, f sweepFlags, formatSet boo
 func finishSweep(stdout, stderr io.Writer, s *sweep.Sweep, goal *sweep.Goal, f sweepFlags) error {
 	var bests []sweep.Best
 	if goal != nil {
+		for _, g := range goal.Unmatched(s) {
+			fmt.Fprintf(stderr, "note: --goal: key=%s matches no key of the traffic\n", g)
+		}
 		var err error
 		if bests, err = goal.Rank(s); err != nil {
 			return err

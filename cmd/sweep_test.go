@@ -152,3 +152,32 @@ func TestPointsLine(t *testing.T) {
 	require.Equal(t, "swept 16 of 64 points [======>                 ] 25%  elapsed 3s, about 9s left",
 		pointsLine(16, 64, 3*time.Second, 100))
 }
+
+// TestSweepMergeCommand: ratesim sweep --shard K/N for every K, then
+// ratesim sweep merge, prints what one unsharded run prints, byte for
+// byte, in every format, with a goal over some keys.
+func TestSweepMergeCommand(t *testing.T) {
+	vary := []string{"sweep", "api-gateway", "--vary", "limit.burst=10,20,40", "--vary", "limit.rate=5,10"}
+	goal := "minimize burst subject to reject_pct(key=user-*) <= 5"
+	dir := t.TempDir()
+	var files []string
+	for k := range 4 {
+		status, out, errOut := run(t, append(vary, "--shard", strconv.Itoa(k)+"/4", "--goal", goal)...)
+		require.Equal(t, 0, status, errOut)
+		files = append(files, filepath.Join(dir, "shard-"+strconv.Itoa(k)+".json"))
+		require.NoError(t, os.WriteFile(files[k], []byte(out), 0o644))
+	}
+	for _, format := range sweep.Formats {
+		status, want, errOut := run(t, append(vary, "--format", format, "--goal", goal)...)
+		require.Equal(t, 0, status, errOut)
+		status, got, errOut := run(t, append(append([]string{"sweep", "merge"}, files...), "--format", format, "--goal", goal)...)
+		require.Equal(t, 0, status, errOut)
+		require.Equal(t, want, got, format)
+	}
+	status, _, errOut := run(t, "sweep", "merge", files[0], files[1], "--goal", goal)
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, "shards 2/4, 3/4 are missing")
+	status, _, errOut = run(t, append(append([]string{"sweep", "merge"}, files...), "--goal", "minimize rejected(key=x*)")...)
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, "no per-key totals for key=x*")
+}

@@ -268,6 +268,25 @@ func number(s string) (float64, bool) {
 	return 0, false
 }
 
+// Unmatched lists the goal's key globs that match no key at any point.
+func (g *Goal) Unmatched(s *Sweep) []string {
+	var out []string
+	for _, glob := range g.Globs() {
+		found := false
+		for i := range s.Points {
+			for row := range s.Points[i].KeyGroups {
+				if kg, ok := keyGroup(&s.Points[i], row, glob); ok && kg.Keys > 0 {
+					found = true
+				}
+			}
+		}
+		if !found {
+			out = append(out, glob)
+		}
+	}
+	return out
+}
+
 // Globs are the key globs the goal names, in order, each once.
 func (g *Goal) Globs() []string {
 	var out []string
@@ -301,8 +320,8 @@ func (t Term) value(p *Point, row int, r *sim.Result) (float64, bool) {
 		return t.metric.get(r)
 	}
 	kg, ok := keyGroup(p, row, t.glob)
-	if !ok {
-		return 0, false
+	if !ok || kg.Keys == 0 {
+		return 0, false // no key matches: no figure, not 0%
 	}
 	switch t.metric.name {
 	case "rejected":
@@ -518,7 +537,7 @@ func (g *Goal) Lines(fields []Field, bests []Best) []string {
 			lines = append(lines, fmt.Sprintf("  %s%s  no point meets the constraints; closest: %s, missed by %s at point %d (%s), where it is %s",
 				b.Label, pad, n.Constraint, formatFigure(n.By, d), n.Index, Describe(fields, n.Values), formatFigure(n.Value, d)))
 		default:
-			lines = append(lines, "  "+b.Label+pad+"  no point has the figures the goal needs")
+			lines = append(lines, "  "+b.Label+pad+"  no point has the figures the goal needs (a cluster or backend metric on other rows, or keys that no glob matches)")
 		}
 	}
 	return lines
