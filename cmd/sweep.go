@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -151,6 +152,9 @@ func runSweep(stdout, stderr io.Writer, name string, f sweepFlags, formatSet boo
 	if err := checkChartFlags(f.charts); err != nil {
 		return err
 	}
+	if f.charts.dir != "" && len(fields) > 2 {
+		return usagef("--charts: a sweep draws charts for one or two varied fields, this one has %d", len(fields))
+	}
 	for _, sk := range sc.Skipped {
 		fmt.Fprintf(stderr, "note: %s left out: %s\n", sk.Name, sk.Reason)
 	}
@@ -270,10 +274,37 @@ func parseShard(s string) (sweep.Shard, error) {
 	return sweep.Shard{K: ki, N: ni}, nil
 }
 
-// writeSweepCharts draws the sweep's charts into --charts DIR.
+// writeSweepCharts draws the sweep's charts into --charts DIR and says on
+// stderr what it wrote.
 func writeSweepCharts(stderr io.Writer, s *sweep.Sweep, goal *sweep.Goal, bests []sweep.Best, f chartFlags) error {
 	if f.dir == "" {
 		return nil
 	}
-	return usagef("--charts: not yet drawn for a sweep")
+	charts, err := sweep.Charts(s, goal, bests)
+	if err != nil {
+		return usagef("--charts: %v", err)
+	}
+	if err := os.MkdirAll(f.dir, 0o755); err != nil {
+		return usagef("--charts: %v", err)
+	}
+	format := f.format
+	if format == "" {
+		format = "png"
+	}
+	for _, c := range charts {
+		path := filepath.Join(f.dir, c.Name+"."+format)
+		out, err := os.Create(path)
+		if err != nil {
+			return usagef("--charts: %v", err)
+		}
+		err = c.Render(out, format)
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", path)
+	}
+	return nil
 }

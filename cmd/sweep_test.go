@@ -181,3 +181,38 @@ func TestSweepMergeCommand(t *testing.T) {
 	require.Equal(t, 2, status)
 	require.Contains(t, errOut, "no per-key totals for key=x*")
 }
+
+// TestSweepCharts: heatmaps for two fields, line charts for one, in PNG
+// and SVG, the same bytes every time; more fields is a usage error.
+func TestSweepCharts(t *testing.T) {
+	for _, c := range []struct {
+		vary []string
+		want []string
+	}{
+		{[]string{"--vary", "limit.burst=5,10", "--vary", "limit.rate=10,20"}, []string{"reject_pct", "p99_delay", "key_peak_ratio", "accepted"}},
+		{[]string{"--vary", "limit.burst=5,10,20"}, []string{"reject_pct", "p99_delay", "key_peak_ratio", "accepted"}},
+	} {
+		for _, format := range []string{"png", "svg"} {
+			var dirs []string
+			for range 2 {
+				dir := t.TempDir()
+				args := append(append([]string{"sweep", "double-burst"}, c.vary...),
+					"--goal", "maximize accepted subject to key_peak_ratio <= 1.1", "--charts", dir, "--chart-format", format)
+				status, _, errOut := run(t, args...)
+				require.Equal(t, 0, status, errOut)
+				dirs = append(dirs, dir)
+			}
+			for _, name := range c.want {
+				a, err := os.ReadFile(filepath.Join(dirs[0], name+"."+format))
+				require.NoError(t, err)
+				b, err := os.ReadFile(filepath.Join(dirs[1], name+"."+format))
+				require.NoError(t, err)
+				require.NotEmpty(t, a)
+				require.True(t, bytes.Equal(a, b), "%s.%s differs from run to run", name, format)
+			}
+		}
+	}
+	status, _, errOut := run(t, "sweep", "double-burst", "--vary", "limit.burst=5", "--vary", "limit.rate=5", "--vary", "seed=1", "--charts", t.TempDir())
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, "--charts: a sweep draws charts for one or two varied fields, this one has 3")
+}
