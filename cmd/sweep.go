@@ -26,6 +26,7 @@ func addSweepChartFlags(fl *pflag.FlagSet, f *chartFlags) {
 }
 
 type sweepFlags struct {
+	output string
 	vary   []string
 	format string
 	goal   string
@@ -63,6 +64,7 @@ the shards into the output of one whole run.`,
 	fl.StringArrayVar(&f.vary, "vary", nil, "FIELD=VALUES: a scenario field and its values (repeat for more fields)")
 	fl.StringVar(&f.format, "format", "table", "output format: "+strings.Join(sweep.Formats, ", "))
 	fl.StringVar(&f.goal, "goal", "", `rank the points: "minimize|maximize METRIC [subject to METRIC OP NUMBER and ...]"`)
+	fl.StringVarP(&f.output, "output", "o", "", "write the output to this file instead of standard output (a shard's JSON, say)")
 	fl.StringVar(&f.shard, "shard", "", "K/N: run only the points whose index mod N is K, and write them as JSON for 'sweep merge'")
 	addSweepChartFlags(fl, &f.charts)
 	c.AddCommand(newSweepMergeCmd())
@@ -86,6 +88,7 @@ as the sweep takes them.`,
 	fl := c.Flags()
 	fl.StringVar(&f.format, "format", "table", "output format: "+strings.Join(sweep.Formats, ", "))
 	fl.StringVar(&f.goal, "goal", "", "rank the points, as sweep --goal")
+	fl.StringVarP(&f.output, "output", "o", "", "write the output to this file instead of standard output")
 	addSweepChartFlags(fl, &f.charts)
 	return c
 }
@@ -189,6 +192,15 @@ func finishSweep(stdout, stderr io.Writer, s *sweep.Sweep, goal *sweep.Goal, f s
 			return err
 		}
 	}
+	var file *os.File
+	if f.output != "" {
+		var err error
+		if file, err = os.Create(f.output); err != nil {
+			return usagef("--output: %v", err)
+		}
+		defer file.Close()
+		stdout = file
+	}
 	bw := bufio.NewWriter(stdout)
 	var err error
 	switch f.format {
@@ -206,6 +218,11 @@ func finishSweep(stdout, stderr io.Writer, s *sweep.Sweep, goal *sweep.Goal, f s
 	}
 	if err := bw.Flush(); err != nil {
 		return err
+	}
+	if file != nil {
+		if err := file.Close(); err != nil {
+			return err
+		}
 	}
 	if err := writeSweepCharts(stderr, s, goal, bests, f.charts); err != nil {
 		return err

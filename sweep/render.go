@@ -523,6 +523,10 @@ func table(w io.Writer, s *Sweep, g *Goal, bests []Best, markdown bool) error {
 	for _, c := range d.columns {
 		header = append(header, c.head)
 	}
+	extra := goalColumns(g)
+	for _, t := range extra {
+		header = append(header, t.Text)
+	}
 	align := make([]tw.Align, len(header))
 	for i := range align {
 		align[i] = tw.AlignRight
@@ -548,7 +552,7 @@ func table(w io.Writer, s *Sweep, g *Goal, bests []Best, markdown bool) error {
 		}
 		if p.Error != "" {
 			row := append(append([]string{}, vals...), "error (below)")
-			for range d.columns {
+			for range len(d.columns) + len(extra) {
 				row = append(row, "-")
 			}
 			if err := t.Append(toAny(row)...); err != nil {
@@ -556,10 +560,17 @@ func table(w io.Writer, s *Sweep, g *Goal, bests []Best, markdown bool) error {
 			}
 			continue
 		}
-		for _, r := range d.rows[i] {
+		for ri, r := range d.rows[i] {
 			row := append(append([]string{}, vals...), r.Label)
 			for _, c := range d.columns {
 				row = append(row, c.cell(&r))
+			}
+			for _, t := range extra {
+				if v, ok := t.value(p, ri, &r); ok {
+					row = append(row, formatFigure(v, t.isDuration(s.Fields)))
+				} else {
+					row = append(row, "-")
+				}
 			}
 			if err := t.Append(toAny(row)...); err != nil {
 				return err
@@ -592,6 +603,33 @@ func table(w io.Writer, s *Sweep, g *Goal, bests []Best, markdown bool) error {
 	}
 	_, err = w.Write(buf.Bytes())
 	return err
+}
+
+// goalColumns are the goal's metrics that the table does not show
+// otherwise (a key filter, a backend figure), each a column after the
+// others.
+func goalColumns(g *Goal) []Term {
+	if g == nil {
+		return nil
+	}
+	shown := map[string]bool{"accepted": true, "delayed": true, "rejected": true, "reject_pct": true, "p99_delay": true}
+	var out []Term
+	for _, t := range append([]Term{g.Objective}, termsOf(g.Constraints)...) {
+		if t.field >= 0 || shown[t.Text] {
+			continue
+		}
+		shown[t.Text] = true
+		out = append(out, t)
+	}
+	return out
+}
+
+func termsOf(cs []Constraint) []Term {
+	out := make([]Term, len(cs))
+	for i, c := range cs {
+		out[i] = c.Term
+	}
+	return out
 }
 
 func toAny(xs []string) []any {
