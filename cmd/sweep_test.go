@@ -216,3 +216,24 @@ func TestSweepCharts(t *testing.T) {
 	require.Equal(t, 2, status)
 	require.Contains(t, errOut, "--charts: a sweep draws charts for one or two varied fields, this one has 3")
 }
+
+// The heatmap docs/sweep.md and the README show is what the command they
+// show draws (-update rewrites it; look at it before committing).
+func TestDocsSweepChart(t *testing.T) {
+	dir := t.TempDir()
+	status, _, errOut := run(t, "sweep", "choose-burst", "--vary", "limit.rate=8,10,12", "--vary", "limit.burst=1..6:1",
+		"--goal", "minimize burst subject to reject_pct(key=user-*) <= 1", "--format", "csv", "--output", filepath.Join(dir, "out.csv"), "--charts", dir)
+	require.Equal(t, 0, status, errOut)
+	const name = "reject_pct-key-user.png"
+	got, err := os.ReadFile(filepath.Join(dir, name))
+	require.NoError(t, err)
+	path := filepath.Join("..", "docs", "sweep", name)
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(got, want), "%s is out of date: go test ./cmd/ -run TestDocsSweepChart -update", path)
+}

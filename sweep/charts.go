@@ -89,7 +89,14 @@ func Charts(s *Sweep, g *Goal, bests []Best) ([]output.Chart, error) {
 	}
 	nx := len(x.Values)
 	for _, t := range terms {
-		m := output.SweepMetric{Name: fileName(t.Text), Title: t.Text + ": " + t.metric.doc, Duration: t.metric.duration}
+		doc := t.metric.doc
+		if t.glob != "" {
+			doc = "the keys matching " + t.glob
+			if t.metric.name == "reject_pct" {
+				doc = "100 × rejected / requests of the keys matching " + t.glob
+			}
+		}
+		m := output.SweepMetric{Name: fileName(t.Text), Title: t.Text + ": " + doc, Duration: t.metric.duration}
 		for range ls {
 			panel := make([][]float64, ny)
 			for y := range panel {
