@@ -26,7 +26,9 @@ var Formats = []string{"table", "json", "csv", "markdown"}
 func jsonValue(v Value) json.RawMessage {
 	switch v.Kind {
 	case "int", "decimal", "bool":
-		return json.RawMessage(v.Text)
+		if json.Valid([]byte(v.Text)) { // not 007 or +5, which stay strings
+			return json.RawMessage(v.Text)
+		}
 	}
 	b, _ := json.Marshal(v.Text)
 	return b

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"encoding/json"
 	"runtime"
 	"strings"
 	"testing"
@@ -219,7 +220,7 @@ func TestGoalRanks(t *testing.T) {
 
 func FuzzParseVary(f *testing.F) {
 	for _, s := range []string{"limit.burst=5,10,20", "limit.burst=5..50:5", "cluster.store.rtt=1ms..1s*10",
-		"algorithms[gcra].burst=1..3:1", "traffic[0].zipf-s=1.1..1.5:0.05", "x=0..1ms:1ns", "a[=", "=..:*", "a=1..2*3"} {
+		"algorithms[gcra].burst=1..3:1", "traffic[0].key=007,+5,1.50", "x=-0,-1.0", "traffic[0].zipf-s=1.1..1.5:0.05", "x=0..1ms:1ns", "a[=", "=..:*", "a=1..2*3"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -230,6 +231,13 @@ func FuzzParseVary(f *testing.F) {
 		}
 		require.NotEmpty(t, fd.Values)
 		require.LessOrEqual(t, len(fd.Values), MaxValues)
+		for _, v := range fd.Values {
+			raw := jsonValue(v)
+			require.True(t, json.Valid(raw), "%s", raw)
+			back, err := valueFromJSON(raw)
+			require.NoError(t, err)
+			require.Equal(t, v.Text, back.Text, "a value reads back from the JSON as written")
+		}
 	})
 }
 

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ratesim/ratesim/scenarios"
 )
@@ -68,6 +70,9 @@ const wantValues = "want a list (5,10,20), a range with a step (5..50:5, 10ms..1
 // the value is at most B.
 func ParseVary(s string) (Field, error) {
 	const flag = "--vary"
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) {
+		return Field{}, usagef(flag, "%q: want printable text, FIELD=VALUES", s)
+	}
 	eq := strings.IndexByte(s, '=')
 	if eq < 0 {
 		return Field{}, usagef(flag, "%q: want FIELD=VALUES, e.g. limit.burst=5,10,20", s)
