@@ -193,6 +193,7 @@ var lessons = []lesson{
 		figures: nginxFigures,
 	},
 	flexibleLesson,
+	chooseLesson,
 	protectLesson,
 }
 

@@ -542,3 +542,25 @@ func (g *Goal) Lines(fields []Field, bests []Best) []string {
 	}
 	return lines
 }
+
+// Figure is the value of term (a metric, with its key filter, or a varied
+// field, as a goal writes it) for label at the i-th point of s; false when
+// the point has no such figure. An error is a term a goal would refuse.
+func Figure(s *Sweep, term string, i int, label string) (float64, bool, error) {
+	g, err := ParseGoal("minimize "+term, s.Fields)
+	if err != nil {
+		return 0, false, err
+	}
+	p := &s.Points[i]
+	rs, err := rowsOf(p)
+	if err != nil {
+		return 0, false, err
+	}
+	for row := range rs {
+		if rs[row].Label == label {
+			v, ok := g.Objective.value(p, row, &rs[row])
+			return v, ok, nil
+		}
+	}
+	return 0, false, nil
+}
