@@ -193,8 +193,8 @@ var lessons = []lesson{
 		figures: nginxFigures,
 	},
 	flexibleLesson,
-	chooseLesson,
 	protectLesson,
+	chooseLesson,
 }
 
 func lessonNamed(name string) (*lesson, bool) {
