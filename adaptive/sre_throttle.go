@@ -69,6 +69,7 @@ type Throttle struct {
 	k       float64
 	buckets int64
 	keys    []*throttleKey
+	n       int // keys with state
 }
 
 type throttleKey struct {
@@ -135,6 +136,7 @@ func (t *Throttle) state(now time.Duration, key Key) *throttleKey {
 	if s == nil {
 		s = &throttleKey{sec: sec, req: make([]uint32, t.buckets), acc: make([]uint32, t.buckets)}
 		t.keys[key] = s
+		t.n++
 		return s
 	}
 	d := sec - s.sec
@@ -156,6 +158,10 @@ func (t *Throttle) state(now time.Duration, key Key) *throttleKey {
 	s.sec = sec
 	return s
 }
+
+// Keys returns how many keys have state (every key seen, from its first
+// call).
+func (t *Throttle) Keys() int { return t.n }
 
 // slot is the ring index of second sec.
 func (t *Throttle) slot(sec int64) int64 {

@@ -28,7 +28,7 @@ func TestAdaptiveWindowed(t *testing.T) {
 		require.Equal(t, Decision{Verdict: Reject, RetryAfter: 1}, a.Decide(0, 0, 1), "retry_after: the mean service, here none: 1ns")
 		var limits []int
 		for i := 1; i <= 19; i++ {
-			a.Sample(time.Duration(i)*10*ms, 0, 1, time.Duration(i)*10*ms, 20, false)
+			a.Sample(time.Duration(i)*10*ms, 0, 1, time.Duration(i)*10*ms, 20, Served)
 			limits = append(limits, a.Limit(time.Duration(i)*10*ms))
 		}
 		return a, limits
@@ -38,7 +38,7 @@ func TestAdaptiveWindowed(t *testing.T) {
 	a, windowed := run(Params{Policy: pol, Window: time.Second, MinSamples: 10})
 	require.Equal(t, 20, windowed[18])
 	a.Decide(time.Second, 0, 1)
-	a.Sample(1020*ms, 0, 1, 10*ms, 20, false)
+	a.Sample(1020*ms, 0, 1, 10*ms, 20, Served)
 	require.Equal(t, 21, a.Limit(1020*ms))
 
 	_, err := New("aimd", Params{Policy: pol, MinSamples: 3})

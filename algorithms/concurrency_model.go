@@ -81,7 +81,7 @@ func (m *ConcurrencyModel) Decide(_ time.Duration, key Key, cost int64) Decision
 func (m *ConcurrencyModel) InFlight() int64 { return m.total }
 
 // Sample takes a request out of flight (its sample is not needed).
-func (m *ConcurrencyModel) Sample(_ time.Duration, key Key, cost int64, _ time.Duration, _ int64, _ bool) {
+func (m *ConcurrencyModel) Sample(_ time.Duration, key Key, cost int64, _ time.Duration, _ int64, _ Outcome) {
 	m.complete(key, cost)
 }
 

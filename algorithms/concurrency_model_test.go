@@ -19,12 +19,12 @@ func TestConcurrencyModel(t *testing.T) {
 	require.Equal(t, acc, m.Decide(0, 0, 1))
 	require.Equal(t, Decision{Verdict: Reject, RetryAfter: 20 * time.Millisecond}, m.Decide(time.Millisecond, 0, 1))
 	require.Equal(t, acc, m.Decide(time.Millisecond, 1, 2), "bob's own semaphore")
-	m.Sample(5*time.Millisecond, 0, 1, 5*time.Millisecond, 2, false)
+	m.Sample(5*time.Millisecond, 0, 1, 5*time.Millisecond, 2, Served)
 	require.Equal(t, acc, m.Decide(6*time.Millisecond, 0, 1))
 	require.Equal(t, Decision{Verdict: Reject, RetryAfter: Never}, m.Decide(7*time.Millisecond, 2, 3))
 	require.Equal(t, Memory{BytesPerKeyMax: 8, KeysPeak: 2, BytesPeak: 16}, m.Memory())
-	m.Sample(8*time.Millisecond, 1, 2, 7*time.Millisecond, 3, false)
-	m.Sample(8*time.Millisecond, 1, 2, 7*time.Millisecond, 3, false) // a second time changes nothing
+	m.Sample(8*time.Millisecond, 1, 2, 7*time.Millisecond, 3, Served)
+	m.Sample(8*time.Millisecond, 1, 2, 7*time.Millisecond, 3, Served) // a second time changes nothing
 	require.Equal(t, int64(1), m.keys, "alice still has two in flight")
 
 	_, err = NewConcurrencyModel(Params{Policy: Policy{Rate: 1, Per: time.Second, Burst: 5}, Max: -1})

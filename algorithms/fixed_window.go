@@ -217,6 +217,9 @@ func checkOptions(algorithm string, p Params, accepted ...string) error {
 		{"max", "max", fmt.Sprint(p.Max), p.Max != 0},
 		{"window", "window", p.Window.String(), p.Window != 0},
 		{"min-samples", "min-samples", fmt.Sprint(p.MinSamples), p.MinSamples != 0},
+		{"interval", "interval", p.Interval.String(), p.Interval != 0},
+		{"min-rtt-calc-interval", "min-rtt-calc-interval", p.MinRTTInterval.String(), p.MinRTTInterval != 0},
+		{"k", "k", fmt.Sprint(p.K), p.K != 0},
 	}
 	for _, o := range set {
 		if o.isSet && !slices.Contains(accepted, o.name) {

@@ -53,8 +53,17 @@ type Params struct {
 	// Netflix's WindowedLimit: its samples are gathered over Window, and
 	// the limit updated once a window with at least MinSamples (0: the
 	// source's 10) from the window's average rtt.
+	// For sre-throttle, Window is the history each client keeps (0: the
+	// book's 2m).
 	Window     time.Duration
 	MinSamples int64
+	// Interval is envoy-adaptive's concurrency_update_interval (required)
+	// and MinRTTInterval its min_rtt_calc_params.interval (0:
+	// EnvoyMinRTTInterval).
+	Interval       time.Duration
+	MinRTTInterval time.Duration
+	// K is sre-throttle's multiplier (0: the book's 2).
+	K float64
 	// Seed is the scenario's seed, for the draws of the adaptive limiters
 	// (vegas' probe jitter).
 	Seed uint64

@@ -16,8 +16,12 @@ type Info struct {
 	Exact bool
 	New   func(p Params) (Limiter, error)
 	// Backend: the algorithm is one of WithBackend's; Adaptive: it learns
-	// a concurrency limit from the backend's answers, and needs one.
+	// from the backend's answers (a concurrency limit, or sre-throttle's
+	// odds), and needs a backend with workers.
 	Backend, Adaptive bool
+	// Required are the options without which it cannot be built (no
+	// default, as in its source): it joins no default set.
+	Required []string
 }
 
 // registry lists the algorithms in the order ratesim reports them.
@@ -41,6 +45,8 @@ var backendRegistry = []Info{
 	{Name: "aimd", Summary: "Netflix's AIMDLimit: a concurrency limit up by one per sample with half of it in flight, x0.9 on a drop", Options: []string{"window", "min-samples"}, Exact: false, New: newAIMDLimiter, Backend: true, Adaptive: true},
 	{Name: "vegas", Summary: "Netflix's VegasLimit: a concurrency limit steered by the queue the rtt shows over the no-load rtt", Options: []string{"window", "min-samples"}, Exact: false, New: newVegasLimiter, Backend: true, Adaptive: true},
 	{Name: "gradient2", Summary: "Netflix's Gradient2Limit: a concurrency limit steered by the long-term rtt over the short-term rtt", Options: []string{"window", "min-samples"}, Exact: false, New: newGradient2Limiter, Backend: true, Adaptive: true},
+	{Name: "envoy-adaptive", Summary: "envoy's adaptive concurrency: a limit steered by a measured min rtt over the sampled rtt", Options: []string{"interval", "min-rtt-calc-interval"}, Required: []string{"interval"}, Exact: false, New: newEnvoyLimiter, Backend: true, Adaptive: true},
+	{Name: "sre-throttle", Summary: "the SRE book's client-side throttling: a key drops with odds (requests - k*accepts)/(requests+1)", Options: []string{"k", "window"}, Exact: false, New: newSREThrottleLimiter, Backend: true, Adaptive: true},
 }
 
 // All returns the algorithms of SPEC section 2, which limit a rate (or a

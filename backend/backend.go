@@ -274,7 +274,7 @@ func New(cfg Config, emit func(Event)) (*Backend, error) {
 		case Slow:
 			b.slows = append(b.slows, f)
 		}
-		if f.Type != Slow && f.End() < math.MaxInt64 {
+		if f.Type != Slow && f.Type != Trigger && f.End() < math.MaxInt64 {
 			b.other.Push(entry{at: f.End(), ord: b.order(evFaultEnd), slot: uint32(i)})
 		}
 		if i == 0 || f.At < b.firstFault {
@@ -314,6 +314,13 @@ func (b *Backend) Waiting() int   { return b.wait.Len() }
 // ErrPast is returned by Submit for a request that comes before the
 // backend's clock.
 var ErrPast = errors.New("backend: request submitted in the past")
+
+// Limit records, for the series and the result, that the limit of the
+// limiter in front (an adaptive row's) is v from t on. Calls come in time
+// order; a limit is in force from the first call to the end.
+func (b *Backend) Limit(t time.Duration, v int) {
+	b.series.limit(t, int64(v))
+}
 
 // Submit gives the backend a request the limiter admitted. Its Arrived
 // must not be before the last event processed (submit at the decision,
@@ -595,6 +602,7 @@ func (b *Backend) Result(from, to time.Duration) Result {
 	s.rows = append([]row(nil), b.series.rows...)
 	end := max(to, b.lastSeen)
 	s.spread(end)
+	s.spreadLimit(end)
 	if end > s.start {
 		s.index(end - 1)
 	}
@@ -622,6 +630,18 @@ func (b *Backend) Result(from, to time.Duration) Result {
 		out.Goodput = append(out.Goodput, w.goodput)
 		out.Shed = append(out.Shed, w.shed)
 		out.TimedOut = append(out.TimedOut, w.timedOut)
+		if s.limOn {
+			mean := math.NaN()
+			if w.limTime > 0 {
+				mean = float64(w.limArea) / float64(w.limTime)
+			}
+			out.LimitMin = append(out.LimitMin, w.limMin)
+			out.LimitMean = append(out.LimitMean, mean)
+			out.LimitMax = append(out.LimitMax, w.limMax)
+		}
+	}
+	if s.limTime > 0 {
+		r.Limit = &LimitStats{Min: s.limMin, Mean: float64(s.limArea) / float64(s.limTime), Max: s.limMax}
 	}
 	r.Series = out
 	return r

@@ -31,7 +31,7 @@ const (
 	LIFO Discipline = "lifo"
 )
 
-// FaultType is one of the three faults of SPEC section 11.
+// FaultType is one of the three faults of SPEC section 11, or a trigger.
 type FaultType string
 
 const (
@@ -44,6 +44,10 @@ const (
 	// Workers cuts the capacity to Count workers in the window: no request
 	// starts while Count or more are in service; running requests finish.
 	Workers FaultType = "workers"
+	// Trigger changes nothing in the backend: it marks the window of a
+	// trigger from outside (a surge of traffic, say) so that RecoveredNs
+	// and the charts measure from it, as from a fault.
+	Trigger FaultType = "trigger"
 )
 
 // Unbounded, as Config.Queue, is a waiting room without a bound.
@@ -190,13 +194,13 @@ func (c *Config) Validate() error {
 			if !(f.Factor > 0) || math.IsInf(f.Factor, 1) {
 				bad("faults[%d]: slow factor %v: want a number > 0", i, f.Factor)
 			}
-		case Pause:
+		case Pause, Trigger:
 		case Workers:
 			if f.Count < 0 {
 				bad("faults[%d]: workers count %d: want a count >= 0", i, f.Count)
 			}
 		default:
-			bad("faults[%d]: unknown fault type %q (want slow, pause or workers)", i, f.Type)
+			bad("faults[%d]: unknown fault type %q (want slow, pause, workers or trigger)", i, f.Type)
 		}
 		if f.For <= 0 {
 			bad("faults[%d]: for %v: want a duration > 0", i, f.For)

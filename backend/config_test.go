@@ -47,7 +47,7 @@ func TestValidate(t *testing.T) {
 		{"negative worker count", func(c *Config) { c.Faults = []Fault{{Type: Workers, For: time.Second, Count: -1}} },
 			"faults[0]: workers count -1: want a count >= 0"},
 		{"unknown fault", func(c *Config) { c.Faults = []Fault{{Type: "crash", For: time.Second}} },
-			`faults[0]: unknown fault type "crash" (want slow, pause or workers)`},
+			`faults[0]: unknown fault type "crash" (want slow, pause, workers or trigger)`},
 		{"overlapping faults", func(c *Config) {
 			c.Faults = []Fault{
 				{Type: Pause, At: 30 * time.Second, For: time.Second},

@@ -225,6 +225,10 @@ type row struct {
 	goodput   int64
 	shed      int64
 	timedOut  int64
+	// the limit in force (Backend.Limit) over the part of the bucket it
+	// covers (limTime ns): its integral, least and greatest
+	limArea, limTime int64
+	limMin, limMax   int64
 }
 
 // series is the backend's time series per bucket from start; it grows
@@ -243,6 +247,13 @@ type series struct {
 	open int
 	buf  []int64
 	resp hist
+	// the limit in force since limFrom (limOn once one was recorded), not
+	// yet added to the rows, and its figures over the whole series
+	lim              int64
+	limFrom          time.Duration
+	limOn            bool
+	limArea, limTime int64
+	limMin, limMax   int64
 }
 
 func newSeries(start, bucket time.Duration, maxBuckets int) series {
@@ -288,6 +299,14 @@ func (s *series) double() {
 			a.goodput += b.goodput
 			a.shed += b.shed
 			a.timedOut += b.timedOut
+			switch {
+			case a.limTime == 0:
+				a.limArea, a.limTime, a.limMin, a.limMax = b.limArea, b.limTime, b.limMin, b.limMax
+			case b.limTime > 0:
+				a.limArea += b.limArea
+				a.limTime += b.limTime
+				a.limMin, a.limMax = min(a.limMin, b.limMin), max(a.limMax, b.limMax)
+			}
 		}
 		s.rows[i] = a
 	}
@@ -325,6 +344,46 @@ func (s *series) spread(t time.Duration) {
 		to := min(end, t)
 		s.rows[i].queueArea += s.qLen * int64(to-from)
 		s.rows[i].queueMax = max(s.rows[i].queueMax, s.qLen)
+		from = to
+	}
+}
+
+// limit records that the limit in force becomes v at t (t never goes
+// back).
+func (s *series) limit(t time.Duration, v int64) {
+	if s.limOn && v == s.lim {
+		return
+	}
+	s.spreadLimit(t)
+	s.lim, s.limFrom, s.limOn = v, max(t, s.start), true
+}
+
+// spreadLimit adds the limit in force from limFrom to t to the rows it
+// covers, and to the series' own figures.
+func (s *series) spreadLimit(t time.Duration) {
+	from := s.limFrom
+	if !s.limOn || t <= from {
+		return
+	}
+	s.limFrom = t
+	v := s.lim
+	if s.limTime == 0 {
+		s.limMin, s.limMax = v, v
+	}
+	s.limMin, s.limMax = min(s.limMin, v), max(s.limMax, v)
+	s.limArea += v * int64(t-from)
+	s.limTime += int64(t - from)
+	for from < t {
+		i := s.index(from)
+		end := s.start + time.Duration(i+1)*s.bucket
+		to := min(end, t)
+		w := &s.rows[i]
+		if w.limTime == 0 {
+			w.limMin, w.limMax = v, v
+		}
+		w.limMin, w.limMax = min(w.limMin, v), max(w.limMax, v)
+		w.limArea += v * int64(to-from)
+		w.limTime += int64(to - from)
 		from = to
 	}
 }
@@ -391,6 +450,15 @@ func (s *series) close() {
 // Series is the backend's time series: one value per bucket of BucketNs
 // from StartNs.
 type Series struct {
+	// LimitMin, LimitMean and LimitMax are the least, time-weighted mean
+	// and greatest limit in force over each bucket, from the first limit
+	// recorded (Backend.Limit; nil when none was): an adaptive row's
+	// limit; a bucket before it, or after the end, has NaN as its mean and
+	// 0 for the others.
+	LimitMin  []int64   `json:"-"`
+	LimitMean []float64 `json:"-"`
+	LimitMax  []int64   `json:"-"`
+
 	StartNs  int64 `json:"start_ns"`
 	BucketNs int64 `json:"bucket_ns"`
 	// Queue is the time-average of the queue's length (requests waiting,
@@ -447,6 +515,10 @@ type Result struct {
 	// RecoveredNs, the goodput did not come back (or had no level before
 	// them to come back to).
 	Faults int `json:"faults,omitempty"`
+	// Limit is the least, time-weighted mean and greatest limit in force
+	// from the first one recorded to the end (an adaptive row's): SPEC
+	// section 11's limit series, summed up; nil when none was recorded.
+	Limit *LimitStats `json:"limit,omitempty"`
 
 	// Submitted counts the requests given to the backend; Started those a
 	// worker began; Dropped those dropped unserved (DropExpired).
@@ -515,6 +587,13 @@ func utilization(busy int64, workers int, span int64) float64 {
 }
 
 // areaMean is a queue area over a bucket: the bucket's mean length.
+// LimitStats sums up a limit over time.
+type LimitStats struct {
+	Min  int64   `json:"min"`
+	Mean float64 `json:"mean"`
+	Max  int64   `json:"max"`
+}
+
 func areaMean(area int64, bucket time.Duration) float64 {
 	return float64(area) / float64(bucket)
 }

@@ -202,7 +202,7 @@ var modesOf = map[string][]Mode{
 	"x-time-rate":    {Local, Split},
 	"none":           {Local, Split}, // nothing to keep in a store
 	// the adaptive limits need a backend, which a cluster cannot have yet
-	"aimd": {}, "vegas": {}, "gradient2": {},
+	"aimd": {}, "vegas": {}, "gradient2": {}, "envoy-adaptive": {}, "sre-throttle": {},
 }
 
 // defaultModes are the modes of an algorithm not in modesOf.

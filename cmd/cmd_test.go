@@ -115,7 +115,7 @@ func TestListings(t *testing.T) {
 	for _, n := range []string{"fixed-window", "sliding-log", "sliding-window", "token-bucket", "gcra", "leaky-bucket", "nginx", "concurrency", "x-time-rate"} {
 		require.Contains(t, out, n+" ")
 	}
-	require.Equal(t, 13, strings.Count(out, "\n"), "the nine, none and the three adaptive limits")
+	require.Equal(t, 15, strings.Count(out, "\n"), "the nine, none and the five adaptive limits")
 }
 
 func TestValidate(t *testing.T) {

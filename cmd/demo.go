@@ -194,6 +194,7 @@ var lessons = []lesson{
 	},
 	flexibleLesson,
 	protectLesson,
+	metastableLesson,
 	chooseLesson,
 }
 

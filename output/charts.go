@@ -74,7 +74,10 @@ type Chart struct {
 //     operations per request it took;
 //   - backend: when rows have a backend with workers, its health over time,
 //     a row of panels per algorithm: the queue, the p99 response time and
-//     the goodput per bucket, the faults' windows shaded (backendChart).
+//     the goodput per bucket, the faults' windows shaded (backendChart);
+//   - adaptive-limits: when rows are adaptive concurrency limits, each
+//     one's limit over time, its mean per step over a band from its least
+//     to its greatest, the faults shaded (limitsChart).
 //
 // Time axes are in seconds from the start: from time 0 for synthetic
 // traffic, from the first arrival (to the whole second) for replayed
@@ -116,6 +119,7 @@ func Charts(r *sim.Report, decisions [][]sim.Decision) []Chart {
 	add("timeline", timelineChart(tr, td))
 	add("extra", extraChart(r))
 	add("backend", backendChart(r))
+	add("adaptive-limits", limitsChart(r))
 	return charts
 }
 

@@ -29,9 +29,10 @@ var (
 		backend.Pause:   {R: 0xd6, G: 0x27, B: 0x28, A: 0x38},
 		backend.Slow:    {R: 0xbc, G: 0xbd, B: 0x22, A: 0x50},
 		backend.Workers: {R: 0x7f, G: 0x7f, B: 0x7f, A: 0x48},
+		backend.Trigger: {R: 0xff, G: 0x7f, B: 0x0e, A: 0x38},
 	}
 	// faultOrder is the order of the fault types in the legend.
-	faultOrder = []backend.FaultType{backend.Pause, backend.Slow, backend.Workers}
+	faultOrder = []backend.FaultType{backend.Pause, backend.Slow, backend.Workers, backend.Trigger}
 )
 
 // backendChart: the health of each row's backend over time, for the

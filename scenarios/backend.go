@@ -34,13 +34,14 @@ var (
 	disciplines   = names([]backend.Discipline{backend.FIFO, backend.LIFO})
 	// backendFaultTypes are the backend's fault types, in the order
 	// messages list them.
-	backendFaultTypes  = []backend.FaultType{backend.Slow, backend.Pause, backend.Workers}
+	backendFaultTypes  = []backend.FaultType{backend.Slow, backend.Pause, backend.Workers, backend.Trigger}
 	backendFaultFields = []string{"type", "at", "for", "factor", "count"}
 	// backendFaultApplies lists the fields each fault type takes.
 	backendFaultApplies = map[backend.FaultType][]string{
 		backend.Slow:    {"type", "at", "for", "factor"},
 		backend.Pause:   {"type", "at", "for"},
 		backend.Workers: {"type", "at", "for", "count"},
+		backend.Trigger: {"type", "at", "for"},
 	}
 	causeNames = func() []string {
 		out := make([]string, len(traffic.Causes))

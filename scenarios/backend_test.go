@@ -103,9 +103,9 @@ var invalidBackends = []struct {
 	{"faults not a list", bw + "  faults: {type: pause, at: 6s, for: 1s}\n",
 		`s.yaml:8:11: backend.faults: found a mapping, want a list of faults like {type: slow, at: 20s, for: 10s, factor: 5}`},
 	{"unknown fault type", bw + "  faults:\n    - {type: crash, at: 1s, for: 1s}\n",
-		`s.yaml:9:14: backend.faults[0].type: "crash": unknown fault type (want slow, pause or workers)`},
+		`s.yaml:9:14: backend.faults[0].type: "crash": unknown fault type (want slow, pause, workers or trigger)`},
 	{"fault without type", bw + "  faults:\n    - {at: 6s, for: 1s}\n",
-		`s.yaml:9:7: backend.faults[0].type: missing (want slow, pause or workers)`},
+		`s.yaml:9:7: backend.faults[0].type: missing (want slow, pause, workers or trigger)`},
 	{"unknown fault field", bw + "  faults:\n    - {type: pause, at: 1s, for: 1s, until: 2s}\n",
 		`s.yaml:9:38: backend.faults[0].until: unknown field (want type, at, for, factor or count)`},
 	{"fault field of another type", bw + "  faults:\n    - {type: pause, at: 1s, for: 1s, factor: 2}\n",
@@ -149,6 +149,20 @@ var invalidBackends = []struct {
 		`s.yaml:6:50: clients.retry.on[1]: "reject": listed twice (also clients.retry.on[0])`},
 	{"on for policy none", bh + "clients:\n  retry: {policy: none, on: [reject]}\n",
 		`s.yaml:6:25: clients.retry.on: does not apply to policy none (it takes no other field)`},
+	// envoy-adaptive has no default interval, as in envoy: the entry
+	// names it; a written bad value is pointed at
+	{"envoy without interval", bh + "backend: {workers: 2, service: 10ms}\nalgorithms: [envoy-adaptive]\n",
+		`s.yaml:6:14: algorithms[0]: interval: none: required, as in envoy (concurrency_update_interval): how often the limit is recalculated (for algorithm envoy-adaptive)`},
+	{"envoy interval below 1ms", bh + "backend: {workers: 2, service: 10ms}\nalgorithms: [{name: envoy-adaptive, interval: 100us}]\n",
+		`s.yaml:6:47: algorithms[0].interval: 100µs: want at least 1ms (envoy reads it in whole milliseconds)`},
+	{"sre-throttle k not positive", bh + "backend: {workers: 2, service: 10ms}\nalgorithms: [{name: sre-throttle, k: 0}]\n",
+		`s.yaml:6:38: algorithms[0].k: 0: want a multiplier > 0, like 2 or 1.5 (the book: 2)`},
+	{"sre-throttle window not whole seconds", bh + "backend: {workers: 2, service: 10ms}\nalgorithms: [{name: sre-throttle, window: 1500ms}]\n",
+		`s.yaml:6:43: algorithms[0].window: 1.5s: want a whole number of seconds, at least 1s (the book: 2m)`},
+	{"sre-throttle without workers", bh + "algorithms: [sre-throttle]\n",
+		`s.yaml:5:14: algorithms[0]: sre-throttle: an adaptive limit learns from the backend's answers: it needs a backend with workers (add backend.workers)`},
+	{"k on another algorithm", bh + "backend: {workers: 2, service: 10ms}\nalgorithms: [{name: aimd, k: 2}]\n",
+		`s.yaml:6:27: algorithms[0].k: aimd takes no option "k" (its options: window, min-samples)`},
 	// an invalid workers is reported alone: on is not held against it
 	{"on with invalid workers", bh + "backend: {workers: 0, service: 1ms}\nclients:\n  retry: {policy: fixed, delay: 1s, on: [timeout]}\n",
 		`s.yaml:5:20: backend.workers: 0: want an integer from 1 to 1000000`},
@@ -187,7 +201,7 @@ clients:
 		`s.yaml:9:15: backend.discipline: "lilo": unknown discipline (want fifo or lifo)`,
 		`s.yaml:10:11: backend.errors: 2: outside [0, 1] (want a fraction from 0 to 1 like 0.01)`,
 		`s.yaml:13:7: backend.faults[1]: slow fault over [2s, 4s) overlaps the slow fault over [1s, 3s) of backend.faults[0] at 12:7 (want the faults of one type apart: merge them into one)`,
-		`s.yaml:14:14: backend.faults[2].type: "stall": unknown fault type (want slow, pause or workers)`,
+		`s.yaml:14:14: backend.faults[2].type: "stall": unknown fault type (want slow, pause, workers or trigger)`,
 		`s.yaml:16:48: clients.retry.on[1]: "sometimes": unknown cause (want reject, shed, timeout or error)`,
 	}, "\n"))
 }

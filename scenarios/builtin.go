@@ -17,7 +17,7 @@ var builtinFS embed.FS
 var builtinNames = []string{"double-burst", "token-vs-leaky", "nginx-burst", "sliding-window-accuracy",
 	"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned",
 	"kong-local-pods", "redis-race", "sync-interval", "redis-outage", "flexible-consistency",
-	"protect-the-backend", "gc-pause-collapse", "netflix-gradient2", "choose-burst"}
+	"protect-the-backend", "gc-pause-collapse", "netflix-gradient2", "metastable-retry", "metastable-retry-jitter", "metastable-retry-budget", "choose-burst"}
 
 // Default is the built-in scenario `ratesim compare` runs when given none.
 const Default = "double-burst"

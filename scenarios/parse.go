@@ -48,14 +48,15 @@ var (
 		"replay":  replayFields,
 	}
 	keyDists     = []string{string(traffic.KeyUniform), string(traffic.KeyZipf)}
-	retryFields  = []string{"policy", "delay", "factor", "cap", "jitter", "resolution", "max-attempts", "on"}
+	retryFields  = []string{"policy", "delay", "factor", "cap", "jitter", "resolution", "max-attempts", "on", "budget"}
 	retryApplies = map[string][]string{
 		"none":        {"policy"},
-		"immediate":   {"policy", "max-attempts", "on"},
-		"fixed":       {"policy", "delay", "max-attempts", "on"},
-		"backoff":     {"policy", "delay", "factor", "cap", "jitter", "max-attempts", "on"},
-		"retry-after": {"policy", "resolution", "max-attempts", "on"},
+		"immediate":   {"policy", "max-attempts", "on", "budget"},
+		"fixed":       {"policy", "delay", "max-attempts", "on", "budget"},
+		"backoff":     {"policy", "delay", "factor", "cap", "jitter", "max-attempts", "on", "budget"},
+		"retry-after": {"policy", "resolution", "max-attempts", "on", "budget"},
 	}
+	budgetFields  = []string{"max-tokens", "token-ratio"}
 	retryPolicies = []string{"none", "immediate", "fixed", "backoff", "retry-after"}
 	jitters       = []string{"none", "full", "equal"}
 	reportFields  = []string{"windows", "bucket"}
@@ -442,7 +443,54 @@ func (d *decoder) retry(v val) (traffic.RetryPolicy, bool) {
 		on, ok := d.retryOn(ov)
 		rp.On, good = on, good && ok
 	}
+	if bv := m.get("budget"); bv.set {
+		b, ok := d.retryBudget(bv)
+		rp.Budget, good = b, good && ok
+	}
 	return rp, good
+}
+
+// retryBudget reads a retry policy's budget: gRPC's retry throttling,
+// {max-tokens: 1 to 1000, token-ratio: a decimal > 0 with at most three
+// decimal places}, both required, as gRPC's retryThrottling requires them.
+func (d *decoder) retryBudget(v val) (traffic.RetryBudget, bool) {
+	const wantRatio = "a decimal > 0 with at most 3 decimal places, like 0.1: the tokens a success gives back"
+	m, ok := d.mapping(v, "a mapping {max-tokens, token-ratio}")
+	if !ok {
+		return traffic.RetryBudget{}, false
+	}
+	d.allow(m, budgetFields, unknownField(budgetFields))
+	var b traffic.RetryBudget
+	good := true
+	mv := m.get("max-tokens")
+	if !mv.set {
+		d.missing(mv, "an integer from 1 to 1000: the tokens a client holds when full")
+		good = false
+	} else {
+		n, ok := d.integer(mv, 1, 1000, "an integer from 1 to 1000: the tokens a client holds when full")
+		b.MaxTokens, good = n, good && ok
+	}
+	rv := m.get("token-ratio")
+	if !rv.set {
+		d.missing(rv, wantRatio)
+		return b, false
+	}
+	switch rv.n.(type) {
+	case *ast.IntegerNode, *ast.FloatNode:
+	default:
+		d.typeErr(rv, wantRatio)
+		return b, false
+	}
+	milli, msg := parseMilli(scalarText(rv.n))
+	if msg == "" && milli == 0 {
+		msg = "want " + wantRatio
+	}
+	if msg != "" {
+		d.errAt(rv.pos, rv.path, "%s: %s", rv.found(), msg)
+		return b, false
+	}
+	b.RatioMilli = milli
+	return b, good
 }
 
 // factor reads a decimal >= 1 exactly.
@@ -519,6 +567,10 @@ func (d *decoder) defaultAlgorithms(lim limitInfo, limOK bool, svc service, ci c
 		infos = append(infos, algorithms.WithBackend()...)
 	}
 	for _, info := range infos {
+		if len(info.Required) > 0 {
+			skipped = append(skipped, Skipped{info.Name, fmt.Sprintf("it needs %s (no default, as in its source): list it with one", strings.Join(info.Required, " and "))})
+			continue
+		}
 		var coord cluster.Coordination
 		if ci.set {
 			var why string
@@ -712,6 +764,19 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 		case k == "min-samples":
 			p.MinSamples, ok = d.integer(v, 10, 1<<30, "an integer >= 10 (samples a window needs, as the Java requires)")
 			a.Set[k] = p.MinSamples
+		case k == "interval":
+			p.Interval, ok = d.duration(v, true)
+			a.Set[k] = p.Interval.String()
+		case k == "min-rtt-calc-interval":
+			p.MinRTTInterval, ok = d.duration(v, true)
+			a.Set[k] = p.MinRTTInterval.String()
+		case k == "k":
+			p.K, ok = d.number(v, "a multiplier > 0, like 2 or 1.5")
+			if ok && !(p.K > 0) {
+				d.errAt(v.pos, v.path, "%s: want a multiplier > 0, like 2 or 1.5 (the book: 2)", v.found())
+				ok = false
+			}
+			a.Set[k] = p.K
 		default:
 			// an option in Info.Options that this loader does not know
 			d.errAt(m.keyPos[k], v.path, "option %q is not supported by the scenario loader", k)

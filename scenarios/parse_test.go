@@ -57,9 +57,9 @@ var invalid = []struct {
 	{"adaptive without workers", "name: t\nlimit: 10/s\nalgorithms: [gcra, aimd]\ntraffic: [{type: times, at: [0s]}]\n",
 		`s.yaml:3:20: algorithms[1]: aimd: an adaptive limit learns from the backend's answers: it needs a backend with workers (add backend.workers)`},
 	{"unknown algorithm", "name: t\nlimit: 10/s\nalgorithms: [fixed-window, token-buckets]\ntraffic: [{type: times, at: [0s]}]\n",
-		`s.yaml:3:28: algorithms[1]: "token-buckets": unknown algorithm (want fixed-window, sliding-log, sliding-window, token-bucket, gcra, leaky-bucket, nginx, concurrency, x-time-rate, none, aimd, vegas or gradient2)`},
+		`s.yaml:3:28: algorithms[1]: "token-buckets": unknown algorithm (want fixed-window, sliding-log, sliding-window, token-bucket, gcra, leaky-bucket, nginx, concurrency, x-time-rate, none, aimd, vegas, gradient2, envoy-adaptive or sre-throttle)`},
 	{"unknown algorithm in a mapping", "name: t\nlimit: 10/s\nalgorithms:\n  - name: fixed\ntraffic: [{type: times, at: [0s]}]\n",
-		`s.yaml:4:11: algorithms[0].name: "fixed": unknown algorithm (want fixed-window, sliding-log, sliding-window, token-bucket, gcra, leaky-bucket, nginx, concurrency, x-time-rate, none, aimd, vegas or gradient2)`},
+		`s.yaml:4:11: algorithms[0].name: "fixed": unknown algorithm (want fixed-window, sliding-log, sliding-window, token-bucket, gcra, leaky-bucket, nginx, concurrency, x-time-rate, none, aimd, vegas, gradient2, envoy-adaptive or sre-throttle)`},
 	{"option not taken", "name: t\nlimit: 10/s\nalgorithms:\n  - token-bucket\n  - name: fixed-window\n    nodelay: true\ntraffic: [{type: times, at: [0s]}]\n",
 		`s.yaml:6:5: algorithms[1].nodelay: fixed-window takes no option "nodelay" (its options: count-rejected)`},
 	{"option of an algorithm without options", "name: t\nlimit: 10/s\nalgorithms:\n  - name: leaky-bucket\n    lable: lb\ntraffic: [{type: times, at: [0s]}]\n",
@@ -67,7 +67,7 @@ var invalid = []struct {
 	{"option of the wrong type", "name: t\nlimit: 10/s\nalgorithms:\n  - name: nginx\n    nodelay: yes\ntraffic: [{type: times, at: [0s]}]\n",
 		`s.yaml:5:14: algorithms[0].nodelay: found string "yes", want true or false`},
 	{"entry without name", "name: t\nlimit: 10/s\nalgorithms:\n  - label: x\ntraffic: [{type: times, at: [0s]}]\n",
-		`s.yaml:4:5: algorithms[0].name: missing (want an algorithm: fixed-window, sliding-log, sliding-window, token-bucket, gcra, leaky-bucket, nginx, concurrency, x-time-rate, none, aimd, vegas or gradient2)`},
+		`s.yaml:4:5: algorithms[0].name: missing (want an algorithm: fixed-window, sliding-log, sliding-window, token-bucket, gcra, leaky-bucket, nginx, concurrency, x-time-rate, none, aimd, vegas, gradient2, envoy-adaptive or sre-throttle)`},
 	{"entry a number", "name: t\nlimit: 10/s\nalgorithms: [1]\ntraffic: [{type: times, at: [0s]}]\n", `s.yaml:3:14: algorithms[0]: found integer 1, want an algorithm name or a mapping with a name`},
 	{"empty algorithms", "name: t\nlimit: 10/s\nalgorithms: []\ntraffic: [{type: times, at: [0s]}]\n", `s.yaml:3:13: algorithms: empty list (want at least one algorithm, or no algorithms field for all of them)`},
 	{"duplicate label", "name: t\nlimit: 10/s\nalgorithms:\n  - token-bucket\n  - name: gcra\n    label: token-bucket\ntraffic: [{type: times, at: [0s]}]\n",
@@ -115,9 +115,19 @@ var invalid = []struct {
 	{"backoff without delay", "name: t\nlimit: 10/s\ntraffic: [{type: times, at: [0s]}]\nclients:\n  retry: {policy: backoff}\n",
 		`s.yaml:5:10: clients.retry.delay: missing (want a duration > 0: the first wait, multiplied by factor after each retry)`},
 	{"retry field not for the policy", "name: t\nlimit: 10/s\ntraffic: [{type: times, at: [0s]}]\nclients:\n  retry:\n    policy: fixed\n    delay: 1s\n    jitter: full\n",
-		`s.yaml:8:5: clients.retry.jitter: does not apply to policy fixed (its fields: delay, max-attempts, on)`},
+		`s.yaml:8:5: clients.retry.jitter: does not apply to policy fixed (its fields: delay, max-attempts, on, budget)`},
 	{"retry field for policy none", "name: t\nlimit: 10/s\ntraffic: [{type: times, at: [0s]}]\nclients:\n  retry: {max-attempts: 3}\n",
 		`s.yaml:5:11: clients.retry.max-attempts: does not apply to policy none (it takes no other field)`},
+	{"budget ratio with 4 decimals", "name: t\nlimit: 10/s\ntraffic: [{type: times, at: [0s]}]\nclients:\n  retry: {policy: immediate, budget: {max-tokens: 10, token-ratio: 0.0001}}\n",
+		`s.yaml:5:68: clients.retry.budget.token-ratio: 0.0001: more than 3 decimal places (want a decimal > 0 with at most 3 decimal places, like 0.1, as gRPC reads it)`},
+	{"budget ratio 0", "name: t\nlimit: 10/s\ntraffic: [{type: times, at: [0s]}]\nclients:\n  retry: {policy: immediate, budget: {max-tokens: 10, token-ratio: 0}}\n",
+		`s.yaml:5:68: clients.retry.budget.token-ratio: 0: want a decimal > 0 with at most 3 decimal places, like 0.1: the tokens a success gives back`},
+	{"budget max-tokens 1001", "name: t\nlimit: 10/s\ntraffic: [{type: times, at: [0s]}]\nclients:\n  retry: {policy: immediate, budget: {max-tokens: 1001, token-ratio: 0.1}}\n",
+		`s.yaml:5:51: clients.retry.budget.max-tokens: 1001: want an integer from 1 to 1000: the tokens a client holds when full`},
+	{"budget without a ratio", "name: t\nlimit: 10/s\ntraffic: [{type: times, at: [0s]}]\nclients:\n  retry: {policy: immediate, budget: {max-tokens: 10}}\n",
+		`s.yaml:5:38: clients.retry.budget.token-ratio: missing (want a decimal > 0 with at most 3 decimal places, like 0.1: the tokens a success gives back)`},
+	{"budget for policy none", "name: t\nlimit: 10/s\ntraffic: [{type: times, at: [0s]}]\nclients:\n  retry: {budget: {max-tokens: 10, token-ratio: 0.1}}\n",
+		`s.yaml:5:11: clients.retry.budget: does not apply to policy none (it takes no other field)`},
 	{"unknown retry policy", "name: t\nlimit: 10/s\ntraffic: [{type: times, at: [0s]}]\nclients:\n  retry: {policy: exponential}\n",
 		`s.yaml:5:19: clients.retry.policy: "exponential": unknown policy (want none, immediate, fixed, backoff or retry-after)`},
 	{"immediate unlimited", "name: t\nlimit: 10/s\ntraffic: [{type: times, at: [0s]}]\nclients:\n  retry: {policy: immediate, max-attempts: unlimited}\n",
@@ -625,4 +635,13 @@ func TestAlgorithmParamErrors(t *testing.T) {
 			require.EqualError(t, err, tc.want)
 		})
 	}
+}
+
+// A retry budget is read exactly: token-ratio 0.125 is 125 thousandths,
+// 2 is 2000; a source's policy has its own.
+func TestParseRetryBudget(t *testing.T) {
+	sc, err := Parse("s.yaml", []byte("name: t\nlimit: 10/s\ntraffic:\n  - {type: times, at: [0s]}\n  - type: times\n    at: [0s]\n    retry: {policy: immediate, budget: {max-tokens: 1000, token-ratio: 2}}\nclients:\n  retry: {policy: fixed, delay: 1s, budget: {max-tokens: 10, token-ratio: 0.125}}\n"))
+	require.NoError(t, err)
+	require.Equal(t, traffic.RetryBudget{MaxTokens: 10, RatioMilli: 125}, sc.Retries[0].Budget)
+	require.Equal(t, traffic.RetryBudget{MaxTokens: 1000, RatioMilli: 2000}, sc.Retries[1].Budget)
 }

@@ -277,6 +277,31 @@ func parseFactor(s string) (traffic.Fraction, string) {
 	return traffic.Fraction{Num: num / g, Den: den / g}, ""
 }
 
+// parseMilli reads a decimal >= 0 with at most three decimal places
+// exactly, in thousandths: "0.1" is 100.
+func parseMilli(s string) (int64, string) {
+	const want = "want a decimal > 0 with at most 3 decimal places, like 0.1"
+	intPart, fracPart, _ := strings.Cut(s, ".")
+	if intPart == "" && fracPart == "" || strings.TrimLeft(intPart, "0123456789") != "" ||
+		strings.TrimLeft(fracPart, "0123456789") != "" {
+		return 0, want
+	}
+	fracPart = strings.TrimRight(fracPart, "0")
+	if len(fracPart) > 3 {
+		return 0, "more than 3 decimal places (" + want + ", as gRPC reads it)"
+	}
+	fracPart += strings.Repeat("0", 3-len(fracPart))
+	digits := strings.TrimLeft(intPart+fracPart, "0")
+	if digits == "" {
+		return 0, ""
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || n > 1_000_000_000 {
+		return 0, "too large (" + want + ")"
+	}
+	return n, ""
+}
+
 // quote quotes s for a message, shortened if long.
 func quote(s string) string {
 	const max = 40

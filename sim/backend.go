@@ -32,7 +32,15 @@ func (r *run) newBackend(origin, start time.Duration) error {
 		return fmt.Errorf("backend: %w", err)
 	}
 	r.be = be
+	r.limits, _ = r.lim.(algorithms.LimitReporter)
 	return nil
+}
+
+// limitAt records the limit of an adaptive row in force at t, for its
+// series: after each decision and each sample, when it may move (envoy's
+// timers move it in between: it is seen at the next of those).
+func (r *run) limitAt(t time.Duration) {
+	r.be.Limit(t, r.limits.Limit(t))
 }
 
 // backendBusy reports whether the backend has events to come.
@@ -80,14 +88,34 @@ func (r *run) backendEvent(e backend.Event) {
 		return
 	}
 	if s, ok := r.lim.(algorithms.Sampler); ok {
-		rtt, drop := e.Sample()
-		s.Sample(e.At, algorithms.Key(e.Req.Key), e.Req.Cost, rtt, e.Req.InFlight, drop)
+		rtt, _ := e.Sample()
+		s.Sample(e.At, algorithms.Key(e.Req.Key), e.Req.Cost, rtt, e.Req.InFlight, outcomeOf(e.Kind))
+		if r.limits != nil {
+			r.limitAt(e.At)
+		}
 	}
-	if e.Kind == backend.Completed || !r.retries {
+	if e.Kind == backend.Completed {
+		if r.budgets != nil {
+			r.succeeded(e.Req.Source, e.Req.Key)
+		}
+		return
+	}
+	if !r.retries {
 		return
 	}
 	a := traffic.Arrival{At: e.Req.Arrived, Key: e.Req.Key, Cost: e.Req.Cost, Source: e.Req.Source}
 	r.retry(&a, e.Req.ID, int(e.Req.Attempt), e.At, 0, causeOf(e.Kind))
+}
+
+// outcomeOf is what a backend outcome is to the limiter that admitted it.
+func outcomeOf(k backend.Kind) algorithms.Outcome {
+	switch k {
+	case backend.Completed:
+		return algorithms.Served
+	case backend.TimedOut:
+		return algorithms.Abandoned
+	}
+	return algorithms.Failed
 }
 
 // causeOf is the retry cause of a backend outcome.

@@ -317,22 +317,28 @@ type run struct {
 	keyPeaks  keyPeaks // of releases to the backend, per key
 	attempts  *peakSet // of attempts reaching the limiter, or nil: the feed's
 	series    series
-	last      time.Duration               // latest release
-	end       time.Duration               // no retry at or after it (0: not known yet)
-	first     time.Duration               // first first attempt
-	lastFresh time.Duration               // last first attempt
-	started   bool                        // a first attempt has come
-	rng       *rand.Rand                  // jitter
-	retries   bool                        // some client retries
-	rejected  pagedCounts                 // rejected attempts by key id (first attempts: feed.offered)
-	watch     *watcher                    // Config.Inspect, or nil
-	ahead     [prefetchLen]algorithms.Key // the keys of the next arrivals, for Prefetch
+	last      time.Duration // latest release
+	end       time.Duration // no retry at or after it (0: not known yet)
+	first     time.Duration // first first attempt
+	lastFresh time.Duration // last first attempt
+	started   bool          // a first attempt has come
+	rng       *rand.Rand    // jitter
+	// budgets are the retry budgets of the sources' policies that have
+	// one (traffic.RetryBudget), by source; nil when none has
+	budgets  []*traffic.Budgets
+	retries  bool                        // some client retries
+	rejected pagedCounts                 // rejected attempts by key id (first attempts: feed.offered)
+	watch    *watcher                    // Config.Inspect, or nil
+	ahead    [prefetchLen]algorithms.Key // the keys of the next arrivals, for Prefetch
 	// be is the row's backend (Config.Backend), or nil; ids counts the
 	// first attempts so far, each request's identity in the backend (the
 	// same in every row: every row reads the same traffic)
-	be  *backend.Backend
-	ids uint64
-	cur uint64 // the identity of the request being decided
+	be *backend.Backend
+	// limits is the row's limiter when its limit moves (an adaptive row
+	// with a backend), for the backend's limit series; else nil
+	limits algorithms.LimitReporter
+	ids    uint64
+	cur    uint64 // the identity of the request being decided
 	// countOnly: the run is a cluster row's reference, of which only the
 	// admissions are read; it counts its verdicts and retries its
 	// rejections, and keeps no other account (decideCounting)
@@ -394,6 +400,14 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 		// else every run's attempts are the first attempts: the feed's
 		attempts := newPeakSet(cfg.Windows)
 		r.attempts = &attempts
+		for i, p := range cfg.Retries {
+			if b := traffic.NewBudgets(p.Budget); b != nil {
+				if r.budgets == nil {
+					r.budgets = make([]*traffic.Budgets, len(cfg.Retries))
+				}
+				r.budgets[i] = b
+			}
+		}
 	}
 	if cfg.Duration > 0 {
 		r.end = cfg.Start + cfg.Duration
@@ -697,6 +711,9 @@ func (w *watcher) sampleUntil(t time.Duration, r *run) {
 // decide puts one attempt to the limiter and accounts for its verdict.
 func (r *run) decide(a *traffic.Arrival, attempt int) error {
 	d := r.lim.Decide(a.At, algorithms.Key(a.Key), a.Cost)
+	if r.limits != nil {
+		r.limitAt(a.At)
+	}
 	if r.countOnly {
 		return r.count(a, attempt, d)
 	}
@@ -721,10 +738,15 @@ func (r *run) count(a *traffic.Arrival, attempt int, d algorithms.Decision) erro
 		r.res.Offered++
 	}
 	switch d.Verdict {
-	case algorithms.Accept:
-		r.res.Accepted++
-	case algorithms.Delay:
-		r.res.Delayed++
+	case algorithms.Accept, algorithms.Delay:
+		if d.Verdict == algorithms.Accept {
+			r.res.Accepted++
+		} else {
+			r.res.Delayed++
+		}
+		if r.budgets != nil {
+			r.succeeded(a.Source, a.Key)
+		}
 	case algorithms.Reject:
 		r.res.Rejected++
 		if r.retries {
@@ -769,6 +791,9 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 		if r.be != nil {
 			return r.submit(a, attempt, decided)
 		}
+		if r.budgets != nil {
+			r.succeeded(a.Source, a.Key)
+		}
 	case algorithms.Delay:
 		r.res.Delayed++
 		r.delays.add(d.Delay)
@@ -776,6 +801,9 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 		r.releases.Push(decided+d.Delay, delayed{a.Cost, a.Key})
 		if r.be != nil {
 			return r.submit(a, attempt, decided+d.Delay)
+		}
+		if r.budgets != nil {
+			r.succeeded(a.Source, a.Key)
 		}
 	case algorithms.Reject:
 		r.res.Rejected++
@@ -811,6 +839,10 @@ func (r *run) observe(a *traffic.Arrival, attempt int, d algorithms.Decision) er
 // or of time; a shed, timeout or error that the policy does not retry on
 // just ends the request.
 func (r *run) retry(a *traffic.Arrival, id uint64, attempt int, from, retryAfter time.Duration, cause traffic.Cause) {
+	b := r.budget(a.Source)
+	if b != nil {
+		b.Fail(a.Key)
+	}
 	if int(a.Source) >= len(r.cfg.Retries) || !r.cfg.Retries[a.Source].On.Retries(cause) {
 		if cause == traffic.CauseReject {
 			r.res.GaveUp++
@@ -818,6 +850,11 @@ func (r *run) retry(a *traffic.Arrival, id uint64, attempt int, from, retryAfter
 		return
 	}
 	p := &r.cfg.Retries[a.Source]
+	if b != nil && !b.Allows(a.Key) {
+		r.res.GaveUp++
+		r.res.RetriesThrottled++
+		return
+	}
 	if wait, ok := p.Wait(attempt, retryAfter, r.rng); ok {
 		at := from + wait
 		if at >= from && (r.end == 0 || at < r.end) && attempt < math.MaxInt32 {
@@ -827,6 +864,23 @@ func (r *run) retry(a *traffic.Arrival, id uint64, attempt int, from, retryAfter
 		}
 	}
 	r.res.GaveUp++
+}
+
+// budget is the retry budget of source's policy, or nil.
+func (r *run) budget(source int32) *traffic.Budgets {
+	if r.budgets == nil || int(source) >= len(r.budgets) {
+		return nil
+	}
+	return r.budgets[source]
+}
+
+// succeeded gives an attempt's success to its client's retry budget: an
+// admission when there is no backend to answer, else the backend's
+// answer in time.
+func (r *run) succeeded(source int32, key uint32) {
+	if b := r.budget(source); b != nil {
+		b.Succeed(key)
+	}
 }
 
 // delayed is a delayed request waiting for its release: its cost and key.

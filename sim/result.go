@@ -86,6 +86,10 @@ type Result struct {
 	Rejected int64 `json:"rejected"`
 	// GaveUp counts requests whose last attempt was rejected.
 	GaveUp int64 `json:"gave_up"`
+	// RetriesThrottled counts the requests of GaveUp whose retry their
+	// client's retry budget refused (traffic.RetryBudget); absent without
+	// a budget.
+	RetriesThrottled int64 `json:"retries_throttled,omitempty"`
 
 	DelayNs Percentiles `json:"delay_ns"`
 	// Peaks count every key together; KeyPeaks one key at a time, the

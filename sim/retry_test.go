@@ -234,3 +234,50 @@ func TestRunUntilTracesEnd(t *testing.T) {
 	require.Equal(t, int64(2), r.GaveUp)
 	require.Len(t, r.Series.Offered, 29, "buckets from 10:00:00.1 to the one of the last retry, [10:00:02.9, 10:00:03)")
 }
+
+// TestRetryBudget: gRPC's retry throttling with max-tokens 4 and
+// token-ratio 1 (a client holds 4 tokens; a failure takes one, a success
+// gives one back; retries only while more than 2 are left), fixed retries
+// 1ms apart without a bound on attempts.
+//   - One request, always rejected: its first rejection leaves 3 tokens
+//     (more than 2: it retries at 1ms), the second leaves 2 (not more than
+//     2: the retry is refused). Two attempts; it gives up, throttled.
+//   - Two requests, at 0 and 100ms; the retry at 1ms is admitted, which
+//     gives back the token the first rejection took: the second request
+//     starts again from 4 and makes two attempts too (four in all). Had the
+//     success not counted, its first rejection would have left 2 tokens
+//     and no retry.
+func TestRetryBudget(t *testing.T) {
+	budget := traffic.RetryPolicy{Policy: "fixed", Delay: ms, MaxAttempts: 0,
+		Budget: traffic.RetryBudget{MaxTokens: 4, RatioMilli: 1000}}
+	reject := func(int, time.Duration) algorithms.Decision {
+		return algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: 1}
+	}
+	rep, err := Run(withRetry(baseConfig(timesPlan(0), scriptedAlg("s", reject)), budget))
+	require.NoError(t, err)
+	r := rep.Results[0]
+	require.Equal(t, int64(2), r.Attempts)
+	require.Equal(t, int64(1), r.GaveUp)
+	require.Equal(t, int64(1), r.RetriesThrottled)
+
+	second := func(i int, _ time.Duration) algorithms.Decision {
+		if i == 1 {
+			return algorithms.Decision{Verdict: algorithms.Accept}
+		}
+		return reject(i, 0)
+	}
+	rep, err = Run(withRetry(baseConfig(timesPlan(0, 100*ms), scriptedAlg("s", second)), budget))
+	require.NoError(t, err)
+	r = rep.Results[0]
+	require.Equal(t, int64(4), r.Attempts)
+	require.Equal(t, int64(1), r.Accepted)
+	require.Equal(t, int64(1), r.GaveUp)
+	require.Equal(t, int64(1), r.RetriesThrottled)
+
+	// without a budget the same always-rejecting script retries to the end
+	rep, err = Run(withRetry(baseConfig(timesPlan(0), scriptedAlg("s", reject)),
+		traffic.RetryPolicy{Policy: "fixed", Delay: ms, MaxAttempts: 5}))
+	require.NoError(t, err)
+	require.Equal(t, int64(5), rep.Results[0].Attempts)
+	require.Zero(t, rep.Results[0].RetriesThrottled)
+}

@@ -35,6 +35,65 @@ type RetryPolicy struct {
 	Resolution time.Duration
 	// MaxAttempts counts the first try; 0 means no limit.
 	MaxAttempts int
+	// Budget, when set, throttles retries as gRPC does (Budgets).
+	Budget RetryBudget
+}
+
+// RetryBudget is gRPC's retry throttling (gRFC A6, "Retry Throttling";
+// grpc-go's internal/retry throttler), a retry budget per client: its
+// zero value is none.
+type RetryBudget struct {
+	// MaxTokens is max_tokens, from 1 to 1000 (0: no budget).
+	MaxTokens int64
+	// RatioMilli is token_ratio in thousandths, > 0: gRPC reads it with
+	// three decimal places and counts tokens in thousandths, as here.
+	RatioMilli int64
+}
+
+// Budgets is the retry budget of every client (key) of one policy. Each
+// client has a token count, from MaxTokens at its first request; every
+// failed attempt (rejected, shed, timed out or failed: Fail) takes one
+// token, every attempt that succeeds (Succeed) gives back token_ratio,
+// never below 0 nor above MaxTokens; a retry is allowed only while the
+// count is above MaxTokens/2 (Allows). All in thousandths of a token,
+// exactly. State: 8 bytes per key, for the keys that have failed.
+type Budgets struct {
+	b RetryBudget
+	// deficit[key] is MaxTokens minus the key's count, in thousandths
+	// (0: full, the zero value)
+	deficit []int64
+}
+
+// NewBudgets returns the budgets of b, nil for no budget.
+func NewBudgets(b RetryBudget) *Budgets {
+	if b.MaxTokens == 0 {
+		return nil
+	}
+	return &Budgets{b: b}
+}
+
+// Fail takes a token from key's count: one of its attempts failed.
+func (s *Budgets) Fail(key uint32) {
+	if int(key) >= len(s.deficit) {
+		s.deficit = append(s.deficit, make([]int64, int(key)+1-len(s.deficit))...)
+	}
+	s.deficit[key] = min(s.deficit[key]+1000, s.b.MaxTokens*1000)
+}
+
+// Succeed gives key back token_ratio: one of its attempts succeeded.
+func (s *Budgets) Succeed(key uint32) {
+	if int(key) < len(s.deficit) {
+		s.deficit[key] = max(s.deficit[key]-s.b.RatioMilli, 0)
+	}
+}
+
+// Allows reports whether key may retry: its count is above MaxTokens/2.
+func (s *Budgets) Allows(key uint32) bool {
+	if int(key) >= len(s.deficit) {
+		return true
+	}
+	full := s.b.MaxTokens * 1000
+	return 2*(full-s.deficit[key]) > full
 }
 
 // Cause is why an attempt failed, as its client sees it: the cause a retry

@@ -124,3 +124,38 @@ func TestRetryOn(t *testing.T) {
 	require.False(t, ok)
 	require.Equal(t, "cause(9)", Cause(9).String())
 }
+
+// TestBudgets: gRPC's retry throttling by hand, max-tokens 3, token-ratio
+// 0.5, in thousandths: a client starts full (3000) and may retry; a
+// failure leaves 2000 (2*2000 > 3000: may retry); another leaves 1000 (no);
+// a success 1500 (2*1500 = 3000, not above: no); another 2000 (yes). The
+// count never passes 3000 nor goes below 0, and each client has its own.
+func TestBudgets(t *testing.T) {
+	require.Nil(t, NewBudgets(RetryBudget{}))
+	b := NewBudgets(RetryBudget{MaxTokens: 3, RatioMilli: 500})
+	require.True(t, b.Allows(7))
+	b.Fail(7)
+	require.True(t, b.Allows(7))
+	b.Fail(7)
+	require.False(t, b.Allows(7))
+	b.Succeed(7)
+	require.False(t, b.Allows(7))
+	b.Succeed(7)
+	require.True(t, b.Allows(7))
+	require.True(t, b.Allows(3), "another client is full")
+	for range 10 {
+		b.Succeed(7)
+	}
+	b.Fail(7)
+	b.Fail(7)
+	require.False(t, b.Allows(7), "successes beyond full are not banked")
+	for range 10 {
+		b.Fail(7)
+	}
+	b.Succeed(7)
+	b.Succeed(7)
+	b.Succeed(7)
+	require.False(t, b.Allows(7), "1500 after a floor of 0")
+	b.Succeed(7)
+	require.True(t, b.Allows(7))
+}

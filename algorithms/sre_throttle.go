@@ -1,0 +1,97 @@
+package algorithms
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/ratesim/ratesim/adaptive"
+)
+
+// SREThrottle is the client-side adaptive throttling of the Google SRE book
+// (chapter 21, "Handling Overload"), package adaptive's Throttle, as a row:
+// each key is a client that rejects its own request locally, before it
+// reaches the backend, with probability
+//
+//	p = max(0, (requests - k*accepts) / (requests + 1))
+//
+// over the key's last window (k default 2, window default 2m, the book's),
+// requests counting every request the client attempted (its own rejections
+// included) and accepts the requests the backend answered without error in
+// time (Sample with Served: a shed, an error or a timeout is not an
+// accept). The draw compared with p is a uniform [0, 1) value taken for
+// every request, in decision order, from the scenario's seed on a stream
+// of its own; a request's cost does not enter (the book counts requests).
+//
+// RetryAfter: the backend's mean service time (Params.Service), at least
+// 1ns, as the other adaptive rows: the client's throttle gives no hint.
+//
+// State per key: the ring of window/1s one-second buckets of two counts and
+// their sums, 16 + 8*window/1s bytes, kept from the key's first request.
+type SREThrottle struct {
+	t    *adaptive.Throttle
+	draw func() float64 // the uniform [0, 1) draw of each request
+	wait time.Duration
+	// units in flight, for InFlight
+	inflight int64
+	perKey   int64
+	mem      Memory
+}
+
+var (
+	_ Limiter = (*SREThrottle)(nil)
+	_ Sampler = (*SREThrottle)(nil)
+)
+
+// sreSeedStream tells sre-throttle's draws apart from the other draws made
+// from the scenario's seed.
+const sreSeedStream = 0xbb67ae8584caa73b
+
+func newSREThrottleLimiter(p Params) (Limiter, error) {
+	if err := checkOptions("sre-throttle", p, "k", "window"); err != nil {
+		return nil, err
+	}
+	c := adaptive.DefaultThrottleConfig()
+	if p.K != 0 {
+		c.K = p.K
+	}
+	if p.Window != 0 {
+		c.Window = p.Window
+	}
+	t, err := adaptive.NewThrottle(c)
+	if err != nil {
+		return nil, paramError(err)
+	}
+	return &SREThrottle{t: t, draw: rand.New(rand.NewPCG(p.Seed, sreSeedStream)).Float64, wait: max(p.Service, 1),
+		perKey: 16 + 8*int64(c.Window/time.Second)}, nil
+}
+
+// Decide draws, and admits the request unless the key's throttle drops it.
+func (s *SREThrottle) Decide(now time.Duration, key Key, cost int64) Decision {
+	u := s.draw()
+	if !s.t.Admit(now, adaptive.Key(key), u) {
+		s.account()
+		return Decision{Verdict: Reject, RetryAfter: s.wait}
+	}
+	s.account()
+	s.inflight += cost
+	return Decision{Verdict: Accept}
+}
+
+// account follows the keys holding state.
+func (s *SREThrottle) account() {
+	if n := int64(s.t.Keys()); n > s.mem.KeysPeak {
+		s.mem = Memory{BytesPerKeyMax: s.perKey, KeysPeak: n, BytesPeak: n * s.perKey}
+	}
+}
+
+// InFlight returns the units admitted and not yet answered.
+func (s *SREThrottle) InFlight() int64 { return s.inflight }
+
+// Sample counts an accept when the backend served the request in time.
+func (s *SREThrottle) Sample(now time.Duration, key Key, cost int64, _ time.Duration, _ int64, outcome Outcome) {
+	s.t.OnResult(now, adaptive.Key(key), outcome == Served)
+	s.inflight = max(s.inflight-cost, 0)
+}
+
+// Memory reports the keys with state.
+func (s *SREThrottle) Memory() Memory { return s.mem }
