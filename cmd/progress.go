@@ -73,6 +73,36 @@ func (p *progress) update(done, total time.Duration) {
 	p.drawn = len(line)
 }
 
+// points redraws the bar of a sweep, if it is time to: done of total
+// points (fractions for the points under way).
+func (p *progress) points(done float64, total int) {
+	now := p.now()
+	elapsed := now.Sub(p.start)
+	if elapsed < progressDelay || (p.drawn > 0 && now.Sub(p.last) < progressEvery) {
+		return
+	}
+	p.last = now
+	line := pointsLine(done, total, elapsed, p.width-1)
+	pad := strings.Repeat(" ", max(0, p.drawn-len(line)))
+	io.WriteString(p.w, "\r"+line+pad)
+	p.drawn = len(line)
+}
+
+// pointsLine is one drawing of a sweep's bar, at most width bytes:
+//
+//	swept 12 of 64 points [====>               ]  18%  elapsed 3s, about 14s left
+func pointsLine(done float64, total int, elapsed time.Duration, width int) string {
+	line := progressLine(time.Duration(done*float64(time.Second)), time.Duration(total)*time.Second, elapsed, width+1000)
+	head := "swept " + strconv.Itoa(int(done)) + " of " + strconv.Itoa(total) + " points"
+	if i := strings.Index(line, " ["); i >= 0 {
+		line = head + line[i:]
+	} else if i := strings.Index(line, "%"); i >= 0 {
+		j := strings.LastIndex(line[:i], " ")
+		line = head + line[j:]
+	}
+	return clip(line, width)
+}
+
 // done erases the bar, if one was drawn.
 func (p *progress) done() {
 	if p == nil || p.drawn == 0 {

@@ -41,7 +41,7 @@ func readmeExamples(t *testing.T, lines []string) []readmeExample {
 			in = false
 		case in && strings.HasPrefix(l, "$ "):
 			flush(i)
-			fields := strings.Fields(strings.TrimPrefix(l, "$ "))
+			fields := shellFields(strings.TrimPrefix(l, "$ "))
 			var args []string
 			switch {
 			case len(fields) >= 1 && fields[0] == "ratesim":
@@ -121,4 +121,34 @@ func checkPageExamples(t *testing.T, page string) {
 		rewritten = append(rewritten, lines[done:]...)
 		require.NoError(t, os.WriteFile(page, []byte(strings.Join(rewritten, "\n")), 0o644))
 	}
+}
+
+// shellFields splits a command line as a shell does for the commands the
+// pages show: at spaces, except inside double or single quotes, which are
+// removed ("minimize burst subject to ..." is one argument).
+func shellFields(line string) []string {
+	var out []string
+	var cur strings.Builder
+	in, quote := false, rune(0)
+	for _, c := range line {
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote == 0 && (c == '"' || c == '\''):
+			quote, in = c, true
+		case quote == 0 && (c == ' ' || c == '\t'):
+			if in {
+				out = append(out, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteRune(c)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, cur.String())
+	}
+	return out
 }

@@ -105,6 +105,7 @@ Start with:  ratesim compare        (the built-in double-burst scenario)
 	})
 	root.AddCommand(
 		newCompareCmd(),
+		newSweepCmd(),
 		newReplayCmd(),
 		newTrafficCmd(),
 		newScenariosCmd(),

@@ -18,8 +18,15 @@ func JSON(w io.Writer, r *sim.Report) error {
 		return errNilReport
 	}
 	rep := *r
-	rep.Results = make([]sim.Result, len(r.Results))
-	for i, res := range r.Results {
+	rep.Results = JSONResults(r.Results)
+	return EncodeJSON(w, &rep)
+}
+
+// JSONResults returns the results as JSON writes them: absent lists and
+// params as [] and {}, never null (the results are copied, not changed).
+func JSONResults(rs []sim.Result) []sim.Result {
+	out := make([]sim.Result, len(rs))
+	for i, res := range rs {
 		if res.Params == nil {
 			res.Params = map[string]any{}
 		}
@@ -32,13 +39,20 @@ func JSON(w io.Writer, r *sim.Report) error {
 		res.Series.Admitted = orEmpty(res.Series.Admitted)
 		res.Series.Delayed = orEmpty(res.Series.Delayed)
 		res.Series.Rejected = orEmpty(res.Series.Rejected)
-		rep.Results[i] = res
+		out[i] = res
 	}
+	return out
+}
+
+// EncodeJSON writes v as JSON writes a report: indented with two spaces, a
+// trailing newline, map keys sorted, no HTML escaping, arrays of numbers
+// on one line.
+func EncodeJSON(w io.Writer, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&rep); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
 	_, err := w.Write(compactNumberArrays(buf.Bytes()))

@@ -17,7 +17,7 @@ var builtinFS embed.FS
 var builtinNames = []string{"double-burst", "token-vs-leaky", "nginx-burst", "sliding-window-accuracy",
 	"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned", "ip-rotation",
 	"kong-local-pods", "redis-race", "sync-interval", "redis-outage", "flexible-consistency",
-	"protect-the-backend", "gc-pause-collapse", "netflix-gradient2", "metastable-retry", "metastable-retry-jitter", "metastable-retry-budget"}
+	"protect-the-backend", "gc-pause-collapse", "netflix-gradient2", "metastable-retry", "metastable-retry-jitter", "metastable-retry-budget", "choose-burst"}
 
 // Default is the built-in scenario `ratesim compare` runs when given none.
 const Default = "double-burst"
@@ -91,5 +91,31 @@ func Resolve(arg string) (*Scenario, error) {
 		return Builtin(arg)
 	}
 	return nil, fmt.Errorf("%s: no such file, and no built-in scenario of that name (built-ins: %s)",
+		arg, strings.Join(builtinNames, ", "))
+}
+
+// ResolveText returns the text of the scenario arg names, as Resolve finds
+// it, and the name its errors use (the path, or "builtin:NAME"): for a
+// caller that edits the file before parsing it (ratesim sweep).
+func ResolveText(arg string) (file string, data []byte, err error) {
+	if st, err := os.Stat(arg); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		if err == nil && st.IsDir() {
+			return "", nil, fmt.Errorf("%s: is a directory, want a scenario file", arg)
+		}
+		data, err := os.ReadFile(arg)
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				return "", nil, fmt.Errorf("%s: %w", arg, pe.Err)
+			}
+			return "", nil, err
+		}
+		return arg, data, nil
+	}
+	if isBuiltin(arg) {
+		data, err := builtinFS.ReadFile("builtin/" + arg + ".yaml")
+		return "builtin:" + arg, data, err
+	}
+	return "", nil, fmt.Errorf("%s: no such file, and no built-in scenario of that name (built-ins: %s)",
 		arg, strings.Join(builtinNames, ", "))
 }

@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path"
 	"sort"
 	"sync"
 	"time"
@@ -66,6 +67,10 @@ type Config struct {
 	Retries []traffic.RetryPolicy
 	// TopKeys is how many keys each result lists by rejections (default 5).
 	TopKeys int
+	// KeyGlobs, when set, are patterns (path.Match) of key names: each
+	// result totals the requests and rejections of the keys each matches
+	// (Result.KeyGroups), for a sweep's goal over some keys only.
+	KeyGlobs []string
 	// Workers bounds how many algorithms decide at once; 0 means no bound
 	// but GOMAXPROCS. (Every algorithm's run reads the same traffic as it
 	// is generated, so all of them are under way together.)
@@ -976,6 +981,7 @@ func (r *run) result() Result {
 		res.AttemptPeaks = r.attempts.peaks(p)
 	}
 	res.Keys = r.keyReport()
+	res.KeyGroups = r.keyGroups()
 	if r.lim != nil { // a cluster row's memory is the cluster's
 		m := r.lim.Memory()
 		res.Memory = Memory{BytesPerKeyMax: m.BytesPerKeyMax, KeysPeak: m.KeysPeak, BytesPeak: m.BytesPeak}
@@ -993,6 +999,31 @@ func (r *run) result() Result {
 		res.Backend = r.backendResult(end)
 	}
 	return res
+}
+
+// keyGroups totals, for each of Config.KeyGlobs, the first attempts and
+// the rejected attempts of the keys whose names it matches.
+func (r *run) keyGroups() []KeyGroup {
+	if len(r.cfg.KeyGlobs) == 0 {
+		return nil
+	}
+	gs := make([]KeyGroup, len(r.cfg.KeyGlobs))
+	for i, g := range r.cfg.KeyGlobs {
+		gs[i].Glob = g
+	}
+	for id := range r.keys.Len() {
+		name := r.keys.Name(uint32(id))
+		for i, g := range r.cfg.KeyGlobs {
+			if ok, _ := path.Match(g, name); ok {
+				gs[i].Keys++
+				if id < len(r.feed.offered) {
+					gs[i].Offered += r.feed.offered[id]
+				}
+				gs[i].Rejected += r.rejected.get(uint32(id))
+			}
+		}
+	}
+	return gs
 }
 
 // prefetchLen is how many arrivals a run prepares its limiter for at once

@@ -108,6 +108,9 @@ type Result struct {
 	ZoneEvictions *int64    `json:"zone_evictions,omitempty"`
 	ZoneRefusals  *int64    `json:"zone_refusals,omitempty"`
 	Keys          KeyReport `json:"keys"`
+	// KeyGroups totals the keys that match each of Config.KeyGlobs, in
+	// that order; nil without them.
+	KeyGroups []KeyGroup `json:"-"`
 	// Cluster is what the cluster did, for a row run on one (SPEC
 	// section 8); nil otherwise.
 	Cluster *ClusterResult `json:"cluster,omitempty"`
@@ -209,6 +212,15 @@ type KeyReport struct {
 // KeyCount is one key's requests (first attempts) and rejected attempts.
 type KeyCount struct {
 	Key      string `json:"key"`
+	Offered  int64  `json:"offered"`
+	Rejected int64  `json:"rejected"`
+}
+
+// KeyGroup is what the keys whose names match Glob did together: how many
+// keys, their requests (first attempts) and their rejected attempts.
+type KeyGroup struct {
+	Glob     string `json:"glob"`
+	Keys     int64  `json:"keys"`
 	Offered  int64  `json:"offered"`
 	Rejected int64  `json:"rejected"`
 }

@@ -1,0 +1,331 @@
+// Package sweep runs a scenario over a grid of parameter values (SPEC
+// section 10): every combination of the values of the varied fields is a
+// grid point, the scenario file with those values written in, and its
+// results are exactly what `ratesim compare` gives for that file.
+//
+// Points are independent. Those whose engine configuration differs only in
+// the algorithm rows (the limit's rate and burst, an algorithm's options)
+// run together as the rows of one sim.Run, which generates their traffic
+// once and decides every row on it (sim's feed); other points run beside
+// them, several sim.Runs at once. Results come back in grid order (the
+// last field varies fastest) whatever the number of cores, since every
+// row's result depends only on its own configuration and the traffic.
+// Memory is bounded by the points in flight (PointsPerRun per run,
+// Parallel runs), not by the grid; what is kept per point is its results'
+// JSON.
+//
+// Nothing here prints or exits: cmd/sweep.go parses the flags and writes
+// what Run returns.
+package sweep
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ratesim/ratesim/output"
+	"github.com/ratesim/ratesim/scenarios"
+	"github.com/ratesim/ratesim/sim"
+)
+
+// PointsPerRun is how many points share one sim.Run at most (and so one
+// generation of their traffic) unless Options say otherwise.
+const PointsPerRun = 64
+
+// Shard selects the points whose index mod N is K; N 0 selects all.
+type Shard struct{ K, N int }
+
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.K, s.N) }
+
+// Has reports whether point i is in the shard.
+func (s Shard) Has(i int) bool { return s.N == 0 || i%s.N == s.K }
+
+// Options say what to sweep.
+type Options struct {
+	Base   *Base
+	Fields []Field
+	Shard  Shard
+	// KeyGlobs are the key patterns the goal's metrics filter by: each
+	// point's result then carries the totals of the matching keys.
+	KeyGlobs []string
+	// TopKeys is compare's --top (0: its default).
+	TopKeys int
+	// Parallel is how many sim.Runs go at once (default GOMAXPROCS);
+	// PointsPerRun how many points one holds (default PointsPerRun).
+	Parallel     int
+	PointsPerRun int
+	// Progress, when set, is told how many points are done (fractions for
+	// the points under way) out of total. It is called from several
+	// goroutines, one at a time.
+	Progress func(done float64, total int)
+}
+
+// Sweep is the outcome: the points of the grid (of the shard) in grid
+// order.
+type Sweep struct {
+	Scenario string
+	Fields   []Field
+	// Total is the number of points of the whole grid.
+	Total    int
+	Shard    Shard
+	KeyGlobs []string
+	Points   []Point
+}
+
+// Point is one grid point: its index in the grid, the value of each field,
+// and its results as compare's JSON writes them (compact), or the reason
+// the scenario or the run refused it.
+type Point struct {
+	Index   int
+	Values  []Value
+	Results json.RawMessage
+	Error   string
+	// KeyGroups[i] are result i's totals for Sweep.KeyGlobs.
+	KeyGroups [][]sim.KeyGroup
+}
+
+// GridSize is the number of points of the grid of fields.
+func GridSize(fields []Field) int {
+	n := 1
+	for _, f := range fields {
+		n *= len(f.Values)
+	}
+	return n
+}
+
+// ValuesAt returns the values of point i, the last field varying fastest.
+func ValuesAt(fields []Field, i int) []Value {
+	vs := make([]Value, len(fields))
+	for j := len(fields) - 1; j >= 0; j-- {
+		n := len(fields[j].Values)
+		vs[j] = fields[j].Values[i%n]
+		i /= n
+	}
+	return vs
+}
+
+// Describe names a point by its values: limit.burst=5 cluster.nodes=4.
+func Describe(fields []Field, vs []Value) string {
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		parts[i] = f.Path + "=" + vs[i].Text
+	}
+	return strings.Join(parts, " ")
+}
+
+// CheckFields checks the fields against the base scenario: each must be
+// one the scenario can take, and no field twice. The error is a *Usage.
+func CheckFields(b *Base, fields []Field) error {
+	if len(fields) == 0 {
+		return usagef("--vary", "none given, want at least one --vary FIELD=VALUES")
+	}
+	seen := map[string]bool{}
+	for _, f := range fields {
+		if seen[f.Path] {
+			return usagef("--vary", "%s is varied twice, want each field once (give all its values in one --vary)", f.Path)
+		}
+		seen[f.Path] = true
+		if err := b.Check(f); err != nil {
+			return err
+		}
+	}
+	if n := GridSize(fields); n > MaxPoints || n <= 0 {
+		return usagef("--vary", "the grid has more than %d points, want fewer values", MaxPoints)
+	}
+	return nil
+}
+
+// prepared is a point ready to run: its configuration, or its error.
+type prepared struct {
+	point *Point
+	cfg   sim.Config
+	name  string
+}
+
+// Run runs the points of the grid in the shard.
+func Run(o Options) (*Sweep, error) {
+	if err := CheckFields(o.Base, o.Fields); err != nil {
+		return nil, err
+	}
+	total := GridSize(o.Fields)
+	s := &Sweep{Scenario: o.Base.Sc.Name, Fields: o.Fields, Total: total, Shard: o.Shard, KeyGlobs: o.KeyGlobs}
+	for i := range total {
+		if o.Shard.Has(i) {
+			s.Points = append(s.Points, Point{Index: i, Values: ValuesAt(o.Fields, i)})
+		}
+	}
+	par := o.Parallel
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	per := o.PointsPerRun
+	if per <= 0 {
+		per = PointsPerRun
+	}
+	prog := &progress{report: o.Progress, total: len(s.Points)}
+	window := per * par
+	for start := 0; start < len(s.Points); start += window {
+		pts := s.Points[start:min(start+window, len(s.Points))]
+		var chunks [][]*prepared
+		for _, g := range group(o, pts) {
+			for len(g) > 0 {
+				n := min(per, len(g))
+				chunks = append(chunks, g[:n])
+				g = g[n:]
+			}
+		}
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, par)
+		for _, c := range chunks {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				runChunk(c, prog)
+			}()
+		}
+		wg.Wait()
+	}
+	return s, nil
+}
+
+// group prepares the points and groups those that can share one sim.Run,
+// in the order of their first point; points in error are done.
+func group(o Options, pts []Point) [][]*prepared {
+	var groups [][]*prepared
+	for i := range pts {
+		p := &pts[i]
+		data, err := o.Base.Edit(o.Fields, p.Values)
+		if err != nil {
+			p.Error = err.Error()
+			continue
+		}
+		sc, err := scenarios.Parse(o.Base.File, data)
+		if err == nil {
+			err = scenarios.CheckFiles(sc)
+		}
+		if err != nil {
+			p.Error = reason(err)
+			continue
+		}
+		cfg := ConfigOf(sc)
+		cfg.KeyGlobs = o.KeyGlobs
+		cfg.TopKeys = o.TopKeys
+		pp := &prepared{point: p, cfg: cfg, name: sc.Name}
+		placed := false
+		for j, g := range groups {
+			if sameEngine(&g[0].cfg, &cfg) {
+				groups[j] = append(g, pp)
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			groups = append(groups, []*prepared{pp})
+		}
+	}
+	return groups
+}
+
+// reason is a scenario's error without the positions in the edited text:
+// the field and what is wrong with it.
+func reason(err error) string {
+	var list scenarios.Errors
+	if errors.As(err, &list) {
+		msgs := make([]string, len(list))
+		for i, e := range list {
+			if e.Path != "" {
+				msgs[i] = e.Path + ": " + e.Msg
+			} else {
+				msgs[i] = e.Msg
+			}
+		}
+		return strings.Join(msgs, "; ")
+	}
+	return err.Error()
+}
+
+// sameEngine reports whether two points' configurations differ in their
+// algorithm rows only (and in the policy the report names), so that they
+// can run as rows of one sim.Run on one generation of the traffic.
+func sameEngine(a, b *sim.Config) bool {
+	x, y := *a, *b
+	for _, c := range []*sim.Config{&x, &y} {
+		c.Algorithms = nil
+		c.Limit.Rate, c.Limit.Burst = 0, 0
+		c.Progress = nil
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// runChunk runs the points of one group as the rows of one sim.Run, and
+// each point on its own when that fails (to tell which point failed).
+func runChunk(c []*prepared, prog *progress) {
+	cfg := c[0].cfg
+	cfg.Algorithms = nil
+	for _, p := range c {
+		cfg.Algorithms = append(cfg.Algorithms, p.cfg.Algorithms...)
+	}
+	id := prog.start(len(c))
+	cfg.Progress = func(done, total time.Duration) { prog.update(id, done, total) }
+	rep, err := sim.Run(cfg)
+	prog.finish(id)
+	if err != nil && len(c) > 1 {
+		for _, p := range c {
+			runChunk([]*prepared{p}, prog)
+		}
+		return
+	}
+	if err != nil {
+		c[0].point.Error = err.Error()
+		return
+	}
+	at := 0
+	for _, p := range c {
+		rs := rep.Results[at : at+len(p.cfg.Algorithms)]
+		at += len(p.cfg.Algorithms)
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(output.JSONResults(rs)); err != nil {
+			p.point.Error = err.Error()
+			continue
+		}
+		p.point.Results = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+		if len(cfg.KeyGlobs) > 0 {
+			for _, r := range rs {
+				p.point.KeyGroups = append(p.point.KeyGroups, r.KeyGroups)
+			}
+		}
+	}
+}
+
+// ConfigOf turns a validated scenario into the engine's configuration.
+func ConfigOf(sc *scenarios.Scenario) sim.Config {
+	cfg := sim.Config{
+		Name:        sc.Name,
+		Description: sc.Description,
+		Seed:        sc.Seed,
+		Duration:    sc.Duration,
+		Limit:       sc.Limit,
+		Traffic:     sc.Traffic,
+		Retries:     sc.Retries,
+		Windows:     sc.Windows,
+		Bucket:      sc.Bucket,
+		Cluster:     sc.Cluster,
+		Backend:     sc.Backend,
+	}
+	for _, a := range sc.Algorithms {
+		cfg.Algorithms = append(cfg.Algorithms, sim.Algorithm{
+			Name: a.Name, Label: a.Label, Params: a.Params, Set: a.Set, Coord: a.Coord,
+		})
+	}
+	return cfg
+}
