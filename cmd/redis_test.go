@@ -1,11 +1,13 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -140,9 +142,23 @@ traffic:
   - {type: poisson, rate: 20000/s, clients: 1000}
 algorithms: [gcra]
 `), 0o644))
+	// kill the server once the replay is under way: when it has run a
+	// hundred scripts (not after a fixed time, which a loaded machine can
+	// spend before the replay starts)
+	cli := srv.Client(t)
 	go func() {
-		time.Sleep(300 * time.Millisecond)
-		srv.Kill()
+		defer srv.Kill()
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			info, err := cli.Info(context.Background(), "commandstats").Result()
+			if err != nil {
+				return
+			}
+			if m := evalshaCalls.FindStringSubmatch(info); m != nil {
+				if n, _ := strconv.Atoi(m[1]); n >= 100 {
+					return
+				}
+			}
+		}
 	}()
 	status, out, errOut = run(t, "compare", long, "--redis", srv.URL())
 	require.Equal(t, 1, status, errOut)
@@ -151,6 +167,9 @@ algorithms: [gcra]
 	require.NotContains(t, errOut, "goroutine")
 	require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
 }
+
+// evalshaCalls reads the scripts run from INFO commandstats.
+var evalshaCalls = regexp.MustCompile(`cmdstat_evalsha:calls=(\d+)`)
 
 // docs/redis.md shows a compare --redis run: the test runs it on a real
 // server and requires the lines shown under "Replayed on Redis:", but for

@@ -337,7 +337,8 @@ func runLane(ctx context.Context, c *redis.Client, run *redislua.Runner, ch <-ch
 			// pipeline): a key's largest state may be gone by the end
 			u, err := c.MemoryUsage(ctx, prefix+it.req.Key, 0).Result()
 			if err != nil && !errors.Is(err, redis.Nil) {
-				return fmt.Errorf("MEMORY USAGE: %w", err)
+				// the server failed mid-run, as a script's failure is told
+				return &redislua.RunError{Done: int(res.Decisions), Err: fmt.Errorf("MEMORY USAGE: %w", err)}
 			}
 			res.MemoryUsageMax = max(res.MemoryUsageMax, u)
 		}
