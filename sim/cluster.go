@@ -479,6 +479,8 @@ func (c *clusterRun) until(t time.Duration, class uint8) error {
 	for {
 		if c.progress != nil {
 			c.step(true, t)
+		} else if c.watchers == nil && !c.anyBy(t) {
+			return nil // nothing comes before (t, class): the usual case
 		}
 
 		// the candidates: the release queue, the cluster queue, the
@@ -534,6 +536,16 @@ func (c *clusterRun) until(t time.Duration, class uint8) error {
 			return err
 		}
 	}
+}
+
+// anyBy reports whether an event of any source comes at or before t.
+func (c *clusterRun) anyBy(t time.Duration) bool {
+	return c.releases.Len() > 0 && c.releases.Min() <= t ||
+		c.events.len() > 0 && c.events.peek().at <= t ||
+		c.q.Len() > 0 && c.q.Peek().at <= t ||
+		c.arrivalQ.Len() > 0 && c.arrivalQ.Front().at <= t ||
+		c.execQ.Len() > 0 && c.execQ.Front().at <= t ||
+		c.replyQ.Len() > 0 && c.replyQ.Front().at <= t
 }
 
 // The sources of a cluster run's events, as until picks them.
@@ -631,11 +643,15 @@ func (c *clusterRun) pick(a *traffic.Arrival) int {
 		}
 		return i
 	}
-	for c.nodes[c.rr].down {
-		c.rr = (c.rr + 1) % n
-	}
 	i := c.rr
-	c.rr = (c.rr + 1) % n
+	for c.nodes[i].down {
+		if i++; i == n {
+			i = 0
+		}
+	}
+	if c.rr = i + 1; c.rr == n {
+		c.rr = 0
+	}
 	return i
 }
 

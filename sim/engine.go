@@ -553,7 +553,9 @@ func (r *run) fresh(a *traffic.Arrival) error {
 	}
 	r.lastFresh = a.At
 	for {
-		r.step(true, a.At)
+		if r.progress != nil || r.watch != nil {
+			r.step(true, a.At)
+		}
 		// at one instant, releases come before first attempts and retries
 		// after them
 		if r.releaseFirst() && r.releases.Min() <= a.At {
@@ -561,7 +563,7 @@ func (r *run) fresh(a *traffic.Arrival) error {
 			r.release(rel.At, rel.V)
 			continue
 		}
-		if r.backendFirst(a.At, true) {
+		if r.be != nil && r.backendFirst(a.At, true) {
 			r.be.Step()
 			continue
 		}
@@ -601,13 +603,15 @@ func (r *run) drain() error {
 		r.end = r.lastFresh + r.cfg.Limit.Per
 	}
 	for r.events.len() > 0 || r.releases.Len() > 0 || r.backendBusy() {
-		r.step(false, 0)
+		if r.progress != nil || r.watch != nil {
+			r.step(false, 0)
+		}
 		if r.releaseFirst() {
 			rel := r.releases.Pop()
 			r.release(rel.At, rel.V)
 			continue
 		}
-		if r.backendFirst(0, false) {
+		if r.be != nil && r.backendFirst(0, false) {
 			r.be.Step()
 			continue
 		}
@@ -620,7 +624,8 @@ func (r *run) drain() error {
 
 // step comes before each event: the progress report and the samples of the
 // watched key up to the event's instant (the first attempt at fresh when
-// have, or the next scheduled event if earlier).
+// have, or the next scheduled event if earlier). Its callers skip the call
+// when the run has neither.
 func (r *run) step(have bool, fresh time.Duration) {
 	if r.progress != nil {
 		if r.steps++; r.steps%ProgressEvery == 0 {
