@@ -18,9 +18,12 @@ import (
 // backendReport runs testdata/backend.yaml as `ratesim compare` does: two
 // limiters in front of a backend of two workers with a pause on [8s, 9s)
 // and a slow spell on [14s, 16s).
-func backendReport(t testing.TB) *sim.Report {
+func backendReport(t testing.TB) *sim.Report { return fileReport(t, "backend.yaml") }
+
+// fileReport runs testdata/NAME as `ratesim compare` does.
+func fileReport(t testing.TB, name string) *sim.Report {
 	t.Helper()
-	sc, err := scenarios.Load(filepath.Join("testdata", "backend.yaml"))
+	sc, err := scenarios.Load(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,35 +3,14 @@ package output
 import (
 	"bytes"
 	"math"
-	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
 )
 
 // adaptiveReport runs testdata/adaptive.yaml as `ratesim compare` does.
-func adaptiveReport(t testing.TB) *sim.Report {
-	t.Helper()
-	sc, err := scenarios.Load(filepath.Join("testdata", "adaptive.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := sim.Config{
-		Name: sc.Name, Description: sc.Description, Seed: sc.Seed, Duration: sc.Duration,
-		Limit: sc.Limit, Traffic: sc.Traffic, Retries: sc.Retries, Windows: sc.Windows, Bucket: sc.Bucket,
-		Backend: sc.Backend,
-	}
-	for _, a := range sc.Algorithms {
-		cfg.Algorithms = append(cfg.Algorithms, sim.Algorithm{Name: a.Name, Label: a.Label, Params: a.Params, Set: a.Set})
-	}
-	rep, err := sim.Run(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep
-}
+func adaptiveReport(t testing.TB) *sim.Report { return fileReport(t, "adaptive.yaml") }
 
 // TestLimitsChart: rows with an adaptive limit get the adaptive-limits
 // chart, after the backend's, naming each of them and the fault, and not
