@@ -3,6 +3,7 @@ package sweep
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -106,20 +107,12 @@ func baseOf(t testing.TB, name string) *Base {
 	return b
 }
 
-func jsonOf(t *testing.T, s *Sweep, g *Goal) string {
-	t.Helper()
-	var bests []Best
-	if g != nil {
-		var err error
-		bests, err = g.Rank(s)
-		require.NoError(t, err)
-	}
-	var buf bytes.Buffer
-	require.NoError(t, JSON(&buf, s, g, bests))
-	return buf.String()
-}
+func jsonOf(t *testing.T, s *Sweep, g *Goal) string { return render(t, JSON, s, g) }
 
-func tableOf(t *testing.T, s *Sweep, g *Goal) string {
+func tableOf(t *testing.T, s *Sweep, g *Goal) string { return render(t, Table, s, g) }
+
+// render writes s with format, ranked by g when given.
+func render(t *testing.T, format func(io.Writer, *Sweep, *Goal, []Best) error, s *Sweep, g *Goal) string {
 	t.Helper()
 	var bests []Best
 	if g != nil {
@@ -128,7 +121,7 @@ func tableOf(t *testing.T, s *Sweep, g *Goal) string {
 		require.NoError(t, err)
 	}
 	var buf bytes.Buffer
-	require.NoError(t, Table(&buf, s, g, bests))
+	require.NoError(t, format(&buf, s, g, bests))
 	return buf.String()
 }
 
