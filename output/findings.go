@@ -17,7 +17,10 @@ import (
 //     (ratio <= 1.0), and which of them also held the other windows;
 //   - the algorithm that delayed the most requests, and the longest delay,
 //     when any delayed;
-//   - the algorithms that rejected the most and the fewest, when they differ.
+//   - the algorithms that rejected the most and the fewest, when they differ;
+//   - with a baseline row (SPEC section 13), the row(s) that decided the
+//     most requests differently from it, in which direction, and how many
+//     of those differences were first divergences.
 //
 // With several keys the limit is per key, and no sentence holds a figure of
 // every key together against it: the first two are about the key peaks
@@ -58,7 +61,7 @@ func Findings(r *sim.Report) []string {
 	if s := rejectFinding(r); s != "" {
 		out = append(out, s)
 	}
-	return out
+	return append(out, baselineFindings(r)...)
 }
 
 // peakSource gives a result's peak over windows of v that the findings
