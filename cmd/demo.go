@@ -74,6 +74,14 @@ type lesson struct {
 	figures func(runs []*outcome) (map[string]string, error)
 	// picture draws the runs; nil draws the timeline of the first.
 	picture func(w io.Writer, runs []*outcome, opt output.TermOptions) error
+	// load finds the runs' scenarios by name; nil: the built-in ones.
+	load func(name string) (*scenarios.Scenario, error)
+	// baseline, when set, holds every row of each run against this row
+	// (--baseline).
+	baseline string
+	// charts draws the lesson's own charts of its runs, written with
+	// --charts into its directory beside the runs' charts; nil: none.
+	charts func(runs []*outcome) []output.Chart
 }
 
 // lessonRun is one built-in scenario a lesson runs, with the algorithms
@@ -195,6 +203,7 @@ var lessons = []lesson{
 	flexibleLesson,
 	protectLesson,
 	metastableLesson,
+	accuracyOnRealTrafficLesson,
 }
 
 func lessonNamed(name string) (*lesson, bool) {
@@ -226,12 +235,16 @@ func listLessons(w io.Writer) error {
 // prints it.
 func runLesson(stdout, stderr io.Writer, l *lesson, load func(string) (*scenarios.Scenario, error), f demoFlags) error {
 	var runs []*outcome
+	if l.load != nil {
+		load = l.load
+	}
 	for _, lr := range l.runs {
 		sc, err := load(lr.scenario)
 		if err != nil {
 			return err
 		}
-		cf := compareFlags{format: "table", algorithms: lr.algorithms, top: sim.DefaultTopKeys, charts: f.charts}
+		cf := compareFlags{format: "table", algorithms: lr.algorithms, top: sim.DefaultTopKeys, charts: f.charts,
+			baseline: l.baseline}
 		if len(l.runs) > 1 && f.charts.dir != "" {
 			cf.charts.dir = filepath.Join(f.charts.dir, lr.scenario)
 		}
@@ -283,6 +296,19 @@ func runLesson(stdout, stderr io.Writer, l *lesson, load func(string) (*scenario
 		}
 		if err := writeCharts(stderr, runs[i], cf); err != nil {
 			return err
+		}
+	}
+	if l.charts != nil && f.charts.dir != "" {
+		format := f.charts.format
+		if format == "" {
+			format = "png"
+		}
+		for _, c := range l.charts(runs) {
+			path := filepath.Join(f.charts.dir, c.Name+"."+format)
+			if err := writeChart(path, c, format); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "wrote %s\n", path)
 		}
 	}
 	return nil
