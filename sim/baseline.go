@@ -71,6 +71,7 @@ type baselinePair struct {
 	mu   sync.Mutex
 	pend []baselineRec // one side's decisions the other has not matched yet
 	head int           // pend[head:] are pending
+	peak int           // the most ever pending, for tests
 	side bool          // pend is the row's (true) or the baseline's (false)
 	res  BaselineResult
 	err  error
@@ -292,6 +293,7 @@ func (p *baselinePair) put(row bool, recs []baselineRec) {
 	}
 	p.side = row
 	p.pend = append(p.pend, recs...)
+	p.peak = max(p.peak, len(p.pend)-p.head)
 }
 
 // match compares the baseline's decision b with the row's r on the same

@@ -294,3 +294,33 @@ func TestBaselineWithRetriesAgainstObserved(t *testing.T) {
 	require.Greater(t, want.Differs, int64(0))
 	require.Equal(t, &want, rep.Results[1].Baseline)
 }
+
+// The pairs hold no more than the feed's ring lets rows get apart (and a
+// chunk), however many requests: memory does not grow with them.
+func TestBaselineMemoryBounded(t *testing.T) {
+	oldBatch, oldRing := batchArrivals, ringBatches
+	batchArrivals, ringBatches = 128, 2
+	defer func() { batchArrivals, ringBatches = oldBatch, oldRing }()
+	rng := rand.New(rand.NewPCG(3, 4))
+	plan, all := randomTraffic(rng, 4, 200000, 10*time.Minute)
+	p := algorithms.Params{Policy: algorithms.Policy{Rate: 50, Per: time.Second, Burst: 50}}
+	cfg := baseConfig(plan, Algorithm{Name: "sliding-log", Label: "log", Params: p},
+		Algorithm{Name: "fixed-window", Label: "fw", Params: p},
+		Algorithm{Name: "sliding-window", Label: "sw", Params: p})
+	cfg.Duration = 0
+	cmp, err := newBaselineCmp(&cfg, "log")
+	require.NoError(t, err)
+	// run as Run does, keeping the comparator to look at
+	cfg.Baseline = ""
+	cfg.Observe = func(i int) Observer { return cmp.observer(i, nil) }
+	_, err = Run(cfg)
+	require.NoError(t, err)
+	res, err := cmp.finish()
+	require.NoError(t, err)
+	require.Equal(t, int64(len(all)), res[1].Compared)
+	bound := (ringBatches+1)*batchArrivals + baselineChunk
+	for _, i := range []int{1, 2} {
+		t.Logf("row %d: at most %d pending (bound %d)", i, cmp.pairs[i].peak, bound)
+		require.LessOrEqual(t, cmp.pairs[i].peak, bound, "row %d", i)
+	}
+}
