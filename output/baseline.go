@@ -62,7 +62,7 @@ func baselineCSV(b *sim.BaselineResult) []string {
 }
 
 // SmallPercent writes num/den as a percentage, exactly rounded half away
-// from zero, with two decimals, or as many more (up to six) as it takes
+// from zero, with two decimals, or as many more as it takes
 // for a nonzero share not to read 0: "1.46%", "0.003%", "0%"; "-" when den
 // is 0.
 func SmallPercent(num, den int64) string {
@@ -72,7 +72,7 @@ func SmallPercent(num, den int64) string {
 	q := new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(num), big.NewInt(100)), big.NewInt(den))
 	for prec := 2; ; prec++ {
 		s := q.FloatString(prec)
-		if num == 0 || prec == 6 || strings.Trim(s, "0.") != "" {
+		if num == 0 || prec == 20 || strings.Trim(s, "0.") != "" {
 			s = strings.TrimRight(s, "0")
 			return strings.TrimSuffix(s, ".") + "%"
 		}
@@ -105,9 +105,31 @@ func baselineFindings(r *sim.Report) []string {
 	if most == 0 {
 		return []string{fmt.Sprintf("Every row decided every request as %s did.", label)}
 	}
-	var out []string
+	// rows that strayed alike share a sentence
+	type group struct {
+		labels []string
+		b      *sim.BaselineResult
+	}
+	var groups []*group
 	for _, res := range worst {
 		b := res.Baseline
+		var g *group
+		for _, h := range groups {
+			if h.b.Differs == b.Differs && h.b.Compared == b.Compared && h.b.WronglyAllowed == b.WronglyAllowed &&
+				h.b.WronglyLimited == b.WronglyLimited && sameFirst(h.b.FirstDivergences, b.FirstDivergences) {
+				g = h
+				break
+			}
+		}
+		if g == nil {
+			g = &group{b: b}
+			groups = append(groups, g)
+		}
+		g.labels = append(g.labels, res.Label)
+	}
+	var out []string
+	for _, g := range groups {
+		b := g.b
 		dir := "as often too permissive as too strict"
 		switch {
 		case b.WronglyAllowed > b.WronglyLimited:
@@ -115,8 +137,12 @@ func baselineFindings(r *sim.Report) []string {
 		case b.WronglyAllowed < b.WronglyLimited:
 			dir = "mostly too strict"
 		}
-		s := fmt.Sprintf("%s strays furthest from %s, %s: it decided %d of %s differently (%s), %d wrongly allowed and %d wrongly limited",
-			res.Label, label, dir, b.Differs, plural(b.Compared, "request"), SmallPercent(b.Differs, b.Compared),
+		verb, it := "strays", "it"
+		if len(g.labels) > 1 {
+			verb, it = "stray", "each"
+		}
+		s := fmt.Sprintf("%s %s furthest from %s, %s: %s decided %d of %s differently (%s), %d wrongly allowed and %d wrongly limited",
+			join(g.labels), verb, label, dir, it, b.Differs, plural(b.Compared, "request"), SmallPercent(b.Differs, b.Compared),
 			b.WronglyAllowed, b.WronglyLimited)
 		if f := b.FirstDivergences; f != nil {
 			what := "first divergences"
@@ -128,4 +154,13 @@ func baselineFindings(r *sim.Report) []string {
 		out = append(out, s+".")
 	}
 	return out
+}
+
+// sameFirst reports whether two first-divergence counts are equal (both
+// undefined, or the same number).
+func sameFirst(a, b *int64) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
