@@ -29,6 +29,7 @@ type compareFlags struct {
 	seed       uint64
 	seedSet    bool
 	top        int
+	baseline   string
 	charts     chartFlags
 	timeline   timelineFlags
 	redis      redisFlags
@@ -37,6 +38,7 @@ type compareFlags struct {
 // addOutputFlags adds the flags that say what compare and replay print and
 // write besides the comparison itself.
 func addOutputFlags(fl *pflag.FlagSet, f *compareFlags) {
+	fl.StringVar(&f.baseline, "baseline", "", "hold every row against this row (a label, usually sliding-log): requests decided differently")
 	addChartFlags(fl, &f.charts)
 	addTimelineFlags(fl, &f.timeline)
 	addRedisFlags(fl, &f.redis)
@@ -132,7 +134,8 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*out
 		sc.Seed = f.seed
 		sc.Traffic.Seed = f.seed
 	}
-	if err := selectAlgorithms(sc, f.algorithms); err != nil {
+	var err error
+	if err = selectAlgorithms(sc, f.algorithms); err != nil {
 		return nil, err
 	}
 	if f.top < 1 {
@@ -140,12 +143,14 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*out
 	}
 	cfg := configOf(sc)
 	cfg.TopKeys = f.top
+	if cfg.Baseline, err = baselineOf(sc, f.baseline, f.algorithms); err != nil {
+		return nil, err
+	}
 	if err := prepareCharts(sc, &cfg, f.charts); err != nil {
 		return nil, err
 	}
 
 	var dec *decisionFiles
-	var err error
 	if f.decisions != "" {
 		if dec, err = newDecisionFiles(f.decisions, cfg.Algorithms, cfg.Cluster != nil); err != nil {
 			return nil, err
@@ -186,6 +191,38 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*out
 		o.decisions[i] = c.got
 	}
 	return o, nil
+}
+
+// baselineOf checks --baseline against the scenario's rows (after
+// --algorithms kept some) and returns the baseline row's label: the value
+// given, a label, or the name of exactly one row.
+func baselineOf(sc *scenarios.Scenario, want, algorithms string) (string, error) {
+	want = strings.TrimSpace(want)
+	if want == "" {
+		return "", nil
+	}
+	var have, byName []string
+	for _, a := range sc.Algorithms {
+		if a.Label == want {
+			return want, nil
+		}
+		if a.Name == want {
+			byName = append(byName, a.Label)
+		}
+		have = append(have, a.Label)
+	}
+	if len(byName) == 1 {
+		return byName[0], nil
+	}
+	if len(byName) > 1 {
+		return "", usagef("--baseline: %q names %d rows of %s (%s): give one label", want, len(byName),
+			sc.Name, strings.Join(byName, ", "))
+	}
+	hint := ""
+	if algorithms != "" {
+		hint = " after --algorithms"
+	}
+	return "", usagef("--baseline: %q is not a row of %s%s (it has %s)", want, sc.Name, hint, strings.Join(have, ", "))
 }
 
 // collector keeps the decisions of a small run, up to max.

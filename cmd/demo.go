@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -65,11 +66,18 @@ func runLesson(stdout, stderr io.Writer, l *lessons.Lesson, load func(string) (*
 	var outcomes []*outcome
 	var runs []*lessons.Run
 	for _, lr := range l.Runs {
-		sc, err := load(lr.Scenario)
+		var sc *scenarios.Scenario
+		var err error
+		if lr.Replay != nil {
+			sc, err = lessonReplay(lr.Replay)
+		} else {
+			sc, err = load(lr.Scenario)
+		}
 		if err != nil {
 			return err
 		}
-		cf := compareFlags{format: "table", algorithms: lr.Algorithms, top: sim.DefaultTopKeys, charts: lessonCharts(l, lr, f.charts)}
+		cf := compareFlags{format: "table", algorithms: lr.Algorithms, top: sim.DefaultTopKeys, charts: lessonCharts(l, lr, f.charts),
+			baseline: l.Baseline}
 		o, err := runScenario(stderr, sc, cf)
 		if err != nil {
 			return err
@@ -88,6 +96,16 @@ func runLesson(stdout, stderr io.Writer, l *lessons.Lesson, load func(string) (*
 	for i, lr := range l.Runs {
 		if err := writeCharts(stderr, outcomes[i], lessonCharts(l, lr, f.charts)); err != nil {
 			return err
+		}
+	}
+	if f.charts.dir != "" {
+		format := cmp.Or(f.charts.format, "png")
+		for _, c := range l.Charts(runs) {
+			path := filepath.Join(f.charts.dir, c.Name+"."+format)
+			if err := writeChart(path, c, format); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "wrote %s\n", path)
 		}
 	}
 	return nil

@@ -126,3 +126,17 @@ func TestReplayLongDurationForPeople(t *testing.T) {
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, out, `"duration_ns": 2378989808395000`)
 }
+
+// A trace's times print as UTC dates whatever their year and format: a
+// TSV of epoch seconds from 1995 printed "from 224238h0m0.5s" once.
+func TestReplayTimesAsDates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "epoch.tsv")
+	require.NoError(t, os.WriteFile(path, []byte("time\tip\n807235200.5\ta\n807235201\tb\n807235201\ta\n807235202\ta\n"), 0o644))
+	status, out, errOut := run(t, "replay", path, "--limit", "1/s", "--time-field", "time", "--key-field", "ip",
+		"--algorithms", "fixed-window,sliding-log")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, "from 1995-08-01T00:00:00.5Z to 1995-08-01T00:00:02.5Z (2s)")
+	require.Contains(t, out, "starting at 1995-08-01T00:00:01.75Z")
+	require.Contains(t, out, "Timeline from 1995-08-01T00:00:00.5Z")
+	require.NotContains(t, out, "224238h")
+}

@@ -18,7 +18,7 @@ var chooseParameters = register(Lesson{
 	order: 9,
 	Name:  "choose-parameters",
 	Title: "read a sweep's heatmap: the smallest burst that keeps real clients unaware of the limiter",
-	Runs:  []RunSpec{{"choose-burst", "gcra"}},
+	Runs:  []RunSpec{{Scenario: "choose-burst", Algorithms: "gcra"}},
 	explain: []string{
 		"{clients} clients share an API whose limit is per client; their traffic follows a Zipf law, " +
 			"so a few of them send most of it, in random clumps. Two abusers send far more. The question " +

@@ -14,7 +14,7 @@ var doubleBurst = register(Lesson{
 	order: 1,
 	Name:  "double-burst",
 	Title: "a fixed window lets twice the limit through at a window boundary",
-	Runs:  []RunSpec{{"double-burst", "fixed-window,sliding-log"}},
+	Runs:  []RunSpec{{Scenario: "double-burst", Algorithms: "fixed-window,sliding-log"}},
 	explain: []string{
 		"The limit is {limit} requests per {per}. A client sends a burst just before " +
 			"the window boundary at {boundary} and a second burst just after it.",

@@ -18,7 +18,7 @@ var flexibleConsistency = register(Lesson{
 	order: 6,
 	Name:  "flexible-consistency",
 	Title: "a limit shared by several gateways lets a few more through: how many, why, and what it costs to remove them",
-	Runs:  []RunSpec{{"flexible-consistency", ""}},
+	Runs:  []RunSpec{{Scenario: "flexible-consistency", Algorithms: ""}},
 	explain: []string{
 		"The token bucket is often run with Redis holding the counters, and its consistency is " +
 			"called flexible: it may let a few more requests through than the strict limit. Here one " +

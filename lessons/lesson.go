@@ -53,12 +53,42 @@ type Lesson struct {
 	figures func(runs []*Run) (map[string]string, error)
 	// picture draws the runs; nil draws the timeline of the first.
 	picture func(w io.Writer, runs []*Run, opt output.TermOptions) error
+	// charts draws the lesson's own charts of its runs (Charts); nil:
+	// none.
+	charts func(runs []*Run) []output.Chart
+
+	// Baseline, when set, holds every row of each run against this row
+	// (--baseline, SPEC section 13).
+	Baseline string
 }
 
 // RunSpec is one built-in scenario a lesson runs, with the algorithms it
-// shows (comma-separated labels; "" for all).
+// shows (comma-separated labels; "" for all); or, with Replay, the replay
+// of a bundled trace, which Scenario then only names (a directory for the
+// run's charts).
 type RunSpec struct {
 	Scenario, Algorithms string
+	Replay               *Replay
+}
+
+// Replay is a run that replays a trace bundled with ratesim
+// (scenarios.Trace), as `ratesim replay` would with these flags.
+type Replay struct {
+	// Trace is the bundled trace's name; Name the scenario's.
+	Trace, Name string
+	// Limit is --limit; Fields the trace's other flags by name (format,
+	// time-field, key-field, time-unit, spread, ...).
+	Limit  string
+	Fields map[string]string
+}
+
+// Charts draws the lesson's own charts of its runs, besides each run's
+// (none for most lessons).
+func (l *Lesson) Charts(runs []*Run) []output.Chart {
+	if l.charts == nil {
+		return nil
+	}
+	return l.charts(runs)
 }
 
 // Run is one finished run of a lesson: the scenario as run, its report

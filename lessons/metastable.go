@@ -23,9 +23,9 @@ var metastable = register(Lesson{
 	Name:  "metastable",
 	Title: "a retry-driven metastable failure: the surge ends, the overload does not; what a limiter, jitter and a retry budget do",
 	Runs: []RunSpec{
-		{"metastable-retry", ""},
-		{"metastable-retry-jitter", "none"},
-		{"metastable-retry-budget", "none"},
+		{Scenario: "metastable-retry", Algorithms: ""},
+		{Scenario: "metastable-retry-jitter", Algorithms: "none"},
+		{Scenario: "metastable-retry-budget", Algorithms: "none"},
 	},
 	explain: []string{
 		"One worker serves {service} on average, {capacity} requests a second, and clients send " +

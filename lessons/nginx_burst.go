@@ -13,7 +13,7 @@ var nginxBurst = register(Lesson{
 	order: 5,
 	Name:  "nginx-burst",
 	Title: "nginx limit_req with and without nodelay: the same admissions, different delays",
-	Runs:  []RunSpec{{"nginx-burst", "nginx-burst5,nginx-burst5-nodelay,nginx-burst5-delay2"}},
+	Runs:  []RunSpec{{Scenario: "nginx-burst", Algorithms: "nginx-burst5,nginx-burst5-nodelay,nginx-burst5-delay2"}},
 	explain: []string{
 		"nginx's limit_req with rate={nginx_rate} and burst={nginx_burst}, as nginx runs it. Its burst " +
 			"is a queue: by default nginx admits a burst but delays it, releasing one request " +

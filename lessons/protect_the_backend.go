@@ -16,7 +16,7 @@ var protectTheBackend = register(Lesson{
 	order: 7,
 	Name:  "protect-the-backend",
 	Title: "what the limiter does to the backend: the token bucket's bursts queue, the leaky bucket's cadence does not",
-	Runs:  []RunSpec{{"protect-the-backend", ""}},
+	Runs:  []RunSpec{{Scenario: "protect-the-backend", Algorithms: ""}},
 	explain: []string{
 		"A limiter exists to protect a backend. Here the backend has {workers} workers serving " +
 			"{service} on average, about {capacity} requests a second, with room for {queue} more " +

@@ -16,7 +16,7 @@ var retryStorm = register(Lesson{
 	order: 4,
 	Name:  "retry-storm",
 	Title: "the herd: clients that honour Retry-After return together; jitter spreads them",
-	Runs:  []RunSpec{{"retry-storm", "fixed-window"}, {"retry-storm-jitter", "fixed-window"}},
+	Runs:  []RunSpec{{Scenario: "retry-storm", Algorithms: "fixed-window"}, {Scenario: "retry-storm-jitter", Algorithms: "fixed-window"}},
 	explain: []string{
 		"A cron job on many hosts calls one API at the start of every {per}, more often than " +
 			"the limit of {limit} per {per} allows. The refused clients retry.",

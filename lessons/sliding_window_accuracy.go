@@ -16,7 +16,7 @@ var slidingWindowAccuracy = register(Lesson{
 	order: 3,
 	Name:  "sliding-window-accuracy",
 	Title: "how close the two-counter sliding window comes to the exact sliding log",
-	Runs:  []RunSpec{{"sliding-window-accuracy", "fixed-window,sliding-window,sliding-log"}},
+	Runs:  []RunSpec{{Scenario: "sliding-window-accuracy", Algorithms: "fixed-window,sliding-window,sliding-log"}},
 	explain: []string{
 		"sliding-log is exact but keeps one entry per admitted request. sliding-window " +
 			"(Cloudflare's approximation) keeps only two counters, this window's and the last " +

@@ -16,7 +16,7 @@ var tokenVsLeaky = register(Lesson{
 	order: 2,
 	Name:  "token-vs-leaky",
 	Title: "burst versus smoothing: the token bucket lets a burst through, the leaky bucket spaces it out",
-	Runs:  []RunSpec{{"token-vs-leaky", "token-bucket,leaky-bucket"}},
+	Runs:  []RunSpec{{Scenario: "token-vs-leaky", Algorithms: "token-bucket,leaky-bucket"}},
 	explain: []string{
 		"Both buckets enforce {limit} requests per {per} with a burst of {burst}, and they " +
 			"admit the same requests. What differs is when those requests reach the backend.",

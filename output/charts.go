@@ -396,7 +396,7 @@ type timeBase struct {
 // start of the traffic (its first arrival, to the whole second before),
 // whose instant the label gives.
 func timeBaseOf(r *sim.Report) timeBase {
-	if r.StartNs < epoch2000 {
+	if !AbsoluteTimes(r) {
 		return timeBase{label: "time (s)"}
 	}
 	origin := r.StartNs - r.StartNs%int64(time.Second)

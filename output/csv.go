@@ -30,6 +30,14 @@ import (
 //	extra_ratio,store_ops,store_ops_per_attempt,store_busy,added_p50_ns,
 //	added_p99_ns,added_max_ns,store_errors,fail_open,fail_closed
 //
+// With --baseline (SPEC section 13) each row ends with
+//
+//	baseline_label,baseline_compared,baseline_differs,
+//	baseline_wrongly_allowed,baseline_wrongly_limited,baseline_first_divergences
+//
+// empty for the baseline row, and first_divergences empty where it is not
+// defined (sim.BaselineResult).
+//
 // V is the window as time.Duration.String writes it (peak_1s_count,
 // peak_100ms_ratio); ratios are written as the JSON writes them (2.0). A
 // result without a peak for some window has empty fields there.
@@ -68,6 +76,10 @@ func CSV(w io.Writer, r *sim.Report) error {
 	zn := zoned(r)
 	if zn {
 		header = append(header, "zone_evictions", "zone_refusals")
+	}
+	vs := baselineLabel(r) != ""
+	if vs {
+		header = append(header, baselineCSVHeader...)
 	}
 
 	var buf bytes.Buffer
@@ -120,6 +132,9 @@ func CSV(w io.Writer, r *sim.Report) error {
 			} else {
 				row = append(row, "", "")
 			}
+		}
+		if vs {
+			row = append(row, baselineCSV(res.Baseline)...)
 		}
 		if err := cw.Write(row); err != nil {
 			return err

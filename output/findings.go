@@ -17,7 +17,10 @@ import (
 //     (ratio <= 1.0), and which of them also held the other windows;
 //   - the algorithm that delayed the most requests, and the longest delay,
 //     when any delayed;
-//   - the algorithms that rejected the most and the fewest, when they differ.
+//   - the algorithms that rejected the most and the fewest, when they differ;
+//   - with a baseline row (SPEC section 13), the row(s) that decided the
+//     most requests differently from it, in which direction, and how many
+//     of those differences were first divergences.
 //
 // With several keys the limit is per key, and no sentence holds a figure of
 // every key together against it: the first two are about the key peaks
@@ -58,7 +61,7 @@ func Findings(r *sim.Report) []string {
 	if s := rejectFinding(r); s != "" {
 		out = append(out, s)
 	}
-	return out
+	return append(out, baselineFindings(r)...)
 }
 
 // peakSource gives a result's peak over windows of v that the findings
@@ -126,11 +129,11 @@ func peakFindings(r *sim.Report, v int64, src peakSource) []string {
 		if r.Keys > 1 {
 			out = append(out, fmt.Sprintf("%s let one key through at %s its limit of %s per %s: %s, %s in %s starting at %s.",
 				join(g.labels), FormatRatio(best), g.limit, window, oneLine(g.key), plural(g.count, "request"),
-				window, formatInstant(g.start)))
+				window, reportInstant(r, g.start)))
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s let %s through in %s starting at %s: %s the limit of %s per %s.",
-			join(g.labels), plural(g.count, "request"), window, formatInstant(g.start),
+			join(g.labels), plural(g.count, "request"), window, reportInstant(r, g.start),
 			FormatRatio(best), g.limit, window))
 	}
 	return out
@@ -315,7 +318,7 @@ func herdFindings(r *sim.Report, ws []int64) []string {
 			ratio = fmt.Sprintf(" (%s the limit of %s per %s)", FormatRatio(float64(p.Ratio)), limitPer(limitOf(r, res), v), window)
 		}
 		return fmt.Sprintf("%s %s: %s in %s starting at %s%s, %d retries, %s gave up.",
-			res.Label, verb, plural(p.Count, "attempt"), window, formatInstant(p.StartNs), ratio,
+			res.Label, verb, plural(p.Count, "attempt"), window, reportInstant(r, p.StartNs), ratio,
 			res.Attempts-res.Offered, plural(res.GaveUp, "request"))
 	}
 	out := []string{say("drew the largest herd of attempts", &r.Results[hi], hiP)}
@@ -349,10 +352,10 @@ func backendFindings(r *sim.Report, v int64) []string {
 	}
 	window := FormatDuration(time.Duration(v))
 	out := []string{fmt.Sprintf("%s let the most reach the backend, all %d keys together: %s in %s starting at %s.",
-		r.Results[hi].Label, r.Keys, plural(hiP.Count, "request"), window, formatInstant(hiP.StartNs))}
+		r.Results[hi].Label, r.Keys, plural(hiP.Count, "request"), window, reportInstant(r, hiP.StartNs))}
 	if loP.Count < hiP.Count {
 		out = append(out, fmt.Sprintf("%s the fewest: %s in %s starting at %s.",
-			r.Results[lo].Label, plural(loP.Count, "request"), window, formatInstant(loP.StartNs)))
+			r.Results[lo].Label, plural(loP.Count, "request"), window, reportInstant(r, loP.StartNs)))
 	}
 	return out
 }

@@ -33,12 +33,35 @@ const epoch2000 = 946684800 * int64(time.Second)
 
 // formatInstant writes a virtual instant: a duration from time 0 for
 // synthetic traffic ("900ms"), a UTC timestamp for replayed traffic, which
-// keeps its absolute times.
+// keeps its absolute times. It tells them apart by the year alone
+// (instants from 2000 on are dates): where the report is at hand,
+// reportInstant knows better.
 func formatInstant(ns int64) string {
-	if ns >= epoch2000 {
+	return FormatInstant(ns, ns >= epoch2000)
+}
+
+// FormatInstant writes an instant of the virtual clock (ns since time 0 =
+// the Unix epoch): when absolute (a replayed trace's), as a UTC date in
+// RFC 3339 with as many decimals of the second as it needs
+// ("1995-08-01T00:00:00.5Z"), whatever its year; else as a duration from
+// time 0 ("900ms").
+func FormatInstant(ns int64, absolute bool) string {
+	if absolute {
 		return time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
 	}
 	return FormatDuration(time.Duration(ns))
+}
+
+// AbsoluteTimes reports whether r's instants are absolute: it replayed a
+// recorded trace (SPEC section 13: dates whatever the trace's time format
+// and year), or its traffic starts from 2000 on.
+func AbsoluteTimes(r *sim.Report) bool {
+	return len(r.Traces) > 0 || r.StartNs >= epoch2000
+}
+
+// reportInstant writes an instant of r as FormatInstant does.
+func reportInstant(r *sim.Report, ns int64) string {
+	return FormatInstant(ns, AbsoluteTimes(r))
 }
 
 // formatPercent writes num/den as a percentage with one decimal, rounded

@@ -19,7 +19,10 @@ import (
 // the Findings, one sentence a line, after a blank line.
 //
 // Columns: algorithm (the label), accepted, delayed, rejected, accept %
-// ((accepted+delayed)/attempts, one decimal), p99 delay, one "peak/V" column
+// ((accepted+delayed)/attempts, one decimal), with a baseline row (SPEC
+// section 13) "vs LABEL" (the first attempts decided differently from it,
+// "451 (1.46%)"), "wrongly allowed" and "wrongly limited", then p99 delay,
+// one "peak/V" column
 // per report window with cells like "20 (2.0x)" (count and ratio), when
 // clients retried the requests given up and "attempts/V", the busiest V of
 // attempts (first tries and retries) reaching the limiter for the shortest
@@ -224,7 +227,12 @@ func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bo
 	if cl {
 		header = append(header, clusterHeader...)
 	}
-	header = append(header, "accepted", "delayed", "rejected", "accept %", "p99 delay")
+	header = append(header, "accepted", "delayed", "rejected", "accept %")
+	vs := baselineLabel(r)
+	if vs != "" {
+		header = append(header, baselineHeader(vs)...)
+	}
+	header = append(header, "p99 delay")
 	for _, v := range ws {
 		if perKey {
 			header = append(header, "key peak/"+FormatDuration(time.Duration(v)))
@@ -283,8 +291,11 @@ func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bo
 			strconv.FormatInt(res.Delayed, 10),
 			strconv.FormatInt(res.Rejected, 10),
 			formatPercent(res.Accepted+res.Delayed, res.Attempts),
-			FormatDuration(time.Duration(res.DelayNs.P99)),
 		)
+		if vs != "" {
+			row = append(row, baselineCells(res, vs)...)
+		}
+		row = append(row, FormatDuration(time.Duration(res.DelayNs.P99)))
 		for _, v := range ws {
 			cell := "-"
 			if perKey {

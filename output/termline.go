@@ -21,6 +21,10 @@ type TermOptions struct {
 	ASCII bool
 	// Color adds ANSI colours (the caller decides: a terminal, no NO_COLOR).
 	Color bool
+	// Absolute says the instants are a replayed trace's, since the Unix
+	// epoch: TermStrip labels them as dates whatever their year (TermTimeline
+	// learns it from the report).
+	Absolute bool
 }
 
 // DefaultTermWidth is the width drawn for when TermOptions.Width is 0.
@@ -135,6 +139,8 @@ func TermTimeline(w io.Writer, r *sim.Report, decisions [][]sim.Decision, opt Te
 	width = max(width, minTermWidth)
 	W := time.Duration(r.Limit.PerNs)
 	g := layout(t0, t1, W, width-labelW, 1)
+	abs := AbsoluteTimes(r)
+	g.setAbsolute(abs)
 	// Draw the releases of delayed requests too when that keeps the slot.
 	var last time.Duration
 	for _, ds := range decisions {
@@ -147,6 +153,7 @@ func TermTimeline(w io.Writer, r *sim.Report, decisions [][]sim.Decision, opt Te
 	if last > t1 {
 		if h := layout(t0, last, W, width-labelW, 1); h.slot == g.slot {
 			g = h
+			g.setAbsolute(abs)
 		}
 	}
 
@@ -300,6 +307,14 @@ func layout(t0, t1, w time.Duration, cols int, unit time.Duration) grid {
 		g.absolute, g.origin = true, g.start
 	}
 	return g
+}
+
+// setAbsolute makes the grid's instants absolute (labelled from a date)
+// when abs, whatever their year: a replayed trace's.
+func (g *grid) setAbsolute(abs bool) {
+	if abs {
+		g.absolute, g.origin = true, g.start
+	}
 }
 
 // niceSteps are the slot and tick lengths: 1, 2, 5 x 10^n up to 5s, then
@@ -461,7 +476,7 @@ func (g *grid) axis(p *painter, m *termMarks, labelW, width int) {
 func timelineHeading(p *painter, g grid) {
 	from := g.label(g.start)
 	if g.absolute {
-		from = formatInstant(int64(g.start))
+		from = FormatInstant(int64(g.start), true)
 	}
 	p.text("Timeline from " + from + " to " + g.label(g.end) + ", one column = " +
 		FormatDuration(g.slot) + ":\n")
@@ -589,6 +604,7 @@ func TermStrip(w io.Writer, rows []StripRow, from, to time.Duration, what string
 	}
 	width = max(width, minTermWidth)
 	g := layout(from, to-1, 0, width-labelW, bucket)
+	g.setAbsolute(opt.Absolute)
 	cols := make([][]int64, len(rows))
 	var top int64
 	for i, r := range rows {
@@ -606,7 +622,7 @@ func TermStrip(w io.Writer, rows []StripRow, from, to time.Duration, what string
 	p := &painter{color: opt.Color}
 	from0 := g.label(g.start)
 	if g.absolute {
-		from0 = formatInstant(int64(g.start))
+		from0 = FormatInstant(int64(g.start), true)
 	}
 	p.text(what + " in each " + FormatDuration(bucket) + ", from " + from0 + " to " + g.label(g.end) +
 		", one column = " + FormatDuration(g.slot) + " (its busiest " + FormatDuration(bucket) + "):\n")

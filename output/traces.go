@@ -19,7 +19,7 @@ func TraceLines(r *sim.Report) []string {
 			t.Path, t.Format, plural(t.Lines, "line"), t.Used, t.Malformed, t.Late, t.Sliced))
 		if t.Used > 0 {
 			out = append(out, fmt.Sprintf("  from %s to %s (%s), %s, at most %s in one second",
-				formatInstant(t.FirstNs), formatInstant(t.LastNs), FormatDuration(time.Duration(t.LastNs-t.FirstNs)),
+				FormatInstant(t.FirstNs, true), FormatInstant(t.LastNs, true), FormatDuration(time.Duration(t.LastNs-t.FirstNs)),
 				plural(t.Keys, "key"), plural(t.PeakPerSecond, "request")))
 		}
 		if len(t.ByReason) > 0 {

@@ -111,6 +111,9 @@ type Config struct {
 
 	// board joins the runs' progress reports for Progress (set by Run)
 	board *progressBoard
+	// Baseline, when set, is the label of the row every other row is held
+	// against (SPEC section 13): each other result gains Baseline.
+	Baseline string
 }
 
 // ProgressEvery is how many events of a run pass between two calls of
@@ -151,6 +154,13 @@ func Run(cfg Config) (*Report, error) {
 		return nil, err
 	}
 	n := len(cfg.Algorithms)
+	var cmp *baselineCmp
+	if cfg.Baseline != "" {
+		var err error
+		if cmp, err = newBaselineCmp(&cfg, cfg.Baseline); err != nil {
+			return nil, err
+		}
+	}
 	errs := make([]error, n)
 	if cfg.Progress != nil {
 		cfg.board = newProgressBoard(cfg.Progress, n, cfg.Duration)
@@ -161,6 +171,9 @@ func Run(cfg Config) (*Report, error) {
 		var obs Observer
 		if cfg.Observe != nil {
 			obs = cfg.Observe(i)
+		}
+		if cmp != nil {
+			obs = cmp.observer(i, obs)
 		}
 		if cfg.Cluster != nil {
 			var c *clusterRun
@@ -236,6 +249,13 @@ func Run(cfg Config) (*Report, error) {
 	if err := firstError(errs); err != nil {
 		return nil, err
 	}
+	var vs []*BaselineResult
+	if cmp != nil {
+		var err error
+		if vs, err = cmp.finish(); err != nil {
+			return nil, err
+		}
+	}
 	start, duration := cfg.Start, cfg.Duration
 	if duration == 0 {
 		// until the traces end: from the first arrival to the last (every
@@ -248,6 +268,9 @@ func Run(cfg Config) (*Report, error) {
 		results[i] = rd.base().result()
 		if c, ok := rd.(*clusterRun); ok {
 			c.clusterResult(&results[i], duration)
+		}
+		if vs != nil {
+			results[i].Baseline = vs[i]
 		}
 	}
 	return &Report{

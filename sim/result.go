@@ -121,7 +121,11 @@ type Result struct {
 	// Backend is what the row's backend did (SPEC section 11), for a
 	// scenario whose backend has workers; nil otherwise.
 	Backend *backend.Result `json:"backend,omitempty"`
-	Series  Series          `json:"series"`
+	// Baseline is how this row's decisions compare with the baseline
+	// row's (SPEC section 13, --baseline); nil without one and for the
+	// baseline row itself.
+	Baseline *BaselineResult `json:"baseline,omitempty"`
+	Series   Series          `json:"series"`
 
 	// Delays is the distribution of the delays of admitted attempts, by
 	// delay (0 for accepted ones), for charts: exact while the run has at

@@ -1,0 +1,64 @@
+package cmd
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+
+	"github.com/ratesim/ratesim/lessons"
+	"github.com/ratesim/ratesim/scenarios"
+)
+
+// lessonReplay builds the scenario of a lesson's run that replays a
+// bundled trace, as `ratesim replay` does with the run's flags.
+func lessonReplay(r *lessons.Replay) (*scenarios.Scenario, error) {
+	path, err := bundledTrace(r.Trace)
+	if err != nil {
+		return nil, err
+	}
+	f := replayFlags{fields: map[string]*string{}, limit: r.Limit}
+	f.seed = 1
+	for field, v := range r.Fields {
+		f.fields[field] = &v
+	}
+	sc, err := replayScenario(path, f, false)
+	if err != nil {
+		return nil, err
+	}
+	sc.Name = r.Name
+	return sc, nil
+}
+
+// bundledTrace writes a bundled trace into the temporary directory, once
+// (the file is named by its digest, so a copy there is the same bytes),
+// and returns its path: replay streams traces from files.
+func bundledTrace(name string) (string, error) {
+	data, err := scenarios.Trace(name)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	path := filepath.Join(os.TempDir(), "ratesim-"+hex.EncodeToString(sum[:8])+"-"+name)
+	if old, err := os.ReadFile(path); err == nil && sha256.Sum256(old) == sum {
+		return path, nil
+	}
+	tmp, err := os.CreateTemp(os.TempDir(), ".ratesim-trace-*")
+	if err != nil {
+		return "", err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return path, nil
+}
