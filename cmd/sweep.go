@@ -26,12 +26,13 @@ func addSweepChartFlags(fl *pflag.FlagSet, f *chartFlags) {
 }
 
 type sweepFlags struct {
-	output string
-	vary   []string
-	format string
-	goal   string
-	shard  string
-	charts chartFlags
+	output   string
+	vary     []string
+	format   string
+	goal     string
+	shard    string
+	baseline string
+	charts   chartFlags
 }
 
 func newSweepCmd() *cobra.Command {
@@ -64,6 +65,7 @@ the shards into the output of one whole run.`,
 	fl.StringArrayVar(&f.vary, "vary", nil, "FIELD=VALUES: a scenario field and its values (repeat for more fields)")
 	fl.StringVar(&f.format, "format", "table", "output format: "+strings.Join(sweep.Formats, ", "))
 	fl.StringVar(&f.goal, "goal", "", `rank the points: "minimize|maximize METRIC [subject to METRIC OP NUMBER and ...]"`)
+	fl.StringVar(&f.baseline, "baseline", "", "hold every row of each point against this row of the same point (as compare --baseline; each point then runs alone): gives baseline_differs_pct")
 	fl.StringVarP(&f.output, "output", "o", "", "write the output to this file instead of standard output (a shard's JSON, say)")
 	fl.StringVar(&f.shard, "shard", "", "K/N: run only the points whose index mod N is K, and write them as JSON for 'sweep merge'")
 	addSweepChartFlags(fl, &f.charts)
@@ -162,6 +164,11 @@ func runSweep(stdout, stderr io.Writer, name string, f sweepFlags, formatSet boo
 		fmt.Fprintf(stderr, "note: %s left out: %s\n", sk.Name, sk.Reason)
 	}
 	opts := sweep.Options{Base: base, Fields: fields, Shard: shard}
+	if f.baseline != "" {
+		if opts.Baseline, err = baselineOf(sc, f.baseline, ""); err != nil {
+			return err
+		}
+	}
 	if goal != nil {
 		opts.KeyGlobs = goal.Globs()
 	}

@@ -237,3 +237,42 @@ func TestDocsSweepChart(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(got, want), "%s is out of date: go test ./cmd/ -run TestDocsSweepChart -update", path)
 }
+
+// TestSweepBaseline: with --baseline, every point's results are compare
+// --baseline's for the edited file (each point runs alone, against its own
+// baseline row), and baseline_differs_pct ranks them: on the double burst
+// the token bucket with burst 10 decides 1 of 20 requests unlike the
+// sliding log (5%), with burst 5 or 15 six (30%). A label the scenario
+// does not have is exit 2.
+func TestSweepBaseline(t *testing.T) {
+	file, data, err := scenarios.ResolveText("double-burst")
+	require.NoError(t, err)
+	sc, err := scenarios.Parse(file, data)
+	require.NoError(t, err)
+	f, err := sweep.ParseVary("limit.burst=5..15:5")
+	require.NoError(t, err)
+	base, err := sweep.NewBase(file, data, sc)
+	require.NoError(t, err)
+	points := sweepPoints(t, "double-burst", "--vary", "limit.burst=5..15:5", "--baseline", "sliding-log")
+	require.Len(t, points, 3)
+	for i, p := range points {
+		edited, err := base.Edit([]sweep.Field{f}, sweep.ValuesAt([]sweep.Field{f}, i))
+		require.NoError(t, err)
+		path := filepath.Join(t.TempDir(), "p.yaml")
+		require.NoError(t, os.WriteFile(path, edited, 0o644))
+		status, out, errOut := run(t, "compare", path, "--format", "json", "--baseline", "sliding-log")
+		require.Equal(t, 0, status, errOut)
+		var got bytes.Buffer
+		require.NoError(t, json.Compact(&got, p.Results))
+		require.Equal(t, compactResults(t, out), got.String(), "point %d", i)
+	}
+
+	status, out, errOut := run(t, "sweep", "double-burst", "--vary", "limit.burst=5..15:5", "--baseline", "sliding-log",
+		"--goal", "minimize baseline_differs_pct")
+	require.Equal(t, 0, status, errOut)
+	require.Regexp(t, `token-bucket +best +point 1 \(limit.burst=10\): baseline_differs_pct 5\n +runner-up point 0 \(limit.burst=5\): baseline_differs_pct 30`, out)
+
+	status, _, errOut = run(t, "sweep", "double-burst", "--vary", "limit.burst=5,10", "--baseline", "nope")
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, `--baseline: "nope" is not a row of double-burst`)
+}

@@ -537,7 +537,7 @@ func (g *Goal) Lines(fields []Field, bests []Best) []string {
 			lines = append(lines, fmt.Sprintf("  %s%s  no point meets the constraints; closest: %s, missed by %s at point %d (%s), where it is %s",
 				b.Label, pad, n.Constraint, formatFigure(n.By, d), n.Index, Describe(fields, n.Values), formatFigure(n.Value, d)))
 		default:
-			lines = append(lines, "  "+b.Label+pad+"  no point has the figures the goal needs (a cluster or backend metric on other rows, or keys that no glob matches)")
+			lines = append(lines, "  "+b.Label+pad+"  no point has the figures the goal needs (a cluster or backend metric on other rows, baseline_differs_pct on the baseline row itself, or keys that no glob matches)")
 		}
 	}
 	return lines

@@ -88,6 +88,12 @@ var metrics = []metricDef{
 		}
 		return count(r.Cluster.AddedLatencyNs.P99)
 	}, doc: "cluster rows: 99th percentile latency the store added"},
+	{name: "baseline_differs_pct", get: func(r *sim.Result) (float64, bool) {
+		if r.Baseline == nil {
+			return 0, false
+		}
+		return pct(r.Baseline.Differs, r.Baseline.Compared)
+	}, doc: "with --baseline: 100 × requests decided unlike the baseline row / requests compared"},
 	{name: "goodput", get: func(r *sim.Result) (float64, bool) {
 		if r.Backend == nil {
 			return 0, false

@@ -56,6 +56,10 @@ type Options struct {
 	KeyGlobs []string
 	// TopKeys is compare's --top (0: its default).
 	TopKeys int
+	// Baseline, when set, holds every row of each point against the row
+	// of that point with this label (compare's --baseline): each point
+	// then runs alone, since sim.Config's baseline is one row of a run.
+	Baseline string
 	// Parallel is how many sim.Runs go at once (default GOMAXPROCS);
 	// PointsPerRun how many points one holds (default PointsPerRun).
 	Parallel     int
@@ -168,6 +172,9 @@ func Run(o Options) (*Sweep, error) {
 	if per <= 0 {
 		per = PointsPerRun
 	}
+	if o.Baseline != "" {
+		per = 1
+	}
 	prog := &progress{report: o.Progress, total: len(s.Points)}
 	window := per * par
 	for start := 0; start < len(s.Points); start += window {
@@ -218,6 +225,7 @@ func group(o Options, pts []Point) [][]*prepared {
 		cfg := ConfigOf(sc)
 		cfg.KeyGlobs = o.KeyGlobs
 		cfg.TopKeys = o.TopKeys
+		cfg.Baseline = o.Baseline
 		pp := &prepared{point: p, cfg: cfg, name: sc.Name}
 		placed := false
 		for j, g := range groups {
