@@ -272,6 +272,13 @@ func TestSweepBaseline(t *testing.T) {
 	require.Equal(t, 0, status, errOut)
 	require.Regexp(t, `token-bucket +best +point 1 \(limit.burst=10\): baseline_differs_pct 5\n +runner-up point 0 \(limit.burst=5\): baseline_differs_pct 30`, out)
 
+	// its heatmap is drawn beside the others
+	dir := t.TempDir()
+	status, _, errOut = run(t, "sweep", "double-burst", "--vary", "limit.burst=5..15:5", "--vary", "limit.rate=8,10",
+		"--baseline", "sliding-log", "--charts", dir, "--chart-format", "svg")
+	require.Equal(t, 0, status, errOut)
+	require.FileExists(t, filepath.Join(dir, "baseline_differs_pct.svg"))
+
 	status, _, errOut = run(t, "sweep", "double-burst", "--vary", "limit.burst=5,10", "--baseline", "nope")
 	require.Equal(t, 2, status)
 	require.Contains(t, errOut, `--baseline: "nope" is not a row of double-burst`)

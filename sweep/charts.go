@@ -15,8 +15,9 @@ var chartTerms = []string{"reject_pct", "p99_delay", "key_peak_ratio"}
 // Charts returns the sweep's pictures: with two varied fields a heatmap
 // per metric (the first field down, the second across, a panel per
 // algorithm), with one a line chart per metric. The metrics are
-// reject_pct, p99_delay and key_peak_ratio, extra_pct for cluster rows,
-// goodput for backend rows, and the goal's own (its objective and
+// reject_pct, p99_delay and key_peak_ratio, baseline_differs_pct with a
+// baseline, extra_pct for cluster rows, goodput for backend rows, and the
+// goal's own (its objective and
 // constraints, key filters included); the goal's best point is ringed.
 func Charts(s *Sweep, g *Goal, bests []Best) ([]output.Chart, error) {
 	if len(s.Fields) > 2 {
@@ -46,11 +47,15 @@ func Charts(s *Sweep, g *Goal, bests []Best) ([]output.Chart, error) {
 		m, _ := metricByName(name)
 		add(Term{Text: name, metric: m, field: -1})
 	}
-	cl, be := false, false
+	cl, be, bl := false, false, false
 	for _, rs := range d.rows {
 		for _, r := range rs {
-			cl, be = cl || r.Cluster != nil, be || r.Backend != nil
+			cl, be, bl = cl || r.Cluster != nil, be || r.Backend != nil, bl || r.Baseline != nil
 		}
+	}
+	if bl {
+		m, _ := metricByName("baseline_differs_pct")
+		add(Term{Text: "baseline_differs_pct", metric: m, field: -1})
 	}
 	if cl {
 		m, _ := metricByName("extra_pct")
