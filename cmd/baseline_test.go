@@ -48,7 +48,7 @@ func TestBaselineBadLabel(t *testing.T) {
 	require.Equal(t, 2, status)
 	require.Contains(t, errOut, `--baseline: "sliding-log" is not a row of double-burst after --algorithms (it has fixed-window, gcra)`)
 
-	status, _, errOut = run(t, "replay", "../../shared/traces/elastic_apache_logs.log", "--limit", "1/s", "--baseline", "x")
+	status, _, errOut = run(t, "replay", "../traffic/testdata/replay/combined.log", "--limit", "1/s", "--baseline", "x")
 	require.Equal(t, 2, status, errOut)
 	require.Contains(t, errOut, `--baseline: "x" is not a row of replay`)
 }
