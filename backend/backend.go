@@ -196,6 +196,7 @@ type slot struct {
 	deadline   time.Duration // math.MaxInt64: none
 	start      time.Duration
 	service    time.Duration
+	draw       uint64 // the hash of (seed, ID), the root of its draws
 	gen        uint32 // incremented when the slot is freed
 	state      uint8
 	clientDone bool // its client event has been emitted
@@ -221,10 +222,16 @@ type Backend struct {
 	// and timeouts in the order submitted (their instants do not go
 	// back, in the usual case), and the others (admissions or timeouts
 	// that would go back, fault ends)
-	done     queue.Heap[entry, *entry]
+	done     evHeap
 	admits   queue.Deque[entry]
 	timeouts queue.Deque[entry]
-	other    queue.Heap[entry, *entry]
+	other    evHeap
+	// the next event, once found (nxOK): its source (-1: none) and instant
+	nxOK  bool
+	nxSrc int
+	nxAt  time.Duration
+	// clientOnly: emit a client's outcomes only (OnlyClientEvents)
+	clientOnly bool
 
 	// faults by type, sorted, and the first not over of each
 	pauses, cuts, slows []Fault
@@ -238,6 +245,10 @@ type Backend struct {
 	resps    hist
 	series   series
 	lastSeen time.Duration // the latest instant of an event
+	// the latest deadline of a request submitted: a client's timeout is
+	// an event whether or not it is processed (a timeout whose request is
+	// gone, or whose client has its answer, is dropped unprocessed)
+	lastDeadline time.Duration
 }
 
 // New returns a backend of cfg, which emits its events to emit (nil: none
@@ -296,6 +307,11 @@ func sortFaults(fs []Fault) {
 	}
 }
 
+// OnlyClientEvents makes the backend emit only the events with Client
+// set (a client's outcome), for an engine that reads no other: the others
+// are not built.
+func (b *Backend) OnlyClientEvents() { b.clientOnly = true }
+
 // order is the ord of an event of kind k scheduled now.
 func (b *Backend) order(k int) uint64 {
 	b.seq++
@@ -344,14 +360,30 @@ func (b *Backend) Submit(r Request) error {
 	if b.cfg.Timeout > 0 && r.Arrived <= math.MaxInt64-b.cfg.Timeout {
 		s.deadline = r.Arrived + b.cfg.Timeout
 	}
+	s.draw = b.s.root(r.ID)
 	b.res.Submitted++
-	adm := entry{at: r.Admitted, ord: b.order(evAdmit), slot: i}
-	if b.admits.Len() == 0 || b.admits.Back().at <= adm.at {
-		b.admits.PushBack(adm)
-	} else {
-		b.other.Push(adm)
+	// An admission at the decision with no event of the backend at or
+	// before it comes next in any case (the engine's loop processes the
+	// backend's events up to an instant before it decides there): when it
+	// starts the request or queues it, which the engine does not hear of,
+	// it is processed now rather than by the next Step. (A shed is a
+	// client's outcome, processed in its turn.)
+	now := false
+	if t := r.Admitted; t == r.Arrived && t < s.deadline {
+		if at, ok := b.Next(); !ok || at > t {
+			now = b.wait.Len() == 0 && b.canStart(t) || b.qcap == Unbounded || b.wait.Len() < b.qcap
+		}
+	}
+	if !now {
+		adm := entry{at: r.Admitted, ord: b.order(evAdmit), slot: i}
+		if b.admits.Len() == 0 || b.admits.Back().at <= adm.at {
+			b.admits.PushBack(adm)
+		} else {
+			b.other.Push(adm)
+		}
 	}
 	if s.deadline < math.MaxInt64 {
+		b.lastDeadline = max(b.lastDeadline, s.deadline)
 		to := entry{at: s.deadline, ord: b.order(evTimeout), slot: i, gen: s.gen}
 		if b.timeouts.Len() == 0 || b.timeouts.Back().at <= to.at {
 			b.timeouts.PushBack(to)
@@ -359,50 +391,75 @@ func (b *Backend) Submit(r Request) error {
 			b.other.Push(to)
 		}
 	}
+	b.nxOK = false
+	if now {
+		b.now = r.Admitted
+		b.lastSeen = max(b.lastSeen, r.Admitted)
+		b.admit(r.Admitted, i)
+	}
 	return nil
 }
 
-// next returns the source of the next internal event (nil: none).
-func (b *Backend) next() (*entry, int) {
+// stale reports whether the timeout e would do nothing: its request is
+// gone, or its client has its answer. Once stale, it stays so.
+func (b *Backend) stale(e *entry) bool {
+	s := &b.slots[e.slot]
+	return s.gen != e.gen || s.clientDone
+}
+
+// next finds the source of the next internal event (nxSrc -1: none) and
+// its instant. Timeouts that would do nothing are dropped from the front of
+// their queue first (Result counts their instants, lastDeadline).
+func (b *Backend) next() {
+	for b.timeouts.Len() > 0 && b.stale(b.timeouts.Front()) {
+		b.timeouts.PopFront()
+	}
 	var best *entry
 	src := -1
-	consider := func(e *entry, s int) {
-		if best == nil || e.Less(best) {
-			best, src = e, s
-		}
-	}
 	if b.done.Len() > 0 {
-		consider(b.done.Peek(), 0)
+		best, src = b.done.Peek(), 0
 	}
 	if b.admits.Len() > 0 {
-		consider(b.admits.Front(), 1)
+		if e := b.admits.Front(); best == nil || e.Less(best) {
+			best, src = e, 1
+		}
 	}
 	if b.timeouts.Len() > 0 {
-		consider(b.timeouts.Front(), 2)
+		if e := b.timeouts.Front(); best == nil || e.Less(best) {
+			best, src = e, 2
+		}
 	}
 	if b.other.Len() > 0 {
-		consider(b.other.Peek(), 3)
+		if e := b.other.Peek(); best == nil || e.Less(best) {
+			best, src = e, 3
+		}
 	}
-	return best, src
+	b.nxSrc, b.nxOK = src, true
+	if best != nil {
+		b.nxAt = best.at
+	}
 }
 
 // Next returns the instant of the backend's next internal event, if it has
 // one.
 func (b *Backend) Next() (time.Duration, bool) {
-	e, _ := b.next()
-	if e == nil {
-		return 0, false
+	if !b.nxOK {
+		b.next()
 	}
-	return e.at, true
+	return b.nxAt, b.nxSrc >= 0
 }
 
 // Step processes the next internal event, emitting what it makes happen,
 // and reports whether there was one.
 func (b *Backend) Step() bool {
-	e, src := b.next()
-	if e == nil {
+	if !b.nxOK {
+		b.next()
+	}
+	src := b.nxSrc
+	if src < 0 {
 		return false
 	}
+	b.nxOK = false
 	var ev entry
 	switch src {
 	case 0:
@@ -482,7 +539,9 @@ func (b *Backend) admit(t time.Duration, i uint32) {
 	}
 	client := !s.clientDone
 	s.clientDone = true
-	b.emit(Event{At: t, Kind: Shed, Req: s.req, Client: client})
+	if client || !b.clientOnly {
+		b.emit(Event{At: t, Kind: Shed, Req: s.req, Client: client})
+	}
 	b.release(i)
 }
 
@@ -509,11 +568,13 @@ func (b *Backend) start(t time.Duration, i uint32) {
 			b.timeout(t, i, s.gen)
 		}
 		b.res.Dropped++
-		b.emit(Event{At: t, Kind: Dropped, Req: s.req})
+		if !b.clientOnly {
+			b.emit(Event{At: t, Kind: Dropped, Req: s.req})
+		}
 		b.release(i)
 		return
 	}
-	d := b.s.service(s.req.ID, s.req.Attempt)
+	d := b.s.service(s.draw, s.req.Attempt)
 	if f, ok := active(b.slows, &b.is, t); ok {
 		d = scale(d, f.Factor)
 	}
@@ -522,7 +583,9 @@ func (b *Backend) start(t time.Duration, i uint32) {
 	b.res.Started++
 	b.waits.add(t - s.req.Admitted)
 	b.done.Push(entry{at: t + d, ord: b.order(evComplete), slot: i})
-	b.emit(Event{At: t, Kind: Started, Req: s.req, Service: d})
+	if !b.clientOnly {
+		b.emit(Event{At: t, Kind: Started, Req: s.req, Service: d})
+	}
 }
 
 func (b *Backend) complete(t time.Duration, i uint32) {
@@ -530,7 +593,7 @@ func (b *Backend) complete(t time.Duration, i uint32) {
 	b.busy--
 	b.res.Served++
 	b.res.BusyNs += int64(s.service)
-	fail := b.s.fails(s.req.ID, s.req.Attempt)
+	fail := b.s.fails(s.draw, s.req.Attempt)
 	if fail {
 		b.res.Errors++
 	} else {
@@ -554,7 +617,9 @@ func (b *Backend) complete(t time.Duration, i uint32) {
 	if fail {
 		kind = Failed
 	}
-	b.emit(Event{At: t, Kind: kind, Req: s.req, Client: client, Service: s.service})
+	if client || !b.clientOnly {
+		b.emit(Event{At: t, Kind: kind, Req: s.req, Client: client, Service: s.service})
+	}
 	b.release(i)
 	b.dispatch(t)
 }
@@ -600,7 +665,7 @@ func (b *Backend) Result(from, to time.Duration) Result {
 	r := b.res
 	s := b.series // a copy, with its own rows (its buf and resp are only read)
 	s.rows = append([]row(nil), b.series.rows...)
-	end := max(to, b.lastSeen)
+	end := max(to, b.lastSeen, b.lastDeadline)
 	s.spread(end)
 	s.spreadLimit(end)
 	if end > s.start {

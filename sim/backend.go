@@ -31,8 +31,10 @@ func (r *run) newBackend(origin, start time.Duration) error {
 	if err != nil {
 		return fmt.Errorf("backend: %w", err)
 	}
+	be.OnlyClientEvents() // backendEvent reads no other
 	r.be = be
 	r.limits, _ = r.lim.(algorithms.LimitReporter)
+	r.sampler, _ = r.lim.(algorithms.Sampler)
 	return nil
 }
 
@@ -68,8 +70,8 @@ func (r *run) backendFirst(t time.Duration, have bool) bool {
 func (r *run) submit(a *traffic.Arrival, attempt int, admitted time.Duration) error {
 	req := backend.Request{ID: r.cur, Attempt: int32(attempt), Key: a.Key, Source: a.Source,
 		Cost: a.Cost, Arrived: a.At, Admitted: admitted}
-	if s, ok := r.lim.(algorithms.Sampler); ok {
-		req.InFlight = s.InFlight()
+	if r.sampler != nil {
+		req.InFlight = r.sampler.InFlight()
 	}
 	return r.be.Submit(req)
 }
@@ -87,7 +89,7 @@ func (r *run) backendEvent(e backend.Event) {
 	if !e.Client {
 		return
 	}
-	if s, ok := r.lim.(algorithms.Sampler); ok {
+	if s := r.sampler; s != nil {
 		rtt, _ := e.Sample()
 		s.Sample(e.At, algorithms.Key(e.Req.Key), e.Req.Cost, rtt, e.Req.InFlight, outcomeOf(e.Kind))
 		if r.limits != nil {

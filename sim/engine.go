@@ -329,8 +329,11 @@ type run struct {
 	// limits is the row's limiter when its limit moves (an adaptive row
 	// with a backend), for the backend's limit series; else nil
 	limits algorithms.LimitReporter
-	ids    uint64
-	cur    uint64 // the identity of the request being decided
+	// sampler is the row's limiter when it learns from the backend's
+	// answers (algorithms.Sampler, with a backend); else nil
+	sampler algorithms.Sampler
+	ids     uint64
+	cur     uint64 // the identity of the request being decided
 	// countOnly: the run is a cluster row's reference, of which only the
 	// admissions are read; it counts its verdicts and retries its
 	// rejections, and keeps no other account (decideCounting)
