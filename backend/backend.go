@@ -230,8 +230,10 @@ type Backend struct {
 	nxOK  bool
 	nxSrc int
 	nxAt  time.Duration
-	// clientOnly: emit a client's outcomes only (OnlyClientEvents)
-	clientOnly bool
+	nxOrd uint64
+	// the events emitted: wantAll, wantClient (a client's outcomes only:
+	// OnlyClientEvents), or wantNone (no emit function)
+	want uint8
 
 	// faults by type, sorted, and the first not over of each
 	pauses, cuts, slows []Fault
@@ -264,11 +266,12 @@ func New(cfg Config, emit func(Event)) (*Backend, error) {
 	if cfg.RecoverWindow == 0 {
 		cfg.RecoverWindow = DefaultRecoverWindow
 	}
+	want := uint8(wantAll)
 	if emit == nil {
-		emit = func(Event) {}
+		want = wantNone
 	}
 	b := &Backend{
-		cfg: cfg, s: newSampler(&cfg), emit: emit,
+		cfg: cfg, s: newSampler(&cfg), emit: emit, want: want,
 		now:    math.MinInt64,
 		lifo:   cfg.Discipline == LIFO,
 		qcap:   cfg.Queue,
@@ -310,7 +313,14 @@ func sortFaults(fs []Fault) {
 // OnlyClientEvents makes the backend emit only the events with Client
 // set (a client's outcome), for an engine that reads no other: the others
 // are not built.
-func (b *Backend) OnlyClientEvents() { b.clientOnly = true }
+func (b *Backend) OnlyClientEvents() { b.want = min(b.want, wantClient) }
+
+// What a backend emits (Backend.want).
+const (
+	wantNone = iota
+	wantClient
+	wantAll
+)
 
 // order is the ord of an event of kind k scheduled now.
 func (b *Backend) order(k int) uint64 {
@@ -378,8 +388,10 @@ func (b *Backend) Submit(r Request) error {
 		adm := entry{at: r.Admitted, ord: b.order(evAdmit), slot: i}
 		if b.admits.Len() == 0 || b.admits.Back().at <= adm.at {
 			b.admits.PushBack(adm)
+			b.offer(&adm, 1)
 		} else {
 			b.other.Push(adm)
+			b.offer(&adm, 3)
 		}
 	}
 	if s.deadline < math.MaxInt64 {
@@ -387,11 +399,12 @@ func (b *Backend) Submit(r Request) error {
 		to := entry{at: s.deadline, ord: b.order(evTimeout), slot: i, gen: s.gen}
 		if b.timeouts.Len() == 0 || b.timeouts.Back().at <= to.at {
 			b.timeouts.PushBack(to)
+			b.offer(&to, 2)
 		} else {
 			b.other.Push(to)
+			b.offer(&to, 3)
 		}
 	}
-	b.nxOK = false
 	if now {
 		b.now = r.Admitted
 		b.lastSeen = max(b.lastSeen, r.Admitted)
@@ -436,7 +449,16 @@ func (b *Backend) next() {
 	}
 	b.nxSrc, b.nxOK = src, true
 	if best != nil {
-		b.nxAt = best.at
+		b.nxAt, b.nxOrd = best.at, best.ord
+	}
+}
+
+// offer keeps the next event found (nxOK) when e, just scheduled from
+// source src, comes before it. (An entry that is not the least of its
+// source comes after that least, so after the next event.)
+func (b *Backend) offer(e *entry, src int) {
+	if b.nxOK && (b.nxSrc < 0 || e.at < b.nxAt || e.at == b.nxAt && e.ord < b.nxOrd) {
+		b.nxSrc, b.nxAt, b.nxOrd = src, e.at, e.ord
 	}
 }
 
@@ -511,6 +533,9 @@ func active(fs []Fault, i *int, t time.Duration) (Fault, bool) {
 
 // canStart reports whether a worker may start a request at t.
 func (b *Backend) canStart(t time.Duration) bool {
+	if b.ip == len(b.pauses) && b.ic == len(b.cuts) {
+		return b.busy < b.cfg.Workers // no pause or cut to come
+	}
 	if _, ok := active(b.pauses, &b.ip, t); ok {
 		return false
 	}
@@ -539,7 +564,7 @@ func (b *Backend) admit(t time.Duration, i uint32) {
 	}
 	client := !s.clientDone
 	s.clientDone = true
-	if client || !b.clientOnly {
+	if b.want == wantAll || client && b.want == wantClient {
 		b.emit(Event{At: t, Kind: Shed, Req: s.req, Client: client})
 	}
 	b.release(i)
@@ -568,7 +593,7 @@ func (b *Backend) start(t time.Duration, i uint32) {
 			b.timeout(t, i, s.gen)
 		}
 		b.res.Dropped++
-		if !b.clientOnly {
+		if b.want == wantAll {
 			b.emit(Event{At: t, Kind: Dropped, Req: s.req})
 		}
 		b.release(i)
@@ -582,8 +607,10 @@ func (b *Backend) start(t time.Duration, i uint32) {
 	b.busy++
 	b.res.Started++
 	b.waits.add(t - s.req.Admitted)
-	b.done.Push(entry{at: t + d, ord: b.order(evComplete), slot: i})
-	if !b.clientOnly {
+	c := entry{at: t + d, ord: b.order(evComplete), slot: i}
+	b.done.Push(c)
+	b.offer(&c, 0)
+	if b.want == wantAll {
 		b.emit(Event{At: t, Kind: Started, Req: s.req, Service: d})
 	}
 }
@@ -617,7 +644,7 @@ func (b *Backend) complete(t time.Duration, i uint32) {
 	if fail {
 		kind = Failed
 	}
-	if client || !b.clientOnly {
+	if b.want == wantAll || client && b.want == wantClient {
 		b.emit(Event{At: t, Kind: kind, Req: s.req, Client: client, Service: s.service})
 	}
 	b.release(i)
@@ -634,7 +661,9 @@ func (b *Backend) timeout(t time.Duration, i uint32, gen uint32) {
 	if r := b.series.index(t); r >= 0 {
 		b.series.rows[r].timedOut++
 	}
-	b.emit(Event{At: t, Kind: TimedOut, Req: s.req, Client: true})
+	if b.want != wantNone {
+		b.emit(Event{At: t, Kind: TimedOut, Req: s.req, Client: true})
+	}
 }
 
 // release frees slot i once the backend is done with its request.

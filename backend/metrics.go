@@ -239,6 +239,10 @@ type series struct {
 	bucket time.Duration
 	max    int
 	rows   []row
+	// the row of the last instant index found, and its bucket [lo, hi)
+	// (hi = lo: none)
+	cur    int
+	lo, hi time.Duration
 	// the queue's length since qFrom, not yet added to the rows
 	qLen  int64
 	qFrom time.Duration
@@ -270,6 +274,9 @@ func newSeries(start, bucket time.Duration, maxBuckets int) series {
 // index returns the row of instant t, making it (and doubling the bucket
 // as needed), or -1 for an instant before the start.
 func (s *series) index(t time.Duration) int {
+	if s.lo <= t && t < s.hi {
+		return s.cur
+	}
 	if t < s.start {
 		return -1
 	}
@@ -281,6 +288,9 @@ func (s *series) index(t time.Duration) int {
 	if i >= len(s.rows) {
 		s.rows = append(s.rows, make([]row, i+1-len(s.rows))...)
 	}
+	s.cur = i
+	s.lo = s.start + time.Duration(i)*s.bucket
+	s.hi = s.lo + s.bucket
 	return i
 }
 
@@ -316,6 +326,7 @@ func (s *series) double() {
 		s.open /= 2
 	}
 	s.bucket *= 2
+	s.hi = s.lo // the rows are others now
 }
 
 // queue records that the queue's length becomes q at t (t never goes

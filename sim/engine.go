@@ -332,8 +332,11 @@ type run struct {
 	// sampler is the row's limiter when it learns from the backend's
 	// answers (algorithms.Sampler, with a backend); else nil
 	sampler algorithms.Sampler
-	ids     uint64
-	cur     uint64 // the identity of the request being decided
+	// backendLazy: the backend's events are processed in one go before
+	// each decision and after the traffic (see backendUntil)
+	backendLazy bool
+	ids         uint64
+	cur         uint64 // the identity of the request being decided
 	// countOnly: the run is a cluster row's reference, of which only the
 	// admissions are read; it counts its verdicts and retries its
 	// rejections, and keeps no other account (decideCounting)
@@ -541,6 +544,7 @@ func (r *run) fresh(a *traffic.Arrival) error {
 			}
 			continue
 		}
+		r.backendUntil(a.At)
 		r.cur = r.ids
 		r.ids++
 		return r.decide(a, 1)
@@ -585,6 +589,7 @@ func (r *run) drain() error {
 			return err
 		}
 	}
+	r.backendUntil(math.MaxInt64)
 	return nil
 }
 
