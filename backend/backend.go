@@ -600,8 +600,10 @@ func (b *Backend) start(t time.Duration, i uint32) {
 		return
 	}
 	d := b.s.service(s.draw, s.req.Attempt)
-	if f, ok := active(b.slows, &b.is, t); ok {
-		d = scale(d, f.Factor)
+	if b.is < len(b.slows) {
+		if f, ok := active(b.slows, &b.is, t); ok {
+			d = scale(d, f.Factor)
+		}
 	}
 	s.state, s.start, s.service = stServing, t, d
 	b.busy++

@@ -86,7 +86,7 @@ func portableLog(x float64) float64 {
 	case math.IsInf(x, 1):
 		return x
 	}
-	f1, ki := math.Frexp(x)
+	f1, ki := frexp(x)
 	if f1 < math.Sqrt2/2 {
 		f1 *= 2
 		ki--
@@ -101,6 +101,19 @@ func portableLog(x float64) float64 {
 	r := t1 + t2
 	hfsq := float64(float64(0.5*f) * f)
 	return float64(k*ln2Hi) - ((hfsq - (float64(s*(hfsq+r)) + float64(k*ln2Lo))) - f)
+}
+
+// frexp is math.Frexp for a finite x > 0, the exponent taken from the
+// bits of a normal x (the draws' case) without a call; math.Frexp for a
+// subnormal one.
+func frexp(x float64) (float64, int) {
+	const smallestNormal = 0x1p-1022
+	if x < smallestNormal {
+		return math.Frexp(x)
+	}
+	b := math.Float64bits(x)
+	e := int(b>>52&0x7ff) - 1022
+	return math.Float64frombits(b&^(0x7ff<<52) | 1022<<52), e
 }
 
 // portableExp is e^x, to within one ulp, the same on every platform:
