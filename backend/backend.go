@@ -80,7 +80,21 @@
 // The same loop drains the backend after the traffic (Until with the
 // largest instant does, when no client retries). An admission submitted at
 // the current instant is processed by a later Step, after the engine's
-// other events at that instant.
+// other events at that instant; but one at its decision (Admitted ==
+// Arrived) with no event of the backend at or before it, which would come
+// next in any case, is processed by Submit itself when it starts or
+// queues the request (not when it sheds it, a client's outcome).
+//
+// An engine whose clients never retry hears of the backend only through
+// its limiter's samples, which it reads at its decisions: it may call
+// Until(t) before deciding at t, instead of interleaving Next and Step
+// with its own events, and Until with the largest instant after the
+// traffic. The order is the same.
+//
+// A client's timeout whose request is gone, or whose client has its
+// answer, is dropped unprocessed from the front of its queue; its instant
+// still counts as an event's for Result, which is why Result wants the
+// backend drained.
 //
 // # Determinism
 //
@@ -351,7 +365,8 @@ func (b *Backend) Limit(t time.Duration, v int) {
 // Submit gives the backend a request the limiter admitted. Its Arrived
 // must not be before the last event processed (submit at the decision,
 // in time order) and its Admitted not before its Arrived. Its admission
-// is processed by a later Step, at Admitted.
+// is processed by a later Step, at Admitted, or at once when it comes
+// next in any case and starts or queues the request (see Events).
 func (b *Backend) Submit(r Request) error {
 	if r.Arrived < b.now || r.Admitted < r.Arrived {
 		return fmt.Errorf("%w: arrived %v, admitted %v, backend at %v", ErrPast, r.Arrived, r.Admitted, b.now)
