@@ -80,7 +80,21 @@
 // The same loop drains the backend after the traffic (Until with the
 // largest instant does, when no client retries). An admission submitted at
 // the current instant is processed by a later Step, after the engine's
-// other events at that instant.
+// other events at that instant; but one at its decision (Admitted ==
+// Arrived) with no event of the backend at or before it, which would come
+// next in any case, is processed by Submit itself when it starts or
+// queues the request (not when it sheds it, a client's outcome).
+//
+// An engine whose clients never retry hears of the backend only through
+// its limiter's samples, which it reads at its decisions: it may call
+// Until(t) before deciding at t, instead of interleaving Next and Step
+// with its own events, and Until with the largest instant after the
+// traffic. The order is the same.
+//
+// A client's timeout whose request is gone, or whose client has its
+// answer, is dropped unprocessed from the front of its queue; its instant
+// still counts as an event's for Result, which is why Result wants the
+// backend drained.
 //
 // # Determinism
 //
@@ -196,6 +210,7 @@ type slot struct {
 	deadline   time.Duration // math.MaxInt64: none
 	start      time.Duration
 	service    time.Duration
+	draw       uint64 // the hash of (seed, ID), the root of its draws
 	gen        uint32 // incremented when the slot is freed
 	state      uint8
 	clientDone bool // its client event has been emitted
@@ -221,10 +236,18 @@ type Backend struct {
 	// and timeouts in the order submitted (their instants do not go
 	// back, in the usual case), and the others (admissions or timeouts
 	// that would go back, fault ends)
-	done     queue.Heap[entry, *entry]
+	done     evHeap
 	admits   queue.Deque[entry]
 	timeouts queue.Deque[entry]
-	other    queue.Heap[entry, *entry]
+	other    evHeap
+	// the next event, once found (nxOK): its source (-1: none) and instant
+	nxOK  bool
+	nxSrc int
+	nxAt  time.Duration
+	nxOrd uint64
+	// the events emitted: wantAll, wantClient (a client's outcomes only:
+	// OnlyClientEvents), or wantNone (no emit function)
+	want uint8
 
 	// faults by type, sorted, and the first not over of each
 	pauses, cuts, slows []Fault
@@ -238,6 +261,10 @@ type Backend struct {
 	resps    hist
 	series   series
 	lastSeen time.Duration // the latest instant of an event
+	// the latest deadline of a request submitted: a client's timeout is
+	// an event whether or not it is processed (a timeout whose request is
+	// gone, or whose client has its answer, is dropped unprocessed)
+	lastDeadline time.Duration
 }
 
 // New returns a backend of cfg, which emits its events to emit (nil: none
@@ -253,11 +280,12 @@ func New(cfg Config, emit func(Event)) (*Backend, error) {
 	if cfg.RecoverWindow == 0 {
 		cfg.RecoverWindow = DefaultRecoverWindow
 	}
+	want := uint8(wantAll)
 	if emit == nil {
-		emit = func(Event) {}
+		want = wantNone
 	}
 	b := &Backend{
-		cfg: cfg, s: newSampler(&cfg), emit: emit,
+		cfg: cfg, s: newSampler(&cfg), emit: emit, want: want,
 		now:    math.MinInt64,
 		lifo:   cfg.Discipline == LIFO,
 		qcap:   cfg.Queue,
@@ -296,6 +324,18 @@ func sortFaults(fs []Fault) {
 	}
 }
 
+// OnlyClientEvents makes the backend emit only the events with Client
+// set (a client's outcome), for an engine that reads no other: the others
+// are not built.
+func (b *Backend) OnlyClientEvents() { b.want = min(b.want, wantClient) }
+
+// What a backend emits (Backend.want).
+const (
+	wantNone = iota
+	wantClient
+	wantAll
+)
+
 // order is the ord of an event of kind k scheduled now.
 func (b *Backend) order(k int) uint64 {
 	b.seq++
@@ -325,7 +365,8 @@ func (b *Backend) Limit(t time.Duration, v int) {
 // Submit gives the backend a request the limiter admitted. Its Arrived
 // must not be before the last event processed (submit at the decision,
 // in time order) and its Admitted not before its Arrived. Its admission
-// is processed by a later Step, at Admitted.
+// is processed by a later Step, at Admitted, or at once when it comes
+// next in any case and starts or queues the request (see Events).
 func (b *Backend) Submit(r Request) error {
 	if r.Arrived < b.now || r.Admitted < r.Arrived {
 		return fmt.Errorf("%w: arrived %v, admitted %v, backend at %v", ErrPast, r.Arrived, r.Admitted, b.now)
@@ -344,65 +385,118 @@ func (b *Backend) Submit(r Request) error {
 	if b.cfg.Timeout > 0 && r.Arrived <= math.MaxInt64-b.cfg.Timeout {
 		s.deadline = r.Arrived + b.cfg.Timeout
 	}
+	s.draw = b.s.root(r.ID)
 	b.res.Submitted++
-	adm := entry{at: r.Admitted, ord: b.order(evAdmit), slot: i}
-	if b.admits.Len() == 0 || b.admits.Back().at <= adm.at {
-		b.admits.PushBack(adm)
-	} else {
-		b.other.Push(adm)
+	// An admission at the decision with no event of the backend at or
+	// before it comes next in any case (the engine's loop processes the
+	// backend's events up to an instant before it decides there): when it
+	// starts the request or queues it, which the engine does not hear of,
+	// it is processed now rather than by the next Step. (A shed is a
+	// client's outcome, processed in its turn.)
+	now := false
+	if t := r.Admitted; t == r.Arrived && t < s.deadline {
+		if at, ok := b.Next(); !ok || at > t {
+			now = b.wait.Len() == 0 && b.canStart(t) || b.qcap == Unbounded || b.wait.Len() < b.qcap
+		}
+	}
+	if !now {
+		adm := entry{at: r.Admitted, ord: b.order(evAdmit), slot: i}
+		if b.admits.Len() == 0 || b.admits.Back().at <= adm.at {
+			b.admits.PushBack(adm)
+			b.offer(&adm, 1)
+		} else {
+			b.other.Push(adm)
+			b.offer(&adm, 3)
+		}
 	}
 	if s.deadline < math.MaxInt64 {
+		b.lastDeadline = max(b.lastDeadline, s.deadline)
 		to := entry{at: s.deadline, ord: b.order(evTimeout), slot: i, gen: s.gen}
 		if b.timeouts.Len() == 0 || b.timeouts.Back().at <= to.at {
 			b.timeouts.PushBack(to)
+			b.offer(&to, 2)
 		} else {
 			b.other.Push(to)
+			b.offer(&to, 3)
 		}
+	}
+	if now {
+		b.now = r.Admitted
+		b.lastSeen = max(b.lastSeen, r.Admitted)
+		b.admit(r.Admitted, i)
 	}
 	return nil
 }
 
-// next returns the source of the next internal event (nil: none).
-func (b *Backend) next() (*entry, int) {
+// stale reports whether the timeout e would do nothing: its request is
+// gone, or its client has its answer. Once stale, it stays so.
+func (b *Backend) stale(e *entry) bool {
+	s := &b.slots[e.slot]
+	return s.gen != e.gen || s.clientDone
+}
+
+// next finds the source of the next internal event (nxSrc -1: none) and
+// its instant. Timeouts that would do nothing are dropped from the front of
+// their queue first (Result counts their instants, lastDeadline).
+func (b *Backend) next() {
+	for b.timeouts.Len() > 0 && b.stale(b.timeouts.Front()) {
+		b.timeouts.PopFront()
+	}
 	var best *entry
 	src := -1
-	consider := func(e *entry, s int) {
-		if best == nil || e.Less(best) {
-			best, src = e, s
-		}
-	}
 	if b.done.Len() > 0 {
-		consider(b.done.Peek(), 0)
+		best, src = b.done.Peek(), 0
 	}
 	if b.admits.Len() > 0 {
-		consider(b.admits.Front(), 1)
+		if e := b.admits.Front(); best == nil || e.Less(best) {
+			best, src = e, 1
+		}
 	}
 	if b.timeouts.Len() > 0 {
-		consider(b.timeouts.Front(), 2)
+		if e := b.timeouts.Front(); best == nil || e.Less(best) {
+			best, src = e, 2
+		}
 	}
 	if b.other.Len() > 0 {
-		consider(b.other.Peek(), 3)
+		if e := b.other.Peek(); best == nil || e.Less(best) {
+			best, src = e, 3
+		}
 	}
-	return best, src
+	b.nxSrc, b.nxOK = src, true
+	if best != nil {
+		b.nxAt, b.nxOrd = best.at, best.ord
+	}
+}
+
+// offer keeps the next event found (nxOK) when e, just scheduled from
+// source src, comes before it. (An entry that is not the least of its
+// source comes after that least, so after the next event.)
+func (b *Backend) offer(e *entry, src int) {
+	if b.nxOK && (b.nxSrc < 0 || e.at < b.nxAt || e.at == b.nxAt && e.ord < b.nxOrd) {
+		b.nxSrc, b.nxAt, b.nxOrd = src, e.at, e.ord
+	}
 }
 
 // Next returns the instant of the backend's next internal event, if it has
 // one.
 func (b *Backend) Next() (time.Duration, bool) {
-	e, _ := b.next()
-	if e == nil {
-		return 0, false
+	if !b.nxOK {
+		b.next()
 	}
-	return e.at, true
+	return b.nxAt, b.nxSrc >= 0
 }
 
 // Step processes the next internal event, emitting what it makes happen,
 // and reports whether there was one.
 func (b *Backend) Step() bool {
-	e, src := b.next()
-	if e == nil {
+	if !b.nxOK {
+		b.next()
+	}
+	src := b.nxSrc
+	if src < 0 {
 		return false
 	}
+	b.nxOK = false
 	var ev entry
 	switch src {
 	case 0:
@@ -454,6 +548,9 @@ func active(fs []Fault, i *int, t time.Duration) (Fault, bool) {
 
 // canStart reports whether a worker may start a request at t.
 func (b *Backend) canStart(t time.Duration) bool {
+	if b.ip == len(b.pauses) && b.ic == len(b.cuts) {
+		return b.busy < b.cfg.Workers // no pause or cut to come
+	}
 	if _, ok := active(b.pauses, &b.ip, t); ok {
 		return false
 	}
@@ -482,7 +579,9 @@ func (b *Backend) admit(t time.Duration, i uint32) {
 	}
 	client := !s.clientDone
 	s.clientDone = true
-	b.emit(Event{At: t, Kind: Shed, Req: s.req, Client: client})
+	if b.want == wantAll || client && b.want == wantClient {
+		b.emit(Event{At: t, Kind: Shed, Req: s.req, Client: client})
+	}
 	b.release(i)
 }
 
@@ -509,20 +608,28 @@ func (b *Backend) start(t time.Duration, i uint32) {
 			b.timeout(t, i, s.gen)
 		}
 		b.res.Dropped++
-		b.emit(Event{At: t, Kind: Dropped, Req: s.req})
+		if b.want == wantAll {
+			b.emit(Event{At: t, Kind: Dropped, Req: s.req})
+		}
 		b.release(i)
 		return
 	}
-	d := b.s.service(s.req.ID, s.req.Attempt)
-	if f, ok := active(b.slows, &b.is, t); ok {
-		d = scale(d, f.Factor)
+	d := b.s.service(s.draw, s.req.Attempt)
+	if b.is < len(b.slows) {
+		if f, ok := active(b.slows, &b.is, t); ok {
+			d = scale(d, f.Factor)
+		}
 	}
 	s.state, s.start, s.service = stServing, t, d
 	b.busy++
 	b.res.Started++
 	b.waits.add(t - s.req.Admitted)
-	b.done.Push(entry{at: t + d, ord: b.order(evComplete), slot: i})
-	b.emit(Event{At: t, Kind: Started, Req: s.req, Service: d})
+	c := entry{at: t + d, ord: b.order(evComplete), slot: i}
+	b.done.Push(c)
+	b.offer(&c, 0)
+	if b.want == wantAll {
+		b.emit(Event{At: t, Kind: Started, Req: s.req, Service: d})
+	}
 }
 
 func (b *Backend) complete(t time.Duration, i uint32) {
@@ -530,7 +637,7 @@ func (b *Backend) complete(t time.Duration, i uint32) {
 	b.busy--
 	b.res.Served++
 	b.res.BusyNs += int64(s.service)
-	fail := b.s.fails(s.req.ID, s.req.Attempt)
+	fail := b.s.fails(s.draw, s.req.Attempt)
 	if fail {
 		b.res.Errors++
 	} else {
@@ -554,7 +661,9 @@ func (b *Backend) complete(t time.Duration, i uint32) {
 	if fail {
 		kind = Failed
 	}
-	b.emit(Event{At: t, Kind: kind, Req: s.req, Client: client, Service: s.service})
+	if b.want == wantAll || client && b.want == wantClient {
+		b.emit(Event{At: t, Kind: kind, Req: s.req, Client: client, Service: s.service})
+	}
 	b.release(i)
 	b.dispatch(t)
 }
@@ -569,7 +678,9 @@ func (b *Backend) timeout(t time.Duration, i uint32, gen uint32) {
 	if r := b.series.index(t); r >= 0 {
 		b.series.rows[r].timedOut++
 	}
-	b.emit(Event{At: t, Kind: TimedOut, Req: s.req, Client: true})
+	if b.want != wantNone {
+		b.emit(Event{At: t, Kind: TimedOut, Req: s.req, Client: true})
+	}
 }
 
 // release frees slot i once the backend is done with its request.
@@ -600,7 +711,7 @@ func (b *Backend) Result(from, to time.Duration) Result {
 	r := b.res
 	s := b.series // a copy, with its own rows (its buf and resp are only read)
 	s.rows = append([]row(nil), b.series.rows...)
-	end := max(to, b.lastSeen)
+	end := max(to, b.lastSeen, b.lastDeadline)
 	s.spread(end)
 	s.spreadLimit(end)
 	if end > s.start {

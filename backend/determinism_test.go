@@ -82,7 +82,7 @@ func drawsDigest() string {
 	for _, svc := range []Service{{Dist: Exponential, Mean: 20 * ms}, {Dist: Lognormal, Mean: 20 * ms, P99: 250 * ms}} {
 		s := newSampler(&Config{Service: svc, Seed: 5})
 		for id := range uint64(1_000_000) {
-			put(uint64(s.service(id, int32(id%3+1))))
+			put(uint64(s.service(s.root(id), int32(id%3+1))))
 		}
 	}
 	for i := range 100_000 {

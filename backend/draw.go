@@ -40,10 +40,18 @@ func mix(x uint64) uint64 {
 // of SplitMix64's finalizer over the seed, the id, then the attempt and
 // stream.
 func hash(seed, id uint64, attempt int32, stream uint64) uint64 {
-	const gamma = 0x9e3779b97f4a7c15
-	h := mix(seed + gamma)
-	h = mix(h ^ mix(id+gamma))
-	return mix(h ^ (uint64(uint32(attempt))<<8 | stream))
+	return hashOf(rootOf(mix(seed+gamma), id), attempt, stream)
+}
+
+const gamma = 0x9e3779b97f4a7c15
+
+// rootOf is the part of hash that depends on the seed (hs = mix(seed +
+// gamma)) and the id only: a request's draws share it.
+func rootOf(hs, id uint64) uint64 { return mix(hs ^ mix(id+gamma)) }
+
+// hashOf is hash from rootOf's value.
+func hashOf(root uint64, attempt int32, stream uint64) uint64 {
+	return mix(root ^ (uint64(uint32(attempt))<<8 | stream))
 }
 
 // unit53 maps h to a uniform in (0, 1]: (k+1)/2^53 for its top 53 bits k.
@@ -78,7 +86,7 @@ func portableLog(x float64) float64 {
 	case math.IsInf(x, 1):
 		return x
 	}
-	f1, ki := math.Frexp(x)
+	f1, ki := frexp(x)
 	if f1 < math.Sqrt2/2 {
 		f1 *= 2
 		ki--
@@ -93,6 +101,19 @@ func portableLog(x float64) float64 {
 	r := t1 + t2
 	hfsq := float64(float64(0.5*f) * f)
 	return float64(k*ln2Hi) - ((hfsq - (float64(s*(hfsq+r)) + float64(k*ln2Lo))) - f)
+}
+
+// frexp is math.Frexp for a finite x > 0, the exponent taken from the
+// bits of a normal x (the draws' case) without a call; math.Frexp for a
+// subnormal one.
+func frexp(x float64) (float64, int) {
+	const smallestNormal = 0x1p-1022
+	if x < smallestNormal {
+		return math.Frexp(x)
+	}
+	b := math.Float64bits(x)
+	e := int(b>>52&0x7ff) - 1022
+	return math.Float64frombits(b&^(0x7ff<<52) | 1022<<52), e
 }
 
 // portableExp is e^x, to within one ulp, the same on every platform:
@@ -210,6 +231,7 @@ func toDuration(x float64) time.Duration {
 // sampler draws service times and errors.
 type sampler struct {
 	seed      uint64
+	seedHash  uint64 // mix(seed + gamma)
 	dist      Dist
 	mean      float64 // ns
 	constant  time.Duration
@@ -219,7 +241,7 @@ type sampler struct {
 }
 
 func newSampler(c *Config) sampler {
-	s := sampler{seed: c.Seed, dist: c.Service.Dist, mean: float64(c.Service.Mean), constant: c.Service.Mean}
+	s := sampler{seed: c.Seed, seedHash: mix(c.Seed + gamma), dist: c.Service.Dist, mean: float64(c.Service.Mean), constant: c.Service.Mean}
 	if s.dist == "" {
 		s.dist = Constant
 	}
@@ -232,28 +254,36 @@ func newSampler(c *Config) sampler {
 	return s
 }
 
-// service is the service time of request (id, attempt), before faults.
-func (s *sampler) service(id uint64, attempt int32) time.Duration {
+// root is the root of the draws of request id (rootOf).
+func (s *sampler) root(id uint64) uint64 { return rootOf(s.seedHash, id) }
+
+// service is the service time of request (id, attempt), before faults,
+// given the root of id's draws.
+func (s *sampler) service(root uint64, attempt int32) time.Duration {
 	switch s.dist {
 	case Exponential:
-		u := unit53(hash(s.seed, id, attempt, streamService))
+		u := unit53(hashOf(root, attempt, streamService))
 		return toDuration(float64(-portableLog(u) * s.mean))
 	case Lognormal:
 		// u in (0, 1): (k+1/2)/2^52 for the top 52 bits k (exact: k+1/2
 		// needs 53 bits)
-		u := (float64(hash(s.seed, id, attempt, streamService)>>12) + 0.5) / (1 << 52)
+		u := (float64(hashOf(root, attempt, streamService)>>12) + 0.5) / (1 << 52)
 		z := normQuantile(u)
 		return toDuration(portableExp(s.mu + float64(s.sigma*z)))
 	}
 	return s.constant
 }
 
-// fails reports whether request (id, attempt) fails when served.
-func (s *sampler) fails(id uint64, attempt int32) bool {
+// fails reports whether request (id, attempt) fails when served, given
+// the root of id's draws.
+func (s *sampler) fails(root uint64, attempt int32) bool {
 	if s.errAll {
 		return true
 	}
-	return hash(s.seed, id, attempt, streamError)>>11 < s.errCut
+	if s.errCut == 0 {
+		return false
+	}
+	return hashOf(root, attempt, streamError)>>11 < s.errCut
 }
 
 // scale multiplies d by a slow fault's factor, rounded to the nearest ns.

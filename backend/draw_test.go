@@ -96,3 +96,23 @@ func TestLognormalParams(t *testing.T) {
 }
 
 func durNs(x float64) time.Duration { return time.Duration(math.Round(x)) }
+
+// TestFrexp: frexp is math.Frexp, bit for bit, over normal and subnormal
+// arguments, powers of two and their neighbours included.
+func TestFrexp(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	xs := []float64{math.SmallestNonzeroFloat64, 0x1p-1022, math.Nextafter(0x1p-1022, 0), 1, math.Nextafter(1, 0),
+		math.Sqrt2 / 2, 0.5, 2, math.MaxFloat64}
+	for range 100000 {
+		xs = append(xs, math.Float64frombits(r.Uint64()&^(1<<63)))
+	}
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) || x == 0 {
+			continue
+		}
+		f, e := frexp(x)
+		wf, we := math.Frexp(x)
+		require.Equal(t, math.Float64bits(wf), math.Float64bits(f), "x = %v", x)
+		require.Equal(t, we, e, "x = %v", x)
+	}
+}

@@ -12,8 +12,9 @@ import (
 // 1/1024 of the true value (reported as its bucket's upper bound, never
 // above the true maximum); the mean and the maximum stay exact.
 //
-// Memory: a histogram holds at most ExactValues entries in a map, then
-// (the map dropped) dense arrays: the values below 2048 one by one (16 KiB), and 1024
+// Memory: a histogram holds at most ExactValues distinct values (in a
+// sorted run, with pendMax values not yet merged into it), then (the run
+// dropped) dense arrays: the values below 2048 one by one (16 KiB), and 1024
 // buckets (8 KiB) for each power of two above that any value has reached.
 // Durations from 1µs to 100s span 27 powers of two: 232 KiB at most, and a
 // longer run adds nothing unless its values reach a new power of two.
@@ -37,9 +38,15 @@ const sigBits = 11
 
 // hist accumulates durations >= 0 without keeping each.
 type hist struct {
-	zeros  int64
-	counts map[int64]int64 // exact: value -> count
-	exact  bool
+	zeros int64
+	// exact: the distinct values counted, in increasing order, with their
+	// counts, and the values not merged into them yet (at most pendMax):
+	// appending a value costs less than a map's insertion, and a merge
+	// of pendMax sorted values into the run less than pendMax insertions
+	vals, cnts []int64
+	pend       []int64
+	pendCnts   []int64 // merge's room for the counts of pend's values
+	exact      bool
 	// not exact: small[v] for v < 2^sigBits; oct[e][m - 2^(sigBits-1)]
 	// for the values v with bits.Len64(v) = sigBits + e, m = v >> e
 	small *[1 << sigBits]int64
@@ -50,7 +57,71 @@ type hist struct {
 	sumLo uint64
 }
 
-func newHist() hist { return hist{counts: map[int64]int64{}, exact: true} }
+func newHist() hist { return hist{exact: true} }
+
+// pendMax is how many values an exact histogram takes before it merges
+// them into its run.
+const pendMax = 2048
+
+// merge sorts the pending values into the run of distinct values; past
+// ExactValues of them, the histogram falls back to buckets.
+func (h *hist) merge() {
+	if len(h.pend) == 0 {
+		return
+	}
+	p := h.pend
+	slices.Sort(p)
+	// p as distinct values (in place) with their counts in pc, and how
+	// many of them the run lacks
+	pc := h.pendCnts[:0]
+	k, fresh := 0, 0
+	j := 0
+	for i := 0; i < len(p); {
+		v, c := p[i], int64(0)
+		for ; i < len(p) && p[i] == v; i++ {
+			c++
+		}
+		p[k] = v
+		pc = append(pc, c)
+		k++
+		for j < len(h.vals) && h.vals[j] < v {
+			j++
+		}
+		if j == len(h.vals) || h.vals[j] != v {
+			fresh++
+		}
+	}
+	p = p[:k]
+	// merge from the back, in place
+	n := len(h.vals)
+	h.vals = append(h.vals, make([]int64, fresh)...)
+	h.cnts = append(h.cnts, make([]int64, fresh)...)
+	w := n + fresh - 1
+	i, q := n-1, len(p)-1
+	for q >= 0 {
+		switch {
+		case i >= 0 && h.vals[i] > p[q]:
+			h.vals[w], h.cnts[w] = h.vals[i], h.cnts[i]
+			i--
+		case i >= 0 && h.vals[i] == p[q]:
+			h.vals[w], h.cnts[w] = p[q], h.cnts[i]+pc[q]
+			i--
+			q--
+		default:
+			h.vals[w], h.cnts[w] = p[q], pc[q]
+			q--
+		}
+		w--
+	}
+	h.pend, h.pendCnts = h.pend[:0], pc[:0]
+	if len(h.vals) > ExactValues {
+		for i, v := range h.vals {
+			h.dense(v, h.cnts[i])
+		}
+		h.vals, h.cnts, h.pend, h.pendCnts = nil, nil, nil, nil // their room is not needed until a reset
+		h.exact = false
+	}
+}
 
 // dense counts n values v in the buckets.
 func (h *hist) dense(v, n int64) {
@@ -85,22 +156,18 @@ func (h *hist) add(d time.Duration) {
 		h.dense(v, 1)
 		return
 	}
-	h.counts[v]++
-	if len(h.counts) > ExactValues {
-		for k, c := range h.counts {
-			h.dense(k, c)
-		}
-		h.counts = nil // its room is not needed until a reset
-		h.exact = false
+	if h.pend == nil {
+		h.pend = make([]int64, 0, pendMax)
+	}
+	h.pend = append(h.pend, v)
+	if len(h.pend) == pendMax {
+		h.merge()
 	}
 }
 
 // reset empties h, keeping its map and arrays.
 func (h *hist) reset() {
-	if h.counts == nil {
-		h.counts = map[int64]int64{}
-	}
-	clear(h.counts)
+	h.vals, h.cnts, h.pend = h.vals[:0], h.cnts[:0], h.pend[:0]
 	if h.small != nil {
 		clear(h.small[:])
 	}
@@ -123,7 +190,7 @@ func (h *hist) resetDense() {
 			clear(o[:])
 		}
 	}
-	h.counts = nil
+	h.vals, h.cnts, h.pend, h.pendCnts = nil, nil, nil, nil
 	h.zeros, h.exact, h.n, h.max, h.sumHi, h.sumLo = 0, false, 0, 0, 0, 0
 }
 
@@ -140,6 +207,9 @@ func (h *hist) mean() int64 {
 
 // percentiles by nearest rank.
 func (h *hist) percentiles() Percentiles {
+	if h.exact {
+		h.merge()
+	}
 	if h.n == 0 {
 		return Percentiles{Exact: true}
 	}
@@ -166,13 +236,8 @@ func (h *hist) percentiles() Percentiles {
 		return next < 3
 	}
 	if h.exact {
-		keys := make([]int64, 0, len(h.counts))
-		for k := range h.counts {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if !take(k, h.counts[k]) {
+		for i, v := range h.vals {
+			if !take(v, h.cnts[i]) {
 				break
 			}
 		}
@@ -239,6 +304,10 @@ type series struct {
 	bucket time.Duration
 	max    int
 	rows   []row
+	// the row of the last instant index found, and its bucket [lo, hi)
+	// (hi = lo: none)
+	cur    int
+	lo, hi time.Duration
 	// the queue's length since qFrom, not yet added to the rows
 	qLen  int64
 	qFrom time.Duration
@@ -270,6 +339,9 @@ func newSeries(start, bucket time.Duration, maxBuckets int) series {
 // index returns the row of instant t, making it (and doubling the bucket
 // as needed), or -1 for an instant before the start.
 func (s *series) index(t time.Duration) int {
+	if s.lo <= t && t < s.hi {
+		return s.cur
+	}
 	if t < s.start {
 		return -1
 	}
@@ -281,6 +353,9 @@ func (s *series) index(t time.Duration) int {
 	if i >= len(s.rows) {
 		s.rows = append(s.rows, make([]row, i+1-len(s.rows))...)
 	}
+	s.cur = i
+	s.lo = s.start + time.Duration(i)*s.bucket
+	s.hi = s.lo + s.bucket
 	return i
 }
 
@@ -316,6 +391,7 @@ func (s *series) double() {
 		s.open /= 2
 	}
 	s.bucket *= 2
+	s.hi = s.lo // the rows are others now
 }
 
 // queue records that the queue's length becomes q at t (t never goes

@@ -121,3 +121,39 @@ func TestFaultWindows(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, b.Result(0, time.Second).FaultWindows)
 }
+
+// TestHistExactMerge: the exact histogram, which merges its values into a
+// sorted run pendMax at a time, counts as a map of every value would, up
+// to ExactValues distinct values and across resets; one more distinct
+// value makes it fall back to buckets.
+func TestHistExactMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	h := newHist()
+	for round := range 3 {
+		want := map[int64]int64{}
+		for len(want) < ExactValues {
+			v := int64(rng.IntN(3*ExactValues)) + 1
+			if rng.IntN(4) == 0 && len(want) > 0 {
+				v = int64(rng.IntN(ExactValues/8)) + 1 // repeats
+			}
+			want[v]++
+			h.add(time.Duration(v))
+		}
+		p := h.percentiles()
+		require.True(t, p.Exact, "round %d", round)
+		keys := make([]int64, 0, len(want))
+		for k := range want {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		require.Equal(t, keys, h.vals)
+		for i, k := range keys {
+			require.Equal(t, want[k], h.cnts[i], "value %d", k)
+		}
+		h.reset()
+	}
+	for i := range ExactValues + 1 {
+		h.add(time.Duration(i + 1))
+	}
+	require.False(t, h.percentiles().Exact)
+}

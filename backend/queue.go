@@ -26,3 +26,61 @@ const kindShift = 56
 func (e *entry) kind() int { return int(e.ord >> kindShift) }
 
 func (a *entry) Less(b *entry) bool { return a.at < b.at || (a.at == b.at && a.ord < b.ord) }
+
+// evHeap is a binary min-heap of entries by (at, ord): the backend's own,
+// so that the comparison is inlined (queue.Heap calls Less through its
+// type parameter's dictionary, a call per comparison).
+type evHeap struct{ e []entry }
+
+func (h *evHeap) Len() int { return len(h.e) }
+
+// Cap returns the entries its storage holds room for.
+func (h *evHeap) Cap() int { return cap(h.e) }
+
+// Peek returns the least entry (Len must be > 0).
+func (h *evHeap) Peek() *entry { return &h.e[0] }
+
+// Push adds x.
+func (h *evHeap) Push(x entry) {
+	h.e = append(h.e, x)
+	e := h.e
+	i := len(e) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !(x.at < e[p].at || (x.at == e[p].at && x.ord < e[p].ord)) {
+			break
+		}
+		e[i] = e[p]
+		i = p
+	}
+	e[i] = x
+}
+
+// Pop removes and returns the least entry (Len must be > 0).
+func (h *evHeap) Pop() entry {
+	e := h.e
+	top := e[0]
+	n := len(e) - 1
+	x := e[n]
+	e = e[:n]
+	h.e = e
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && (e[r].at < e[c].at || (e[r].at == e[c].at && e[r].ord < e[c].ord)) {
+			c = r
+		}
+		if !(e[c].at < x.at || (e[c].at == x.at && e[c].ord < x.ord)) {
+			break
+		}
+		e[i] = e[c]
+		i = c
+	}
+	if n > 0 {
+		e[i] = x
+	}
+	return top
+}

@@ -132,7 +132,7 @@ func TestServiceDraws(t *testing.T) {
 		s := newSampler(&Config{Service: svc, Seed: 42})
 		h := newHist()
 		for id := range uint64(n) {
-			h.add(s.service(id, 1))
+			h.add(s.service(s.root(id), 1))
 		}
 		p := h.percentiles()
 		within(t, string(svc.Dist)+" mean", float64(svc.Mean), float64(p.Mean), 0.01)

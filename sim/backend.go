@@ -27,12 +27,21 @@ func (r *run) newBackend(origin, start time.Duration) error {
 	for i := range cfg.Faults {
 		cfg.Faults[i].At += origin
 	}
-	be, err := backend.New(cfg, r.backendEvent)
+	r.limits, _ = r.lim.(algorithms.LimitReporter)
+	r.sampler, _ = r.lim.(algorithms.Sampler)
+	// backendEvent reads a client's outcomes only, for a limiter that
+	// learns from them or a client that retries: with neither, none
+	var emit func(backend.Event)
+	if r.sampler != nil || r.retries {
+		emit = r.backendEvent
+	}
+	be, err := backend.New(cfg, emit)
 	if err != nil {
 		return fmt.Errorf("backend: %w", err)
 	}
+	be.OnlyClientEvents()
 	r.be = be
-	r.limits, _ = r.lim.(algorithms.LimitReporter)
+	r.backendLazy = !r.retries
 	return nil
 }
 
@@ -43,9 +52,29 @@ func (r *run) limitAt(t time.Duration) {
 	r.be.Limit(t, r.limits.Limit(t))
 }
 
-// backendBusy reports whether the backend has events to come.
+// A row whose clients do not retry (r.retries false) hears of its
+// backend's events only through its limiter's samples, which it reads at
+// its next decision: its backend's events are then processed in one go
+// before each decision (backendUntil), up to its instant, and after the
+// traffic, rather than one by one in the run's loop. The order is the
+// same: the loop processes the backend's events up to an instant before it
+// decides there, and the events it interleaves with them (releases, the
+// watched key's samples) do not read the backend. With retries, a client
+// event may schedule a retry before the next decision: the loop then
+// interleaves the backend's events with its own (backendFirst).
+
+// backendUntil processes the backend's events up to t for a row that
+// processes them in one go (backendLazy).
+func (r *run) backendUntil(t time.Duration) {
+	if r.backendLazy {
+		r.be.Until(t)
+	}
+}
+
+// backendBusy reports whether the backend has events to come that the
+// run's loop processes.
 func (r *run) backendBusy() bool {
-	if r.be == nil {
+	if r.be == nil || r.backendLazy {
 		return false
 	}
 	_, ok := r.be.Next()
@@ -56,7 +85,7 @@ func (r *run) backendBusy() bool {
 // next retry and, when have, at or before t (the next first attempt's
 // instant): at one instant the backend's events come first.
 func (r *run) backendFirst(t time.Duration, have bool) bool {
-	if r.be == nil {
+	if r.be == nil || r.backendLazy {
 		return false
 	}
 	bt, ok := r.be.Next()
@@ -68,8 +97,8 @@ func (r *run) backendFirst(t time.Duration, have bool) bool {
 func (r *run) submit(a *traffic.Arrival, attempt int, admitted time.Duration) error {
 	req := backend.Request{ID: r.cur, Attempt: int32(attempt), Key: a.Key, Source: a.Source,
 		Cost: a.Cost, Arrived: a.At, Admitted: admitted}
-	if s, ok := r.lim.(algorithms.Sampler); ok {
-		req.InFlight = s.InFlight()
+	if r.sampler != nil {
+		req.InFlight = r.sampler.InFlight()
 	}
 	return r.be.Submit(req)
 }
@@ -87,7 +116,7 @@ func (r *run) backendEvent(e backend.Event) {
 	if !e.Client {
 		return
 	}
-	if s, ok := r.lim.(algorithms.Sampler); ok {
+	if s := r.sampler; s != nil {
 		rtt, _ := e.Sample()
 		s.Sample(e.At, algorithms.Key(e.Req.Key), e.Req.Cost, rtt, e.Req.InFlight, outcomeOf(e.Kind))
 		if r.limits != nil {

@@ -10,13 +10,15 @@ import (
 
 // BenchmarkEngineBackend runs the engine benchmark's 1M-key workload
 // (poisson-zipf-1M-keys of BenchmarkEngine) without a backend (plain-9:
-// the nine algorithms) and with a backend of 16 workers, exponential
-// service of mean 12us, a queue of 1000 and clients waiting 100ms
-// (backend-10: the nine and none, each row with its own backend), in one
-// process, so that ns/op reads as a ratio (issue 14's target: at most
-// 1.5x); then token-bucket and each adaptive row (aimd, vegas, gradient2,
-// envoy-adaptive with a 100ms interval, sre-throttle) alone with a backend
-// (target: an adaptive row at most 2x a token bucket's).
+// the nine algorithms, the default set without workers; plain-10: the
+// nine and none, the same rows as backend-10) and with a backend of 16
+// workers, exponential service of mean 12us, a queue of 1000 and clients
+// waiting 100ms (backend-10: the nine and none, each row with its own
+// backend), in one process, so that ns/op reads as a ratio (issue 14's
+// target: at most 1.5x); then token-bucket, none and each adaptive row
+// (aimd, vegas, gradient2, envoy-adaptive with a 100ms interval,
+// sre-throttle) alone with a backend (target: an adaptive row at most 2x
+// a token bucket's).
 //
 //	go test ./sim -run '^$' -bench EngineBackend -benchtime 1000000x -count 5
 func BenchmarkEngineBackend(b *testing.B) {
@@ -24,6 +26,9 @@ func BenchmarkEngineBackend(b *testing.B) {
 
 	b.Run("plain-9", func(b *testing.B) {
 		benchEngineOn(b, plan(b), 0, benchAlgorithms(), nil)
+	})
+	b.Run("plain-10", func(b *testing.B) {
+		benchEngineOn(b, plan(b), 0, append(benchAlgorithms(), benchAlgorithm("none")), nil)
 	})
 	withBackend := func(c *Config) {
 		c.Backend = &backend.Config{Workers: 16, Service: backend.Service{Dist: backend.Exponential, Mean: 12 * time.Microsecond},

@@ -48,7 +48,10 @@ import (
 // time; decisions/s/core, that over GOMAXPROCS; ns/decision, wall time over
 // decisions; idle-%, the share of the GOMAXPROCS cores' time that the Go
 // scheduler found nothing to run (how well the runs fill the cores,
-// whatever else the machine runs). ns/op is per request (nine decisions).
+// whatever else the machine runs); cpu-ns/op, the process's CPU time (user
+// and system) per request, which, unlike the wall time, does not count the
+// time other processes held the cores. ns/op is per request (nine
+// decisions).
 func BenchmarkEngine(b *testing.B) {
 	steady := func(b *testing.B) (traffic.Plan, time.Duration) {
 		const keys = 10_000
@@ -144,10 +147,12 @@ func benchEngineOn(b *testing.B, plan traffic.Plan, duration time.Duration, algs
 	}
 	b.ReportAllocs()
 	idle := startIdle()
+	cpu := processCPU()
 	b.ResetTimer()
 	rep, err := Run(cfg)
 	b.StopTimer()
 	b.ReportMetric(idle.percent(), "idle-%")
+	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -378,8 +378,14 @@ type run struct {
 	// limits is the row's limiter when its limit moves (an adaptive row
 	// with a backend), for the backend's limit series; else nil
 	limits algorithms.LimitReporter
-	ids    uint64
-	cur    uint64 // the identity of the request being decided
+	// sampler is the row's limiter when it learns from the backend's
+	// answers (algorithms.Sampler, with a backend); else nil
+	sampler algorithms.Sampler
+	// backendLazy: the backend's events are processed in one go before
+	// each decision and after the traffic (see backendUntil)
+	backendLazy bool
+	ids         uint64
+	cur         uint64 // the identity of the request being decided
 	// countOnly: the run is a cluster row's reference, of which only the
 	// admissions are read; it counts its verdicts and retries its
 	// rejections, and keeps no other account (decideCounting)
@@ -596,6 +602,7 @@ func (r *run) fresh(a *traffic.Arrival) error {
 			}
 			continue
 		}
+		r.backendUntil(a.At)
 		r.cur = r.ids
 		r.ids++
 		return r.decide(a, 1)
@@ -642,6 +649,7 @@ func (r *run) drain() error {
 			return err
 		}
 	}
+	r.backendUntil(math.MaxInt64)
 	return nil
 }
 

@@ -65,7 +65,8 @@ func (q *Heap[T, P]) Pop() T {
 }
 
 // Deque is a double-ended queue on a circular buffer that doubles when
-// full and never shrinks: it holds at most its peak length.
+// full and never shrinks: it holds at most its peak length. Its length is
+// a power of two, so that an index wraps with a mask.
 type Deque[T any] struct {
 	buf  []T
 	head int // index of the front
@@ -83,11 +84,11 @@ func (d *Deque[T]) PushBack(x T) {
 	if d.n == len(d.buf) {
 		bigger := make([]T, max(16, 2*len(d.buf)))
 		for i := range d.n {
-			bigger[i] = d.buf[(d.head+i)%len(d.buf)]
+			bigger[i] = d.buf[(d.head+i)&(len(d.buf)-1)]
 		}
 		d.buf, d.head = bigger, 0
 	}
-	d.buf[(d.head+d.n)%len(d.buf)] = x
+	d.buf[(d.head+d.n)&(len(d.buf)-1)] = x
 	d.n++
 }
 
@@ -95,14 +96,14 @@ func (d *Deque[T]) PushBack(x T) {
 func (d *Deque[T]) Front() *T { return &d.buf[d.head] }
 
 // Back returns the back element (Len must be > 0).
-func (d *Deque[T]) Back() *T { return &d.buf[(d.head+d.n-1)%len(d.buf)] }
+func (d *Deque[T]) Back() *T { return &d.buf[(d.head+d.n-1)&(len(d.buf)-1)] }
 
 // PopFront removes and returns the front element (Len must be > 0).
 func (d *Deque[T]) PopFront() T {
 	var zero T
 	x := d.buf[d.head]
 	d.buf[d.head] = zero
-	d.head = (d.head + 1) % len(d.buf)
+	d.head = (d.head + 1) & (len(d.buf) - 1)
 	d.n--
 	return x
 }
@@ -110,7 +111,7 @@ func (d *Deque[T]) PopFront() T {
 // PopBack removes and returns the back element (Len must be > 0).
 func (d *Deque[T]) PopBack() T {
 	var zero T
-	i := (d.head + d.n - 1) % len(d.buf)
+	i := (d.head + d.n - 1) & (len(d.buf) - 1)
 	x := d.buf[i]
 	d.buf[i] = zero
 	d.n--
