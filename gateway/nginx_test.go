@@ -122,7 +122,7 @@ func TestNginxScenarioRows(t *testing.T) {
 
 	out, err = n.Scenario("api.example.com = /login")
 	require.NoError(t, err)
-	require.Contains(t, out, "nginx keeps 16 milli-requests/s: one request every 62.5s")
+	require.Contains(t, out, "nginx keeps 16 milli-requests/s: one request every 1m2.5s")
 	require.Contains(t, out, "{name: nginx, label: \"api.example.com = /login\", rate: 1, per: 1m, burst: 3, nodelay: true}")
 
 	_, err = n.Scenario("/nope")
@@ -203,4 +203,18 @@ func FuzzReadNginx(f *testing.F) {
 			t.Fatalf("imported scenario does not load: %v\n%s", err, out)
 		}
 	})
+}
+
+// examples/nginx.yaml is the import of examples/nginx.conf, as
+// docs/gateways.md says.
+func TestNginxExample(t *testing.T) {
+	data, err := os.ReadFile("../examples/nginx.conf")
+	require.NoError(t, err)
+	n, err := ReadNginx("examples/nginx.conf", data)
+	require.NoError(t, err)
+	out, err := n.Scenario("")
+	require.NoError(t, err)
+	want, err := os.ReadFile("../examples/nginx.yaml")
+	require.NoError(t, err)
+	require.Equal(t, string(want), out)
 }

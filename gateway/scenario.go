@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Scenario writes the limits of n as a ratesim scenario (YAML): one
@@ -124,14 +125,15 @@ func limitComment(b *strings.Builder, base string, l NginxLimit, indent string) 
 	fmt.Fprintf(b, ", %s (the zone's size is not modelled)\n", commentSafe(z.Size))
 }
 
-// msPer returns 1000000/milli ms as a short decimal (62.5s).
+// msPer returns the time one request takes at milli milli-requests/s,
+// 1000/milli s, in whole ns (with ~ when it is not whole).
 func msPer(milli int64) string {
-	// one request is 1000 milli-requests: 1000/milli seconds
-	s := strconv.FormatFloat(1000/float64(milli), 'f', -1, 64)
-	if len(s) > 8 {
-		s = strconv.FormatFloat(1000/float64(milli), 'f', 3, 64)
+	const oneRequestNs = 1000 * int64(time.Second) // 1000 milli-requests, in ns*milli/s
+	d := time.Duration(oneRequestNs / milli)
+	if oneRequestNs%milli != 0 {
+		return "~" + d.String()
 	}
-	return s + "s"
+	return d.String()
 }
 
 // limitFields writes the row fields of one limit_req.
