@@ -72,6 +72,11 @@ type Params struct {
 	// Seed is the scenario's seed, for the draws of the adaptive limiters
 	// (vegas' probe jitter).
 	Seed uint64
+
+	// Members are an all-of row's limits, in order (AllOf), and Commit how
+	// it charges them (default AllOrNothing). Only all-of takes them.
+	Members []Member
+	Commit  Commit
 }
 
 // ParamError is an invalid parameter: Field names it as a scenario spells it

@@ -2,6 +2,7 @@ package algorithms
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -52,6 +53,13 @@ var backendRegistry = []Info{
 	{Name: "sre-throttle", Summary: "the SRE book's client-side throttling: a key drops with odds (requests - k*accepts)/(requests+1)", Options: []string{"k", "window"}, Exact: false, New: newSREThrottleLimiter, Backend: true, Adaptive: true},
 }
 
+// compositeRegistry lists the rows made of other algorithms: all-of, whose
+// limits are its members. They join no default set and no listing of
+// Names (a row needs its limits written out), but Lookup and New know them.
+var compositeRegistry = []Info{
+	{Name: "all-of", Summary: "several limits on one request (a gateway's limits together): commit all-or-nothing, every-hit or in-order", Options: []string{"commit", "limits"}, Exact: true, New: newAllOfLimiter, Required: []string{"limits"}},
+}
+
 // All returns the algorithms of SPEC section 2, which limit a rate (or a
 // concurrency) on their own, in report order.
 func All() []Info {
@@ -76,7 +84,7 @@ func Names() []string {
 
 // Lookup returns the algorithm called name.
 func Lookup(name string) (Info, bool) {
-	for _, a := range append(All(), backendRegistry...) {
+	for _, a := range slices.Concat(registry, backendRegistry, compositeRegistry) {
 		if a.Name == name {
 			return a, true
 		}

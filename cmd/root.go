@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ratesim/ratesim/gateway"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/traffic"
 	"github.com/spf13/cobra"
@@ -71,7 +72,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 	// Errors that say where they are (file:line:col: field: ...) print as
 	// compilers print them, one a line; others say they come from ratesim.
 	var positioned *scenarios.Error
-	if errors.As(err, &positioned) {
+	var gatewayErr *gateway.Error
+	if errors.As(err, &positioned) || errors.As(err, &gatewayErr) {
 		fmt.Fprintln(stderr, err)
 	} else {
 		fmt.Fprintf(stderr, "ratesim: %v\n", err)
@@ -113,6 +115,7 @@ Start with:  ratesim compare        (the built-in double-burst scenario)
 		newValidateCmd(),
 		newDemoCmd(),
 		newLuaCmd(),
+		newImportCmd(),
 	)
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)

@@ -706,6 +706,9 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 		d.errAt(nameVal.pos, nameVal.path, "%s: an adaptive limit learns from the backend's answers: it needs a backend with workers (add backend.workers)", name)
 		return Algorithm{}, val{}, false
 	}
+	if name == "all-of" {
+		return d.allOf(it, m, nameVal, lim, limOK, svc, ci)
+	}
 	a := Algorithm{Name: name, Label: name, Set: map[string]any{},
 		Params: algorithms.Params{Policy: lim.policy, Service: svc.service}}
 	labelVal := it
@@ -1215,4 +1218,100 @@ func (d *decoder) report(v val, per time.Duration) ([]time.Duration, time.Durati
 		}
 	}
 	return windows, bucket
+}
+
+// allOf reads an all-of entry (SPEC section 12): its commit mode and its
+// limits, each an algorithm entry of its own (one of
+// algorithms.AllOfMembers) under the scenario's policy.
+func (d *decoder) allOf(it val, m *mapping, nameVal val, lim limitInfo, limOK bool, svc service, ci clusterInfo) (Algorithm, val, bool) {
+	const wantLimits = "a list of limits, e.g. limits: [{name: nginx, rate: 10, per: 1s, burst: 5}, {name: nginx, rate: 100, per: 1m}]"
+	if m == nil {
+		d.errAt(it.pos, it.path, "all-of needs its limits: write it as a mapping with %s", wantLimits)
+		return Algorithm{}, val{}, false
+	}
+	if ci.set {
+		d.errAt(nameVal.pos, nameVal.path, "all-of: an all-of row is not modelled on a cluster (remove the cluster section)")
+		return Algorithm{}, val{}, false
+	}
+	allowed := []string{"name", "label", "commit", "limits"}
+	d.allow(m, allowed, func(k string) string {
+		return fmt.Sprintf("all-of takes no option %q (its options: label, commit, limits; rate, per and burst go in each limit)", k)
+	})
+	good := true
+	for _, k := range m.keys {
+		good = good && slices.Contains(allowed, k)
+	}
+	a := Algorithm{Name: "all-of", Label: "all-of", Set: map[string]any{},
+		Params: algorithms.Params{Policy: lim.policy, Service: svc.service, Commit: algorithms.AllOrNothing}}
+	labelVal := it
+	if v := m.get("label"); v.set {
+		var ok bool
+		a.Label, ok = d.str(v, true)
+		labelVal, good = v, good && ok
+	}
+	if v := m.get("commit"); v.set {
+		c, ok := d.str(v, true)
+		if ok && !slices.Contains(algorithms.Commits, algorithms.Commit(c)) {
+			var names []string
+			for _, k := range algorithms.Commits {
+				names = append(names, string(k))
+			}
+			d.errAt(v.pos, v.path, "%s: unknown commit (want %s)", quote(c), orList(names))
+			ok = false
+		}
+		a.Params.Commit, good = algorithms.Commit(c), good && ok
+	}
+	a.Set["commit"] = string(a.Params.Commit)
+	lv := m.get("limits")
+	if !lv.set {
+		d.missing(lv, wantLimits)
+		return Algorithm{}, val{}, false
+	}
+	items, ok := d.list(lv, wantLimits)
+	if !ok {
+		return Algorithm{}, val{}, false
+	}
+	if len(items) == 0 {
+		d.errAt(lv.pos, lv.path, "empty list (want %s)", wantLimits)
+		return Algorithm{}, val{}, false
+	}
+	var sets []map[string]any
+	for _, item := range items {
+		ma, _, ok := d.algorithm(item, lim, limOK, svc, clusterInfo{})
+		if !ok {
+			good = false
+			continue
+		}
+		if !slices.Contains(algorithms.AllOfMembers, ma.Name) {
+			at := item
+			if item.n != nil {
+				if _, isMap := item.n.(*ast.StringNode); !isMap {
+					if mm, ok := d.mapping(item, wantAlgorithm); ok {
+						at = mm.get("name")
+					}
+				}
+			}
+			d.errAt(at.pos, at.path, "%s: an all-of limit must be %s (the algorithms that can check a request without charging it)",
+				quote(ma.Name), orList(algorithms.AllOfMembers))
+			good = false
+			continue
+		}
+		a.Params.Members = append(a.Params.Members, algorithms.Member{Name: ma.Name, Params: ma.Params})
+		set := map[string]any{"name": ma.Name}
+		for k, v := range ma.Set {
+			set[k] = v
+		}
+		sets = append(sets, set)
+	}
+	a.Set["limits"] = sets
+	if !good {
+		return Algorithm{}, val{}, false
+	}
+	if limOK {
+		if err := build("all-of", a.Params); err != nil {
+			d.paramErr(err, nil, it, a.Label, lim, svc)
+			return Algorithm{}, val{}, false
+		}
+	}
+	return a, labelVal, true
 }

@@ -1,0 +1,353 @@
+package algorithms
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Commit is how an all-of row charges its member limits.
+type Commit string
+
+const (
+	// AllOrNothing checks every member on a copy of its state and charges
+	// them all only when every one admits the request: nginx's limit_req
+	// with several limits (ngx_http_limit_req_module.c: the handler looks
+	// each limit up with account = 0 but the last, stops at the first that
+	// returns NGX_BUSY and unlocks the others uncharged; only when all pass
+	// does ngx_http_limit_req_account charge them, and the delay is the
+	// largest of theirs), and Kong's local policy (every window is
+	// incremented only on accept).
+	AllOrNothing Commit = "all-or-nothing"
+	// EveryHit decides every member on the request as it alone would, so
+	// that each counts every hit by its own rule (a member that admits is
+	// charged even when another rejects; one with count-rejected counts
+	// its rejects too): envoy's ratelimit service (each descriptor's
+	// counter is incremented by the hit, and the request is OVER_LIMIT if
+	// any is over) and Kong's redis policy.
+	EveryHit Commit = "every-hit"
+	// InOrder decides the members in order, each charged as it admits,
+	// stopping at the first that rejects; what the earlier ones took is
+	// not refunded: envoy's local_ratelimit with several token buckets
+	// (the descriptors' buckets are consumed in order until one has no
+	// token).
+	InOrder Commit = "in-order"
+)
+
+// Commits lists the commit modes, the default first.
+var Commits = []Commit{AllOrNothing, EveryHit, InOrder}
+
+// Member is one limit of an all-of row: an algorithm with its params.
+type Member struct {
+	Name   string
+	Params Params
+}
+
+// AllOfMembers lists the algorithms an all-of row takes as members: those
+// that can decide on a copy of a key's state and keep it or drop it.
+var AllOfMembers = []string{"nginx", "fixed-window", "sliding-window", "token-bucket"}
+
+// AllOf is several limits applied to one request, as a gateway enforces
+// the limits that apply to it together (SPEC section 12).
+//
+// Rule, by Commit (see each mode for its source):
+//   - all-or-nothing: every member decides on a copy of its state; the
+//     request is rejected iff any member rejects, and then no member is
+//     charged (not even a member with count-rejected); otherwise every
+//     member keeps its copy.
+//   - every-hit: every member decides and keeps its own result, as if it
+//     were alone; rejected iff any member rejects.
+//   - in-order: the members decide in order, each keeping its result,
+//     stopping at the first that rejects (the later ones are not asked);
+//     rejected iff one rejects.
+//
+// An admitted request is delayed by the largest of the members' delays
+// (nginx: the largest delay of the limits); nodelay members delay nothing.
+// A rejected request's retry_after is the largest of the rejecting
+// members' (Never if any says Never); in every-hit and in-order, only the
+// members asked count.
+//
+// State: the members' own, per key, each released as the member releases
+// it. Memory: BytesPerKeyMax is the sum of the members' (a key may hold
+// state in all of them), BytesPeak the most bytes the members held
+// together right after a decision, and KeysPeak the most keys any one
+// member held at once then (a lower bound of the keys holding state in
+// some member, exact when every member holds the same keys).
+//
+// Members are nginx (without zone), fixed-window, sliding-window and
+// token-bucket: what all-or-nothing needs from them is a decision on a
+// copy of a key's state, kept or dropped (peek and commit below), which
+// each builds from its own rule, so each member decides as its row alone
+// would.
+type AllOf struct {
+	commit  Commit
+	members []member
+	changed []bool // all-or-nothing: whether each member's peek changed its copy
+	mem     Memory
+}
+
+var (
+	_ Limiter  = (*AllOf)(nil)
+	_ Reserver = (*AllOf)(nil)
+)
+
+// member is a Limiter that can also decide on a copy of a key's state
+// (peek) and then store that copy (commit, after a peek on the same key
+// with no other call in between).
+type member interface {
+	Limiter
+	Reserver
+	peek(now time.Duration, key Key, cost int64) (d Decision, changed bool)
+	commit(key Key)
+	held() (keys, bytes int64)
+}
+
+func newAllOfLimiter(p Params) (Limiter, error) {
+	if err := checkPolicy(p.Policy); err != nil {
+		return nil, err
+	}
+	if err := checkOptions("all-of", p); err != nil {
+		return nil, err
+	}
+	commit := p.Commit
+	if commit == "" {
+		commit = AllOrNothing
+	}
+	if !containsCommit(commit) {
+		return nil, &ParamError{Field: "commit", Found: string(commit),
+			Want: fmt.Sprintf("want %s", joinCommits())}
+	}
+	if len(p.Members) == 0 {
+		return nil, &ParamError{Field: "limits", Found: "none",
+			Want: "want at least one limit, e.g. [{name: nginx, rate: 10, per: 1s}]"}
+	}
+	a := &AllOf{commit: commit}
+	for i, m := range p.Members {
+		mb, err := newMember(m)
+		if err != nil {
+			return nil, &MemberError{Index: i, Err: err}
+		}
+		a.members = append(a.members, mb)
+	}
+	a.changed = make([]bool, len(a.members))
+	return a, nil
+}
+
+// MemberError is an error in an all-of row's member Index.
+type MemberError struct {
+	Index int
+	Err   error
+}
+
+func (e *MemberError) Error() string { return fmt.Sprintf("limits[%d]: %v", e.Index, e.Err) }
+func (e *MemberError) Unwrap() error { return e.Err }
+
+func containsCommit(c Commit) bool {
+	for _, k := range Commits {
+		if k == c {
+			return true
+		}
+	}
+	return false
+}
+
+func joinCommits() string {
+	var s []string
+	for _, c := range Commits {
+		s = append(s, string(c))
+	}
+	return strings.Join(s, ", ")
+}
+
+// newMember builds a member of an all-of row.
+func newMember(m Member) (member, error) {
+	if len(m.Params.Members) > 0 || m.Params.Commit != "" {
+		return nil, &ParamError{Field: "name", Found: m.Name, Want: "an all-of row's limits cannot themselves have limits"}
+	}
+	var build func(Params) (Limiter, error)
+	switch m.Name {
+	case "nginx":
+		build = newNginxLimiter
+	case "fixed-window":
+		build = newFixedWindowLimiter
+	case "sliding-window":
+		build = newSlidingWindowLimiter
+	case "token-bucket":
+		build = newTokenBucketLimiter
+	default:
+		return nil, &ParamError{Field: "name", Found: m.Name,
+			Want: fmt.Sprintf("an all-of limit must be %s (the algorithms that can check a request without charging it)", strings.Join(AllOfMembers, ", "))}
+	}
+	if m.Name == "nginx" && m.Params.NginxZone != 0 {
+		return nil, &ParamError{Field: "zone", Found: fmt.Sprint(m.Params.NginxZone),
+			Want: "an all-of limit takes no nginx zone (its nodes are not modelled across limits)"}
+	}
+	l, err := build(m.Params)
+	if err != nil {
+		return nil, err
+	}
+	switch l := l.(type) {
+	case *Nginx:
+		return &nginxMember{Nginx: l}, nil
+	case *FixedWindow:
+		return &fixedWindowMember{FixedWindow: l}, nil
+	case *SlidingWindow:
+		return &slidingWindowMember{SlidingWindow: l}, nil
+	case *TokenBucket:
+		return &tokenBucketMember{TokenBucket: l}, nil
+	}
+	return nil, fmt.Errorf("all-of: %s built an unexpected %T", m.Name, l)
+}
+
+// Decide decides the request on every member as the commit mode says.
+func (a *AllOf) Decide(now time.Duration, key Key, cost int64) Decision {
+	var d Decision
+	switch a.commit {
+	case AllOrNothing:
+		rejected := false
+		for i, m := range a.members {
+			md, changed := m.peek(now, key, cost)
+			a.changed[i] = changed
+			rejected = merge(&d, md) || rejected
+		}
+		if !rejected {
+			for i, m := range a.members {
+				if a.changed[i] {
+					m.commit(key)
+				}
+			}
+		}
+	case EveryHit:
+		for _, m := range a.members {
+			merge(&d, m.Decide(now, key, cost))
+		}
+	case InOrder:
+		for _, m := range a.members {
+			if merge(&d, m.Decide(now, key, cost)) {
+				break
+			}
+		}
+	}
+	if d.Verdict != Reject && d.Delay > 0 {
+		d.Verdict = Delay
+	}
+	a.account()
+	return d
+}
+
+// merge folds a member's decision md into d: a reject wins, with the
+// largest retry_after (Never wins over any wait); otherwise the largest
+// delay. It reports whether md is a reject.
+func merge(d *Decision, md Decision) bool {
+	if md.Verdict == Reject {
+		switch {
+		case d.Verdict != Reject:
+			*d = md
+		case d.RetryAfter == Never || md.RetryAfter == Never:
+			d.RetryAfter = Never
+		default:
+			d.RetryAfter = max(d.RetryAfter, md.RetryAfter)
+		}
+		return true
+	}
+	if d.Verdict != Reject {
+		d.Delay = max(d.Delay, md.Delay)
+	}
+	return false
+}
+
+// account updates the peaks from what the members hold now.
+func (a *AllOf) account() {
+	var keys, bytes, perKey int64
+	for _, m := range a.members {
+		k, b := m.held()
+		keys, bytes = max(keys, k), bytes+b
+		perKey += m.Memory().BytesPerKeyMax
+	}
+	a.mem.KeysPeak = max(a.mem.KeysPeak, keys)
+	a.mem.BytesPeak = max(a.mem.BytesPeak, bytes)
+	a.mem.BytesPerKeyMax = max(a.mem.BytesPerKeyMax, perKey)
+}
+
+// Memory reports the peaks as the type's doc says.
+func (a *AllOf) Memory() Memory { return a.mem }
+
+// Reserve sizes every member's tables (Reserver).
+func (a *AllOf) Reserve(n int) {
+	for _, m := range a.members {
+		m.Reserve(n)
+	}
+}
+
+// The members: each peeks with its own rule on a copy of the key's state,
+// exactly as its Decide decides on the state itself.
+
+type nginxMember struct {
+	*Nginx
+	cp nginxState
+}
+
+func (m *nginxMember) peek(now time.Duration, key Key, cost int64) (Decision, bool) {
+	m.cp = *m.get(now, key)
+	return m.decide(&m.cp, m.isLive(key), now, cost)
+}
+
+func (m *nginxMember) commit(key Key) {
+	m.state[key] = m.cp
+	m.touch(key, 0)
+}
+
+func (m *nginxMember) held() (int64, int64) { return m.keys, m.bytes }
+
+type fixedWindowMember struct {
+	*FixedWindow
+	cp fixedWindowState
+}
+
+func (m *fixedWindowMember) peek(now time.Duration, key Key, cost int64) (Decision, bool) {
+	m.cp = *m.get(now, key)
+	k, e := m.clock.at(now, m.window)
+	return m.decideIn(&m.cp, k, e, cost)
+}
+
+func (m *fixedWindowMember) commit(key Key) {
+	m.state[key] = m.cp
+	m.touch(key, 0)
+}
+
+func (m *fixedWindowMember) held() (int64, int64) { return m.keys, m.bytes }
+
+type slidingWindowMember struct {
+	*SlidingWindow
+	cp slidingWindowState
+}
+
+func (m *slidingWindowMember) peek(now time.Duration, key Key, cost int64) (Decision, bool) {
+	m.cp = *m.get(now, key)
+	k, e := m.clock.at(now, m.window)
+	return m.decideIn(&m.cp, k, e, cost)
+}
+
+func (m *slidingWindowMember) commit(key Key) {
+	m.state[key] = m.cp
+	m.touch(key, 0)
+}
+
+func (m *slidingWindowMember) held() (int64, int64) { return m.keys, m.bytes }
+
+type tokenBucketMember struct {
+	*TokenBucket
+	cp tokenBucketState
+}
+
+func (m *tokenBucketMember) peek(now time.Duration, key Key, cost int64) (Decision, bool) {
+	m.cp = *m.get(now, key)
+	return m.decide(&m.cp, now >= 0 || m.isLive(key), now, cost)
+}
+
+func (m *tokenBucketMember) commit(key Key) {
+	m.state[key] = m.cp
+	m.touch(key, 0)
+}
+
+func (m *tokenBucketMember) held() (int64, int64) { return m.keys, m.bytes }

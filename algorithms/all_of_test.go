@@ -1,0 +1,183 @@
+package algorithms
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func allOf(t *testing.T, commit Commit, members ...Member) Limiter {
+	t.Helper()
+	l, err := New("all-of", Params{Policy: Policy{Rate: 1, Per: time.Second, Burst: 1}, Commit: commit, Members: members})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func fw(rate int64, per time.Duration) Member {
+	return Member{Name: "fixed-window", Params: Params{Policy: Policy{Rate: rate, Per: per, Burst: rate}}}
+}
+
+type allOfStep struct {
+	at   time.Duration
+	want Decision
+	why  string
+}
+
+func runAllOf(t *testing.T, l Limiter, steps []allOfStep) {
+	t.Helper()
+	for i, s := range steps {
+		if got := l.Decide(s.at, 0, 1); got != s.want {
+			t.Errorf("step %d at %v (%s): got %+v, want %+v", i, s.at, s.why, got, s.want)
+		}
+	}
+}
+
+var (
+	acc = Decision{Verdict: Accept}
+	rej = func(d time.Duration) Decision { return Decision{Verdict: Reject, RetryAfter: d} }
+)
+
+// A: fixed-window 2 per 1s; B: fixed-window 3 per 10s; key 0, cost 1.
+func TestAllOfAllOrNothing(t *testing.T) {
+	l := allOf(t, AllOrNothing, fw(2, time.Second), fw(3, 10*time.Second))
+	runAllOf(t, l, []allOfStep{
+		{0, acc, "A 1, B 1"},
+		{100 * ms, acc, "A 2, B 2"},
+		{200 * ms, rej(800 * ms), "A full until 1s; B would admit but is not charged (stays 2)"},
+		{1000 * ms, acc, "A 1 in window 1, B 3: B was not charged at 200ms"},
+		{1100 * ms, rej(8900 * ms), "B full until 10s; A not charged (stays 1)"},
+		{1200 * ms, rej(8800 * ms), "A would admit its 2nd: it was not charged at 1.1s"},
+		{10 * time.Second, acc, "A 1, B 1 in new windows"},
+	})
+}
+
+func TestAllOfEveryHit(t *testing.T) {
+	l := allOf(t, EveryHit, fw(2, time.Second), fw(3, 10*time.Second))
+	runAllOf(t, l, []allOfStep{
+		{0, acc, "A 1, B 1"},
+		{100 * ms, acc, "A 2, B 2"},
+		{200 * ms, rej(800 * ms), "A rejects; B admits and is charged: B 3"},
+		{1000 * ms, rej(9000 * ms), "B full until 10s; A admits and is charged: A 1"},
+		{1100 * ms, rej(8900 * ms), "A 2, B full"},
+		{1200 * ms, rej(8800 * ms), "A full (800ms) and B full (8.8s): the largest"},
+	})
+}
+
+func TestAllOfInOrder(t *testing.T) {
+	l := allOf(t, InOrder, fw(2, time.Second), fw(3, 10*time.Second))
+	runAllOf(t, l, []allOfStep{
+		{0, acc, "A 1, B 1"},
+		{100 * ms, acc, "A 2, B 2"},
+		{200 * ms, rej(800 * ms), "A rejects: B is not asked (stays 2)"},
+		{1000 * ms, acc, "A 1, B 3"},
+		{1100 * ms, rej(8900 * ms), "A charged (2), then B rejects: no refund"},
+		{1200 * ms, rej(800 * ms), "A full: B not asked, its 8.8s does not count"},
+	})
+}
+
+// nginx's two limits: the delay is the largest of the limits' delays
+// (ngx_http_limit_req_account keeps the largest).
+func TestAllOfNginxDelay(t *testing.T) {
+	a := Member{Name: "nginx", Params: Params{Policy: Policy{Rate: 10, Per: time.Second, Burst: 1}, NginxBurst: 5, NginxBurstSet: true}}
+	b := Member{Name: "nginx", Params: Params{Policy: Policy{Rate: 2, Per: time.Second, Burst: 1}, NginxBurst: 10, NginxBurstSet: true}}
+	c := Member{Name: "nginx", Params: Params{Policy: Policy{Rate: 1, Per: time.Second, Burst: 1}, NginxBurst: 2, NginxBurstSet: true, Nodelay: true}}
+	l := allOf(t, AllOrNothing, a, b, c)
+	del := func(d time.Duration) Decision { return Decision{Verdict: Delay, Delay: d} }
+	runAllOf(t, l, []allOfStep{
+		{0, acc, "fresh nodes: excess 0 everywhere"},
+		{0, del(500 * ms), "A 1000 -> 100ms, B 1000 -> 500ms (rate 2000), C nodelay"},
+		{0, del(1000 * ms), "A 2000 -> 200ms, B 2000 -> 1000ms, C 2000 = burst"},
+		// C: 3000 > 2000 rejects; retry when C's excess fits:
+		// last 0 + ceil((2000+1000-2000)*1000/1000) = 1000 ms.
+		{0, rej(1000 * ms), "C over its burst: none charged"},
+		// Not charged: at 1s A has drained 2000 -> 0+1000-... :
+		// A: max(0, 2000-10000*1000/1000+1000) = 0; B: 2000-2000+1000 =
+		// 1000 -> 500ms; C: 2000-1000+1000 = 2000 <= 2000, nodelay.
+		{time.Second, del(500 * ms), "B's excess 1000 -> 500ms"},
+	})
+}
+
+func TestAllOfNever(t *testing.T) {
+	l := allOf(t, AllOrNothing, fw(2, time.Second), fw(5, time.Minute))
+	if got := l.Decide(0, 0, 3); got != rej(Never) {
+		t.Errorf("cost 3 over A's 2: got %+v, want Never", got)
+	}
+	if got := l.Decide(0, 0, 2); got != acc {
+		t.Errorf("cost 2 after a Never, nothing charged: got %+v", got)
+	}
+}
+
+func TestAllOfErrors(t *testing.T) {
+	p := Policy{Rate: 1, Per: time.Second, Burst: 1}
+	for _, c := range []struct {
+		p    Params
+		want string
+	}{
+		{Params{Policy: p}, "limits: none"},
+		{Params{Policy: p, Commit: "sometimes", Members: []Member{fw(1, time.Second)}}, `commit: sometimes: want all-or-nothing, every-hit, in-order`},
+		{Params{Policy: p, Members: []Member{fw(1, time.Second), {Name: "gcra", Params: Params{Policy: p}}}}, "limits[1]: name: gcra: an all-of limit must be nginx, fixed-window, sliding-window, token-bucket"},
+		{Params{Policy: p, Members: []Member{{Name: "nginx", Params: Params{Policy: Policy{Rate: 1, Per: 2 * time.Second, Burst: 1}}}}}, "limits[0]: per: 2s: nginx takes a rate per 1s"},
+		{Params{Policy: p, Members: []Member{{Name: "all-of", Params: Params{Policy: p, Members: []Member{fw(1, time.Second)}}}}}, "cannot themselves have limits"},
+	} {
+		_, err := New("all-of", c.p)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want %q", c.p, err, c.want)
+		}
+		var me *MemberError
+		if strings.HasPrefix(c.want, "limits[") && !errors.As(err, &me) {
+			t.Errorf("%v: not a MemberError", err)
+		}
+	}
+}
+
+// Every member alone, in any mode, decides as its own row (but a
+// count-rejected member under all-or-nothing, which charges no reject).
+func TestAllOfOneMemberIsTheMember(t *testing.T) {
+	members := []Member{
+		{Name: "nginx", Params: Params{Policy: Policy{Rate: 5, Per: time.Second, Burst: 3}}},
+		{Name: "token-bucket", Params: Params{Policy: Policy{Rate: 5, Per: time.Second, Burst: 3}}},
+		{Name: "sliding-window", Params: Params{Policy: Policy{Rate: 5, Per: time.Second, Burst: 5}}},
+		{Name: "fixed-window", Params: Params{Policy: Policy{Rate: 5, Per: time.Second, Burst: 5}, CountRejected: true}},
+	}
+	for _, m := range members {
+		for _, c := range Commits {
+			if c == AllOrNothing && m.Params.CountRejected {
+				continue // all-or-nothing charges no reject: below
+			}
+			ref, _ := New(m.Name, m.Params)
+			l := allOf(t, c, m)
+			var now time.Duration
+			for i := range 400 {
+				now += time.Duration(i*i%11) * 37 * ms / 3
+				key := Key(i % 3)
+				cost := int64(1 + i%2)
+				if got, want := l.Decide(now, key, cost), ref.Decide(now, key, cost); got != want {
+					t.Fatalf("%s %s step %d: got %+v, want %+v", m.Name, c, i, got, want)
+				}
+			}
+			if got, want := l.Memory(), ref.Memory(); got != want {
+				t.Errorf("%s %s memory: got %+v, want %+v", m.Name, c, got, want)
+			}
+		}
+	}
+}
+
+// all-or-nothing charges nothing on a reject, even to a count-rejected
+// member. A: fixed-window 3 per 10s with count-rejected; B: 1 per 1s.
+func TestAllOfCountRejectedMember(t *testing.T) {
+	a := fw(3, 10*time.Second)
+	a.Params.CountRejected = true
+	steps := func(at2 Decision) []allOfStep {
+		return []allOfStep{
+			{0, acc, "A 1, B 1"},
+			{100 * ms, rej(900 * ms), "B full; every-hit charges A (2), all-or-nothing does not (1)"},
+			{1000 * ms, acc, "B's new window: A 3 (every-hit) or 2"},
+			{2000 * ms, at2, "A: 3 <= 3 (all-or-nothing) or 4 > 3 until 10s (every-hit)"},
+		}
+	}
+	runAllOf(t, allOf(t, AllOrNothing, a, fw(1, time.Second)), steps(acc))
+	runAllOf(t, allOf(t, EveryHit, a, fw(1, time.Second)), steps(rej(8*time.Second)))
+}

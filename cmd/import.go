@@ -1,0 +1,75 @@
+package cmd
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"github.com/ratesim/ratesim/gateway"
+	"github.com/spf13/cobra"
+)
+
+// gatewayFormats are the configs import reads; the others of SPEC section
+// 12 are to come.
+var gatewayFormats = []string{"nginx"}
+
+func newImportCmd() *cobra.Command {
+	var from, scope string
+	c := &cobra.Command{
+		Use:   "import CONFIG",
+		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx)",
+		Long: `Reads a gateway's config and prints a scenario (YAML) whose algorithm rows are
+the limits in it, each with a comment naming the file and line it came from.
+
+nginx: limit_req_zone, limit_req (burst, nodelay, delay), limit_req_status and
+limit_req_dry_run, inherited http -> server -> location as nginx merges them
+(a level with any limit_req of its own replaces its parent's). One row per
+location; several limit_req in one location are one all-of row with commit
+all-or-nothing, as nginx enforces them. --scope picks one location by its
+name ("SERVER LOCATION", as the rows are labelled) or by its location alone.
+
+Anything the reader cannot map (include, unknown parameters, rates such as
+10r/x, zones not defined) is an error naming file:line:col and the directive,
+with exit status 2. See docs/gateways.md.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return usageError{err}
+			}
+			if from == "" {
+				from = guessFormat(data)
+				if from == "" {
+					return usagef("%s: cannot tell which gateway's config this is: name it with --from nginx", args[0])
+				}
+				fmt.Fprintf(c.ErrOrStderr(), "ratesim: reading %s as an %s config (--from %s)\n", args[0], from, from)
+			}
+			if from != "nginx" {
+				return usagef("--from %q: not supported (want nginx; kong, envoy, envoy-local, traefik and haproxy are to come)", from)
+			}
+			n, err := gateway.ReadNginx(args[0], data)
+			if err != nil {
+				return usageError{err}
+			}
+			out, err := n.Scenario(scope)
+			if err != nil {
+				return usageError{err}
+			}
+			_, err = fmt.Fprint(c.OutOrStdout(), out)
+			return err
+		},
+	}
+	c.Flags().StringVar(&from, "from", "", "the config's gateway: nginx (default: a guess from the file, stated on stderr)")
+	c.Flags().StringVar(&scope, "scope", "", "keep one location: its row label (\"SERVER LOCATION\") or its location")
+	return c
+}
+
+// guessFormat guesses a config's gateway from its content.
+func guessFormat(data []byte) string {
+	for _, word := range []string{"limit_req", "http {", "server {", "location "} {
+		if bytes.Contains(data, []byte(word)) {
+			return "nginx"
+		}
+	}
+	return ""
+}

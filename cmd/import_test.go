@@ -1,0 +1,48 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestImportNginx(t *testing.T) {
+	status, out, errOut := run(t, "import", "../examples/nginx.conf")
+	require.Equal(t, 0, status, errOut)
+	require.Equal(t, "ratesim: reading ../examples/nginx.conf as an nginx config (--from nginx)\n", errOut)
+	// the import loads
+	path := filepath.Join(t.TempDir(), "imported.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+	status, _, errOut = run(t, "validate", path)
+	require.Equal(t, 0, status, errOut)
+	status, _, errOut = run(t, "compare", path)
+	require.Equal(t, 0, status, errOut)
+}
+
+func TestImportErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	unknown := write("u.conf", "limit_req_zone $a zone=one:1m rate=1r/s;\nserver {\n  location / { limit_req zone=two; }\n}\n")
+	plain := write("plain.txt", "hello\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"import", unknown, "--from", "nginx"}, unknown + ":3:16: limit_req: zone \"two\" is unknown (no limit_req_zone defines it)\n"},
+		{[]string{"import", plain}, "ratesim: " + plain + ": cannot tell which gateway's config this is: name it with --from nginx\n"},
+		{[]string{"import", plain, "--from", "kong"}, "ratesim: --from \"kong\": not supported (want nginx; kong, envoy, envoy-local, traefik and haproxy are to come)\n"},
+		{[]string{"import", "../examples/nginx.conf", "--from", "nginx", "--scope", "/nope"}, "ratesim: --scope \"/nope\": no scope of ../examples/nginx.conf has that name (its scopes: \"api.example.com /\", \"api.example.com /search\", \"api.example.com = /login\")\n"},
+		{[]string{"import", filepath.Join(dir, "missing.conf")}, "ratesim: open " + filepath.Join(dir, "missing.conf") + ": no such file or directory\n"},
+	} {
+		status, out, errOut := run(t, tc.args...)
+		require.Equal(t, 2, status, tc.args)
+		require.Empty(t, out)
+		require.Equal(t, tc.want, errOut)
+	}
+}

@@ -1,0 +1,220 @@
+package gateway
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/scenarios"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden scenarios in testdata")
+
+func read(t *testing.T, path string) *Nginx {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	n, err := ReadNginx(path, data)
+	require.NoError(t, err)
+	return n
+}
+
+type wantLimit struct {
+	zone         string
+	burst, delay int64
+	nodelay      bool
+	line         int
+}
+
+// testdata/nginx.conf, read by hand: http has limit_req zone=perip
+// burst=20 nodelay and status 429; "/" has no limit_req of its own and
+// inherits it; "/search" has two of its own, which replace http's;
+// "= /login" one, dry run; the second server has none, no location, and its
+// own status 503.
+func TestReadNginx(t *testing.T) {
+	n := read(t, "testdata/nginx.conf")
+	require.Len(t, n.Zones, 3)
+	login := n.Zones[2]
+	require.Equal(t, NginxZone{Name: "login", Key: "$binary_remote_addr", Size: "10m", Rate: 1, PerS: 60,
+		Where: Pos{"testdata/nginx.conf", 17, 5}}, *login)
+	want := []struct {
+		name   string
+		status int
+		dry    bool
+		limits []wantLimit
+	}{
+		{"api.example.com /", 429, false, []wantLimit{{"perip", 20, 0, true, 20}}},
+		{"api.example.com /search", 429, false, []wantLimit{{"perip", 5, 0, false, 31}, {"perserver", 50, 10, false, 32}}},
+		{"api.example.com = /login", 429, true, []wantLimit{{"login", 3, 0, true, 36}}},
+		{"internal", 503, false, []wantLimit{{"perip", 20, 0, true, 20}}},
+	}
+	require.Len(t, n.Scopes, len(want))
+	for i, w := range want {
+		s := n.Scopes[i]
+		require.Equal(t, w.name, s.Name())
+		require.Equal(t, w.status, s.Status, w.name)
+		require.Equal(t, w.dry, s.DryRun, w.name)
+		require.Len(t, s.Limits, len(w.limits), w.name)
+		for j, wl := range w.limits {
+			l := s.Limits[j]
+			require.Equal(t, wl, wantLimit{l.Zone.Name, l.Burst, l.Delay, l.Nodelay, l.Where.Line}, w.name)
+		}
+	}
+}
+
+// A conf.d snippet (no http block): the server's limit_req reaches
+// /cart, whose nested /cart/checkout has its own (burst 0), and /static,
+// whose status is its own; 503 where none is set.
+func TestReadNginxSnippet(t *testing.T) {
+	n := read(t, "testdata/conf.d-snippet.conf")
+	var got []string
+	for _, s := range n.Scopes {
+		got = append(got, s.Name()+" "+s.Limits[0].Text+" "+string(rune('0'+s.Status/100)))
+	}
+	require.Equal(t, []string{
+		"shop.example.org /cart > /cart/checkout limit_req zone=api 5",
+		"shop.example.org /cart limit_req zone=api burst=10 5",
+		"shop.example.org /static limit_req zone=api burst=10 4",
+	}, got)
+}
+
+// The imported scenarios are golden files, and they load.
+func TestNginxScenario(t *testing.T) {
+	for _, name := range []string{"nginx", "conf.d-snippet"} {
+		n := read(t, "testdata/"+name+".conf")
+		out, err := n.Scenario("")
+		require.NoError(t, err)
+		golden := "testdata/" + name + ".yaml"
+		if *update {
+			require.NoError(t, os.WriteFile(golden, []byte(out), 0o644))
+		}
+		want, err := os.ReadFile(golden)
+		require.NoError(t, err)
+		require.Equal(t, string(want), out)
+		sc, err := scenarios.Parse(golden, []byte(out))
+		require.NoError(t, err, out)
+		require.Len(t, sc.Algorithms, len(n.Scopes))
+	}
+}
+
+func TestNginxScenarioRows(t *testing.T) {
+	n := read(t, "testdata/nginx.conf")
+	out, err := n.Scenario("/search")
+	require.NoError(t, err)
+	sc, err := scenarios.Parse("s.yaml", []byte(out))
+	require.NoError(t, err)
+	require.Len(t, sc.Algorithms, 1)
+	a := sc.Algorithms[0]
+	require.Equal(t, "all-of", a.Name)
+	require.Equal(t, "api.example.com /search", a.Label)
+	require.Equal(t, algorithms.AllOrNothing, a.Params.Commit)
+	require.Len(t, a.Params.Members, 2)
+	m := a.Params.Members[1].Params
+	require.Equal(t, int64(100), m.Rate)
+	require.Equal(t, int64(50), m.NginxBurst)
+	require.True(t, m.NginxBurstSet)
+	require.Equal(t, int64(10), m.NginxDelay)
+
+	out, err = n.Scenario("api.example.com = /login")
+	require.NoError(t, err)
+	require.Contains(t, out, "nginx keeps 16 milli-requests/s: one request every 1m2.5s")
+	require.Contains(t, out, "{name: nginx, label: \"api.example.com = /login\", rate: 1, per: 1m, burst: 3, nodelay: true}")
+
+	_, err = n.Scenario("/nope")
+	require.EqualError(t, err, `--scope "/nope": no scope of testdata/nginx.conf has that name (its scopes: "api.example.com /", "api.example.com /search", "api.example.com = /login", "internal")`)
+}
+
+var invalidNginx = []struct {
+	name, src, want string
+}{
+	{"rate unit", "limit_req_zone $binary_remote_addr zone=one:10m rate=10r/x;\n",
+		`n.conf:1:1: limit_req_zone: invalid rate "rate=10r/x" (want rate=Nr/s or rate=Nr/m, N a whole number >= 1)`},
+	{"rate zero", "http {\n  limit_req_zone $a zone=one:10m rate=0r/s;\n}\n",
+		`n.conf:2:3: limit_req_zone: invalid rate "rate=0r/s" (want rate=Nr/s or rate=Nr/m, N a whole number >= 1)`},
+	{"unknown zone", "http {\n  server {\n    location / {\n      limit_req zone=two burst=5;\n    }\n  }\n}\n",
+		`n.conf:4:7: limit_req: zone "two" is unknown (no limit_req_zone defines it)`},
+	{"unknown parameter", "limit_req_zone $a zone=one:10m rate=1r/s;\nserver { limit_req zone=one brust=5; }\n",
+		`n.conf:2:10: limit_req: invalid parameter "brust=5" (want zone=NAME, burst=N, nodelay or delay=N)`},
+	{"bad burst", "limit_req_zone $a zone=one:10m rate=1r/s;\nserver { limit_req zone=one burst=0; }\n",
+		`n.conf:2:10: limit_req: invalid burst value "burst=0" (want burst=N, N >= 1)`},
+	{"duplicate limit", "limit_req_zone $a zone=one:10m rate=1r/s;\nserver {\n  limit_req zone=one;\n  limit_req zone=one burst=2;\n}\n",
+		`n.conf:4:3: limit_req: duplicate limit "one" (also at 3:3)`},
+	{"zone twice", "limit_req_zone $a zone=one:10m rate=1r/s;\nlimit_req_zone $b zone=one:10m rate=2r/s;\n",
+		`n.conf:2:1: limit_req_zone: zone "one" is defined twice (also at n.conf:1:1)`},
+	{"no limits", "http {\n  server { listen 80; }\n}\n",
+		`n.conf: no limits at all: the config has no limit_req that applies to any server or location`},
+	{"include", "http {\n  include /etc/nginx/conf.d/*.conf;\n}\n",
+		`n.conf:2:3: include: include is not supported: paste the included file's content in its place, or import that file`},
+	{"unclosed block", "http {\n  server {\n}\n",
+		`n.conf: unexpected end of file, expecting "}"`},
+	{"unclosed quote", "server_name \"abc;\n",
+		`n.conf:1:13: unclosed " quote`},
+	{"stray brace", "}\n", `n.conf:1:1: unexpected "}"`},
+	{"no semicolon", "limit_req zone=one", `n.conf:1:1: limit_req: unexpected end of file, expecting ";" or "{"`},
+	{"bad status", "limit_req_zone $a zone=one:10m rate=1r/s;\nserver { limit_req zone=one; limit_req_status 200; }\n",
+		`n.conf:2:30: limit_req_status: "200": value must be between 400 and 599`},
+	{"bad size", "limit_req_zone $a zone=one:lots rate=1r/s;\n",
+		`n.conf:1:1: limit_req_zone: invalid zone size "zone=one:lots" (want a size like 10m, 64k or 1048576)`},
+}
+
+func TestReadNginxErrors(t *testing.T) {
+	for _, tc := range invalidNginx {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadNginx("n.conf", []byte(tc.src))
+			require.EqualError(t, err, tc.want)
+			var ge *Error
+			require.True(t, errors.As(err, &ge))
+		})
+	}
+}
+
+// FuzzReadNginx: any input gives limits that make a loadable scenario, or
+// an *Error; never a panic.
+func FuzzReadNginx(f *testing.F) {
+	for _, p := range []string{"testdata/nginx.conf", "testdata/conf.d-snippet.conf"} {
+		data, err := os.ReadFile(p)
+		require.NoError(f, err)
+		f.Add(data)
+	}
+	for _, tc := range invalidNginx {
+		f.Add([]byte(tc.src))
+	}
+	f.Add([]byte("limit_req_zone $a zone=a:1m rate=7r/m;\nserver { location /x { limit_req zone=a burst=1 delay=1; limit_req zone=b; } }\nlimit_req_zone $b zone=b:1m rate=99999;\n"))
+	f.Add([]byte("limit_req_zone \"$a\nb\" zone=a:1m rate=7r/m;\nserver { server_name \"x\ny\"; location \"/\n#\" { limit_req zone=a; } }\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n, err := ReadNginx("f.conf", data)
+		if err != nil {
+			var ge *Error
+			if !errors.As(err, &ge) {
+				t.Fatalf("not an *Error: %v", err)
+			}
+			return
+		}
+		out, err := n.Scenario("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := scenarios.Parse("f.yaml", []byte(out)); err != nil && !strings.Contains(err.Error(), "want at most") {
+			t.Fatalf("imported scenario does not load: %v\n%s", err, out)
+		}
+	})
+}
+
+// examples/nginx.yaml is the import of examples/nginx.conf, as
+// docs/gateways.md says.
+func TestNginxExample(t *testing.T) {
+	data, err := os.ReadFile("../examples/nginx.conf")
+	require.NoError(t, err)
+	n, err := ReadNginx("examples/nginx.conf", data)
+	require.NoError(t, err)
+	out, err := n.Scenario("")
+	require.NoError(t, err)
+	want, err := os.ReadFile("../examples/nginx.yaml")
+	require.NoError(t, err)
+	require.Equal(t, string(want), out)
+}
