@@ -11,7 +11,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ratesim/ratesim/gateway"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/traffic"
 	"github.com/spf13/cobra"
@@ -72,8 +71,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 	// Errors that say where they are (file:line:col: field: ...) print as
 	// compilers print them, one a line; others say they come from ratesim.
 	var positioned *scenarios.Error
-	var gatewayErr *gateway.Error
-	if errors.As(err, &positioned) || errors.As(err, &gatewayErr) {
+	if errors.As(err, &positioned) {
 		fmt.Fprintln(stderr, err)
 	} else {
 		fmt.Fprintf(stderr, "ratesim: %v\n", err)

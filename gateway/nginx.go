@@ -126,7 +126,7 @@ type nginxReader struct {
 }
 
 func (r *nginxReader) errAt(d *directive, format string, args ...any) error {
-	return &Error{File: r.n.File, Line: d.line, Col: d.col, Directive: d.name, Msg: fmt.Sprintf(format, args...)}
+	return &Error{File: r.n.File, Line: d.line, Col: d.col, Path: d.name, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (r *nginxReader) pos(d *directive) Pos { return Pos{File: r.n.File, Line: d.line, Col: d.col} }

@@ -9,31 +9,14 @@ package gateway
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ratesim/ratesim/scenarios"
 )
 
-// Error is a config that cannot be imported: where, which directive, and
-// what is wrong.
-type Error struct {
-	File      string
-	Line, Col int // 0 when the error is about the whole file
-	Directive string
-	Msg       string
-}
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
-	}
-	b.WriteString(": ")
-	if e.Directive != "" {
-		b.WriteString(e.Directive)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+// Error is a config that cannot be imported: file:line:col, the directive
+// (as the scenario loader's Path) and what is wrong; the scenario loader's
+// error, so that both print alike.
+type Error = scenarios.Error
 
 // directive is one nginx directive: its name and arguments as nginx's
 // tokenizer gives them (quotes removed, escapes applied), where it starts,
@@ -177,7 +160,7 @@ func (p *confParser) block(inner bool) ([]*directive, error) {
 		p.i++
 		for {
 			if p.i >= len(p.toks) {
-				return nil, &Error{File: p.file, Line: d.line, Col: d.col, Directive: d.name, Msg: "unexpected end of file, expecting \";\" or \"{\""}
+				return nil, &Error{File: p.file, Line: d.line, Col: d.col, Path: d.name, Msg: "unexpected end of file, expecting \";\" or \"{\""}
 			}
 			a := p.toks[p.i]
 			p.i++
@@ -195,7 +178,7 @@ func (p *confParser) block(inner bool) ([]*directive, error) {
 				}
 				d.block = inner
 			case "}":
-				return nil, &Error{File: p.file, Line: a.line, Col: a.col, Directive: d.name, Msg: "unexpected \"}\" (the directive has no \";\")"}
+				return nil, &Error{File: p.file, Line: a.line, Col: a.col, Path: d.name, Msg: "unexpected \"}\" (the directive has no \";\")"}
 			}
 			break
 		}
