@@ -100,8 +100,25 @@ func newAdaptive(name string, p Params) (Limiter, error) {
 	if name == "envoy-adaptive" {
 		return newEnvoyAdaptive(p)
 	}
-	if err := checkOptions(name, p, "window", "min-samples"); err != nil {
+	limits := []string{"initial-limit", "min-limit", "max-limit"}
+	if name == "vegas" {
+		limits = []string{"initial-limit", "max-limit"} // VegasLimit has no minLimit
+	}
+	if err := checkOptions(name, p, append([]string{"window", "min-samples"}, limits...)...); err != nil {
 		return nil, err
+	}
+	for _, o := range []struct {
+		name string
+		v    int64
+	}{{"initial-limit", p.InitialLimit}, {"min-limit", p.MinLimit}, {"max-limit", p.MaxLimit}} {
+		if o.v < 0 || o.v > 1<<30 {
+			return nil, &ParamError{o.name, fmt.Sprint(o.v), "want a limit from 1 to 2^30 requests in flight"}
+		}
+	}
+	set := func(dst *int, v int64) {
+		if v > 0 {
+			*dst = int(v)
+		}
 	}
 	if p.Window < 0 || (p.Window == 0 && p.MinSamples != 0) {
 		return nil, &ParamError{"window", p.Window.String(), "want a window > 0 over which samples are gathered"}
@@ -113,11 +130,22 @@ func newAdaptive(name string, p Params) (Limiter, error) {
 	var err error
 	switch name {
 	case "aimd":
-		lim, err = adaptive.NewAIMD(adaptive.DefaultAIMDConfig())
+		c := adaptive.DefaultAIMDConfig()
+		set(&c.InitialLimit, p.InitialLimit)
+		set(&c.MinLimit, p.MinLimit)
+		set(&c.MaxLimit, p.MaxLimit)
+		lim, err = adaptive.NewAIMD(c)
 	case "vegas":
-		lim, err = adaptive.NewVegas(adaptive.DefaultVegasConfig(), rand.New(rand.NewPCG(p.Seed, 0x9e3779b97f4a7c15)))
+		c := adaptive.DefaultVegasConfig()
+		set(&c.InitialLimit, p.InitialLimit)
+		set(&c.MaxConcurrency, p.MaxLimit)
+		lim, err = adaptive.NewVegas(c, rand.New(rand.NewPCG(p.Seed, 0x9e3779b97f4a7c15)))
 	case "gradient2":
-		lim, err = adaptive.NewGradient2(adaptive.DefaultGradient2Config())
+		c := adaptive.DefaultGradient2Config()
+		set(&c.InitialLimit, p.InitialLimit)
+		set(&c.MinLimit, p.MinLimit)
+		set(&c.MaxConcurrency, p.MaxLimit)
+		lim, err = adaptive.NewGradient2(c)
 	}
 	if err == nil && p.Window > 0 {
 		w := adaptive.DefaultWindowConfig()

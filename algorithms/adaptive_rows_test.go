@@ -102,3 +102,29 @@ func TestSREThrottleRow(t *testing.T) {
 	_, err = New("sre-throttle", Params{Policy: pol, Interval: time.Second})
 	require.Error(t, err, "interval is envoy-adaptive's")
 }
+
+// The Netflix limits' own bounds as options: aimd with initial-limit 2
+// admits two requests in flight and rejects a third; a drop takes its
+// limit to (int)(2*0.9) = 1 with min-limit 1 (the Java's default minLimit,
+// 20, would hold it at 20 and refuse an initial limit below it). vegas
+// has no minLimit, so min-limit is refused for it.
+func TestAdaptiveLimitOptions(t *testing.T) {
+	pol := Policy{Rate: 10, Per: time.Second, Burst: 10}
+	l, err := New("aimd", Params{Policy: pol, InitialLimit: 2, MinLimit: 1, MaxLimit: 50})
+	require.NoError(t, err)
+	a := l.(*Adaptive)
+	require.Equal(t, Accept, a.Decide(0, 0, 1).Verdict)
+	require.Equal(t, Accept, a.Decide(0, 0, 1).Verdict)
+	require.Equal(t, Reject, a.Decide(0, 0, 1).Verdict, "initial-limit 2")
+	a.Sample(time.Millisecond, 0, 1, time.Millisecond, 2, Failed)
+	require.Equal(t, 1, a.Limit(time.Millisecond), "(int)(2*0.9), floored at min-limit 1")
+
+	_, err = New("aimd", Params{Policy: pol, InitialLimit: 2})
+	require.Error(t, err, "an initial limit below the default minLimit 20")
+	_, err = New("vegas", Params{Policy: pol, MinLimit: 2})
+	require.EqualError(t, err, "min-limit: 2: vegas takes no min-limit (only aimd, gradient2)")
+	_, err = New("gradient2", Params{Policy: pol, InitialLimit: 4, MinLimit: 2, MaxLimit: 8})
+	require.NoError(t, err)
+	_, err = New("gcra", Params{Policy: pol, MaxLimit: 8})
+	require.Error(t, err)
+}

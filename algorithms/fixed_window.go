@@ -221,6 +221,9 @@ func checkOptions(algorithm string, p Params, accepted ...string) error {
 		{"interval", "interval", p.Interval.String(), p.Interval != 0},
 		{"min-rtt-calc-interval", "min-rtt-calc-interval", p.MinRTTInterval.String(), p.MinRTTInterval != 0},
 		{"k", "k", fmt.Sprint(p.K), p.K != 0},
+		{"initial-limit", "initial-limit", fmt.Sprint(p.InitialLimit), p.InitialLimit != 0},
+		{"min-limit", "min-limit", fmt.Sprint(p.MinLimit), p.MinLimit != 0},
+		{"max-limit", "max-limit", fmt.Sprint(p.MaxLimit), p.MaxLimit != 0},
 	}
 	for _, o := range set {
 		if o.isSet && !slices.Contains(accepted, o.name) {

@@ -69,6 +69,10 @@ type Params struct {
 	MinRTTInterval time.Duration
 	// K is sre-throttle's multiplier (0: the book's 2).
 	K float64
+	// InitialLimit, MinLimit and MaxLimit override the Netflix limits'
+	// initialLimit, minLimit and maxLimit (AIMDLimit) or maxConcurrency
+	// (VegasLimit, Gradient2Limit); 0 keeps the source's default.
+	InitialLimit, MinLimit, MaxLimit int64
 	// Seed is the scenario's seed, for the draws of the adaptive limiters
 	// (vegas' probe jitter).
 	Seed uint64

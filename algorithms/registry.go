@@ -46,9 +46,9 @@ var registry = []Info{
 // default set only when its backend has workers.
 var backendRegistry = []Info{
 	{Name: "none", Summary: "no limiter: admits every request (the baseline in front of a backend with workers)", Options: nil, Exact: true, New: newNoneLimiter, Backend: true},
-	{Name: "aimd", Summary: "Netflix's AIMDLimit: a concurrency limit up by one per sample with half of it in flight, x0.9 on a drop", Options: []string{"window", "min-samples"}, Exact: false, New: newAIMDLimiter, Backend: true, Adaptive: true},
-	{Name: "vegas", Summary: "Netflix's VegasLimit: a concurrency limit steered by the queue the rtt shows over the no-load rtt", Options: []string{"window", "min-samples"}, Exact: false, New: newVegasLimiter, Backend: true, Adaptive: true},
-	{Name: "gradient2", Summary: "Netflix's Gradient2Limit: a concurrency limit steered by the long-term rtt over the short-term rtt", Options: []string{"window", "min-samples"}, Exact: false, New: newGradient2Limiter, Backend: true, Adaptive: true},
+	{Name: "aimd", Summary: "Netflix's AIMDLimit: a concurrency limit up by one per sample with half of it in flight, x0.9 on a drop", Options: []string{"window", "min-samples", "initial-limit", "min-limit", "max-limit"}, Exact: false, New: newAIMDLimiter, Backend: true, Adaptive: true},
+	{Name: "vegas", Summary: "Netflix's VegasLimit: a concurrency limit steered by the queue the rtt shows over the no-load rtt", Options: []string{"window", "min-samples", "initial-limit", "max-limit"}, Exact: false, New: newVegasLimiter, Backend: true, Adaptive: true},
+	{Name: "gradient2", Summary: "Netflix's Gradient2Limit: a concurrency limit steered by the long-term rtt over the short-term rtt", Options: []string{"window", "min-samples", "initial-limit", "min-limit", "max-limit"}, Exact: false, New: newGradient2Limiter, Backend: true, Adaptive: true},
 	{Name: "envoy-adaptive", Summary: "envoy's adaptive concurrency: a limit steered by a measured min rtt over the sampled rtt", Options: []string{"interval", "min-rtt-calc-interval"}, Required: []string{"interval"}, Exact: false, New: newEnvoyLimiter, Backend: true, Adaptive: true},
 	{Name: "sre-throttle", Summary: "the SRE book's client-side throttling: a key drops with odds (requests - k*accepts)/(requests+1)", Options: []string{"k", "window"}, Exact: false, New: newSREThrottleLimiter, Backend: true, Adaptive: true},
 }

@@ -162,7 +162,11 @@ var invalidBackends = []struct {
 	{"sre-throttle without workers", bh + "algorithms: [sre-throttle]\n",
 		`s.yaml:5:14: algorithms[0]: sre-throttle: an adaptive limit learns from the backend's answers: it needs a backend with workers (add backend.workers)`},
 	{"k on another algorithm", bh + "backend: {workers: 2, service: 10ms}\nalgorithms: [{name: aimd, k: 2}]\n",
-		`s.yaml:6:27: algorithms[0].k: aimd takes no option "k" (its options: window, min-samples)`},
+		`s.yaml:6:27: algorithms[0].k: aimd takes no option "k" (its options: window, min-samples, initial-limit, min-limit, max-limit)`},
+	{"min-limit for vegas", bh + "backend: {workers: 2, service: 10ms}\nalgorithms: [{name: vegas, min-limit: 2}]\n",
+		`s.yaml:6:28: algorithms[0].min-limit: vegas takes no option "min-limit" (its options: window, min-samples, initial-limit, max-limit); did you mean "max-limit"?`},
+	{"min-limit 0", bh + "backend: {workers: 2, service: 10ms}\nalgorithms: [{name: aimd, min-limit: 0}]\n",
+		`s.yaml:6:38: algorithms[0].min-limit: 0: want an integer from 1 to 2^30: requests in flight`},
 	// an invalid workers is reported alone: on is not held against it
 	{"on with invalid workers", bh + "backend: {workers: 0, service: 1ms}\nclients:\n  retry: {policy: fixed, delay: 1s, on: [timeout]}\n",
 		`s.yaml:5:20: backend.workers: 0: want an integer from 1 to 1000000`},

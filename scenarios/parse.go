@@ -795,6 +795,18 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 		case k == "min-samples":
 			p.MinSamples, ok = d.integer(v, 10, 1<<30, "an integer >= 10 (samples a window needs, as the Java requires)")
 			a.Set[k] = p.MinSamples
+		case k == "initial-limit" || k == "min-limit" || k == "max-limit":
+			var n int64
+			n, ok = d.integer(v, 1, 1<<30, "an integer from 1 to 2^30: requests in flight")
+			switch k {
+			case "initial-limit":
+				p.InitialLimit = n
+			case "min-limit":
+				p.MinLimit = n
+			default:
+				p.MaxLimit = n
+			}
+			a.Set[k] = n
 		case k == "interval":
 			p.Interval, ok = d.duration(v, true)
 			a.Set[k] = p.Interval.String()
