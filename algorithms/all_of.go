@@ -188,13 +188,23 @@ func newMember(m Member) (member, error) {
 	}
 	switch l := l.(type) {
 	case *Nginx:
-		return &nginxMember{Nginx: l}, nil
+		return &peeker[nginxState]{Limiter: l, k: &l.keyed, rule: func(cp *nginxState, now time.Duration, key Key, cost int64) (Decision, bool) {
+			return l.decide(cp, l.isLive(key), now, cost)
+		}}, nil
 	case *FixedWindow:
-		return &fixedWindowMember{FixedWindow: l}, nil
+		return &peeker[fixedWindowState]{Limiter: l, k: &l.keyed, rule: func(cp *fixedWindowState, now time.Duration, _ Key, cost int64) (Decision, bool) {
+			k, e := l.clock.at(now, l.window)
+			return l.decideIn(cp, k, e, cost)
+		}}, nil
 	case *SlidingWindow:
-		return &slidingWindowMember{SlidingWindow: l}, nil
+		return &peeker[slidingWindowState]{Limiter: l, k: &l.keyed, rule: func(cp *slidingWindowState, now time.Duration, _ Key, cost int64) (Decision, bool) {
+			k, e := l.clock.at(now, l.window)
+			return l.decideIn(cp, k, e, cost)
+		}}, nil
 	case *TokenBucket:
-		return &tokenBucketMember{TokenBucket: l}, nil
+		return &peeker[tokenBucketState]{Limiter: l, k: &l.keyed, rule: func(cp *tokenBucketState, now time.Duration, key Key, cost int64) (Decision, bool) {
+			return l.decide(cp, now >= 0 || l.isLive(key), now, cost)
+		}}, nil
 	}
 	return nil, fmt.Errorf("all-of: %s built an unexpected %T", m.Name, l)
 }
@@ -279,75 +289,26 @@ func (a *AllOf) Reserve(n int) {
 	}
 }
 
-// The members: each peeks with its own rule on a copy of the key's state,
-// exactly as its Decide decides on the state itself.
-
-type nginxMember struct {
-	*Nginx
-	cp nginxState
+// peeker is a member: it peeks with its limiter's own rule on a copy of
+// the key's state, exactly as its Decide decides on the state itself, and
+// commits the copy.
+type peeker[S any] struct {
+	Limiter
+	k    *keyed[S]
+	rule func(cp *S, now time.Duration, key Key, cost int64) (Decision, bool)
+	cp   S
 }
 
-func (m *nginxMember) peek(now time.Duration, key Key, cost int64) (Decision, bool) {
-	m.cp = *m.get(now, key)
-	return m.decide(&m.cp, m.isLive(key), now, cost)
+func (m *peeker[S]) peek(now time.Duration, key Key, cost int64) (Decision, bool) {
+	m.cp = *m.k.get(now, key)
+	return m.rule(&m.cp, now, key, cost)
 }
 
-func (m *nginxMember) commit(key Key) {
-	m.state[key] = m.cp
-	m.touch(key, 0)
+func (m *peeker[S]) commit(key Key) {
+	m.k.state[key] = m.cp
+	m.k.touch(key, 0)
 }
 
-func (m *nginxMember) held() (int64, int64) { return m.keys, m.bytes }
+func (m *peeker[S]) held() (int64, int64) { return m.k.keys, m.k.bytes }
 
-type fixedWindowMember struct {
-	*FixedWindow
-	cp fixedWindowState
-}
-
-func (m *fixedWindowMember) peek(now time.Duration, key Key, cost int64) (Decision, bool) {
-	m.cp = *m.get(now, key)
-	k, e := m.clock.at(now, m.window)
-	return m.decideIn(&m.cp, k, e, cost)
-}
-
-func (m *fixedWindowMember) commit(key Key) {
-	m.state[key] = m.cp
-	m.touch(key, 0)
-}
-
-func (m *fixedWindowMember) held() (int64, int64) { return m.keys, m.bytes }
-
-type slidingWindowMember struct {
-	*SlidingWindow
-	cp slidingWindowState
-}
-
-func (m *slidingWindowMember) peek(now time.Duration, key Key, cost int64) (Decision, bool) {
-	m.cp = *m.get(now, key)
-	k, e := m.clock.at(now, m.window)
-	return m.decideIn(&m.cp, k, e, cost)
-}
-
-func (m *slidingWindowMember) commit(key Key) {
-	m.state[key] = m.cp
-	m.touch(key, 0)
-}
-
-func (m *slidingWindowMember) held() (int64, int64) { return m.keys, m.bytes }
-
-type tokenBucketMember struct {
-	*TokenBucket
-	cp tokenBucketState
-}
-
-func (m *tokenBucketMember) peek(now time.Duration, key Key, cost int64) (Decision, bool) {
-	m.cp = *m.get(now, key)
-	return m.decide(&m.cp, now >= 0 || m.isLive(key), now, cost)
-}
-
-func (m *tokenBucketMember) commit(key Key) {
-	m.state[key] = m.cp
-	m.touch(key, 0)
-}
-
-func (m *tokenBucketMember) held() (int64, int64) { return m.keys, m.bytes }
+func (m *peeker[S]) Reserve(n int) { m.k.Reserve(n) }

@@ -61,31 +61,28 @@ func (p *progress) hook() func(done, total time.Duration) {
 
 // update redraws the bar, if it is time to.
 func (p *progress) update(done, total time.Duration) {
-	now := p.now()
-	elapsed := now.Sub(p.start)
-	if elapsed < progressDelay || (p.drawn > 0 && now.Sub(p.last) < progressEvery) {
-		return
-	}
-	p.last = now
-	line := progressLine(done, total, elapsed, p.width-1)
-	pad := strings.Repeat(" ", max(0, p.drawn-len(line)))
-	io.WriteString(p.w, "\r"+line+pad)
-	p.drawn = len(line)
+	p.draw(func(elapsed time.Duration) string { return progressLine(done, total, elapsed, p.width-1) })
 }
 
 // points redraws the bar of a sweep, if it is time to: done of total
 // points (fractions for the points under way).
 func (p *progress) points(done float64, total int) {
+	p.draw(func(elapsed time.Duration) string { return pointsLine(done, total, elapsed, p.width-1) })
+}
+
+// draw redraws the bar with the line made for the time elapsed, if it is
+// time to: not before progressDelay, then every progressEvery.
+func (p *progress) draw(line func(elapsed time.Duration) string) {
 	now := p.now()
 	elapsed := now.Sub(p.start)
 	if elapsed < progressDelay || (p.drawn > 0 && now.Sub(p.last) < progressEvery) {
 		return
 	}
 	p.last = now
-	line := pointsLine(done, total, elapsed, p.width-1)
-	pad := strings.Repeat(" ", max(0, p.drawn-len(line)))
-	io.WriteString(p.w, "\r"+line+pad)
-	p.drawn = len(line)
+	l := line(elapsed)
+	pad := strings.Repeat(" ", max(0, p.drawn-len(l)))
+	io.WriteString(p.w, "\r"+l+pad)
+	p.drawn = len(l)
 }
 
 // pointsLine is one drawing of a sweep's bar, at most width bytes:

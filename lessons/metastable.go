@@ -203,8 +203,11 @@ func metastableFigures(runs []*Run) (map[string]string, error) {
 		}
 		stuck = append(stuck, s)
 	}
-	v["limiters_sentence"] = "Behind a limiter that keeps the queue short, goodput came back: " + joinAnd(good) + "."
-	v["stuck_sentence"] = "Not every limiter does: goodput never came back behind " + joinAnd(stuck) +
+	v["limiters_sentence"] = "Behind a limiter that keeps the queue short, goodput came back: " + output.Join(good) + "."
+	if len(good) == 0 {
+		v["limiters_sentence"] = "No limiter of the run brought goodput back."
+	}
+	v["stuck_sentence"] = "Not every limiter does: goodput never came back behind " + output.Join(stuck) +
 		". A concurrency limit protects only if it keeps the queue shorter than the clients' " + v["timeout"] +
 		" of service: with one worker at " + v["service"] + ", about " +
 		strconv.FormatInt(int64(be.Timeout/be.Service.Mean), 10) + " in flight."
@@ -226,17 +229,6 @@ func metastableFigures(runs []*Run) (map[string]string, error) {
 			"came back "+output.FormatDuration(time.Duration(*bud.Backend.RecoveredNs))+" after the surge", 1)
 	}
 	return v, nil
-}
-
-// joinAnd joins "a", "b" and "c" as "a, b and c".
-func joinAnd(s []string) string {
-	switch len(s) {
-	case 0:
-		return "none"
-	case 1:
-		return s[0]
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
 // metastablePicture prints the goodput of every row per step of the run,

@@ -124,10 +124,10 @@ func healthFindings(r *sim.Report) []string {
 		}
 	}
 	if len(back) > 0 {
-		out = append(out, "After the backend's faults, goodput came back for "+join(back)+".")
+		out = append(out, "After the backend's faults, goodput came back for "+Join(back)+".")
 	}
 	if len(never) > 0 {
-		out = append(out, "After the backend's faults, goodput never came back for "+join(never)+".")
+		out = append(out, "After the backend's faults, goodput never came back for "+Join(never)+".")
 	}
 	return out
 }

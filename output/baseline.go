@@ -142,7 +142,7 @@ func baselineFindings(r *sim.Report) []string {
 			verb, it = "stray", "each"
 		}
 		s := fmt.Sprintf("%s %s furthest from %s, %s: %s decided %d of %s differently (%s), %d wrongly allowed and %d wrongly limited",
-			join(g.labels), verb, label, dir, it, b.Differs, plural(b.Compared, "request"), SmallPercent(b.Differs, b.Compared),
+			Join(g.labels), verb, label, dir, it, b.Differs, plural(b.Compared, "request"), SmallPercent(b.Differs, b.Compared),
 			b.WronglyAllowed, b.WronglyLimited)
 		if f := b.FirstDivergences; f != nil {
 			what := "first divergences"

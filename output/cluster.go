@@ -145,17 +145,17 @@ func clusterFindings(r *sim.Report) []string {
 	}
 	if hiRes != nil {
 		c := hiRes.Cluster
-		out = append(out, join(most)+" let the most through beyond one exact limiter: "+
+		out = append(out, Join(most)+" let the most through beyond one exact limiter: "+
 			plural(c.Admitted, "request")+" admitted against "+strconv.FormatInt(c.ReferenceAdmitted, 10)+
 			", "+FormatExtra(c)+".")
 	}
 	if loRes != nil {
 		c := loRes.Cluster
-		out = append(out, join(least)+" refused the most that one exact limiter admits: "+
+		out = append(out, Join(least)+" refused the most that one exact limiter admits: "+
 			FormatExtra(c)+".")
 	}
 	if len(exact) > 0 {
-		out = append(out, join(exact)+" admitted exactly as many as one exact limiter.")
+		out = append(out, Join(exact)+" admitted exactly as many as one exact limiter.")
 	}
 	for i := range r.Results {
 		res := &r.Results[i]

@@ -128,12 +128,12 @@ func peakFindings(r *sim.Report, v int64, src peakSource) []string {
 	for _, g := range groups {
 		if r.Keys > 1 {
 			out = append(out, fmt.Sprintf("%s let one key through at %s its limit of %s per %s: %s, %s in %s starting at %s.",
-				join(g.labels), FormatRatio(best), g.limit, window, oneLine(g.key), plural(g.count, "request"),
+				Join(g.labels), FormatRatio(best), g.limit, window, oneLine(g.key), plural(g.count, "request"),
 				window, reportInstant(r, g.start)))
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s let %s through in %s starting at %s: %s the limit of %s per %s.",
-			join(g.labels), plural(g.count, "request"), window, reportInstant(r, g.start),
+			Join(g.labels), plural(g.count, "request"), window, reportInstant(r, g.start),
 			FormatRatio(best), g.limit, window))
 	}
 	return out
@@ -175,14 +175,14 @@ func heldFindings(r *sim.Report, ws []int64, src peakSource) []string {
 		for i, res := range rs {
 			labels[i] = res.Label
 		}
-		return join(labels)
+		return Join(labels)
 	}
 	every := func(vs []int64) string {
 		parts := make([]string, len(vs))
 		for i, v := range vs {
 			parts[i] = "every " + FormatDuration(time.Duration(v))
 		}
-		return join(parts)
+		return Join(parts)
 	}
 	ofKeys := "" // whose intervals
 	if r.Keys > 1 {
@@ -251,7 +251,7 @@ func delayFinding(r *sim.Report) string {
 		each = " each"
 	}
 	return fmt.Sprintf("%s delayed the most requests: %d%s, by up to %s.",
-		join(labels), most, each, FormatDuration(time.Duration(longest)))
+		Join(labels), most, each, FormatDuration(time.Duration(longest)))
 }
 
 // rejectFinding names the algorithms that rejected the most and the fewest
@@ -275,7 +275,7 @@ func rejectFinding(r *sim.Report) string {
 		}
 	}
 	return fmt.Sprintf("%s rejected the most requests (%d), %s the fewest (%d).",
-		join(mostLabels), most, join(fewestLabels), fewest)
+		Join(mostLabels), most, Join(fewestLabels), fewest)
 }
 
 // herdFindings, when clients retried, names the algorithm whose attempts

@@ -100,8 +100,8 @@ func limitPer(l sim.Limit, v int64) string {
 	return q.FloatString(9)
 }
 
-// join writes a list for a sentence: "a", "a and b", "a, b and c".
-func join(items []string) string {
+// Join writes a list for a sentence: "a", "a and b", "a, b and c".
+func Join(items []string) string {
 	switch len(items) {
 	case 0:
 		return ""

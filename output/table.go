@@ -139,12 +139,12 @@ func LimitedKeys(r *sim.Report) []string {
 	}
 	if !alone {
 		for _, g := range groups {
-			width = max(width, len(join(g.labels)))
+			width = max(width, len(Join(g.labels)))
 		}
 	}
 	out := make([]string, len(groups))
 	for i, g := range groups {
-		name := join(g.labels)
+		name := Join(g.labels)
 		out[i] = name + strings.Repeat(" ", max(0, width-len(name))) + "  " + g.list
 	}
 	return out

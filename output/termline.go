@@ -228,7 +228,7 @@ func TermTimeline(w io.Writer, r *sim.Report, decisions [][]sim.Decision, opt Te
 		if nt.last != nt.first {
 			when = " from " + g.label(nt.first) + " to " + g.label(nt.last)
 		}
-		p.text("Later, " + join(nt.labels) + " released " + plural(int64(nt.n), "more delayed request") +
+		p.text("Later, " + Join(nt.labels) + " released " + plural(int64(nt.n), "more delayed request") +
 			each + "," + when + ".\n")
 	}
 	legend(p, &m, g, width)
