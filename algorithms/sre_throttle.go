@@ -67,12 +67,11 @@ func newSREThrottleLimiter(p Params) (Limiter, error) {
 
 // Decide draws, and admits the request unless the key's throttle drops it.
 func (s *SREThrottle) Decide(now time.Duration, key Key, cost int64) Decision {
-	u := s.draw()
-	if !s.t.Admit(now, adaptive.Key(key), u) {
-		s.account()
+	admit := s.t.Admit(now, adaptive.Key(key), s.draw())
+	s.account()
+	if !admit {
 		return Decision{Verdict: Reject, RetryAfter: s.wait}
 	}
-	s.account()
 	s.inflight += cost
 	return Decision{Verdict: Accept}
 }

@@ -13,6 +13,7 @@ package cluster
 
 import (
 	"cmp"
+	"github.com/ratesim/ratesim/algorithms"
 	"math"
 	"slices"
 	"time"
@@ -201,8 +202,6 @@ var modesOf = map[string][]Mode{
 	"gcra":           {Local, Split, Central, Racy, Lease},
 	"x-time-rate":    {Local, Split},
 	"none":           {Local, Split}, // nothing to keep in a store
-	// the adaptive limits need a backend, which a cluster cannot have yet
-	"aimd": {}, "vegas": {}, "gradient2": {}, "envoy-adaptive": {}, "sre-throttle": {},
 }
 
 // defaultModes are the modes of an algorithm not in modesOf.
@@ -211,6 +210,9 @@ var defaultModes = []Mode{Local, Split, Central, Racy}
 // ModesOf returns the modes the algorithm called name supports, in SPEC
 // order.
 func ModesOf(name string) []Mode {
+	if info, ok := algorithms.Lookup(name); ok && info.Adaptive {
+		return nil // the adaptive limits need a backend, which a cluster cannot have yet
+	}
 	if m, ok := modesOf[name]; ok {
 		return slices.Clone(m)
 	}
