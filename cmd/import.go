@@ -1,17 +1,13 @@
 package cmd
 
 import (
-	"bytes"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/ratesim/ratesim/gateway"
 	"github.com/spf13/cobra"
 )
-
-// gatewayFormats are the configs import reads; the others of SPEC section
-// 12 are to come.
-var gatewayFormats = []string{"nginx"}
 
 func newImportCmd() *cobra.Command {
 	var from, scope string
@@ -38,20 +34,17 @@ with exit status 2. See docs/gateways.md.`,
 				return usageError{err}
 			}
 			if from == "" {
-				from = guessFormat(data)
+				from = gateway.Guess(args[0], data)
 				if from == "" {
-					return usagef("%s: cannot tell which gateway's config this is: name it with --from nginx", args[0])
+					return usagef("%s: cannot tell which gateway's config this is: name it with --from (one of %s)", args[0], strings.Join(gateway.Supported(), ", "))
 				}
-				fmt.Fprintf(c.ErrOrStderr(), "ratesim: reading %s as an %s config (--from %s)\n", args[0], from, from)
+				fmt.Fprintf(c.ErrOrStderr(), "ratesim: reading %s with the %s reader (--from %s)\n", args[0], from, from)
 			}
-			if from != "nginx" {
-				return usagef("--from %q: not supported (want nginx; kong, envoy, envoy-local, traefik and haproxy are to come)", from)
-			}
-			n, err := gateway.ReadNginx(args[0], data)
+			g, err := gateway.Read(from, args[0], data)
 			if err != nil {
 				return usageError{err}
 			}
-			out, err := n.Scenario(scope)
+			out, err := g.Scenario(gateway.Options{Scope: scope})
 			if err != nil {
 				return usageError{err}
 			}
@@ -62,14 +55,4 @@ with exit status 2. See docs/gateways.md.`,
 	c.Flags().StringVar(&from, "from", "", "the config's gateway: nginx (default: a guess from the file, stated on stderr)")
 	c.Flags().StringVar(&scope, "scope", "", "keep one location: its row label (\"SERVER LOCATION\") or its location")
 	return c
-}
-
-// guessFormat guesses a config's gateway from its content.
-func guessFormat(data []byte) string {
-	for _, word := range []string{"limit_req", "http {", "server {", "location "} {
-		if bytes.Contains(data, []byte(word)) {
-			return "nginx"
-		}
-	}
-	return ""
 }

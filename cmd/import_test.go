@@ -11,7 +11,7 @@ import (
 func TestImportNginx(t *testing.T) {
 	status, out, errOut := run(t, "import", "../examples/nginx.conf")
 	require.Equal(t, 0, status, errOut)
-	require.Equal(t, "ratesim: reading ../examples/nginx.conf as an nginx config (--from nginx)\n", errOut)
+	require.Equal(t, "ratesim: reading ../examples/nginx.conf with the nginx reader (--from nginx)\n", errOut)
 	// the import loads
 	path := filepath.Join(t.TempDir(), "imported.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
@@ -35,8 +35,8 @@ func TestImportErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"import", unknown, "--from", "nginx"}, unknown + ":3:16: limit_req: zone \"two\" is unknown (no limit_req_zone defines it)\n"},
-		{[]string{"import", plain}, "ratesim: " + plain + ": cannot tell which gateway's config this is: name it with --from nginx\n"},
-		{[]string{"import", plain, "--from", "kong"}, "ratesim: --from \"kong\": not supported (want nginx; kong, envoy, envoy-local, traefik and haproxy are to come)\n"},
+		{[]string{"import", plain}, "ratesim: " + plain + ": cannot tell which gateway's config this is: name it with --from (one of nginx)\n"},
+		{[]string{"import", plain, "--from", "bogus"}, "ratesim: --from \"bogus\": not a gateway ratesim reads (want one of nginx)\n"},
 		{[]string{"import", "../examples/nginx.conf", "--from", "nginx", "--scope", "/nope"}, "ratesim: --scope \"/nope\": no scope of ../examples/nginx.conf has that name (its scopes: \"api.example.com /\", \"api.example.com /search\", \"api.example.com = /login\")\n"},
 		{[]string{"import", filepath.Join(dir, "missing.conf")}, "ratesim: open " + filepath.Join(dir, "missing.conf") + ": no such file or directory\n"},
 	} {

@@ -87,7 +87,7 @@ func TestReadNginxSnippet(t *testing.T) {
 func TestNginxScenario(t *testing.T) {
 	for _, name := range []string{"nginx", "conf.d-snippet"} {
 		n := read(t, "testdata/"+name+".conf")
-		out, err := n.Scenario("")
+		out, err := n.Scenario(Options{})
 		require.NoError(t, err)
 		golden := "testdata/" + name + ".yaml"
 		if *update {
@@ -104,7 +104,7 @@ func TestNginxScenario(t *testing.T) {
 
 func TestNginxScenarioRows(t *testing.T) {
 	n := read(t, "testdata/nginx.conf")
-	out, err := n.Scenario("/search")
+	out, err := n.Scenario(Options{Scope: "/search"})
 	require.NoError(t, err)
 	sc, err := scenarios.Parse("s.yaml", []byte(out))
 	require.NoError(t, err)
@@ -120,12 +120,12 @@ func TestNginxScenarioRows(t *testing.T) {
 	require.True(t, m.NginxBurstSet)
 	require.Equal(t, int64(10), m.NginxDelay)
 
-	out, err = n.Scenario("api.example.com = /login")
+	out, err = n.Scenario(Options{Scope: "api.example.com = /login"})
 	require.NoError(t, err)
 	require.Contains(t, out, "nginx keeps 16 milli-requests/s: one request every 1m2.5s")
 	require.Contains(t, out, "{name: nginx, label: \"api.example.com = /login\", rate: 1, per: 1m, burst: 3, nodelay: true}")
 
-	_, err = n.Scenario("/nope")
+	_, err = n.Scenario(Options{Scope: "/nope"})
 	require.EqualError(t, err, `--scope "/nope": no scope of testdata/nginx.conf has that name (its scopes: "api.example.com /", "api.example.com /search", "api.example.com = /login", "internal")`)
 }
 
@@ -195,7 +195,7 @@ func FuzzReadNginx(f *testing.F) {
 			}
 			return
 		}
-		out, err := n.Scenario("")
+		out, err := n.Scenario(Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +212,7 @@ func TestNginxExample(t *testing.T) {
 	require.NoError(t, err)
 	n, err := ReadNginx("examples/nginx.conf", data)
 	require.NoError(t, err)
-	out, err := n.Scenario("")
+	out, err := n.Scenario(Options{})
 	require.NoError(t, err)
 	want, err := os.ReadFile("../examples/nginx.yaml")
 	require.NoError(t, err)

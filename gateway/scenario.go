@@ -15,41 +15,17 @@ import (
 // commit all-or-nothing, nginx's rule for several limits (a request
 // charges no zone unless every zone passes it, and waits the largest
 // delay). Each row has a comment naming the file and line of each of its
-// limit_req, and of its limit_req_zone. scope, when not empty, keeps the
-// one scope whose name it is (or whose location it is, when that is
+// limit_req, and of its limit_req_zone. o.Scope, when not empty, keeps
+// the one scope whose name it is (or whose location it is, when that is
 // unique).
 //
 // The scenario's limit is the first row's first limit, and its traffic a
 // placeholder (a steady source at twice that rate) for the user to
 // replace: the config says nothing of the traffic.
-func (n *Nginx) Scenario(scope string) (string, error) {
-	scopes := n.Scopes
-	if scope != "" {
-		var picked []*NginxScope
-		for _, s := range n.Scopes {
-			if s.Name() == scope {
-				picked = append(picked, s)
-			}
-		}
-		if len(picked) == 0 {
-			for _, s := range n.Scopes {
-				if s.Location == scope {
-					picked = append(picked, s)
-				}
-			}
-		}
-		if len(picked) != 1 {
-			var names []string
-			for _, s := range n.Scopes {
-				names = append(names, strconv.Quote(s.Name()))
-			}
-			what := "no scope"
-			if len(picked) > 1 {
-				what = "more than one scope"
-			}
-			return "", fmt.Errorf("--scope %q: %s of %s has that name (its scopes: %s)", scope, what, n.File, strings.Join(names, ", "))
-		}
-		scopes = picked
+func (n *Nginx) Scenario(o Options) (string, error) {
+	scopes, err := n.pick(o.Scope)
+	if err != nil {
+		return "", err
 	}
 	var b strings.Builder
 	base := filepath.Base(n.File)
@@ -180,4 +156,72 @@ func distinctKeys(limits []NginxLimit) []string {
 // nginx word may hold line breaks.
 func commentSafe(s string) string {
 	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s)
+}
+
+// pick returns the scopes that scope names: all of them when it is "",
+// else the one whose name it is or, failing that, whose location it is.
+func (n *Nginx) pick(scope string) ([]*NginxScope, error) {
+	if scope == "" {
+		return n.Scopes, nil
+	}
+	var picked []*NginxScope
+	for _, s := range n.Scopes {
+		if s.Name() == scope {
+			picked = append(picked, s)
+		}
+	}
+	if len(picked) == 0 {
+		for _, s := range n.Scopes {
+			if s.Location == scope {
+				picked = append(picked, s)
+			}
+		}
+	}
+	if len(picked) != 1 {
+		var names []string
+		for _, s := range n.Scopes {
+			names = append(names, strconv.Quote(s.Name()))
+		}
+		what := "no scope"
+		if len(picked) > 1 {
+			what = "more than one scope"
+		}
+		return nil, fmt.Errorf("--scope %q: %s of %s has that name (its scopes: %s)", scope, what, n.File, strings.Join(names, ", "))
+	}
+	return picked, nil
+}
+
+// Keys returns the keys of the zones that the scopes o picks use, each
+// once, in order: $binary_remote_addr and $remote_addr are the client
+// address, $http_NAME the header NAME (nginx's underscores are dashes),
+// anything else a variable replay cannot find in a log.
+func (n *Nginx) Keys(o Options) ([]Key, error) {
+	scopes, err := n.pick(o.Scope)
+	if err != nil {
+		return nil, err
+	}
+	var keys []Key
+	seen := map[string]bool{}
+	for _, s := range scopes {
+		for _, l := range s.Limits {
+			z := l.Zone
+			if seen[z.Key] {
+				continue
+			}
+			seen[z.Key] = true
+			keys = append(keys, nginxKey(z))
+		}
+	}
+	return keys, nil
+}
+
+func nginxKey(z *NginxZone) Key {
+	k := Key{Kind: KeyOther, Name: z.Key, Where: z.Where}
+	switch {
+	case z.Key == "$binary_remote_addr" || z.Key == "$remote_addr":
+		k.Kind = KeyAddr
+	case strings.HasPrefix(z.Key, "$http_") && len(z.Key) > len("$http_"):
+		k.Kind, k.Name = KeyHeader, strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(z.Key, "$http_")), "_", "-")
+	}
+	return k
 }

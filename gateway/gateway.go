@@ -1,0 +1,135 @@
+// Package gateway reads the rate limits of real gateways' configs (nginx,
+// Kong, envoy, envoy's local_ratelimit, Traefik, HAProxy) and writes them
+// as ratesim scenarios (SPEC section 12). Each reader is one file; each
+// parses the gateway's own syntax, and anything it cannot map is an Error
+// naming file:line:col and the directive, never a partial import.
+package gateway
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Config is a gateway config, read: its limits, ready to be written as a
+// scenario.
+type Config interface {
+	// Scenario writes the config's limits as a ratesim scenario (YAML):
+	// algorithm rows with a comment naming the config file and line of
+	// each limit, and a cluster section where the config implies one.
+	Scenario(o Options) (string, error)
+	// Keys says what each limit of the scopes o picks counts by, for
+	// replay --gateway, which takes each request's key from a log; one
+	// entry per distinct key, in the order of the config.
+	Keys(o Options) ([]Key, error)
+}
+
+// Options are import's choices.
+type Options struct {
+	// Scope keeps one scope (a location, route, service, descriptor...)
+	// by its name; "" keeps every scope, each a group of rows labelled by
+	// its name.
+	Scope string
+	// SplitLimits adds, beside each all-of row, one row per member limit,
+	// for comparison (import --split-limits).
+	SplitLimits bool
+}
+
+// Key is what a limit counts by, as replay --gateway finds it in a log.
+type Key struct {
+	// Kind is KeyAddr, KeyHeader, KeyGlobal or KeyOther.
+	Kind string
+	// Name is the header (lower case) for KeyHeader, the variable or
+	// field as the config writes it for KeyOther.
+	Name string
+	// Where is the config text that names the key.
+	Where Pos
+}
+
+// The kinds of Key.
+const (
+	// KeyAddr is the client's address: nginx's $binary_remote_addr and
+	// $remote_addr, Kong's ip, envoy's remote_address, Traefik's default
+	// sourceCriterion, HAProxy's src.
+	KeyAddr = "addr"
+	// KeyHeader is a request header (nginx $http_x_client, Kong header,
+	// envoy request_headers, Traefik requestHeaderName, HAProxy
+	// req.hdr(X)).
+	KeyHeader = "header"
+	// KeyGlobal is one counter for every request (Kong service or
+	// route, an envoy local bucket, an nginx $server_name zone with one
+	// server).
+	KeyGlobal = "global"
+	// KeyOther is anything else (Kong consumer or credential, an nginx
+	// variable of no header): replay --gateway cannot take it from a log.
+	KeyOther = "other"
+)
+
+func (k Key) String() string {
+	switch k.Kind {
+	case KeyAddr:
+		return "the client address"
+	case KeyHeader:
+		return "the header " + k.Name
+	case KeyGlobal:
+		return "one key for every request"
+	}
+	return k.Name
+}
+
+// Reader reads one gateway's config; file names it in errors.
+type Reader func(file string, data []byte) (Config, error)
+
+// readers are the gateways import reads, by their --from names.
+var readers = map[string]Reader{
+	"nginx": func(file string, data []byte) (Config, error) { return ReadNginx(file, data) },
+}
+
+// Formats are the --from names of SPEC section 12, in its order.
+var Formats = []string{"nginx", "kong", "envoy", "envoy-local", "traefik", "haproxy"}
+
+// Supported are the --from names that have a reader, in Formats' order.
+func Supported() []string {
+	var s []string
+	for _, f := range Formats {
+		if readers[f] != nil {
+			s = append(s, f)
+		}
+	}
+	return s
+}
+
+// Read reads data as from's config.
+func Read(from, file string, data []byte) (Config, error) {
+	r := readers[from]
+	if r == nil {
+		return nil, fmt.Errorf("--from %q: not a gateway ratesim reads (want one of %s)", from, strings.Join(Supported(), ", "))
+	}
+	return r(file, data)
+}
+
+// guessers tell a config's gateway from its content, tried in order; each
+// returns true when the content is surely its gateway's.
+var guessers = []struct {
+	from  string
+	guess func(file string, data []byte) bool
+}{
+	{"nginx", guessNginx},
+}
+
+// Guess names the gateway whose config data is, or "" when it cannot tell.
+func Guess(file string, data []byte) string {
+	for _, g := range guessers {
+		if readers[g.from] != nil && g.guess(file, data) {
+			return g.from
+		}
+	}
+	return ""
+}
+
+func guessNginx(_ string, data []byte) bool {
+	s := string(data)
+	return slices.ContainsFunc([]string{"limit_req", "http {", "server {", "location "}, func(w string) bool {
+		return strings.Contains(s, w)
+	})
+}
