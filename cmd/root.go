@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ratesim/ratesim/internal/version"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/traffic"
 	"github.com/spf13/cobra"
@@ -96,7 +97,9 @@ Start with:  ratesim compare        (the built-in double-burst scenario)
              ratesim scenarios      (the built-in scenarios)`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version.String(),
 	}
+	root.SetVersionTemplate("ratesim {{.Version}}\n")
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -114,6 +117,7 @@ Start with:  ratesim compare        (the built-in double-burst scenario)
 		newDemoCmd(),
 		newLuaCmd(),
 		newImportCmd(),
+		newVersionCmd(),
 	)
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)

@@ -6,11 +6,13 @@ import (
 	"io"
 	"regexp"
 
+	"github.com/ratesim/ratesim/internal/version"
 	"github.com/ratesim/ratesim/sim"
 )
 
-// JSON writes the report as the object of SPEC section 6: indented with two
-// spaces, a trailing newline, map keys (params) sorted, no HTML escaping,
+// JSON writes the report as the object of SPEC section 6, after
+// "ratesim_version" (the version that made it, SPEC section 12): indented
+// with two spaces, a trailing newline, map keys (params) sorted, no HTML escaping,
 // and ratios always with a decimal point (2.0). Absent lists and params are
 // written as [] and {}, never null. The same report gives the same bytes.
 func JSON(w io.Writer, r *sim.Report) error {
@@ -19,7 +21,10 @@ func JSON(w io.Writer, r *sim.Report) error {
 	}
 	rep := *r
 	rep.Results = JSONResults(r.Results)
-	return EncodeJSON(w, &rep)
+	return EncodeJSON(w, struct {
+		Version string `json:"ratesim_version"`
+		*sim.Report
+	}{version.String(), &rep})
 }
 
 // JSONResults returns the results as JSON writes them: absent lists and

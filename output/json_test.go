@@ -21,14 +21,15 @@ func TestJSONFields(t *testing.T) {
 	if !strings.HasSuffix(out, "}\n") || strings.HasSuffix(out, "\n\n") {
 		t.Errorf("JSON does not end with one newline: %q", out[len(out)-10:])
 	}
-	if !strings.HasPrefix(out, "{\n  \"scenario\": ") {
+	// the version that made it first (SPEC section 12): "dev" under go test
+	if !strings.HasPrefix(out, "{\n  \"ratesim_version\": \"dev\",\n  \"scenario\": ") {
 		t.Errorf("JSON is not indented with two spaces: %q", out[:20])
 	}
 	var doc map[string]any
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	checkKeys(t, "report", doc, "scenario", "description", "seed", "start_ns", "duration_ns", "limit", "keys", "results")
+	checkKeys(t, "report", doc, "ratesim_version", "scenario", "description", "seed", "start_ns", "duration_ns", "limit", "keys", "results")
 	checkKeys(t, "limit", doc["limit"], "rate", "per_ns", "burst")
 	results := doc["results"].([]any)
 	if len(results) != 9 {

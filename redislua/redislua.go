@@ -203,7 +203,7 @@ func header(s script, clock Clock) string {
 		}
 		fmt.Fprintf(&b, "-- "+format+"\n", args...)
 	}
-	w("ratesim %s: %s as a Redis Lua script (Redis 7 or later), printed by", version.Version, s.name)
+	w("ratesim %s: %s as a Redis Lua script (Redis 7 or later), printed by", version.String(), s.name)
 	w("`ratesim lua %s --clock %s`. It decides as ratesim's algorithms/%s,", s.name, clock, s.goFile)
 	w("decision for decision: ratesim's tests run it on a real redis-server against")
 	if clock == ClockRedis {

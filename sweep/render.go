@@ -13,6 +13,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/ratesim/ratesim/internal/version"
 
 	"github.com/ratesim/ratesim/output"
 	"github.com/ratesim/ratesim/sim"
@@ -104,6 +105,7 @@ type jsonBest struct {
 }
 
 type jsonSweep struct {
+	Version  string      `json:"ratesim_version"`
 	Scenario string      `json:"scenario"`
 	Shard    *jsonShard  `json:"shard,omitempty"`
 	Vary     []jsonVary  `json:"vary"`
@@ -117,7 +119,7 @@ type jsonSweep struct {
 // answer as "best", one entry per label. A shard's output says which shard
 // it is ("shard": {"k": K, "n": N}); ratesim sweep merge reads it back.
 func JSON(w io.Writer, s *Sweep, g *Goal, bests []Best) error {
-	out := jsonSweep{Scenario: s.Scenario, KeyGlobs: s.KeyGlobs, Points: []jsonPoint{}}
+	out := jsonSweep{Version: version.String(), Scenario: s.Scenario, KeyGlobs: s.KeyGlobs, Points: []jsonPoint{}}
 	if s.Shard.N > 0 {
 		out.Shard = &jsonShard{K: s.Shard.K, N: s.Shard.N}
 	}
