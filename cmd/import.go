@@ -11,6 +11,7 @@ import (
 
 func newImportCmd() *cobra.Command {
 	var from, scope string
+	var split bool
 	c := &cobra.Command{
 		Use:   "import CONFIG",
 		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx)",
@@ -23,6 +24,8 @@ limit_req_dry_run, inherited http -> server -> location as nginx merges them
 location; several limit_req in one location are one all-of row with commit
 all-or-nothing, as nginx enforces them. --scope picks one location by its
 name ("SERVER LOCATION", as the rows are labelled) or by its location alone.
+--split-limits adds, beside each all-of row, one row per limit of it alone,
+to see what counting them apart would decide.
 
 Anything the reader cannot map (include, unknown parameters, rates such as
 10r/x, zones not defined) is an error naming file:line:col and the directive,
@@ -44,7 +47,7 @@ with exit status 2. See docs/gateways.md.`,
 			if err != nil {
 				return usageError{err}
 			}
-			out, err := g.Scenario(gateway.Options{Scope: scope})
+			out, err := g.Scenario(gateway.Options{Scope: scope, SplitLimits: split})
 			if err != nil {
 				return usageError{err}
 			}
@@ -53,6 +56,7 @@ with exit status 2. See docs/gateways.md.`,
 		},
 	}
 	c.Flags().StringVar(&from, "from", "", "the config's gateway: nginx (default: a guess from the file, stated on stderr)")
+	c.Flags().BoolVar(&split, "split-limits", false, "beside each all-of row, a row per limit, to compare with it")
 	c.Flags().StringVar(&scope, "scope", "", "keep one location: its row label (\"SERVER LOCATION\") or its location")
 	return c
 }

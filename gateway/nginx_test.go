@@ -129,6 +129,33 @@ func TestNginxScenarioRows(t *testing.T) {
 	require.EqualError(t, err, `--scope "/nope": no scope of testdata/nginx.conf has that name (its scopes: "api.example.com /", "api.example.com /search", "api.example.com = /login", "internal")`)
 }
 
+// --split-limits: /search's all-of row stays first, then each of its two
+// limit_req alone, labelled by scope and zone, with the member's own
+// fields; a location with one limit_req gets no extra row.
+func TestNginxSplitLimits(t *testing.T) {
+	n := read(t, "testdata/nginx.conf")
+	out, err := n.Scenario(Options{SplitLimits: true})
+	require.NoError(t, err)
+	sc, err := scenarios.Parse("s.yaml", []byte(out))
+	require.NoError(t, err, out)
+	var labels []string
+	for _, a := range sc.Algorithms {
+		labels = append(labels, a.Label)
+	}
+	require.Equal(t, []string{"api.example.com /", "api.example.com /search",
+		"api.example.com /search zone=perip", "api.example.com /search zone=perserver",
+		"api.example.com = /login", "internal"}, labels)
+	all := sc.Algorithms[1].Params.Members
+	for i, a := range sc.Algorithms[2:4] {
+		require.Equal(t, "nginx", a.Name)
+		require.Equal(t, all[i].Params.Rate, a.Params.Rate)
+		require.Equal(t, all[i].Params.Per, a.Params.Per)
+		require.Equal(t, all[i].Params.NginxBurst, a.Params.NginxBurst)
+		require.Equal(t, all[i].Params.Nodelay, a.Params.Nodelay)
+		require.Equal(t, all[i].Params.NginxDelay, a.Params.NginxDelay)
+	}
+}
+
 var invalidNginx = []struct {
 	name, src, want string
 }{

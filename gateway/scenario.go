@@ -76,6 +76,14 @@ func (n *Nginx) Scenario(o Options) (string, error) {
 			limitComment(&b, base, l, "      ")
 			fmt.Fprintf(&b, "      - {name: nginx, %s}\n", limitFields(l))
 		}
+		if o.SplitLimits {
+			b.WriteString("  # --split-limits: each limit_req above on its own (it charges every request\n")
+			b.WriteString("  # it passes, whatever the others decide), to compare with the all-of row\n")
+			for _, l := range s.Limits {
+				limitComment(&b, base, l, "  ")
+				fmt.Fprintf(&b, "  - {name: nginx, label: %s, %s}\n", yamlString(label+" zone="+l.Zone.Name), limitFields(l))
+			}
+		}
 	}
 	fmt.Fprintf(&b, "traffic:\n  # a placeholder: replace it with your traffic, or replay an access log\n")
 	fmt.Fprintf(&b, "  - {type: steady, key: client, rate: %d/%s}\n", 2*first.Rate, map[int64]string{1: "s", 60: "m"}[first.PerS])
