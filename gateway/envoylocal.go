@@ -475,6 +475,7 @@ func (r *localReader) config(v ynode, scope string) (*LocalScope, error) {
 		if err != nil {
 			return nil, err
 		}
+		b.Where = m.keyPos(r.file, "token_bucket")
 		s.Bucket = &b
 	}
 	if s.Enabled, err = r.percent(m.get("filter_enabled")); err != nil {
@@ -614,6 +615,7 @@ func (r *localReader) descriptor(v ynode) (*LocalDescriptor, error) {
 	if d.Bucket, err = r.bucket(tb); err != nil {
 		return nil, err
 	}
+	d.Bucket.Where = m.keyPos(r.file, "token_bucket")
 	if d.ShadowMode, err = r.boolean(m.get("shadow_mode")); err != nil {
 		return nil, err
 	}

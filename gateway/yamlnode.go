@@ -59,6 +59,16 @@ func (m *ymap) get(key string) ynode {
 	return ynode{path: yjoin(m.path, key), line: m.line, col: m.col}
 }
 
+// keyPos is where the key called key is written, or the mapping's place.
+func (m *ymap) keyPos(file, key string) Pos {
+	for _, f := range m.fields {
+		if f.key == key {
+			return Pos{File: file, Line: f.line, Col: f.col}
+		}
+	}
+	return m.pos(file)
+}
+
 // has reports whether key is written (null or not).
 func (m *ymap) has(key string) bool {
 	return slices.ContainsFunc(m.fields, func(f yfield) bool { return f.key == key })
