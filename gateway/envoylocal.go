@@ -511,6 +511,9 @@ func (r *localReader) config(v ynode, scope string) (*LocalScope, error) {
 		return nil, err
 	}
 	s.LocalCluster = !m.get("local_cluster_rate_limit").null()
+	if s.LocalCluster && s.PerConnection {
+		return nil, r.errAt(m.get("local_cluster_rate_limit"), "local_cluster_rate_limit with local_rate_limit_per_downstream_connection: envoy refuses both (a connection's bucket is not shared among instances)")
+	}
 	descs, err := r.list(m.get("descriptors"), "a list of descriptors")
 	if err != nil {
 		return nil, err

@@ -257,6 +257,8 @@ var invalidLocal = []struct {
 		`l.yaml: no limits at all: every local_ratelimit config is disabled (filter_enabled unset, envoy's default of 0%, or 0%) or has no token_bucket`},
 	{"enabled 0%", "stat_prefix: s\nfilter_enabled: {default_value: {numerator: 0}}\ntoken_bucket: {max_tokens: 1, fill_interval: 1s}\n", "",
 		`l.yaml: no limits at all: every local_ratelimit config is disabled (filter_enabled unset, envoy's default of 0%, or 0%) or has no token_bucket`},
+	{"cluster and connection", localHead + "token_bucket: {max_tokens: 1, fill_interval: 1s}\nlocal_rate_limit_per_downstream_connection: true\nlocal_cluster_rate_limit: {}\n", "",
+		`l.yaml:5:27: local_cluster_rate_limit: local_cluster_rate_limit with local_rate_limit_per_downstream_connection: envoy refuses both (a connection's bucket is not shared among instances)`},
 	{"no filter", "static_resources:\n  listeners:\n    - name: l\n      filter_chains: [{filters: [{name: envoy.filters.network.tcp_proxy}]}]\n", "",
 		`l.yaml: no limits at all: no http_connection_manager of the file has a local_ratelimit filter (envoy.filters.http.local_ratelimit)`},
 	{"neither", "admin: {}\n", "",
