@@ -317,6 +317,9 @@ func (e *Envoy) pick(scope string) ([]*EnvoyDescriptor, error) {
 	if scope == "" {
 		return e.Descriptors, nil
 	}
+	if i := slices.IndexFunc(e.Descriptors, func(d *EnvoyDescriptor) bool { return d.Path() == scope }); i >= 0 {
+		return e.Descriptors[i : i+1], nil // a path may hold a +
+	}
 	var picked []*EnvoyDescriptor
 	for _, part := range strings.Split(scope, "+") {
 		part = strings.TrimSpace(part)

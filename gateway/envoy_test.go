@@ -222,6 +222,13 @@ func TestEnvoyScope(t *testing.T) {
 	require.NoError(t, err, out)
 	require.Len(t, sc.Algorithms[0].Params.Members, 2)
 
+	// a path with a + in it is one descriptor, not two
+	plus, err := ReadEnvoy("p.yaml", []byte("domain: d\ndescriptors:\n  - {key: k, value: a+b, rate_limit: {unit: SECOND, requests_per_unit: 1}}\n"))
+	require.NoError(t, err)
+	out, err = plus.Scenario(Options{Scope: "k=a+b"})
+	require.NoError(t, err)
+	require.Contains(t, out, "  - {name: fixed-window, label: \"k=a+b\", rate: 1, per: 1s, count-rejected: true}\n")
+
 	_, err = e.Scenario(Options{Scope: "remote_address=10.0.0.1"})
 	require.EqualError(t, err, `--scope "remote_address=10.0.0.1": envoy's ratelimit checks no limit for such a request (remote_address=10.0.0.1 is unlimited)`)
 	_, err = e.Scenario(Options{Scope: "remote_address + remote_address"})

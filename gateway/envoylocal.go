@@ -779,6 +779,9 @@ func (l *EnvoyLocal) pick(scope string, discrete bool) ([]localRow, error) {
 			return s.rows(discrete), nil
 		}
 	}
+	if i := slices.IndexFunc(all, func(row localRow) bool { return row.label == scope }); i >= 0 {
+		return all[i : i+1], nil // a label may hold a +
+	}
 	parts := strings.Split(scope, "+")
 	var descs []*LocalDescriptor
 	var owner *LocalScope
