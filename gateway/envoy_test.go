@@ -80,6 +80,12 @@ func TestEnvoyUnits(t *testing.T) {
 		require.True(t, ok, tc.unit)
 		require.Equal(t, tc.per, durationText(per), tc.unit)
 	}
+	// beyond the rows' exact range, the import says so
+	e, err := ReadEnvoy("y.yaml", []byte("domain: d\ndescriptors:\n  - {key: k, rate_limit: {unit: YEAR, requests_per_unit: 74}}\n"))
+	require.NoError(t, err)
+	out, err := e.Scenario(Options{})
+	require.NoError(t, err)
+	require.Contains(t, out, "#   NOTE: a row holds at most 73 per YEAR exactly (rate*per within 2^61 ns): this one does not load\n")
 	_, ok := envoyUnit("UNKNOWN")
 	require.False(t, ok, "UNKNOWN is the proto's zero value, refused as invalid")
 }
