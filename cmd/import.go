@@ -10,11 +10,11 @@ import (
 )
 
 func newImportCmd() *cobra.Command {
-	var from, scope string
+	var from, scope, envoyVersion string
 	var split bool
 	c := &cobra.Command{
 		Use:   "import CONFIG",
-		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx)",
+		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx, envoy, envoy-local)",
 		Long: `Reads a gateway's config and prints a scenario (YAML) whose algorithm rows are
 the limits in it, each with a comment naming the file and line it came from.
 
@@ -27,11 +27,27 @@ name ("SERVER LOCATION", as the rows are labelled) or by its location alone.
 --split-limits adds, beside each all-of row, one row per limit of it alone,
 to see what counting them apart would decide.
 
+envoy: the ratelimit service's config (domain, descriptors nested, rate_limit
+with unit and requests_per_unit, unlimited, replaces, shadow_mode): one
+fixed-window row per descriptor, counting every hit, in windows aligned to the
+Unix epoch. --scope names a descriptor by its path (header_match=api/
+remote_address), or several joined by " + " (those one request carries): an
+all-of row with commit every-hit.
+
+envoy-local: the local_ratelimit filter, in a whole bootstrap (its listeners'
+http_filters and typed_per_filter_config) or alone: a token-bucket row per
+scope and descriptor (all-of with commit in-order with the default bucket),
+refilled continuously, or tokens_per_fill at once every fill_interval with
+--envoy-version before 1.31.
+
 Anything the reader cannot map (include, unknown parameters, rates such as
 10r/x, zones not defined) is an error naming file:line:col and the directive,
 with exit status 2. See docs/gateways.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if _, err := gateway.ParseEnvoyVersion(envoyVersion); err != nil {
+				return usageError{err}
+			}
 			data, err := os.ReadFile(args[0])
 			if err != nil {
 				return usageError{err}
@@ -43,11 +59,14 @@ with exit status 2. See docs/gateways.md.`,
 				}
 				fmt.Fprintf(c.ErrOrStderr(), "ratesim: reading %s with the %s reader (--from %s)\n", args[0], from, from)
 			}
+			if envoyVersion != "" && from != "envoy-local" {
+				return usagef("--envoy-version: only the envoy-local reader models versions (this is --from %s)", from)
+			}
 			g, err := gateway.Read(from, args[0], data)
 			if err != nil {
 				return usageError{err}
 			}
-			out, err := g.Scenario(gateway.Options{Scope: scope, SplitLimits: split})
+			out, err := g.Scenario(gateway.Options{Scope: scope, SplitLimits: split, EnvoyVersion: envoyVersion})
 			if err != nil {
 				return usageError{err}
 			}
@@ -55,8 +74,9 @@ with exit status 2. See docs/gateways.md.`,
 			return err
 		},
 	}
-	c.Flags().StringVar(&from, "from", "", "the config's gateway: nginx (default: a guess from the file, stated on stderr)")
+	c.Flags().StringVar(&from, "from", "", "the config's gateway: "+strings.Join(gateway.Supported(), ", ")+" (default: a guess from the file, stated on stderr)")
 	c.Flags().BoolVar(&split, "split-limits", false, "beside each all-of row, a row per limit, to compare with it")
-	c.Flags().StringVar(&scope, "scope", "", "keep one location: its row label (\"SERVER LOCATION\") or its location")
+	c.Flags().StringVar(&scope, "scope", "", "keep one scope: an nginx location (\"SERVER LOCATION\" or the location), an envoy descriptor path or row label (several joined by \" + \")")
+	c.Flags().StringVar(&envoyVersion, "envoy-version", "", "envoy-local: the envoy whose buckets to model, X.Y (default: the newest; before 1.31 buckets refill tokens_per_fill at once every fill_interval)")
 	return c
 }

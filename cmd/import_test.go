@@ -21,6 +21,34 @@ func TestImportNginx(t *testing.T) {
 	require.Equal(t, 0, status, errOut)
 }
 
+// The envoy configs are told apart from the file, and their imports load
+// and run (those of envoy 1.31 and later: before, the rows refill with
+// fill-interval).
+func TestImportEnvoy(t *testing.T) {
+	for _, tc := range []struct {
+		config, from string
+		args         []string
+	}{
+		{"../examples/envoy/ratelimit-config.yaml", "envoy", nil},
+		{"../examples/envoy/ratelimit-config.yaml", "envoy", []string{"--scope", "remote_address + header_match=api/api_key"}},
+		{"../examples/envoy/local-ratelimit.yaml", "envoy-local", nil},
+		{"../examples/envoy/local-ratelimit.yaml", "envoy-local", []string{"--envoy-version", "1.31", "--scope", "public/shop/search plan=free"}},
+	} {
+		status, out, errOut := run(t, append([]string{"import", tc.config}, tc.args...)...)
+		require.Equal(t, 0, status, errOut)
+		require.Equal(t, "ratesim: reading "+tc.config+" with the "+tc.from+" reader (--from "+tc.from+")\n", errOut)
+		path := filepath.Join(t.TempDir(), "imported.yaml")
+		require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+		status, _, errOut = run(t, "validate", path)
+		require.Equal(t, 0, status, errOut)
+		status, _, errOut = run(t, "compare", path)
+		require.Equal(t, 0, status, errOut)
+	}
+	status, out, errOut := run(t, "import", "../examples/envoy/local-ratelimit.yaml", "--envoy-version", "1.30")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, "fill-interval: 1s, tokens-per-fill: 10}")
+}
+
 func TestImportErrors(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) string {
@@ -35,9 +63,12 @@ func TestImportErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"import", unknown, "--from", "nginx"}, unknown + ":3:16: limit_req: zone \"two\" is unknown (no limit_req_zone defines it)\n"},
-		{[]string{"import", plain}, "ratesim: " + plain + ": cannot tell which gateway's config this is: name it with --from (one of nginx)\n"},
-		{[]string{"import", plain, "--from", "bogus"}, "ratesim: --from \"bogus\": not a gateway ratesim reads (want one of nginx)\n"},
+		{[]string{"import", plain}, "ratesim: " + plain + ": cannot tell which gateway's config this is: name it with --from (one of nginx, envoy, envoy-local)\n"},
+		{[]string{"import", plain, "--from", "bogus"}, "ratesim: --from \"bogus\": not a gateway ratesim reads (want one of nginx, envoy, envoy-local)\n"},
 		{[]string{"import", "../examples/nginx.conf", "--from", "nginx", "--scope", "/nope"}, "ratesim: --scope \"/nope\": no scope of ../examples/nginx.conf has that name (its scopes: \"api.example.com /\", \"api.example.com /search\", \"api.example.com = /login\")\n"},
+		{[]string{"import", "../examples/envoy/local-ratelimit.yaml", "--envoy-version", "latest"}, "ratesim: --envoy-version \"latest\": want an envoy version such as 1.30 or 1.31.2\n"},
+		{[]string{"import", "../examples/nginx.conf", "--envoy-version", "1.30"}, "ratesim: reading ../examples/nginx.conf with the nginx reader (--from nginx)\nratesim: --envoy-version: only the envoy-local reader models versions (this is --from nginx)\n"},
+		{[]string{"import", "../examples/envoy/ratelimit-broken.yaml"}, "ratesim: reading ../examples/envoy/ratelimit-broken.yaml with the envoy reader (--from envoy)\n../examples/envoy/ratelimit-broken.yaml:5:13: descriptors[0].rate_limit.unit: invalid rate limit unit \"fortnight\" (want one of SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, YEAR)\n"},
 		{[]string{"import", filepath.Join(dir, "missing.conf")}, "ratesim: open " + filepath.Join(dir, "missing.conf") + ": no such file or directory\n"},
 	} {
 		status, out, errOut := run(t, tc.args...)

@@ -7,6 +7,7 @@ package gateway
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -30,6 +31,11 @@ type Options struct {
 	// by its name; "" keeps every scope, each a group of rows labelled by
 	// its name.
 	Scope string
+	// EnvoyVersion is the envoy whose local_ratelimit buckets the rows
+	// model (import --envoy-version X.Y): before 1.31 they refill
+	// tokens_per_fill at once every fill_interval; from 1.31 (and for "",
+	// the newest) continuously. See ParseEnvoyVersion.
+	EnvoyVersion string
 	// SplitLimits adds, beside each all-of row, one row per member limit,
 	// for comparison (import --split-limits).
 	SplitLimits bool
@@ -82,7 +88,9 @@ type Reader func(file string, data []byte) (Config, error)
 
 // readers are the gateways import reads, by their --from names.
 var readers = map[string]Reader{
-	"nginx": func(file string, data []byte) (Config, error) { return ReadNginx(file, data) },
+	"nginx":       func(file string, data []byte) (Config, error) { return ReadNginx(file, data) },
+	"envoy":       func(file string, data []byte) (Config, error) { return ReadEnvoy(file, data) },
+	"envoy-local": func(file string, data []byte) (Config, error) { return ReadEnvoyLocal(file, data) },
 }
 
 // Formats are the --from names of SPEC section 12, in its order.
@@ -114,6 +122,9 @@ var guessers = []struct {
 	from  string
 	guess func(file string, data []byte) bool
 }{
+	// envoy's first: their YAML markers are surer than nginx's words.
+	{"envoy", guessEnvoy},
+	{"envoy-local", guessEnvoyLocal},
 	{"nginx", guessNginx},
 }
 
@@ -132,4 +143,22 @@ func guessNginx(_ string, data []byte) bool {
 	return slices.ContainsFunc([]string{"limit_req", "http {", "server {", "location "}, func(w string) bool {
 		return strings.Contains(s, w)
 	})
+}
+
+// guessEnvoy: the ratelimit service's config has domain and descriptors
+// at its top level.
+func guessEnvoy(_ string, data []byte) bool {
+	return envoyTopKey.Match(data) && envoyDescriptorsKey.Match(data)
+}
+
+var (
+	envoyTopKey         = regexp.MustCompile(`(?m)^["']?domain["']?\s*:`)
+	envoyDescriptorsKey = regexp.MustCompile(`(?m)^["']?descriptors["']?\s*:`)
+)
+
+// guessEnvoyLocal: a local_ratelimit filter's config names its type, or
+// has a token_bucket with a fill_interval.
+func guessEnvoyLocal(_ string, data []byte) bool {
+	s := string(data)
+	return strings.Contains(s, "local_ratelimit") || strings.Contains(s, "token_bucket") && strings.Contains(s, "fill_interval")
 }

@@ -1,0 +1,654 @@
+package gateway
+
+import (
+	"fmt"
+	"iter"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// This file reads the config of envoy's ratelimit service
+// (github.com/envoyproxy/ratelimit), to the letter of its loader,
+// src/config/config_impl.go (loadDescriptors, validateYamlKeys, GetLimit),
+// and writes it as fixed-window rows, the rule of its Redis and memcached
+// caches (src/redis/fixed_cache_impl.go DoLimit: INCRBY the window's key,
+// then compare; src/limiter/cache_key.go GenerateCacheKey: the window is
+// (now/divider)*divider in Unix seconds).
+
+// EnvoyUnits are the units of a rate_limit, in seconds as
+// src/utils/utilities.go UnitToDivider has them: a month is 30 days, a
+// year 365, and every window is aligned to the Unix epoch (a week starts
+// on Thursday, as 1970-01-01 was one).
+var EnvoyUnits = []struct {
+	Name string
+	Per  time.Duration
+}{
+	{"SECOND", time.Second},
+	{"MINUTE", time.Minute},
+	{"HOUR", time.Hour},
+	{"DAY", 24 * time.Hour},
+	{"WEEK", 7 * 24 * time.Hour},
+	{"MONTH", 30 * 24 * time.Hour},
+	{"YEAR", 365 * 24 * time.Hour},
+}
+
+func envoyUnit(s string) (time.Duration, bool) {
+	for _, u := range EnvoyUnits {
+		if u.Name == strings.ToUpper(s) {
+			return u.Per, true
+		}
+	}
+	return 0, false
+}
+
+func envoyUnitNames() string {
+	var names []string
+	for _, u := range EnvoyUnits {
+		names = append(names, u.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// EnvoyEntry is one entry of a descriptor: its key and value ("" when the
+// config gives none: every value of the key, each counted apart).
+type EnvoyEntry struct {
+	Key, Value string
+}
+
+func (e EnvoyEntry) String() string {
+	if e.Value == "" {
+		return e.Key
+	}
+	return e.Key + "=" + e.Value
+}
+
+// varies reports whether requests with different values of the entry
+// have different counters: no value, or a wildcard one (prefix*, or with
+// * inside) without share_threshold.
+func (e EnvoyEntry) varies(shared bool) bool {
+	return e.Value == "" || (strings.Contains(e.Value, "*") && !shared)
+}
+
+// EnvoyDescriptor is one descriptor of the config with a rate_limit: its
+// path of entries from the domain down, and its limit.
+type EnvoyDescriptor struct {
+	Entries []EnvoyEntry
+	// Unlimited is rate_limit.unlimited: the service never limits it.
+	Unlimited bool
+	// Rate requests (requests_per_unit) per Per, a window of Unit.
+	Rate int64
+	Unit string // as written
+	Per  time.Duration
+	// LimitName is rate_limit.name and Replaces the names it replaces.
+	LimitName string
+	Replaces  []string
+	// ShadowMode: the service logs the verdict and answers OK; QuotaMode:
+	// over the limit rejects only when every quota descriptor of the
+	// request is over; ShareThreshold: the values a wildcard matches share
+	// one counter.
+	ShadowMode, QuotaMode, ShareThreshold bool
+	// Siblings are the values of this level's key that have descriptors of
+	// their own, for an entry without a value (they do not count here).
+	Siblings []string
+	Where    Pos // the descriptor's key
+}
+
+// Path is the descriptor's name, as --scope and the rows' labels spell it:
+// its entries, key or key=value, joined by "/".
+func (d *EnvoyDescriptor) Path() string {
+	parts := make([]string, len(d.Entries))
+	for i, e := range d.Entries {
+		parts[i] = e.String()
+	}
+	return strings.Join(parts, "/")
+}
+
+// Envoy is what an envoy ratelimit service config limits: its domain and
+// its descriptors with a rate_limit, in file order (parents first).
+type Envoy struct {
+	File        string
+	Domain      string
+	Descriptors []*EnvoyDescriptor
+}
+
+var (
+	envoyTopFields   = []string{"domain", "descriptors"}
+	envoyDescFields  = []string{"key", "value", "rate_limit", "descriptors", "shadow_mode", "quota_mode", "detailed_metric", "value_to_metric", "share_threshold", "metadata"}
+	envoyLimitFields = []string{"unit", "requests_per_unit", "unlimited", "name", "replaces"}
+	// envoyKeys are config_impl.go's validKeys: the names its loader
+	// accepts at any level (and ignores where they mean nothing).
+	envoyKeys = slices.Concat(envoyTopFields, envoyDescFields, envoyLimitFields)
+)
+
+// unknownEnvoy is the message for a field that is not one of fields; one
+// that envoy's loader accepts elsewhere is one it ignores here.
+func unknownEnvoy(fields []string) func(string) string {
+	return func(k string) string {
+		msg := "unknown field (want one of " + strings.Join(fields, ", ") + ")"
+		if slices.Contains(envoyKeys, k) {
+			msg += "; envoy's ratelimit accepts the name at any level but ignores it at this one"
+		}
+		return msg
+	}
+}
+
+// ReadEnvoy reads the config of envoy's ratelimit service as its loader
+// does (config_impl.go ConfigFileContentToYaml and loadDescriptors): a
+// domain, required, and descriptors nested to any depth, each with a key
+// (required) and an optional value. Refused, with the file, line and
+// column: a field the loader does not know (or one it would ignore where
+// it is written), an empty key, two descriptors with the same key and
+// value at one level, a unit that is not one of SECOND, MINUTE, HOUR,
+// DAY, WEEK, MONTH, YEAR (or one given with unlimited: true), a
+// requests_per_unit missing or 0 (envoy reads it as 0 and rejects every
+// request), an empty replaces name or one naming its own limit,
+// share_threshold without a wildcard, and a config without any rate_limit.
+func ReadEnvoy(file string, data []byte) (*Envoy, error) {
+	r := &envoyReader{yreader: yreader{file: file}, e: &Envoy{File: file}}
+	top, err := r.document(data)
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.mapping(top, "a mapping with domain and descriptors", envoyTopFields, unknownEnvoy(envoyTopFields))
+	if err != nil {
+		return nil, err
+	}
+	domain := m.get("domain")
+	r.e.Domain, err = r.text(domain)
+	if err != nil {
+		return nil, err
+	}
+	if r.e.Domain == "" {
+		return nil, r.errAt(domain, "config file cannot have empty domain (want domain: NAME)")
+	}
+	if err := r.descriptors(m.get("descriptors"), nil); err != nil {
+		return nil, err
+	}
+	if len(r.e.Descriptors) == 0 {
+		return nil, &Error{File: file, Msg: fmt.Sprintf("no limits at all: no descriptor of domain %q has a rate_limit", r.e.Domain)}
+	}
+	if !slices.ContainsFunc(r.e.Descriptors, func(d *EnvoyDescriptor) bool { return !d.Unlimited }) {
+		return nil, &Error{File: file, Msg: fmt.Sprintf("no limits at all: every rate_limit of domain %q is unlimited", r.e.Domain)}
+	}
+	return r.e, nil
+}
+
+type envoyReader struct {
+	yreader
+	e *Envoy
+}
+
+// descriptors reads one level of descriptors under the entries parent.
+func (r *envoyReader) descriptors(v ynode, parent []EnvoyEntry) error {
+	items, err := r.list(v, "a list of descriptors")
+	if err != nil {
+		return err
+	}
+	seen := map[string]ynode{}
+	var level []*EnvoyDescriptor // this level's descriptors with a rate_limit
+	values := map[string][]string{}
+	for _, item := range items {
+		m, err := r.mapping(item, "a descriptor (a mapping with key, value, rate_limit, descriptors)", envoyDescFields, unknownEnvoy(envoyDescFields))
+		if err != nil {
+			return err
+		}
+		keyNode := m.get("key")
+		key, err := r.text(keyNode)
+		if err != nil {
+			return err
+		}
+		if key == "" {
+			return r.errAt(keyNode, "descriptor has empty key (want key: NAME)")
+		}
+		value, err := r.text(m.get("value"))
+		if err != nil {
+			return err
+		}
+		entry := EnvoyEntry{Key: key, Value: value}
+		final := key
+		if value != "" {
+			final += "_" + value
+			values[key] = append(values[key], value)
+		}
+		if first, dup := seen[final]; dup {
+			return r.errAt(keyNode, "duplicate descriptor %s (first at %d:%d)", entry, first.line, first.col)
+		}
+		seen[final] = keyNode
+		path := append(slices.Clone(parent), entry)
+		d := &EnvoyDescriptor{Entries: path, Where: item.pos(r.file)}
+		for _, f := range []struct {
+			name string
+			to   *bool
+		}{{"shadow_mode", &d.ShadowMode}, {"quota_mode", &d.QuotaMode}, {"share_threshold", &d.ShareThreshold}, {"detailed_metric", new(bool)}, {"value_to_metric", new(bool)}} {
+			if *f.to, err = r.boolean(m.get(f.name)); err != nil {
+				return err
+			}
+		}
+		if d.ShareThreshold && !strings.Contains(final, "*") {
+			return r.errAt(m.get("share_threshold"), "share_threshold can only be used with wildcard values (containing '*'), but found %s", entry)
+		}
+		if lim := m.get("rate_limit"); !lim.null() {
+			if err := r.limit(lim, d); err != nil {
+				return err
+			}
+			r.e.Descriptors = append(r.e.Descriptors, d)
+			level = append(level, d)
+		}
+		if err := r.descriptors(m.get("descriptors"), path); err != nil {
+			return err
+		}
+	}
+	for _, d := range level {
+		if last := d.Entries[len(d.Entries)-1]; last.Value == "" {
+			d.Siblings = values[last.Key]
+		}
+	}
+	return nil
+}
+
+// limit reads a descriptor's rate_limit as loadDescriptors does.
+func (r *envoyReader) limit(v ynode, d *EnvoyDescriptor) error {
+	m, err := r.mapping(v, "a rate_limit (a mapping with unit and requests_per_unit)", envoyLimitFields, unknownEnvoy(envoyLimitFields))
+	if err != nil {
+		return err
+	}
+	if d.Unlimited, err = r.boolean(m.get("unlimited")); err != nil {
+		return err
+	}
+	unit := m.get("unit")
+	if d.Unit, err = r.text(unit); err != nil {
+		return err
+	}
+	per, valid := envoyUnit(d.Unit)
+	switch {
+	case d.Unlimited && valid:
+		return r.errAt(unit, "should not specify rate limit unit when unlimited (remove unit, or unlimited)")
+	case !d.Unlimited && !m.has("unit"):
+		return r.errAt(unit, "missing (want unit: one of %s)", envoyUnitNames())
+	case !d.Unlimited && !valid:
+		return r.errAt(unit, "invalid rate limit unit %q (want one of %s)", d.Unit, envoyUnitNames())
+	}
+	d.Per = per
+	rpu := m.get("requests_per_unit")
+	switch {
+	case m.has("requests_per_unit"):
+		if d.Rate, err = r.uint32Of(rpu, false, "a whole number of requests per unit, at least 1"); err != nil {
+			return err
+		}
+		if d.Rate == 0 && !d.Unlimited {
+			return r.errAt(rpu, "0: envoy's ratelimit would reject every request of this descriptor (want at least 1; to never limit it, write unlimited: true)")
+		}
+	case !d.Unlimited:
+		return r.errAt(rpu, "missing (want requests_per_unit: N, N >= 1; envoy's ratelimit reads it as 0 and rejects every request)")
+	}
+	if d.LimitName, err = r.text(m.get("name")); err != nil {
+		return err
+	}
+	reps, err := r.list(m.get("replaces"), "a list of {name: NAME}")
+	if err != nil {
+		return err
+	}
+	for _, rep := range reps {
+		rm, err := r.mapping(rep, "a mapping {name: NAME}", []string{"name"}, unknownEnvoy([]string{"name"}))
+		if err != nil {
+			return err
+		}
+		name, err := r.text(rm.get("name"))
+		if err != nil {
+			return err
+		}
+		if name == "" {
+			return r.errAt(rm.get("name"), "should not have an empty replaces entry (want name: NAME)")
+		}
+		if name == d.LimitName {
+			return r.errAt(rm.get("name"), "replaces should not contain name of same descriptor (%q)", name)
+		}
+		d.Replaces = append(d.Replaces, name)
+	}
+	return nil
+}
+
+// pick returns the descriptors scope names: all of them when it is "",
+// else those whose paths it names, joined by " + " (the descriptors one
+// request carries).
+func (e *Envoy) pick(scope string) ([]*EnvoyDescriptor, error) {
+	if scope == "" {
+		return e.Descriptors, nil
+	}
+	if i := slices.IndexFunc(e.Descriptors, func(d *EnvoyDescriptor) bool { return d.Path() == scope }); i >= 0 {
+		return e.Descriptors[i : i+1], nil // a path may hold a +
+	}
+	var picked []*EnvoyDescriptor
+	for _, part := range strings.Split(scope, "+") {
+		part = strings.TrimSpace(part)
+		i := slices.IndexFunc(e.Descriptors, func(d *EnvoyDescriptor) bool { return d.Path() == part })
+		if i < 0 {
+			var names []string
+			for _, d := range e.Descriptors {
+				names = append(names, fmt.Sprintf("%q", d.Path()))
+			}
+			return nil, fmt.Errorf("--scope %q: no descriptor of %s with a rate_limit is %q (its descriptors: %s; join several with \" + \")", scope, e.File, part, strings.Join(names, ", "))
+		}
+		if slices.Contains(picked, e.Descriptors[i]) {
+			return nil, fmt.Errorf("--scope %q: %q is named twice", scope, part)
+		}
+		picked = append(picked, e.Descriptors[i])
+	}
+	return picked, nil
+}
+
+// checked returns the limits envoy's service checks for a request that
+// carries the descriptors ds, as src/service/ratelimit.go
+// constructLimitsToCheck does: an unlimited limit is not checked (but its
+// replaces count), and a named limit that another limit of the request
+// replaces is not checked. dropped says why each other one is not.
+func checked(ds []*EnvoyDescriptor) (kept []*EnvoyDescriptor, dropped []string) {
+	replacing := map[string]string{}
+	for _, d := range ds {
+		for _, name := range d.Replaces {
+			replacing[name] = d.Path()
+		}
+	}
+	for _, d := range ds {
+		switch by, ok := replacing[d.LimitName]; {
+		case d.Unlimited:
+			dropped = append(dropped, d.Path()+" is unlimited")
+		case d.LimitName != "" && ok:
+			dropped = append(dropped, fmt.Sprintf("%s (named %s) is replaced by %s", d.Path(), d.LimitName, by))
+		default:
+			kept = append(kept, d)
+		}
+	}
+	return kept, dropped
+}
+
+// Scenario writes the limits of e as a ratesim scenario: one
+// fixed-window row with count-rejected per descriptor with a rate_limit
+// (envoy's ratelimit increments a window's counter by every hit, over the
+// limit too, and then compares), labelled by its path; an unlimited one
+// is a comment. o.Scope names one descriptor, or several joined by " + "
+// (those one request carries, as envoy's rate_limits actions build them):
+// one row, an all-of with commit every-hit when several limits are checked
+// (the service increments every descriptor's counter and answers
+// OVER_LIMIT if any is over).
+func (e *Envoy) Scenario(o Options) (string, error) {
+	ds, err := e.pick(o.Scope)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	base := filepath.Base(e.File)
+	fmt.Fprintf(&b, "# Imported from %s by ratesim import --from envoy: the rate limits of\n", commentSafe(base))
+	fmt.Fprintf(&b, "# domain %s for envoy's ratelimit service, one row per descriptor, labelled\n", commentSafe(e.Domain))
+	b.WriteString("# by its path of key or key=value entries. The service counts every hit, over\n")
+	b.WriteString("# the limit too, in fixed windows aligned to the Unix epoch (a week starts on\n")
+	b.WriteString("# Thursday, a month is 30 days, a year 365): fixed-window with count-rejected.\n")
+	b.WriteString("# Which descriptors a request carries is set by envoy's rate_limits actions,\n")
+	b.WriteString("# not in this file: --scope \"A + B\" writes the row of a request carrying A and B.\n")
+	b.WriteString("# No cluster section: every instance of the service counts in one Redis with\n")
+	b.WriteString("# INCRBY, one atomic counter per window, which one limiter decides alike.\n")
+	name := strings.TrimSuffix(base, filepath.Ext(base))
+	fmt.Fprintf(&b, "name: %s\n", yamlString(name))
+	fmt.Fprintf(&b, "description: %s\n", yamlString(fmt.Sprintf("The rate limits of domain %s in %s.", e.Domain, base)))
+	var first *EnvoyDescriptor
+	if o.Scope != "" {
+		kept, dropped := checked(ds)
+		if len(kept) == 0 {
+			return "", fmt.Errorf("--scope %q: envoy's ratelimit checks no limit for such a request (%s)", o.Scope, strings.Join(dropped, "; "))
+		}
+		first = kept[0]
+		e.header(&b, first)
+		e.requestRow(&b, base, o.Scope, kept, dropped)
+	} else {
+		first = ds[slices.IndexFunc(ds, func(d *EnvoyDescriptor) bool { return !d.Unlimited })]
+		e.header(&b, first)
+		for _, d := range ds {
+			e.comments(&b, base, d, "  ")
+			if d.Unlimited {
+				continue
+			}
+			fmt.Fprintf(&b, "  - {name: fixed-window, label: %s, %s}\n", yamlString(d.Path()), envoyFields(d))
+		}
+	}
+	b.WriteString("traffic:\n  # a placeholder: replace it with your traffic, or replay an access log\n")
+	fmt.Fprintf(&b, "  - {type: steady, key: client, rate: %d/%s}\n", 2*first.Rate, durationText(first.Per))
+	return b.String(), nil
+}
+
+// header writes the scenario's limit (the first row's) and duration.
+func (e *Envoy) header(b *strings.Builder, first *EnvoyDescriptor) {
+	fmt.Fprintf(b, "limit: {rate: %d, per: %s}\n", first.Rate, durationText(first.Per))
+	b.WriteString("duration: 10s\n")
+	b.WriteString("algorithms:\n")
+}
+
+// requestRow writes the one row of a request carrying the descriptors of
+// --scope: kept are the limits the service checks.
+func (e *Envoy) requestRow(b *strings.Builder, base, scope string, kept []*EnvoyDescriptor, dropped []string) {
+	fmt.Fprintf(b, "  # --scope %s: a request that carries these descriptors\n", commentSafe(scope))
+	for _, why := range dropped {
+		fmt.Fprintf(b, "  # not checked: %s\n", commentSafe(why))
+	}
+	kept, shadow := enforcedOnly(kept)
+	for _, d := range shadow {
+		fmt.Fprintf(b, "  # left out: %s is in shadow_mode (counted, never rejecting: it changes no verdict)\n", commentSafe(d.Path()))
+	}
+	if len(kept) == 1 {
+		e.comments(b, base, kept[0], "  ")
+		fmt.Fprintf(b, "  - {name: fixed-window, label: %s, %s}\n", yamlString(scope), envoyFields(kept[0]))
+		return
+	}
+	keyNote(b, "  ", func(yield func(Key) bool) {
+		for _, d := range kept {
+			for _, k := range envoyDescKeys(d) {
+				if !yield(k) {
+					return
+				}
+			}
+		}
+	})
+	b.WriteString("  # envoy's ratelimit increments every descriptor's counter by the hit and answers\n")
+	b.WriteString("  # OVER_LIMIT if any is over: all-of with commit every-hit.\n")
+	if slices.ContainsFunc(kept, func(d *EnvoyDescriptor) bool { return d.QuotaMode }) {
+		b.WriteString("  # NOTE: a quota_mode limit rejects only when every quota limit of the request is\n")
+		b.WriteString("  # over; the row rejects when any is (quota_mode is not modelled together).\n")
+	}
+	fmt.Fprintf(b, "  - name: all-of\n    label: %s\n    commit: every-hit\n    limits:\n", yamlString(scope))
+	for _, d := range kept {
+		e.comments(b, base, d, "      ")
+		fmt.Fprintf(b, "      - {name: fixed-window, %s}\n", envoyFields(d))
+	}
+}
+
+// comments writes the comment lines of one descriptor: where it is, its
+// limit and key, and what of it the row does not do.
+func (e *Envoy) comments(b *strings.Builder, base string, d *EnvoyDescriptor, indent string) {
+	fmt.Fprintf(b, "%s# %s:%d: descriptor %s", indent, commentSafe(base), d.Where.Line, commentSafe(d.Path()))
+	if d.Unlimited {
+		b.WriteString(": unlimited: the service never limits it (no row)\n")
+		return
+	}
+	fmt.Fprintf(b, ": %d per %s", d.Rate, commentSafe(strings.ToUpper(d.Unit)))
+	if strings.ToUpper(d.Unit) == "WEEK" {
+		b.WriteString(" (weeks start on Thursday, 00:00 UTC)")
+	}
+	if u := strings.ToUpper(d.Unit); u == "MONTH" || u == "YEAR" {
+		fmt.Fprintf(b, " (%s days, from the Unix epoch)", map[string]string{"MONTH": "30", "YEAR": "365"}[u])
+	}
+	keys := envoyDescKeys(d)
+	if len(keys) == 1 && keys[0].Kind == KeyGlobal {
+		b.WriteString(", one counter for every request that carries it")
+	} else {
+		var ks []string
+		for _, k := range keys {
+			ks = append(ks, k.short())
+		}
+		fmt.Fprintf(b, ", a counter per %s", strings.Join(ks, " and "))
+	}
+	b.WriteString("\n")
+	if most := maxExactNs / int64(d.Per); d.Rate > most {
+		fmt.Fprintf(b, "%s#   NOTE: a row holds at most %d per %s exactly (rate*per within 2^61 ns): this one does not load\n", indent, most, commentSafe(strings.ToUpper(d.Unit)))
+	}
+	if len(d.Siblings) > 0 {
+		last := d.Entries[len(d.Entries)-1]
+		var vs []string
+		for _, v := range d.Siblings {
+			vs = append(vs, last.Key+"="+v)
+		}
+		which := "which has a descriptor of its own"
+		if len(vs) > 1 {
+			which = "which have descriptors of their own"
+		}
+		fmt.Fprintf(b, "%s#   not for %s, %s\n", indent, commentSafe(strings.Join(vs, ", ")), which)
+	}
+	for _, en := range d.Entries {
+		if strings.Contains(en.Value, "*") {
+			how := "each value counted apart"
+			if d.ShareThreshold {
+				how = "share_threshold: all of them in one counter"
+			}
+			fmt.Fprintf(b, "%s#   %s matches every value of %s that fits the wildcard (%s)\n", indent, commentSafe(en.String()), commentSafe(en.Key), how)
+		}
+	}
+	if d.LimitName != "" {
+		fmt.Fprintf(b, "%s#   named %s", indent, commentSafe(d.LimitName))
+		if by := e.replacedBy(d.LimitName); len(by) > 0 {
+			fmt.Fprintf(b, ": not checked for a request that also carries %s (replaces)", commentSafe(strings.Join(by, " or ")))
+		}
+		b.WriteString("\n")
+	}
+	if len(d.Replaces) > 0 {
+		fmt.Fprintf(b, "%s#   replaces %s: a request carrying both is not checked against those\n", indent, commentSafe(strings.Join(d.Replaces, ", ")))
+	}
+	if d.ShadowMode {
+		fmt.Fprintf(b, "%s#   shadow_mode: the service only logs an over-limit verdict and answers OK;\n%s#   the row decides as if it were enforced\n", indent, indent)
+	}
+	if d.QuotaMode {
+		fmt.Fprintf(b, "%s#   quota_mode: over the limit rejects only when every quota descriptor of the\n%s#   request is over (alone, as here, that is when this one is)\n", indent, indent)
+	}
+}
+
+// enforcedOnly leaves out the limits in shadow_mode when others remain:
+// every-hit members decide apart, so one that never rejects changes no
+// verdict.
+func enforcedOnly(ds []*EnvoyDescriptor) (kept, shadow []*EnvoyDescriptor) {
+	for _, d := range ds {
+		if d.ShadowMode {
+			shadow = append(shadow, d)
+		} else {
+			kept = append(kept, d)
+		}
+	}
+	if len(kept) == 0 {
+		return shadow, nil
+	}
+	return kept, shadow
+}
+
+// keyNote writes a NOTE when the keys of an all-of row's members differ:
+// the row applies every member to the one key of each request.
+func keyNote(b *strings.Builder, indent string, keys iter.Seq[Key]) {
+	var names []string
+	for k := range keys {
+		if s := k.short(); !slices.Contains(names, s) {
+			names = append(names, s)
+		}
+	}
+	if len(names) > 1 {
+		fmt.Fprintf(b, "%s# NOTE: these limits count by different keys (%s); the row applies them\n", indent, commentSafe(strings.Join(names, ", ")))
+		fmt.Fprintf(b, "%s# all to the one key of each request, so it is envoy's only when those keys agree.\n", indent)
+	}
+}
+
+// replacedBy returns the paths of the descriptors whose limits replace
+// the limit called name.
+func (e *Envoy) replacedBy(name string) []string {
+	var by []string
+	for _, d := range e.Descriptors {
+		if slices.Contains(d.Replaces, name) {
+			by = append(by, d.Path())
+		}
+	}
+	return by
+}
+
+// maxExactNs is the bound of the rows' exact arithmetic on rate*per (the
+// algorithms' maxExact): a limit beyond it does not load.
+const maxExactNs = math.MaxInt64 / 4
+
+// envoyFields writes a descriptor's fixed-window fields.
+func envoyFields(d *EnvoyDescriptor) string {
+	return fmt.Sprintf("rate: %d, per: %s, count-rejected: true", d.Rate, durationText(d.Per))
+}
+
+// Keys returns what the descriptors o.Scope picks count by, each once, in
+// order: the client address for a remote_address entry without a value,
+// one key for every request when every entry has a value, and otherwise
+// the descriptor key, whose value envoy's rate_limits actions set (a
+// request_headers action names its header in envoy's route config, not in
+// this file).
+func (e *Envoy) Keys(o Options) ([]Key, error) {
+	ds, err := e.pick(o.Scope)
+	if err != nil {
+		return nil, err
+	}
+	if o.Scope != "" {
+		ds, _ = checked(ds)
+		ds, _ = enforcedOnly(ds)
+	}
+	var keys []Key
+	for _, d := range ds {
+		if d.Unlimited {
+			continue
+		}
+		for _, k := range envoyDescKeys(d) {
+			if !slices.ContainsFunc(keys, func(have Key) bool { return have.Kind == k.Kind && have.Name == k.Name }) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys, nil
+}
+
+// envoyDescKeys returns the keys of one descriptor: one per entry whose
+// value varies, or the global key when none does.
+func envoyDescKeys(d *EnvoyDescriptor) []Key {
+	var keys []Key
+	for _, en := range d.Entries {
+		if en.varies(d.ShareThreshold) {
+			keys = append(keys, envoyKey(en.Key, d.Where))
+		}
+	}
+	if len(keys) == 0 {
+		keys = append(keys, Key{Kind: KeyGlobal, Where: d.Where})
+	}
+	return keys
+}
+
+// envoyKey is the key of a descriptor entry called key whose value
+// varies: remote_address is the client address (envoy's remote_address
+// action); any other key is set by an action of envoy's route config
+// (request_headers names a header there), which this file does not say.
+func envoyKey(key string, where Pos) Key {
+	if key == "remote_address" {
+		return Key{Kind: KeyAddr, Where: where}
+	}
+	return Key{Kind: KeyOther, Name: "descriptor entry " + key + " (its value comes from envoy's rate_limits actions, e.g. request_headers with its header, in envoy's route config, not in this file)", Where: where}
+}
+
+// short names a key in a row's comment.
+func (k Key) short() string {
+	switch k.Kind {
+	case KeyAddr:
+		return "client address"
+	case KeyOther:
+		if name, ok := strings.CutPrefix(k.Name, "descriptor entry "); ok {
+			name, _, _ = strings.Cut(name, " ")
+			return "value of " + name
+		}
+	}
+	return k.String()
+}

@@ -1,0 +1,1071 @@
+package gateway
+
+import (
+	"fmt"
+	"math/big"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// This file reads envoy's HTTP local_ratelimit filter
+// (envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit), in a
+// whole bootstrap or alone, and writes its token buckets as rows, to the
+// letter of source/extensions/filters/common/local_ratelimit/
+// local_ratelimit_impl.cc (LocalRateLimiterImpl: its constructor's checks
+// and requestAllowed) and of the filter's FilterConfig (enabled() and
+// enforced() are false when filter_enabled or filter_enforced is unset).
+
+// LocalRateLimitType is the filter config's @type.
+const LocalRateLimitType = "type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit"
+
+// localFilterName is the filter's well-known name in http_filters.
+const localFilterName = "envoy.filters.http.local_ratelimit"
+
+// LocalBucket is a token_bucket (envoy.type.v3.TokenBucket): it holds
+// MaxTokens at most, starts full, and gains TokensPerFill (default 1) per
+// FillInterval.
+type LocalBucket struct {
+	MaxTokens, TokensPerFill int64
+	FillInterval             time.Duration
+	Where                    Pos
+}
+
+// LocalDescriptor is one of the filter's descriptors: the entries a
+// request's descriptor must match (verbatim; an entry without a value,
+// in recent envoys, matches every value, each with its own bucket), and
+// its bucket.
+type LocalDescriptor struct {
+	Entries    []EnvoyEntry
+	Bucket     LocalBucket
+	ShadowMode bool
+	Where      Pos
+}
+
+// Path is the descriptor's entries, key=value, joined by "/".
+func (d *LocalDescriptor) Path() string {
+	parts := make([]string, len(d.Entries))
+	for i, e := range d.Entries {
+		parts[i] = e.String()
+	}
+	return strings.Join(parts, "/")
+}
+
+// Percent is a RuntimeFractionalPercent: Num/Den of the requests (the
+// runtime key, when set, may change it at run time).
+type Percent struct {
+	Set        bool // written in the config
+	Num, Den   int64
+	RuntimeKey string
+}
+
+// all reports whether the percent is at least 100%.
+func (p Percent) all() bool { return p.Set && p.Num >= p.Den }
+
+// none reports whether the percent is 0 or unset (envoy's default: 0%).
+func (p Percent) none() bool { return !p.Set || p.Num == 0 }
+
+func (p Percent) String() string {
+	s := ""
+	switch {
+	case p.Num >= p.Den:
+		s = "100%"
+	case 100*p.Num%p.Den == 0:
+		s = fmt.Sprintf("%d%%", 100*p.Num/p.Den)
+	default:
+		s = fmt.Sprintf("%d/%d", p.Num, p.Den)
+	}
+	if p.RuntimeKey != "" {
+		s += " (runtime key " + p.RuntimeKey + ")"
+	}
+	return s
+}
+
+// LocalScope is one local_ratelimit config and where it applies: the
+// filter's own (a listener's connection manager's http_filters), or a
+// virtual host's or route's typed_per_filter_config, which replaces the
+// filter's for the requests it routes.
+type LocalScope struct {
+	// Name is the scope's name as --scope and the rows' labels spell it:
+	// the listener's, then /VHOST, then /ROUTE (its name, or its match);
+	// the stat_prefix for a config read alone.
+	Name       string
+	Where      Pos // the config
+	StatPrefix string
+	Bucket     *LocalBucket // the default bucket; nil when unset
+	Enabled    Percent      // filter_enabled
+	Enforced   Percent      // filter_enforced
+	Status     string       // status.code, "429" by default
+	// Descriptors are the filter's descriptors, in config order.
+	Descriptors []*LocalDescriptor
+	// AlwaysConsumeDefault is always_consume_default_token_bucket
+	// (default true): a request that matches descriptors takes a token
+	// from the default bucket too.
+	AlwaysConsumeDefault bool
+	// PerConnection is local_rate_limit_per_downstream_connection: each
+	// connection has its own buckets.
+	PerConnection bool
+	// LocalCluster is local_cluster_rate_limit: envoy divides the tokens
+	// among the instances of its local cluster.
+	LocalCluster bool
+}
+
+// EnvoyLocal is what a config limits with envoy's local_ratelimit: its
+// scopes in config order, and what the reader could not see.
+type EnvoyLocal struct {
+	File   string
+	Scopes []*LocalScope
+	// Notes are things of the file the import says and does not read
+	// (routes from RDS).
+	Notes []string
+}
+
+var (
+	localFields = []string{"@type", "stat_prefix", "status", "token_bucket", "filter_enabled", "filter_enforced",
+		"request_headers_to_add_when_not_enforced", "response_headers_to_add", "descriptors", "stage",
+		"local_rate_limit_per_downstream_connection", "local_cluster_rate_limit", "enable_x_ratelimit_headers",
+		"vh_rate_limits", "always_consume_default_token_bucket", "rate_limited_as_resource_exhausted", "rate_limits",
+		"max_dynamic_descriptors"}
+	tokenBucketFields = []string{"max_tokens", "tokens_per_fill", "fill_interval"}
+	localDescFields   = []string{"entries", "token_bucket", "shadow_mode"}
+	entryFields       = []string{"key", "value"}
+	percentFields     = []string{"default_value", "runtime_key"}
+	fractionFields    = []string{"numerator", "denominator"}
+	fractionDenoms    = map[string]int64{"HUNDRED": 100, "TEN_THOUSAND": 10_000, "MILLION": 1_000_000, "0": 100, "1": 10_000, "2": 1_000_000}
+	minFillInterval   = 50 * time.Millisecond
+	httpConnManager   = "envoy.filters.network.http_connection_manager"
+	httpConnMgrType   = "HttpConnectionManager"
+	filterConfigType  = "type.googleapis.com/envoy.config.route.v3.FilterConfig"
+)
+
+// ReadEnvoyLocal reads the local_ratelimit configs of an envoy bootstrap
+// (static_resources: each listener's http_connection_manager's
+// http_filters, and the typed_per_filter_config of its route_config's
+// virtual hosts and routes), or of one filter's typed_config alone (or its
+// http_filters entry). Refused, with file:line:col: fields the filter does
+// not have, a token_bucket without max_tokens (or with 0) or
+// fill_interval, a fill_interval under 50ms (envoy refuses it), a
+// descriptor without entries or token_bucket, the same descriptor twice,
+// and a file with no local_ratelimit config at all. The rest of a
+// bootstrap is not checked.
+func ReadEnvoyLocal(file string, data []byte) (*EnvoyLocal, error) {
+	r := &localReader{yreader: yreader{file: file}, l: &EnvoyLocal{File: file}}
+	top, err := r.document(data)
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.mapping(top, "an envoy bootstrap or a local_ratelimit typed_config (a mapping)", nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case m.has("static_resources"):
+		if err := r.bootstrap(m); err != nil {
+			return nil, err
+		}
+	case m.has("typed_config"):
+		if err := r.httpFilter(m, "", nil); err != nil {
+			return nil, err
+		}
+	case m.has("stat_prefix") || m.has("token_bucket") || m.has("@type"):
+		s, err := r.config(top, "")
+		if err != nil {
+			return nil, err
+		}
+		s.Name = s.StatPrefix
+		r.l.Scopes = append(r.l.Scopes, s)
+	default:
+		return nil, r.errAt(top, "found neither static_resources (an envoy bootstrap) nor a local_ratelimit typed_config (stat_prefix, token_bucket, ...)")
+	}
+	if len(r.l.Scopes) == 0 {
+		return nil, &Error{File: file, Msg: "no limits at all: no http_connection_manager of the file has a local_ratelimit filter (" + localFilterName + ")"}
+	}
+	if !slices.ContainsFunc(r.l.Scopes, func(s *LocalScope) bool {
+		return !s.Enabled.none() && (s.Bucket != nil || len(s.Descriptors) > 0)
+	}) {
+		return nil, &Error{File: file, Msg: "no limits at all: every local_ratelimit config is disabled (filter_enabled unset, envoy's default of 0%, or 0%) or has no token_bucket"}
+	}
+	return r.l, nil
+}
+
+type localReader struct {
+	yreader
+	l     *EnvoyLocal
+	names map[string]int // scope names given, for #2, #3...
+}
+
+// unique returns name, or name #k for its k-th use.
+func (r *localReader) unique(name string) string {
+	if r.names == nil {
+		r.names = map[string]int{}
+	}
+	r.names[name]++
+	if k := r.names[name]; k > 1 {
+		return fmt.Sprintf("%s #%d", name, k)
+	}
+	return name
+}
+
+// field returns m's field key read as a mapping (nil when absent or null).
+func (r *localReader) field(m *ymap, key, what string) (*ymap, error) {
+	v := m.get(key)
+	if v.null() {
+		return nil, nil
+	}
+	return r.mapping(v, what, nil, nil)
+}
+
+// bootstrap reads static_resources.listeners.
+func (r *localReader) bootstrap(m *ymap) error {
+	sr, err := r.field(m, "static_resources", "a mapping (listeners, clusters, ...)")
+	if err != nil || sr == nil {
+		return err
+	}
+	listeners, err := r.list(sr.get("listeners"), "a list of listeners")
+	if err != nil {
+		return err
+	}
+	for i, lv := range listeners {
+		lm, err := r.mapping(lv, "a listener (a mapping)", nil, nil)
+		if err != nil {
+			return err
+		}
+		name, err := r.text(lm.get("name"))
+		if err != nil {
+			return err
+		}
+		if name == "" {
+			name = fmt.Sprintf("listener[%d]", i)
+		}
+		chains, err := r.list(lm.get("filter_chains"), "a list of filter chains")
+		if err != nil {
+			return err
+		}
+		if dc := lm.get("default_filter_chain"); !dc.null() {
+			chains = append(chains, dc)
+		}
+		for _, cv := range chains {
+			cm, err := r.mapping(cv, "a filter chain (a mapping)", nil, nil)
+			if err != nil {
+				return err
+			}
+			filters, err := r.list(cm.get("filters"), "a list of network filters")
+			if err != nil {
+				return err
+			}
+			for _, fv := range filters {
+				fm, err := r.mapping(fv, "a network filter (a mapping)", nil, nil)
+				if err != nil {
+					return err
+				}
+				if err := r.networkFilter(fm, name); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// networkFilter reads an http_connection_manager's http_filters and route
+// config; other network filters are not read.
+func (r *localReader) networkFilter(fm *ymap, listener string) error {
+	fname, err := r.text(fm.get("name"))
+	if err != nil {
+		return err
+	}
+	tc, err := r.field(fm, "typed_config", "a typed_config (a mapping)")
+	if err != nil || tc == nil {
+		return err
+	}
+	typ, err := r.text(tc.get("@type"))
+	if err != nil {
+		return err
+	}
+	if fname != httpConnManager && !strings.HasSuffix(typ, "."+httpConnMgrType) {
+		return nil
+	}
+	filters, err := r.list(tc.get("http_filters"), "a list of http filters")
+	if err != nil {
+		return err
+	}
+	var names []string // the local_ratelimit filters' names, for typed_per_filter_config
+	for _, hv := range filters {
+		hm, err := r.mapping(hv, "an http filter (a mapping)", nil, nil)
+		if err != nil {
+			return err
+		}
+		if err := r.httpFilter(hm, listener, &names); err != nil {
+			return err
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	if tc.has("rds") {
+		r.l.Notes = append(r.l.Notes, fmt.Sprintf("%s:%d: listener %s takes its routes from RDS: their typed_per_filter_config are not in this file", filepath.Base(r.file), tc.get("rds").line, listener))
+	}
+	rc, err := r.field(tc, "route_config", "a route_config (a mapping)")
+	if err != nil || rc == nil {
+		return err
+	}
+	vhosts, err := r.list(rc.get("virtual_hosts"), "a list of virtual hosts")
+	if err != nil {
+		return err
+	}
+	for i, vv := range vhosts {
+		vm, err := r.mapping(vv, "a virtual host (a mapping)", nil, nil)
+		if err != nil {
+			return err
+		}
+		vname, err := r.text(vm.get("name"))
+		if err != nil {
+			return err
+		}
+		if vname == "" {
+			vname = fmt.Sprintf("virtual_hosts[%d]", i)
+		}
+		if err := r.perFilter(vm, names, listener+"/"+vname); err != nil {
+			return err
+		}
+		routes, err := r.list(vm.get("routes"), "a list of routes")
+		if err != nil {
+			return err
+		}
+		for j, rv := range routes {
+			rm, err := r.mapping(rv, "a route (a mapping)", nil, nil)
+			if err != nil {
+				return err
+			}
+			rname, err := r.routeName(rm, j)
+			if err != nil {
+				return err
+			}
+			if err := r.perFilter(rm, names, listener+"/"+vname+"/"+rname); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// routeName is a route's name, or its match (prefix /api), or routes[j].
+func (r *localReader) routeName(rm *ymap, j int) (string, error) {
+	name, err := r.text(rm.get("name"))
+	if err != nil || name != "" {
+		return name, err
+	}
+	if mm, err := r.field(rm, "match", "a route match (a mapping)"); err == nil && mm != nil {
+		for _, k := range []string{"prefix", "path", "path_separated_prefix"} {
+			if v := mm.get(k); !v.null() {
+				s, err := r.text(v)
+				if err != nil {
+					return "", err
+				}
+				return k + " " + s, nil
+			}
+		}
+	} else if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("routes[%d]", j), nil
+}
+
+// httpFilter reads one http_filters entry, when it is a local_ratelimit
+// filter, as the scope called listener; names gains its name.
+func (r *localReader) httpFilter(hm *ymap, listener string, names *[]string) error {
+	name, err := r.text(hm.get("name"))
+	if err != nil {
+		return err
+	}
+	tcv := hm.get("typed_config")
+	if tcv.null() {
+		return nil
+	}
+	tc, err := r.mapping(tcv, "a typed_config (a mapping)", nil, nil)
+	if err != nil {
+		return err
+	}
+	typ, err := r.text(tc.get("@type"))
+	if err != nil {
+		return err
+	}
+	if typ != LocalRateLimitType && name != localFilterName {
+		if listener == "" {
+			return r.errAt(tc.get("@type"), "%q: not a local_ratelimit filter (want @type %s)", typ, LocalRateLimitType)
+		}
+		return nil
+	}
+	s, err := r.config(tcv, "")
+	if err != nil {
+		return err
+	}
+	s.Name = listener
+	if s.Name == "" {
+		s.Name = s.StatPrefix
+	}
+	s.Name = r.unique(s.Name)
+	r.l.Scopes = append(r.l.Scopes, s)
+	if names != nil && name != "" {
+		*names = append(*names, name)
+	}
+	return nil
+}
+
+// perFilter reads the typed_per_filter_config of a virtual host or route
+// for the local_ratelimit filters called names, as the scope called scope.
+func (r *localReader) perFilter(m *ymap, names []string, scope string) error {
+	pf, err := r.field(m, "typed_per_filter_config", "a mapping of filter names to configs")
+	if err != nil || pf == nil {
+		return err
+	}
+	for _, name := range names {
+		v := pf.get(name)
+		if v.null() {
+			continue
+		}
+		vm, err := r.mapping(v, "a local_ratelimit config (a mapping)", nil, nil)
+		if err != nil {
+			return err
+		}
+		if typ, _ := r.text(vm.get("@type")); typ == filterConfigType {
+			v = vm.get("config")
+		}
+		s, err := r.config(v, scope)
+		if err != nil {
+			return err
+		}
+		if s.Bucket == nil {
+			return r.errAt(v, "a route's or virtual host's local_ratelimit config needs a token_bucket (envoy refuses it without)")
+		}
+		s.Name = r.unique(scope)
+		r.l.Scopes = append(r.l.Scopes, s)
+	}
+	return nil
+}
+
+// config reads one LocalRateLimit config.
+func (r *localReader) config(v ynode, scope string) (*LocalScope, error) {
+	m, err := r.mapping(v, "a local_ratelimit config (a mapping with stat_prefix, token_bucket, ...)", localFields, unknownField(localFields))
+	if err != nil {
+		return nil, err
+	}
+	s := &LocalScope{Where: v.pos(r.file), Status: "429", AlwaysConsumeDefault: true}
+	if typ := m.get("@type"); !typ.null() {
+		t, err := r.text(typ)
+		if err != nil {
+			return nil, err
+		}
+		if t != LocalRateLimitType {
+			return nil, r.errAt(typ, "%q: not a local_ratelimit config (want %s)", t, LocalRateLimitType)
+		}
+	}
+	if s.StatPrefix, err = r.text(m.get("stat_prefix")); err != nil {
+		return nil, err
+	}
+	if s.StatPrefix == "" {
+		return nil, r.errAt(m.get("stat_prefix"), "missing or empty (want stat_prefix: NAME; envoy requires it)")
+	}
+	if tb := m.get("token_bucket"); !tb.null() {
+		b, err := r.bucket(tb)
+		if err != nil {
+			return nil, err
+		}
+		b.Where = m.keyPos(r.file, "token_bucket")
+		s.Bucket = &b
+	}
+	if s.Enabled, err = r.percent(m.get("filter_enabled")); err != nil {
+		return nil, err
+	}
+	if s.Enforced, err = r.percent(m.get("filter_enforced")); err != nil {
+		return nil, err
+	}
+	if st := m.get("status"); !st.null() {
+		sm, err := r.mapping(st, "an HttpStatus {code: 429}", []string{"code"}, unknownField([]string{"code"}))
+		if err != nil {
+			return nil, err
+		}
+		code := sm.get("code")
+		if _, isInt := code.n.(*ast.IntegerNode); isInt {
+			c, err := r.uint32Of(code, false, "an HTTP status code")
+			if err != nil {
+				return nil, err
+			}
+			if c >= 400 { // envoy answers 429 for a code under 400
+				s.Status = strconv.FormatInt(c, 10)
+			}
+		} else if !code.null() {
+			if s.Status, err = r.text(code); err != nil { // an enum name: TooManyRequests
+				return nil, err
+			}
+		}
+	}
+	if s.AlwaysConsumeDefault, err = r.boolOr(m.get("always_consume_default_token_bucket"), true); err != nil {
+		return nil, err
+	}
+	if s.PerConnection, err = r.boolean(m.get("local_rate_limit_per_downstream_connection")); err != nil {
+		return nil, err
+	}
+	s.LocalCluster = !m.get("local_cluster_rate_limit").null()
+	if s.LocalCluster && s.PerConnection {
+		return nil, r.errAt(m.get("local_cluster_rate_limit"), "local_cluster_rate_limit with local_rate_limit_per_downstream_connection: envoy refuses both (a connection's bucket is not shared among instances)")
+	}
+	descs, err := r.list(m.get("descriptors"), "a list of descriptors")
+	if err != nil {
+		return nil, err
+	}
+	for _, dv := range descs {
+		d, err := r.descriptor(dv)
+		if err != nil {
+			return nil, err
+		}
+		if i := slices.IndexFunc(s.Descriptors, func(o *LocalDescriptor) bool { return slices.Equal(o.Entries, d.Entries) }); i >= 0 {
+			return nil, &Error{File: r.file, Line: d.Where.Line, Col: d.Where.Col, Path: dv.path,
+				Msg: fmt.Sprintf("duplicate descriptor in the local rate descriptor: %s (first at %d:%d)", d.Path(), s.Descriptors[i].Where.Line, s.Descriptors[i].Where.Col)}
+		}
+		s.Descriptors = append(s.Descriptors, d)
+	}
+	return s, nil
+}
+
+// boolOr reads a google.protobuf.BoolValue: def when unset.
+func (r *localReader) boolOr(v ynode, def bool) (bool, error) {
+	if v.null() {
+		return def, nil
+	}
+	return r.boolean(v)
+}
+
+// bucket reads a token_bucket as envoy validates it: max_tokens > 0 and
+// fill_interval required, tokens_per_fill > 0 (default 1), and a
+// fill_interval of at least 50ms (LocalRateLimiterImpl refuses less).
+func (r *localReader) bucket(v ynode) (LocalBucket, error) {
+	b := LocalBucket{Where: v.pos(r.file), TokensPerFill: 1}
+	m, err := r.mapping(v, "a token_bucket {max_tokens, tokens_per_fill, fill_interval}", tokenBucketFields, unknownField(tokenBucketFields))
+	if err != nil {
+		return b, err
+	}
+	mt := m.get("max_tokens")
+	if mt.null() {
+		return b, r.errAt(mt, "missing (want max_tokens: N, N >= 1)")
+	}
+	if b.MaxTokens, err = r.uint32Of(mt, true, "a whole number of tokens, at least 1"); err != nil {
+		return b, err
+	}
+	if b.MaxTokens == 0 {
+		return b, r.errAt(mt, "0: want at least 1 (a bucket of 0 tokens rejects every request)")
+	}
+	if tpf := m.get("tokens_per_fill"); !tpf.null() {
+		if b.TokensPerFill, err = r.uint32Of(tpf, true, "a whole number of tokens, at least 1"); err != nil {
+			return b, err
+		}
+		if b.TokensPerFill == 0 {
+			return b, r.errAt(tpf, "0: want at least 1")
+		}
+	}
+	fi := m.get("fill_interval")
+	if fi.null() {
+		return b, r.errAt(fi, `missing (want fill_interval: a duration such as "1s")`)
+	}
+	if b.FillInterval, err = r.protoDuration(fi); err != nil {
+		return b, err
+	}
+	if b.FillInterval < minFillInterval {
+		return b, r.errAt(fi, "%s: local rate limit token bucket fill timer must be >= 50ms", durationText(b.FillInterval))
+	}
+	return b, nil
+}
+
+// descriptor reads one LocalRateLimitDescriptor.
+func (r *localReader) descriptor(v ynode) (*LocalDescriptor, error) {
+	m, err := r.mapping(v, "a descriptor {entries, token_bucket}", localDescFields, unknownField(localDescFields))
+	if err != nil {
+		return nil, err
+	}
+	d := &LocalDescriptor{Where: v.pos(r.file)}
+	entries, err := r.list(m.get("entries"), "a list of entries {key, value}")
+	if err != nil {
+		return nil, err
+	}
+	if len(entries) == 0 {
+		return nil, r.errAt(m.get("entries"), "missing or empty (want entries: [{key: K, value: V}])")
+	}
+	for _, ev := range entries {
+		em, err := r.mapping(ev, "an entry {key, value}", entryFields, unknownField(entryFields))
+		if err != nil {
+			return nil, err
+		}
+		var e EnvoyEntry
+		if e.Key, err = r.text(em.get("key")); err != nil {
+			return nil, err
+		}
+		if e.Key == "" {
+			return nil, r.errAt(em.get("key"), "missing or empty (want key: NAME)")
+		}
+		if e.Value, err = r.text(em.get("value")); err != nil {
+			return nil, err
+		}
+		d.Entries = append(d.Entries, e)
+	}
+	tb := m.get("token_bucket")
+	if tb.null() {
+		return nil, r.errAt(tb, "missing (want token_bucket: {max_tokens, tokens_per_fill, fill_interval})")
+	}
+	if d.Bucket, err = r.bucket(tb); err != nil {
+		return nil, err
+	}
+	d.Bucket.Where = m.keyPos(r.file, "token_bucket")
+	if d.ShadowMode, err = r.boolean(m.get("shadow_mode")); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// percent reads a RuntimeFractionalPercent: default_value {numerator,
+// denominator (HUNDRED, TEN_THOUSAND or MILLION; default HUNDRED)} and
+// runtime_key.
+func (r *localReader) percent(v ynode) (Percent, error) {
+	p := Percent{Den: 100}
+	if v.null() {
+		return p, nil
+	}
+	m, err := r.mapping(v, "a runtime fractional percent {default_value: {numerator, denominator}, runtime_key}", percentFields, unknownField(percentFields))
+	if err != nil {
+		return p, err
+	}
+	if p.RuntimeKey, err = r.text(m.get("runtime_key")); err != nil {
+		return p, err
+	}
+	dv := m.get("default_value")
+	if dv.null() {
+		return p, r.errAt(dv, "missing (want default_value: {numerator: N, denominator: HUNDRED})")
+	}
+	fm, err := r.mapping(dv, "a fractional percent {numerator, denominator}", fractionFields, unknownField(fractionFields))
+	if err != nil {
+		return p, err
+	}
+	if num := fm.get("numerator"); !num.null() {
+		if p.Num, err = r.uint32Of(num, true, "a whole number"); err != nil {
+			return p, err
+		}
+	}
+	if den := fm.get("denominator"); !den.null() {
+		t, err := r.text(den)
+		if err != nil {
+			return p, err
+		}
+		d, ok := fractionDenoms[t]
+		if !ok {
+			return p, r.errAt(den, "%q: want HUNDRED, TEN_THOUSAND or MILLION", t)
+		}
+		p.Den = d
+	}
+	p.Set = true
+	return p, nil
+}
+
+// ParseEnvoyVersion reads an envoy version, X.Y or X.Y.Z (a leading v
+// allowed); "" is the newest. It returns whether that envoy's
+// local_ratelimit buckets refill at once every fill_interval (a timer;
+// before 1.31) rather than continuously (1.31 and later: envoy's 1.31.0
+// changelog, local_ratelimit: "Updated the token bucket implementation to
+// use non-timer based token bucket").
+func ParseEnvoyVersion(v string) (discrete bool, err error) {
+	if v == "" {
+		return false, nil
+	}
+	parts := strings.Split(strings.TrimPrefix(v, "v"), ".")
+	bad := fmt.Errorf("--envoy-version %q: want an envoy version such as 1.30 or 1.31.2", v)
+	if len(parts) < 2 || len(parts) > 3 {
+		return false, bad
+	}
+	var n [2]int
+	for i, p := range parts {
+		x, err := strconv.Atoi(p)
+		if err != nil || x < 0 || strings.TrimLeft(p, "0123456789") != "" {
+			return false, bad
+		}
+		if i < 2 {
+			n[i] = x
+		}
+	}
+	return n[0] < 1 || n[0] == 1 && n[1] < 31, nil
+}
+
+// localRow is one row of an envoy-local import: the buckets a request
+// takes tokens from, in envoy's order.
+type localRow struct {
+	scope *LocalScope
+	label string
+	descs []*LocalDescriptor // matched descriptors, in the order envoy takes from them
+	dflt  bool               // the default bucket too, last
+}
+
+// rows returns the rows of scope s: its default bucket alone (a request
+// that matches no descriptor), then one per descriptor.
+func (s *LocalScope) rows(discrete bool) []localRow {
+	var rows []localRow
+	if s.Bucket != nil {
+		rows = append(rows, localRow{scope: s, label: s.Name, dflt: true})
+	}
+	for _, d := range s.Descriptors {
+		rows = append(rows, s.request(s.Name+" "+d.Path(), []*LocalDescriptor{d}, discrete))
+	}
+	return rows
+}
+
+// request is the row of a request that matches descs: envoy's
+// requestAllowed takes a token from each matched descriptor's bucket,
+// slowest-filling first, stopping at the first that has none (what the
+// earlier ones gave is not refunded), then from the default bucket when
+// none matched or always_consume_default_token_bucket (default true).
+func (s *LocalScope) request(label string, descs []*LocalDescriptor, discrete bool) localRow {
+	sorted := slices.Clone(descs)
+	slices.SortStableFunc(sorted, func(a, b *LocalDescriptor) int { return fillOrder(a.Bucket, b.Bucket, discrete) })
+	return localRow{scope: s, label: label, descs: sorted, dflt: s.Bucket != nil && s.AlwaysConsumeDefault}
+}
+
+// fillOrder compares two buckets by fill rate, as envoy sorts the matched
+// descriptors: from 1.31 by tokens_per_fill / fill_interval (a double,
+// compared here exactly); before, by the whole tokens per whole second
+// (tokensFillPerSecond: tokens_per_fill / the fill_interval's whole
+// seconds, or / 1 below a second). Equal rates keep the config's order
+// (envoy's std::sort leaves it unspecified).
+func fillOrder(a, b LocalBucket, discrete bool) int {
+	if discrete {
+		rate := func(x LocalBucket) int64 { return x.TokensPerFill / max(1, int64(x.FillInterval/time.Second)) }
+		return int(rate(a) - rate(b))
+	}
+	l := new(big.Int).Mul(big.NewInt(a.TokensPerFill), big.NewInt(int64(b.FillInterval)))
+	rr := new(big.Int).Mul(big.NewInt(b.TokensPerFill), big.NewInt(int64(a.FillInterval)))
+	return l.Cmp(rr)
+}
+
+// enabledScopes are the scopes whose filter checks requests.
+func (l *EnvoyLocal) enabledScopes() []*LocalScope {
+	var out []*LocalScope
+	for _, s := range l.Scopes {
+		if !s.Enabled.none() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// pick returns the rows --scope names: every row when it is ""; a scope's
+// rows by its name; one row by its label; or, for labels of one scope's
+// descriptors joined by " + ", the row of a request matching all of them.
+func (l *EnvoyLocal) pick(scope string, discrete bool) ([]localRow, error) {
+	var all []localRow
+	for _, s := range l.enabledScopes() {
+		all = append(all, s.rows(discrete)...)
+	}
+	if scope == "" {
+		return all, nil
+	}
+	names := func() string {
+		var ns []string
+		for _, row := range all {
+			ns = append(ns, strconv.Quote(row.label))
+		}
+		return strings.Join(ns, ", ")
+	}
+	for _, s := range l.enabledScopes() {
+		if s.Name == scope {
+			return s.rows(discrete), nil
+		}
+	}
+	if i := slices.IndexFunc(all, func(row localRow) bool { return row.label == scope }); i >= 0 {
+		return all[i : i+1], nil // a label may hold a +
+	}
+	parts := strings.Split(scope, "+")
+	var descs []*LocalDescriptor
+	var owner *LocalScope
+	for _, part := range parts {
+		part = strings.TrimSpace(part)
+		i := slices.IndexFunc(all, func(row localRow) bool { return row.label == part })
+		if i < 0 {
+			return nil, fmt.Errorf("--scope %q: no row of %s is %q (its rows: %s; join descriptors of one scope with \" + \")", scope, l.File, part, names())
+		}
+		row := all[i]
+		if len(parts) == 1 {
+			return []localRow{row}, nil
+		}
+		if len(row.descs) != 1 {
+			return nil, fmt.Errorf("--scope %q: %q is not a descriptor's row (join descriptors of one scope with \" + \")", scope, part)
+		}
+		if owner != nil && row.scope != owner {
+			return nil, fmt.Errorf("--scope %q: %q is of another scope than %q (a request meets one scope's config)", scope, part, owner.Name)
+		}
+		if slices.Contains(descs, row.descs[0]) {
+			return nil, fmt.Errorf("--scope %q: %q is named twice", scope, part)
+		}
+		owner = row.scope
+		descs = append(descs, row.descs[0])
+	}
+	return []localRow{owner.request(scope, descs, discrete)}, nil
+}
+
+// Scenario writes the local_ratelimit configs of l as a ratesim scenario:
+// a token-bucket row per scope's default bucket and per descriptor (an
+// all-of with commit in-order when the default bucket is taken from too),
+// with rate tokens_per_fill per fill_interval and burst max_tokens,
+// refilled continuously (envoy 1.31 and later) or, for o.EnvoyVersion
+// before 1.31, tokens_per_fill at once every fill_interval. A scope whose
+// filter is not enabled is a comment.
+func (l *EnvoyLocal) Scenario(o Options) (string, error) {
+	discrete, err := ParseEnvoyVersion(o.EnvoyVersion)
+	if err != nil {
+		return "", err
+	}
+	rows, err := l.pick(o.Scope, discrete)
+	if err != nil {
+		return "", err
+	}
+	if len(rows) == 0 {
+		return "", fmt.Errorf("--scope %q: that scope has no token bucket", o.Scope)
+	}
+	if discrete {
+		if err := l.checkMultiples(rows); err != nil {
+			return "", err
+		}
+	}
+	var b strings.Builder
+	base := filepath.Base(l.File)
+	version := "envoy 1.31 and later refill continuously: token-bucket rows with rate\n# tokens_per_fill per fill_interval and burst max_tokens (before 1.31: import\n# --envoy-version 1.30)."
+	if discrete {
+		version = fmt.Sprintf("envoy %s (before 1.31) refills tokens_per_fill at once every fill_interval,\n# on a timer started with the config: token-bucket rows with fill-interval and\n# tokens-per-fill, burst max_tokens.", o.EnvoyVersion)
+	}
+	fmt.Fprintf(&b, "# Imported from %s by ratesim import --from envoy-local: envoy's local_ratelimit\n", commentSafe(base))
+	b.WriteString("# token buckets, one row per scope (the filter's own config, or a virtual host's\n")
+	b.WriteString("# or route's typed_per_filter_config) and one per descriptor. Each bucket starts\n")
+	fmt.Fprintf(&b, "# full; %s\n", version)
+	b.WriteString("# A request matching descriptors takes a token from each (slowest-filling first),\n")
+	b.WriteString("# then from the default bucket, stopping at the first that is empty, with no\n")
+	b.WriteString("# refund: all-of with commit in-order. Which descriptors a request carries is set\n")
+	b.WriteString("# by envoy's rate_limits actions: --scope \"A + B\" writes the row of one matching A and B.\n")
+	b.WriteString("# Each envoy keeps its own buckets: N envoys behind a balancer admit up to N times\n")
+	b.WriteString("# these limits. No cluster section (the config does not say N): to see it, add\n")
+	b.WriteString("# cluster: {nodes: N} and coordination: local to plain rows (docs/cluster.md).\n")
+	for _, n := range l.Notes {
+		fmt.Fprintf(&b, "# NOTE: %s\n", commentSafe(n))
+	}
+	name := strings.TrimSuffix(base, filepath.Ext(base))
+	fmt.Fprintf(&b, "name: %s\n", yamlString(name))
+	fmt.Fprintf(&b, "description: %s\n", yamlString("The local_ratelimit token buckets of "+base+"."))
+	first := rows[0].buckets()[0]
+	fmt.Fprintf(&b, "limit: {rate: %d, per: %s, burst: %d}\n", first.TokensPerFill, durationText(first.FillInterval), first.MaxTokens)
+	b.WriteString("duration: 10s\nalgorithms:\n")
+	if o.Scope == "" {
+		for _, s := range l.Scopes {
+			l.scopeComment(&b, base, s)
+			if !s.Enabled.none() {
+				for _, row := range s.rows(discrete) {
+					l.writeRow(&b, base, row, discrete)
+				}
+			}
+		}
+	} else {
+		l.scopeComment(&b, base, rows[0].scope)
+		for _, row := range rows {
+			l.writeRow(&b, base, row, discrete)
+		}
+	}
+	b.WriteString("traffic:\n  # a placeholder: replace it with your traffic, or replay an access log\n")
+	fmt.Fprintf(&b, "  - {type: steady, key: client, rate: %d/%s}\n", 2*first.TokensPerFill, durationText(first.FillInterval))
+	return b.String(), nil
+}
+
+// buckets are the row's buckets in envoy's order.
+func (row localRow) buckets() []LocalBucket {
+	var bs []LocalBucket
+	for _, d := range row.descs {
+		bs = append(bs, d.Bucket)
+	}
+	if row.dflt {
+		bs = append(bs, *row.scope.Bucket)
+	}
+	return bs
+}
+
+// checkMultiples refuses, before 1.31, a descriptor whose fill_interval is
+// not a multiple of its scope's (LocalRateLimiterImpl: "local rate
+// descriptor limit is not a multiple of token bucket fill timer"): its
+// bucket refilled on the default bucket's timer.
+func (l *EnvoyLocal) checkMultiples(rows []localRow) error {
+	for _, row := range rows {
+		for _, d := range row.descs {
+			if row.scope.Bucket == nil {
+				return &Error{File: l.File, Line: d.Where.Line, Col: d.Where.Col, Path: "descriptors",
+					Msg: "before envoy 1.31 a descriptor's bucket refills on the default token_bucket's timer: the config needs a token_bucket"}
+			}
+			if d.Bucket.FillInterval%row.scope.Bucket.FillInterval != 0 {
+				return &Error{File: l.File, Line: d.Bucket.Where.Line, Col: d.Bucket.Where.Col, Path: "token_bucket.fill_interval",
+					Msg: fmt.Sprintf("%s: local rate descriptor limit is not a multiple of token bucket fill timer (%s), which envoy before 1.31 refuses",
+						durationText(d.Bucket.FillInterval), durationText(row.scope.Bucket.FillInterval))}
+			}
+		}
+	}
+	return nil
+}
+
+// scopeComment writes the comment lines of a scope: where it is, and what
+// of it the rows do not model.
+func (l *EnvoyLocal) scopeComment(b *strings.Builder, base string, s *LocalScope) {
+	fmt.Fprintf(b, "  # %s:%d: local_ratelimit of %s (stat_prefix %s)", commentSafe(base), s.Where.Line, commentSafe(s.Name), commentSafe(s.StatPrefix))
+	if s.Enabled.none() {
+		what := "unset (envoy's default: 0%)"
+		if s.Enabled.Set {
+			what = s.Enabled.String()
+		}
+		fmt.Fprintf(b, ": filter_enabled %s: the filter passes every request (no row)\n", commentSafe(what))
+		return
+	}
+	fmt.Fprintf(b, "; rejects with %s\n", commentSafe(s.Status))
+	if !s.Enabled.all() {
+		fmt.Fprintf(b, "  #   filter_enabled %s: envoy checks only that share of the requests; the rows check all\n", commentSafe(s.Enabled.String()))
+	}
+	switch {
+	case s.Enforced.none():
+		what := "unset (envoy's default: 0%)"
+		if s.Enforced.Set {
+			what = s.Enforced.String()
+		}
+		fmt.Fprintf(b, "  #   filter_enforced %s: envoy takes the tokens but passes every request (it only\n  #   counts it as rate limited); the rows reject as if enforced\n", commentSafe(what))
+	case !s.Enforced.all():
+		fmt.Fprintf(b, "  #   filter_enforced %s: envoy rejects only that share of the requests it limits; the rows reject all\n", commentSafe(s.Enforced.String()))
+	}
+	if s.PerConnection {
+		b.WriteString("  #   local_rate_limit_per_downstream_connection: each connection has its own buckets\n")
+	}
+	if s.LocalCluster {
+		b.WriteString("  #   local_cluster_rate_limit: envoy shares each bucket's tokens among the instances of\n  #   its local cluster; the rows are the whole limit, as one envoy would enforce it\n")
+	}
+	if s.Bucket == nil {
+		b.WriteString("  #   no token_bucket: only requests that match a descriptor are limited here\n")
+	}
+}
+
+// writeRow writes one row: a token-bucket, or an all-of in-order.
+func (l *EnvoyLocal) writeRow(b *strings.Builder, base string, row localRow, discrete bool) {
+	if len(row.descs) == 0 {
+		bucketComment(b, base, "the default bucket", *row.scope.Bucket, "  ")
+		fmt.Fprintf(b, "  - {name: token-bucket, label: %s, %s}\n", yamlString(row.label), bucketFields(*row.scope.Bucket, discrete))
+		return
+	}
+	for _, d := range row.descs {
+		if d.ShadowMode {
+			fmt.Fprintf(b, "  #   descriptor %s is in shadow_mode: envoy takes its token but never rejects for it;\n  #   the row rejects as if it did\n", commentSafe(d.Path()))
+		}
+		for _, e := range d.Entries {
+			if e.Value == "" {
+				fmt.Fprintf(b, "  #   entry %s has no value: recent envoys keep a bucket per value of %s (up to\n  #   max_dynamic_descriptors, least recently used evicted, not modelled)\n", commentSafe(e.Key), commentSafe(e.Key))
+			}
+		}
+	}
+	if len(row.descs) == 1 && !row.dflt {
+		d := row.descs[0]
+		bucketComment(b, base, "descriptor "+d.Path(), d.Bucket, "  ")
+		fmt.Fprintf(b, "  - {name: token-bucket, label: %s, %s}\n", yamlString(row.label), bucketFields(d.Bucket, discrete))
+		return
+	}
+	keyNote(b, "  ", func(yield func(Key) bool) {
+		for _, d := range row.descs {
+			for _, k := range localDescKeys(d) {
+				if !yield(k) {
+					return
+				}
+			}
+		}
+		if row.dflt {
+			yield(Key{Kind: KeyGlobal})
+		}
+	})
+	fmt.Fprintf(b, "  - name: all-of\n    label: %s\n    commit: in-order\n    limits:\n", yamlString(row.label))
+	for _, d := range row.descs {
+		bucketComment(b, base, "descriptor "+d.Path(), d.Bucket, "      ")
+		fmt.Fprintf(b, "      - {name: token-bucket, %s}\n", bucketFields(d.Bucket, discrete))
+	}
+	if row.dflt {
+		bucketComment(b, base, "then the default bucket (always_consume_default_token_bucket)", *row.scope.Bucket, "      ")
+		fmt.Fprintf(b, "      - {name: token-bucket, %s}\n", bucketFields(*row.scope.Bucket, discrete))
+	}
+}
+
+// bucketComment writes where a bucket is and what it holds.
+func bucketComment(b *strings.Builder, base, what string, t LocalBucket, indent string) {
+	fmt.Fprintf(b, "%s# %s:%d: %s: max_tokens %d, tokens_per_fill %d, fill_interval %s\n",
+		indent, commentSafe(base), t.Where.Line, commentSafe(what), t.MaxTokens, t.TokensPerFill, durationText(t.FillInterval))
+}
+
+// bucketFields writes a bucket's token-bucket fields: rate and per for a
+// continuous refill, fill-interval and tokens-per-fill for a discrete one;
+// burst is max_tokens.
+func bucketFields(t LocalBucket, discrete bool) string {
+	if discrete {
+		return fmt.Sprintf("burst: %d, fill-interval: %s, tokens-per-fill: %d", t.MaxTokens, durationText(t.FillInterval), t.TokensPerFill)
+	}
+	return fmt.Sprintf("rate: %d, per: %s, burst: %d", t.TokensPerFill, durationText(t.FillInterval), t.MaxTokens)
+}
+
+// Keys returns what the rows o.Scope picks count by, each once, in order:
+// one key for every request (each envoy's bucket), or the downstream
+// connection with local_rate_limit_per_downstream_connection, and for a
+// descriptor entry without a value its descriptor key (see envoyKey).
+func (l *EnvoyLocal) Keys(o Options) ([]Key, error) {
+	discrete, err := ParseEnvoyVersion(o.EnvoyVersion)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := l.pick(o.Scope, discrete)
+	if err != nil {
+		return nil, err
+	}
+	var keys []Key
+	add := func(k Key) {
+		if !slices.ContainsFunc(keys, func(have Key) bool { return have.Kind == k.Kind && have.Name == k.Name }) {
+			keys = append(keys, k)
+		}
+	}
+	for _, row := range rows {
+		s := row.scope
+		if s.PerConnection {
+			add(Key{Kind: KeyOther, Name: "the downstream connection (local_rate_limit_per_downstream_connection)", Where: s.Where})
+			continue
+		}
+		global := row.dflt
+		for _, d := range row.descs {
+			for _, k := range localDescKeys(d) {
+				if k.Kind == KeyGlobal {
+					global = true
+				} else {
+					add(k)
+				}
+			}
+		}
+		if global {
+			add(Key{Kind: KeyGlobal, Where: s.Where})
+		}
+	}
+	return keys, nil
+}
+
+// localDescKeys returns the keys of a descriptor's bucket: one per entry
+// without a value (a bucket per value), or the global key when every
+// entry has one.
+func localDescKeys(d *LocalDescriptor) []Key {
+	var keys []Key
+	for _, e := range d.Entries {
+		if e.Value == "" {
+			keys = append(keys, envoyKey(e.Key, d.Where))
+		}
+	}
+	if len(keys) == 0 {
+		keys = append(keys, Key{Kind: KeyGlobal, Where: d.Where})
+	}
+	return keys
+}
