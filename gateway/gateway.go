@@ -82,7 +82,9 @@ type Reader func(file string, data []byte) (Config, error)
 
 // readers are the gateways import reads, by their --from names.
 var readers = map[string]Reader{
-	"nginx": func(file string, data []byte) (Config, error) { return ReadNginx(file, data) },
+	"nginx":   func(file string, data []byte) (Config, error) { return ReadNginx(file, data) },
+	"kong":    func(file string, data []byte) (Config, error) { return ReadKong(file, data) },
+	"traefik": func(file string, data []byte) (Config, error) { return ReadTraefik(file, data) },
 }
 
 // Formats are the --from names of SPEC section 12, in its order.
@@ -114,6 +116,8 @@ var guessers = []struct {
 	from  string
 	guess func(file string, data []byte) bool
 }{
+	{"kong", guessKong},
+	{"traefik", guessTraefik},
 	{"nginx", guessNginx},
 }
 
@@ -132,4 +136,16 @@ func guessNginx(_ string, data []byte) bool {
 	return slices.ContainsFunc([]string{"limit_req", "http {", "server {", "location "}, func(w string) bool {
 		return strings.Contains(s, w)
 	})
+}
+
+// guessKong: a decK file declares its _format_version.
+func guessKong(_ string, data []byte) bool {
+	return strings.Contains(string(data), "_format_version")
+}
+
+// guessTraefik: a dynamic configuration with http middlewares, one of
+// them a rateLimit (YAML or TOML alike).
+func guessTraefik(_ string, data []byte) bool {
+	s := string(data)
+	return strings.Contains(s, "http") && strings.Contains(s, "middlewares") && strings.Contains(s, "rateLimit")
 }
