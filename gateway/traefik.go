@@ -434,7 +434,7 @@ func (t *Traefik) Scenario(o Options) (string, error) {
 			yamlString(s.Name()), l.Average, durationText(l.Period), l.Burst, durationText(l.MaxDelay), durationText(l.TTL))
 	}
 	b.WriteString("traffic:\n  # a placeholder: replace it with your traffic, or replay an access log\n")
-	fmt.Fprintf(&b, "  - {type: steady, key: client, rate: %d/%s}\n", 2*first.Average, durationText(first.Period))
+	fmt.Fprintf(&b, "  - {type: steady, key: client, rate: %d/%s}\n", 2*first.Average, rateUnit(durationText(first.Period)))
 	return b.String(), nil
 }
 
