@@ -13,7 +13,7 @@ func newImportCmd() *cobra.Command {
 	var from, scope string
 	c := &cobra.Command{
 		Use:   "import CONFIG",
-		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx)",
+		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx, Kong, Traefik)",
 		Long: `Reads a gateway's config and prints a scenario (YAML) whose algorithm rows are
 the limits in it, each with a comment naming the file and line it came from.
 
@@ -23,6 +23,19 @@ limit_req_dry_run, inherited http -> server -> location as nginx merges them
 location; several limit_req in one location are one all-of row with commit
 all-or-nothing, as nginx enforces them. --scope picks one location by its
 name ("SERVER LOCATION", as the rows are labelled) or by its location alone.
+
+kong: a declarative config (decK, YAML or JSON): the rate-limiting and
+rate-limiting-advanced plugins, global and on services, routes and consumers,
+one per route after Kong's precedence (consumer > route > service > global).
+One window is a fixed-window row, several one all-of row; policy local, redis
+and cluster are the rows' coordination local, central and racy on a cluster
+of 3 nodes (a placeholder: set yours). --scope picks a route, a service or a
+row label.
+
+traefik: a dynamic configuration (YAML or TOML): each rateLimit middleware as
+an x-time-rate row (average/period, burst) with Traefik's max-delay and idle
+TTL, one per router that uses it. --scope picks a router, a middleware or a
+row label.
 
 Anything the reader cannot map (include, unknown parameters, rates such as
 10r/x, zones not defined) is an error naming file:line:col and the directive,
@@ -52,7 +65,7 @@ with exit status 2. See docs/gateways.md.`,
 			return err
 		},
 	}
-	c.Flags().StringVar(&from, "from", "", "the config's gateway: nginx (default: a guess from the file, stated on stderr)")
-	c.Flags().StringVar(&scope, "scope", "", "keep one location: its row label (\"SERVER LOCATION\") or its location")
+	c.Flags().StringVar(&from, "from", "", "the config's gateway: nginx, kong or traefik (default: a guess from the file, stated on stderr)")
+	c.Flags().StringVar(&scope, "scope", "", "keep one scope: a row label, or nginx's location, Kong's route or service, Traefik's router or middleware")
 	return c
 }
