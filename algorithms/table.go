@@ -26,7 +26,8 @@ import (
 // scripts set no expiry does; its Memory counts them all.
 //
 // x-time-rate, whose state is a library object in floating point, has no
-// Table: it cannot run in a store.
+// Table: it cannot run in a store. An all-of row's Table is its members'
+// Tables under its commit mode (allOfTable).
 type Table interface {
 	// Decide applies the rule to key's state at now, and keeps the
 	// result: one atomic script.
@@ -121,6 +122,8 @@ func NewTable(name string, p Params) (Table, error) {
 		r := newConcurrencyRule(p)
 		r.anyOrder = true
 		return newTable[costLog](r), nil
+	case "all-of":
+		return newAllOfTable(p)
 	}
 	return nil, fmt.Errorf("%s cannot run in a store: it has no rule over a state held apart (it supports local and split only)", name)
 }

@@ -202,6 +202,10 @@ var modesOf = map[string][]Mode{
 	"gcra":           {Local, Split, Central, Racy, Lease},
 	"x-time-rate":    {Local, Split},
 	"none":           {Local, Split}, // nothing to keep in a store
+	// an all-of row's members each keep their state on the node (local) or
+	// in the store (central, racy: algorithms.NewTable's all-of Table);
+	// split would share the row's policy, not its members'
+	"all-of": {Local, Central, Racy},
 }
 
 // defaultModes are the modes of an algorithm not in modesOf.
@@ -223,8 +227,28 @@ func ModesOf(name string) []Mode {
 func Supports(name string, m Mode) bool { return slices.Contains(ModesOf(name), m) }
 
 // IncrWrites reports whether the algorithm can be written back with INCRBY
-// (racy's write: incr): its state is counters a cost adds to.
-func IncrWrites(name string) bool { return name == "fixed-window" || name == "sliding-window" }
+// (racy's write: incr): its state is counters a cost adds to. An all-of
+// row can when its commit is all-or-nothing and its members are all
+// fixed-window or sliding-window (AllOfIncrWrites).
+func IncrWrites(name string) bool {
+	return name == "fixed-window" || name == "sliding-window" || name == "all-of"
+}
+
+// AllOfIncrWrites reports whether an all-of row of commit c over members
+// can be written back with INCRBY: every member is a windowed counter and
+// a decision charges all of them or none (all-or-nothing), so the cost
+// alone says what to add (Kong's cluster policy with several windows).
+func AllOfIncrWrites(c algorithms.Commit, members []algorithms.Member) bool {
+	if c != algorithms.AllOrNothing && c != "" {
+		return false
+	}
+	for _, m := range members {
+		if m.Name != "fixed-window" && m.Name != "sliding-window" {
+			return false
+		}
+	}
+	return true
+}
 
 // SpreadSkew returns the skews of n nodes for one skew value v: node i gets
 // -v + 2v*i/(n-1) (the quotient truncated toward zero), so that the nodes'

@@ -14,7 +14,7 @@ func newImportCmd() *cobra.Command {
 	var split bool
 	c := &cobra.Command{
 		Use:   "import CONFIG",
-		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx, envoy, envoy-local)",
+		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx, Kong, envoy, Traefik)",
 		Long: `Reads a gateway's config and prints a scenario (YAML) whose algorithm rows are
 the limits in it, each with a comment naming the file and line it came from.
 
@@ -39,6 +39,19 @@ http_filters and typed_per_filter_config) or alone: a token-bucket row per
 scope and descriptor (all-of with commit in-order with the default bucket),
 refilled continuously, or tokens_per_fill at once every fill_interval with
 --envoy-version before 1.31.
+
+kong: a declarative config (decK, YAML or JSON): the rate-limiting and
+rate-limiting-advanced plugins, global and on services, routes and consumers,
+one per route after Kong's precedence (consumer > route > service > global).
+One window is a fixed-window row, several one all-of row; policy local, redis
+and cluster are the rows' coordination local, central and racy on a cluster
+of 3 nodes (a placeholder: set yours). --scope picks a route, a service or a
+row label.
+
+traefik: a dynamic configuration (YAML or TOML): each rateLimit middleware as
+an x-time-rate row (average/period, burst) with Traefik's max-delay and idle
+TTL, one per router that uses it. --scope picks a router, a middleware or a
+row label.
 
 Anything the reader cannot map (include, unknown parameters, rates such as
 10r/x, zones not defined) is an error naming file:line:col and the directive,
@@ -76,7 +89,7 @@ with exit status 2. See docs/gateways.md.`,
 	}
 	c.Flags().StringVar(&from, "from", "", "the config's gateway: "+strings.Join(gateway.Supported(), ", ")+" (default: a guess from the file, stated on stderr)")
 	c.Flags().BoolVar(&split, "split-limits", false, "beside each all-of row, a row per limit, to compare with it")
-	c.Flags().StringVar(&scope, "scope", "", "keep one scope: an nginx location (\"SERVER LOCATION\" or the location), an envoy descriptor path or row label (several joined by \" + \")")
+	c.Flags().StringVar(&scope, "scope", "", "keep one scope: an nginx location (\"SERVER LOCATION\" or the location), Kong's route or service, an envoy descriptor path (several joined by \" + \"), Traefik's router or middleware, or a row label")
 	c.Flags().StringVar(&envoyVersion, "envoy-version", "", "envoy-local: the envoy whose buckets to model, X.Y (default: the newest; before 1.31 buckets refill tokens_per_fill at once every fill_interval)")
 	return c
 }

@@ -89,8 +89,10 @@ type Reader func(file string, data []byte) (Config, error)
 // readers are the gateways import reads, by their --from names.
 var readers = map[string]Reader{
 	"nginx":       func(file string, data []byte) (Config, error) { return ReadNginx(file, data) },
+	"kong":        func(file string, data []byte) (Config, error) { return ReadKong(file, data) },
 	"envoy":       func(file string, data []byte) (Config, error) { return ReadEnvoy(file, data) },
 	"envoy-local": func(file string, data []byte) (Config, error) { return ReadEnvoyLocal(file, data) },
+	"traefik":     func(file string, data []byte) (Config, error) { return ReadTraefik(file, data) },
 }
 
 // Formats are the --from names of SPEC section 12, in its order.
@@ -122,9 +124,12 @@ var guessers = []struct {
 	from  string
 	guess func(file string, data []byte) bool
 }{
-	// envoy's first: their YAML markers are surer than nginx's words.
+	// the YAML markers of Kong, envoy and Traefik are surer than nginx's
+	// words, so they go first
+	{"kong", guessKong},
 	{"envoy", guessEnvoy},
 	{"envoy-local", guessEnvoyLocal},
+	{"traefik", guessTraefik},
 	{"nginx", guessNginx},
 }
 
@@ -161,4 +166,16 @@ var (
 func guessEnvoyLocal(_ string, data []byte) bool {
 	s := string(data)
 	return strings.Contains(s, "local_ratelimit") || strings.Contains(s, "token_bucket") && strings.Contains(s, "fill_interval")
+}
+
+// guessKong: a decK file declares its _format_version.
+func guessKong(_ string, data []byte) bool {
+	return strings.Contains(string(data), "_format_version")
+}
+
+// guessTraefik: a dynamic configuration with http middlewares, one of
+// them a rateLimit (YAML or TOML alike).
+func guessTraefik(_ string, data []byte) bool {
+	s := string(data)
+	return strings.Contains(s, "http") && strings.Contains(s, "middlewares") && strings.Contains(s, "rateLimit")
 }

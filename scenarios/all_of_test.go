@@ -1,12 +1,14 @@
 package scenarios
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/cluster"
 )
 
 const allOfHead = "name: t\nduration: 1s\nlimit: 10/s\ntraffic: [{type: steady, key: a, rate: 5/s}]\nalgorithms:\n"
@@ -43,8 +45,38 @@ var invalidAllOf = []struct {
 		`s.yaml:6:36: algorithms[0].limits[0].name: "all-of": an all-of limit must be nginx, fixed-window, sliding-window or token-bucket (the algorithms that can check a request without charging it)`},
 	{"limits not a list", allOfHead + "  - {name: all-of, limits: 3}\n",
 		`s.yaml:6:28: algorithms[0].limits: found integer 3, want a list of limits, e.g. limits: [{name: nginx, rate: 10, per: 1s, burst: 5}, {name: nginx, rate: 100, per: 1m}]`},
-	{"on a cluster", "name: t\nduration: 1s\nlimit: 10/s\ncluster: {nodes: 2}\ntraffic: [{type: steady, key: a, rate: 5/s}]\nalgorithms:\n  - {name: all-of, limits: [nginx]}\n",
-		`s.yaml:7:12: algorithms[0].name: all-of: an all-of row is not modelled on a cluster (remove the cluster section)`},
+	{"lease on a cluster", allOfCluster + "  - {name: all-of, coordination: lease, limits: [token-bucket]}\n",
+		`s.yaml:7:34: algorithms[0].coordination: "lease": not a mode of all-of: lease is for token-bucket and gcra only (want local, central or racy)`},
+	{"incr with every-hit", allOfCluster + "  - {name: all-of, commit: every-hit, coordination: racy, write: incr, limits: [fixed-window]}\n",
+		`s.yaml:7:66: algorithms[0].write: "incr": an all-of row writes back by INCRBY only with commit all-or-nothing and fixed-window or sliding-window limits (want set)`},
+	{"incr with a bucket", allOfCluster + "  - {name: all-of, coordination: racy, write: incr, limits: [fixed-window, token-bucket]}\n",
+		`s.yaml:7:47: algorithms[0].write: "incr": an all-of row writes back by INCRBY only with commit all-or-nothing and fixed-window or sliding-window limits (want set)`},
+	{"coordination without a cluster", allOfHead + "  - {name: all-of, coordination: local, limits: [nginx]}\n",
+		`s.yaml:6:20: algorithms[0].coordination: needs a cluster section (add cluster: {nodes: N} at the top level, or remove coordination)`},
+}
+
+const allOfCluster = "name: t\nduration: 1s\nlimit: 10/s\ncluster: {nodes: 2}\ntraffic: [{type: steady, key: a, rate: 5/s}]\nalgorithms:\n"
+
+// On a cluster, an all-of row runs local, central (the default) or racy,
+// with write: incr when every limit is a window and the commit
+// all-or-nothing (Kong's cluster policy).
+func TestParseAllOfCluster(t *testing.T) {
+	sc, err := Parse("s.yaml", []byte(allOfCluster+
+		"  - {name: all-of, label: loc, coordination: local, limits: [fixed-window, {name: fixed-window, per: 1mo}]}\n"+
+		"  - {name: all-of, label: cen, commit: every-hit, limits: [{name: fixed-window, count-rejected: true}, {name: fixed-window, per: 1m, count-rejected: true}]}\n"+
+		"  - {name: all-of, label: racy, coordination: racy, write: incr, limits: [fixed-window, {name: sliding-window, per: 1m}]}\n"))
+	if err != nil && strings.Contains(err.Error(), "1mo") {
+		// per: 1mo comes with the calendar windows (another branch)
+		sc, err = Parse("s.yaml", []byte(allOfCluster+
+			"  - {name: all-of, label: loc, coordination: local, limits: [fixed-window, {name: fixed-window, per: 1h}]}\n"+
+			"  - {name: all-of, label: cen, commit: every-hit, limits: [{name: fixed-window, count-rejected: true}, {name: fixed-window, per: 1m, count-rejected: true}]}\n"+
+			"  - {name: all-of, label: racy, coordination: racy, write: incr, limits: [fixed-window, {name: sliding-window, per: 1m}]}\n"))
+	}
+	require.NoError(t, err)
+	require.Equal(t, cluster.Local, sc.Algorithms[0].Coord.Mode)
+	require.Equal(t, cluster.Central, sc.Algorithms[1].Coord.Mode)
+	require.Equal(t, cluster.Racy, sc.Algorithms[2].Coord.Mode)
+	require.Equal(t, cluster.WriteIncr, sc.Algorithms[2].Coord.Write)
 }
 
 func TestParseAllOf(t *testing.T) {

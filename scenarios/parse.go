@@ -1241,11 +1241,7 @@ func (d *decoder) allOf(it val, m *mapping, nameVal val, lim limitInfo, limOK bo
 		d.errAt(it.pos, it.path, "all-of needs its limits: write it as a mapping with %s", wantLimits)
 		return Algorithm{}, val{}, false
 	}
-	if ci.set {
-		d.errAt(nameVal.pos, nameVal.path, "all-of: an all-of row is not modelled on a cluster (remove the cluster section)")
-		return Algorithm{}, val{}, false
-	}
-	allowed := []string{"name", "label", "commit", "limits"}
+	allowed := slices.Concat([]string{"name", "label", "commit", "limits"}, coordFields)
 	d.allow(m, allowed, func(k string) string {
 		return fmt.Sprintf("all-of takes no option %q (its options: label, commit, limits; rate, per and burst go in each limit)", k)
 	})
@@ -1255,6 +1251,10 @@ func (d *decoder) allOf(it val, m *mapping, nameVal val, lim limitInfo, limOK bo
 	}
 	a := Algorithm{Name: "all-of", Label: "all-of", Set: map[string]any{},
 		Params: algorithms.Params{Policy: lim.policy, Service: svc.service, Commit: algorithms.AllOrNothing}}
+	// on a cluster: local, central or racy (cluster.ModesOf), each member
+	// keeping its state where the mode says
+	coord, ok := d.coordination(it, m, "all-of", a.Params.Policy, ci)
+	a.Coord, good = coord, good && ok
 	labelVal := it
 	if v := m.get("label"); v.set {
 		var ok bool
@@ -1316,6 +1316,10 @@ func (d *decoder) allOf(it val, m *mapping, nameVal val, lim limitInfo, limOK bo
 		sets = append(sets, set)
 	}
 	a.Set["limits"] = sets
+	if wv, ok := m.items["write"]; ok && good && a.Coord.Write == cluster.WriteIncr && !cluster.AllOfIncrWrites(a.Params.Commit, a.Params.Members) {
+		d.errAt(wv.pos, wv.path, `"incr": an all-of row writes back by INCRBY only with commit all-or-nothing and fixed-window or sliding-window limits (want set)`)
+		good = false
+	}
 	if !good {
 		return Algorithm{}, val{}, false
 	}
