@@ -202,6 +202,9 @@ var modesOf = map[string][]Mode{
 	"gcra":           {Local, Split, Central, Racy, Lease},
 	"x-time-rate":    {Local, Split},
 	"none":           {Local, Split}, // nothing to keep in a store
+	// HAProxy's stick tables are each process's own (peers sync
+	// them, which no mode here models): each node counts alone.
+	"haproxy": {Local, Split},
 }
 
 // defaultModes are the modes of an algorithm not in modesOf.
