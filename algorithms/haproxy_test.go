@@ -27,8 +27,8 @@ func TestHAProxyAnchoredPeriods(t *testing.T) {
 		// upd: 10000-0 >= P: rotate (prev 0, curr 1, tick 1000); 10000-1000
 		// >= P: restart, tick 10000. rd: remain 1000, rate 1.
 		{at: 10000 * ms, cost: 1, want: Accept},
-		{at: 10100 * ms, cost: 1, want: Accept},          // curr 2, rate 2
-		{at: 10200*ms + 999_999, cost: 1, want: Accept},  // tick 10200 (floored): curr 3, rate 3, not > 3
+		{at: 10100 * ms, cost: 1, want: Accept},         // curr 2, rate 2
+		{at: 10200*ms + 999_999, cost: 1, want: Accept}, // tick 10200 (floored): curr 3, rate 3, not > 3
 		// curr 4 (counted though denied): rate 4 > 3. Next period (tick
 		// 11000): rate 1 + floor(4*remain/1000) <= 3 iff 4*remain <= 2999,
 		// remain <= 749: m = 12000 - 749 = 11251 (at 11250, 4*750/1000 = 3).
