@@ -82,7 +82,8 @@ type Reader func(file string, data []byte) (Config, error)
 
 // readers are the gateways import reads, by their --from names.
 var readers = map[string]Reader{
-	"nginx": func(file string, data []byte) (Config, error) { return ReadNginx(file, data) },
+	"nginx":   func(file string, data []byte) (Config, error) { return ReadNginx(file, data) },
+	"haproxy": func(file string, data []byte) (Config, error) { return ReadHAProxy(file, data) },
 }
 
 // Formats are the --from names of SPEC section 12, in its order.
@@ -114,6 +115,7 @@ var guessers = []struct {
 	from  string
 	guess func(file string, data []byte) bool
 }{
+	{"haproxy", guessHAProxy},
 	{"nginx", guessNginx},
 }
 
