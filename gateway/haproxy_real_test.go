@@ -254,4 +254,3 @@ func loadHAProxy(t *testing.T, addr string, clients int, d time.Duration) int {
 	require.NoError(t, failed)
 	return sent
 }
-
