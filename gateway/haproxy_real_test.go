@@ -25,8 +25,8 @@ import (
 
 // TestHAProxyOracle runs the real HAProxy (the Debian package, 2.6) as an
 // oracle: testdata/haproxy-oracle.cfg counts each client's requests
-// (header X-Client) in http_req_rate(500ms) and denies over 5 with 429.
-// Seeded bursty load from a few clients for about two seconds; HAProxy
+// (header X-Client) in http_req_rate(1s) and denies over 10 with 429.
+// Seeded bursty load from ten clients for about three seconds; HAProxy
 // logs each request (time in ms, client, status); the log's (time, key)
 // are replayed through the haproxy algorithm, and its verdicts must match
 // HAProxy's statuses on at least 99% of requests, each disagreement
@@ -84,7 +84,7 @@ func TestHAProxyOracle(t *testing.T) {
 	defer stop()
 	waitListening(t, addr, &stderr)
 
-	sent := loadHAProxy(t, addr, 10, 2500*time.Millisecond)
+	sent := loadHAProxy(t, addr, 10, 3*time.Second)
 	time.Sleep(100 * time.Millisecond) // the last lines
 	stop()
 	require.Equal(t, sent, len(lines), "one log line per request; stderr:\n%s", stderr.String())
@@ -204,8 +204,8 @@ func waitListening(t *testing.T, addr string, stderr *bytes.Buffer) {
 }
 
 // loadHAProxy sends seeded bursty load to addr from clients goroutines,
-// each its own X-Client, sequentially (a burst of 1 to 9 requests back
-// to back, then a pause of 100 to 700ms), for about d; it returns how many
+// each its own X-Client, sequentially (a burst of 1 to 16 requests back
+// to back, then a pause of 100ms to 1s), for about d; it returns how many
 // requests got an answer, and requires each answer to be 200 or 429.
 func loadHAProxy(t *testing.T, addr string, clients int, d time.Duration) int {
 	t.Helper()
@@ -224,7 +224,7 @@ func loadHAProxy(t *testing.T, addr string, clients int, d time.Duration) int {
 			r := rand.New(rand.NewPCG(uint64(c+1), 17))
 			key := fmt.Sprintf("client-%d", c)
 			for time.Now().Before(end) {
-				for range 1 + r.IntN(9) {
+				for range 1 + r.IntN(16) {
 					req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
 					req.Header.Set("X-Client", key)
 					resp, err := hc.Do(req)
@@ -246,7 +246,7 @@ func loadHAProxy(t *testing.T, addr string, clients int, d time.Duration) int {
 						return
 					}
 				}
-				time.Sleep(100*time.Millisecond + time.Duration(r.Int64N(int64(600*time.Millisecond))))
+				time.Sleep(100*time.Millisecond + time.Duration(r.Int64N(int64(900*time.Millisecond))))
 			}
 		}()
 	}
