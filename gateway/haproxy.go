@@ -62,6 +62,10 @@ type HAProxyLimit struct {
 	// Captures are the request headers the section captures, in order
 	// (lower case): what %[capture.req.hdr(N)] logs.
 	Captures []string
+	// SharedWith are the other sections that count in the same table
+	// ("frontend www"): HAProxy counts their requests in the same
+	// entries, which the row, fed with this section's requests, does not.
+	SharedWith []string
 }
 
 // HAProxy is what an haproxy.cfg limits: its stick tables and, per
@@ -97,7 +101,7 @@ func ReadHAProxy(file string, data []byte) (*HAProxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &haproxyReader{h: &HAProxy{File: file}, tables: map[string]*HAProxyTable{}}
+	r := &haproxyReader{h: &HAProxy{File: file}, tables: map[string]*HAProxyTable{}, counters: map[*HAProxyTable][]string{}}
 	var secs []*hsection
 	var defaults *hsection
 	for _, l := range lines {
@@ -132,6 +136,13 @@ func ReadHAProxy(file string, data []byte) (*HAProxy, error) {
 			return nil, err
 		}
 	}
+	for _, l := range r.h.Limits {
+		for _, name := range r.counters[l.Track.Table] {
+			if name != l.Kind+" "+l.Name {
+				l.SharedWith = append(l.SharedWith, name)
+			}
+		}
+	}
 	if len(r.h.Limits) == 0 {
 		return nil, &Error{File: file, Msg: "no limits at all: no frontend or listen section has an http-request deny on a tracked sc_http_req_rate"}
 	}
@@ -141,6 +152,9 @@ func ReadHAProxy(file string, data []byte) (*HAProxy, error) {
 type haproxyReader struct {
 	h      *HAProxy
 	tables map[string]*HAProxyTable
+	// counters lists, per table, the sections that count in it
+	// (track-sc), each once, in order.
+	counters map[*HAProxyTable][]string
 }
 
 func (r *haproxyReader) pos(l hline, w int) Pos {
@@ -368,12 +382,15 @@ func (r *haproxyReader) proxy(s *hsection) error {
 				return r.errAt(l, 1, "sc%d is tracked twice in %s %s: HAProxy keeps the first and ignores this one; remove one to import", tr.SC, s.kind, s.name)
 			}
 			tracks[tr.SC] = tr
+			if name := s.kind + " " + s.name; !slices.Contains(r.counters[tr.Table], name) {
+				r.counters[tr.Table] = append(r.counters[tr.Table], name)
+			}
 			continue
 		}
 		cond, cw, ok := condition(l)
 		var test []hword
 		var testLine hline
-		if ok && len(cond) >= 2 && cond[0].s == "{" && cond[len(cond)-1].s == "}" {
+		if ok && len(cond) >= 2 && cond[0].s == "{" && slices.IndexFunc(cond, func(w hword) bool { return w.s == "}" }) == len(cond)-1 {
 			test, testLine = cond[1:len(cond)-1], l
 		} else if ok && len(cond) == 1 {
 			if defs := acls[cond[0].s]; len(defs) == 1 {
@@ -679,6 +696,10 @@ func (h *HAProxy) Scenario(o Options) (string, error) {
 			fmt.Fprintf(&b, "; acl at %s:%d: %s", commentSafe(base), l.CondWhere.Line, commentSafe(l.Cond))
 		}
 		fmt.Fprintf(&b, ": denied when the rate including the request is > %d\n", l.Limit)
+		if len(l.SharedWith) > 0 {
+			fmt.Fprintf(&b, "  # NOTE: table %s also counts the requests of %s, in the same entries;\n", commentSafe(t.Name), commentSafe(strings.Join(l.SharedWith, ", ")))
+			b.WriteString("  # this row counts only the requests of its own section.\n")
+		}
 		fmt.Fprintf(&b, "  - {name: haproxy, label: %s, rate: %d, per: %s}\n", yamlString(l.Name), l.Limit, fmtDuration(t.Period))
 	}
 	b.WriteString("traffic:\n  # a placeholder: replace it with your traffic, or replay an access log\n")
