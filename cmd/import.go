@@ -13,7 +13,7 @@ func newImportCmd() *cobra.Command {
 	var from, scope string
 	c := &cobra.Command{
 		Use:   "import CONFIG",
-		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx)",
+		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx, HAProxy)",
 		Long: `Reads a gateway's config and prints a scenario (YAML) whose algorithm rows are
 the limits in it, each with a comment naming the file and line it came from.
 
@@ -23,6 +23,12 @@ limit_req_dry_run, inherited http -> server -> location as nginx merges them
 location; several limit_req in one location are one all-of row with commit
 all-or-nothing, as nginx enforces them. --scope picks one location by its
 name ("SERVER LOCATION", as the rows are labelled) or by its location alone.
+
+haproxy: in each frontend and listen section, http-request deny on a tracked
+sc_http_req_rate (gt L, or ge L), the http-request track-scN before it and
+the stick-table storing http_req_rate(PERIOD) that it counts in (the
+section's own, or another's named by table). One haproxy row per section,
+labelled by its name; --scope picks one section.
 
 Anything the reader cannot map (include, unknown parameters, rates such as
 10r/x, zones not defined) is an error naming file:line:col and the directive,
@@ -52,7 +58,7 @@ with exit status 2. See docs/gateways.md.`,
 			return err
 		},
 	}
-	c.Flags().StringVar(&from, "from", "", "the config's gateway: nginx (default: a guess from the file, stated on stderr)")
-	c.Flags().StringVar(&scope, "scope", "", "keep one location: its row label (\"SERVER LOCATION\") or its location")
+	c.Flags().StringVar(&from, "from", "", "the config's gateway: nginx or haproxy (default: a guess from the file, stated on stderr)")
+	c.Flags().StringVar(&scope, "scope", "", "keep one scope: an nginx location (its row label \"SERVER LOCATION\", or its location) or an HAProxy section")
 	return c
 }
