@@ -175,3 +175,43 @@ func TestHAProxyInvariantsOddPeriod(t *testing.T) {
 		checkRelease(t, l, p, calls)
 	}
 }
+
+func TestHAProxyPeriodEdges(t *testing.T) {
+	// update_freq_ctr_period at exactly one, just under two and exactly two
+	// periods after the tick, read through Inspect's "previous".
+	l := mustLimiter(t, "haproxy", haproxyParams(1, time.Second)).(*HAProxy)
+	prev := func(at time.Duration, key Key) float64 { return l.Inspect(at, key)[2].Value }
+	for key := Key(0); key < 3; key++ {
+		l.Decide(10000*ms, key, 1) // restart: tick 10000, curr 1
+		l.Decide(10000*ms, key, 1) // curr 2, denied
+	}
+	// 11000-10000 = P: rotate (tick 11000, prev 2, curr 1); rd 1 + 2 = 3 > 1.
+	require.Equal(t, Decision{Verdict: Reject, RetryAfter: 1000 * ms}, l.Decide(11000*ms, 0, 1))
+	require.Equal(t, 2.0, prev(11000*ms, 0))
+	// 11999-10000 < 2P: rotate (tick 11000, prev 2); 11999-11000 < P: no
+	// restart. rd: remain 1: 1 + floor(2/1000) = 1: admitted.
+	require.Equal(t, Decision{Verdict: Accept}, l.Decide(11999*ms, 1, 1))
+	require.Equal(t, 2.0, prev(11999*ms, 1))
+	// 12000-10000 = 2P: rotate to tick 11000, 12000-11000 = P: restart,
+	// prev 0, tick 12000. (The state was released at 12000 too.)
+	require.Equal(t, Decision{Verdict: Accept}, l.Decide(12000*ms, 2, 1))
+	require.Equal(t, 0.0, prev(12000*ms, 2))
+}
+
+func TestHAProxyWrap(t *testing.T) {
+	// now_ms wraps every 2^32 ms: a key new at 2^32 ms + 300 ms finds its
+	// entry's tick 0 only 300 ms old (mod 2^32), so its period is anchored
+	// at the wrap, as at time 0.
+	const wrap = time.Duration(1<<32) * ms
+	l := mustLimiter(t, "haproxy", haproxyParams(1, time.Second))
+	checkRows(t, l, []decideRow{
+		{at: wrap + 300*ms, cost: 1, want: Accept}, // 300 - 0 < P: curr 1, tick at the wrap
+		// curr 2. Next period (from wrap + 1000): 1 + floor(2*r/1000) <= 1 iff
+		// r <= 499: m = wrap + 2000 - 499.
+		{at: wrap + 400*ms, cost: 1, want: Reject, retry: 1101 * ms},
+		// a key new at wrap + 5000 ms is more than 2P past the wrap: its
+		// period starts at its own (even) ms.
+		{at: wrap + 5001*ms, key: 1, cost: 1, want: Accept},
+		{at: wrap + 5001*ms, key: 1, cost: 1, want: Reject, retry: 1500 * ms}, // tick 5000: next period [6000, 7000), r <= 499: m = 6501
+	})
+}
