@@ -186,7 +186,9 @@ func TestHAProxyPeriodEdges(t *testing.T) {
 		l.Decide(10000*ms, key, 1) // curr 2, denied
 	}
 	// 11000-10000 = P: rotate (tick 11000, prev 2, curr 1); rd 1 + 2 = 3 > 1.
-	require.Equal(t, Decision{Verdict: Reject, RetryAfter: 1000 * ms}, l.Decide(11000*ms, 0, 1))
+	// Not in this period (curr 2 > 1); in the next, prev 1: 1 + floor(r/1000)
+	// <= 1 iff r <= 999: m = 13000 - 999 = 12001.
+	require.Equal(t, Decision{Verdict: Reject, RetryAfter: 1001 * ms}, l.Decide(11000*ms, 0, 1))
 	require.Equal(t, 2.0, prev(11000*ms, 0))
 	// 11999-10000 < 2P: rotate (tick 11000, prev 2); 11999-11000 < P: no
 	// restart. rd: remain 1: 1 + floor(2/1000) = 1: admitted.
