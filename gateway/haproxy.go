@@ -366,10 +366,13 @@ func (r *haproxyReader) proxy(s *hsection) error {
 			}
 			continue
 		}
-		if !isProxy {
-			return r.errAt(l, 0, "in a %s section: http-request rules limit nothing there (ratesim reads frontend and listen sections)", s.kind)
-		}
 		action := l.arg(1)
+		if !isProxy {
+			if mentions || strings.HasPrefix(action, "track-sc") {
+				return r.errAt(l, 1, "in a %s section: ratesim maps the limits of frontend and listen sections (write them there)", s.kind)
+			}
+			continue
+		}
 		if strings.HasPrefix(action, "track-sc") {
 			tr, err := r.track(l, s)
 			if err != nil {

@@ -138,7 +138,7 @@ func replayHAProxy(t *testing.T, lim *HAProxyLimit, entries []HAProxyLogEntry, o
 		now := max(e.Time+ofs, last) // the limiter's time never goes back
 		last = now
 		d := l.Decide(now, id, 1)
-		bad := (d.Verdict == algorithms.Reject) != (e.Status == lim.Status)
+		bad := (d.Verdict == algorithms.Reject) != lim.Denied(e)
 		if key != "" {
 			rate := l.(algorithms.Inspector).Inspect(now, id)[0].Value
 			bad = bad || strconv.FormatFloat(rate, 'f', -1, 64) != e.Fields["[sc_http_req_rate(0)]"]

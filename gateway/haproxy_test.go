@@ -149,6 +149,8 @@ var invalidHAProxy = []struct {
 		`h.cfg:3:18: http-request track-sc0: in backend b: ratesim maps the limits of frontend and listen sections (a backend's rules run after its frontend's)`},
 	{"bad deny_status", hpFront + "    stick-table type ip size 1k store http_req_rate(10s)\n    http-request track-sc0 src\n    http-request deny deny_status abc if { sc_http_req_rate(0) gt 10 }\n",
 		`h.cfg:5:23: http-request deny: invalid deny_status "abc" (want an HTTP status from 200 to 599)`},
+	{"limit in defaults", "defaults\n    http-request set-header X-A b\n    http-request track-sc0 src\n",
+		`h.cfg:3:18: http-request track-sc0: in a defaults section: ratesim maps the limits of frontend and listen sections (write them there)`},
 	{"table arg mismatch", hpFront + "    stick-table type ip size 1k store http_req_rate(10s)\n    http-request track-sc0 src\n    http-request deny if { sc_http_req_rate(0,other) gt 10 }\n",
 		`h.cfg:5:28: http-request deny: reads table other, but sc0 tracks table f`},
 	{"rate in another rule", hpFront + "    http-request set-var(txn.r) sc_http_req_rate(0)\n",
@@ -257,4 +259,24 @@ func TestSplitHAProxy(t *testing.T) {
 	require.Equal(t, 5, lines[0].words[1].col)
 	require.Equal(t, 3, lines[1].line)
 	require.Equal(t, "one", strings.Join([]string{lines[1].arg(0)}, ""))
+}
+
+// FuzzHAProxyLogFormat: any log-format and line give an entry or an
+// error; never a panic.
+func FuzzHAProxyLogFormat(f *testing.F) {
+	f.Add("%[date(0,ms)] %ci %ST", "1700000000123 10.0.0.1 429")
+	f.Add("%[date(0,us)] %[capture.req.hdr(0)] %ST %[sc_http_req_rate(0)]", "1796157716699908 client-3 429 6")
+	f.Add("%Ts.%ms %{+Q}[src] %ST", "1700000000.007 \"10.0.0.1\" 200")
+	f.Add("%{+Q [date(0,ms)]%% \\ %ci %ST", "99999999999999999999 x 1")
+	f.Fuzz(func(t *testing.T, format, line string) {
+		for _, k := range []Key{{Kind: KeyAddr}, {Kind: KeyHeader, Name: "x-client"}} {
+			lf, err := ParseHAProxyLogFormat(format, k, []string{"x-client"})
+			if err != nil {
+				continue
+			}
+			if e, err := lf.Parse(line); err == nil && e.Time < 0 {
+				t.Fatalf("negative time %v from %q", e.Time, line)
+			}
+		}
+	})
 }

@@ -48,6 +48,10 @@ type HAProxyLogEntry struct {
 	Fields map[string]string
 }
 
+// Denied reports whether HAProxy denied e by l's rule: its status is the
+// rule's deny_status.
+func (l *HAProxyLimit) Denied(e HAProxyLogEntry) bool { return e.Status == l.Status }
+
 // LogFormat reads the log-format of l's section for l's key.
 func (l *HAProxyLimit) LogFormat() (*HAProxyLogFormat, error) {
 	if l.Log == "" {
