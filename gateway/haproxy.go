@@ -318,6 +318,7 @@ func (r *haproxyReader) proxy(s *hsection) error {
 	isProxy := s.kind == "frontend" || s.kind == "backend" || s.kind == "listen"
 	acls := map[string][]acl{}
 	tracks := map[int]*HAProxyTrack{}
+	tcpTracks := map[int]int{} // sc -> the line of a tcp-request track-sc
 	var lim *HAProxyLimit
 	logFormat, logWhere := "", Pos{}
 	if s.defaults != nil {
@@ -353,8 +354,20 @@ func (r *haproxyReader) proxy(s *hsection) error {
 		case "acl", "stick-table", "log-format":
 			continue // acls are read where a rule uses them; logging decides nothing
 		case "tcp-request":
-			if strings.HasPrefix(l.arg(2), "track-sc") {
-				return r.errAt(l, 2, "tcp-request tracking is not mapped (its counters count otherwise): track with http-request track-scN")
+			if n, err := strconv.Atoi(strings.TrimPrefix(l.arg(2), "track-sc")); err == nil && strings.HasPrefix(l.arg(2), "track-sc") {
+				tcpTracks[n] = l.line
+				// Its entry counts the section's HTTP requests too
+				// (stream_inc_http_req_ctr), in the table named or
+				// the section's own.
+				table := s.name
+				if i := slices.IndexFunc(l.words, func(w hword) bool { return w.s == "table" }); i > 0 && i+1 < len(l.words) {
+					table = l.arg(i + 1)
+				}
+				if t, ok := r.tables[table]; ok {
+					if name := s.kind + " " + s.name; !slices.Contains(r.counters[t], name) {
+						r.counters[t] = append(r.counters[t], name)
+					}
+				}
 			}
 			if mentions {
 				return r.errAt(l, 0, "a rate test in a tcp-request rule is not mapped (only http-request deny)")
@@ -377,9 +390,6 @@ func (r *haproxyReader) proxy(s *hsection) error {
 			tr, err := r.track(l, s)
 			if err != nil {
 				return err
-			}
-			if s.kind == "backend" {
-				return r.errAt(l, 1, "in backend %s: ratesim maps the limits of frontend and listen sections (a backend's rules run after its frontend's)", s.name)
 			}
 			if _, dup := tracks[tr.SC]; dup {
 				return r.errAt(l, 1, "sc%d is tracked twice in %s %s: HAProxy keeps the first and ignores this one; remove one to import", tr.SC, s.kind, s.name)
@@ -431,6 +441,9 @@ func (r *haproxyReader) proxy(s *hsection) error {
 		status, err := r.denyStatus(l, cw)
 		if err != nil {
 			return err
+		}
+		if line, ok := tcpTracks[sc]; ok {
+			return r.errAt(l, 1, "sc%d is tracked by tcp-request (line %d), whose counters count otherwise: not mapped (track with http-request track-sc%d)", sc, line, sc)
 		}
 		tr := r.trackerFor(tracks, sc, table)
 		if tr == nil {

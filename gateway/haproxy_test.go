@@ -26,7 +26,9 @@ func readHAProxyFile(t *testing.T, path string) *HAProxy {
 // tracks a header in its own table (1m) and denies ge 1000, i.e. gt 999,
 // with 429, logging with its own log-format; admin reads the same per_ip
 // entries through src_http_req_rate(per_ip) in a named acl, gt 5, 503;
-// stats limits nothing.
+// stats limits nothing, but its tcp-request tracking counts its requests
+// in per_ip, as backend app's track-sc1 does: the notes of www and admin
+// say so.
 func TestReadHAProxy(t *testing.T) {
 	h := readHAProxyFile(t, "testdata/haproxy.cfg")
 	require.Len(t, h.Tables, 2)
@@ -42,9 +44,9 @@ func TestReadHAProxy(t *testing.T) {
 		shared     []string
 	}
 	want := []row{
-		{"www", "frontend", 0, Key{Kind: KeyAddr, Name: "src"}, "per_ip", 10 * time.Second, 100, 403, "%[date(0,ms)] %ci %ST", []string{"listen admin"}},
+		{"www", "frontend", 0, Key{Kind: KeyAddr, Name: "src"}, "per_ip", 10 * time.Second, 100, 403, "%[date(0,ms)] %ci %ST", []string{"listen admin", "frontend stats", "backend app"}},
 		{"api", "frontend", 1, Key{Kind: KeyHeader, Name: "x-api-key"}, "api", time.Minute, 999, 429, `%Ts.%ms %[capture.req.hdr(0)] %ST`, nil},
-		{"admin", "listen", 2, Key{Kind: KeyAddr, Name: "src"}, "per_ip", 10 * time.Second, 5, 503, "%[date(0,ms)] %ci %ST", []string{"frontend www"}},
+		{"admin", "listen", 2, Key{Kind: KeyAddr, Name: "src"}, "per_ip", 10 * time.Second, 5, 503, "%[date(0,ms)] %ci %ST", []string{"frontend www", "frontend stats", "backend app"}},
 	}
 	require.Len(t, h.Limits, len(want))
 	for i, w := range want {
@@ -139,14 +141,14 @@ var invalidHAProxy = []struct {
 		`h.cfg:3:39: stick-table: invalid http_req_rate period "10x" (want whole milliseconds from 1ms to 2147483647ms, e.g. 10s)`},
 	{"conditional track", hpFront + "    stick-table type ip size 1k store http_req_rate(10s)\n    http-request track-sc0 src if { path /api }\n",
 		`h.cfg:4:32: http-request track-sc0: a condition on track-sc is not mapped: ratesim counts every request`},
-	{"tcp tracking", hpFront + "    stick-table type ip size 1k store http_req_rate(10s)\n    tcp-request connection track-sc0 src\n",
-		`h.cfg:4:28: tcp-request connection track-sc0: tcp-request tracking is not mapped (its counters count otherwise): track with http-request track-scN`},
+	{"tcp tracking", hpFront + "    stick-table type ip size 1k store http_req_rate(10s)\n    tcp-request connection track-sc0 src\n    http-request deny if { sc0_http_req_rate gt 10 }\n",
+		`h.cfg:5:18: http-request deny: sc0 is tracked by tcp-request (line 4), whose counters count otherwise: not mapped (track with http-request track-sc0)`},
 	{"denies all", hpFront + "    stick-table type ip size 1k store http_req_rate(10s)\n    http-request track-sc0 src\n    http-request deny if { sc_http_req_rate(0) ge 1 }\n",
 		`h.cfg:5:28: http-request deny: the test denies every request (the rate read includes the request, so it is at least 1): want gt 1 or more (ge 2 or more)`},
 	{"two limits", hpFront + "    stick-table type ip size 1k store http_req_rate(10s)\n    http-request track-sc0 src\n    http-request deny if { sc_http_req_rate(0) gt 10 }\n    http-request deny if { sc_http_req_rate(0) gt 5 }\n",
 		`h.cfg:6:18: http-request deny: a second rate deny in frontend f (the first at line 5): ratesim maps one per section`},
-	{"in a backend", "backend b\n    stick-table type ip size 1k store http_req_rate(10s)\n    http-request track-sc0 src\n",
-		`h.cfg:3:18: http-request track-sc0: in backend b: ratesim maps the limits of frontend and listen sections (a backend's rules run after its frontend's)`},
+	{"in a backend", "backend b\n    stick-table type ip size 1k store http_req_rate(10s)\n    http-request track-sc0 src\n    http-request deny if { sc0_http_req_rate gt 10 }\n",
+		`h.cfg:4:18: http-request deny: in backend b: ratesim maps the limits of frontend and listen sections (a backend's rules run after its frontend's)`},
 	{"bad deny_status", hpFront + "    stick-table type ip size 1k store http_req_rate(10s)\n    http-request track-sc0 src\n    http-request deny deny_status abc if { sc_http_req_rate(0) gt 10 }\n",
 		`h.cfg:5:23: http-request deny: invalid deny_status "abc" (want an HTTP status from 200 to 599)`},
 	{"limit in defaults", "defaults\n    http-request set-header X-A b\n    http-request track-sc0 src\n",
