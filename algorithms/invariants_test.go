@@ -170,6 +170,10 @@ func maxFit(name string, p Params) (int64, bool) {
 	switch name {
 	case "fixed-window", "sliding-log", "sliding-window":
 		return p.Rate, true
+	case "haproxy":
+		// c hits at once: the rate read after them is at least c, and a
+		// restarted counter reads exactly c.
+		return p.Rate, true
 	case "token-bucket", "gcra", "leaky-bucket", "x-time-rate":
 		return p.Burst, true
 	case "concurrency":
@@ -201,10 +205,11 @@ func mayDelay(name string, p Params) bool {
 	return false // the policers: fixed-window, sliding-log, sliding-window, concurrency
 }
 
-// TestInvariants runs every algorithm of the registry over random traces
-// and checks what each must keep; see the checks below for which.
+// TestInvariants runs every algorithm of the registry, and the opt-in rows
+// (haproxy), over random traces and checks what each must keep; see the
+// checks below for which.
 func TestInvariants(t *testing.T) {
-	for _, info := range All() {
+	for _, info := range append(All(), OptIn()...) {
 		t.Run(info.Name, func(t *testing.T) {
 			t.Parallel()
 			if _, err := info.New(Params{Policy: invPolicies[0]}); isNotImplemented(err) {
@@ -303,6 +308,13 @@ func checkWindows(t *testing.T, name string, p Params, calls []invCall, ds []Dec
 		case "sliding-log":
 			// The busiest [a, a+W) starts at an admission.
 			requireAtMost(t, calls, idx, w, p.Rate, "key %d: more than L in a window of W", key)
+		case "haproxy":
+			// Every hit is counted in its period and the rate read is at
+			// least the period's count, so a period admits at most L. A
+			// period spans at least W-1ms (its tick loses its low bit at
+			// rotations), so [a, a+W-2ms), which covers at most W/1ms - 1
+			// ticks, meets at most two periods: at most 2L.
+			requireAtMost(t, calls, idx, w-2*time.Millisecond, 2*p.Rate, "key %d: more than 2L in a window of W-2ms", key)
 		case "concurrency":
 			if p.Service == 0 {
 				continue

@@ -60,6 +60,19 @@ var compositeRegistry = []Info{
 	{Name: "all-of", Summary: "several limits on one request (a gateway's limits together): commit all-or-nothing, every-hit or in-order", Options: []string{"commit", "limits"}, Exact: true, New: newAllOfLimiter, Required: []string{"limits"}},
 }
 
+// optInRegistry lists the rows that mirror one gateway's own counter
+// (SPEC section 12): they run only where a scenario names them (`ratesim
+// import` writes them), never in a default set, and are not in Names.
+var optInRegistry = []Info{
+	{Name: "haproxy", Summary: "HAProxy's stick-table http_req_rate(per) with deny if gt rate: freq_ctr.c to the letter, every hit counted", Options: nil, Exact: true, New: newHAProxyLimiter},
+}
+
+// OptIn returns the rows that join no default set and are not in Names:
+// each mirrors one gateway's own counter (haproxy). A scenario names them.
+func OptIn() []Info {
+	return append([]Info(nil), optInRegistry...)
+}
+
 // All returns the algorithms of SPEC section 2, which limit a rate (or a
 // concurrency) on their own, in report order.
 func All() []Info {
@@ -84,7 +97,7 @@ func Names() []string {
 
 // Lookup returns the algorithm called name.
 func Lookup(name string) (Info, bool) {
-	for _, a := range slices.Concat(registry, backendRegistry, compositeRegistry) {
+	for _, a := range slices.Concat(registry, backendRegistry, compositeRegistry, optInRegistry) {
 		if a.Name == name {
 			return a, true
 		}

@@ -206,6 +206,9 @@ var modesOf = map[string][]Mode{
 	// in the store (central, racy: algorithms.NewTable's all-of Table);
 	// split would share the row's policy, not its members'
 	"all-of": {Local, Central, Racy},
+	// HAProxy's stick tables are each process's own (peers sync
+	// them, which no mode here models): each node counts alone.
+	"haproxy": {Local, Split},
 }
 
 // defaultModes are the modes of an algorithm not in modesOf.

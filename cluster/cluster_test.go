@@ -44,6 +44,7 @@ func TestModesOf(t *testing.T) {
 	require.Equal(t, []Mode{Local, Split, Central, Racy, Sync}, ModesOf("fixed-window"))
 	require.Equal(t, []Mode{Local, Split, Central, Racy, Lease}, ModesOf("gcra"))
 	require.Equal(t, []Mode{Local, Split, Central, Racy}, ModesOf("nginx"))
+	require.Equal(t, []Mode{Local, Split}, ModesOf("haproxy"))
 	require.True(t, IncrWrites("sliding-window"))
 	require.False(t, IncrWrites("gcra"))
 	require.Equal(t, []Mode{Local, Split, Central, Racy}, ModesOf("leaky-bucket"))

@@ -14,7 +14,7 @@ func newImportCmd() *cobra.Command {
 	var split bool
 	c := &cobra.Command{
 		Use:   "import CONFIG",
-		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx, Kong, envoy, Traefik)",
+		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx, Kong, envoy, Traefik, HAProxy)",
 		Long: `Reads a gateway's config and prints a scenario (YAML) whose algorithm rows are
 the limits in it, each with a comment naming the file and line it came from.
 
@@ -53,6 +53,12 @@ an x-time-rate row (average/period, burst) with Traefik's max-delay and idle
 TTL, one per router that uses it. --scope picks a router, a middleware or a
 row label.
 
+haproxy: in each frontend and listen section, http-request deny on a tracked
+sc_http_req_rate (gt L, or ge L), the http-request track-scN before it and
+the stick-table storing http_req_rate(PERIOD) that it counts in (the
+section's own, or another's named by table). One haproxy row per section,
+labelled by its name; --scope picks one section.
+
 Anything the reader cannot map (include, unknown parameters, rates such as
 10r/x, zones not defined) is an error naming file:line:col and the directive,
 with exit status 2. See docs/gateways.md.`,
@@ -89,7 +95,7 @@ with exit status 2. See docs/gateways.md.`,
 	}
 	c.Flags().StringVar(&from, "from", "", "the config's gateway: "+strings.Join(gateway.Supported(), ", ")+" (default: a guess from the file, stated on stderr)")
 	c.Flags().BoolVar(&split, "split-limits", false, "beside each all-of row, a row per limit, to compare with it")
-	c.Flags().StringVar(&scope, "scope", "", "keep one scope: an nginx location (\"SERVER LOCATION\" or the location), Kong's route or service, an envoy descriptor path (several joined by \" + \"), Traefik's router or middleware, or a row label")
+	c.Flags().StringVar(&scope, "scope", "", "keep one scope: an nginx location (\"SERVER LOCATION\" or the location), Kong's route or service, an envoy descriptor path (several joined by \" + \"), Traefik's router or middleware, an HAProxy section, or a row label")
 	c.Flags().StringVar(&envoyVersion, "envoy-version", "", "envoy-local: the envoy whose buckets to model, X.Y (default: the newest; before 1.31 buckets refill tokens_per_fill at once every fill_interval)")
 	return c
 }

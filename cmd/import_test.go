@@ -68,6 +68,18 @@ func TestImportKongTraefik(t *testing.T) {
 	require.NotContains(t, out, "label: api")
 }
 
+// An haproxy.cfg is told apart from an nginx.conf, and its import runs.
+func TestImportHAProxy(t *testing.T) {
+	status, out, errOut := run(t, "import", "../examples/haproxy.cfg")
+	require.Equal(t, 0, status, errOut)
+	require.Equal(t, "ratesim: reading ../examples/haproxy.cfg with the haproxy reader (--from haproxy)\n", errOut)
+	path := filepath.Join(t.TempDir(), "imported.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+	status, out, errOut = run(t, "compare", path, "--format", "csv")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, "haproxy,api,")
+}
+
 func TestImportErrors(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) string {
@@ -82,14 +94,16 @@ func TestImportErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"import", unknown, "--from", "nginx"}, unknown + ":3:16: limit_req: zone \"two\" is unknown (no limit_req_zone defines it)\n"},
-		{[]string{"import", plain}, "ratesim: " + plain + ": cannot tell which gateway's config this is: name it with --from (one of nginx, kong, envoy, envoy-local, traefik)\n"},
-		{[]string{"import", plain, "--from", "bogus"}, "ratesim: --from \"bogus\": not a gateway ratesim reads (want one of nginx, kong, envoy, envoy-local, traefik)\n"},
+		{[]string{"import", plain}, "ratesim: " + plain + ": cannot tell which gateway's config this is: name it with --from (one of nginx, kong, envoy, envoy-local, traefik, haproxy)\n"},
+		{[]string{"import", plain, "--from", "bogus"}, "ratesim: --from \"bogus\": not a gateway ratesim reads (want one of nginx, kong, envoy, envoy-local, traefik, haproxy)\n"},
 		{[]string{"import", "../examples/nginx.conf", "--from", "nginx", "--scope", "/nope"}, "ratesim: --scope \"/nope\": no scope of ../examples/nginx.conf has that name (its scopes: \"api.example.com /\", \"api.example.com /search\", \"api.example.com = /login\")\n"},
 		{[]string{"import", "../examples/envoy/local-ratelimit.yaml", "--envoy-version", "latest"}, "ratesim: --envoy-version \"latest\": want an envoy version such as 1.30 or 1.31.2\n"},
 		{[]string{"import", "../examples/nginx.conf", "--envoy-version", "1.30"}, "ratesim: reading ../examples/nginx.conf with the nginx reader (--from nginx)\nratesim: --envoy-version: only the envoy-local reader models versions (this is --from nginx)\n"},
 		{[]string{"import", "../examples/envoy/ratelimit-broken.yaml"}, "ratesim: reading ../examples/envoy/ratelimit-broken.yaml with the envoy reader (--from envoy)\n../examples/envoy/ratelimit-broken.yaml:5:13: descriptors[0].rate_limit.unit: invalid rate limit unit \"fortnight\" (want one of SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, YEAR)\n"},
 		{[]string{"import", "../examples/kong-broken.deck.yaml"}, "ratesim: reading ../examples/kong-broken.deck.yaml with the kong reader (--from kong)\n../examples/kong-broken.deck.yaml:9:17: services[0].plugins[0].config.hour: The limit for hour(50.0) cannot be lower than the limit for minute(100.0)\n"},
 		{[]string{"import", write("t.toml", "[http.middlewares.m.rateLimit]\naverage = 5\nburts = 2\n")}, "ratesim: reading " + filepath.Join(dir, "t.toml") + " with the traefik reader (--from traefik)\n" + filepath.Join(dir, "t.toml") + ":3:1: http.middlewares.m.rateLimit.burts: unknown field (want average, period, burst, sourceCriterion, redis)\n"},
+		{[]string{"import", "../examples/haproxy-broken.cfg", "--from", "haproxy"}, "../examples/haproxy-broken.cfg:4:5: stick-table: expire 10s is shorter than twice the http_req_rate period 10s: an entry can expire while its counter still counts, which ratesim does not model (want expire >= 20s)\n"},
+		{[]string{"import", "../examples/haproxy.cfg", "--from", "haproxy", "--scope", "nope"}, "ratesim: --scope \"nope\": no scope of ../examples/haproxy.cfg has that name (its scopes: \"api\", \"partners\")\n"},
 		{[]string{"import", filepath.Join(dir, "missing.conf")}, "ratesim: open " + filepath.Join(dir, "missing.conf") + ": no such file or directory\n"},
 	} {
 		status, out, errOut := run(t, tc.args...)

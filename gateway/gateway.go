@@ -93,6 +93,7 @@ var readers = map[string]Reader{
 	"envoy":       func(file string, data []byte) (Config, error) { return ReadEnvoy(file, data) },
 	"envoy-local": func(file string, data []byte) (Config, error) { return ReadEnvoyLocal(file, data) },
 	"traefik":     func(file string, data []byte) (Config, error) { return ReadTraefik(file, data) },
+	"haproxy":     func(file string, data []byte) (Config, error) { return ReadHAProxy(file, data) },
 }
 
 // Formats are the --from names of SPEC section 12, in its order.
@@ -130,6 +131,7 @@ var guessers = []struct {
 	{"envoy", guessEnvoy},
 	{"envoy-local", guessEnvoyLocal},
 	{"traefik", guessTraefik},
+	{"haproxy", guessHAProxy},
 	{"nginx", guessNginx},
 }
 
