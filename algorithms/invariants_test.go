@@ -83,7 +83,22 @@ func invVariants(name string, pol Policy) []invVariant {
 	base := Params{Policy: pol}
 	with := func(f func(*Params)) Params { p := base; f(&p); return p }
 	switch name {
-	case "fixed-window", "sliding-log", "sliding-window":
+	case "fixed-window":
+		vs := []invVariant{{"", base}, {"count-rejected", with(func(p *Params) { p.CountRejected = true })}}
+		// Calendar windows (their traces span years: invTrace takes the
+		// variant's policy). Years only at the highest rate, whose trace
+		// stays within the range of time.Duration.
+		cals := []Calendar{CalendarMonth}
+		if pol.Rate >= 10 {
+			cals = append(cals, CalendarYear)
+		}
+		for _, c := range cals {
+			cal := with(func(p *Params) { p.Per, p.Calendar = c.Nominal(), c })
+			vs = append(vs, invVariant{"per-" + c.String(), cal},
+				invVariant{"per-" + c.String() + "-count-rejected", func() Params { p := cal; p.CountRejected = true; return p }()})
+		}
+		return vs
+	case "sliding-log", "sliding-window":
 		return []invVariant{{"", base}, {"count-rejected", with(func(p *Params) { p.CountRejected = true })}}
 	case "token-bucket", "gcra", "x-time-rate":
 		// Half a window plus a few ns: not a multiple of the interval.
@@ -121,6 +136,9 @@ func invTrace(seed uint64, pol Policy, n int) []invCall {
 			t += w + time.Duration(r.Int64N(2*int64(w))) // silence
 		default:
 			t = (t/w + 1) * w // exactly on the next boundary
+			if pol.Calendar != NotCalendar {
+				_, _, t = calendarWindow(t, pol.Calendar)
+			}
 		}
 		key := Key(0)
 		switch x := r.IntN(10); {
@@ -157,7 +175,7 @@ func isNotImplemented(err error) bool {
 }
 
 func invSubtestName(pol Policy, v invVariant) string {
-	s := fmt.Sprintf("%dper%v_b%d", pol.Rate, pol.Per, pol.Burst)
+	s := fmt.Sprintf("%dper%v_b%d", pol.Rate, pol.Per, pol.Burst) // the suite's policy, not the variant's
 	if v.name != "" {
 		s += "_" + v.name
 	}
@@ -218,7 +236,7 @@ func TestInvariants(t *testing.T) {
 							t.Skipf("nginx takes only per 1s or 1m: %v", err)
 						}
 						require.NoError(t, err)
-						calls := invTrace(uint64(pi+1), pol, invArrivals)
+						calls := invTrace(uint64(pi+1), v.p.Policy, invArrivals)
 						ds := decideAll(l, calls)
 						checkDecisions(t, info, v.p, calls, ds)
 						checkWindows(t, info.Name, v.p, calls, ds)
@@ -297,6 +315,9 @@ func checkWindows(t *testing.T, name string, p Params, calls []invCall, ds []Dec
 			per := make(map[int64]int64)
 			for _, i := range idx {
 				k, _ := windowAt(calls[i].at, w)
+				if p.Calendar != NotCalendar {
+					k, _, _ = calendarWindow(calls[i].at, p.Calendar)
+				}
 				per[k] += calls[i].cost
 				require.LessOrEqual(t, per[k], p.Rate, "key %d window %d", key, k)
 			}

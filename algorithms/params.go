@@ -12,11 +12,35 @@ type Policy struct {
 	Rate  int64         // L, requests (cost units) per period, >= 1
 	Per   time.Duration // W, the period, > 0
 	Burst int64         // B, >= 1
+	// Calendar, when set, makes the period a calendar month or year in
+	// UTC (per: 1mo, per: 1y), which only fixed-window takes; Per is then
+	// Calendar.Nominal(), the duration that stands for it wherever one is
+	// needed (rates shown, peak windows), and no decision reads it.
+	Calendar Calendar
 }
 
-// String writes the policy as "10/1s burst 10".
+// String writes the policy as "10/1s burst 10" (or "10/1mo burst 10").
 func (p Policy) String() string {
+	if p.Calendar != NotCalendar {
+		return fmt.Sprintf("%d/%v burst %d", p.Rate, p.Calendar, p.Burst)
+	}
 	return fmt.Sprintf("%d/%v burst %d", p.Rate, p.Per, p.Burst)
+}
+
+// PerString writes the period as a scenario spells it: 1mo or 1y for a
+// calendar period, else the duration (1s, 1m0s).
+func (p Policy) PerString() string {
+	if p.Calendar != NotCalendar {
+		return p.Calendar.String()
+	}
+	return p.Per.String()
+}
+
+// errCalendar is the error of an algorithm other than fixed-window given
+// a calendar period.
+func errCalendar(algorithm string, c Calendar) error {
+	return &ParamError{Field: "per", Found: c.String(),
+		Want: fmt.Sprintf("only fixed-window counts calendar windows (%s cannot take per %s: give it a duration, e.g. per: %v)", algorithm, c, c.Nominal())}
 }
 
 // Params is everything a limiter is built from: the policy (possibly
@@ -103,7 +127,29 @@ const maxExact = math.MaxInt64 / 4
 // checkPolicy validates a policy for the exact algorithms: positive values
 // and Burst*Per small enough that every product the algorithms form fits in
 // an int64 without rounding.
+//
+// A calendar period (Calendar set) is refused here: only fixed-window,
+// which checks it itself (checkCalendarPolicy), counts calendar windows.
 func checkPolicy(p Policy) error {
+	if p.Calendar != NotCalendar {
+		return errCalendar("this algorithm", p.Calendar)
+	}
+	return checkExactPolicy(p)
+}
+
+// checkCalendarPolicy is checkPolicy for fixed-window, which takes a
+// calendar period: Per must then be the calendar's nominal duration.
+func checkCalendarPolicy(p Policy) error {
+	if p.Calendar > CalendarYear {
+		return &ParamError{"per", fmt.Sprint(p.Calendar), "want 1mo, 1y or a duration"}
+	}
+	if p.Calendar != NotCalendar && p.Per != p.Calendar.Nominal() {
+		return &ParamError{"per", p.Per.String(), fmt.Sprintf("want %v for per %s (its nominal duration)", p.Calendar.Nominal(), p.Calendar)}
+	}
+	return checkExactPolicy(p)
+}
+
+func checkExactPolicy(p Policy) error {
 	if p.Rate < 1 {
 		return &ParamError{"rate", fmt.Sprint(p.Rate), "want a rate of at least 1 request per period"}
 	}

@@ -98,5 +98,8 @@ func New(name string, p Params) (Limiter, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown algorithm %q (want one of %s)", name, strings.Join(Names(), ", "))
 	}
+	if p.Calendar != NotCalendar && name != "fixed-window" && name != "all-of" {
+		return nil, errCalendar(name, p.Calendar)
+	}
 	return a.New(p)
 }

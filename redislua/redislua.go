@@ -31,6 +31,7 @@ import (
 	"crypto/sha1"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -127,6 +128,12 @@ var scripts = []script{
 		[]string{"max N (0: burst)", "service NS (the backend's service time; 0: nothing in flight)"},
 		"now + service < 2^53"},
 }
+
+// ErrCalendar refuses a fixed-window of calendar months or years (per: 1mo,
+// per: 1y): its script counts windows of one fixed length, floor(now/per),
+// and has no calendar. Such a row runs in every cluster mode of the
+// simulation (its store decides with the Go rule), but not on Redis.
+var ErrCalendar = errors.New("per 1mo or 1y: fixed_window.lua counts windows of one fixed length (floor(now/per)) and has no calendar; a calendar month or year runs in the simulation only, not on Redis")
 
 func lookup(name string) (script, error) {
 	for _, s := range scripts {

@@ -314,8 +314,8 @@ func (d *decoder) limit(v val) (limitInfo, bool) {
 	li.policy.Per = time.Second
 	if pv := m.get("per"); pv.set {
 		li.fields["per"] = pv
-		p, pok := d.duration(pv, true)
-		li.policy.Per, ok = p, ok && pok
+		p, cal, pok := d.period(pv)
+		li.policy.Per, li.policy.Calendar, ok = p, cal, ok && pok
 	}
 	li.policy.Burst = li.policy.Rate
 	if bv := m.get("burst"); bv.set {
@@ -757,8 +757,8 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 			p.Rate, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1 (requests per per)")
 			a.Set[k], rateSet = p.Rate, true
 		case k == "per":
-			p.Per, ok = d.duration(v, true)
-			a.Set[k] = p.Per.String()
+			p.Per, p.Calendar, ok = d.period(v)
+			a.Set[k] = p.PerString()
 		case k == "burst" && name == "nginx":
 			p.NginxBurst, ok = d.integer(v, 0, math.MaxInt64, "an integer >= 0 (nginx's burst=N admits N+1 at once)")
 			p.NginxBurstSet = true

@@ -150,6 +150,9 @@ func memoryOf(a *Algorithm) (time.Duration, bool) {
 	}
 	switch a.Name {
 	case "fixed-window", "sliding-log":
+		if p.Calendar != algorithms.NotCalendar {
+			return p.Calendar.Longest(), true // 31 or 366 days
+		}
 		return p.Per, true
 	case "sliding-window":
 		return sat(p.Per, p.Per), true
