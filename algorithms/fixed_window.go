@@ -287,6 +287,8 @@ func checkOptions(algorithm string, p Params, accepted ...string) error {
 	}{
 		{"count-rejected", "count-rejected", fmt.Sprint(p.CountRejected), p.CountRejected},
 		{"max-delay", "max-delay", p.MaxDelay.String(), p.MaxDelay != 0},
+		{"fill-interval", "fill-interval", p.FillInterval.String(), p.FillInterval != 0},
+		{"tokens-per-fill", "tokens-per-fill", fmt.Sprint(p.TokensPerFill), p.TokensPerFill != 0},
 		{"burst", "nginx burst", fmt.Sprint(p.NginxBurst), p.NginxBurstSet},
 		{"nodelay", "nodelay", fmt.Sprint(p.Nodelay), p.Nodelay},
 		{"delay", "nginx delay", fmt.Sprint(p.NginxDelay), p.NginxDelay != 0},

@@ -100,7 +100,15 @@ func invVariants(name string, pol Policy) []invVariant {
 		return vs
 	case "sliding-log", "sliding-window":
 		return []invVariant{{"", base}, {"count-rejected", with(func(p *Params) { p.CountRejected = true })}}
-	case "token-bucket", "gcra", "x-time-rate":
+	case "token-bucket":
+		// Half a window plus a few ns: not a multiple of the interval.
+		// Discrete refill: 2 tokens every 2W/L plus a few ns, with and
+		// without max-delay.
+		fill := func(p *Params) { p.FillInterval, p.TokensPerFill = 2*pol.Per/time.Duration(pol.Rate)+3, 2 }
+		return []invVariant{{"", base}, {"max-delay", with(func(p *Params) { p.MaxDelay = pol.Per/2 + 7 })},
+			{"fill-interval", with(fill)},
+			{"fill-interval-max-delay", with(func(p *Params) { fill(p); p.MaxDelay = pol.Per/2 + 7 })}}
+	case "gcra", "x-time-rate":
 		// Half a window plus a few ns: not a multiple of the interval.
 		return []invVariant{{"", base}, {"max-delay", with(func(p *Params) { p.MaxDelay = pol.Per/2 + 7 })}}
 	case "nginx":
@@ -410,6 +418,12 @@ func checkReleases(t *testing.T, name string, p Params, calls []invCall, ds []De
 				for int64(r.at-rels[lo].at) >= v {
 					sum -= rels[lo].cost
 					lo++
+				}
+				if p.FillInterval > 0 {
+					// Discrete refill: at most v/D + 1 ticks of N in [a, a+v).
+					require.LessOrEqual(t, sum, b+p.TokensPerFill*(v/int64(p.FillInterval)+1),
+						"key %d: %d released in [%v, %v + %v)", key, sum, rels[lo].at, rels[lo].at, time.Duration(v))
+					continue
 				}
 				require.LessOrEqual(t, sum*w, (b+slack)*w+l*v,
 					"key %d: %d released in [%v, %v + %v)", key, sum, rels[lo].at, rels[lo].at, time.Duration(v))

@@ -58,6 +58,13 @@ type Params struct {
 	// delay until it conforms when that delay is <= MaxDelay.
 	MaxDelay time.Duration
 
+	// FillInterval and TokensPerFill (token-bucket only, both or neither)
+	// make the bucket refill in steps, as envoy's local rate limiter
+	// before 1.31: TokensPerFill tokens at every multiple of FillInterval
+	// from time 0, up to Burst (see TokenBucket).
+	FillInterval  time.Duration
+	TokensPerFill int64
+
 	// NginxBurst is nginx's own burst=N (admits N+1 at once on a fresh key);
 	// used when NginxBurstSet, otherwise Burst-1.
 	NginxBurst    int64

@@ -84,8 +84,8 @@ func skipped(cfg sim.Config, alg *sim.Algorithm) string {
 		return "its zone frees nodes under memory pressure, which the script, with Redis keeping every key, does not"
 	case !redislua.Has(alg.Name):
 		return alg.Name + " has no script: it decides in floating point"
-	case alg.Params.Calendar != algorithms.NotCalendar:
-		return "its calendar windows (per " + alg.Params.Calendar.String() + ") have no script: fixed_window.lua counts windows of one fixed length"
+	case redislua.Unsupported(alg.Params) != nil:
+		return redislua.Unsupported(alg.Params).Error()
 	case cfg.Cluster == nil:
 		return ""
 	}

@@ -175,8 +175,8 @@ func CheckRange(name string, clock Clock, p algorithms.Params, maxCost int64, sp
 	if _, err := algorithms.New(name, p); err != nil {
 		return err
 	}
-	if p.Calendar != algorithms.NotCalendar {
-		return ErrCalendar
+	if err := Unsupported(p); err != nil {
+		return err
 	}
 	tick := clock.tick()
 	for _, f := range []struct {

@@ -80,8 +80,8 @@ func NewRunner(ctx context.Context, c *redis.Client, cfg Config) (*Runner, error
 	if _, err := algorithms.New(cfg.Algorithm, cfg.Params); err != nil {
 		return nil, err
 	}
-	if cfg.Params.Calendar != algorithms.NotCalendar {
-		return nil, ErrCalendar
+	if err := Unsupported(cfg.Params); err != nil {
+		return nil, err
 	}
 	src, err := Script(cfg.Algorithm, cfg.Clock)
 	if err != nil {
