@@ -289,6 +289,7 @@ func checkOptions(algorithm string, p Params, accepted ...string) error {
 		{"max-delay", "max-delay", p.MaxDelay.String(), p.MaxDelay != 0},
 		{"fill-interval", "fill-interval", p.FillInterval.String(), p.FillInterval != 0},
 		{"tokens-per-fill", "tokens-per-fill", fmt.Sprint(p.TokensPerFill), p.TokensPerFill != 0},
+		{"idle-reset", "idle-reset", p.IdleReset.String(), p.IdleReset != 0},
 		{"burst", "nginx burst", fmt.Sprint(p.NginxBurst), p.NginxBurstSet},
 		{"nodelay", "nodelay", fmt.Sprint(p.Nodelay), p.Nodelay},
 		{"delay", "nginx delay", fmt.Sprint(p.NginxDelay), p.NginxDelay != 0},

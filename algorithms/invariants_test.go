@@ -108,9 +108,15 @@ func invVariants(name string, pol Policy) []invVariant {
 		return []invVariant{{"", base}, {"max-delay", with(func(p *Params) { p.MaxDelay = pol.Per/2 + 7 })},
 			{"fill-interval", with(fill)},
 			{"fill-interval-max-delay", with(func(p *Params) { fill(p); p.MaxDelay = pol.Per/2 + 7 })}}
-	case "gcra", "x-time-rate":
+	case "gcra":
 		// Half a window plus a few ns: not a multiple of the interval.
 		return []invVariant{{"", base}, {"max-delay", with(func(p *Params) { p.MaxDelay = pol.Per/2 + 7 })}}
+	case "x-time-rate":
+		// Half a window plus a few ns: not a multiple of the interval; and
+		// Traefik's idle-reset of 2s, with and without it.
+		return []invVariant{{"", base}, {"max-delay", with(func(p *Params) { p.MaxDelay = pol.Per/2 + 7 })},
+			{"idle-reset", with(func(p *Params) { p.IdleReset = 2 * time.Second })},
+			{"idle-reset-max-delay", with(func(p *Params) { p.IdleReset = 2 * time.Second; p.MaxDelay = pol.Per/2 + 7 })}}
 	case "nginx":
 		return []invVariant{{"", base}, {"nodelay", with(func(p *Params) { p.Nodelay = true })}}
 	case "concurrency":
@@ -418,6 +424,14 @@ func checkReleases(t *testing.T, name string, p Params, calls []invCall, ds []De
 				for int64(r.at-rels[lo].at) >= v {
 					sum -= rels[lo].cost
 					lo++
+				}
+				if p.IdleReset > 0 {
+					// A forgotten Limiter comes back full: B more per
+					// reset, and resets are at least idle-1s apart.
+					gap := int64(p.IdleReset - time.Second)
+					require.LessOrEqual(t, sum*w, (b+slack+b*(v/gap+1))*w+l*v,
+						"key %d: %d released in [%v, %v + %v)", key, sum, rels[lo].at, rels[lo].at, time.Duration(v))
+					continue
 				}
 				if p.FillInterval > 0 {
 					// Discrete refill: at most v/D + 1 ticks of N in [a, a+v).

@@ -65,6 +65,12 @@ type Params struct {
 	FillInterval  time.Duration
 	TokensPerFill int64
 
+	// IdleReset > 0 (x-time-rate only, a whole number of seconds) makes a
+	// key's Limiter forgotten, and come back full, once the key has been
+	// idle that long, as Traefik's TTL map evicts a source's bucket (see
+	// XTimeRate).
+	IdleReset time.Duration
+
 	// NginxBurst is nginx's own burst=N (admits N+1 at once on a fresh key);
 	// used when NginxBurstSet, otherwise Burst-1.
 	NginxBurst    int64

@@ -38,7 +38,7 @@ var registry = []Info{
 	{Name: "leaky-bucket", Summary: "queue of up to B requests released exactly W/L apart: smooths bursts", Options: nil, Exact: true, New: newLeakyBucketLimiter},
 	{Name: "nginx", Summary: "nginx limit_req to the letter: millisecond clock, excess in milli-requests", Options: []string{"burst", "nodelay", "delay", "zone"}, Exact: true, New: newNginxLimiter},
 	{Name: "concurrency", Summary: "at most max requests in flight per key for the backend's service time", Options: []string{"max"}, Exact: true, New: newConcurrencyLimiter, InFlight: true},
-	{Name: "x-time-rate", Summary: "the real golang.org/x/time/rate Limiter (float64 tokens), as a production reference", Options: []string{"max-delay"}, Exact: false, New: newXTimeRateLimiter},
+	{Name: "x-time-rate", Summary: "the real golang.org/x/time/rate Limiter (float64 tokens), as a production reference", Options: []string{"max-delay", "idle-reset"}, Exact: false, New: newXTimeRateLimiter},
 }
 
 // backendRegistry lists the algorithms that belong in front of a backend

@@ -776,6 +776,9 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 		case k == "fill-interval":
 			p.FillInterval, ok = d.duration(v, true)
 			a.Set[k] = p.FillInterval.String()
+		case k == "idle-reset":
+			p.IdleReset, ok = d.duration(v, true)
+			a.Set[k] = p.IdleReset.String()
 		case k == "tokens-per-fill":
 			p.TokensPerFill, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1 (envoy's tokens_per_fill)")
 			a.Set[k] = p.TokensPerFill
