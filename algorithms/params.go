@@ -156,8 +156,19 @@ func checkCalendarPolicy(p Policy) error {
 	if p.Calendar > CalendarYear {
 		return &ParamError{"per", fmt.Sprint(p.Calendar), "want 1mo, 1y or a duration"}
 	}
-	if p.Calendar != NotCalendar && p.Per != p.Calendar.Nominal() {
-		return &ParamError{"per", p.Per.String(), fmt.Sprintf("want %v for per %s (its nominal duration)", p.Calendar.Nominal(), p.Calendar)}
+	if p.Calendar != NotCalendar {
+		if p.Per != p.Calendar.Nominal() {
+			return &ParamError{"per", p.Per.String(), fmt.Sprintf("want %v for per %s (its nominal duration)", p.Calendar.Nominal(), p.Calendar)}
+		}
+		// fixed-window forms no product of the policy with per: a month
+		// of 10^9 requests is as exact as one of 10.
+		if p.Rate < 1 {
+			return &ParamError{"rate", fmt.Sprint(p.Rate), "want a rate of at least 1 request per period"}
+		}
+		if p.Burst < 1 {
+			return &ParamError{"burst", fmt.Sprint(p.Burst), "want a burst of at least 1"}
+		}
+		return nil
 	}
 	return checkExactPolicy(p)
 }
