@@ -27,6 +27,7 @@ var validGatewayAlgs = []struct {
 	{"discrete", gwHead + "  - {name: token-bucket, burst: 10, fill-interval: 100ms, tokens-per-fill: 2}\n"},
 	{"discrete same rate", gwHead + "  - {name: token-bucket, rate: 20, per: 1s, burst: 10, fill-interval: 100ms, tokens-per-fill: 2}\n"},
 	{"discrete max-delay", gwHead + "  - {name: token-bucket, burst: 3, fill-interval: 1s, tokens-per-fill: 3, max-delay: 500ms}\n"},
+	{"discrete under a calendar limit", "name: t\nduration: 1s\nlimit: {rate: 3, per: 1mo}\ntraffic: [{type: steady, key: a, rate: 5/s}]\nalgorithms: [fixed-window, {name: token-bucket, burst: 2, fill-interval: 1s, tokens-per-fill: 1}]\n"},
 	{"traefik", gwHead + "  - {name: x-time-rate, rate: 10, per: 1s, burst: 20, max-delay: 50ms, idle-reset: 2s}\n"},
 }
 
@@ -108,7 +109,7 @@ func TestParseGatewayAlgorithmParams(t *testing.T) {
 		[4]int64{p.Rate, int64(p.Per), p.TokensPerFill, int64(p.FillInterval)})
 	require.Equal(t, int64(10), p.Burst)
 
-	sc, err = Parse("s.yaml", []byte(validGatewayAlgs[8].src))
+	sc, err = Parse("s.yaml", []byte(validGatewayAlgs[9].src))
 	require.NoError(t, err)
 	p = sc.Algorithms[0].Params
 	require.Equal(t, 2*time.Second, p.IdleReset)

@@ -866,7 +866,7 @@ func (d *decoder) discreteRate(m *mapping, p *algorithms.Params, written map[str
 	rv, rateSet := written["rate"]
 	pv, perSet := written["per"]
 	if !rateSet && !perSet {
-		p.Rate, p.Per = p.TokensPerFill, p.FillInterval
+		p.Rate, p.Per, p.Calendar = p.TokensPerFill, p.FillInterval, algorithms.NotCalendar
 		return true
 	}
 	nh, nl := bits.Mul64(uint64(p.TokensPerFill), uint64(p.Per))
