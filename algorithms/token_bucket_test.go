@@ -552,3 +552,24 @@ func TestTokenBucketDiscreteOptions(t *testing.T) {
 	_, err := New("gcra", Params{Policy: pol, FillInterval: time.Second, TokensPerFill: 1})
 	require.ErrorContains(t, err, "gcra takes no fill-interval (only token-bucket)")
 }
+
+func TestAllOfDiscreteBuckets(t *testing.T) {
+	const ms = time.Millisecond
+	// envoy's local_ratelimit with a descriptor bucket and the default
+	// bucket, before 1.31: consumed in order (in-order), each refilled at
+	// its own ticks. Descriptor: max 2, 1 per 200ms; default: max 3, 3 per
+	// 1s.
+	desc := Params{Policy: Policy{Rate: 1, Per: 200 * ms, Burst: 2}, FillInterval: 200 * ms, TokensPerFill: 1}
+	def := Params{Policy: Policy{Rate: 3, Per: time.Second, Burst: 3}, FillInterval: time.Second, TokensPerFill: 3}
+	l := mustLimiter(t, "all-of", Params{Policy: def.Policy, Commit: InOrder,
+		Members: []Member{{"token-bucket", desc}, {"token-bucket", def}}})
+	checkRows(t, l, []decideRow{
+		{at: 0, cost: 1, want: Accept},                         // desc 2 -> 1, default 3 -> 2
+		{at: 0, cost: 1, want: Accept},                         // desc 0, default 1
+		{at: 0, cost: 1, want: Reject, retry: 200 * ms},        // desc empty until its tick at 200ms
+		{at: 200 * ms, cost: 1, want: Accept},                  // desc 1 -> 0, default 1 -> 0
+		{at: 400 * ms, cost: 1, want: Reject, retry: 600 * ms}, // desc 1 -> 0 taken (no refund), default empty until 1s
+		{at: 600 * ms, cost: 1, want: Reject, retry: 400 * ms}, // desc 1 -> 0 again, default still empty
+		{at: time.Second, cost: 1, want: Accept},               // ticks at 800ms and 1s: desc 2 -> 1; default 3 -> 2
+	})
+}
