@@ -103,7 +103,9 @@ type member interface {
 }
 
 func newAllOfLimiter(p Params) (Limiter, error) {
-	if err := checkPolicy(p.Policy); err != nil {
+	// The row's own policy only names the row's rate in tables: a
+	// calendar period is its members' business (fixed-window's).
+	if err := checkCalendarPolicy(p.Policy); err != nil {
 		return nil, err
 	}
 	if err := checkOptions("all-of", p); err != nil {
@@ -164,6 +166,9 @@ func newMember(m Member) (member, error) {
 	if len(m.Params.Members) > 0 || m.Params.Commit != "" {
 		return nil, &ParamError{Field: "name", Found: m.Name, Want: "an all-of row's limits cannot themselves have limits"}
 	}
+	if m.Params.Calendar != NotCalendar && m.Name != "fixed-window" {
+		return nil, errCalendar(m.Name, m.Params.Calendar)
+	}
 	var build func(Params) (Limiter, error)
 	switch m.Name {
 	case "nginx":
@@ -193,8 +198,8 @@ func newMember(m Member) (member, error) {
 		}}, nil
 	case *FixedWindow:
 		return &peeker[fixedWindowState]{Limiter: l, k: &l.keyed, rule: func(cp *fixedWindowState, now time.Duration, _ Key, cost int64) (Decision, bool) {
-			k, e := l.clock.at(now, l.window)
-			return l.decideIn(cp, k, e, cost)
+			k, left := l.windowOf(now)
+			return l.decideIn(cp, k, left, cost)
 		}}, nil
 	case *SlidingWindow:
 		return &peeker[slidingWindowState]{Limiter: l, k: &l.keyed, rule: func(cp *slidingWindowState, now time.Duration, _ Key, cost int64) (Decision, bool) {

@@ -22,13 +22,30 @@ import (
 // RetryAfter: the start of the next window minus t, (k+1)*W - t, which is
 // always in (0, W]; Never when c > L.
 //
+// Windows of any duration are aligned to the Unix epoch (time 0), so a
+// window of 168h (envoy ratelimit's WEEK unit) starts on a Thursday at
+// 00:00 UTC, as 1970-01-01 was a Thursday, and envoy's MONTH and YEAR units
+// (30 and 365 days) are fixed durations that drift from the calendar.
+//
+// Calendar windows (per: 1mo, per: 1y; Kong's month and year limits): the
+// window of t is the calendar month (year) that holds t in UTC, from
+// 00:00:00 UTC on the 1st (on January 1st) to the same instant of the next
+// month (year): 28 to 31 days (365 or 366). Its index k counts months
+// (years) from January 1970. This is where Kong's rate-limiting plugin
+// starts its month and year periods (kong/tools/timestamp.lua,
+// get_timestamps: the request's UTC time table with day set to 1, and
+// month set to 1 for the year). RetryAfter is again the start of the next
+// window minus t. Per is then the calendar's nominal duration (30 or 365
+// days, Calendar.Nominal), which no decision reads.
+//
 // count-rejected: a rejected request's cost is added to count[k] too, as
 // envoy's ratelimit does (it increments before it compares), including a
 // request whose cost can never fit. The retry_after is unchanged by it (the
 // next window starts empty). Counts saturate at MaxInt64.
 //
 // State per key: the window index and its count, two int64, 16 bytes. A
-// key's state is released at (k+1)*W, the end of the window it counts, when
+// key's state is released at the end of the window it counts ((k+1)*W, or
+// the next calendar month or year), when
 // it is indistinguishable from a fresh key's (as EXPIRE releases the Redis
 // key).
 //
@@ -39,6 +56,8 @@ type FixedWindow struct {
 	keyed[fixedWindowState]
 	fixedWindowRule
 	clock windowClock
+	// cal is the last calendar window found, for calendar periods.
+	cal calendarClock
 }
 
 // fixedWindowRule is FixedWindow's rule over one key's state, which its
@@ -53,7 +72,8 @@ type FixedWindow struct {
 // anew.
 type fixedWindowRule struct {
 	limit         int64         // L
-	window        time.Duration // W
+	window        time.Duration // W (the nominal duration for a calendar period)
+	calendar      Calendar      // set for per: 1mo or 1y
 	countRejected bool
 	plainState[fixedWindowState]
 }
@@ -73,7 +93,7 @@ var (
 )
 
 func newFixedWindowLimiter(p Params) (Limiter, error) {
-	if err := checkPolicy(p.Policy); err != nil {
+	if err := checkCalendarPolicy(p.Policy); err != nil {
 		return nil, err
 	}
 	if err := checkOptions("fixed-window", p, "count-rejected"); err != nil {
@@ -81,55 +101,94 @@ func newFixedWindowLimiter(p Params) (Limiter, error) {
 	}
 	l := &FixedWindow{fixedWindowRule: *newFixedWindowRule(p)}
 	l.keyed = newKeyed(int64(unsafe.Sizeof(fixedWindowState{})), func(s *fixedWindowState) time.Duration {
-		return time.Duration(s.win+1) * l.window
+		return l.windowEnd(s.win)
 	})
 	return l, nil
 }
 
 func newFixedWindowRule(p Params) *fixedWindowRule {
-	return &fixedWindowRule{limit: p.Rate, window: p.Per, countRejected: p.CountRejected}
+	return &fixedWindowRule{limit: p.Rate, window: p.Per, calendar: p.Calendar, countRejected: p.CountRejected}
 }
 
 // Decide admits the request iff its window's count leaves room for cost.
 func (l *FixedWindow) Decide(now time.Duration, key Key, cost int64) Decision {
 	s := l.get(now, key)
-	k, e := l.clock.at(now, l.window)
-	d, counted := l.decideIn(s, k, e, cost)
+	k, left := l.windowOf(now)
+	d, counted := l.decideIn(s, k, left, cost)
 	if counted {
 		l.touch(key, 0)
 	}
 	return d
 }
 
-// decideIn decides a request of cost in window k, at offset e in it, on
-// s, and counts it there when it is admitted or counted rejected.
-func (r *fixedWindowRule) decideIn(s *fixedWindowState, k int64, e time.Duration, cost int64) (Decision, bool) {
+// windowOf is the rule's placeOf, remembering the last window found: the
+// instants of one window, which come in order, are placed without a
+// division or a calendar computation.
+func (l *FixedWindow) windowOf(now time.Duration) (k int64, left time.Duration) {
+	if l.calendar != NotCalendar {
+		return l.cal.at(now, l.calendar)
+	}
+	k, e := l.clock.at(now, l.window)
+	return k, l.window - e
+}
+
+// placeOf returns the index k of the window that holds now and the time
+// left in it, from now to the window's end: (k+1)*W - now, or the end of
+// the calendar month or year; always > 0.
+func (r *fixedWindowRule) placeOf(now time.Duration) (k int64, left time.Duration) {
+	if r.calendar != NotCalendar {
+		k, _, end := calendarWindow(now, r.calendar)
+		return k, end - now
+	}
+	k, e := windowAt(now, r.window)
+	return k, r.window - e
+}
+
+// windowEnd returns the end of window k: (k+1)*W, or the start of the next
+// calendar month or year (saturating at the end of time.Duration's range).
+func (r *fixedWindowRule) windowEnd(k int64) time.Duration {
+	if r.calendar != NotCalendar {
+		return calendarWindowStart(k+1, r.calendar)
+	}
+	return time.Duration(k+1) * r.window
+}
+
+// WindowIndex implements WindowRule: the k of placeOf.
+func (r *fixedWindowRule) WindowIndex(now time.Duration) int64 {
+	k, _ := r.placeOf(now)
+	return k
+}
+
+// decideIn decides a request of cost in window k, with left until the
+// window ends, on s, and counts it there when it is admitted or counted
+// rejected.
+func (r *fixedWindowRule) decideIn(s *fixedWindowState, k int64, left time.Duration, cost int64) (Decision, bool) {
 	var count int64
 	if s.win == k {
 		count = s.count
 	}
-	d, counted := r.decideCount(count, e, cost)
+	d, counted := r.decideCount(count, left, cost)
 	if counted {
 		s.win, s.count = k, addSat(count, cost)
 	}
 	return d, counted
 }
 
-// decideCount is the rule on the count of the request's window, at offset
-// e in it: admit iff count + cost <= L.
-func (r *fixedWindowRule) decideCount(count int64, e time.Duration, cost int64) (Decision, bool) {
+// decideCount is the rule on the count of the request's window, with left
+// until it ends: admit iff count + cost <= L.
+func (r *fixedWindowRule) decideCount(count int64, left time.Duration, cost int64) (Decision, bool) {
 	if cost <= r.limit && count <= r.limit-cost {
 		return Decision{Verdict: Accept}, true
 	}
 	if cost > r.limit {
 		return Decision{Verdict: Reject, RetryAfter: Never}, r.countRejected
 	}
-	return Decision{Verdict: Reject, RetryAfter: r.window - e}, r.countRejected
+	return Decision{Verdict: Reject, RetryAfter: left}, r.countRejected
 }
 
 func (r *fixedWindowRule) decide(s *fixedWindowState, _ bool, now time.Duration, cost int64) (Decision, bool) {
-	k, e := windowAt(now, r.window)
-	return r.decideIn(s, k, e, cost)
+	k, left := r.placeOf(now)
+	return r.decideIn(s, k, left, cost)
 }
 
 // Window implements WindowRule.
@@ -137,14 +196,14 @@ func (r *fixedWindowRule) Window() time.Duration { return r.window }
 
 // DecideCounts implements WindowRule: fixed-window reads cur only.
 func (r *fixedWindowRule) DecideCounts(now time.Duration, _, cur, cost int64) (Decision, bool) {
-	_, e := windowAt(now, r.window)
-	return r.decideCount(cur, e, cost)
+	_, left := r.placeOf(now)
+	return r.decideCount(cur, left, cost)
 }
 
 // incr adds cost to the count of at's window (Incrementer): a state of an
 // older window starts that window's count; a later one is left alone.
 func (r *fixedWindowRule) incr(s *fixedWindowState, known bool, at time.Duration, cost int64) bool {
-	k, _ := windowAt(at, r.window)
+	k, _ := r.placeOf(at)
 	switch {
 	case known && s.win == k:
 		s.count = addSat(s.count, cost)
@@ -187,6 +246,23 @@ func (c *windowClock) at(t, w time.Duration) (k int64, e time.Duration) {
 	return k, e
 }
 
+// calendarClock is windowClock for calendar windows: the last window found,
+// [start, end), so that the instants of one month are placed with two
+// comparisons. The zero value holds no window (start = end = 0).
+type calendarClock struct {
+	k          int64
+	start, end time.Duration
+}
+
+// at returns the index of the calendar window of c that holds t and the
+// time left in it; c must be the same at every call.
+func (c *calendarClock) at(t time.Duration, cal Calendar) (k int64, left time.Duration) {
+	if t < c.start || t >= c.end {
+		c.k, c.start, c.end = calendarWindow(t, cal)
+	}
+	return c.k, c.end - t
+}
+
 // addSat returns a+b for b >= 0, saturating at MaxInt64: counters that
 // count rejected requests grow without bound and are only ever compared.
 func addSat(a, b int64) int64 {
@@ -211,6 +287,9 @@ func checkOptions(algorithm string, p Params, accepted ...string) error {
 	}{
 		{"count-rejected", "count-rejected", fmt.Sprint(p.CountRejected), p.CountRejected},
 		{"max-delay", "max-delay", p.MaxDelay.String(), p.MaxDelay != 0},
+		{"fill-interval", "fill-interval", p.FillInterval.String(), p.FillInterval != 0},
+		{"tokens-per-fill", "tokens-per-fill", fmt.Sprint(p.TokensPerFill), p.TokensPerFill != 0},
+		{"idle-reset", "idle-reset", p.IdleReset.String(), p.IdleReset != 0},
 		{"burst", "nginx burst", fmt.Sprint(p.NginxBurst), p.NginxBurstSet},
 		{"nodelay", "nodelay", fmt.Sprint(p.Nodelay), p.Nodelay},
 		{"delay", "nginx delay", fmt.Sprint(p.NginxDelay), p.NginxDelay != 0},
@@ -260,7 +339,7 @@ func (l *FixedWindow) Inspect(now time.Duration, key Key) []Gauge {
 
 func (r *fixedWindowRule) gauges(s *fixedWindowState, _ bool, now time.Duration) []Gauge {
 	var count int64
-	if k, _ := windowAt(now, r.window); s.win == k {
+	if k, _ := r.placeOf(now); s.win == k {
 		count = s.count
 	}
 	return []Gauge{{"count", float64(count)}, {"limit", float64(r.limit)}}

@@ -384,7 +384,7 @@ func TestInspectChangesNothing(t *testing.T) {
 						fresh, err := info.New(v.p)
 						require.NoError(t, err)
 
-						calls := invTrace(uint64(pi+1), pol, invArrivals)
+						calls := invTrace(uint64(pi+1), v.p.Policy, invArrivals)
 						want := decideAll(plain, calls)
 
 						r := rand.New(rand.NewPCG(uint64(pi+1), 0x696e73706563))
@@ -432,7 +432,7 @@ func TestInspectChangesNothing(t *testing.T) {
 
 						// Long after the trace every key is fresh: its gauges
 						// are a fresh limiter's.
-						far := last + 100*pol.Per + v.p.Service + v.p.MaxDelay
+						far := last + 100*v.p.Per + v.p.Service + v.p.MaxDelay
 						for _, key := range []Key{0, 1, 2, 3} {
 							require.Equal(t, fresh.(Inspector).Inspect(far, key), in.Inspect(far, key), "key %d at %v", key, far)
 						}

@@ -83,11 +83,40 @@ func invVariants(name string, pol Policy) []invVariant {
 	base := Params{Policy: pol}
 	with := func(f func(*Params)) Params { p := base; f(&p); return p }
 	switch name {
-	case "fixed-window", "sliding-log", "sliding-window":
+	case "fixed-window":
+		vs := []invVariant{{"", base}, {"count-rejected", with(func(p *Params) { p.CountRejected = true })}}
+		// Calendar windows (their traces span years: invTrace takes the
+		// variant's policy). Years only at the highest rate, whose trace
+		// stays within the range of time.Duration.
+		cals := []Calendar{CalendarMonth}
+		if pol.Rate >= 10 {
+			cals = append(cals, CalendarYear)
+		}
+		for _, c := range cals {
+			cal := with(func(p *Params) { p.Per, p.Calendar = c.Nominal(), c })
+			vs = append(vs, invVariant{"per-" + c.String(), cal},
+				invVariant{"per-" + c.String() + "-count-rejected", func() Params { p := cal; p.CountRejected = true; return p }()})
+		}
+		return vs
+	case "sliding-log", "sliding-window":
 		return []invVariant{{"", base}, {"count-rejected", with(func(p *Params) { p.CountRejected = true })}}
-	case "token-bucket", "gcra", "x-time-rate":
+	case "token-bucket":
+		// Half a window plus a few ns: not a multiple of the interval.
+		// Discrete refill: 2 tokens every 2W/L plus a few ns, with and
+		// without max-delay.
+		fill := func(p *Params) { p.FillInterval, p.TokensPerFill = 2*pol.Per/time.Duration(pol.Rate)+3, 2 }
+		return []invVariant{{"", base}, {"max-delay", with(func(p *Params) { p.MaxDelay = pol.Per/2 + 7 })},
+			{"fill-interval", with(fill)},
+			{"fill-interval-max-delay", with(func(p *Params) { fill(p); p.MaxDelay = pol.Per/2 + 7 })}}
+	case "gcra":
 		// Half a window plus a few ns: not a multiple of the interval.
 		return []invVariant{{"", base}, {"max-delay", with(func(p *Params) { p.MaxDelay = pol.Per/2 + 7 })}}
+	case "x-time-rate":
+		// Half a window plus a few ns: not a multiple of the interval; and
+		// Traefik's idle-reset of 2s, with and without it.
+		return []invVariant{{"", base}, {"max-delay", with(func(p *Params) { p.MaxDelay = pol.Per/2 + 7 })},
+			{"idle-reset", with(func(p *Params) { p.IdleReset = 2 * time.Second })},
+			{"idle-reset-max-delay", with(func(p *Params) { p.IdleReset = 2 * time.Second; p.MaxDelay = pol.Per/2 + 7 })}}
 	case "nginx":
 		return []invVariant{{"", base}, {"nodelay", with(func(p *Params) { p.Nodelay = true })}}
 	case "concurrency":
@@ -121,6 +150,9 @@ func invTrace(seed uint64, pol Policy, n int) []invCall {
 			t += w + time.Duration(r.Int64N(2*int64(w))) // silence
 		default:
 			t = (t/w + 1) * w // exactly on the next boundary
+			if pol.Calendar != NotCalendar {
+				_, _, t = calendarWindow(t, pol.Calendar)
+			}
 		}
 		key := Key(0)
 		switch x := r.IntN(10); {
@@ -157,7 +189,7 @@ func isNotImplemented(err error) bool {
 }
 
 func invSubtestName(pol Policy, v invVariant) string {
-	s := fmt.Sprintf("%dper%v_b%d", pol.Rate, pol.Per, pol.Burst)
+	s := fmt.Sprintf("%dper%v_b%d", pol.Rate, pol.Per, pol.Burst) // the suite's policy, not the variant's
 	if v.name != "" {
 		s += "_" + v.name
 	}
@@ -223,7 +255,7 @@ func TestInvariants(t *testing.T) {
 							t.Skipf("nginx takes only per 1s or 1m: %v", err)
 						}
 						require.NoError(t, err)
-						calls := invTrace(uint64(pi+1), pol, invArrivals)
+						calls := invTrace(uint64(pi+1), v.p.Policy, invArrivals)
 						ds := decideAll(l, calls)
 						checkDecisions(t, info, v.p, calls, ds)
 						checkWindows(t, info.Name, v.p, calls, ds)
@@ -302,6 +334,9 @@ func checkWindows(t *testing.T, name string, p Params, calls []invCall, ds []Dec
 			per := make(map[int64]int64)
 			for _, i := range idx {
 				k, _ := windowAt(calls[i].at, w)
+				if p.Calendar != NotCalendar {
+					k, _, _ = calendarWindow(calls[i].at, p.Calendar)
+				}
 				per[k] += calls[i].cost
 				require.LessOrEqual(t, per[k], p.Rate, "key %d window %d", key, k)
 			}
@@ -401,6 +436,20 @@ func checkReleases(t *testing.T, name string, p Params, calls []invCall, ds []De
 				for int64(r.at-rels[lo].at) >= v {
 					sum -= rels[lo].cost
 					lo++
+				}
+				if p.IdleReset > 0 {
+					// A forgotten Limiter comes back full: B more per
+					// reset, and resets are at least idle-1s apart.
+					gap := int64(p.IdleReset - time.Second)
+					require.LessOrEqual(t, sum*w, (b+slack+b*(v/gap+1))*w+l*v,
+						"key %d: %d released in [%v, %v + %v)", key, sum, rels[lo].at, rels[lo].at, time.Duration(v))
+					continue
+				}
+				if p.FillInterval > 0 {
+					// Discrete refill: at most v/D + 1 ticks of N in [a, a+v).
+					require.LessOrEqual(t, sum, b+p.TokensPerFill*(v/int64(p.FillInterval)+1),
+						"key %d: %d released in [%v, %v + %v)", key, sum, rels[lo].at, rels[lo].at, time.Duration(v))
+					continue
 				}
 				require.LessOrEqual(t, sum*w, (b+slack)*w+l*v,
 					"key %d: %d released in [%v, %v + %v)", key, sum, rels[lo].at, rels[lo].at, time.Duration(v))

@@ -187,7 +187,7 @@ func eachVariantOver40Keys(t *testing.T, seed uint64, check func(t *testing.T, n
 						require.NoError(t, err)
 						return l
 					}
-					calls := invTrace(uint64(pi+1), pol, 1500)
+					calls := invTrace(uint64(pi+1), v.p.Policy, 1500)
 					r := rand.New(rand.NewPCG(uint64(pi), seed))
 					for i := range calls {
 						calls[i].key += 4 * Key(r.IntN(10))

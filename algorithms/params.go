@@ -12,11 +12,35 @@ type Policy struct {
 	Rate  int64         // L, requests (cost units) per period, >= 1
 	Per   time.Duration // W, the period, > 0
 	Burst int64         // B, >= 1
+	// Calendar, when set, makes the period a calendar month or year in
+	// UTC (per: 1mo, per: 1y), which only fixed-window takes; Per is then
+	// Calendar.Nominal(), the duration that stands for it wherever one is
+	// needed (rates shown, peak windows), and no decision reads it.
+	Calendar Calendar
 }
 
-// String writes the policy as "10/1s burst 10".
+// String writes the policy as "10/1s burst 10" (or "10/1mo burst 10").
 func (p Policy) String() string {
+	if p.Calendar != NotCalendar {
+		return fmt.Sprintf("%d/%v burst %d", p.Rate, p.Calendar, p.Burst)
+	}
 	return fmt.Sprintf("%d/%v burst %d", p.Rate, p.Per, p.Burst)
+}
+
+// PerString writes the period as a scenario spells it: 1mo or 1y for a
+// calendar period, else the duration (1s, 1m0s).
+func (p Policy) PerString() string {
+	if p.Calendar != NotCalendar {
+		return p.Calendar.String()
+	}
+	return p.Per.String()
+}
+
+// errCalendar is the error of an algorithm other than fixed-window given
+// a calendar period.
+func errCalendar(algorithm string, c Calendar) error {
+	return &ParamError{Field: "per", Found: c.String(),
+		Want: fmt.Sprintf("only fixed-window counts calendar windows (%s cannot take per %s: give it a duration, e.g. per: %v)", algorithm, c, c.Nominal())}
 }
 
 // Params is everything a limiter is built from: the policy (possibly
@@ -33,6 +57,19 @@ type Params struct {
 	// into shaping: a request that would be rejected is admitted with the
 	// delay until it conforms when that delay is <= MaxDelay.
 	MaxDelay time.Duration
+
+	// FillInterval and TokensPerFill (token-bucket only, both or neither)
+	// make the bucket refill in steps, as envoy's local rate limiter
+	// before 1.31: TokensPerFill tokens at every multiple of FillInterval
+	// from time 0, up to Burst (see TokenBucket).
+	FillInterval  time.Duration
+	TokensPerFill int64
+
+	// IdleReset > 0 (x-time-rate only, a whole number of seconds) makes a
+	// key's Limiter forgotten, and come back full, once the key has been
+	// idle that long, as Traefik's TTL map evicts a source's bucket (see
+	// XTimeRate).
+	IdleReset time.Duration
 
 	// NginxBurst is nginx's own burst=N (admits N+1 at once on a fresh key);
 	// used when NginxBurstSet, otherwise Burst-1.
@@ -103,7 +140,40 @@ const maxExact = math.MaxInt64 / 4
 // checkPolicy validates a policy for the exact algorithms: positive values
 // and Burst*Per small enough that every product the algorithms form fits in
 // an int64 without rounding.
+//
+// A calendar period (Calendar set) is refused here: only fixed-window,
+// which checks it itself (checkCalendarPolicy), counts calendar windows.
 func checkPolicy(p Policy) error {
+	if p.Calendar != NotCalendar {
+		return errCalendar("this algorithm", p.Calendar)
+	}
+	return checkExactPolicy(p)
+}
+
+// checkCalendarPolicy is checkPolicy for fixed-window, which takes a
+// calendar period: Per must then be the calendar's nominal duration.
+func checkCalendarPolicy(p Policy) error {
+	if p.Calendar > CalendarYear {
+		return &ParamError{"per", fmt.Sprint(p.Calendar), "want 1mo, 1y or a duration"}
+	}
+	if p.Calendar != NotCalendar {
+		if p.Per != p.Calendar.Nominal() {
+			return &ParamError{"per", p.Per.String(), fmt.Sprintf("want %v for per %s (its nominal duration)", p.Calendar.Nominal(), p.Calendar)}
+		}
+		// fixed-window forms no product of the policy with per: a month
+		// of 10^9 requests is as exact as one of 10.
+		if p.Rate < 1 {
+			return &ParamError{"rate", fmt.Sprint(p.Rate), "want a rate of at least 1 request per period"}
+		}
+		if p.Burst < 1 {
+			return &ParamError{"burst", fmt.Sprint(p.Burst), "want a burst of at least 1"}
+		}
+		return nil
+	}
+	return checkExactPolicy(p)
+}
+
+func checkExactPolicy(p Policy) error {
 	if p.Rate < 1 {
 		return &ParamError{"rate", fmt.Sprint(p.Rate), "want a rate of at least 1 request per period"}
 	}

@@ -33,12 +33,12 @@ var registry = []Info{
 	{Name: "fixed-window", Summary: "counter per aligned window [kW, (k+1)W); admits up to 2L across a boundary", Options: []string{"count-rejected"}, Exact: true, New: newFixedWindowLimiter},
 	{Name: "sliding-log", Summary: "exact log of admitted requests in the last W; never more than L in any window", Options: []string{"count-rejected"}, Exact: true, New: newSlidingLogLimiter},
 	{Name: "sliding-window", Summary: "Cloudflare's two-counter approximation of the sliding log", Options: []string{"count-rejected"}, Exact: true, New: newSlidingWindowLimiter},
-	{Name: "token-bucket", Summary: "bucket of B tokens refilled at L/W; admits bursts of B", Options: []string{"max-delay"}, Exact: true, New: newTokenBucketLimiter},
+	{Name: "token-bucket", Summary: "bucket of B tokens refilled at L/W; admits bursts of B", Options: []string{"max-delay", "fill-interval", "tokens-per-fill"}, Exact: true, New: newTokenBucketLimiter},
 	{Name: "gcra", Summary: "generic cell rate algorithm (redis_rate): one theoretical arrival time per key", Options: []string{"max-delay"}, Exact: true, New: newGCRALimiter},
 	{Name: "leaky-bucket", Summary: "queue of up to B requests released exactly W/L apart: smooths bursts", Options: nil, Exact: true, New: newLeakyBucketLimiter},
 	{Name: "nginx", Summary: "nginx limit_req to the letter: millisecond clock, excess in milli-requests", Options: []string{"burst", "nodelay", "delay", "zone"}, Exact: true, New: newNginxLimiter},
 	{Name: "concurrency", Summary: "at most max requests in flight per key for the backend's service time", Options: []string{"max"}, Exact: true, New: newConcurrencyLimiter, InFlight: true},
-	{Name: "x-time-rate", Summary: "the real golang.org/x/time/rate Limiter (float64 tokens), as a production reference", Options: []string{"max-delay"}, Exact: false, New: newXTimeRateLimiter},
+	{Name: "x-time-rate", Summary: "the real golang.org/x/time/rate Limiter (float64 tokens), as a production reference", Options: []string{"max-delay", "idle-reset"}, Exact: false, New: newXTimeRateLimiter},
 }
 
 // backendRegistry lists the algorithms that belong in front of a backend
@@ -110,6 +110,9 @@ func New(name string, p Params) (Limiter, error) {
 	a, ok := Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("unknown algorithm %q (want one of %s)", name, strings.Join(Names(), ", "))
+	}
+	if p.Calendar != NotCalendar && name != "fixed-window" && name != "all-of" {
+		return nil, errCalendar(name, p.Calendar)
 	}
 	return a.New(p)
 }

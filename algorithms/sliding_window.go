@@ -169,6 +169,12 @@ func (r *slidingWindowRule) decide(s *slidingWindowState, _ bool, now time.Durat
 // Window implements WindowRule.
 func (r *slidingWindowRule) Window() time.Duration { return r.window }
 
+// WindowIndex implements WindowRule: floor(now/W).
+func (r *slidingWindowRule) WindowIndex(now time.Duration) int64 {
+	k, _ := windowAt(now, r.window)
+	return k
+}
+
 // DecideCounts implements WindowRule.
 func (r *slidingWindowRule) DecideCounts(now time.Duration, prev, cur, cost int64) (Decision, bool) {
 	_, e := windowAt(now, r.window)

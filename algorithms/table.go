@@ -73,8 +73,13 @@ type Incrementer interface {
 // counts they believe, g + inflight + delta, for the request's window and
 // the one before.
 type WindowRule interface {
-	// Window returns the window length W.
+	// Window returns the window length W (for a calendar period, its
+	// nominal duration).
 	Window() time.Duration
+	// WindowIndex returns the index k of the window that holds now:
+	// floor(now/W), or the calendar month or year counted from January
+	// 1970.
+	WindowIndex(now time.Duration) int64
 	// DecideCounts decides a request of cost at now, in window k =
 	// floor(now/W), given the counts of windows k-1 (prev, which only
 	// sliding-window reads) and k (cur). counted reports whether the cost

@@ -294,14 +294,17 @@ func TestWindowRuleDecidesAsLimiter(t *testing.T) {
 					wr, ok, err := NewWindowRule(name, v.p)
 					require.NoError(t, err)
 					require.True(t, ok)
-					require.Equal(t, pol.Per, wr.Window())
+					require.Equal(t, v.p.Per, wr.Window())
 					// the counts, kept as sliding-window's state
 					var s slidingWindowState
-					for i, c := range invTrace(3, pol, invArrivals) {
+					for i, c := range invTrace(3, v.p.Policy, invArrivals) {
 						if c.key != 0 {
 							continue
 						}
-						k, _ := windowAt(c.at, pol.Per)
+						k := wr.WindowIndex(c.at)
+						if want, _ := windowAt(c.at, v.p.Per); v.p.Calendar == NotCalendar {
+							require.Equal(t, want, k)
+						}
 						prev, cur := s.countsIn(k)
 						if s.win < k-1 {
 							prev = 0

@@ -474,3 +474,102 @@ func TestTokenBucketParams(t *testing.T) {
 	_, err = newTokenBucketLimiter(bucketPolicy(0, time.Second, 1))
 	requireParamError(t, err, "rate")
 }
+
+func TestTokenBucketDiscreteRefill(t *testing.T) {
+	const ms = time.Millisecond
+	// envoy's local rate limiter before 1.31 with max_tokens 3,
+	// tokens_per_fill 2, fill_interval 100ms (local_ratelimit_impl.cc:
+	// the bucket starts at max_tokens; onFillTimer adds tokens_per_fill up
+	// to max_tokens; requestAllowed takes one). ratesim's ticks are at
+	// every multiple of 100ms from time 0. Rate and per are not read.
+	p := Params{Policy: Policy{Rate: 20, Per: time.Second, Burst: 3}, FillInterval: 100 * ms, TokensPerFill: 2}
+	l := mustLimiter(t, "token-bucket", p)
+	checkRows(t, l, []decideRow{
+		{at: 10 * ms, cost: 1, want: Accept},                   // starts full: 3 -> 2
+		{at: 10 * ms, cost: 2, want: Accept},                   // 2 -> 0
+		{at: 10 * ms, cost: 1, want: Reject, retry: 90 * ms},   // the tick at 100ms brings 2
+		{at: 99 * ms, cost: 1, want: Reject, retry: 1 * ms},    // no refill between ticks
+		{at: 100 * ms, cost: 2, want: Accept},                  // the tick at 100ms comes first: 0+2 -> 0
+		{at: 100 * ms, cost: 3, want: Reject, retry: 200 * ms}, // 3 missing: ceil(3/2) = 2 ticks, at 300ms
+		{at: 150 * ms, cost: 4, want: Reject, retry: Never},    // 4 > max_tokens
+		{at: 650 * ms, cost: 3, want: Accept},                  // 5 ticks (200..600ms) capped at 3: 3 -> 0
+		{at: 700*ms - 1, cost: 1, want: Reject, retry: 1},      // the last ns before the tick at 700ms
+		{at: 700 * ms, key: 1, cost: 3, want: Accept},          // key 1 starts full, whatever the tick
+		{at: 700 * ms, cost: 1, want: Accept},                  // key 0: 0+2 at 700ms -> 1
+	})
+
+	// The bucket refills at the ticks, not 100ms after the key's first
+	// request: a key emptied at 95ms gets 2 tokens 5ms later.
+	l = mustLimiter(t, "token-bucket", p)
+	checkRows(t, l, []decideRow{
+		{at: 95 * ms, cost: 3, want: Accept},
+		{at: 96 * ms, cost: 2, want: Reject, retry: 4 * ms},
+		{at: 100 * ms, cost: 2, want: Accept},
+	})
+
+	// max-delay with discrete refill: a request short of tokens waits for
+	// the tick that brings them, when that is within max-delay.
+	p.MaxDelay = 150 * ms
+	l = mustLimiter(t, "token-bucket", p)
+	checkRows(t, l, []decideRow{
+		{at: 20 * ms, cost: 3, want: Accept},                  // 3 -> 0
+		{at: 20 * ms, cost: 2, want: Delay, delay: 80 * ms},   // the tick at 100ms: debt 2
+		{at: 20 * ms, cost: 1, want: Reject, retry: 30 * ms},  // 3 missing: 2 ticks, at 200ms: 180ms > 150ms by 30ms
+		{at: 50 * ms, cost: 1, want: Delay, delay: 150 * ms},  // at 50ms the tick at 200ms is 150ms away
+		{at: 400 * ms, cost: 3, want: Accept},                 // -3 + 4 ticks of 2 (100..400ms) = 5, capped at 3
+		{at: 400 * ms, cost: 1, want: Delay, delay: 100 * ms}, // empty: the tick at 500ms
+		{at: 400 * ms, cost: 3, want: Reject, retry: 50 * ms}, // debt 1, needs 4: 2 ticks, at 600ms: 200ms > 150ms
+	})
+}
+
+func TestTokenBucketDiscreteRelease(t *testing.T) {
+	const ms = time.Millisecond
+	// Released at the tick that fills the bucket: 3 taken at 30ms, 2 come
+	// at 100ms and 1 more at 200ms (capped at 3).
+	l := mustLimiter(t, "token-bucket", Params{Policy: Policy{Rate: 2, Per: 100 * ms, Burst: 3}, FillInterval: 100 * ms, TokensPerFill: 2})
+	l.Decide(30*ms, 0, 3)
+	requireLive(t, l.(stateHolder), 200*ms-1, 1, 16)
+	requireLive(t, l.(stateHolder), 200*ms, 0, 0)
+}
+
+func TestTokenBucketDiscreteOptions(t *testing.T) {
+	pol := Policy{Rate: 10, Per: time.Second, Burst: 10}
+	for _, c := range []struct {
+		p     Params
+		field string
+	}{
+		{Params{Policy: pol, FillInterval: time.Second}, "tokens-per-fill"},
+		{Params{Policy: pol, TokensPerFill: 3}, "fill-interval"},
+		{Params{Policy: pol, FillInterval: -time.Second, TokensPerFill: 1}, "fill-interval"},
+		{Params{Policy: pol, FillInterval: time.Second, TokensPerFill: -1}, "tokens-per-fill"},
+		{Params{Policy: Policy{Rate: 10, Per: time.Second, Burst: 1 << 40}, FillInterval: time.Hour, TokensPerFill: 1}, "burst"},
+	} {
+		_, err := New("token-bucket", c.p)
+		var pe *ParamError
+		require.ErrorAs(t, err, &pe)
+		require.Equal(t, c.field, pe.Field, "%v", err)
+	}
+	_, err := New("gcra", Params{Policy: pol, FillInterval: time.Second, TokensPerFill: 1})
+	require.ErrorContains(t, err, "gcra takes no fill-interval (only token-bucket)")
+}
+
+func TestAllOfDiscreteBuckets(t *testing.T) {
+	const ms = time.Millisecond
+	// envoy's local_ratelimit with a descriptor bucket and the default
+	// bucket, before 1.31: consumed in order (in-order), each refilled at
+	// its own ticks. Descriptor: max 2, 1 per 200ms; default: max 3, 3 per
+	// 1s.
+	desc := Params{Policy: Policy{Rate: 1, Per: 200 * ms, Burst: 2}, FillInterval: 200 * ms, TokensPerFill: 1}
+	def := Params{Policy: Policy{Rate: 3, Per: time.Second, Burst: 3}, FillInterval: time.Second, TokensPerFill: 3}
+	l := mustLimiter(t, "all-of", Params{Policy: def.Policy, Commit: InOrder,
+		Members: []Member{{"token-bucket", desc}, {"token-bucket", def}}})
+	checkRows(t, l, []decideRow{
+		{at: 0, cost: 1, want: Accept},                         // desc 2 -> 1, default 3 -> 2
+		{at: 0, cost: 1, want: Accept},                         // desc 0, default 1
+		{at: 0, cost: 1, want: Reject, retry: 200 * ms},        // desc empty until its tick at 200ms
+		{at: 200 * ms, cost: 1, want: Accept},                  // desc 1 -> 0, default 1 -> 0
+		{at: 400 * ms, cost: 1, want: Reject, retry: 600 * ms}, // desc 1 -> 0 taken (no refund), default empty until 1s
+		{at: 600 * ms, cost: 1, want: Reject, retry: 400 * ms}, // desc 1 -> 0 again, default still empty
+		{at: time.Second, cost: 1, want: Accept},               // ticks at 800ms and 1s: desc 2 -> 1; default 3 -> 2
+	})
+}

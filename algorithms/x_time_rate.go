@@ -36,6 +36,35 @@ import (
 // RetryAfter is the wait minus D, the first instant at which the library
 // would reserve it within D. D is at most the exact range.
 //
+// max-delay and Traefik: Traefik's ratelimiter middleware
+// (pkg/middlewares/ratelimiter/rate_limiter.go, New and ServeHTTP; v3's
+// in_memory_limiter.go, Allow) calls Reserve() on the source's Limiter and,
+// when the reservation's Delay() exceeds its maxDelay, Cancel()s it and
+// answers 429; otherwise it sleeps the delay. This row with max-delay D
+// gives the same verdicts and delays: a request is rejected iff its wait
+// exceeds D. Traefik's Cancel at the reservation's own instant gives the
+// tokens back with one float addition, (tokens - c) + c, and moves the
+// Limiter's last update to t, where this row never reserves a request it
+// rejects (as the library's own WaitN with a deadline, which never
+// reserves beyond it): the two differ only by float rounding. Traefik does
+// not take max-delay from its configuration: it computes it from the rate,
+// TraefikMaxDelay, which a Traefik row writes as max-delay.
+//
+// idle-reset D (a whole number of seconds): Traefik keeps one Limiter per
+// source in a TTL map (github.com/mailgun/ttlmap, maxSources 65536) and
+// sets the source's entry with ttl seconds on every request, admitted or
+// not, before it reserves (ServeHTTP: "We Set even in the case where the
+// source already exists"), so every decision, a rejection included,
+// refreshes it. ttlmap keeps expiry times in whole Unix seconds: Set at t
+// expires at floor(t/1s) + ttl seconds, and Get finds the entry expired
+// when that is <= now's whole seconds (expireItem), after which the source
+// gets a new, full Limiter. So with idle-reset D, a key whose last
+// decision was at s has its Limiter forgotten at the first instant whose
+// Unix second is at least floor(s/1s) + D/1s: after an idle time of
+// between D-1s and D, depending on where s falls in its second. The
+// eviction of the least recently set sources beyond 65536 is not
+// modelled. Traefik's ttl is TraefikTTL of the rate.
+//
 // State per key: one *rate.Limiter; the figure reported is
 // unsafe.Sizeof(rate.Limiter{}), the library's own state (its mutex, limit,
 // burst, tokens and two time.Time: 80 bytes on 64-bit platforms); the
@@ -44,7 +73,9 @@ import (
 // library calls and the release time once computed (32 bytes in all) are
 // not counted. A key's state is released at the first instant at which
 // TokensAt(t) >= B (a float test, for this row only), when a fresh Limiter
-// would decide the same.
+// would decide the same, or, with idle-reset, when its Limiter is
+// forgotten if that is earlier (the instant of the last decision, which
+// idle-reset keeps, is not counted either).
 //
 // A released key's Limiter is kept for the next key that needs one (see
 // newLimiter), so that a run allocates one Limiter per key of KeysPeak and
@@ -54,6 +85,8 @@ type XTimeRate struct {
 	limit    rate.Limit
 	burst    int64
 	maxDelay time.Duration
+	// idle is idle-reset in whole seconds, 0 without.
+	idle int64
 	// free holds the Limiters of released keys, the last released taken
 	// first: at most KeysPeak minus the keys alive.
 	free []*rate.Limiter
@@ -78,6 +111,9 @@ type xTimeRateState struct {
 	last   time.Duration
 	tokens float64
 	fresh  time.Duration
+	// expires is, with idle-reset, the instant from which the Limiter is
+	// forgotten: (floor(s/1s) + idle) seconds for the last decision s.
+	expires time.Duration
 }
 
 // xTimeRateUnknown is xTimeRateState.fresh before it is computed.
@@ -94,8 +130,12 @@ func newXTimeRateLimiter(p Params) (Limiter, error) {
 	if err := checkPolicy(p.Policy); err != nil {
 		return nil, err
 	}
-	if err := checkOptions("x-time-rate", p, "max-delay"); err != nil {
+	if err := checkOptions("x-time-rate", p, "max-delay", "idle-reset"); err != nil {
 		return nil, err
+	}
+	if p.IdleReset < 0 || p.IdleReset%time.Second != 0 {
+		return nil, &ParamError{Field: "idle-reset", Found: p.IdleReset.String(),
+			Want: "want a whole number of seconds >= 1s (Traefik's TTL map counts whole seconds)"}
 	}
 	if err := bucketMaxDelayCheck(p.MaxDelay, maxExact, "release times stay within range"); err != nil {
 		return nil, err
@@ -104,6 +144,7 @@ func newXTimeRateLimiter(p Params) (Limiter, error) {
 		limit:    rate.Limit(float64(p.Rate) / p.Per.Seconds()),
 		burst:    p.Burst,
 		maxDelay: p.MaxDelay,
+		idle:     int64(p.IdleReset / time.Second),
 	}
 	x.keyed = newKeyed(int64(unsafe.Sizeof(rate.Limiter{})), x.freshAt)
 	x.keyed.release = x.release
@@ -125,9 +166,49 @@ func newXTimeRateLimiter(p Params) (Limiter, error) {
 // library's: a wrong guess only costs a second call.
 func (x *XTimeRate) Decide(now time.Duration, key Key, cost int64) Decision {
 	s := x.get(now, key)
+	if x.idle > 0 && s.lim != nil {
+		// idle-reset: a Limiter idle since its expiry is forgotten (expire
+		// has released it already when due; this keeps the rule here).
+		if now >= s.expires {
+			x.release(s)
+			*s = xTimeRateState{}
+		}
+	}
 	if cost > x.burst {
+		// With idle-reset the decision refreshes the key's expiry; a key
+		// with no Limiter stays fresh (Traefik's new Limiter is full).
+		if x.idle > 0 && s.lim != nil {
+			x.seen(s, now, key)
+		}
 		return Decision{Verdict: Reject, RetryAfter: Never}
 	}
+	d := x.decide(s, now, key, cost)
+	if x.idle > 0 && d.Verdict == Reject {
+		x.seen(s, now, key)
+	}
+	return d
+}
+
+// seen records a decision that admitted nothing at now on a key that has
+// a Limiter: its idle-reset expiry moves (never earlier, as decisions come
+// in time order).
+func (x *XTimeRate) seen(s *xTimeRateState, now time.Duration, key Key) {
+	s.expires = x.expiry(now)
+	x.touch(key, 0)
+}
+
+// expiry is the instant from which a Limiter last used at now is
+// forgotten: (floor(now/1s) + idle) whole seconds, saturating.
+func (x *XTimeRate) expiry(now time.Duration) time.Duration {
+	k, _ := windowAt(now, time.Second)
+	if k > math.MaxInt64/int64(time.Second)-x.idle {
+		return math.MaxInt64
+	}
+	return time.Duration(k+x.idle) * time.Second
+}
+
+// decide is Decide on a key's state, for a cost <= B.
+func (x *XTimeRate) decide(s *xTimeRateState, now time.Duration, key Key, cost int64) Decision {
 	at := time.Unix(0, int64(now))
 	if s.lim == nil {
 		s.lim = x.newLimiter()
@@ -191,6 +272,9 @@ func (x *XTimeRate) release(s *xTimeRateState) {
 // released after delay.
 func (x *XTimeRate) admitted(s *xTimeRateState, now time.Duration, key Key, tokens float64, delay time.Duration) Decision {
 	s.last, s.tokens, s.fresh = now, tokens, xTimeRateUnknown
+	if x.idle > 0 {
+		s.expires = x.expiry(now)
+	}
 	x.touch(key, 0)
 	if delay > 0 {
 		return Decision{Verdict: Delay, Delay: delay}
@@ -236,6 +320,9 @@ func (x *XTimeRate) freshAt(s *xTimeRateState) time.Duration {
 	if s.fresh == xTimeRateUnknown {
 		s.fresh = x.releaseAt(s)
 	}
+	if x.idle > 0 {
+		return min(s.fresh, s.expires)
+	}
 	return s.fresh
 }
 
@@ -257,9 +344,50 @@ func (x *XTimeRate) Inspect(now time.Duration, key Key) []Gauge {
 	x.expire(now)
 	tokens := float64(x.burst)
 	if int(key) < len(x.state) {
-		if lim := x.state[key].lim; lim != nil {
+		if lim := x.state[key].lim; lim != nil && (x.idle == 0 || now < x.state[key].expires) {
 			tokens = lim.TokensAt(time.Unix(0, int64(now)))
 		}
 	}
 	return []Gauge{{"tokens", tokens}, {"burst", float64(x.burst)}}
+}
+
+// TraefikMaxDelay is the maxDelay Traefik's ratelimiter middleware
+// computes for a rate of average requests per period
+// (pkg/middlewares/ratelimiter/rate_limiter.go, New): with the rate r =
+// average*1s/period in requests per second (a float64), 1s/(2*int(r)) for
+// r >= 1 (the rate truncated to whole requests per second: 2.5/s gives
+// 250ms), else 500ms; 0 for average 0 (no limit). It is float64 as
+// Traefik's; no decision computes it.
+func TraefikMaxDelay(average int64, period time.Duration) time.Duration {
+	if average <= 0 {
+		return 0
+	}
+	if period <= 0 {
+		period = time.Second // Traefik's default
+	}
+	rtl := float64(average*int64(time.Second)) / float64(period)
+	if rtl < 1 {
+		return 500 * time.Millisecond
+	}
+	return time.Second / (time.Duration(rtl) * 2)
+}
+
+// TraefikTTL is the ttl of Traefik's bucket map for the same rate (New):
+// 2s for r >= 1, 1s + int(1/r) seconds for 0 < r < 1, and 1s for no
+// limit: the idle-reset of a Traefik row.
+func TraefikTTL(average int64, period time.Duration) time.Duration {
+	if period <= 0 {
+		period = time.Second
+	}
+	rtl := 0.0
+	if average > 0 {
+		rtl = float64(average*int64(time.Second)) / float64(period)
+	}
+	ttl := 1
+	if rtl >= 1 {
+		ttl++
+	} else if rtl > 0 {
+		ttl += int(1 / rtl)
+	}
+	return time.Duration(ttl) * time.Second
 }

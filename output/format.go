@@ -75,9 +75,13 @@ func formatPercent(num, den int64) string {
 }
 
 // policyString writes a policy as the heading shows it: "10/1s burst 10".
+// A calendar period shows as 1mo or 1y.
 func policyString(l sim.Limit) string {
-	return strconv.FormatInt(l.Rate, 10) + "/" + FormatDuration(time.Duration(l.PerNs)) +
-		" burst " + strconv.FormatInt(l.Burst, 10)
+	per := FormatDuration(time.Duration(l.PerNs))
+	if l.Calendar != "" {
+		per = l.Calendar
+	}
+	return strconv.FormatInt(l.Rate, 10) + "/" + per + " burst " + strconv.FormatInt(l.Burst, 10)
 }
 
 // limitPer writes the limit over a window of v, L*v/W, as an exact decimal

@@ -84,6 +84,8 @@ func skipped(cfg sim.Config, alg *sim.Algorithm) string {
 		return "its zone frees nodes under memory pressure, which the script, with Redis keeping every key, does not"
 	case !redislua.Has(alg.Name):
 		return alg.Name + " has no script: it decides in floating point"
+	case redislua.Unsupported(alg.Params) != nil:
+		return redislua.Unsupported(alg.Params).Error()
 	case cfg.Cluster == nil:
 		return ""
 	}

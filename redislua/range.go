@@ -175,6 +175,9 @@ func CheckRange(name string, clock Clock, p algorithms.Params, maxCost int64, sp
 	if _, err := algorithms.New(name, p); err != nil {
 		return err
 	}
+	if err := Unsupported(p); err != nil {
+		return err
+	}
 	tick := clock.tick()
 	for _, f := range []struct {
 		name string

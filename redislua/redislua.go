@@ -31,6 +31,7 @@ import (
 	"crypto/sha1"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -126,6 +127,29 @@ var scripts = []script{
 		"a sorted set, one member per unit in flight, scored by its completion",
 		[]string{"max N (0: burst)", "service NS (the backend's service time; 0: nothing in flight)"},
 		"now + service < 2^53"},
+}
+
+// ErrCalendar refuses a fixed-window of calendar months or years (per: 1mo,
+// per: 1y): its script counts windows of one fixed length, floor(now/per),
+// and has no calendar. Such a row runs in every cluster mode of the
+// simulation (its store decides with the Go rule), but not on Redis.
+var ErrCalendar = errors.New("per 1mo or 1y: fixed_window.lua counts windows of one fixed length (floor(now/per)) and has no calendar; a calendar month or year runs in the simulation only, not on Redis")
+
+// ErrDiscrete refuses a token-bucket with fill-interval (discrete refill):
+// token_bucket.lua refills continuously. Such a row runs in every cluster
+// mode of the simulation, but not on Redis.
+var ErrDiscrete = errors.New("fill-interval: token_bucket.lua refills continuously and has no discrete refill; it runs in the simulation only, not on Redis")
+
+// Unsupported returns why a row with params p has no script although its
+// algorithm has one (ErrCalendar, ErrDiscrete), or nil.
+func Unsupported(p algorithms.Params) error {
+	switch {
+	case p.Calendar != algorithms.NotCalendar:
+		return ErrCalendar
+	case p.FillInterval != 0:
+		return ErrDiscrete
+	}
+	return nil
 }
 
 func lookup(name string) (script, error) {

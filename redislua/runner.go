@@ -80,6 +80,9 @@ func NewRunner(ctx context.Context, c *redis.Client, cfg Config) (*Runner, error
 	if _, err := algorithms.New(cfg.Algorithm, cfg.Params); err != nil {
 		return nil, err
 	}
+	if err := Unsupported(cfg.Params); err != nil {
+		return nil, err
+	}
 	src, err := Script(cfg.Algorithm, cfg.Clock)
 	if err != nil {
 		return nil, err

@@ -29,16 +29,20 @@
 //     its recorded times while synthetic traffic starts at 0.
 //   - limit: required; the short form "10/s" (also 600/m, 5/100ms, 3600/h,
 //     10/2s: the rate, then per; burst = rate), or a mapping {rate: integer
-//     >= 1, per: duration > 0 (default 1s), burst: integer >= 1 (default the
-//     rate)}.
+//     >= 1, per: duration > 0 (default 1s) or 1mo or 1y (a calendar month or
+//     year in UTC, fixed-window only; Per is then 30 or 365 days), burst:
+//     integer >= 1 (default the rate)}.
 //   - algorithms: default every algorithm with the scenario's policy,
 //     labelled by name, leaving out (and listing in Scenario.Skipped) any
 //     that cannot enforce a policy the others take, e.g. nginx for a per
 //     other than 1s or 1m. Otherwise a non-empty list whose items are a name or a mapping
 //     {name (required), label, rate, per, burst, and the algorithm's
 //     options: count-rejected (fixed-window, sliding-window, sliding-log),
-//     max-delay (token-bucket, gcra, x-time-rate), nodelay, delay (nginx),
-//     max (concurrency)}. rate, per and burst override the policy for that
+//     max-delay (token-bucket, gcra, x-time-rate), fill-interval and
+//     tokens-per-fill (token-bucket, both or neither; rate and per then
+//     default to tokens-per-fill per fill-interval, or must be that rate),
+//     idle-reset (x-time-rate, whole seconds), nodelay, delay (nginx), max
+//     (concurrency)}. rate, per and burst override the policy for that
 //     entry; an entry that overrides rate but not burst, under a limit that
 //     does not set burst, gets burst = its rate. For nginx, burst is nginx's
 //     own burst=N (integer >= 0; nginx admits N+1 at once; default B-1) and

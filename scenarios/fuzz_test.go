@@ -51,6 +51,12 @@ func FuzzParse(f *testing.F) {
 	for _, tc := range invalidAllOf {
 		f.Add([]byte(tc.src))
 	}
+	for _, tc := range validGatewayAlgs {
+		f.Add([]byte(tc.src))
+	}
+	for _, tc := range invalidGatewayAlgs {
+		f.Add([]byte(tc.src))
+	}
 	// a replay of a small trace that exists, to stream
 	f.Add([]byte(replayHead + "  - {type: replay, path: ../traffic/testdata/replay/combined.log, speed: 2}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

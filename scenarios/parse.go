@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -314,8 +315,8 @@ func (d *decoder) limit(v val) (limitInfo, bool) {
 	li.policy.Per = time.Second
 	if pv := m.get("per"); pv.set {
 		li.fields["per"] = pv
-		p, pok := d.duration(pv, true)
-		li.policy.Per, ok = p, ok && pok
+		p, cal, pok := d.period(pv)
+		li.policy.Per, li.policy.Calendar, ok = p, cal, ok && pok
 	}
 	li.policy.Burst = li.policy.Rate
 	if bv := m.get("burst"); bv.set {
@@ -757,8 +758,8 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 			p.Rate, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1 (requests per per)")
 			a.Set[k], rateSet = p.Rate, true
 		case k == "per":
-			p.Per, ok = d.duration(v, true)
-			a.Set[k] = p.Per.String()
+			p.Per, p.Calendar, ok = d.period(v)
+			a.Set[k] = p.PerString()
 		case k == "burst" && name == "nginx":
 			p.NginxBurst, ok = d.integer(v, 0, math.MaxInt64, "an integer >= 0 (nginx's burst=N admits N+1 at once)")
 			p.NginxBurstSet = true
@@ -772,6 +773,15 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 		case k == "max-delay":
 			p.MaxDelay, ok = d.duration(v, false)
 			a.Set[k] = p.MaxDelay.String()
+		case k == "fill-interval":
+			p.FillInterval, ok = d.duration(v, true)
+			a.Set[k] = p.FillInterval.String()
+		case k == "idle-reset":
+			p.IdleReset, ok = d.duration(v, true)
+			a.Set[k] = p.IdleReset.String()
+		case k == "tokens-per-fill":
+			p.TokensPerFill, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1 (envoy's tokens_per_fill)")
+			a.Set[k] = p.TokensPerFill
 		case k == "nodelay":
 			p.Nodelay, ok = d.boolean(v)
 			a.Set[k] = p.Nodelay
@@ -829,6 +839,9 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 	if rateSet && !burstSet && !lim.burstSet {
 		p.Burst = p.Rate // the burst defaults to the rate
 	}
+	if good && p.FillInterval > 0 && p.TokensPerFill > 0 {
+		good = d.discreteRate(m, p, written)
+	}
 	// How the entry runs on the cluster is not the algorithm's business:
 	// Coord, not Params, and not in Set.
 	coord, ok := d.coordination(it, m, name, p.Policy, ci)
@@ -843,6 +856,31 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 		}
 	}
 	return a, labelVal, true
+}
+
+// discreteRate makes a token-bucket row with fill-interval D and
+// tokens-per-fill N show its rate: rate N per D when the row writes
+// neither rate nor per (the scenario's are not its refill), else the rate
+// and per written must be the same rate, N*per = rate*D.
+func (d *decoder) discreteRate(m *mapping, p *algorithms.Params, written map[string]val) bool {
+	rv, rateSet := written["rate"]
+	pv, perSet := written["per"]
+	if !rateSet && !perSet {
+		p.Rate, p.Per, p.Calendar = p.TokensPerFill, p.FillInterval, algorithms.NotCalendar
+		return true
+	}
+	nh, nl := bits.Mul64(uint64(p.TokensPerFill), uint64(p.Per))
+	lh, ll := bits.Mul64(uint64(p.Rate), uint64(p.FillInterval))
+	if nh == lh && nl == ll && p.Calendar == algorithms.NotCalendar {
+		return true
+	}
+	at := rv
+	if !rateSet {
+		at = pv
+	}
+	d.errAt(at.pos, at.path, "rate %d per %s is not tokens-per-fill %d per fill-interval %v, which is the refill: leave rate and per out (they are then %d per %v), or write the same rate",
+		p.Rate, p.PerString(), p.TokensPerFill, p.FillInterval, p.TokensPerFill, p.FillInterval)
+	return false
 }
 
 // sourceSpec is one parsed traffic source and what the duration needs.

@@ -13,6 +13,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 
+	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/traffic"
 )
 
@@ -536,6 +537,31 @@ func (d *decoder) duration(v val, positive bool) (time.Duration, bool) {
 		return 0, false
 	}
 	return dur, true
+}
+
+// period reads a policy's per: a duration > 0, or 1mo or 1y, a calendar
+// month or year in UTC (fixed-window only, which the algorithm checks),
+// whose Per is then the calendar's nominal duration.
+func (d *decoder) period(v val) (time.Duration, algorithms.Calendar, bool) {
+	text, ok := d.durationText(v)
+	if !ok {
+		return 0, algorithms.NotCalendar, false
+	}
+	if c, ok := algorithms.ParseCalendar(text); ok {
+		return c.Nominal(), c, true
+	}
+	dur, msg := parseDuration(text)
+	if msg == "want a duration >= 0" || msg == "" && dur == 0 {
+		msg = "want a duration > 0"
+	}
+	if strings.Contains(msg, "unknown unit") {
+		msg += "; or 1mo or 1y, a calendar month or year in UTC (fixed-window only)"
+	}
+	if msg != "" {
+		d.errAt(v.pos, v.path, "%s: %s", v.found(), msg)
+		return 0, algorithms.NotCalendar, false
+	}
+	return dur, algorithms.NotCalendar, true
 }
 
 // signedDuration reads a duration that may be negative (-100ms).

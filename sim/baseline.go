@@ -150,10 +150,18 @@ func memoryOf(a *Algorithm) (time.Duration, bool) {
 	}
 	switch a.Name {
 	case "fixed-window", "sliding-log":
+		if p.Calendar != algorithms.NotCalendar {
+			return p.Calendar.Longest(), true // 31 or 366 days
+		}
 		return p.Per, true
 	case "sliding-window":
 		return sat(p.Per, p.Per), true
 	case "token-bucket", "gcra", "leaky-bucket", "x-time-rate":
+		if p.FillInterval > 0 && p.TokensPerFill > 0 {
+			// discrete refill: the ticks that bring B+1 tokens, one more
+			// for the phase, plus the longest delay
+			return sat(time.Duration((p.Burst+1)/p.TokensPerFill+2)*p.FillInterval, p.MaxDelay), true
+		}
 		return sat(drain(p.Burst+1), p.MaxDelay), true
 	case "nginx":
 		nb := p.Burst - 1

@@ -353,12 +353,18 @@ func (c *clusterRun) newNodeLimiter(n int) error {
 // splitParams returns node n's share of p over nodes nodes: the rate and
 // the burst shared as cluster.Share does, and likewise the algorithm's own
 // counts of requests at once (nginx's burst=N, which admits N+1 at once;
-// the concurrency limiter's max).
+// the concurrency limiter's max) and token-bucket's tokens-per-fill.
 func splitParams(name string, p algorithms.Params, n, nodes int) algorithms.Params {
 	p.Rate = cluster.Share(p.Rate, n, nodes)
 	p.Burst = cluster.Share(p.Burst, n, nodes)
 	if p.NginxBurstSet {
 		p.NginxBurst = cluster.Share(p.NginxBurst+1, n, nodes) - 1
+	}
+	if p.TokensPerFill > 0 { // token-bucket's discrete refill: N shared too
+		p.TokensPerFill = cluster.Share(p.TokensPerFill, n, nodes)
+		if p.TokensPerFill == 0 {
+			p.Rate = 0
+		}
 	}
 	if p.Max > 0 {
 		p.Max = cluster.Share(p.Max, n, nodes)

@@ -95,10 +95,9 @@ func (c *clusterRun) syncDecide(at *attempt) error {
 	nd := &c.nodes[at.node]
 	t := at.a.At
 	now := t + nd.skew
-	w := int64(c.rule.Window())
 	key := algorithms.Key(at.a.Key)
 	sk := nd.sync.key(key)
-	sk.at(intmath.FloorDiv(int64(now), w))
+	sk.at(c.rule.WindowIndex(now))
 	d, counted := c.rule.DecideCounts(now, sk.count(0), sk.count(1), at.a.Cost)
 	if counted {
 		sk.delta[1] = satAdd(sk.delta[1], at.a.Cost)

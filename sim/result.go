@@ -56,16 +56,20 @@ type Limit struct {
 	Rate  int64 `json:"rate"`
 	PerNs int64 `json:"per_ns"`
 	Burst int64 `json:"burst"`
+	// Calendar is "1mo" or "1y" for a calendar period (PerNs is then its
+	// nominal 30 or 365 days), absent otherwise.
+	Calendar string `json:"calendar,omitempty"`
 }
 
 // LimitOf converts a policy.
 func LimitOf(p algorithms.Policy) Limit {
-	return Limit{Rate: p.Rate, PerNs: int64(p.Per), Burst: p.Burst}
+	return Limit{Rate: p.Rate, PerNs: int64(p.Per), Burst: p.Burst, Calendar: p.Calendar.String()}
 }
 
 // Policy converts back.
 func (l Limit) Policy() algorithms.Policy {
-	return algorithms.Policy{Rate: l.Rate, Per: time.Duration(l.PerNs), Burst: l.Burst}
+	c, _ := algorithms.ParseCalendar(l.Calendar)
+	return algorithms.Policy{Rate: l.Rate, Per: time.Duration(l.PerNs), Burst: l.Burst, Calendar: c}
 }
 
 // Result is what one algorithm did with the scenario's traffic.
