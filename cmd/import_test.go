@@ -49,9 +49,7 @@ func TestImportEnvoy(t *testing.T) {
 	require.Contains(t, out, "fill-interval: 1s, tokens-per-fill: 10}")
 }
 
-// Kong and Traefik: the guess is stated, and the import loads (Kong's
-// example has no calendar window; Traefik's rows wait for x-time-rate's
-// idle-reset, so only the import is checked here).
+// Kong and Traefik: the guess is stated, and the imports load and run.
 func TestImportKongTraefik(t *testing.T) {
 	status, out, errOut := run(t, "import", "../examples/kong.deck.yaml")
 	require.Equal(t, 0, status, errOut)
@@ -66,6 +64,10 @@ func TestImportKongTraefik(t *testing.T) {
 	require.Equal(t, "ratesim: reading ../examples/traefik.yml with the traefik reader (--from traefik)\n", errOut)
 	require.Contains(t, out, "{name: x-time-rate, label: login, rate: 6, per: 1m, burst: 3, max-delay: 500ms, idle-reset: 11s}")
 	require.NotContains(t, out, "label: api")
+	path = filepath.Join(t.TempDir(), "traefik.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+	status, _, errOut = run(t, "compare", path)
+	require.Equal(t, 0, status, errOut)
 }
 
 // An haproxy.cfg is told apart from an nginx.conf, and its import runs.
