@@ -43,6 +43,32 @@ func TestFixedWindowBoundaries(t *testing.T) {
 	})
 }
 
+// Gateways' long windows with large limits (Kong's day: 100000, envoy's
+// YEAR) load: fixed-window forms no product of the rate with per, so the
+// 2^61 bound of the other exact algorithms does not apply to it, and its
+// decisions are as exact at 10^9 a year as at 10 a second.
+func TestFixedWindowLargeLimits(t *testing.T) {
+	const day, year = 24 * time.Hour, 8760 * time.Hour
+	l := mustLimiter(t, "fixed-window", Params{Policy: Policy{Rate: 100000, Per: day, Burst: 100000}})
+	checkRows(t, l, []decideRow{
+		{at: 0, cost: 99999, want: Accept},                  // window 0 = [0, 24h): count 99999
+		{at: day - 1, cost: 2, want: Reject, retry: 1},      // 99999+2 > 100000; window 1 in 1ns
+		{at: day - 1, cost: 1, want: Accept},                // exactly the limit
+		{at: day, cost: 100000, want: Accept},               // window 1 starts empty
+		{at: day, cost: 100001, want: Reject, retry: Never}, // more than the limit can never fit
+	})
+	l = mustLimiter(t, "fixed-window", Params{Policy: Policy{Rate: 1_000_000_000, Per: year, Burst: 1_000_000_000}})
+	checkRows(t, l, []decideRow{
+		{at: year - time.Second, cost: 1_000_000_000, want: Accept},
+		{at: year - 1, cost: 1, want: Reject, retry: 1}, // the year's window ends at 8760h
+		{at: year, cost: 1, want: Accept},
+	})
+	// the other exact algorithms keep the bound (their products are of
+	// rate or burst with per)
+	_, err := New("token-bucket", Params{Policy: Policy{Rate: 100000, Per: day, Burst: 100000}})
+	require.ErrorContains(t, err, "must stay within 2^61 ns")
+}
+
 func TestFixedWindowOddRates(t *testing.T) {
 	const ms, sec = time.Millisecond, time.Second
 	// 3 per 1s: W/L = 333,333,333.3ns is not a whole ns, which a fixed

@@ -151,26 +151,28 @@ func checkPolicy(p Policy) error {
 }
 
 // checkCalendarPolicy is checkPolicy for fixed-window, which takes a
-// calendar period: Per must then be the calendar's nominal duration.
+// calendar period (Per must then be the calendar's nominal duration) and
+// forms no product of the policy with Per: a count is compared with the
+// rate, and a window's index is the time divided by Per, so a day of 10^9
+// requests is as exact as one of 10, and the bound of checkPolicy on
+// Rate*Per and Burst*Per does not apply.
 func checkCalendarPolicy(p Policy) error {
 	if p.Calendar > CalendarYear {
 		return &ParamError{"per", fmt.Sprint(p.Calendar), "want 1mo, 1y or a duration"}
 	}
-	if p.Calendar != NotCalendar {
-		if p.Per != p.Calendar.Nominal() {
-			return &ParamError{"per", p.Per.String(), fmt.Sprintf("want %v for per %s (its nominal duration)", p.Calendar.Nominal(), p.Calendar)}
-		}
-		// fixed-window forms no product of the policy with per: a month
-		// of 10^9 requests is as exact as one of 10.
-		if p.Rate < 1 {
-			return &ParamError{"rate", fmt.Sprint(p.Rate), "want a rate of at least 1 request per period"}
-		}
-		if p.Burst < 1 {
-			return &ParamError{"burst", fmt.Sprint(p.Burst), "want a burst of at least 1"}
-		}
-		return nil
+	if p.Calendar != NotCalendar && p.Per != p.Calendar.Nominal() {
+		return &ParamError{"per", p.Per.String(), fmt.Sprintf("want %v for per %s (its nominal duration)", p.Calendar.Nominal(), p.Calendar)}
 	}
-	return checkExactPolicy(p)
+	if p.Rate < 1 {
+		return &ParamError{"rate", fmt.Sprint(p.Rate), "want a rate of at least 1 request per period"}
+	}
+	if p.Per <= 0 {
+		return &ParamError{"per", p.Per.String(), "want a period greater than 0"}
+	}
+	if p.Burst < 1 {
+		return &ParamError{"burst", fmt.Sprint(p.Burst), "want a burst of at least 1"}
+	}
+	return nil
 }
 
 func checkExactPolicy(p Policy) error {
