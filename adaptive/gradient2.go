@@ -1,7 +1,6 @@
 package adaptive
 
 import (
-	"math"
 	"time"
 )
 
@@ -94,7 +93,7 @@ func NewGradient2(c Gradient2Config) (*Gradient2, error) {
 		return nil, paramErr("gradient2", "rtt-tolerance", c.RTTTolerance, "want at least 1.0")
 	}
 	return &Gradient2{cfg: c, estimated: float64(c.InitialLimit), limit: c.InitialLimit,
-		long: expAvg{window: c.LongWindow, warmup: 10}}, nil
+		long: newExpAvg(c.LongWindow, 10)}, nil
 }
 
 // Limit returns the current limit, (int) of the estimate.
@@ -113,10 +112,12 @@ func (g *Gradient2) OnSample(_, rtt time.Duration, inflight int, _ bool) {
 		g.limit = javaInt(e)
 		return
 	}
-	gradient := math.Max(0.5, math.Min(1.0, float64(g.cfg.RTTTolerance*long)/short))
+	// Go's max and min are Java's Math.max and Math.min on doubles (and
+	// math.Max and math.Min, without a call): NaN wins, -0 < +0
+	gradient := max(0.5, min(1.0, float64(g.cfg.RTTTolerance*long)/short))
 	n := float64(e*gradient) + queue
 	n = float64(e*(1-g.cfg.Smoothing)) + float64(n*g.cfg.Smoothing)
-	n = math.Max(float64(g.cfg.MinLimit), math.Min(float64(g.cfg.MaxConcurrency), n))
+	n = max(float64(g.cfg.MinLimit), min(float64(g.cfg.MaxConcurrency), n))
 	g.estimated = n
 	g.limit = javaInt(n)
 }
@@ -127,6 +128,11 @@ type expAvg struct {
 	window, warmup int
 	count          int
 	sum, value     float64
+	f              float64 // 2/(window+1), computed once
+}
+
+func newExpAvg(window, warmup int) expAvg {
+	return expAvg{window: window, warmup: warmup, f: 2.0 / float64(window+1)}
 }
 
 func (m *expAvg) add(sample float64) float64 {
@@ -135,7 +141,7 @@ func (m *expAvg) add(sample float64) float64 {
 		m.sum += sample
 		m.value = m.sum / float64(m.count)
 	} else {
-		f := 2.0 / float64(m.window+1)
+		f := m.f
 		m.value = float64(m.value*(1-f)) + float64(sample*f)
 	}
 	return m.value

@@ -2,6 +2,7 @@ package adaptive
 
 import (
 	"time"
+	"unsafe"
 )
 
 // ThrottleConfig holds the parameters of sre-throttle, named as a scenario
@@ -75,7 +76,14 @@ type Throttle struct {
 	n       int   // keys with state
 	entries int64 // seconds held over every key
 	most    int   // the most seconds one key has held
+	// room for the first second of keys to come, carved one at a time
+	// (a key's first second is its slice of capacity 1; appending a
+	// second one moves the key's seconds to a slice of their own)
+	firsts []throttleSec
 }
+
+// firstsChunk is how many first seconds Throttle allocates at once.
+const firstsChunk = 1024
 
 type throttleKey struct {
 	reqSum, accSum uint64
@@ -153,7 +161,10 @@ func (t *Throttle) state(now time.Duration, key Key) (*throttleKey, int64) {
 	}
 	s := &t.keys[key]
 	if s.secs == nil {
-		s.secs = make([]throttleSec, 0, 1)
+		if len(t.firsts) == 0 {
+			t.firsts = make([]throttleSec, firstsChunk)
+		}
+		s.secs, t.firsts = t.firsts[:0:1], t.firsts[1:]
 		t.n++
 		return s, sec
 	}
@@ -181,6 +192,34 @@ func (t *Throttle) bucket(s *throttleKey, sec int64) *throttleSec {
 	t.entries++
 	t.most = max(t.most, len(s.secs))
 	return &s.secs[len(s.secs)-1]
+}
+
+// Reserve makes room for the keys 0 to n-1, so that no later call grows
+// (and copies) the table of keys; it changes no decision and no figure.
+func (t *Throttle) Reserve(n int) {
+	if n > len(t.keys) {
+		t.keys = append(t.keys, make([]throttleKey, n-len(t.keys))...)
+	}
+}
+
+// AppendAddrs appends to dst the addresses that calls on key will read
+// first, for a caller that prefetches them (a hint to the processor: the
+// addresses are never dereferenced through dst): its counts, and, with
+// seconds, the oldest of its seconds (reading it reads the counts: call
+// it for seconds once the counts are in cache). A key without state yet
+// has none.
+func (t *Throttle) AppendAddrs(dst []uintptr, key Key, seconds bool) []uintptr {
+	if int(key) >= len(t.keys) {
+		return dst
+	}
+	s := &t.keys[key]
+	if !seconds {
+		return append(dst, uintptr(unsafe.Pointer(s)))
+	}
+	if len(s.secs) == 0 {
+		return dst
+	}
+	return append(dst, uintptr(unsafe.Pointer(&s.secs[0])))
 }
 
 // Keys returns how many keys have state (every key seen, from its first

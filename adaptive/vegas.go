@@ -158,7 +158,7 @@ func (v *Vegas) update(rtt time.Duration, inflight int, dropped bool) int {
 			return javaInt(e)
 		}
 	}
-	n = math.Max(1, math.Min(float64(v.cfg.MaxConcurrency), n))
+	n = max(1, min(float64(v.cfg.MaxConcurrency), n)) // Java's Math.max and Math.min, as math.Max and math.Min
 	n = float64((1-v.cfg.Smoothing)*e) + float64(v.cfg.Smoothing*n)
 	v.estimated = n
 	return javaInt(n)

@@ -195,13 +195,19 @@ func newVegasLimiter(p Params) (Limiter, error)     { return newAdaptive("vegas"
 func newGradient2Limiter(p Params) (Limiter, error) { return newAdaptive("gradient2", p) }
 func newEnvoyLimiter(p Params) (Limiter, error)     { return newAdaptive("envoy-adaptive", p) }
 
-// limit returns the limit, built at now when it is envoy's and not yet.
+// limit returns the limit, built at now when it is envoy's and not yet
+// (small enough to be inlined: it is called at every decision and sample).
 func (a *Adaptive) limit(now time.Duration) adaptive.Limit {
 	if a.lim == nil {
-		// cannot fail: the same configuration was checked by the constructor
-		a.lim, _ = adaptive.NewEnvoy(a.envoyCfg, rand.New(rand.NewPCG(a.seed, envoySeedStream)), now)
+		a.buildEnvoy(now)
 	}
 	return a.lim
+}
+
+// buildEnvoy builds envoy-adaptive's limit at now.
+func (a *Adaptive) buildEnvoy(now time.Duration) {
+	// cannot fail: the same configuration was checked by the constructor
+	a.lim, _ = adaptive.NewEnvoy(a.envoyCfg, rand.New(rand.NewPCG(a.seed, envoySeedStream)), now)
 }
 
 // Decide admits the request iff the units in flight leave room for cost

@@ -19,20 +19,18 @@ import "time"
 // since no completion instant is known in advance: at least 1ns.
 //
 // State per key: the units in flight, 8 bytes; a key holds state while it
-// has any.
+// has any (flights: a hash table of the keys in flight).
 type ConcurrencyModel struct {
 	max      int64
 	wait     time.Duration
-	inflight []int64
+	inflight flights
 	total    int64 // units in flight over every key
-	keys     int64
 	mem      Memory
 }
 
 var (
-	_ Limiter  = (*ConcurrencyModel)(nil)
-	_ Sampler  = (*ConcurrencyModel)(nil)
-	_ Reserver = (*ConcurrencyModel)(nil)
+	_ Limiter = (*ConcurrencyModel)(nil)
+	_ Sampler = (*ConcurrencyModel)(nil)
 )
 
 // NewConcurrencyModel returns the concurrency limiter of p driven by
@@ -48,31 +46,21 @@ func NewConcurrencyModel(p Params) (*ConcurrencyModel, error) {
 	return m, nil
 }
 
-// Reserve makes room for the keys 0 to n-1.
-func (m *ConcurrencyModel) Reserve(n int) {
-	if n > len(m.inflight) {
-		m.inflight = append(m.inflight, make([]int64, n-len(m.inflight))...)
-	}
-}
-
 // Decide admits the request iff its key's units in flight leave room for
 // cost.
 func (m *ConcurrencyModel) Decide(_ time.Duration, key Key, cost int64) Decision {
 	if cost > m.max {
 		return Decision{Verdict: Reject, RetryAfter: Never}
 	}
-	m.Reserve(int(key) + 1)
-	in := &m.inflight[key]
-	if *in > m.max-cost {
+	if m.inflight.get(key) > m.max-cost {
 		return Decision{Verdict: Reject, RetryAfter: m.wait}
 	}
-	if *in == 0 {
-		m.keys++
-		m.mem.KeysPeak = max(m.mem.KeysPeak, m.keys)
-		m.mem.BytesPeak = max(m.mem.BytesPeak, 8*m.keys)
+	if cost > 0 && m.inflight.add(key, cost) {
+		keys := int64(m.inflight.n)
+		m.mem.KeysPeak = max(m.mem.KeysPeak, keys)
+		m.mem.BytesPeak = max(m.mem.BytesPeak, 8*keys)
 		m.mem.BytesPerKeyMax = 8
 	}
-	*in += cost
 	m.total += cost
 	return Decision{Verdict: Accept}
 }
@@ -87,15 +75,7 @@ func (m *ConcurrencyModel) Sample(_ time.Duration, key Key, cost int64, _ time.D
 
 // complete takes cost units of key out of flight.
 func (m *ConcurrencyModel) complete(key Key, cost int64) {
-	if int(key) >= len(m.inflight) || m.inflight[key] == 0 {
-		return
-	}
-	in := &m.inflight[key]
-	m.total -= min(cost, *in)
-	*in = max(*in-cost, 0)
-	if *in == 0 {
-		m.keys--
-	}
+	m.total -= m.inflight.sub(key, cost)
 }
 
 // Memory reports the peaks.

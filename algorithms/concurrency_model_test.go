@@ -25,7 +25,7 @@ func TestConcurrencyModel(t *testing.T) {
 	require.Equal(t, Memory{BytesPerKeyMax: 8, KeysPeak: 2, BytesPeak: 16}, m.Memory())
 	m.Sample(8*time.Millisecond, 1, 2, 7*time.Millisecond, 3, Served)
 	m.Sample(8*time.Millisecond, 1, 2, 7*time.Millisecond, 3, Served) // a second time changes nothing
-	require.Equal(t, int64(1), m.keys, "alice still has two in flight")
+	require.Equal(t, 1, m.inflight.n, "alice still has two in flight")
 
 	_, err = NewConcurrencyModel(Params{Policy: Policy{Rate: 1, Per: time.Second, Burst: 5}, Max: -1})
 	require.Error(t, err)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/adaptive"
+	"github.com/ratesim/ratesim/internal/prefetch"
 )
 
 // SREThrottle is the client-side adaptive throttling of the Google SRE book
@@ -36,11 +37,16 @@ type SREThrottle struct {
 	// units in flight, for InFlight
 	inflight int64
 	mem      Memory
+	// Prefetch's addresses (reused), and the keys it was last told of
+	lines []uintptr
+	prev  []Key
 }
 
 var (
-	_ Limiter = (*SREThrottle)(nil)
-	_ Sampler = (*SREThrottle)(nil)
+	_ Limiter    = (*SREThrottle)(nil)
+	_ Sampler    = (*SREThrottle)(nil)
+	_ Reserver   = (*SREThrottle)(nil)
+	_ Prefetcher = (*SREThrottle)(nil)
 )
 
 // sreSeedStream tells sre-throttle's draws apart from the other draws made
@@ -93,6 +99,27 @@ func (s *SREThrottle) Sample(now time.Duration, key Key, cost int64, _ time.Dura
 	s.t.OnResult(now, adaptive.Key(key), outcome == Served)
 	s.inflight = max(s.inflight-cost, 0)
 	s.account()
+}
+
+// Reserve makes room for the keys 0 to n-1 (Reserver).
+func (s *SREThrottle) Reserve(n int) { s.t.Reserve(n) }
+
+// Prefetch fetches the state of keys ahead of decisions on them
+// (Prefetcher), in two steps, since a key's seconds are found through its
+// counts: the counts of keys, and the seconds of the keys it was told of
+// the time before (their counts, fetched then, are in cache by now). A
+// hint, which changes nothing.
+func (s *SREThrottle) Prefetch(keys []Key, _ time.Duration) {
+	lines := s.lines[:0]
+	for _, key := range s.prev {
+		lines = s.t.AppendAddrs(lines, adaptive.Key(key), true)
+	}
+	for _, key := range keys {
+		lines = s.t.AppendAddrs(lines, adaptive.Key(key), false)
+	}
+	prefetch.Lines(lines)
+	s.lines = lines
+	s.prev = append(s.prev[:0], keys...)
 }
 
 // Memory reports the keys with state.

@@ -293,6 +293,7 @@ func New(cfg Config, emit func(Event)) (*Backend, error) {
 		resps:  newHist(),
 		series: newSeries(cfg.Start, cfg.Bucket, cfg.MaxBuckets),
 	}
+	b.series.all = &b.resps // the series feeds it
 	for i, f := range cfg.Faults {
 		switch f.Type {
 		case Pause:
@@ -643,9 +644,8 @@ func (b *Backend) complete(t time.Duration, i uint32) {
 	} else {
 		b.res.CompletedOK++
 	}
-	b.resps.add(t - s.req.Admitted)
-	b.series.response(t, t-s.req.Admitted)
-	client := !s.clientDone // else its deadline has passed: t > deadline
+	b.series.response(t, t-s.req.Admitted) // the series feeds b.resps
+	client := !s.clientDone                // else its deadline has passed: t > deadline
 	if client {
 		s.clientDone = true
 		if !fail {
@@ -724,7 +724,9 @@ func (b *Backend) Result(from, to time.Duration) Result {
 	r.SpanNs = int64(end - from)
 	r.Utilization = utilization(r.BusyNs, b.cfg.Workers, r.SpanNs)
 	r.QueueWaitNs = b.waits.percentiles()
-	r.ResponseNs = b.resps.percentiles()
+	resps := b.resps.clone() // with the open bucket's responses, which it lacks
+	b.series.pending(&resps)
+	r.ResponseNs = resps.percentiles()
 	r.Faults = len(b.cfg.Faults)
 	for _, f := range b.cfg.Faults {
 		r.FaultWindows = append(r.FaultWindows, FaultWindow{Type: f.Type, StartNs: int64(f.At), EndNs: int64(f.End())})

@@ -165,6 +165,57 @@ func (h *hist) add(d time.Duration) {
 	}
 }
 
+// addDense adds the counts of o, a histogram of buckets only, to h, which
+// has fallen back to buckets too: h then counts what it would had it been
+// given o's values (a histogram's figures depend on the values it was
+// given, not on their order).
+func (h *hist) addDense(o *hist) {
+	h.n += o.n
+	h.zeros += o.zeros
+	h.max = max(h.max, o.max)
+	var carry uint64
+	h.sumLo, carry = bits.Add64(h.sumLo, o.sumLo, 0)
+	h.sumHi += o.sumHi + carry
+	if o.small != nil {
+		if h.small == nil {
+			h.small = new([1 << sigBits]int64)
+		}
+		for v, c := range o.small {
+			h.small[v] += c
+		}
+	}
+	for e, oc := range o.oct {
+		if oc == nil {
+			continue
+		}
+		if h.oct[e] == nil {
+			h.oct[e] = new([1 << (sigBits - 1)]int64)
+		}
+		hc := h.oct[e]
+		for j, c := range oc {
+			hc[j] += c
+		}
+	}
+}
+
+// clone returns a copy of h that shares nothing with it.
+func (h *hist) clone() hist {
+	c := *h
+	c.vals, c.cnts = slices.Clone(h.vals), slices.Clone(h.cnts)
+	c.pend, c.pendCnts = slices.Clone(h.pend), nil
+	if h.small != nil {
+		c.small = new([1 << sigBits]int64)
+		*c.small = *h.small
+	}
+	for e, o := range h.oct {
+		if o != nil {
+			c.oct[e] = new([1 << (sigBits - 1)]int64)
+			*c.oct[e] = *o
+		}
+	}
+	return c
+}
+
 // reset empties h, keeping its map and arrays.
 func (h *hist) reset() {
 	h.vals, h.cnts, h.pend = h.vals[:0], h.cnts[:0], h.pend[:0]
@@ -316,6 +367,15 @@ type series struct {
 	open int
 	buf  []int64
 	resp hist
+	// all is the histogram of every response (nil: none), which the
+	// series feeds: a response before the start at once; the open
+	// bucket's as it closes (pending), except while all is exact and the
+	// bucket holds more than bufMax, when each goes to both at once. A
+	// bucket that spills to resp once all has fallen back to buckets
+	// (lazy) adds resp's counts to all at its close, one addition per
+	// bucket of resp rather than one per response.
+	all  *hist
+	lazy bool
 	// the limit in force since limFrom (limOn once one was recorded), not
 	// yet added to the rows, and its figures over the whole series
 	lim              int64
@@ -468,10 +528,13 @@ func (s *series) spreadLimit(t time.Duration) {
 // sorted for the bucket's p99) before they go to a histogram.
 const bufMax = 4096
 
-// response counts a response of d completed at t.
+// response counts a response of d completed at t (and in all).
 func (s *series) response(t, d time.Duration) {
 	i := s.index(t)
 	if i < 0 {
+		if s.all != nil {
+			s.all.add(d)
+		}
 		return
 	}
 	if i != s.open {
@@ -481,14 +544,38 @@ func (s *series) response(t, d time.Duration) {
 	switch {
 	case s.resp.n > 0:
 		s.resp.add(d)
+		if !s.lazy {
+			s.all.add(d)
+		}
 	case len(s.buf) < bufMax:
 		s.buf = append(s.buf, int64(d))
 	default:
+		s.lazy = s.all == nil || !s.all.exact
 		for _, v := range s.buf {
 			s.resp.add(time.Duration(v))
+			if !s.lazy {
+				s.all.add(time.Duration(v))
+			}
 		}
 		s.buf = s.buf[:0]
 		s.resp.add(d)
+		if !s.lazy {
+			s.all.add(d)
+		}
+	}
+}
+
+// pending adds to h the responses of the open bucket that all does not
+// count yet (h is all, or a copy of it).
+func (s *series) pending(h *hist) {
+	switch {
+	case s.all == nil || s.open < 0:
+	case s.resp.n > 0 && s.lazy:
+		h.addDense(&s.resp)
+	case s.resp.n == 0:
+		for _, v := range s.buf {
+			h.add(time.Duration(v))
+		}
 	}
 }
 
@@ -506,8 +593,10 @@ func (s *series) openP99() int64 {
 	return v[(99*n+99)/100-1]
 }
 
-// close reduces the open bucket's responses to its p99.
+// close reduces the open bucket's responses to its p99, and adds those
+// that all does not count yet to all.
 func (s *series) close() {
+	s.pending(s.all)
 	if s.open >= 0 {
 		p := s.resp.p99()
 		if n := len(s.buf); s.resp.n == 0 && n > 0 {
@@ -520,7 +609,7 @@ func (s *series) close() {
 	if s.resp.n > 0 {
 		s.resp.resetDense()
 	}
-	s.open = -1
+	s.open, s.lazy = -1, false
 }
 
 // Series is the backend's time series: one value per bucket of BucketNs

@@ -157,3 +157,50 @@ func TestHistExactMerge(t *testing.T) {
 	}
 	require.False(t, h.percentiles().Exact)
 }
+
+// TestSeriesFeedsAll: the series feeds the histogram of every response
+// (series.all) at its buckets' closes, at once or as bucket counts (lazy);
+// with the open bucket's responses added (pending), it holds what a
+// histogram given each response as it came holds: the same count, sum,
+// maximum, percentiles and exactness. Buckets of fewer and of more than
+// bufMax responses, before and after all falls back to buckets
+// (ExactValues distinct values), and responses before the series' start.
+func TestSeriesFeedsAll(t *testing.T) {
+	for _, perBucket := range []int{10, bufMax, bufMax + 1, 3 * bufMax} {
+		for _, buckets := range []int{1, 3, 12} {
+			all, want := newHist(), newHist()
+			s := newSeries(time.Second, time.Second, DefaultMaxBuckets)
+			s.all = &all
+			rng := rand.New(rand.NewPCG(uint64(perBucket), uint64(buckets)))
+			d := func() time.Duration {
+				if rng.IntN(10) == 0 {
+					return 0
+				}
+				return time.Duration(rng.Int64N(int64(time.Second)))
+			}
+			for range 5 { // before the start
+				v := d()
+				s.response(time.Second/2, v)
+				want.add(v)
+			}
+			for b := range buckets {
+				for i := range perBucket {
+					v := d()
+					s.response(time.Duration(b+1)*time.Second+time.Duration(i), v)
+					want.add(v)
+				}
+			}
+			got := all.clone()
+			s.pending(&got)
+			require.Equal(t, want.percentiles(), got.percentiles(), "%d a bucket, %d buckets", perBucket, buckets)
+			require.Equal(t, want.n, got.n)
+			require.Equal(t, want.sumLo, got.sumLo)
+			require.Equal(t, want.sumHi, got.sumHi)
+			// closing the last bucket gives all the same
+			s.response(time.Duration(buckets+2)*time.Second, 7)
+			want.add(7)
+			s.close()
+			require.Equal(t, want.percentiles(), all.percentiles(), "%d a bucket, %d buckets, closed", perBucket, buckets)
+		}
+	}
+}
