@@ -98,13 +98,7 @@ type EnvoyDescriptor struct {
 
 // Path is the descriptor's name, as --scope and the rows' labels spell it:
 // its entries, key or key=value, joined by "/".
-func (d *EnvoyDescriptor) Path() string {
-	parts := make([]string, len(d.Entries))
-	for i, e := range d.Entries {
-		parts[i] = e.String()
-	}
-	return strings.Join(parts, "/")
-}
+func (d *EnvoyDescriptor) Path() string { return entriesPath(d.Entries) }
 
 // Envoy is what an envoy ratelimit service config limits: its domain and
 // its descriptors with a rate_limit, in file order (parents first).
@@ -127,7 +121,7 @@ var (
 // that envoy's loader accepts elsewhere is one it ignores here.
 func unknownEnvoy(fields []string) func(string) string {
 	return func(k string) string {
-		msg := "unknown field (want one of " + strings.Join(fields, ", ") + ")"
+		msg := unknownField(fields)(k)
 		if slices.Contains(envoyKeys, k) {
 			msg += "; envoy's ratelimit accepts the name at any level but ignores it at this one"
 		}
@@ -386,9 +380,7 @@ func (e *Envoy) Scenario(o Options) (string, error) {
 	b.WriteString("# not in this file: --scope \"A + B\" writes the row of a request carrying A and B.\n")
 	b.WriteString("# No cluster section: every instance of the service counts in one Redis with\n")
 	b.WriteString("# INCRBY, one atomic counter per window, which one limiter decides alike.\n")
-	name := strings.TrimSuffix(base, filepath.Ext(base))
-	fmt.Fprintf(&b, "name: %s\n", yamlString(name))
-	fmt.Fprintf(&b, "description: %s\n", yamlString(fmt.Sprintf("The rate limits of domain %s in %s.", e.Domain, base)))
+	writeNames(&b, base, fmt.Sprintf("The rate limits of domain %s in %s.", e.Domain, base))
 	var first *EnvoyDescriptor
 	if o.Scope != "" {
 		kept, dropped := checked(ds)
@@ -409,8 +401,7 @@ func (e *Envoy) Scenario(o Options) (string, error) {
 			fmt.Fprintf(&b, "  - {name: fixed-window, label: %s, %s}\n", yamlString(d.Path()), envoyFields(d))
 		}
 	}
-	b.WriteString("traffic:\n  # a placeholder: replace it with your traffic, or replay an access log\n")
-	fmt.Fprintf(&b, "  - {type: steady, key: client, rate: %d/%s}\n", 2*first.Rate, durationText(first.Per))
+	writePlaceholderTraffic(&b, 2*first.Rate, durationText(first.Per))
 	return b.String(), nil
 }
 
@@ -601,9 +592,7 @@ func (e *Envoy) Keys(o Options) ([]Key, error) {
 			continue
 		}
 		for _, k := range envoyDescKeys(d) {
-			if !slices.ContainsFunc(keys, func(have Key) bool { return have.Kind == k.Kind && have.Name == k.Name }) {
-				keys = append(keys, k)
-			}
+			keys = addKey(keys, k)
 		}
 	}
 	return keys, nil

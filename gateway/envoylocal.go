@@ -45,13 +45,7 @@ type LocalDescriptor struct {
 }
 
 // Path is the descriptor's entries, key=value, joined by "/".
-func (d *LocalDescriptor) Path() string {
-	parts := make([]string, len(d.Entries))
-	for i, e := range d.Entries {
-		parts[i] = e.String()
-	}
-	return strings.Join(parts, "/")
-}
+func (d *LocalDescriptor) Path() string { return entriesPath(d.Entries) }
 
 // Percent is a RuntimeFractionalPercent: Num/Den of the requests (the
 // runtime key, when set, may change it at run time).
@@ -827,9 +821,7 @@ func (l *EnvoyLocal) Scenario(o Options) (string, error) {
 	for _, n := range l.Notes {
 		fmt.Fprintf(&b, "# NOTE: %s\n", commentSafe(n))
 	}
-	name := strings.TrimSuffix(base, filepath.Ext(base))
-	fmt.Fprintf(&b, "name: %s\n", yamlString(name))
-	fmt.Fprintf(&b, "description: %s\n", yamlString("The local_ratelimit token buckets of "+base+"."))
+	writeNames(&b, base, "The local_ratelimit token buckets of "+base+".")
 	first := rows[0].buckets()[0]
 	fmt.Fprintf(&b, "limit: {rate: %d, per: %s, burst: %d}\n", first.TokensPerFill, durationText(first.FillInterval), first.MaxTokens)
 	b.WriteString("duration: 10s\nalgorithms:\n")
@@ -848,8 +840,7 @@ func (l *EnvoyLocal) Scenario(o Options) (string, error) {
 			l.writeRow(&b, base, row, discrete)
 		}
 	}
-	b.WriteString("traffic:\n  # a placeholder: replace it with your traffic, or replay an access log\n")
-	fmt.Fprintf(&b, "  - {type: steady, key: client, rate: %d/%s}\n", 2*first.TokensPerFill, durationText(first.FillInterval))
+	writePlaceholderTraffic(&b, 2*first.TokensPerFill, durationText(first.FillInterval))
 	return b.String(), nil
 }
 
@@ -999,11 +990,7 @@ func (l *EnvoyLocal) Keys(o Options) ([]Key, error) {
 		return nil, err
 	}
 	var keys []Key
-	add := func(k Key) {
-		if !slices.ContainsFunc(keys, func(have Key) bool { return have.Kind == k.Kind && have.Name == k.Name }) {
-			keys = append(keys, k)
-		}
-	}
+	add := func(k Key) { keys = addKey(keys, k) }
 	for _, row := range rows {
 		s := row.scope
 		if s.PerConnection {
