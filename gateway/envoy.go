@@ -149,13 +149,8 @@ func ReadEnvoy(file string, data []byte) (*Envoy, error) {
 	if err := top.mappingOf("a mapping with domain and descriptors", envoyTopFields, unknownEnvoy(envoyTopFields)); err != nil {
 		return nil, err
 	}
-	domain := top.at("domain")
-	r.e.Domain, err = domain.scalarText()
-	if err != nil {
+	if r.e.Domain, err = top.at("domain").requiredText("config file cannot have empty domain (want domain: NAME)"); err != nil {
 		return nil, err
-	}
-	if r.e.Domain == "" {
-		return nil, domain.errAt("config file cannot have empty domain (want domain: NAME)")
 	}
 	if err := r.descriptors(top.at("descriptors"), nil); err != nil {
 		return nil, err
@@ -187,12 +182,9 @@ func (r *envoyReader) descriptors(v *tree, parent []EnvoyEntry) error {
 			return err
 		}
 		keyNode := item.at("key")
-		key, err := keyNode.scalarText()
+		key, err := keyNode.requiredText("descriptor has empty key (want key: NAME)")
 		if err != nil {
 			return err
-		}
-		if key == "" {
-			return keyNode.errAt("descriptor has empty key (want key: NAME)")
 		}
 		value, err := item.at("value").scalarText()
 		if err != nil {
@@ -285,16 +277,12 @@ func (r *envoyReader) limit(m *tree, d *EnvoyDescriptor) error {
 		if err := rep.mappingOf("a mapping {name: NAME}", []string{"name"}, unknownEnvoy([]string{"name"})); err != nil {
 			return err
 		}
-		nv := rep.at("name")
-		name, err := nv.scalarText()
+		name, err := rep.at("name").requiredText("should not have an empty replaces entry (want name: NAME)")
 		if err != nil {
 			return err
 		}
-		if name == "" {
-			return nv.errAt("should not have an empty replaces entry (want name: NAME)")
-		}
 		if name == d.LimitName {
-			return nv.errAt("replaces should not contain name of same descriptor (%q)", name)
+			return rep.at("name").errAt("replaces should not contain name of same descriptor (%q)", name)
 		}
 		d.Replaces = append(d.Replaces, name)
 	}

@@ -443,11 +443,8 @@ func (r *localReader) config(m *tree, scope string) (*LocalScope, error) {
 		}
 	}
 	var err error
-	if s.StatPrefix, err = m.at("stat_prefix").scalarText(); err != nil {
+	if s.StatPrefix, err = m.at("stat_prefix").requiredText("missing or empty (want stat_prefix: NAME; envoy requires it)"); err != nil {
 		return nil, err
-	}
-	if s.StatPrefix == "" {
-		return nil, m.at("stat_prefix").errAt("missing or empty (want stat_prefix: NAME; envoy requires it)")
 	}
 	if tb := m.get("token_bucket"); !tb.isNull() {
 		b, err := bucket(tb)
@@ -568,11 +565,8 @@ func descriptor(m *tree) (*LocalDescriptor, error) {
 			return nil, err
 		}
 		var e EnvoyEntry
-		if e.Key, err = em.at("key").scalarText(); err != nil {
+		if e.Key, err = em.at("key").requiredText("missing or empty (want key: NAME)"); err != nil {
 			return nil, err
-		}
-		if e.Key == "" {
-			return nil, em.at("key").errAt("missing or empty (want key: NAME)")
 		}
 		if e.Value, err = em.at("value").scalarText(); err != nil {
 			return nil, err

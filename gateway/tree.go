@@ -173,6 +173,16 @@ func (t *tree) scalarText() (string, error) {
 	return "", t.errAt("found %s, want a string", t.describe())
 }
 
+// requiredText reads a scalar as its text (scalarText), refusing it
+// empty, null or missing with the message empty.
+func (t *tree) requiredText(empty string) (string, error) {
+	s, err := t.scalarText()
+	if err == nil && s == "" {
+		err = t.errAt("%s", empty)
+	}
+	return s, err
+}
+
 // boolOr reads a boolean scalar; null is def.
 func (t *tree) boolOr(def bool) (bool, error) {
 	if t.isNull() {
