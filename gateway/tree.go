@@ -281,7 +281,6 @@ func (y yamlReader) read(data []byte) (*tree, error) {
 	// null document: nowhere in particular, or 1:1 as read
 	file, top := y.file, Pos{File: y.file}
 	if y.asRead {
-		data = []byte(strings.TrimPrefix(string(data), "\ufeff"))
 		top = Pos{file, 1, 1}
 	}
 	f, err := parseYAML(data)
@@ -313,7 +312,8 @@ func (y yamlReader) read(data []byte) (*tree, error) {
 	return y.node(body, "", top, 0)
 }
 
-// parseYAML runs goccy's parser, turning a panic on malformed input into a
+// parseYAML runs goccy's parser on data without its byte order mark (as
+// the scenario loader does), turning a panic on malformed input into a
 // syntax error.
 func parseYAML(data []byte) (f *ast.File, err error) {
 	defer func() {
@@ -321,6 +321,7 @@ func parseYAML(data []byte) (f *ast.File, err error) {
 			f, err = nil, fmt.Errorf("malformed YAML (%v)", r)
 		}
 	}()
+	data = []byte(strings.TrimPrefix(string(data), "\ufeff"))
 	return parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
 }
 

@@ -63,3 +63,18 @@ func TestTreeRules(t *testing.T) {
 	_, err = ReadEnvoyLocal("f.yaml", []byte("stat_prefix: s\ntoken_bucket:\n  max_tokens: 1\n  fill_interval: |\n    1s\n"))
 	require.EqualError(t, err, `f.yaml:4:18: token_bucket.fill_interval: found a scalar, want a duration in seconds such as "1s" or "0.5s" (protobuf's JSON form)`)
 }
+
+// A UTF-8 byte order mark is not part of the first key, in every YAML
+// reader (as in scenario files): before, Kong's and Traefik's readers read
+// a key "\ufeffplugins" and found no limits.
+func TestTreeByteOrderMark(t *testing.T) {
+	k, err := ReadKong("k.yaml", []byte("\ufeffplugins:\n  - {name: rate-limiting, config: {minute: 5}}\n"))
+	require.NoError(t, err)
+	require.Len(t, k.Scopes, 1)
+	tr, err := ReadTraefik("t.yml", []byte("\ufeffhttp:\n  middlewares:\n    m: {rateLimit: {average: 5}}\n"))
+	require.NoError(t, err)
+	require.Len(t, tr.Scopes, 1)
+	e, err := ReadEnvoy("e.yaml", []byte("\ufeffdomain: d\ndescriptors:\n  - {key: a, rate_limit: {unit: second, requests_per_unit: 1}}\n"))
+	require.NoError(t, err)
+	require.Equal(t, "d", e.Domain)
+}
