@@ -499,8 +499,8 @@ func (r *localReader) config(m *tree, scope string) (*LocalScope, error) {
 			return nil, err
 		}
 		if i := slices.IndexFunc(s.Descriptors, func(o *LocalDescriptor) bool { return slices.Equal(o.Entries, d.Entries) }); i >= 0 {
-			return nil, &Error{File: d.Where.File, Line: d.Where.Line, Col: d.Where.Col, Path: dv.path,
-				Msg: fmt.Sprintf("duplicate descriptor in the local rate descriptor: %s (first at %d:%d)", d.Path(), s.Descriptors[i].Where.Line, s.Descriptors[i].Where.Col)}
+			first := s.Descriptors[i].Where
+			return nil, errorAt(d.Where, dv.path, "duplicate descriptor in the local rate descriptor: %s (first at %d:%d)", d.Path(), first.Line, first.Col)
 		}
 		s.Descriptors = append(s.Descriptors, d)
 	}

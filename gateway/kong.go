@@ -546,10 +546,10 @@ func readCommon(kp *KongPlugin, conf *tree, keyField string, keys []string) erro
 		}
 	}
 	if kp.LimitBy == "header" && kp.HeaderName == "" {
-		return &Error{File: conf.pos.File, Line: conf.pos.Line, Col: conf.pos.Col, Path: joinPath(conf.path, "header_name"), Msg: "required field missing (" + keyField + " is header)"}
+		return errorAt(conf.pos, joinPath(conf.path, "header_name"), "required field missing (%s is header)", keyField)
 	}
 	if kp.LimitBy == "path" && kp.Path == "" {
-		return &Error{File: conf.pos.File, Line: conf.pos.Line, Col: conf.pos.Col, Path: joinPath(conf.path, "path"), Msg: "required field missing (" + keyField + " is path)"}
+		return errorAt(conf.pos, joinPath(conf.path, "path"), "required field missing (%s is path)", keyField)
 	}
 	if v := conf.get("fault_tolerant"); v != nil {
 		b, err := v.boolean()
@@ -605,16 +605,15 @@ func (r *kongReader) check() error {
 	for _, p := range r.plugins {
 		switch {
 		case p.Service != "" && !has(r.services, p.Service):
-			return &Error{File: p.Where.File, Line: p.Where.Line, Col: p.Where.Col, Path: p.Name, Msg: fmt.Sprintf("service %q is not defined in this file", p.Service)}
+			return errorAt(p.Where, p.Name, "service %q is not defined in this file", p.Service)
 		case p.Route != "" && !has(r.routes, p.Route):
-			return &Error{File: p.Where.File, Line: p.Where.Line, Col: p.Where.Col, Path: p.Name, Msg: fmt.Sprintf("route %q is not defined in this file", p.Route)}
+			return errorAt(p.Where, p.Name, "route %q is not defined in this file", p.Route)
 		case p.Consumer != "" && !slices.Contains(r.consumers, p.Consumer):
-			return &Error{File: p.Where.File, Line: p.Where.Line, Col: p.Where.Col, Path: p.Name, Msg: fmt.Sprintf("consumer %q is not defined in this file", p.Consumer)}
+			return errorAt(p.Where, p.Name, "consumer %q is not defined in this file", p.Consumer)
 		}
 		k := p.Name + "\x00" + p.Service + "\x00" + p.Route + "\x00" + p.Consumer
 		if prev, dup := seen[k]; dup {
-			return &Error{File: p.Where.File, Line: p.Where.Line, Col: p.Where.Col, Path: p.Name,
-				Msg: fmt.Sprintf("a second %s plugin on %s (also at %d:%d): Kong allows one per scope", p.Name, p.scopeText(), prev.Where.Line, prev.Where.Col)}
+			return errorAt(p.Where, p.Name, "a second %s plugin on %s (also at %d:%d): Kong allows one per scope", p.Name, p.scopeText(), prev.Where.Line, prev.Where.Col)
 		}
 		seen[k] = p
 	}

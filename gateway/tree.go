@@ -117,7 +117,12 @@ func (t *tree) describe() string {
 
 // errAt is an Error at t's position, naming its path.
 func (t *tree) errAt(format string, args ...any) error {
-	return &Error{File: t.pos.File, Line: t.pos.Line, Col: t.pos.Col, Path: t.path, Msg: fmt.Sprintf(format, args...)}
+	return errorAt(t.pos, t.path, format, args...)
+}
+
+// errorAt is an Error at p, naming path.
+func errorAt(p Pos, path, format string, args ...any) *Error {
+	return &Error{File: p.File, Line: p.Line, Col: p.Col, Path: path, Msg: fmt.Sprintf(format, args...)}
 }
 
 // str reads a string scalar.
@@ -211,7 +216,7 @@ func (t *tree) mappingOf(want string, known []string, unknown func(key string) s
 			return f.bad
 		}
 		if known != nil && !slices.Contains(known, f.key) {
-			return &Error{File: f.keyPos.File, Line: f.keyPos.Line, Col: f.keyPos.Col, Path: joinPath(t.path, f.key), Msg: unknown(f.key)}
+			return errorAt(f.keyPos, joinPath(t.path, f.key), "%s", unknown(f.key))
 		}
 		if f.val.bad != nil {
 			return f.val.bad
@@ -374,12 +379,12 @@ const maxDepth = 64
 func (y *yamlReader) node(n ast.Node, path string, at Pos, depth int) (*tree, error) {
 	p := posOf(y.file, n)
 	if depth > maxDepth && !y.asRead {
-		return nil, &Error{File: y.file, Line: p.Line, Col: p.Col, Path: path, Msg: fmt.Sprintf("nested more than %d levels deep", maxDepth)}
+		return nil, errorAt(p, path, "nested more than %d levels deep", maxDepth)
 	}
 	t := &tree{pos: p, path: path}
 	// fail refuses n; as read, n is a value that says so when read
 	fail := func(msg string) (*tree, error) {
-		err := &Error{File: y.file, Line: p.Line, Col: p.Col, Path: path, Msg: msg}
+		err := errorAt(p, path, "%s", msg)
 		if !y.asRead {
 			return nil, err
 		}
@@ -410,7 +415,7 @@ func (y *yamlReader) node(n ast.Node, path string, at Pos, depth int) (*tree, er
 		}
 		a, ok := y.anchors[scalar(v.Value)]
 		if !ok {
-			return nil, &Error{File: y.file, Line: p.Line, Col: p.Col, Path: path, Msg: fmt.Sprintf("alias *%s names no anchor", scalar(v.Value))}
+			return nil, errorAt(p, path, "alias *%s names no anchor", scalar(v.Value))
 		}
 		return a, nil
 	case *ast.TagNode:
@@ -463,7 +468,7 @@ func (y *yamlReader) node(n ast.Node, path string, at Pos, depth int) (*tree, er
 			t.kind, t.typ = treeOther, n.Type().YAMLName()
 			return t, nil
 		}
-		return nil, &Error{File: y.file, Line: p.Line, Col: p.Col, Path: path, Msg: fmt.Sprintf("found a YAML %s, want a mapping, a list or a scalar", n.Type().YAMLName())}
+		return nil, errorAt(p, path, "found a YAML %s, want a mapping, a list or a scalar", n.Type().YAMLName())
 	}
 	return t, nil
 }
@@ -480,7 +485,7 @@ func (y *yamlReader) field(t *tree, mv *ast.MappingValueNode, depth int) error {
 		f.keyPos = tokenPos(y.file, mv.Start)
 	}
 	refuse := func(path, msg string) error {
-		err := &Error{File: y.file, Line: f.keyPos.Line, Col: f.keyPos.Col, Path: path, Msg: msg}
+		err := errorAt(f.keyPos, path, "%s", msg)
 		if !y.asRead {
 			return err
 		}
@@ -497,7 +502,7 @@ func (y *yamlReader) field(t *tree, mv *ast.MappingValueNode, depth int) error {
 		}
 	case y.asRead:
 		k, _ := y.node(mv.Key, t.path, Pos{}, depth+1)
-		f.bad = &Error{File: y.file, Line: f.keyPos.Line, Col: f.keyPos.Col, Path: t.path, Msg: fmt.Sprintf("found %s as a key, want a field name", k.describe())}
+		f.bad = errorAt(f.keyPos, t.path, "found %s as a key, want a field name", k.describe())
 	default:
 		f.key = scalar(mv.Key)
 	}
@@ -611,7 +616,7 @@ func (r *tomlReader) walk(t *tree, keys []*unstable.Node) (*tree, error) {
 			next = next.items[len(next.items)-1]
 		case next.kind != treeMap:
 			p := r.pos(k)
-			return nil, &Error{File: r.file, Line: p.Line, Col: p.Col, Path: joinPath(t.path, name), Msg: "already defined as a value, not a table"}
+			return nil, errorAt(p, joinPath(t.path, name), "already defined as a value, not a table")
 		}
 		t = next
 	}
@@ -648,7 +653,7 @@ func (r *tomlReader) header(e *unstable.Node) (*tree, error) {
 			existing = &tree{kind: treeList, typ: "array-table", pos: p, path: joinPath(parent.path, name)}
 			parent.fields = append(parent.fields, treeField{key: name, keyPos: p, val: existing})
 		} else if existing.kind != treeList || existing.typ != "array-table" {
-			return nil, &Error{File: r.file, Line: p.Line, Col: p.Col, Path: joinPath(parent.path, name), Msg: "defined before as something other than an array of tables"}
+			return nil, errorAt(p, joinPath(parent.path, name), "defined before as something other than an array of tables")
 		}
 		t := &tree{kind: treeMap, pos: p, path: indexPath(existing.path, len(existing.items))}
 		existing.items = append(existing.items, t)
@@ -659,7 +664,7 @@ func (r *tomlReader) header(e *unstable.Node) (*tree, error) {
 		existing = &tree{kind: treeMap, pos: p, path: joinPath(parent.path, name)}
 		parent.fields = append(parent.fields, treeField{key: name, keyPos: p, val: existing})
 	case existing.kind != treeMap || r.defined[existing]:
-		return nil, &Error{File: r.file, Line: p.Line, Col: p.Col, Path: joinPath(parent.path, name), Msg: "table defined twice"}
+		return nil, errorAt(p, joinPath(parent.path, name), "table defined twice")
 	}
 	r.defined[existing] = true
 	return existing, nil
@@ -678,8 +683,7 @@ func (r *tomlReader) keyValue(t *tree, e *unstable.Node, depth int) error {
 	last := parts[len(parts)-1]
 	name, p := string(last.Data), r.pos(last)
 	if prev := parent.get(name); prev != nil {
-		return &Error{File: r.file, Line: p.Line, Col: p.Col, Path: joinPath(parent.path, name),
-			Msg: fmt.Sprintf("duplicate key (also at %d:%d)", prev.pos.Line, prev.pos.Col)}
+		return errorAt(p, joinPath(parent.path, name), "duplicate key (also at %d:%d)", prev.pos.Line, prev.pos.Col)
 	}
 	v, err := r.value(e.Value(), joinPath(parent.path, name), p, depth)
 	if err != nil {
@@ -699,7 +703,7 @@ func (r *tomlReader) keyValue(t *tree, e *unstable.Node, depth int) error {
 // for containers without a range of their own.
 func (r *tomlReader) value(n *unstable.Node, path string, keyPos Pos, depth int) (*tree, error) {
 	if depth > maxDepth {
-		return nil, &Error{File: r.file, Line: keyPos.Line, Col: keyPos.Col, Path: path, Msg: fmt.Sprintf("nested more than %d levels deep", maxDepth)}
+		return nil, errorAt(keyPos, path, "nested more than %d levels deep", maxDepth)
 	}
 	t := &tree{pos: keyPos, path: path}
 	if n.Raw.Length > 0 {
@@ -735,7 +739,7 @@ func (r *tomlReader) value(n *unstable.Node, path string, keyPos Pos, depth int)
 			}
 		}
 	default:
-		return nil, &Error{File: r.file, Line: t.pos.Line, Col: t.pos.Col, Path: path, Msg: fmt.Sprintf("unexpected TOML %s", n.Kind)}
+		return nil, errorAt(t.pos, path, "unexpected TOML %s", n.Kind)
 	}
 	return t, nil
 }
