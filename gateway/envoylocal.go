@@ -145,7 +145,7 @@ var (
 // and a file with no local_ratelimit config at all. The rest of a
 // bootstrap is not checked.
 func ReadEnvoyLocal(file string, data []byte) (*EnvoyLocal, error) {
-	r := &localReader{l: &EnvoyLocal{File: file}}
+	r := &localReader{l: &EnvoyLocal{File: file}, names: labels{}}
 	top, err := readYAMLAsRead(file, data)
 	if err != nil {
 		return nil, err
@@ -185,19 +185,7 @@ func ReadEnvoyLocal(file string, data []byte) (*EnvoyLocal, error) {
 
 type localReader struct {
 	l     *EnvoyLocal
-	names map[string]int // scope names given, for #2, #3...
-}
-
-// unique returns name, or name #k for its k-th use.
-func (r *localReader) unique(name string) string {
-	if r.names == nil {
-		r.names = map[string]int{}
-	}
-	r.names[name]++
-	if k := r.names[name]; k > 1 {
-		return fmt.Sprintf("%s #%d", name, k)
-	}
-	return name
+	names labels // scope names given, for #2, #3...
 }
 
 // field returns m's field key read as a mapping (nil when absent or null).
@@ -388,7 +376,7 @@ func (r *localReader) httpFilter(hm *tree, listener string, names *[]string) err
 	if s.Name == "" {
 		s.Name = s.StatPrefix
 	}
-	s.Name = r.unique(s.Name)
+	s.Name = r.names.unique(s.Name)
 	r.l.Scopes = append(r.l.Scopes, s)
 	if names != nil && name != "" {
 		*names = append(*names, name)
@@ -421,7 +409,7 @@ func (r *localReader) perFilter(m *tree, names []string, scope string) error {
 		if s.Bucket == nil {
 			return v.errAt("a route's or virtual host's local_ratelimit config needs a token_bucket (envoy refuses it without)")
 		}
-		s.Name = r.unique(scope)
+		s.Name = r.names.unique(scope)
 		r.l.Scopes = append(r.l.Scopes, s)
 	}
 	return nil

@@ -132,14 +132,9 @@ func (k *Kong) Scenario(o Options) (string, error) {
 	b.WriteString("# database of policy cluster) is 1 ms away: set store.rtt to yours.\n")
 	fmt.Fprintf(&b, "cluster:\n  nodes: %d\n  store: {rtt: 1ms}\n", KongDefaultNodes)
 	b.WriteString("algorithms:\n")
-	labels := map[string]int{}
+	names := labels{}
 	for _, s := range scopes {
-		label := s.Name()
-		labels[label]++
-		if n := labels[label]; n > 1 {
-			label = fmt.Sprintf("%s #%d", label, n)
-		}
-		k.writeRow(&b, base, s, label)
+		k.writeRow(&b, base, s, names.unique(s.Name()))
 	}
 	writePlaceholderTraffic(&b, 2*first.Rate(), rateUnit(first.Per))
 	return b.String(), nil

@@ -80,6 +80,17 @@ func pickNamed[S any](scopes []S, scope, file, what string, name func(S) string,
 	return picked, nil
 }
 
+// labels gives names once each: a name, then "name #2", "name #3"...
+type labels map[string]int
+
+func (l labels) unique(name string) string {
+	l[name]++
+	if k := l[name]; k > 1 {
+		return fmt.Sprintf("%s #%d", name, k)
+	}
+	return name
+}
+
 // addKey appends k to keys unless they hold a key of its kind and name.
 func addKey(keys []Key, k Key) []Key {
 	if slices.ContainsFunc(keys, func(have Key) bool { return have.Kind == k.Kind && have.Name == k.Name }) {
