@@ -223,7 +223,7 @@ func (r *localReader) bootstrap(m *tree) error {
 			return err
 		}
 		if dc := lm.get("default_filter_chain"); !dc.isNull() {
-			chains = append(slices.Clip(chains), dc)
+			chains = append(chains, dc)
 		}
 		for _, cm := range chains {
 			if err := cm.mappingOf("a filter chain (a mapping)", nil, nil); err != nil {

@@ -247,7 +247,7 @@ func (t *tree) listOf(want string) ([]*tree, error) {
 			return nil, it.bad
 		}
 	}
-	return t.items, nil
+	return slices.Clip(t.items), nil // the caller's to append to
 }
 
 func joinPath(path, key string) string {
@@ -295,10 +295,9 @@ func (y yamlReader) read(data []byte) (*tree, error) {
 			GetMessage() string
 		}
 		if errors.As(err, &se) {
-			p := tokenPos(file, se.GetToken())
-			return nil, &Error{File: file, Line: p.Line, Col: p.Col, Msg: "YAML syntax error: " + se.GetMessage()}
+			return nil, errorAt(tokenPos(file, se.GetToken()), "", "YAML syntax error: %s", se.GetMessage())
 		}
-		return nil, &Error{File: file, Line: top.Line, Col: top.Col, Msg: fmt.Sprintf("YAML syntax error: %v", err)}
+		return nil, errorAt(top, "", "YAML syntax error: %v", err)
 	}
 	var body ast.Node
 	for _, doc := range f.Docs {
@@ -306,13 +305,12 @@ func (y yamlReader) read(data []byte) (*tree, error) {
 			continue
 		}
 		if body != nil {
-			p := posOf(file, doc.Body)
-			return nil, &Error{File: file, Line: p.Line, Col: p.Col, Msg: "found a second YAML document, want one config per file"}
+			return nil, errorAt(posOf(file, doc.Body), "", "found a second YAML document, want one config per file")
 		}
 		body = doc.Body
 	}
 	if body == nil {
-		return nil, &Error{File: file, Line: top.Line, Col: top.Col, Msg: "the file is empty or only comments"}
+		return nil, errorAt(top, "", "the file is empty or only comments")
 	}
 	return y.node(body, "", top, 0)
 }
