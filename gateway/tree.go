@@ -499,8 +499,12 @@ func (y *yamlReader) field(t *tree, mv *ast.MappingValueNode, depth int) error {
 			return err
 		}
 	case y.asRead:
-		k, _ := y.node(mv.Key, t.path, Pos{}, depth+1)
-		f.bad = errorAt(f.keyPos, t.path, "found %s as a key, want a field name", k.describe())
+		what := "a anchor" // an anchored key, in goccy's words
+		if _, anchored := mv.Key.(*ast.AnchorNode); !anchored {
+			k, _ := y.node(mv.Key, t.path, Pos{}, depth+1)
+			what = k.describe()
+		}
+		f.bad = errorAt(f.keyPos, t.path, "found %s as a key, want a field name", what)
 	default:
 		f.key = scalar(mv.Key)
 	}
