@@ -98,13 +98,7 @@ type EnvoyDescriptor struct {
 
 // Path is the descriptor's name, as --scope and the rows' labels spell it:
 // its entries, key or key=value, joined by "/".
-func (d *EnvoyDescriptor) Path() string {
-	parts := make([]string, len(d.Entries))
-	for i, e := range d.Entries {
-		parts[i] = e.String()
-	}
-	return strings.Join(parts, "/")
-}
+func (d *EnvoyDescriptor) Path() string { return entriesPath(d.Entries) }
 
 // Envoy is what an envoy ratelimit service config limits: its domain and
 // its descriptors with a rate_limit, in file order (parents first).
@@ -127,7 +121,7 @@ var (
 // that envoy's loader accepts elsewhere is one it ignores here.
 func unknownEnvoy(fields []string) func(string) string {
 	return func(k string) string {
-		msg := "unknown field (want one of " + strings.Join(fields, ", ") + ")"
+		msg := unknownField(fields)(k)
 		if slices.Contains(envoyKeys, k) {
 			msg += "; envoy's ratelimit accepts the name at any level but ignores it at this one"
 		}
@@ -147,63 +141,52 @@ func unknownEnvoy(fields []string) func(string) string {
 // request), an empty replaces name or one naming its own limit,
 // share_threshold without a wildcard, and a config without any rate_limit.
 func ReadEnvoy(file string, data []byte) (*Envoy, error) {
-	r := &envoyReader{yreader: yreader{file: file}, e: &Envoy{File: file}}
-	top, err := r.document(data)
+	r := &envoyReader{e: &Envoy{File: file}}
+	top, err := readYAMLAsRead(file, data)
 	if err != nil {
 		return nil, err
 	}
-	m, err := r.mapping(top, "a mapping with domain and descriptors", envoyTopFields, unknownEnvoy(envoyTopFields))
-	if err != nil {
+	if err := top.mappingOf("a mapping with domain and descriptors", envoyTopFields, unknownEnvoy(envoyTopFields)); err != nil {
 		return nil, err
 	}
-	domain := m.get("domain")
-	r.e.Domain, err = r.text(domain)
-	if err != nil {
+	if r.e.Domain, err = top.at("domain").requiredText("config file cannot have empty domain (want domain: NAME)"); err != nil {
 		return nil, err
 	}
-	if r.e.Domain == "" {
-		return nil, r.errAt(domain, "config file cannot have empty domain (want domain: NAME)")
-	}
-	if err := r.descriptors(m.get("descriptors"), nil); err != nil {
+	if err := r.descriptors(top.at("descriptors"), nil); err != nil {
 		return nil, err
 	}
 	if len(r.e.Descriptors) == 0 {
-		return nil, &Error{File: file, Msg: fmt.Sprintf("no limits at all: no descriptor of domain %q has a rate_limit", r.e.Domain)}
+		return nil, noLimits(file, fmt.Sprintf("no descriptor of domain %q has a rate_limit", r.e.Domain))
 	}
 	if !slices.ContainsFunc(r.e.Descriptors, func(d *EnvoyDescriptor) bool { return !d.Unlimited }) {
-		return nil, &Error{File: file, Msg: fmt.Sprintf("no limits at all: every rate_limit of domain %q is unlimited", r.e.Domain)}
+		return nil, noLimits(file, fmt.Sprintf("every rate_limit of domain %q is unlimited", r.e.Domain))
 	}
 	return r.e, nil
 }
 
 type envoyReader struct {
-	yreader
 	e *Envoy
 }
 
 // descriptors reads one level of descriptors under the entries parent.
-func (r *envoyReader) descriptors(v ynode, parent []EnvoyEntry) error {
-	items, err := r.list(v, "a list of descriptors")
+func (r *envoyReader) descriptors(v *tree, parent []EnvoyEntry) error {
+	items, err := v.listOf("a list of descriptors")
 	if err != nil {
 		return err
 	}
-	seen := map[string]ynode{}
+	seen := map[string]*tree{}
 	var level []*EnvoyDescriptor // this level's descriptors with a rate_limit
 	values := map[string][]string{}
 	for _, item := range items {
-		m, err := r.mapping(item, "a descriptor (a mapping with key, value, rate_limit, descriptors)", envoyDescFields, unknownEnvoy(envoyDescFields))
+		if err := item.mappingOf("a descriptor (a mapping with key, value, rate_limit, descriptors)", envoyDescFields, unknownEnvoy(envoyDescFields)); err != nil {
+			return err
+		}
+		keyNode := item.at("key")
+		key, err := keyNode.requiredText("descriptor has empty key (want key: NAME)")
 		if err != nil {
 			return err
 		}
-		keyNode := m.get("key")
-		key, err := r.text(keyNode)
-		if err != nil {
-			return err
-		}
-		if key == "" {
-			return r.errAt(keyNode, "descriptor has empty key (want key: NAME)")
-		}
-		value, err := r.text(m.get("value"))
+		value, err := item.at("value").scalarText()
 		if err != nil {
 			return err
 		}
@@ -214,30 +197,30 @@ func (r *envoyReader) descriptors(v ynode, parent []EnvoyEntry) error {
 			values[key] = append(values[key], value)
 		}
 		if first, dup := seen[final]; dup {
-			return r.errAt(keyNode, "duplicate descriptor %s (first at %d:%d)", entry, first.line, first.col)
+			return keyNode.errAt("duplicate descriptor %s (first at %d:%d)", entry, first.pos.Line, first.pos.Col)
 		}
 		seen[final] = keyNode
 		path := append(slices.Clone(parent), entry)
-		d := &EnvoyDescriptor{Entries: path, Where: item.pos(r.file)}
+		d := &EnvoyDescriptor{Entries: path, Where: item.pos}
 		for _, f := range []struct {
 			name string
 			to   *bool
 		}{{"shadow_mode", &d.ShadowMode}, {"quota_mode", &d.QuotaMode}, {"share_threshold", &d.ShareThreshold}, {"detailed_metric", new(bool)}, {"value_to_metric", new(bool)}} {
-			if *f.to, err = r.boolean(m.get(f.name)); err != nil {
+			if *f.to, err = item.at(f.name).boolOr(false); err != nil {
 				return err
 			}
 		}
 		if d.ShareThreshold && !strings.Contains(final, "*") {
-			return r.errAt(m.get("share_threshold"), "share_threshold can only be used with wildcard values (containing '*'), but found %s", entry)
+			return item.at("share_threshold").errAt("share_threshold can only be used with wildcard values (containing '*'), but found %s", entry)
 		}
-		if lim := m.get("rate_limit"); !lim.null() {
+		if lim := item.get("rate_limit"); !lim.isNull() {
 			if err := r.limit(lim, d); err != nil {
 				return err
 			}
 			r.e.Descriptors = append(r.e.Descriptors, d)
 			level = append(level, d)
 		}
-		if err := r.descriptors(m.get("descriptors"), path); err != nil {
+		if err := r.descriptors(item.at("descriptors"), path); err != nil {
 			return err
 		}
 	}
@@ -250,61 +233,56 @@ func (r *envoyReader) descriptors(v ynode, parent []EnvoyEntry) error {
 }
 
 // limit reads a descriptor's rate_limit as loadDescriptors does.
-func (r *envoyReader) limit(v ynode, d *EnvoyDescriptor) error {
-	m, err := r.mapping(v, "a rate_limit (a mapping with unit and requests_per_unit)", envoyLimitFields, unknownEnvoy(envoyLimitFields))
-	if err != nil {
+func (r *envoyReader) limit(m *tree, d *EnvoyDescriptor) error {
+	if err := m.mappingOf("a rate_limit (a mapping with unit and requests_per_unit)", envoyLimitFields, unknownEnvoy(envoyLimitFields)); err != nil {
 		return err
 	}
-	if d.Unlimited, err = r.boolean(m.get("unlimited")); err != nil {
+	var err error
+	if d.Unlimited, err = m.at("unlimited").boolOr(false); err != nil {
 		return err
 	}
-	unit := m.get("unit")
-	if d.Unit, err = r.text(unit); err != nil {
+	unit := m.at("unit")
+	if d.Unit, err = unit.scalarText(); err != nil {
 		return err
 	}
 	per, valid := envoyUnit(d.Unit)
 	switch {
 	case d.Unlimited && valid:
-		return r.errAt(unit, "should not specify rate limit unit when unlimited (remove unit, or unlimited)")
-	case !d.Unlimited && !m.has("unit"):
-		return r.errAt(unit, "missing (want unit: one of %s)", envoyUnitNames())
+		return unit.errAt("should not specify rate limit unit when unlimited (remove unit, or unlimited)")
+	case !d.Unlimited && m.get("unit") == nil:
+		return unit.errAt("missing (want unit: one of %s)", envoyUnitNames())
 	case !d.Unlimited && !valid:
-		return r.errAt(unit, "invalid rate limit unit %q (want one of %s)", d.Unit, envoyUnitNames())
+		return unit.errAt("invalid rate limit unit %q (want one of %s)", d.Unit, envoyUnitNames())
 	}
 	d.Per = per
-	rpu := m.get("requests_per_unit")
-	switch {
-	case m.has("requests_per_unit"):
-		if d.Rate, err = r.uint32Of(rpu, false, "a whole number of requests per unit, at least 1"); err != nil {
+	switch rpu := m.get("requests_per_unit"); {
+	case rpu != nil:
+		if d.Rate, err = rpu.uint32(false, "a whole number of requests per unit, at least 1"); err != nil {
 			return err
 		}
 		if d.Rate == 0 && !d.Unlimited {
-			return r.errAt(rpu, "0: envoy's ratelimit would reject every request of this descriptor (want at least 1; to never limit it, write unlimited: true)")
+			return rpu.errAt("0: envoy's ratelimit would reject every request of this descriptor (want at least 1; to never limit it, write unlimited: true)")
 		}
 	case !d.Unlimited:
-		return r.errAt(rpu, "missing (want requests_per_unit: N, N >= 1; envoy's ratelimit reads it as 0 and rejects every request)")
+		return m.at("requests_per_unit").errAt("missing (want requests_per_unit: N, N >= 1; envoy's ratelimit reads it as 0 and rejects every request)")
 	}
-	if d.LimitName, err = r.text(m.get("name")); err != nil {
+	if d.LimitName, err = m.at("name").scalarText(); err != nil {
 		return err
 	}
-	reps, err := r.list(m.get("replaces"), "a list of {name: NAME}")
+	reps, err := m.at("replaces").listOf("a list of {name: NAME}")
 	if err != nil {
 		return err
 	}
 	for _, rep := range reps {
-		rm, err := r.mapping(rep, "a mapping {name: NAME}", []string{"name"}, unknownEnvoy([]string{"name"}))
-		if err != nil {
+		if err := rep.mappingOf("a mapping {name: NAME}", []string{"name"}, unknownEnvoy([]string{"name"})); err != nil {
 			return err
 		}
-		name, err := r.text(rm.get("name"))
+		name, err := rep.at("name").requiredText("should not have an empty replaces entry (want name: NAME)")
 		if err != nil {
 			return err
-		}
-		if name == "" {
-			return r.errAt(rm.get("name"), "should not have an empty replaces entry (want name: NAME)")
 		}
 		if name == d.LimitName {
-			return r.errAt(rm.get("name"), "replaces should not contain name of same descriptor (%q)", name)
+			return rep.at("name").errAt("replaces should not contain name of same descriptor (%q)", name)
 		}
 		d.Replaces = append(d.Replaces, name)
 	}
@@ -390,9 +368,7 @@ func (e *Envoy) Scenario(o Options) (string, error) {
 	b.WriteString("# not in this file: --scope \"A + B\" writes the row of a request carrying A and B.\n")
 	b.WriteString("# No cluster section: every instance of the service counts in one Redis with\n")
 	b.WriteString("# INCRBY, one atomic counter per window, which one limiter decides alike.\n")
-	name := strings.TrimSuffix(base, filepath.Ext(base))
-	fmt.Fprintf(&b, "name: %s\n", yamlString(name))
-	fmt.Fprintf(&b, "description: %s\n", yamlString(fmt.Sprintf("The rate limits of domain %s in %s.", e.Domain, base)))
+	writeNames(&b, base, fmt.Sprintf("The rate limits of domain %s in %s.", e.Domain, base))
 	var first *EnvoyDescriptor
 	if o.Scope != "" {
 		kept, dropped := checked(ds)
@@ -413,8 +389,7 @@ func (e *Envoy) Scenario(o Options) (string, error) {
 			fmt.Fprintf(&b, "  - {name: fixed-window, label: %s, %s}\n", yamlString(d.Path()), envoyFields(d))
 		}
 	}
-	b.WriteString("traffic:\n  # a placeholder: replace it with your traffic, or replay an access log\n")
-	fmt.Fprintf(&b, "  - {type: steady, key: client, rate: %d/%s}\n", 2*first.Rate, durationText(first.Per))
+	writePlaceholderTraffic(&b, 2*first.Rate, durationText(first.Per))
 	return b.String(), nil
 }
 
@@ -605,9 +580,7 @@ func (e *Envoy) Keys(o Options) ([]Key, error) {
 			continue
 		}
 		for _, k := range envoyDescKeys(d) {
-			if !slices.ContainsFunc(keys, func(have Key) bool { return have.Kind == k.Kind && have.Name == k.Name }) {
-				keys = append(keys, k)
-			}
+			keys = addKey(keys, k)
 		}
 	}
 	return keys, nil

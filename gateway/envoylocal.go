@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/goccy/go-yaml/ast"
 )
 
 // This file reads envoy's HTTP local_ratelimit filter
@@ -47,13 +45,7 @@ type LocalDescriptor struct {
 }
 
 // Path is the descriptor's entries, key=value, joined by "/".
-func (d *LocalDescriptor) Path() string {
-	parts := make([]string, len(d.Entries))
-	for i, e := range d.Entries {
-		parts[i] = e.String()
-	}
-	return strings.Join(parts, "/")
-}
+func (d *LocalDescriptor) Path() string { return entriesPath(d.Entries) }
 
 // Percent is a RuntimeFractionalPercent: Num/Den of the requests (the
 // runtime key, when set, may change it at run time).
@@ -153,25 +145,24 @@ var (
 // and a file with no local_ratelimit config at all. The rest of a
 // bootstrap is not checked.
 func ReadEnvoyLocal(file string, data []byte) (*EnvoyLocal, error) {
-	r := &localReader{yreader: yreader{file: file}, l: &EnvoyLocal{File: file}}
-	top, err := r.document(data)
+	r := &localReader{l: &EnvoyLocal{File: file}, names: labels{}}
+	top, err := readYAMLAsRead(file, data)
 	if err != nil {
 		return nil, err
 	}
-	m, err := r.mapping(top, "an envoy bootstrap or a local_ratelimit typed_config (a mapping)", nil, nil)
-	if err != nil {
+	if err := top.mappingOf("an envoy bootstrap or a local_ratelimit typed_config (a mapping)", nil, nil); err != nil {
 		return nil, err
 	}
 	switch {
-	case m.has("static_resources"):
-		if err := r.bootstrap(m); err != nil {
+	case top.get("static_resources") != nil:
+		if err := r.bootstrap(top); err != nil {
 			return nil, err
 		}
-	case m.has("typed_config"):
-		if err := r.httpFilter(m, "", nil); err != nil {
+	case top.get("typed_config") != nil:
+		if err := r.httpFilter(top, "", nil); err != nil {
 			return nil, err
 		}
-	case m.has("stat_prefix") || m.has("token_bucket") || m.has("@type"):
+	case top.get("stat_prefix") != nil || top.get("token_bucket") != nil || top.get("@type") != nil:
 		s, err := r.config(top, "")
 		if err != nil {
 			return nil, err
@@ -179,87 +170,71 @@ func ReadEnvoyLocal(file string, data []byte) (*EnvoyLocal, error) {
 		s.Name = s.StatPrefix
 		r.l.Scopes = append(r.l.Scopes, s)
 	default:
-		return nil, r.errAt(top, "found neither static_resources (an envoy bootstrap) nor a local_ratelimit typed_config (stat_prefix, token_bucket, ...)")
+		return nil, top.errAt("found neither static_resources (an envoy bootstrap) nor a local_ratelimit typed_config (stat_prefix, token_bucket, ...)")
 	}
 	if len(r.l.Scopes) == 0 {
-		return nil, &Error{File: file, Msg: "no limits at all: no http_connection_manager of the file has a local_ratelimit filter (" + localFilterName + ")"}
+		return nil, noLimits(file, "no http_connection_manager of the file has a local_ratelimit filter ("+localFilterName+")")
 	}
 	if !slices.ContainsFunc(r.l.Scopes, func(s *LocalScope) bool {
 		return !s.Enabled.none() && (s.Bucket != nil || len(s.Descriptors) > 0)
 	}) {
-		return nil, &Error{File: file, Msg: "no limits at all: every local_ratelimit config is disabled (filter_enabled unset, envoy's default of 0%, or 0%) or has no token_bucket"}
+		return nil, noLimits(file, "every local_ratelimit config is disabled (filter_enabled unset, envoy's default of 0%, or 0%) or has no token_bucket")
 	}
 	return r.l, nil
 }
 
 type localReader struct {
-	yreader
 	l     *EnvoyLocal
-	names map[string]int // scope names given, for #2, #3...
-}
-
-// unique returns name, or name #k for its k-th use.
-func (r *localReader) unique(name string) string {
-	if r.names == nil {
-		r.names = map[string]int{}
-	}
-	r.names[name]++
-	if k := r.names[name]; k > 1 {
-		return fmt.Sprintf("%s #%d", name, k)
-	}
-	return name
+	names labels // scope names given, for #2, #3...
 }
 
 // field returns m's field key read as a mapping (nil when absent or null).
-func (r *localReader) field(m *ymap, key, what string) (*ymap, error) {
+func field(m *tree, key, what string) (*tree, error) {
 	v := m.get(key)
-	if v.null() {
+	if v.isNull() {
 		return nil, nil
 	}
-	return r.mapping(v, what, nil, nil)
+	return v, v.mappingOf(what, nil, nil)
 }
 
 // bootstrap reads static_resources.listeners.
-func (r *localReader) bootstrap(m *ymap) error {
-	sr, err := r.field(m, "static_resources", "a mapping (listeners, clusters, ...)")
+func (r *localReader) bootstrap(m *tree) error {
+	sr, err := field(m, "static_resources", "a mapping (listeners, clusters, ...)")
 	if err != nil || sr == nil {
 		return err
 	}
-	listeners, err := r.list(sr.get("listeners"), "a list of listeners")
+	listeners, err := sr.at("listeners").listOf("a list of listeners")
 	if err != nil {
 		return err
 	}
-	for i, lv := range listeners {
-		lm, err := r.mapping(lv, "a listener (a mapping)", nil, nil)
-		if err != nil {
+	for i, lm := range listeners {
+		if err := lm.mappingOf("a listener (a mapping)", nil, nil); err != nil {
 			return err
 		}
-		name, err := r.text(lm.get("name"))
+		name, err := lm.at("name").scalarText()
 		if err != nil {
 			return err
 		}
 		if name == "" {
 			name = fmt.Sprintf("listener[%d]", i)
 		}
-		chains, err := r.list(lm.get("filter_chains"), "a list of filter chains")
+		chains, err := lm.at("filter_chains").listOf("a list of filter chains")
 		if err != nil {
 			return err
 		}
-		if dc := lm.get("default_filter_chain"); !dc.null() {
+		if dc := lm.get("default_filter_chain"); !dc.isNull() {
 			chains = append(chains, dc)
 		}
-		for _, cv := range chains {
-			cm, err := r.mapping(cv, "a filter chain (a mapping)", nil, nil)
+		for _, cm := range chains {
+			if err := cm.mappingOf("a filter chain (a mapping)", nil, nil); err != nil {
+				return err
+			}
+			filters, err := cm.at("filters").listOf("a list of network filters")
 			if err != nil {
 				return err
 			}
-			filters, err := r.list(cm.get("filters"), "a list of network filters")
-			if err != nil {
-				return err
-			}
-			for _, fv := range filters {
-				fm, err := r.mapping(fv, "a network filter (a mapping)", nil, nil)
-				if err != nil {
+			for _, fm := range filters {
+				if err := fm.mappingOf("a network filter (a mapping)", nil, nil); err != nil {
 					return err
 				}
 				if err := r.networkFilter(fm, name); err != nil {
@@ -273,30 +248,29 @@ func (r *localReader) bootstrap(m *ymap) error {
 
 // networkFilter reads an http_connection_manager's http_filters and route
 // config; other network filters are not read.
-func (r *localReader) networkFilter(fm *ymap, listener string) error {
-	fname, err := r.text(fm.get("name"))
+func (r *localReader) networkFilter(fm *tree, listener string) error {
+	fname, err := fm.at("name").scalarText()
 	if err != nil {
 		return err
 	}
-	tc, err := r.field(fm, "typed_config", "a typed_config (a mapping)")
+	tc, err := field(fm, "typed_config", "a typed_config (a mapping)")
 	if err != nil || tc == nil {
 		return err
 	}
-	typ, err := r.text(tc.get("@type"))
+	typ, err := tc.at("@type").scalarText()
 	if err != nil {
 		return err
 	}
 	if fname != httpConnManager && !strings.HasSuffix(typ, "."+httpConnMgrType) {
 		return nil
 	}
-	filters, err := r.list(tc.get("http_filters"), "a list of http filters")
+	filters, err := tc.at("http_filters").listOf("a list of http filters")
 	if err != nil {
 		return err
 	}
 	var names []string // the local_ratelimit filters' names, for typed_per_filter_config
-	for _, hv := range filters {
-		hm, err := r.mapping(hv, "an http filter (a mapping)", nil, nil)
-		if err != nil {
+	for _, hm := range filters {
+		if err := hm.mappingOf("an http filter (a mapping)", nil, nil); err != nil {
 			return err
 		}
 		if err := r.httpFilter(hm, listener, &names); err != nil {
@@ -306,23 +280,22 @@ func (r *localReader) networkFilter(fm *ymap, listener string) error {
 	if len(names) == 0 {
 		return nil
 	}
-	if tc.has("rds") {
-		r.l.Notes = append(r.l.Notes, fmt.Sprintf("%s:%d: listener %s takes its routes from RDS: their typed_per_filter_config are not in this file", filepath.Base(r.file), tc.get("rds").line, listener))
+	if rds := tc.get("rds"); rds != nil {
+		r.l.Notes = append(r.l.Notes, fmt.Sprintf("%s:%d: listener %s takes its routes from RDS: their typed_per_filter_config are not in this file", filepath.Base(r.l.File), rds.pos.Line, listener))
 	}
-	rc, err := r.field(tc, "route_config", "a route_config (a mapping)")
+	rc, err := field(tc, "route_config", "a route_config (a mapping)")
 	if err != nil || rc == nil {
 		return err
 	}
-	vhosts, err := r.list(rc.get("virtual_hosts"), "a list of virtual hosts")
+	vhosts, err := rc.at("virtual_hosts").listOf("a list of virtual hosts")
 	if err != nil {
 		return err
 	}
-	for i, vv := range vhosts {
-		vm, err := r.mapping(vv, "a virtual host (a mapping)", nil, nil)
-		if err != nil {
+	for i, vm := range vhosts {
+		if err := vm.mappingOf("a virtual host (a mapping)", nil, nil); err != nil {
 			return err
 		}
-		vname, err := r.text(vm.get("name"))
+		vname, err := vm.at("name").scalarText()
 		if err != nil {
 			return err
 		}
@@ -332,16 +305,15 @@ func (r *localReader) networkFilter(fm *ymap, listener string) error {
 		if err := r.perFilter(vm, names, listener+"/"+vname); err != nil {
 			return err
 		}
-		routes, err := r.list(vm.get("routes"), "a list of routes")
+		routes, err := vm.at("routes").listOf("a list of routes")
 		if err != nil {
 			return err
 		}
-		for j, rv := range routes {
-			rm, err := r.mapping(rv, "a route (a mapping)", nil, nil)
-			if err != nil {
+		for j, rm := range routes {
+			if err := rm.mappingOf("a route (a mapping)", nil, nil); err != nil {
 				return err
 			}
-			rname, err := r.routeName(rm, j)
+			rname, err := routeName(rm, j)
 			if err != nil {
 				return err
 			}
@@ -354,15 +326,15 @@ func (r *localReader) networkFilter(fm *ymap, listener string) error {
 }
 
 // routeName is a route's name, or its match (prefix /api), or routes[j].
-func (r *localReader) routeName(rm *ymap, j int) (string, error) {
-	name, err := r.text(rm.get("name"))
+func routeName(rm *tree, j int) (string, error) {
+	name, err := rm.at("name").scalarText()
 	if err != nil || name != "" {
 		return name, err
 	}
-	if mm, err := r.field(rm, "match", "a route match (a mapping)"); err == nil && mm != nil {
+	if mm, err := field(rm, "match", "a route match (a mapping)"); err == nil && mm != nil {
 		for _, k := range []string{"prefix", "path", "path_separated_prefix"} {
-			if v := mm.get(k); !v.null() {
-				s, err := r.text(v)
+			if v := mm.get(k); !v.isNull() {
+				s, err := v.scalarText()
 				if err != nil {
 					return "", err
 				}
@@ -377,30 +349,26 @@ func (r *localReader) routeName(rm *ymap, j int) (string, error) {
 
 // httpFilter reads one http_filters entry, when it is a local_ratelimit
 // filter, as the scope called listener; names gains its name.
-func (r *localReader) httpFilter(hm *ymap, listener string, names *[]string) error {
-	name, err := r.text(hm.get("name"))
+func (r *localReader) httpFilter(hm *tree, listener string, names *[]string) error {
+	name, err := hm.at("name").scalarText()
 	if err != nil {
 		return err
 	}
-	tcv := hm.get("typed_config")
-	if tcv.null() {
-		return nil
-	}
-	tc, err := r.mapping(tcv, "a typed_config (a mapping)", nil, nil)
-	if err != nil {
+	tc, err := field(hm, "typed_config", "a typed_config (a mapping)")
+	if err != nil || tc == nil {
 		return err
 	}
-	typ, err := r.text(tc.get("@type"))
+	typ, err := tc.at("@type").scalarText()
 	if err != nil {
 		return err
 	}
 	if typ != LocalRateLimitType && name != localFilterName {
 		if listener == "" {
-			return r.errAt(tc.get("@type"), "%q: not a local_ratelimit filter (want @type %s)", typ, LocalRateLimitType)
+			return tc.at("@type").errAt("%q: not a local_ratelimit filter (want @type %s)", typ, LocalRateLimitType)
 		}
 		return nil
 	}
-	s, err := r.config(tcv, "")
+	s, err := r.config(tc, "")
 	if err != nil {
 		return err
 	}
@@ -408,7 +376,7 @@ func (r *localReader) httpFilter(hm *ymap, listener string, names *[]string) err
 	if s.Name == "" {
 		s.Name = s.StatPrefix
 	}
-	s.Name = r.unique(s.Name)
+	s.Name = r.names.unique(s.Name)
 	r.l.Scopes = append(r.l.Scopes, s)
 	if names != nil && name != "" {
 		*names = append(*names, name)
@@ -418,208 +386,190 @@ func (r *localReader) httpFilter(hm *ymap, listener string, names *[]string) err
 
 // perFilter reads the typed_per_filter_config of a virtual host or route
 // for the local_ratelimit filters called names, as the scope called scope.
-func (r *localReader) perFilter(m *ymap, names []string, scope string) error {
-	pf, err := r.field(m, "typed_per_filter_config", "a mapping of filter names to configs")
+func (r *localReader) perFilter(m *tree, names []string, scope string) error {
+	pf, err := field(m, "typed_per_filter_config", "a mapping of filter names to configs")
 	if err != nil || pf == nil {
 		return err
 	}
 	for _, name := range names {
-		v := pf.get(name)
-		if v.null() {
-			continue
-		}
-		vm, err := r.mapping(v, "a local_ratelimit config (a mapping)", nil, nil)
+		v, err := field(pf, name, "a local_ratelimit config (a mapping)")
 		if err != nil {
 			return err
 		}
-		if typ, _ := r.text(vm.get("@type")); typ == filterConfigType {
-			v = vm.get("config")
+		if v == nil {
+			continue
+		}
+		if typ, _ := v.at("@type").scalarText(); typ == filterConfigType {
+			v = v.at("config")
 		}
 		s, err := r.config(v, scope)
 		if err != nil {
 			return err
 		}
 		if s.Bucket == nil {
-			return r.errAt(v, "a route's or virtual host's local_ratelimit config needs a token_bucket (envoy refuses it without)")
+			return v.errAt("a route's or virtual host's local_ratelimit config needs a token_bucket (envoy refuses it without)")
 		}
-		s.Name = r.unique(scope)
+		s.Name = r.names.unique(scope)
 		r.l.Scopes = append(r.l.Scopes, s)
 	}
 	return nil
 }
 
 // config reads one LocalRateLimit config.
-func (r *localReader) config(v ynode, scope string) (*LocalScope, error) {
-	m, err := r.mapping(v, "a local_ratelimit config (a mapping with stat_prefix, token_bucket, ...)", localFields, unknownField(localFields))
-	if err != nil {
+func (r *localReader) config(m *tree, scope string) (*LocalScope, error) {
+	if err := m.mappingOf("a local_ratelimit config (a mapping with stat_prefix, token_bucket, ...)", localFields, unknownField(localFields)); err != nil {
 		return nil, err
 	}
-	s := &LocalScope{Where: v.pos(r.file), Status: "429", AlwaysConsumeDefault: true}
-	if typ := m.get("@type"); !typ.null() {
-		t, err := r.text(typ)
+	s := &LocalScope{Where: m.pos, Status: "429", AlwaysConsumeDefault: true}
+	if typ := m.get("@type"); !typ.isNull() {
+		t, err := typ.scalarText()
 		if err != nil {
 			return nil, err
 		}
 		if t != LocalRateLimitType {
-			return nil, r.errAt(typ, "%q: not a local_ratelimit config (want %s)", t, LocalRateLimitType)
+			return nil, typ.errAt("%q: not a local_ratelimit config (want %s)", t, LocalRateLimitType)
 		}
 	}
-	if s.StatPrefix, err = r.text(m.get("stat_prefix")); err != nil {
+	var err error
+	if s.StatPrefix, err = m.at("stat_prefix").requiredText("missing or empty (want stat_prefix: NAME; envoy requires it)"); err != nil {
 		return nil, err
 	}
-	if s.StatPrefix == "" {
-		return nil, r.errAt(m.get("stat_prefix"), "missing or empty (want stat_prefix: NAME; envoy requires it)")
-	}
-	if tb := m.get("token_bucket"); !tb.null() {
-		b, err := r.bucket(tb)
+	if tb := m.get("token_bucket"); !tb.isNull() {
+		b, err := bucket(tb)
 		if err != nil {
 			return nil, err
 		}
-		b.Where = m.keyPos(r.file, "token_bucket")
+		b.Where = m.keyPos("token_bucket")
 		s.Bucket = &b
 	}
-	if s.Enabled, err = r.percent(m.get("filter_enabled")); err != nil {
+	if s.Enabled, err = percent(m.at("filter_enabled")); err != nil {
 		return nil, err
 	}
-	if s.Enforced, err = r.percent(m.get("filter_enforced")); err != nil {
+	if s.Enforced, err = percent(m.at("filter_enforced")); err != nil {
 		return nil, err
 	}
-	if st := m.get("status"); !st.null() {
-		sm, err := r.mapping(st, "an HttpStatus {code: 429}", []string{"code"}, unknownField([]string{"code"}))
-		if err != nil {
+	if st := m.get("status"); !st.isNull() {
+		if err := st.mappingOf("an HttpStatus {code: 429}", []string{"code"}, unknownField([]string{"code"})); err != nil {
 			return nil, err
 		}
-		code := sm.get("code")
-		if _, isInt := code.n.(*ast.IntegerNode); isInt {
-			c, err := r.uint32Of(code, false, "an HTTP status code")
+		code := st.at("code")
+		if code.typ == "integer" {
+			c, err := code.uint32(false, "an HTTP status code")
 			if err != nil {
 				return nil, err
 			}
 			if c >= 400 { // envoy answers 429 for a code under 400
 				s.Status = strconv.FormatInt(c, 10)
 			}
-		} else if !code.null() {
-			if s.Status, err = r.text(code); err != nil { // an enum name: TooManyRequests
+		} else if !code.isNull() {
+			if s.Status, err = code.scalarText(); err != nil { // an enum name: TooManyRequests
 				return nil, err
 			}
 		}
 	}
-	if s.AlwaysConsumeDefault, err = r.boolOr(m.get("always_consume_default_token_bucket"), true); err != nil {
+	if s.AlwaysConsumeDefault, err = m.at("always_consume_default_token_bucket").boolOr(true); err != nil {
 		return nil, err
 	}
-	if s.PerConnection, err = r.boolean(m.get("local_rate_limit_per_downstream_connection")); err != nil {
+	if s.PerConnection, err = m.at("local_rate_limit_per_downstream_connection").boolOr(false); err != nil {
 		return nil, err
 	}
-	s.LocalCluster = !m.get("local_cluster_rate_limit").null()
+	s.LocalCluster = !m.get("local_cluster_rate_limit").isNull()
 	if s.LocalCluster && s.PerConnection {
-		return nil, r.errAt(m.get("local_cluster_rate_limit"), "local_cluster_rate_limit with local_rate_limit_per_downstream_connection: envoy refuses both (a connection's bucket is not shared among instances)")
+		return nil, m.at("local_cluster_rate_limit").errAt("local_cluster_rate_limit with local_rate_limit_per_downstream_connection: envoy refuses both (a connection's bucket is not shared among instances)")
 	}
-	descs, err := r.list(m.get("descriptors"), "a list of descriptors")
+	descs, err := m.at("descriptors").listOf("a list of descriptors")
 	if err != nil {
 		return nil, err
 	}
 	for _, dv := range descs {
-		d, err := r.descriptor(dv)
+		d, err := descriptor(dv)
 		if err != nil {
 			return nil, err
 		}
 		if i := slices.IndexFunc(s.Descriptors, func(o *LocalDescriptor) bool { return slices.Equal(o.Entries, d.Entries) }); i >= 0 {
-			return nil, &Error{File: r.file, Line: d.Where.Line, Col: d.Where.Col, Path: dv.path,
-				Msg: fmt.Sprintf("duplicate descriptor in the local rate descriptor: %s (first at %d:%d)", d.Path(), s.Descriptors[i].Where.Line, s.Descriptors[i].Where.Col)}
+			first := s.Descriptors[i].Where
+			return nil, errorAt(d.Where, dv.path, "duplicate descriptor in the local rate descriptor: %s (first at %d:%d)", d.Path(), first.Line, first.Col)
 		}
 		s.Descriptors = append(s.Descriptors, d)
 	}
 	return s, nil
 }
 
-// boolOr reads a google.protobuf.BoolValue: def when unset.
-func (r *localReader) boolOr(v ynode, def bool) (bool, error) {
-	if v.null() {
-		return def, nil
-	}
-	return r.boolean(v)
-}
-
 // bucket reads a token_bucket as envoy validates it: max_tokens > 0 and
 // fill_interval required, tokens_per_fill > 0 (default 1), and a
 // fill_interval of at least 50ms (LocalRateLimiterImpl refuses less).
-func (r *localReader) bucket(v ynode) (LocalBucket, error) {
-	b := LocalBucket{Where: v.pos(r.file), TokensPerFill: 1}
-	m, err := r.mapping(v, "a token_bucket {max_tokens, tokens_per_fill, fill_interval}", tokenBucketFields, unknownField(tokenBucketFields))
-	if err != nil {
+func bucket(m *tree) (LocalBucket, error) {
+	b := LocalBucket{Where: m.pos, TokensPerFill: 1}
+	if err := m.mappingOf("a token_bucket {max_tokens, tokens_per_fill, fill_interval}", tokenBucketFields, unknownField(tokenBucketFields)); err != nil {
 		return b, err
 	}
-	mt := m.get("max_tokens")
-	if mt.null() {
-		return b, r.errAt(mt, "missing (want max_tokens: N, N >= 1)")
+	mt := m.at("max_tokens")
+	if mt.isNull() {
+		return b, mt.errAt("missing (want max_tokens: N, N >= 1)")
 	}
-	if b.MaxTokens, err = r.uint32Of(mt, true, "a whole number of tokens, at least 1"); err != nil {
+	var err error
+	if b.MaxTokens, err = mt.uint32(true, "a whole number of tokens, at least 1"); err != nil {
 		return b, err
 	}
 	if b.MaxTokens == 0 {
-		return b, r.errAt(mt, "0: want at least 1 (a bucket of 0 tokens rejects every request)")
+		return b, mt.errAt("0: want at least 1 (a bucket of 0 tokens rejects every request)")
 	}
-	if tpf := m.get("tokens_per_fill"); !tpf.null() {
-		if b.TokensPerFill, err = r.uint32Of(tpf, true, "a whole number of tokens, at least 1"); err != nil {
+	if tpf := m.get("tokens_per_fill"); !tpf.isNull() {
+		if b.TokensPerFill, err = tpf.uint32(true, "a whole number of tokens, at least 1"); err != nil {
 			return b, err
 		}
 		if b.TokensPerFill == 0 {
-			return b, r.errAt(tpf, "0: want at least 1")
+			return b, tpf.errAt("0: want at least 1")
 		}
 	}
-	fi := m.get("fill_interval")
-	if fi.null() {
-		return b, r.errAt(fi, `missing (want fill_interval: a duration such as "1s")`)
+	fi := m.at("fill_interval")
+	if fi.isNull() {
+		return b, fi.errAt(`missing (want fill_interval: a duration such as "1s")`)
 	}
-	if b.FillInterval, err = r.protoDuration(fi); err != nil {
+	if b.FillInterval, err = fi.protoDuration(); err != nil {
 		return b, err
 	}
 	if b.FillInterval < minFillInterval {
-		return b, r.errAt(fi, "%s: local rate limit token bucket fill timer must be >= 50ms", durationText(b.FillInterval))
+		return b, fi.errAt("%s: local rate limit token bucket fill timer must be >= 50ms", durationText(b.FillInterval))
 	}
 	return b, nil
 }
 
 // descriptor reads one LocalRateLimitDescriptor.
-func (r *localReader) descriptor(v ynode) (*LocalDescriptor, error) {
-	m, err := r.mapping(v, "a descriptor {entries, token_bucket}", localDescFields, unknownField(localDescFields))
-	if err != nil {
+func descriptor(m *tree) (*LocalDescriptor, error) {
+	if err := m.mappingOf("a descriptor {entries, token_bucket}", localDescFields, unknownField(localDescFields)); err != nil {
 		return nil, err
 	}
-	d := &LocalDescriptor{Where: v.pos(r.file)}
-	entries, err := r.list(m.get("entries"), "a list of entries {key, value}")
+	d := &LocalDescriptor{Where: m.pos}
+	entries, err := m.at("entries").listOf("a list of entries {key, value}")
 	if err != nil {
 		return nil, err
 	}
 	if len(entries) == 0 {
-		return nil, r.errAt(m.get("entries"), "missing or empty (want entries: [{key: K, value: V}])")
+		return nil, m.at("entries").errAt("missing or empty (want entries: [{key: K, value: V}])")
 	}
-	for _, ev := range entries {
-		em, err := r.mapping(ev, "an entry {key, value}", entryFields, unknownField(entryFields))
-		if err != nil {
+	for _, em := range entries {
+		if err := em.mappingOf("an entry {key, value}", entryFields, unknownField(entryFields)); err != nil {
 			return nil, err
 		}
 		var e EnvoyEntry
-		if e.Key, err = r.text(em.get("key")); err != nil {
+		if e.Key, err = em.at("key").requiredText("missing or empty (want key: NAME)"); err != nil {
 			return nil, err
 		}
-		if e.Key == "" {
-			return nil, r.errAt(em.get("key"), "missing or empty (want key: NAME)")
-		}
-		if e.Value, err = r.text(em.get("value")); err != nil {
+		if e.Value, err = em.at("value").scalarText(); err != nil {
 			return nil, err
 		}
 		d.Entries = append(d.Entries, e)
 	}
-	tb := m.get("token_bucket")
-	if tb.null() {
-		return nil, r.errAt(tb, "missing (want token_bucket: {max_tokens, tokens_per_fill, fill_interval})")
+	tb := m.at("token_bucket")
+	if tb.isNull() {
+		return nil, tb.errAt("missing (want token_bucket: {max_tokens, tokens_per_fill, fill_interval})")
 	}
-	if d.Bucket, err = r.bucket(tb); err != nil {
+	if d.Bucket, err = bucket(tb); err != nil {
 		return nil, err
 	}
-	d.Bucket.Where = m.keyPos(r.file, "token_bucket")
-	if d.ShadowMode, err = r.boolean(m.get("shadow_mode")); err != nil {
+	d.Bucket.Where = m.keyPos("token_bucket")
+	if d.ShadowMode, err = m.at("shadow_mode").boolOr(false); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -628,39 +578,38 @@ func (r *localReader) descriptor(v ynode) (*LocalDescriptor, error) {
 // percent reads a RuntimeFractionalPercent: default_value {numerator,
 // denominator (HUNDRED, TEN_THOUSAND or MILLION; default HUNDRED)} and
 // runtime_key.
-func (r *localReader) percent(v ynode) (Percent, error) {
+func percent(m *tree) (Percent, error) {
 	p := Percent{Den: 100}
-	if v.null() {
+	if m.isNull() {
 		return p, nil
 	}
-	m, err := r.mapping(v, "a runtime fractional percent {default_value: {numerator, denominator}, runtime_key}", percentFields, unknownField(percentFields))
-	if err != nil {
+	if err := m.mappingOf("a runtime fractional percent {default_value: {numerator, denominator}, runtime_key}", percentFields, unknownField(percentFields)); err != nil {
 		return p, err
 	}
-	if p.RuntimeKey, err = r.text(m.get("runtime_key")); err != nil {
+	var err error
+	if p.RuntimeKey, err = m.at("runtime_key").scalarText(); err != nil {
 		return p, err
 	}
-	dv := m.get("default_value")
-	if dv.null() {
-		return p, r.errAt(dv, "missing (want default_value: {numerator: N, denominator: HUNDRED})")
+	fm := m.at("default_value")
+	if fm.isNull() {
+		return p, fm.errAt("missing (want default_value: {numerator: N, denominator: HUNDRED})")
 	}
-	fm, err := r.mapping(dv, "a fractional percent {numerator, denominator}", fractionFields, unknownField(fractionFields))
-	if err != nil {
+	if err := fm.mappingOf("a fractional percent {numerator, denominator}", fractionFields, unknownField(fractionFields)); err != nil {
 		return p, err
 	}
-	if num := fm.get("numerator"); !num.null() {
-		if p.Num, err = r.uint32Of(num, true, "a whole number"); err != nil {
+	if num := fm.get("numerator"); !num.isNull() {
+		if p.Num, err = num.uint32(true, "a whole number"); err != nil {
 			return p, err
 		}
 	}
-	if den := fm.get("denominator"); !den.null() {
-		t, err := r.text(den)
+	if den := fm.get("denominator"); !den.isNull() {
+		t, err := den.scalarText()
 		if err != nil {
 			return p, err
 		}
 		d, ok := fractionDenoms[t]
 		if !ok {
-			return p, r.errAt(den, "%q: want HUNDRED, TEN_THOUSAND or MILLION", t)
+			return p, den.errAt("%q: want HUNDRED, TEN_THOUSAND or MILLION", t)
 		}
 		p.Den = d
 	}
@@ -854,9 +803,7 @@ func (l *EnvoyLocal) Scenario(o Options) (string, error) {
 	for _, n := range l.Notes {
 		fmt.Fprintf(&b, "# NOTE: %s\n", commentSafe(n))
 	}
-	name := strings.TrimSuffix(base, filepath.Ext(base))
-	fmt.Fprintf(&b, "name: %s\n", yamlString(name))
-	fmt.Fprintf(&b, "description: %s\n", yamlString("The local_ratelimit token buckets of "+base+"."))
+	writeNames(&b, base, "The local_ratelimit token buckets of "+base+".")
 	first := rows[0].buckets()[0]
 	fmt.Fprintf(&b, "limit: {rate: %d, per: %s, burst: %d}\n", first.TokensPerFill, durationText(first.FillInterval), first.MaxTokens)
 	b.WriteString("duration: 10s\nalgorithms:\n")
@@ -875,8 +822,7 @@ func (l *EnvoyLocal) Scenario(o Options) (string, error) {
 			l.writeRow(&b, base, row, discrete)
 		}
 	}
-	b.WriteString("traffic:\n  # a placeholder: replace it with your traffic, or replay an access log\n")
-	fmt.Fprintf(&b, "  - {type: steady, key: client, rate: %d/%s}\n", 2*first.TokensPerFill, durationText(first.FillInterval))
+	writePlaceholderTraffic(&b, 2*first.TokensPerFill, durationText(first.FillInterval))
 	return b.String(), nil
 }
 
@@ -1026,11 +972,7 @@ func (l *EnvoyLocal) Keys(o Options) ([]Key, error) {
 		return nil, err
 	}
 	var keys []Key
-	add := func(k Key) {
-		if !slices.ContainsFunc(keys, func(have Key) bool { return have.Kind == k.Kind && have.Name == k.Name }) {
-			keys = append(keys, k)
-		}
-	}
+	add := func(k Key) { keys = addKey(keys, k) }
 	for _, row := range rows {
 		s := row.scope
 		if s.PerConnection {
@@ -1068,4 +1010,9 @@ func localDescKeys(d *LocalDescriptor) []Key {
 		keys = append(keys, Key{Kind: KeyGlobal, Where: d.Where})
 	}
 	return keys
+}
+
+// unknownField is the message for a field that is not one of fields.
+func unknownField(fields []string) func(string) string {
+	return func(string) string { return "unknown field (want one of " + strings.Join(fields, ", ") + ")" }
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -183,7 +184,7 @@ func entityName(t *tree, fallback string) string {
 // ref reads a plugin's or route's reference to an entity: a name or id,
 // or a mapping {name: ...} / {id: ...}.
 func ref(t *tree) (string, error) {
-	if t == nil || t.typ == "null" && t.kind == treeScalar {
+	if t.isNull() {
 		return "", nil
 	}
 	if t.kind == treeMap {
@@ -196,16 +197,7 @@ func ref(t *tree) (string, error) {
 }
 
 func (r *kongReader) entities(root *tree) error {
-	list := func(key string) ([]*tree, error) {
-		v := root.get(key)
-		if v == nil || v.kind == treeScalar && v.typ == "null" {
-			return nil, nil
-		}
-		if err := v.list("a list of " + key); err != nil {
-			return nil, err
-		}
-		return v.items, nil
-	}
+	list := func(key string) ([]*tree, error) { return root.get(key).listOf("a list of " + key) }
 	services, err := list("services")
 	if err != nil {
 		return err
@@ -339,7 +331,7 @@ func (r *kongReader) plugin(p *tree, consumer, route, service string) error {
 			}
 		}
 	}
-	if v := p.get("consumer_group"); v != nil && !(v.kind == treeScalar && v.typ == "null") {
+	if v := p.get("consumer_group"); !v.isNull() {
 		return v.errAt("a plugin scoped to a consumer group is not modelled: scope it to the consumers, routes or services instead")
 	}
 	conf := p.get("config")
@@ -372,7 +364,7 @@ func readRateLimiting(kp *KongPlugin, conf *tree) error {
 	var limits [6]*tree
 	for i, per := range kongPeriods {
 		v := conf.get(per.name)
-		if v == nil || v.kind == treeScalar && v.typ == "null" {
+		if v.isNull() {
 			continue
 		}
 		n, err := v.number()
@@ -498,7 +490,7 @@ func readAdvanced(kp *KongPlugin, conf *tree) error {
 		}
 		kp.Policy = s
 	}
-	if v := conf.get("sync_rate"); v != nil && !(v.kind == treeScalar && v.typ == "null") {
+	if v := conf.get("sync_rate"); !v.isNull() {
 		n, err := v.number()
 		if err != nil {
 			return err
@@ -545,7 +537,7 @@ func readCommon(kp *KongPlugin, conf *tree, keyField string, keys []string) erro
 		key string
 		dst *string
 	}{{"header_name", &kp.HeaderName}, {"path", &kp.Path}} {
-		if v := conf.get(f.key); v != nil && !(v.kind == treeScalar && v.typ == "null") {
+		if v := conf.get(f.key); !v.isNull() {
 			s, err := v.str()
 			if err != nil {
 				return err
@@ -554,10 +546,10 @@ func readCommon(kp *KongPlugin, conf *tree, keyField string, keys []string) erro
 		}
 	}
 	if kp.LimitBy == "header" && kp.HeaderName == "" {
-		return &Error{File: conf.pos.File, Line: conf.pos.Line, Col: conf.pos.Col, Path: joinPath(conf.path, "header_name"), Msg: "required field missing (" + keyField + " is header)"}
+		return errorAt(conf.pos, joinPath(conf.path, "header_name"), "required field missing (%s is header)", keyField)
 	}
 	if kp.LimitBy == "path" && kp.Path == "" {
-		return &Error{File: conf.pos.File, Line: conf.pos.Line, Col: conf.pos.Col, Path: joinPath(conf.path, "path"), Msg: "required field missing (" + keyField + " is path)"}
+		return errorAt(conf.pos, joinPath(conf.path, "path"), "required field missing (%s is path)", keyField)
 	}
 	if v := conf.get("fault_tolerant"); v != nil {
 		b, err := v.boolean()
@@ -607,40 +599,25 @@ func secondsPer(w int64) string {
 // two plugins of one name on one scope (Kong's unique constraint).
 func (r *kongReader) check() error {
 	has := func(list []kongRoute, name string) bool {
-		for _, e := range list {
-			if e.name == name {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(list, func(e kongRoute) bool { return e.name == name })
 	}
 	seen := map[string]*KongPlugin{}
 	for _, p := range r.plugins {
 		switch {
 		case p.Service != "" && !has(r.services, p.Service):
-			return &Error{File: p.Where.File, Line: p.Where.Line, Col: p.Where.Col, Path: p.Name, Msg: fmt.Sprintf("service %q is not defined in this file", p.Service)}
+			return errorAt(p.Where, p.Name, "service %q is not defined in this file", p.Service)
 		case p.Route != "" && !has(r.routes, p.Route):
-			return &Error{File: p.Where.File, Line: p.Where.Line, Col: p.Where.Col, Path: p.Name, Msg: fmt.Sprintf("route %q is not defined in this file", p.Route)}
-		case p.Consumer != "" && !contains(r.consumers, p.Consumer):
-			return &Error{File: p.Where.File, Line: p.Where.Line, Col: p.Where.Col, Path: p.Name, Msg: fmt.Sprintf("consumer %q is not defined in this file", p.Consumer)}
+			return errorAt(p.Where, p.Name, "route %q is not defined in this file", p.Route)
+		case p.Consumer != "" && !slices.Contains(r.consumers, p.Consumer):
+			return errorAt(p.Where, p.Name, "consumer %q is not defined in this file", p.Consumer)
 		}
 		k := p.Name + "\x00" + p.Service + "\x00" + p.Route + "\x00" + p.Consumer
 		if prev, dup := seen[k]; dup {
-			return &Error{File: p.Where.File, Line: p.Where.Line, Col: p.Where.Col, Path: p.Name,
-				Msg: fmt.Sprintf("a second %s plugin on %s (also at %d:%d): Kong allows one per scope", p.Name, p.scopeText(), prev.Where.Line, prev.Where.Col)}
+			return errorAt(p.Where, p.Name, "a second %s plugin on %s (also at %d:%d): Kong allows one per scope", p.Name, p.scopeText(), prev.Where.Line, prev.Where.Col)
 		}
 		seen[k] = p
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // scopeText says what a plugin is scoped to.

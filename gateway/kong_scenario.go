@@ -123,8 +123,7 @@ func (k *Kong) Scenario(o Options) (string, error) {
 	b.WriteString("# service without routes) with the rate-limiting plugin that Kong runs there,\n")
 	b.WriteString("# after its precedence (consumer > route > service > global), and one per\n")
 	b.WriteString("# consumer whose own plugin applies instead. Several windows are one all-of row.\n")
-	fmt.Fprintf(&b, "name: %s\n", yamlString(strings.TrimSuffix(base, filepath.Ext(base))))
-	fmt.Fprintf(&b, "description: %s\n", yamlString("The rate limits of "+base+"."))
+	writeNames(&b, base, "The rate limits of "+base+".")
 	first := scopes[0].Plugin.Windows[0]
 	fmt.Fprintf(&b, "limit: {rate: %d, per: %s}\n", first.Rate(), first.Per)
 	fmt.Fprintf(&b, "duration: %s\n", placeholderDuration(first.Per))
@@ -133,17 +132,11 @@ func (k *Kong) Scenario(o Options) (string, error) {
 	b.WriteString("# database of policy cluster) is 1 ms away: set store.rtt to yours.\n")
 	fmt.Fprintf(&b, "cluster:\n  nodes: %d\n  store: {rtt: 1ms}\n", KongDefaultNodes)
 	b.WriteString("algorithms:\n")
-	labels := map[string]int{}
+	names := labels{}
 	for _, s := range scopes {
-		label := s.Name()
-		labels[label]++
-		if n := labels[label]; n > 1 {
-			label = fmt.Sprintf("%s #%d", label, n)
-		}
-		k.writeRow(&b, base, s, label)
+		k.writeRow(&b, base, s, names.unique(s.Name()))
 	}
-	b.WriteString("traffic:\n  # a placeholder: replace it with your traffic, or replay an access log\n")
-	fmt.Fprintf(&b, "  - {type: steady, key: client, rate: %d/%s}\n", 2*first.Rate(), rateUnit(first.Per))
+	writePlaceholderTraffic(&b, 2*first.Rate(), rateUnit(first.Per))
 	return b.String(), nil
 }
 
@@ -285,30 +278,8 @@ func (p *KongPlugin) keyText() string {
 // pick returns the scopes that scope names: all when "", else those whose
 // name it is, or else those of the route or service of that name.
 func (k *Kong) pick(scope string) ([]*KongScope, error) {
-	if scope == "" {
-		return k.Scopes, nil
-	}
-	var picked []*KongScope
-	for _, s := range k.Scopes {
-		if s.Name() == scope {
-			picked = append(picked, s)
-		}
-	}
-	if len(picked) == 0 {
-		for _, s := range k.Scopes {
-			if s.Route == scope || s.Service == scope {
-				picked = append(picked, s)
-			}
-		}
-	}
-	if len(picked) == 0 {
-		var names []string
-		for _, s := range k.Scopes {
-			names = append(names, strconv.Quote(s.Name()))
-		}
-		return nil, fmt.Errorf("--scope %q: no scope, route or service of %s has that name (its scopes: %s)", scope, k.File, strings.Join(names, ", "))
-	}
-	return picked, nil
+	return pickNamed(k.Scopes, scope, k.File, "route or service", (*KongScope).Name,
+		func(s *KongScope, name string) bool { return s.Route == name || s.Service == name })
 }
 
 // Keys returns what the plugins of the scopes o picks count by, each once:
@@ -321,7 +292,6 @@ func (k *Kong) Keys(o Options) ([]Key, error) {
 		return nil, err
 	}
 	var keys []Key
-	seen := map[string]bool{}
 	for _, s := range scopes {
 		p := s.Plugin
 		key := Key{Kind: KeyOther, Name: p.LimitBy, Where: p.Where}
@@ -333,11 +303,7 @@ func (k *Kong) Keys(o Options) ([]Key, error) {
 		case "service", "route":
 			key.Kind, key.Name = KeyGlobal, ""
 		}
-		id := key.Kind + "\x00" + key.Name
-		if !seen[id] {
-			seen[id] = true
-			keys = append(keys, key)
-		}
+		keys = addKey(keys, key)
 	}
 	return keys, nil
 }

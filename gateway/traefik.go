@@ -297,7 +297,7 @@ func sourceCriterion(v *tree) (string, error) {
 	}
 	var ip, header, host bool
 	key := ""
-	if s := v.get("ipStrategy"); s != nil && !(s.kind == treeScalar && s.typ == "null") {
+	if s := v.get("ipStrategy"); !s.isNull() {
 		if err := s.mapping("an ipStrategy (a mapping)", "depth", "excludedIPs", "ipv6Subnet"); err != nil {
 			return "", err
 		}
@@ -370,8 +370,7 @@ func (t *Traefik) Scenario(o Options) (string, error) {
 	b.WriteString("# rateLimit middleware it uses (each router has its own buckets), and one per\n")
 	b.WriteString("# rateLimit middleware no router uses. Each row is golang.org/x/time/rate, as\n")
 	b.WriteString("# Traefik runs it, with Traefik's max-delay and idle TTL.\n")
-	fmt.Fprintf(&b, "name: %s\n", yamlString(strings.TrimSuffix(base, filepath.Ext(base))))
-	fmt.Fprintf(&b, "description: %s\n", yamlString("The rateLimit middlewares of "+base+"."))
+	writeNames(&b, base, "The rateLimit middlewares of "+base+".")
 	first := scopes[0].Limit
 	fmt.Fprintf(&b, "limit: {rate: %d, per: %s, burst: %d}\n", first.Average, durationText(first.Period), first.Burst)
 	dur := 2 * first.Period
@@ -419,38 +418,15 @@ func (t *Traefik) Scenario(o Options) (string, error) {
 		fmt.Fprintf(&b, "  - {name: x-time-rate, label: %s, rate: %d, per: %s, burst: %d, max-delay: %s, idle-reset: %s}\n",
 			yamlString(s.Name()), l.Average, durationText(l.Period), l.Burst, durationText(l.MaxDelay), durationText(l.TTL))
 	}
-	b.WriteString("traffic:\n  # a placeholder: replace it with your traffic, or replay an access log\n")
-	fmt.Fprintf(&b, "  - {type: steady, key: client, rate: %d/%s}\n", 2*first.Average, rateUnit(durationText(first.Period)))
+	writePlaceholderTraffic(&b, 2*first.Average, rateUnit(durationText(first.Period)))
 	return b.String(), nil
 }
 
 // pick returns the scopes that scope names: all when "", else those whose
 // name it is, else those of that router or middleware.
 func (t *Traefik) pick(scope string) ([]*TraefikScope, error) {
-	if scope == "" {
-		return t.Scopes, nil
-	}
-	var picked []*TraefikScope
-	for _, s := range t.Scopes {
-		if s.Name() == scope {
-			picked = append(picked, s)
-		}
-	}
-	if len(picked) == 0 {
-		for _, s := range t.Scopes {
-			if s.Router == scope || s.Limit.Middleware == scope {
-				picked = append(picked, s)
-			}
-		}
-	}
-	if len(picked) == 0 {
-		var names []string
-		for _, s := range t.Scopes {
-			names = append(names, strconv.Quote(s.Name()))
-		}
-		return nil, fmt.Errorf("--scope %q: no scope, router or middleware of %s has that name (its scopes: %s)", scope, t.File, strings.Join(names, ", "))
-	}
-	return picked, nil
+	return pickNamed(t.Scopes, scope, t.File, "router or middleware", (*TraefikScope).Name,
+		func(s *TraefikScope, name string) bool { return s.Router == name || s.Limit.Middleware == name })
 }
 
 // Keys returns what the middlewares of the scopes o picks count by, each
@@ -463,7 +439,6 @@ func (t *Traefik) Keys(o Options) ([]Key, error) {
 		return nil, err
 	}
 	var keys []Key
-	seen := map[string]bool{}
 	for _, s := range scopes {
 		l := s.Limit
 		k := Key{Kind: KeyOther, Name: l.Key, Where: l.Where}
@@ -475,11 +450,7 @@ func (t *Traefik) Keys(o Options) ([]Key, error) {
 		case strings.HasPrefix(l.Key, "header "):
 			k.Kind, k.Name = KeyHeader, strings.ToLower(strings.TrimPrefix(l.Key, "header "))
 		}
-		id := k.Kind + "\x00" + k.Name
-		if !seen[id] {
-			seen[id] = true
-			keys = append(keys, k)
-		}
+		keys = addKey(keys, k)
 	}
 	return keys, nil
 }

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
@@ -14,19 +16,26 @@ import (
 )
 
 // A tree is a config file (YAML, JSON or TOML) read into maps, lists and
-// scalars that each know where they are written, so that the Kong and
-// Traefik readers report every problem at its file:line:col. YAML and
-// JSON are read by goccy/go-yaml (JSON is YAML), as scenario files are;
-// TOML by pelletier/go-toml/v2's parser (package unstable), whose nodes
-// carry their offsets in the file.
+// scalars that each know where they are written, so that the gateway
+// readers report every problem at its file:line:col. YAML and JSON are
+// read by goccy/go-yaml (JSON is YAML), as scenario files are; TOML by
+// pelletier/go-toml/v2's parser (package unstable), whose nodes carry
+// their offsets in the file.
 type tree struct {
 	kind   treeKind
 	fields []treeField // a map's, in file order
 	items  []*tree     // a list's
 	text   string      // a scalar's text (a string without its quotes)
-	typ    string      // a scalar's type: string, integer, number, boolean, null, date
-	pos    Pos
-	path   string // e.g. services[0].plugins[1].config.minute
+	// typ is a scalar's type: string, integer, number, boolean, null,
+	// date; scalar for a YAML block scalar (| or >) read as read; for
+	// treeOther, the YAML node's name (alias, tag, comment...).
+	typ  string
+	pos  Pos
+	path string // e.g. services[0].plugins[1].config.minute
+	// bad is why the value cannot be read, in a file read as read
+	// (readYAMLAsRead): the reader reports it when it reads the map or
+	// list that holds the value.
+	bad error
 }
 
 type treeKind int
@@ -35,12 +44,16 @@ const (
 	treeScalar treeKind = iota
 	treeMap
 	treeList
+	treeOther // a YAML node that is none of those, in a file read as read
 )
 
 type treeField struct {
 	key    string
 	keyPos Pos
 	val    *tree
+	// bad is why the key is not a field name, or that it is written
+	// twice, in a file read as read.
+	bad error
 }
 
 // get returns the field key of a map, or nil.
@@ -56,6 +69,31 @@ func (t *tree) get(key string) *tree {
 	return nil
 }
 
+// at returns the field key of a map or, when it has none, a null value
+// at the map's place, so that a message about a missing field names the
+// map's line and the field's path.
+func (t *tree) at(key string) *tree {
+	if v := t.get(key); v != nil {
+		return v
+	}
+	return &tree{typ: "null", pos: t.pos, path: joinPath(t.path, key)}
+}
+
+// keyPos is where the key called key is written, or the map's place.
+func (t *tree) keyPos(key string) Pos {
+	for _, f := range t.fields {
+		if f.key == key {
+			return f.keyPos
+		}
+	}
+	return t.pos
+}
+
+// isNull reports whether t is absent (nil) or null.
+func (t *tree) isNull() bool {
+	return t == nil || t.kind == treeScalar && t.typ == "null"
+}
+
 // describe says what t is, for "found ..." messages.
 func (t *tree) describe() string {
 	switch t.kind {
@@ -63,19 +101,28 @@ func (t *tree) describe() string {
 		return "a mapping"
 	case treeList:
 		return "a list"
+	case treeOther:
+		return "a " + t.typ
 	}
-	if t.typ == "string" {
+	switch t.typ {
+	case "string":
 		return "string " + strconv.Quote(t.text)
-	}
-	if t.typ == "null" {
+	case "null":
 		return "null"
+	case "scalar":
+		return "a scalar"
 	}
 	return t.typ + " " + t.text
 }
 
 // errAt is an Error at t's position, naming its path.
 func (t *tree) errAt(format string, args ...any) error {
-	return &Error{File: t.pos.File, Line: t.pos.Line, Col: t.pos.Col, Path: t.path, Msg: fmt.Sprintf(format, args...)}
+	return errorAt(t.pos, t.path, format, args...)
+}
+
+// errorAt is an Error at p, naming path.
+func errorAt(p Pos, path, format string, args ...any) *Error {
+	return &Error{File: p.File, Line: p.Line, Col: p.Col, Path: path, Msg: fmt.Sprintf(format, args...)}
 }
 
 // str reads a string scalar.
@@ -119,22 +166,60 @@ func (t *tree) number() (float64, error) {
 	return 0, t.errAt("found %s, want a number", t.describe())
 }
 
+// scalarText reads a scalar as its text, as yaml.v2 reads a scalar into a
+// Go string (10 is "10"); null is "".
+func (t *tree) scalarText() (string, error) {
+	switch {
+	case t.isNull():
+		return "", nil
+	case t.kind == treeScalar:
+		return t.text, nil
+	}
+	return "", t.errAt("found %s, want a string", t.describe())
+}
+
+// requiredText reads a scalar as its text (scalarText), refusing it
+// empty, null or missing with the message empty.
+func (t *tree) requiredText(empty string) (string, error) {
+	s, err := t.scalarText()
+	if err == nil && s == "" {
+		err = t.errAt("%s", empty)
+	}
+	return s, err
+}
+
+// boolOr reads a boolean scalar; null is def.
+func (t *tree) boolOr(def bool) (bool, error) {
+	if t.isNull() {
+		return def, nil
+	}
+	return t.boolean()
+}
+
 // mapping checks that t is a map, and that every key is one of known.
 func (t *tree) mapping(want string, known ...string) error {
+	return t.mappingOf(want, known, func(string) string {
+		return "unknown field (want " + strings.Join(known, ", ") + ")"
+	})
+}
+
+// mappingOf checks that t is a map whose keys are field names, each
+// written once, and (when known is not nil) each one of known: unknown
+// writes the message for one that is not. In a file read as read, it
+// reports the problems of the map's keys and values here, in file order.
+func (t *tree) mappingOf(want string, known []string, unknown func(key string) string) error {
 	if t.kind != treeMap {
 		return t.errAt("found %s, want %s", t.describe(), want)
 	}
-	if known == nil {
-		return nil
-	}
 	for _, f := range t.fields {
-		ok := false
-		for _, k := range known {
-			ok = ok || k == f.key
+		if f.bad != nil {
+			return f.bad
 		}
-		if !ok {
-			return &Error{File: f.keyPos.File, Line: f.keyPos.Line, Col: f.keyPos.Col, Path: joinPath(t.path, f.key),
-				Msg: fmt.Sprintf("unknown field (want %s)", strings.Join(known, ", "))}
+		if known != nil && !slices.Contains(known, f.key) {
+			return errorAt(f.keyPos, joinPath(t.path, f.key), "%s", unknown(f.key))
+		}
+		if f.val.bad != nil {
+			return f.val.bad
 		}
 	}
 	return nil
@@ -148,6 +233,23 @@ func (t *tree) list(want string) error {
 	return nil
 }
 
+// listOf returns the items of the list t (none when t is null), and in a
+// file read as read reports the first that cannot be read.
+func (t *tree) listOf(want string) ([]*tree, error) {
+	if t.isNull() {
+		return nil, nil
+	}
+	if err := t.list(want); err != nil {
+		return nil, err
+	}
+	for _, it := range t.items {
+		if it.bad != nil {
+			return nil, it.bad
+		}
+	}
+	return slices.Clip(t.items), nil // the caller's to append to
+}
+
 func joinPath(path, key string) string {
 	if path == "" {
 		return key
@@ -157,8 +259,35 @@ func joinPath(path, key string) string {
 
 func indexPath(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
 
-// readYAML reads a YAML (or JSON) file of one document into a tree.
+// readYAML reads a YAML (or JSON) file of one document into a tree,
+// refusing anything in it that is not plain data (tags, merge keys,
+// duplicate keys) wherever it is.
 func readYAML(file string, data []byte) (*tree, error) {
+	return yamlReader{file: file, anchors: map[string]*tree{}}.read(data)
+}
+
+// readYAMLAsRead reads a YAML (or JSON) file of one document into a tree
+// by envoy's readers' rules: a bootstrap holds much they do not read, so
+// a problem (a tag, an alias, a merge key, a key that is not a field
+// name or is written twice) is kept in the tree and reported only where
+// the reader reads it (mappingOf, listOf); aliases are refused, nulls
+// stand at their key's, list's or the file's place, and the nesting is
+// not bounded.
+func readYAMLAsRead(file string, data []byte) (*tree, error) {
+	t, err := yamlReader{file: file, asRead: true}.read(data)
+	if err == nil && t.bad != nil {
+		return nil, t.bad
+	}
+	return t, err
+}
+
+func (y yamlReader) read(data []byte) (*tree, error) {
+	// top is where the file itself is, for errors of the whole file and a
+	// null document: nowhere in particular, or 1:1 as read
+	file, top := y.file, Pos{File: y.file}
+	if y.asRead {
+		top = Pos{file, 1, 1}
+	}
 	f, err := parseYAML(data)
 	if err != nil {
 		var se interface {
@@ -166,10 +295,9 @@ func readYAML(file string, data []byte) (*tree, error) {
 			GetMessage() string
 		}
 		if errors.As(err, &se) {
-			p := tokenPos(file, se.GetToken())
-			return nil, &Error{File: file, Line: p.Line, Col: p.Col, Msg: "YAML syntax error: " + se.GetMessage()}
+			return nil, errorAt(tokenPos(file, se.GetToken()), "", "YAML syntax error: %s", se.GetMessage())
 		}
-		return nil, &Error{File: file, Msg: fmt.Sprintf("YAML syntax error: %v", err)}
+		return nil, errorAt(top, "", "YAML syntax error: %v", err)
 	}
 	var body ast.Node
 	for _, doc := range f.Docs {
@@ -177,19 +305,18 @@ func readYAML(file string, data []byte) (*tree, error) {
 			continue
 		}
 		if body != nil {
-			p := posOf(file, doc.Body)
-			return nil, &Error{File: file, Line: p.Line, Col: p.Col, Msg: "found a second YAML document, want one config per file"}
+			return nil, errorAt(posOf(file, doc.Body), "", "found a second YAML document, want one config per file")
 		}
 		body = doc.Body
 	}
 	if body == nil {
-		return nil, &Error{File: file, Msg: "the file is empty or only comments"}
+		return nil, errorAt(top, "", "the file is empty or only comments")
 	}
-	y := yamlReader{file: file, anchors: map[string]*tree{}}
-	return y.node(body, "", 0)
+	return y.node(body, "", top, 0)
 }
 
-// parseYAML runs goccy's parser, turning a panic on malformed input into a
+// parseYAML runs goccy's parser on data without its byte order mark (as
+// the scenario loader does), turning a panic on malformed input into a
 // syntax error.
 func parseYAML(data []byte) (f *ast.File, err error) {
 	defer func() {
@@ -197,6 +324,7 @@ func parseYAML(data []byte) (f *ast.File, err error) {
 			f, err = nil, fmt.Errorf("malformed YAML (%v)", r)
 		}
 	}()
+	data = []byte(strings.TrimPrefix(string(data), "\ufeff"))
 	return parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
 }
 
@@ -236,38 +364,60 @@ func posOf(file string, n ast.Node) Pos {
 type yamlReader struct {
 	file    string
 	anchors map[string]*tree
+	asRead  bool // readYAMLAsRead's rules
 }
 
 // maxDepth bounds the nesting a config may have: no gateway config nests
 // deeper, and a fuzzer's input must not exhaust the stack.
 const maxDepth = 64
 
-func (y *yamlReader) node(n ast.Node, path string, depth int) (*tree, error) {
+// node reads n, written at path. at is where a null value stands (its
+// key's place; as read, also a list item's list's, or the document's), or
+// zero for its own place.
+func (y *yamlReader) node(n ast.Node, path string, at Pos, depth int) (*tree, error) {
 	p := posOf(y.file, n)
-	if depth > maxDepth {
-		return nil, &Error{File: y.file, Line: p.Line, Col: p.Col, Path: path, Msg: fmt.Sprintf("nested more than %d levels deep", maxDepth)}
+	if depth > maxDepth && !y.asRead {
+		return nil, errorAt(p, path, "nested more than %d levels deep", maxDepth)
 	}
 	t := &tree{pos: p, path: path}
+	// fail refuses n; as read, n is a value that says so when read
+	fail := func(msg string) (*tree, error) {
+		err := errorAt(p, path, "%s", msg)
+		if !y.asRead {
+			return nil, err
+		}
+		t.kind, t.typ, t.bad = treeOther, n.Type().YAMLName(), err
+		return t, nil
+	}
 	switch v := n.(type) {
 	case nil, *ast.NullNode:
 		t.typ = "null"
+		if at.Line > 0 {
+			t.pos = at
+		}
 	case *ast.AnchorNode:
-		inner, err := y.node(v.Value, path, depth+1)
+		if !y.asRead {
+			at = Pos{} // an anchored null is where it is written
+		}
+		inner, err := y.node(v.Value, path, at, depth+1)
 		if err != nil {
 			return nil, err
 		}
-		if v.Name != nil {
+		if v.Name != nil && y.anchors != nil {
 			y.anchors[scalar(v.Name)] = inner
 		}
 		return inner, nil
 	case *ast.AliasNode:
+		if y.asRead {
+			return fail("YAML aliases (*name) are not supported: write the value out")
+		}
 		a, ok := y.anchors[scalar(v.Value)]
 		if !ok {
-			return nil, &Error{File: y.file, Line: p.Line, Col: p.Col, Path: path, Msg: fmt.Sprintf("alias *%s names no anchor", scalar(v.Value))}
+			return nil, errorAt(p, path, "alias *%s names no anchor", scalar(v.Value))
 		}
 		return a, nil
 	case *ast.TagNode:
-		return nil, &Error{File: y.file, Line: p.Line, Col: p.Col, Path: path, Msg: "YAML tags are not supported: remove the tag"}
+		return fail("YAML tags are not supported: remove the tag")
 	case *ast.MappingNode:
 		t.kind = treeMap
 		for _, mv := range v.Values {
@@ -282,8 +432,12 @@ func (y *yamlReader) node(n ast.Node, path string, depth int) (*tree, error) {
 		}
 	case *ast.SequenceNode:
 		t.kind = treeList
+		itemAt := Pos{}
+		if y.asRead {
+			itemAt = p
+		}
 		for i, item := range v.Values {
-			it, err := y.node(item, indexPath(path, i), depth+1)
+			it, err := y.node(item, indexPath(path, i), itemAt, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -293,6 +447,9 @@ func (y *yamlReader) node(n ast.Node, path string, depth int) (*tree, error) {
 		t.typ, t.text = "string", v.Value
 	case *ast.LiteralNode:
 		t.typ = "string"
+		if y.asRead {
+			t.typ = "scalar" // not a string where envoy's reader wants a quoted one
+		}
 		if v.Value != nil {
 			t.text = v.Value.Value
 		}
@@ -305,49 +462,70 @@ func (y *yamlReader) node(n ast.Node, path string, depth int) (*tree, error) {
 	case *ast.BoolNode:
 		t.typ, t.text = "boolean", scalar(v)
 	default:
-		return nil, &Error{File: y.file, Line: p.Line, Col: p.Col, Path: path, Msg: fmt.Sprintf("found a YAML %s, want a mapping, a list or a scalar", n.Type().YAMLName())}
+		if y.asRead {
+			t.kind, t.typ = treeOther, n.Type().YAMLName()
+			return t, nil
+		}
+		return nil, errorAt(p, path, "found a YAML %s, want a mapping, a list or a scalar", n.Type().YAMLName())
 	}
 	return t, nil
 }
 
-// field adds the key: value mv to the map t.
+// field adds the key: value mv to the map t. A key that is not a string
+// reads as its text, as Go's YAML decoders into string-keyed maps do; as
+// read, it is refused when the map is read.
 func (y *yamlReader) field(t *tree, mv *ast.MappingValueNode, depth int) error {
-	if mv == nil || mv.Key == nil {
+	if mv == nil || mv.Key == nil && !y.asRead {
 		return nil
 	}
-	kp := posOf(y.file, mv.Key)
+	f := treeField{keyPos: posOf(y.file, mv.Key)}
+	if mv.Key == nil {
+		f.keyPos = tokenPos(y.file, mv.Start)
+	}
+	refuse := func(path, msg string) error {
+		err := errorAt(f.keyPos, path, "%s", msg)
+		if !y.asRead {
+			return err
+		}
+		f.bad = err
+		return nil
+	}
 	key, ok := mv.Key.(*ast.StringNode)
-	var name string
 	switch {
 	case ok:
-		name = key.Value
-	case mv.Key.Type() == ast.MergeKeyType:
-		return &Error{File: y.file, Line: kp.Line, Col: kp.Col, Path: t.path, Msg: "YAML merge keys (<<) are not supported: write the fields out"}
+		f.key = key.Value
+	case mv.Key != nil && mv.Key.Type() == ast.MergeKeyType:
+		if err := refuse(t.path, "YAML merge keys (<<) are not supported: write the fields out"); err != nil {
+			return err
+		}
+	case y.asRead:
+		what := "a anchor" // an anchored key, in goccy's words
+		if _, anchored := mv.Key.(*ast.AnchorNode); !anchored {
+			k, _ := y.node(mv.Key, t.path, Pos{}, depth+1)
+			what = k.describe()
+		}
+		f.bad = errorAt(f.keyPos, t.path, "found %s as a key, want a field name", what)
 	default:
-		// numbers and booleans as keys read as their text, as Go's YAML
-		// decoders into string-keyed maps do
-		name = scalar(mv.Key)
+		f.key = scalar(mv.Key)
 	}
-	for _, f := range t.fields {
-		if f.key == name {
-			return &Error{File: y.file, Line: kp.Line, Col: kp.Col, Path: joinPath(t.path, name),
-				Msg: fmt.Sprintf("duplicate key (also at %d:%d)", f.keyPos.Line, f.keyPos.Col)}
+	for _, g := range t.fields {
+		if f.bad == nil && g.key == f.key {
+			word := "also"
+			if y.asRead {
+				word = "first"
+			}
+			if err := refuse(joinPath(t.path, f.key), fmt.Sprintf("duplicate key (%s at %d:%d)", word, g.keyPos.Line, g.keyPos.Col)); err != nil {
+				return err
+			}
 		}
 	}
-	val, err := y.node(mv.Value, joinPath(t.path, name), depth+1)
+	val, err := y.node(mv.Value, joinPath(t.path, f.key), f.keyPos, depth+1)
 	if err != nil {
 		return err
 	}
-	if mv.Value == nil || isNull(mv.Value) {
-		val.pos = kp // an empty value is where its key is
-	}
-	t.fields = append(t.fields, treeField{key: name, keyPos: kp, val: val})
+	f.val = val
+	t.fields = append(t.fields, f)
 	return nil
-}
-
-func isNull(n ast.Node) bool {
-	_, ok := n.(*ast.NullNode)
-	return ok
 }
 
 // scalar is the text of a node as written.
@@ -440,7 +618,7 @@ func (r *tomlReader) walk(t *tree, keys []*unstable.Node) (*tree, error) {
 			next = next.items[len(next.items)-1]
 		case next.kind != treeMap:
 			p := r.pos(k)
-			return nil, &Error{File: r.file, Line: p.Line, Col: p.Col, Path: joinPath(t.path, name), Msg: "already defined as a value, not a table"}
+			return nil, errorAt(p, joinPath(t.path, name), "already defined as a value, not a table")
 		}
 		t = next
 	}
@@ -477,7 +655,7 @@ func (r *tomlReader) header(e *unstable.Node) (*tree, error) {
 			existing = &tree{kind: treeList, typ: "array-table", pos: p, path: joinPath(parent.path, name)}
 			parent.fields = append(parent.fields, treeField{key: name, keyPos: p, val: existing})
 		} else if existing.kind != treeList || existing.typ != "array-table" {
-			return nil, &Error{File: r.file, Line: p.Line, Col: p.Col, Path: joinPath(parent.path, name), Msg: "defined before as something other than an array of tables"}
+			return nil, errorAt(p, joinPath(parent.path, name), "defined before as something other than an array of tables")
 		}
 		t := &tree{kind: treeMap, pos: p, path: indexPath(existing.path, len(existing.items))}
 		existing.items = append(existing.items, t)
@@ -488,7 +666,7 @@ func (r *tomlReader) header(e *unstable.Node) (*tree, error) {
 		existing = &tree{kind: treeMap, pos: p, path: joinPath(parent.path, name)}
 		parent.fields = append(parent.fields, treeField{key: name, keyPos: p, val: existing})
 	case existing.kind != treeMap || r.defined[existing]:
-		return nil, &Error{File: r.file, Line: p.Line, Col: p.Col, Path: joinPath(parent.path, name), Msg: "table defined twice"}
+		return nil, errorAt(p, joinPath(parent.path, name), "table defined twice")
 	}
 	r.defined[existing] = true
 	return existing, nil
@@ -507,8 +685,7 @@ func (r *tomlReader) keyValue(t *tree, e *unstable.Node, depth int) error {
 	last := parts[len(parts)-1]
 	name, p := string(last.Data), r.pos(last)
 	if prev := parent.get(name); prev != nil {
-		return &Error{File: r.file, Line: p.Line, Col: p.Col, Path: joinPath(parent.path, name),
-			Msg: fmt.Sprintf("duplicate key (also at %d:%d)", prev.pos.Line, prev.pos.Col)}
+		return errorAt(p, joinPath(parent.path, name), "duplicate key (also at %d:%d)", prev.pos.Line, prev.pos.Col)
 	}
 	v, err := r.value(e.Value(), joinPath(parent.path, name), p, depth)
 	if err != nil {
@@ -528,7 +705,7 @@ func (r *tomlReader) keyValue(t *tree, e *unstable.Node, depth int) error {
 // for containers without a range of their own.
 func (r *tomlReader) value(n *unstable.Node, path string, keyPos Pos, depth int) (*tree, error) {
 	if depth > maxDepth {
-		return nil, &Error{File: r.file, Line: keyPos.Line, Col: keyPos.Col, Path: path, Msg: fmt.Sprintf("nested more than %d levels deep", maxDepth)}
+		return nil, errorAt(keyPos, path, "nested more than %d levels deep", maxDepth)
 	}
 	t := &tree{pos: keyPos, path: path}
 	if n.Raw.Length > 0 {
@@ -564,7 +741,46 @@ func (r *tomlReader) value(n *unstable.Node, path string, keyPos Pos, depth int)
 			}
 		}
 	default:
-		return nil, &Error{File: r.file, Line: t.pos.Line, Col: t.pos.Col, Path: path, Msg: fmt.Sprintf("unexpected TOML %s", n.Kind)}
+		return nil, errorAt(t.pos, path, "unexpected TOML %s", n.Kind)
 	}
 	return t, nil
+}
+
+// uint32 reads a whole number in [0, 2^32-1], written as an integer or,
+// when quoted (as protobuf's JSON mapping allows), as a string; what says
+// what it is.
+func (t *tree) uint32(quoted bool, what string) (int64, error) {
+	if t.kind != treeScalar || t.typ != "integer" && !(quoted && t.typ == "string") {
+		return 0, t.errAt("found %s, want %s", t.describe(), what)
+	}
+	x, err := strconv.ParseUint(strings.TrimPrefix(t.text, "+"), 10, 32)
+	if err != nil {
+		return 0, t.errAt("%s: want %s", t.text, what)
+	}
+	return int64(x), nil
+}
+
+// protoDuration reads a google.protobuf.Duration in protobuf's JSON
+// mapping, as envoy's YAML writes it: a string of seconds with up to 9
+// decimals and the suffix s ("1s", "0.25s", "60s").
+func (t *tree) protoDuration() (time.Duration, error) {
+	want := `want a duration in seconds such as "1s" or "0.5s" (protobuf's JSON form)`
+	if t.kind != treeScalar || t.typ != "string" {
+		return 0, t.errAt("found %s, %s", t.describe(), want)
+	}
+	s := t.text
+	num, ok := strings.CutSuffix(s, "s")
+	whole, frac, _ := strings.Cut(num, ".")
+	if !ok || whole == "" || len(frac) > 9 || strings.Trim(whole, "0123456789") != "" || strings.Trim(frac, "0123456789") != "" {
+		return 0, t.errAt("%q: %s", s, want)
+	}
+	sec, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil || sec > int64(1<<62)/int64(time.Second) {
+		return 0, t.errAt("%q: too long (want at most %ds)", s, int64(1<<62)/int64(time.Second))
+	}
+	ns := int64(0)
+	if frac != "" {
+		ns, _ = strconv.ParseInt((frac + "000000000")[:9], 10, 64)
+	}
+	return time.Duration(sec)*time.Second + time.Duration(ns), nil
 }
