@@ -141,11 +141,14 @@ func (p *Process) Kill() {
 // MaxBurst requests back to back to a path drawn from Paths, pausing a
 // random 0 to MaxPause between bursts, until Duration has passed or it
 // has sent MaxRequests. Its key is sent in the header Header
-// ("client-0", "client-1", ...).
+// ("client-0", "client-1", ..., numbered from FirstClient). Several loads
+// may run at once (each Run blocks), e.g. a few heavy clients beside many
+// light ones.
 type Load struct {
 	Base        string // http://127.0.0.1:PORT
 	Paths       []string
 	Header      string
+	FirstClient int
 	Clients     int
 	Seed        uint64
 	Duration    time.Duration
@@ -173,7 +176,7 @@ func (l Load) Run(t testing.TB) Result {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rng := rand.New(rand.NewPCG(l.Seed, uint64(c)))
+			rng := rand.New(rand.NewPCG(l.Seed, uint64(l.FirstClient+c)))
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}, Timeout: 10 * time.Second}
 			defer client.CloseIdleConnections()
 			sent := 0
@@ -186,7 +189,7 @@ func (l Load) Run(t testing.TB) Result {
 						errs <- err
 						return
 					}
-					req.Header.Set(l.Header, fmt.Sprintf("client-%d", c))
+					req.Header.Set(l.Header, fmt.Sprintf("client-%d", l.FirstClient+c))
 					resp, err := client.Do(req)
 					if err != nil {
 						errs <- err
