@@ -48,10 +48,10 @@ func checkCSV(c *sim.CheckResult) []string {
 		strconv.FormatFloat(c.Ratio, 'f', -1, 64)}
 }
 
-// checkFindings says, for each row that decided some request otherwise
+// gatewayCheckFindings says, for each row that decided some request otherwise
 // than the gateway logged, how many and which came first; or that every
 // row agreed with the log on every request compared.
-func checkFindings(r *sim.Report) []string {
+func gatewayCheckFindings(r *sim.Report) []string {
 	field := checkField(r)
 	if field == "" {
 		return nil

@@ -65,7 +65,7 @@ func Findings(r *sim.Report) []string {
 		out = append(out, s)
 	}
 	out = append(out, baselineFindings(r)...)
-	return append(out, checkFindings(r)...)
+	return append(out, gatewayCheckFindings(r)...)
 }
 
 // peakSource gives a result's peak over windows of v that the findings
