@@ -145,7 +145,8 @@ func writeOracleLog(t *testing.T, path string, lines []*oracleLine) {
 // the limit than the log says, those before it are not. So a move is a
 // run of the same key's requests that share one logged start ms, the
 // disagreeing request and those after it moved +1 ms, or it and those
-// before it moved -1 ms; or such a run of the key's request before it.
+// before it moved -1 ms, or the whole ms either way; or such a run of the
+// key's requests of the ms before.
 // explainShift takes the first disagreement, finds a move that makes
 // ratesim agree on it (and with it on any later disagreements that
 // followed from it), keeps the moved log, and goes on until none is
@@ -183,7 +184,7 @@ func explainShift(t *testing.T, log, conf, scope string, c *sim.CheckResult) {
 		var moves []move
 		g := sameMs(lines[at].start())
 		k := slices.Index(g, at)
-		moves = append(moves, move{g[k:], 1}, move{g[:k+1], -1})
+		moves = append(moves, move{g[k:], 1}, move{g[:k+1], -1}, move{g, 1}, move{g, -1})
 		prev := int64(-1)
 		for _, l := range lines {
 			if l.fields[2] == d.Key && l.start() < lines[at].start() && l.start() > prev {
@@ -192,7 +193,7 @@ func explainShift(t *testing.T, log, conf, scope string, c *sim.CheckResult) {
 		}
 		if prev >= 0 {
 			g := sameMs(prev)
-			moves = append(moves, move{g[len(g)-1:], 1}, move{g, -1})
+			moves = append(moves, move{g[len(g)-1:], 1}, move{g[:1], -1}, move{g, 1}, move{g, -1})
 		}
 		before := c.Compared - c.Agree
 		fixed := false
