@@ -123,3 +123,15 @@ server { location /a { limit_req zone=one; } location /b { limit_req zone=two; }
 	require.Equal(t, 2, status)
 	require.Contains(t, errOut, `required flag(s) "limit" not set`)
 }
+
+// TestReplayGatewayCombined: a config without log_format logs in nginx's
+// predefined combined, whose $remote_addr is the address its zones count
+// by: the small combined log of the traffic package replays with no flag.
+func TestReplayGatewayCombined(t *testing.T) {
+	status, out, errOut := run(t, "replay", "../traffic/testdata/replay/combined.log", "--gateway", "../examples/nginx.conf",
+		"--from", "nginx", "--scope", "/", "--check-field", "status", "--format", "csv")
+	require.Equal(t, 0, status, errOut)
+	// 4 lines, 3 keys (the hosts), every status 200 or 304: admitted, as
+	// the row admits them at 10 r/s with a burst of 20
+	require.Contains(t, out, ",status,4,4,1\n")
+}

@@ -122,9 +122,10 @@ func (t *LogTemplate) quoted(i int) bool {
 // the line must start with the first literal text; each value runs to the
 // first occurrence of the literal text that follows its variable (to the
 // end of the line for a last variable with nothing after it). Where the
-// variable is quoted and the escape is json, a quote escaped by a
-// backslash (\") does not end it; with the default escape nginx writes a
-// quote in a value as \x22, so the first quote ends it. A value therefore
+// variable is quoted, a quote escaped by a backslash (\") does not end it
+// (escape=json writes a quote so; the default escape writes \x22, but
+// Apache and old nginx wrote \"); with escape=none nothing is escaped and
+// the first quote ends it. A value therefore
 // holds a space only when the text after its variable does not start
 // with one (a quoted value). Text after the last value needed is not
 // looked at.
@@ -154,7 +155,10 @@ func (t *LogTemplate) find(b []byte, lit string, i int) int {
 	if len(lit) == 1 && lit[0] == ' ' {
 		return bytes.IndexByte(b, ' ')
 	}
-	json := t.Escape == "json" && t.quoted(i)
+	// escape=json writes a quote in a value as \"; the default escape
+	// writes \x22 (and a backslash as \x5C), so a \" there comes from
+	// another writer (Apache, nginx before 1.1.6) and is a quote too
+	json := t.Escape != "none" && t.quoted(i)
 	off := 0
 	for {
 		j := bytes.Index(b[off:], []byte(lit))
