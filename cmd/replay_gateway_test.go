@@ -131,7 +131,8 @@ func TestReplayGatewayCombined(t *testing.T) {
 	status, out, errOut := run(t, "replay", "../traffic/testdata/replay/combined.log", "--gateway", "../examples/nginx.conf",
 		"--from", "nginx", "--scope", "/", "--check-field", "status", "--format", "csv")
 	require.Equal(t, 0, status, errOut)
-	// 4 lines, 3 keys (the hosts), every status 200 or 304: admitted, as
-	// the row admits them at 10 r/s with a burst of 20
+	// 4 lines, 3 keys (the hosts), statuses 200 and 404 (neither 429 nor
+	// the config's limit_req_status 429): admitted, as the row admits them
+	// at 10 r/s with a burst of 20
 	require.Contains(t, out, ",status,4,4,1\n")
 }
