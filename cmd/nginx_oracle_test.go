@@ -143,10 +143,14 @@ func writeOracleLog(t *testing.T, path string, lines []*oracleLine) {
 // but logs ngx_timeofday's ms): the requests of a wall-clock ms whose
 // sub-millisecond phase is past the monotonic tick are one ms later to
 // the limit than the log says, those before it are not. So a move is a
-// run of the same key's requests that share one logged start ms, the
-// disagreeing request and those after it moved +1 ms, or it and those
-// before it moved -1 ms, or the whole ms either way; or such a run of the
-// key's requests of the ms before.
+// run of the same key's requests that share one logged start ms: those
+// from some request on moved +1 ms, or those up to some request moved -1
+// ms (the tick may fall before or after the disagreeing one: nginx may
+// reject a request and pass a later one of the same logged ms), or the
+// whole ms either way; or the key's requests
+// of an earlier ms within the second before (the excess nginx keeps
+// depends on when the key was last drained, which may be several requests
+// back), latest first.
 // explainShift takes the first disagreement, finds a move that makes
 // ratesim agree on it (and with it on any later disagreements that
 // followed from it), keeps the moved log, and goes on until none is
@@ -182,18 +186,39 @@ func explainShift(t *testing.T, log, conf, scope string, c *sim.CheckResult) {
 			shift int64
 		}
 		var moves []move
+		// in its own ms: the monotonic tick may fall anywhere in the run,
+		// so every prefix moved -1 ms and every suffix +1 ms, those next to
+		// the disagreeing request first
 		g := sameMs(lines[at].start())
 		k := slices.Index(g, at)
-		moves = append(moves, move{g[k:], 1}, move{g[:k+1], -1}, move{g, 1}, move{g, -1})
-		prev := int64(-1)
-		for _, l := range lines {
-			if l.fields[2] == d.Key && l.start() < lines[at].start() && l.start() > prev {
-				prev = l.start()
+		moves = append(moves, move{g[k:], 1}, move{g[:k+1], -1})
+		for j := 1; j < len(g); j++ {
+			if j != k+1 {
+				moves = append(moves, move{g[:j], -1})
+			}
+			if j != k {
+				moves = append(moves, move{g[j:], 1})
 			}
 		}
-		if prev >= 0 {
-			g := sameMs(prev)
-			moves = append(moves, move{g[len(g)-1:], 1}, move{g[:1], -1}, move{g, 1}, move{g, -1})
+		moves = append(moves, move{g, 1}, move{g, -1})
+		// the key's earlier ms within the second before, latest first: the
+		// excess nginx keeps depends on the ms of the request that last
+		// found the key drained, which may be several requests back
+		var earlier []int64
+		for _, l := range lines {
+			st := l.start()
+			if l.fields[2] == d.Key && st < lines[at].start() && st >= lines[at].start()-1000 && !slices.Contains(earlier, st) {
+				earlier = append(earlier, st)
+			}
+		}
+		slices.Sort(earlier)
+		slices.Reverse(earlier)
+		for n, st := range earlier {
+			g := sameMs(st)
+			if n == 0 {
+				moves = append(moves, move{g[len(g)-1:], 1}, move{g[:1], -1})
+			}
+			moves = append(moves, move{g, 1}, move{g, -1})
 		}
 		before := c.Compared - c.Agree
 		fixed := false
@@ -259,4 +284,18 @@ func durEnv() time.Duration {
 		return 3 * time.Second
 	}
 	return d
+}
+
+// TestNginxOracleLog checks a log kept from TestNginxOracle (with
+// RATESIM_ORACLE_KEEP) again: RATESIM_ORACLE_LOG names it and
+// RATESIM_ORACLE_SCOPE its location. Without them it skips: it is for
+// looking into a disagreement, not a test of its own.
+func TestNginxOracleLog(t *testing.T) {
+	log, scope := os.Getenv("RATESIM_ORACLE_LOG"), os.Getenv("RATESIM_ORACLE_SCOPE")
+	if log == "" || scope == "" {
+		t.Skip("set RATESIM_ORACLE_LOG and RATESIM_ORACLE_SCOPE to check a kept log")
+	}
+	c := checkOf(t, log, "../examples/nginx-check.conf", scope)
+	t.Logf("%s: %d of %d agree (%.4f)", scope, c.Agree, c.Compared, c.Ratio)
+	explainShift(t, log, "../examples/nginx-check.conf", scope, c)
 }
