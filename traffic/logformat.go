@@ -92,12 +92,17 @@ func (t *LogTemplate) Index(name string) int {
 	return slices.Index(t.Vars, strings.TrimPrefix(name, "$"))
 }
 
-// String writes the template back, each variable as $name.
+// String writes the template back, each variable as $name, or ${name}
+// when the text after it starts with a character of a name.
 func (t *LogTemplate) String() string {
 	var b strings.Builder
 	for i, v := range t.Vars {
 		b.WriteString(t.Lits[i])
-		b.WriteString("$" + v)
+		if next := t.Lits[i+1]; next != "" && isVarChar(next[0]) {
+			b.WriteString("${" + v + "}")
+		} else {
+			b.WriteString("$" + v)
+		}
 	}
 	b.WriteString(t.Lits[len(t.Vars)])
 	return b.String()

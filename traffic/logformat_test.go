@@ -146,3 +146,22 @@ func FuzzReplayLogFormat(f *testing.F) {
 		fuzzReplay(t, &Replay{LogFormat: "$time_iso8601|$remote_addr", KeyField: "none"}, data)
 	})
 }
+
+// FuzzParseLogTemplate: any text compiles or is refused with an error,
+// and what compiles writes back to a text that compiles alike.
+func FuzzParseLogTemplate(f *testing.F) {
+	for _, s := range []string{CombinedTemplate, "${msec}ms $status", "$msec$status", "$", "${a", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		tmpl, err := ParseLogTemplate(text, "")
+		if err != nil {
+			return
+		}
+		require.Len(t, tmpl.Lits, len(tmpl.Vars)+1)
+		again, err := ParseLogTemplate(tmpl.String(), "")
+		if err == nil {
+			require.Equal(t, tmpl.Vars, again.Vars)
+		}
+	})
+}
