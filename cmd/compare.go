@@ -33,6 +33,8 @@ type compareFlags struct {
 	charts     chartFlags
 	timeline   timelineFlags
 	redis      redisFlags
+	// check is replay --check-field's (nil for compare)
+	check *sim.Check
 }
 
 // addOutputFlags adds the flags that say what compare and replay print and
@@ -146,6 +148,7 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*out
 	if cfg.Baseline, err = baselineOf(sc, f.baseline, f.algorithms); err != nil {
 		return nil, err
 	}
+	cfg.Check = f.check
 	if err := prepareCharts(sc, &cfg, f.charts); err != nil {
 		return nil, err
 	}

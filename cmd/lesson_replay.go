@@ -22,7 +22,7 @@ func lessonReplay(r *lessons.Replay) (*scenarios.Scenario, error) {
 	for field, v := range r.Fields {
 		f.fields[field] = &v
 	}
-	sc, err := replayScenario(path, f, false)
+	sc, err := replayScenario(path, f, false, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
+	"github.com/ratesim/ratesim/gateway"
 	"github.com/ratesim/ratesim/scenarios"
+	"github.com/ratesim/ratesim/sim"
 	"github.com/spf13/cobra"
 )
 
@@ -20,6 +23,11 @@ type replayFlags struct {
 	fields map[string]*string // replay source field -> flag value
 	strict bool
 	speed  string
+	// gateway: --gateway CONFIG, read --from (a guess when empty), its
+	// scope --scope; --check-field and --check-first
+	gateway, from, scope string
+	checkField           string
+	checkFirst           int
 }
 
 // replayStringFields are the replay source's string fields, each a flag of
@@ -36,6 +44,7 @@ var replayStringFields = []struct{ field, flag, usage string }{
 	{"spread", "spread", "spread requests stamped with one whole second: even, none, random"},
 	{"start", "start", "skip the trace before this offset from its first line"},
 	{"end", "end", "stop the trace at this offset from its first line"},
+	{"log-format", "log-format", `an nginx log_format the trace is written with, e.g. '$msec $remote_addr "$request" $status'`},
 }
 
 func newReplayCmd() *cobra.Command {
@@ -47,18 +56,30 @@ func newReplayCmd() *cobra.Command {
 prints the comparison, a summary of the trace (lines read, used, malformed and
 out of order, its time span, keys and peak rate) and the keys each algorithm
 limited. Access logs (combined or common log format), CSV, TSV and JSON lines
-are recognised by themselves; gzip is read transparently.`,
+are recognised by themselves; gzip is read transparently.
+
+With --gateway CONFIG the rows and the limit are a gateway config's (as
+ratesim import prints them) and each request's key is the log field the
+config's limits count by; for nginx, the log_format of the config's
+access_log says how the log is written, so a log written by that config
+needs no other flag. --check-field holds each row against what the gateway
+logged of each request ($limit_req_status, or an HTTP status). See
+docs/replay.md and docs/gateways.md.`,
 		Example: `  ratesim replay access.log --limit 100/s --burst 200
   ratesim replay access.log.gz --limit 10/s --key-field ip --algorithms gcra,sliding-window
-  ratesim replay llm.csv --limit 90000/m --time-field TIMESTAMP --cost-field ContextTokens --key-field none`,
+  ratesim replay llm.csv --limit 90000/m --time-field TIMESTAMP --cost-field ContextTokens --key-field none
+  ratesim replay access.log --gateway nginx.conf --check-field limit_req_status`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			f.seedSet = c.Flags().Changed("seed")
+			if f.gateway == "" && !c.Flags().Changed("limit") {
+				return usagef(`required flag(s) "limit" not set (or replay through a gateway config with --gateway)`)
+			}
 			return runReplay(c.OutOrStdout(), c.ErrOrStderr(), args[0], f, c.Flags().Changed("burst"))
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.limit, "limit", "", "the limit every algorithm enforces, e.g. 100/s, 600/m (required)")
+	fl.StringVar(&f.limit, "limit", "", "the limit every algorithm enforces, e.g. 100/s, 600/m (required without --gateway)")
 	fl.Int64Var(&f.burst, "burst", 0, "the burst (default: the rate)")
 	for _, sf := range replayStringFields {
 		v := new(string)
@@ -72,17 +93,49 @@ are recognised by themselves; gzip is read transparently.`,
 	fl.StringVar(&f.decisions, "decisions", "", "write every decision to this CSV file")
 	fl.Uint64Var(&f.seed, "seed", 1, "the seed of random spreading")
 	fl.IntVar(&f.top, "top", 5, "list this many keys per algorithm by rejections")
+	fl.StringVar(&f.gateway, "gateway", "", "replay through the limits of this gateway config (nginx.conf): its rows, its limit, its keys")
+	fl.StringVar(&f.from, "from", "", "the --gateway config's gateway: "+strings.Join(gateway.Supported(), ", ")+" (default: a guess from the file, stated on stderr)")
+	fl.StringVar(&f.scope, "scope", "", "with --gateway, keep one scope (an nginx location: its row label or its location)")
+	fl.StringVar(&f.checkField, "check-field", "", "hold every row against the gateway's verdict in this log field: limit_req_status, status, ...")
+	fl.IntVar(&f.checkFirst, "check-first", sim.DefaultCheckFirst, "with --check-field, list this many disagreements per row")
 	addOutputFlags(fl, &f.compareFlags)
-	_ = c.MarkFlagRequired("limit")
 	return c
 }
 
 func runReplay(stdout, stderr io.Writer, path string, f replayFlags, burstSet bool) error {
-	sc, err := replayScenario(path, f, burstSet)
+	var gw *gatewayReplay
+	if f.gateway != "" {
+		var err error
+		if gw, err = readGateway(stderr, path, f, burstSet); err != nil {
+			return err
+		}
+	} else {
+		switch {
+		case f.from != "":
+			return usagef("--from: applies to --gateway only")
+		case f.scope != "":
+			return usagef("--scope: applies to --gateway only")
+		}
+	}
+	if f.checkFirst < 1 {
+		return usagef("--check-first: %d: want at least 1", f.checkFirst)
+	}
+	sc, err := replayScenario(path, f, burstSet, gw)
 	if err != nil {
 		return err
 	}
 	f.seedSet = false // the seed is already the scenario's
+	if f.checkField != "" {
+		c := &sim.Check{Field: f.checkField, Rejects: []int{429}, First: f.checkFirst}
+		if gw != nil {
+			for _, st := range gw.rejects {
+				if !slices.Contains(c.Rejects, st) {
+					c.Rejects = append(c.Rejects, st)
+				}
+			}
+		}
+		f.compareFlags.check = c
+	}
 	return compareScenario(stdout, stderr, sc, f.compareFlags)
 }
 
@@ -90,20 +143,30 @@ func runReplay(stdout, stderr io.Writer, path string, f replayFlags, burstSet bo
 // the scenario as a document and reads it with the scenario parser, so the
 // flags get exactly the checks a scenario file gets, then names the flag of
 // every problem found.
-func replayScenario(path string, f replayFlags, burstSet bool) (*scenarios.Scenario, error) {
-	rate, err := scenarios.ParseRate(f.limit)
-	if err != nil {
-		return nil, usagef("--limit: %v", err)
-	}
-	limit := map[string]any{"rate": rate.Count, "per": rate.Per.String()}
-	if burstSet {
-		limit["burst"] = f.burst
-	}
+func replayScenario(path string, f replayFlags, burstSet bool, gw *gatewayReplay) (*scenarios.Scenario, error) {
 	src := map[string]any{"type": "replay", "path": path}
 	for field, v := range f.fields {
 		if *v != "" {
 			src[field] = *v
 		}
+	}
+	if f.checkField != "" {
+		src["check-field"] = f.checkField
+	}
+	var doc map[string]any
+	if gw != nil {
+		doc = gw.doc
+		gw.source(src)
+	} else {
+		rate, err := scenarios.ParseRate(f.limit)
+		if err != nil {
+			return nil, usagef("--limit: %v", err)
+		}
+		limit := map[string]any{"rate": rate.Count, "per": rate.Per.String()}
+		if burstSet {
+			limit["burst"] = f.burst
+		}
+		doc = map[string]any{"limit": limit}
 	}
 	if f.strict {
 		src["strict"] = true
@@ -111,12 +174,9 @@ func replayScenario(path string, f replayFlags, burstSet bool) (*scenarios.Scena
 	if f.speed != "" {
 		src["speed"] = json.Number(f.speed)
 	}
-	doc := map[string]any{
-		"name":    "replay " + path,
-		"seed":    f.seed,
-		"limit":   limit,
-		"traffic": []any{src},
-	}
+	doc["name"] = "replay " + path
+	doc["seed"] = f.seed
+	doc["traffic"] = []any{src}
 	data, err := json.Marshal(doc)
 	if err != nil {
 		return nil, usagef("--speed: %q: want a number, e.g. 2 or 0.5", f.speed)
@@ -126,7 +186,11 @@ func replayScenario(path string, f replayFlags, burstSet bool) (*scenarios.Scena
 		err = scenarios.CheckFiles(sc)
 	}
 	if err != nil {
-		return nil, usageError{flagErrors(err, path)}
+		gwFormat := ""
+		if gw != nil {
+			gwFormat = gw.formatName
+		}
+		return nil, usageError{flagErrors(err, path, gwFormat)}
 	}
 	return sc, nil
 }
@@ -134,7 +198,7 @@ func replayScenario(path string, f replayFlags, burstSet bool) (*scenarios.Scena
 // flagErrors rewrites the errors of a scenario built from flags so that
 // each names the flag (or the trace file) instead of a place in the
 // document.
-func flagErrors(err error, path string) error {
+func flagErrors(err error, path, gwFormat string) error {
 	list, ok := err.(scenarios.Errors)
 	if !ok {
 		return err
@@ -152,6 +216,8 @@ func flagErrors(err error, path string) error {
 			}
 		case e.Path == "traffic[0].format":
 			name = "--trace-format"
+		case e.Path == "traffic[0].log-format" && gwFormat != "":
+			name = gwFormat
 		case strings.HasPrefix(e.Path, "traffic[0]."):
 			name = "--" + strings.TrimPrefix(e.Path, "traffic[0].")
 		case e.Path == "limit.burst":

@@ -83,6 +83,41 @@ func (k Key) String() string {
 	return k.Name
 }
 
+// LogFormat is how a gateway writes its access log's lines: for nginx a
+// log_format (Text its strings concatenated, Escape its escape=), which
+// traffic.ParseLogTemplate compiles.
+type LogFormat struct {
+	Name   string
+	Text   string
+	Escape string
+	// Where is the log_format directive; zero for a predefined format
+	// (nginx's combined).
+	Where Pos
+}
+
+// AccessLog is one log a gateway writes its requests to.
+type AccessLog struct {
+	Path   string
+	Format *LogFormat
+	// Where is the access_log directive; zero for the gateway's default
+	// log.
+	Where Pos
+}
+
+// Logger is a Config that says how its gateway logs the requests of the
+// scopes o picks, so that replay --gateway reads a log written by that
+// config without other flags (nginx: log_format and access_log).
+type Logger interface {
+	AccessLogs(o Options) ([]AccessLog, error)
+}
+
+// Rejecter is a Config that says with which HTTP statuses its limits
+// reject the requests of the scopes o picks (nginx: limit_req_status),
+// for replay --check-field on a status field.
+type Rejecter interface {
+	RejectStatuses(o Options) ([]int, error)
+}
+
 // Reader reads one gateway's config; file names it in errors.
 type Reader func(file string, data []byte) (Config, error)
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ratesim/ratesim/traffic"
 )
 
 // NginxZone is one limit_req_zone.
@@ -44,6 +46,10 @@ type NginxScope struct {
 	Status   int  // limit_req_status, default 503
 	DryRun   bool // limit_req_dry_run on
 	Where    Pos  // the location (or server) directive
+	// Logs are the access_log that write the scope's requests, after
+	// inheritance (nginx's logs/access.log in combined when no level
+	// names one); none with access_log off.
+	Logs []AccessLog
 }
 
 // Name is the scope's name as --scope and the rows' labels spell it:
@@ -58,7 +64,31 @@ type Nginx struct {
 	File   string
 	Zones  []*NginxZone
 	Scopes []*NginxScope
+	// Formats are the log_format of the config by name, with nginx's
+	// predefined combined.
+	Formats map[string]*LogFormat
 }
+
+// logConf is ngx_http_log_loc_conf_t as far as replay needs it: the
+// access_log of one level, and access_log off.
+type logConf struct {
+	logs []AccessLog
+	off  bool
+}
+
+// merge is ngx_http_log_merge_loc_conf: a level with any access_log (or
+// off) keeps its own; one without takes its parent's.
+func (c logConf) merge(parent logConf) logConf {
+	if len(c.logs) > 0 || c.off {
+		return c
+	}
+	return parent
+}
+
+// nginxDefaultLog is where nginx writes a scope's requests when no level
+// names an access_log: NGX_HTTP_LOG_PATH (logs/access.log, under the
+// prefix), in combined.
+const nginxDefaultLog = "logs/access.log"
 
 // limitConf is ngx_http_limit_req_conf_t: the limits of one level, and its
 // status and dry run, each unset until written.
@@ -100,7 +130,8 @@ func ReadNginx(file string, data []byte) (*Nginx, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &nginxReader{n: &Nginx{File: file}, zones: map[string]*NginxZone{}}
+	combined := &LogFormat{Name: "combined", Text: traffic.CombinedTemplate, Escape: "default"}
+	r := &nginxReader{n: &Nginx{File: file, Formats: map[string]*LogFormat{"combined": combined}}, zones: map[string]*NginxZone{}}
 	http := top
 	for _, d := range top {
 		if d.name == "http" && d.hasBlock {
@@ -111,7 +142,10 @@ func ReadNginx(file string, data []byte) (*Nginx, error) {
 	if err := r.collectZones(top); err != nil {
 		return nil, err
 	}
-	if err := r.level(http, limitConf{}, "http", "", "", Pos{}); err != nil {
+	if err := r.collectFormats(top); err != nil {
+		return nil, err
+	}
+	if err := r.level(http, limitConf{}, logConf{}, "http", "", "", Pos{}); err != nil {
 		return nil, err
 	}
 	if len(r.n.Scopes) == 0 {
@@ -237,8 +271,9 @@ func parseSize(s string) (int64, error) {
 
 // level reads one level (http, server or location) of directives, given
 // its parent's merged conf, and records its scopes.
-func (r *nginxReader) level(ds []*directive, parent limitConf, kind, server, location string, where Pos) error {
+func (r *nginxReader) level(ds []*directive, parent limitConf, parentLog logConf, kind, server, location string, where Pos) error {
 	var own limitConf
+	var ownLog logConf
 	seen := map[string]*directive{}
 	for _, d := range ds {
 		switch d.name {
@@ -272,9 +307,20 @@ func (r *nginxReader) level(ds []*directive, parent limitConf, kind, server, loc
 			}
 		case "limit_req_log_level":
 			// only what nginx logs: no decision
+		case "access_log":
+			l, off, err := r.accessLog(d)
+			if err != nil {
+				return err
+			}
+			if off {
+				ownLog.off = true
+			} else {
+				ownLog.logs = append(ownLog.logs, l)
+			}
 		}
 	}
 	conf := own.merge(parent)
+	logs := ownLog.merge(parentLog)
 	if conf.status == 0 && kind != "http" {
 		conf.status = 503
 	}
@@ -290,7 +336,7 @@ func (r *nginxReader) level(ds []*directive, parent limitConf, kind, server, loc
 		}
 	}
 	for _, s := range servers {
-		if err := r.level(s.block, conf, "server", "", "", r.pos(s)); err != nil {
+		if err := r.level(s.block, conf, logs, "server", "", "", r.pos(s)); err != nil {
 			return err
 		}
 	}
@@ -299,7 +345,7 @@ func (r *nginxReader) level(ds []*directive, parent limitConf, kind, server, loc
 		if location != "" {
 			name = location + " > " + name
 		}
-		if err := r.level(l.block, conf, "location", server, name, r.pos(l)); err != nil {
+		if err := r.level(l.block, conf, logs, "location", server, name, r.pos(l)); err != nil {
 			return err
 		}
 	}
@@ -307,8 +353,18 @@ func (r *nginxReader) level(ds []*directive, parent limitConf, kind, server, loc
 	// a location is a scope whether or not it has locations inside (a
 	// request matching it and none of them uses its conf).
 	if (kind == "location" || (kind == "server" && len(locations) == 0)) && len(conf.limits) > 0 {
-		r.n.Scopes = append(r.n.Scopes, &NginxScope{Server: server, Location: location,
-			Limits: conf.limits, Status: conf.status, DryRun: conf.dryRun == 2, Where: where})
+		scope := &NginxScope{Server: server, Location: location,
+			Limits: conf.limits, Status: conf.status, DryRun: conf.dryRun == 2, Where: where}
+		switch {
+		case logs.off:
+			// access_log off wins over any access_log beside it (the log
+			// handler returns at once when off is set)
+		case len(logs.logs) == 0:
+			scope.Logs = []AccessLog{{Path: nginxDefaultLog, Format: r.n.Formats["combined"]}}
+		default:
+			scope.Logs = logs.logs
+		}
+		r.n.Scopes = append(r.n.Scopes, scope)
 	}
 	return nil
 }
@@ -350,4 +406,67 @@ func (r *nginxReader) limit(d *directive) (NginxLimit, error) {
 	}
 	l.Zone = z
 	return l, nil
+}
+
+// collectFormats reads every log_format NAME [escape=default|json|none]
+// STRING...: the strings concatenated, as ngx_http_log_set_format and
+// ngx_http_log_compile_format read them. nginx allows log_format in http
+// only; the text is compiled when a replay reads a log with it.
+func (r *nginxReader) collectFormats(ds []*directive) error {
+	for _, d := range ds {
+		if d.name == "log_format" {
+			if len(d.args) < 2 {
+				return r.errAt(d, "want log_format NAME [escape=default|json|none] STRING ... (found %d arguments)", len(d.args))
+			}
+			f := &LogFormat{Name: d.args[0], Escape: "default", Where: r.pos(d)}
+			if prev, dup := r.n.Formats[f.Name]; dup {
+				if prev.Where.Line == 0 {
+					return r.errAt(d, "duplicate log_format name %q (nginx predefines combined)", f.Name)
+				}
+				return r.errAt(d, "duplicate log_format name %q (also at %s)", f.Name, prev.Where)
+			}
+			args := d.args[1:]
+			if e, ok := strings.CutPrefix(args[0], "escape="); ok {
+				switch e {
+				case "default", "json", "none":
+				default:
+					return r.errAt(d, "unknown log format escaping %q (want escape=default, json or none)", e)
+				}
+				f.Escape, args = e, args[1:]
+			}
+			f.Text = strings.Join(args, "")
+			r.n.Formats[f.Name] = f
+		}
+		if d.hasBlock {
+			if err := r.collectFormats(d.block); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// accessLog reads access_log off or access_log PATH [FORMAT [PARAMS]]
+// as ngx_http_log_set_log does (the format combined when none is named);
+// buffer=, gzip, flush= and if= do not change what a line holds and are
+// not read (if= may leave some requests out of the log).
+func (r *nginxReader) accessLog(d *directive) (AccessLog, bool, error) {
+	if len(d.args) == 0 {
+		return AccessLog{}, false, r.errAt(d, "want access_log PATH [FORMAT] or access_log off")
+	}
+	if d.args[0] == "off" {
+		if len(d.args) > 1 {
+			return AccessLog{}, false, r.errAt(d, "invalid parameter %q (access_log off takes none)", d.args[1])
+		}
+		return AccessLog{}, true, nil
+	}
+	l := AccessLog{Path: d.args[0], Format: r.n.Formats["combined"], Where: r.pos(d)}
+	if len(d.args) > 1 && !strings.Contains(d.args[1], "=") && d.args[1] != "gzip" {
+		f, ok := r.n.Formats[d.args[1]]
+		if !ok {
+			return l, false, r.errAt(d, "unknown log format %q (no log_format defines it)", d.args[1])
+		}
+		l.Format = f
+	}
+	return l, false, nil
 }

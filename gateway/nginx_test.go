@@ -213,6 +213,7 @@ func FuzzReadNginx(f *testing.F) {
 	}
 	f.Add([]byte("limit_req_zone $a zone=a:1m rate=7r/m;\nserver { location /x { limit_req zone=a burst=1 delay=1; limit_req zone=b; } }\nlimit_req_zone $b zone=b:1m rate=99999;\n"))
 	f.Add([]byte("limit_req_zone \"$a\nb\" zone=a:1m rate=7r/m;\nserver { server_name \"x\ny\"; location \"/\n#\" { limit_req zone=a; } }\n"))
+	f.Add([]byte("log_format c escape=json '$msec ' \"$http_x\";\nlimit_req_zone $http_x zone=a:1m rate=1r/s;\naccess_log a.log c;\nserver { access_log off; location / { access_log b.log; limit_req zone=a; } }\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		n, err := ReadNginx("f.conf", data)
 		if err != nil {
@@ -224,6 +225,9 @@ func FuzzReadNginx(f *testing.F) {
 		}
 		out, err := n.Scenario(Options{})
 		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.AccessLogs(Options{}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := scenarios.Parse("f.yaml", []byte(out)); err != nil && !strings.Contains(err.Error(), "want at most") {

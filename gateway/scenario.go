@@ -233,3 +233,44 @@ func nginxKey(z *NginxZone) Key {
 	}
 	return k
 }
+
+// AccessLogs returns the access logs of the scopes o picks, each path and
+// format once, in the order of the config: the logs their requests are
+// written to, after inheritance (Logger).
+func (n *Nginx) AccessLogs(o Options) ([]AccessLog, error) {
+	scopes, err := n.pick(o.Scope)
+	if err != nil {
+		return nil, err
+	}
+	var out []AccessLog
+	for _, s := range scopes {
+		for _, l := range s.Logs {
+			if !slices.ContainsFunc(out, func(m AccessLog) bool { return m.Path == l.Path && m.Format == l.Format }) {
+				out = append(out, l)
+			}
+		}
+	}
+	return out, nil
+}
+
+// RejectStatuses returns the limit_req_status of the scopes o picks, each
+// once, in order (Rejecter).
+func (n *Nginx) RejectStatuses(o Options) ([]int, error) {
+	scopes, err := n.pick(o.Scope)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, s := range scopes {
+		if !slices.Contains(out, s.Status) {
+			out = append(out, s.Status)
+		}
+	}
+	return out, nil
+}
+
+var (
+	_ Config   = (*Nginx)(nil)
+	_ Logger   = (*Nginx)(nil)
+	_ Rejecter = (*Nginx)(nil)
+)

@@ -36,7 +36,12 @@ import (
 //	baseline_wrongly_allowed,baseline_wrongly_limited,baseline_first_divergences
 //
 // empty for the baseline row, and first_divergences empty where it is not
-// defined (sim.BaselineResult).
+// defined (sim.BaselineResult). With a check against a gateway's log
+// (SPEC section 12, replay --check-field) each row ends with
+//
+//	check_field,check_compared,check_agree,check_ratio
+//
+// (the first disagreements are in the JSON and the table's findings).
 //
 // V is the window as time.Duration.String writes it (peak_1s_count,
 // peak_100ms_ratio); ratios are written as the JSON writes them (2.0). A
@@ -80,6 +85,10 @@ func CSV(w io.Writer, r *sim.Report) error {
 	vs := baselineLabel(r) != ""
 	if vs {
 		header = append(header, baselineCSVHeader...)
+	}
+	chk := checkField(r) != ""
+	if chk {
+		header = append(header, checkCSVHeader...)
 	}
 
 	var buf bytes.Buffer
@@ -135,6 +144,9 @@ func CSV(w io.Writer, r *sim.Report) error {
 		}
 		if vs {
 			row = append(row, baselineCSV(res.Baseline)...)
+		}
+		if chk {
+			row = append(row, checkCSV(res.Check)...)
 		}
 		if err := cw.Write(row); err != nil {
 			return err

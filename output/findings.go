@@ -20,7 +20,10 @@ import (
 //   - the algorithms that rejected the most and the fewest, when they differ;
 //   - with a baseline row (SPEC section 13), the row(s) that decided the
 //     most requests differently from it, in which direction, and how many
-//     of those differences were first divergences.
+//     of those differences were first divergences;
+//   - with a check against a gateway's log (SPEC section 12), each row that
+//     decided some request otherwise than the gateway logged, with its
+//     first disagreements, or that every row agreed.
 //
 // With several keys the limit is per key, and no sentence holds a figure of
 // every key together against it: the first two are about the key peaks
@@ -61,7 +64,8 @@ func Findings(r *sim.Report) []string {
 	if s := rejectFinding(r); s != "" {
 		out = append(out, s)
 	}
-	return append(out, baselineFindings(r)...)
+	out = append(out, baselineFindings(r)...)
+	return append(out, gatewayCheckFindings(r)...)
 }
 
 // peakSource gives a result's peak over windows of v that the findings

@@ -232,6 +232,10 @@ func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bo
 	if vs != "" {
 		header = append(header, baselineHeader(vs)...)
 	}
+	chk := checkField(r)
+	if chk != "" {
+		header = append(header, checkHeader(chk))
+	}
 	header = append(header, "p99 delay")
 	for _, v := range ws {
 		if perKey {
@@ -294,6 +298,9 @@ func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bo
 		)
 		if vs != "" {
 			row = append(row, baselineCells(res, vs)...)
+		}
+		if chk != "" {
+			row = append(row, checkCell(res.Check))
 		}
 		row = append(row, FormatDuration(time.Duration(res.DelayNs.P99)))
 		for _, v := range ws {

@@ -346,11 +346,29 @@
 //     no cut on that side.
 //   - strict: true stops the run at the first malformed line, naming it as
 //     file:line: what is wrong, instead of counting it and going on.
+//   - log-format: an nginx log_format's text ('$msec $remote_addr
+//     "$request" ...', its strings concatenated) that the trace is written
+//     with; the format is then nginx (leave format unset), and time-field,
+//     key-field, cost-field and check-field name its variables ($msec or
+//     msec). A value runs to the first occurrence of the literal text that
+//     follows its variable (so it holds spaces only when that text is not
+//     a space: "$request"); two variables with no text between them are
+//     refused. The time: $msec (read exactly to the ms), else
+//     $time_iso8601, else $time_local (whole seconds, spread as above);
+//     with $msec, minus $request_time when the format has it (nginx writes
+//     both when the request ends: the difference is when it began). The
+//     key: $remote_addr (else $binary_remote_addr) unless key-field says.
+//     log-escape: default, json or none, as log_format's escape=.
+//   - check-field: the field holding what the gateway decided of each
+//     request, for replay --check-field: nginx's $limit_req_status
+//     (PASSED, DELAYED, REJECTED, DELAYED_DRY_RUN, REJECTED_DRY_RUN) or an
+//     HTTP status; "-" or empty is not compared, anything else is a bad
+//     check. For combined and common logs only status.
 //
 // Lines end at \n (or \r\n); a last line without one counts. A malformed
 // line (longer than 1 MiB, not UTF-8, empty, or a field missing or
 // unreadable) is counted by reason (bad time, bad month, missing field, bad
-// cost, bad quote, bad JSON, bad key, line too long, not UTF-8, empty line),
+// cost, bad check, bad quote, bad JSON, bad key, line too long, not UTF-8, empty line),
 // the first 5 are reported with file:line and what is wrong, and the run
 // goes on. A log line cut short in its referer or agent is used (it has all
 // a request needs) unless the key is the referer or the agent. Every line

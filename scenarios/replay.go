@@ -25,7 +25,8 @@ const (
 // replayFields are the fields of a replay source besides type, cost,
 // start, end and retry.
 var replayFields = []string{"path", "format", "time-field", "key-field", "cost-field", "columns",
-	"time-layout", "time-unit", "timezone", "reorder", "spread", "speed", "strict"}
+	"time-layout", "time-unit", "timezone", "reorder", "spread", "speed", "strict",
+	"log-format", "log-escape", "check-field"}
 
 // replayCommon are the common fields a replay source takes.
 var replayCommon = []string{"type", "cost", "start", "end", "retry"}
@@ -66,6 +67,30 @@ func (d *decoder) replay(m *mapping, c traffic.Common, good bool) (*traffic.Repl
 			format = f
 		}
 		src.Format, good = f, good && ok
+	}
+	if v := m.get("log-format"); v.set {
+		text, ok := d.str(v, true)
+		if ok && m.get("format").set && format != "auto" {
+			d.errAt(m.keyPos["log-format"], v.path, "a log-format is the trace's format: leave format unset (found format %s)", format)
+			ok = false
+		}
+		escape := ""
+		if e := m.get("log-escape"); e.set {
+			var eok bool
+			escape, eok = d.choice(e, "escape", traffic.LogEscapes)
+			ok = ok && eok
+		}
+		if ok {
+			if _, err := traffic.ParseLogTemplate(text, escape); err != nil {
+				d.errAt(v.pos, v.path, "%s: %v", quote(text), err)
+				ok = false
+			}
+		}
+		src.LogFormat, src.LogEscape, good = text, escape, good && ok
+		format = "nginx"
+	} else if e := m.get("log-escape"); e.set {
+		d.errAt(m.keyPos["log-escape"], e.path, "applies to a log-format only")
+		good = false
 	}
 	log := format == "combined" || format == "common"
 	logKeys := traffic.LogKeyFields
@@ -149,6 +174,14 @@ func (d *decoder) replay(m *mapping, c traffic.Common, good bool) (*traffic.Repl
 		b, ok := d.boolean(v)
 		src.Strict, good = b, good && ok
 	}
+	if v := m.get("check-field"); v.set {
+		f, ok := d.fieldName(v, format)
+		if ok && log && f != "status" {
+			d.errAt(v.pos, v.path, "%s: a %s log's verdict is its status (want status)", v.found(), format)
+			ok = false
+		}
+		src.CheckField, good = f, good && ok
+	}
 	return src, ref, good
 }
 
@@ -181,7 +214,7 @@ func (d *decoder) fieldName(v val, format string) (string, bool) {
 	}
 	if n, ok := v.n.(*ast.IntegerNode); ok {
 		text := scalarText(n)
-		if format == "jsonl" || format == "combined" || format == "common" {
+		if format == "jsonl" || format == "combined" || format == "common" || format == "nginx" {
 			d.errAt(v.pos, v.path, "found integer %s, want a field name (column numbers are for csv and tsv)", text)
 			return "", false
 		}

@@ -68,6 +68,19 @@ var validReplays = []struct {
 				KeyField: "none", CostField: "size", TimeField: "time", Reorder: 5 * time.Minute}
 		}, 0,
 	},
+	{
+		"nginx log_format, a check field", replayHead + "  - {type: replay, path: a.log, log-format: '$msec $http_x_client $limit_req_status', log-escape: json, key-field: $http_x_client, check-field: limit_req_status}\n",
+		func(testing.TB) *traffic.Replay {
+			return &traffic.Replay{Common: traffic.Common{Cost: 1}, Path: "a.log", LogFormat: "$msec $http_x_client $limit_req_status",
+				LogEscape: "json", KeyField: "$http_x_client", CheckField: "limit_req_status", Reorder: 5 * time.Minute}
+		}, 0,
+	},
+	{
+		"combined log, status checked", replayHead + "  - {type: replay, path: a.log, format: combined, check-field: status}\n",
+		func(testing.TB) *traffic.Replay {
+			return &traffic.Replay{Common: traffic.Common{Cost: 1}, Path: "a.log", Format: "combined", CheckField: "status", Reorder: 5 * time.Minute}
+		}, 0,
+	},
 }
 
 func TestParseReplay(t *testing.T) {
@@ -114,9 +127,9 @@ var invalidReplays = []struct{ name, src, want string }{
 		"s.yaml:4:33: traffic[0].clients: does not apply to a replay source: its keys come from the trace (set key-field: a log's ip or user, a column, or none for one key)\n" +
 			"s.yaml:4:45: traffic[0].key-prefix: does not apply to a replay source: its keys come from the trace (set key-field: a log's ip or user, a column, or none for one key)"},
 	{"unknown field", replayHead + "  - {type: replay, path: a.log, keyfield: ip}\n",
-		`s.yaml:4:33: traffic[0].keyfield: unknown field (a replay source takes path, format, time-field, key-field, cost-field, columns, time-layout, time-unit, timezone, reorder, spread, speed, strict and type, cost, start, end, retry); did you mean "key-field"?`},
+		`s.yaml:4:33: traffic[0].keyfield: unknown field (a replay source takes path, format, time-field, key-field, cost-field, columns, time-layout, time-unit, timezone, reorder, spread, speed, strict, log-format, log-escape, check-field and type, cost, start, end, retry); did you mean "key-field"?`},
 	{"rate", replayHead + "  - {type: replay, path: a.log, rate: 10/s}\n",
-		`s.yaml:4:33: traffic[0].rate: unknown field (a replay source takes path, format, time-field, key-field, cost-field, columns, time-layout, time-unit, timezone, reorder, spread, speed, strict and type, cost, start, end, retry); did you mean "path"?`},
+		`s.yaml:4:33: traffic[0].rate: unknown field (a replay source takes path, format, time-field, key-field, cost-field, columns, time-layout, time-unit, timezone, reorder, spread, speed, strict, log-format, log-escape, check-field and type, cost, start, end, retry); did you mean "path"?`},
 	{"format", replayHead + "  - {type: replay, path: a.log, format: xml}\n",
 		`s.yaml:4:41: traffic[0].format: "xml": unknown format (want auto, combined, common, csv, tsv or jsonl)`},
 	{"log key-field", replayHead + "  - {type: replay, path: a.log, format: combined, key-field: path}\n",
@@ -125,6 +138,14 @@ var invalidReplays = []struct{ name, src, want string }{
 		`s.yaml:4:60: traffic[0].key-field: "agent": not a field of a common log (want ip, ident, user, request or status, or none)`},
 	{"log time-field", replayHead + "  - {type: replay, path: a.log, format: combined, time-field: ts}\n",
 		`s.yaml:4:51: traffic[0].time-field: does not apply to a combined log: its time is the [time] field (set time-layout for another stamp)`},
+	{"log-format and format", replayHead + "  - {type: replay, path: a.log, format: csv, log-format: '$msec $status'}\n",
+		`s.yaml:4:46: traffic[0].log-format: a log-format is the trace's format: leave format unset (found format csv)`},
+	{"log-format unsplittable", replayHead + "  - {type: replay, path: a.log, log-format: '$msec$status'}\n",
+		`s.yaml:4:45: traffic[0].log-format: "$msec$status": $status follows $msec with no text between them: a log line cannot be split there`},
+	{"log-escape alone", replayHead + "  - {type: replay, path: a.log, log-escape: json}\n",
+		`s.yaml:4:33: traffic[0].log-escape: applies to a log-format only`},
+	{"combined check-field", replayHead + "  - {type: replay, path: a.log, format: combined, check-field: agent}\n",
+		`s.yaml:4:64: traffic[0].check-field: "agent": a combined log's verdict is its status (want status)`},
 	{"log cost-field", replayHead + "  - {type: replay, path: a.log, format: common, cost-field: bytes}\n",
 		`s.yaml:4:61: traffic[0].cost-field: "bytes": not a numeric field of a common log (want size)`},
 	{"cost and cost-field", replayHead + "  - type: replay\n    path: a.csv\n    cost-field: tokens\n    cost: 2\n",

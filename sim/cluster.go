@@ -688,7 +688,7 @@ func (c *clusterRun) showInOrder(at *attempt, d algorithms.Decision, when time.D
 		c.order = append(c.order, orderSlot{})
 	}
 	c.order[i] = orderSlot{ok: true, d: Decision{Time: at.a.At, Key: c.keys.Name(at.a.Key),
-		Cost: at.a.Cost, Attempt: int(at.n), Decision: d, Node: int(at.node), Decided: when}}
+		Cost: at.a.Cost, Attempt: int(at.n), Decision: d, Node: int(at.node), Decided: when, Logged: at.a.Logged}}
 }
 
 // flushOrder shows the decisions held whose earlier ones have all been

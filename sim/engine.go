@@ -114,6 +114,9 @@ type Config struct {
 	// Baseline, when set, is the label of the row every other row is held
 	// against (SPEC section 13): each other result gains Baseline.
 	Baseline string
+	// Check, when set, holds every row against what the gateway logged
+	// (SPEC section 12, replay --check-field): each result gains Check.
+	Check *Check
 }
 
 // ProgressEvery is how many events of a run pass between two calls of
@@ -166,6 +169,7 @@ func Run(cfg Config) (*Report, error) {
 		cfg.board = newProgressBoard(cfg.Progress, n, cfg.Duration)
 	}
 	rows := make([]reader, n)
+	checks := make([]*checkObserver, n)
 	var live []reader
 	for i := range cfg.Algorithms {
 		var obs Observer
@@ -174,6 +178,10 @@ func Run(cfg Config) (*Report, error) {
 		}
 		if cmp != nil {
 			obs = cmp.observer(i, obs)
+		}
+		if cfg.Check != nil {
+			checks[i] = newCheckObserver(cfg.Check, obs)
+			obs = checks[i]
 		}
 		if cfg.Cluster != nil {
 			var c *clusterRun
@@ -271,6 +279,9 @@ func Run(cfg Config) (*Report, error) {
 		}
 		if vs != nil {
 			results[i].Baseline = vs[i]
+		}
+		if checks[i] != nil {
+			results[i].Check = checks[i].result()
 		}
 	}
 	return &Report{
@@ -875,7 +886,7 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 
 // observe shows a decision to the observer, which may stop observing.
 func (r *run) observe(a *traffic.Arrival, attempt int, d algorithms.Decision) error {
-	r.dec = Decision{Time: a.At, Key: r.keys.Name(a.Key), Cost: a.Cost, Attempt: attempt, Decision: d, Node: -1, Decided: a.At}
+	r.dec = Decision{Time: a.At, Key: r.keys.Name(a.Key), Cost: a.Cost, Attempt: attempt, Decision: d, Node: -1, Decided: a.At, Logged: a.Logged}
 	err := r.obs.Observe(&r.dec)
 	if errors.Is(err, ErrStopObserving) {
 		r.obs = nil

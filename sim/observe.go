@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/traffic"
 )
 
 // Decision is one decision of one algorithm, as the engine reports it to an
@@ -20,6 +21,9 @@ type Decision struct {
 	// Decided equals Time otherwise.
 	Node    int
 	Decided time.Duration
+	// Logged is what the gateway that wrote a replayed log decided of the
+	// request (traffic.Arrival.Logged), for Config.Check.
+	Logged traffic.Logged
 }
 
 // Observer receives every decision of one algorithm's run, in processing

@@ -129,7 +129,10 @@ type Result struct {
 	// row's (SPEC section 13, --baseline); nil without one and for the
 	// baseline row itself.
 	Baseline *BaselineResult `json:"baseline,omitempty"`
-	Series   Series          `json:"series"`
+	// Check is how this row's decisions compare with what the gateway
+	// logged (SPEC section 12, replay --check-field); nil without one.
+	Check  *CheckResult `json:"check,omitempty"`
+	Series Series       `json:"series"`
 
 	// Delays is the distribution of the delays of admitted attempts, by
 	// delay (0 for accepted ones), for charts: exact while the run has at

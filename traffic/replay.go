@@ -126,6 +126,21 @@ type Replay struct {
 	// [first+SliceStart, first+SliceEnd), first being the trace's first
 	// timestamp (the first readable line's); 0 is no cut.
 	SliceStart, SliceEnd time.Duration
+	// LogFormat, when set, is an nginx log_format the trace is written
+	// with (its strings concatenated), and LogEscape its escape= (default,
+	// json or none; "" is default): the format is then "nginx" (Format
+	// must be "" or auto), and TimeField, KeyField, CostField and
+	// CheckField name its variables ($msec or msec). See LogTemplate.split
+	// for how a line is cut, and templateParser for the defaults: the time
+	// from $msec, $time_iso8601 or $time_local, the key from $remote_addr.
+	LogFormat, LogEscape string
+	// CheckField, when set, names the field holding what the gateway
+	// decided of each request (nginx's $limit_req_status, or an HTTP
+	// status), read into Arrival.Logged for replay --check-field: for logs
+	// status, for CSV/TSV/JSON a field as KeyField, for a LogFormat a
+	// variable. A value that is not a verdict (see ParseLogged) makes the
+	// line malformed ("bad check").
+	CheckField string
 	// Strict stops the stream at the first malformed line: Err returns its
 	// *LineError.
 	Strict bool
@@ -149,7 +164,7 @@ type ReplayStats struct {
 	// Lines = Used + Malformed + Sliced; Late lines are among the Used.
 	Lines, Used, Malformed, Late, Sliced int64
 	// ByReason counts malformed lines by reason: "bad time", "bad month",
-	// "missing field", "bad cost", "bad quote", "bad JSON", "bad key",
+	// "missing field", "bad cost", "bad check", "bad quote", "bad JSON", "bad key",
 	// "line too long", "not UTF-8", "empty line".
 	ByReason map[string]int64
 	// FirstBad holds the first 5 malformed lines and the first 5 late ones,
@@ -255,7 +270,15 @@ func (r *Replay) validate() string {
 	if format == "" {
 		format = "auto"
 	}
-	if !slices.Contains(ReplayFormats, format) {
+	if r.LogFormat != "" {
+		if format != "auto" && format != "nginx" {
+			return fmt.Sprintf("format %q and log-format: a log-format is the trace's format (leave format unset)", r.Format)
+		}
+		if _, err := ParseLogTemplate(r.LogFormat, r.LogEscape); err != nil {
+			return "log-format: " + err.Error()
+		}
+		format = "nginx"
+	} else if !slices.Contains(ReplayFormats, format) {
 		return fmt.Sprintf("format %q: want %s", r.Format, orWords(ReplayFormats))
 	}
 	if r.TimeLayout != "" && r.TimeUnit != "" {
@@ -270,15 +293,15 @@ func (r *Replay) validate() string {
 		}
 	}
 	if isLog(format) {
-		if msg := checkLogFields(format, r.TimeField, r.KeyField, r.CostField); msg != "" {
+		if msg := checkLogFields(format, r.TimeField, r.KeyField, r.CostField, r.CheckField); msg != "" {
 			return msg
 		}
 		if len(r.Columns) > 0 {
 			return "columns: applies to csv and tsv only, not " + format
 		}
 	}
-	if format == "jsonl" && len(r.Columns) > 0 {
-		return "columns: applies to csv and tsv only, not jsonl"
+	if (format == "jsonl" || format == "nginx") && len(r.Columns) > 0 {
+		return "columns: applies to csv and tsv only, not " + format
 	}
 	for i, c := range r.Columns {
 		if c == "" {
@@ -310,7 +333,7 @@ func (r *Replay) validate() string {
 }
 
 // checkLogFields checks the time, key and cost fields of a log format.
-func checkLogFields(format, timeField, keyField, costField string) string {
+func checkLogFields(format, timeField, keyField, costField, checkField string) string {
 	if timeField != "" && timeField != "time" {
 		return fmt.Sprintf("time-field %q: a log's time is its [time] field (set time-layout for another stamp)", timeField)
 	}
@@ -323,6 +346,9 @@ func checkLogFields(format, timeField, keyField, costField string) string {
 	}
 	if costField != "" && !slices.Contains(LogCostFields, costField) {
 		return fmt.Sprintf("cost-field %q: a log's cost field is %s", costField, orWords(LogCostFields))
+	}
+	if checkField != "" && checkField != "status" {
+		return fmt.Sprintf("check-field %q: a %s log's verdict is its status", checkField, format)
 	}
 	return ""
 }
@@ -432,6 +458,8 @@ type parsedLine struct {
 	whole bool  // the stamp is a whole second (no sub-second digits)
 	key   []byte
 	cost  int64 // 0: the source's cost
+	// logged is the check field's value (Replay.CheckField)
+	logged Logged
 }
 
 // badLine says why a line cannot be used; the zero value means it can.
@@ -458,6 +486,8 @@ type pending struct {
 	seq  uint64 // file order
 	cost int64
 	key  uint32
+	// logged is the check field's value (Replay.CheckField)
+	logged Logged
 	// unspread marks a whole-second line not yet spread within its second
 	unspread bool
 }
@@ -684,7 +714,7 @@ func (s *replayStream) file(rec *parsedLine) {
 	}
 	s.stats.Used++
 	s.seq++
-	p := pending{t: t, seq: s.seq, cost: cost, key: key}
+	p := pending{t: t, seq: s.seq, cost: cost, key: key, logged: rec.logged}
 	if s.haveMax && t < s.watermark() {
 		// Late: beyond the window, so its place is already gone.
 		s.stats.Late++
@@ -932,7 +962,7 @@ func (s *replayStream) scale(t int64) int64 {
 // emit sends p as a and counts it.
 func (s *replayStream) emit(p pending, a *Arrival) {
 	at := s.scale(p.t)
-	*a = Arrival{At: time.Duration(at), Key: p.key, Cost: p.cost, Source: s.source}
+	*a = Arrival{At: time.Duration(at), Key: p.key, Cost: p.cost, Source: s.source, Logged: p.logged}
 	st := &s.stats
 	if !s.sentAny {
 		st.First = time.Duration(at)

@@ -192,6 +192,7 @@ type logParser struct {
 	key       int
 	keyName   string
 	cost      bool
+	check     bool // read the status into parsedLine.logged
 	bracketed bool // the layout includes the brackets
 	// timeKind is how the time inside the brackets is written, when no
 	// time-layout is set: chosen on the first lines (chooseLogTime)
@@ -271,7 +272,7 @@ func (p *logParser) chooseLogTime(sample [][]byte) error {
 }
 
 func newLogParser(r *Replay, tp *timeParser) *logParser {
-	p := &logParser{tp: tp, key: logIP, keyName: "ip", cost: r.CostField != ""}
+	p := &logParser{tp: tp, key: logIP, keyName: "ip", cost: r.CostField != "", check: r.CheckField != ""}
 	if r.KeyField != "" {
 		p.keyName = r.KeyField
 		p.key = logNone
@@ -327,7 +328,12 @@ func (p *logParser) parse(line []byte, out *parsedLine) badLine {
 		return missingField("empty " + p.keyName + " (the key-field)")
 	}
 	if p.cost {
-		out.cost, bad = parseCost(f.size)
+		if out.cost, bad = parseCost(f.size); bad.reason != "" {
+			return bad
+		}
+	}
+	if p.check {
+		out.logged, bad = ParseLogged(f.status)
 	}
 	return bad
 }
@@ -345,13 +351,14 @@ type sepParser struct {
 	unit    int64 // the unit the time column's name gives
 	keyCol  int   // -1: the global key
 	costCol int   // -1: the source's cost
+	chkCol  int   // -1: no check field
 	fields  [][]byte
 	scratch []byte
 }
 
 func (s *replayStream) newSepParser(tp *timeParser) (lineParser, error) {
 	r := s.r
-	p := &sepParser{sep: ',', quotes: true, tp: tp, keyCol: -1, costCol: -1}
+	p := &sepParser{sep: ',', quotes: true, tp: tp, keyCol: -1, costCol: -1, chkCol: -1}
 	if s.format == "tsv" {
 		p.sep, p.quotes = '\t', false
 	}
@@ -402,6 +409,11 @@ func (s *replayStream) newSepParser(tp *timeParser) (lineParser, error) {
 	}
 	if r.CostField != "" {
 		if p.costCol, err = p.column("cost-field", r.CostField, fail); err != nil {
+			return nil, err
+		}
+	}
+	if r.CheckField != "" {
+		if p.chkCol, err = p.column("check-field", r.CheckField, fail); err != nil {
 			return nil, err
 		}
 	}
@@ -533,7 +545,15 @@ func (p *sepParser) parse(line []byte, out *parsedLine) badLine {
 		if p.costCol >= len(fields) {
 			return p.missing(fields, p.costCol, "cost")
 		}
-		out.cost, bad = parseCost(fields[p.costCol])
+		if out.cost, bad = parseCost(fields[p.costCol]); bad.reason != "" {
+			return bad
+		}
+	}
+	if p.chkCol >= 0 {
+		if p.chkCol >= len(fields) {
+			return p.missing(fields, p.chkCol, "check field")
+		}
+		out.logged, bad = ParseLogged(bytes.TrimSpace(fields[p.chkCol]))
 	}
 	return bad
 }
@@ -541,15 +561,15 @@ func (p *sepParser) parse(line []byte, out *parsedLine) badLine {
 // ---- JSON lines ----
 
 type jsonParser struct {
-	tp                             *timeParser
-	timeField, keyField, costField string
-	unit                           int64 // of the time field's name, when set
-	m                              map[string]json.RawMessage
-	str                            string
+	tp                                         *timeParser
+	timeField, keyField, costField, checkField string
+	unit                                       int64 // of the time field's name, when set
+	m                                          map[string]json.RawMessage
+	str                                        string
 }
 
 func newJSONParser(r *Replay, tp *timeParser) *jsonParser {
-	p := &jsonParser{tp: tp, timeField: r.TimeField, costField: r.CostField}
+	p := &jsonParser{tp: tp, timeField: r.TimeField, costField: r.CostField, checkField: r.CheckField}
 	if r.KeyField != KeyFieldNone {
 		p.keyField = r.KeyField
 	}
@@ -651,7 +671,21 @@ func (p *jsonParser) parse(line []byte, out *parsedLine) badLine {
 		case !scalar:
 			return badLine{"bad cost", fmt.Sprintf("field %q is not a string or a number", p.costField)}
 		}
-		out.cost, bad = parseCost(text)
+		if out.cost, bad = parseCost(text); bad.reason != "" {
+			return bad
+		}
+	}
+	if p.checkField != "" {
+		text, scalar, found, bad := p.value(p.checkField)
+		switch {
+		case bad.reason != "":
+			return bad
+		case !found:
+			return badLine{} // not logged: not compared
+		case !scalar:
+			return badLine{"bad check", fmt.Sprintf("field %q is not a string or a number", p.checkField)}
+		}
+		out.logged, bad = ParseLogged(text)
 		return bad
 	}
 	return badLine{}

@@ -274,6 +274,9 @@ func detect(lines [][]byte) string {
 func (s *replayStream) chooseParser() error {
 	r := s.r
 	s.format = r.Format
+	if r.LogFormat != "" {
+		s.format = "nginx"
+	}
 	if s.format == "" || s.format == "auto" {
 		sample, whole := s.in.sample(5)
 		switch {
@@ -290,7 +293,7 @@ func (s *replayStream) chooseParser() error {
 			return &ReplayError{Path: r.Path, Msg: fmt.Sprintf("cannot recognise the format from the first lines (want %s; set format)", orWords(ReplayFormats[1:]))}
 		}
 		if isLog(s.format) {
-			if msg := checkLogFields(s.format, r.TimeField, r.KeyField, r.CostField); msg != "" {
+			if msg := checkLogFields(s.format, r.TimeField, r.KeyField, r.CostField, r.CheckField); msg != "" {
 				return &ReplayError{Path: r.Path, Msg: msg + " (format " + s.format + ", recognised)"}
 			}
 			if len(r.Columns) > 0 {
@@ -313,6 +316,12 @@ func (s *replayStream) chooseParser() error {
 			return &ReplayError{Path: r.Path, Msg: err.Error()}
 		}
 		s.parser = lp
+	case "nginx":
+		p, err := newTemplateParser(r, tp)
+		if err != nil {
+			return &ReplayError{Path: r.Path, Msg: err.Error()}
+		}
+		s.parser = p
 	case "jsonl":
 		s.parser = newJSONParser(r, tp)
 	case "csv", "tsv":

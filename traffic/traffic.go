@@ -21,6 +21,11 @@ type Arrival struct {
 	Key    uint32        // dense key id, see Keys
 	Cost   int64         // >= 1
 	Source int32         // index of the source in the scenario, in file order
+	// Logged is what the gateway that wrote a replayed log decided of the
+	// request (Replay.CheckField), for replay --check-field; LoggedNone
+	// elsewhere. It fits in the struct's padding: an Arrival is 32 bytes
+	// with or without it.
+	Logged Logged
 }
 
 // Stream yields arrivals in non-decreasing order of At. Next fills a and

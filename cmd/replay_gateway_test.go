@@ -1,0 +1,138 @@
+package cmd
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// gatewayFiles writes an nginx config and a log into a temporary folder.
+func gatewayFiles(t *testing.T, conf, log string) (string, string) {
+	dir := t.TempDir()
+	c, l := filepath.Join(dir, "nginx.conf"), filepath.Join(dir, "check.log")
+	require.NoError(t, os.WriteFile(c, []byte(conf), 0o644))
+	require.NoError(t, os.WriteFile(l, []byte(log), 0o644))
+	return c, l
+}
+
+const checkConf = `http {
+    log_format check '$msec $limit_req_status $http_x_client $status';
+    access_log /var/log/nginx/check.log check;
+    limit_req_zone $http_x_client zone=one:1m rate=1r/s;
+    limit_req_status 429;
+    server { location / { limit_req zone=one burst=1 nodelay; } }
+}
+`
+
+// Hand-computed by nginx's rules (ngx_http_limit_req_lookup), rate 1r/s
+// (1000 milli-requests a second), burst=1 (1000) nodelay: a's first
+// request at .000 is admitted (a new node, excess 0); .100 adds 1000 less
+// 100 drained: 900 <= 1000, admitted; .200: 900 - 100 + 1000 = 1800 >
+// 1000, rejected; 1.000: 900 - 900 + 1000 = 1000, admitted. The log says
+// nginx rejected the .100 one and passed the .200 one: two disagreements.
+const checkLog = `1700000000.000 PASSED a 200
+1700000000.100 REJECTED a 429
+1700000000.200 PASSED a 200
+1700000001.000 PASSED a 200
+1700000001.000 - b 200
+`
+
+func TestReplayGatewayCheck(t *testing.T) {
+	conf, log := gatewayFiles(t, checkConf, checkLog)
+	status, out, errOut := run(t, "replay", log, "--gateway", conf, "--check-field", "limit_req_status", "--format", "json", "--check-first", "1")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, errOut, "reading "+conf+" with the nginx reader (--from nginx)")
+	var rep struct {
+		Results []struct {
+			Label string          `json:"label"`
+			Check json.RawMessage `json:"check"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Results, 1)
+	require.Equal(t, "/", rep.Results[0].Label)
+	// b's line logged "-" (no verdict): not compared
+	require.JSONEq(t, `{"field": "limit_req_status", "compared": 4, "agree": 2, "ratio": 0.5,
+		"first": [{"time_ns": 1700000000100000000, "key": "a", "gateway": "REJECTED", "ratesim": "accept"}]}`, string(rep.Results[0].Check))
+
+	// the same on the status field: 429 is the config's reject status
+	status, out, errOut = run(t, "replay", log, "--gateway", conf, "--check-field", "status", "--format", "csv")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, "check_field,check_compared,check_agree,check_ratio\n")
+	require.Contains(t, out, ",status,5,3,0.6\n")
+
+	// the table: the agreement column and the first disagreements
+	status, out, errOut = run(t, "replay", log, "--gateway", conf, "--check-field", "limit_req_status")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, "agrees with limit_req_status")
+	require.Contains(t, out, "50% of 4")
+	require.Contains(t, out, `/ decided 2 of 4 requests otherwise than limit_req_status logged (50%); the first 2: `+
+		`2023-11-14T22:13:20.1Z "a": the gateway logged REJECTED, ratesim accept; 2023-11-14T22:13:20.2Z "a": the gateway logged PASSED, ratesim reject.`)
+}
+
+func TestReplayGatewayErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, conf, log string
+		args            []string
+		want            string
+	}{
+		{"key not logged", `http {
+    log_format main '$msec $status';
+    access_log main.log main;
+    limit_req_zone $http_x_client zone=one:1m rate=1r/s;
+    server { location / { limit_req zone=one; } }
+}`, "1700000000.000 200\n", nil,
+			`the limits of NGINX count by the header x-client (NGINX:4:5), and log_format main (NGINX:2:5) does not log it: add $http_x_client to that log_format (or name the log field that holds it with --key-field)`},
+		{"address not logged", `http {
+    log_format main '$msec $status';
+    access_log main.log main;
+    limit_req_zone $binary_remote_addr zone=one:1m rate=1r/s;
+    server { location / { limit_req zone=one; } }
+}`, "1700000000.000 200\n", nil,
+			`add $remote_addr to that log_format`},
+		{"combined lacks the header", `limit_req_zone $http_x_client zone=one:1m rate=1r/s;
+server { location / { limit_req zone=one; } }
+`, "1.1.1.1 - - [10/Oct/2000:13:55:36 +0000] \"GET / HTTP/1.1\" 200 1\n", []string{"--trace-format", "combined"},
+			`which a combined or common log does not carry: log it (nginx: $http_x_client in a log_format)`},
+		{"several keys", `limit_req_zone $http_x_client zone=one:1m rate=1r/s;
+limit_req_zone $binary_remote_addr zone=two:1m rate=1r/s;
+server { location /a { limit_req zone=one; } location /b { limit_req zone=two; } }
+`, "1.1.1.1 - - [10/Oct/2000:13:55:36 +0000] \"GET / HTTP/1.1\" 200 1\n", nil,
+			`its limits count by different keys, the header x-client (NGINX:1:1), the client address (NGINX:2:1): replay takes one key per request; keep one scope with --scope`},
+		{"limit too", checkConf, checkLog, []string{"--limit", "1/s"}, "--limit: with --gateway the limits are the config's: leave --limit out"},
+		{"check field absent", checkConf, checkLog, []string{"--check-field", "upstream_status"},
+			`check.log: check-field "upstream_status": the log_format has no such variable`},
+		{"scope without gateway", "", checkLog, []string{"--limit", "1/s", "--scope", "/"}, "--scope: applies to --gateway only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conf, log := gatewayFiles(t, tc.conf, tc.log)
+			args := []string{"replay", log}
+			if tc.conf != "" {
+				args = append(args, "--gateway", conf)
+			}
+			status, _, errOut := run(t, append(args, tc.args...)...)
+			require.Equal(t, 2, status, errOut)
+			require.Contains(t, errOut, strings.ReplaceAll(tc.want, "NGINX", conf))
+		})
+	}
+	status, _, errOut := run(t, "replay", "x.log")
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, `required flag(s) "limit" not set`)
+}
+
+// TestReplayGatewayCombined: a config without log_format logs in nginx's
+// predefined combined, whose $remote_addr is the address its zones count
+// by: the small combined log of the traffic package replays with no flag.
+func TestReplayGatewayCombined(t *testing.T) {
+	status, out, errOut := run(t, "replay", "../traffic/testdata/replay/combined.log", "--gateway", "../examples/nginx.conf",
+		"--from", "nginx", "--scope", "/", "--check-field", "status", "--format", "csv")
+	require.Equal(t, 0, status, errOut)
+	// 4 lines, 3 keys (the hosts), statuses 200 and 404 (neither 429 nor
+	// the config's limit_req_status 429): admitted, as the row admits them
+	// at 10 r/s with a burst of 20
+	require.Contains(t, out, ",status,4,4,1\n")
+}
