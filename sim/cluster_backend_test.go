@@ -322,3 +322,38 @@ func randomClusterBackend(rng *rand.Rand, name string, mode cluster.Mode) Config
 	}
 	return cfg
 }
+
+// One local node with no skew is one limiter: in front of the same
+// backend, with the same clients retrying on every cause, the row admits
+// the same attempts and its backend object is the same, byte for byte, as
+// without a cluster (with retries, and without, when the engine runs its
+// backend lazily), for every algorithm that takes local (shapers,
+// concurrency and adaptive limits included). The backend's events at an
+// instant come before the arrivals in both engines.
+func TestClusterBackendOneLocalNodeIsNoCluster(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 4))
+	names := append(algorithms.Names(), "none", "aimd", "vegas", "gradient2", "envoy-adaptive", "sre-throttle")
+	slices.Sort(names)
+	for _, name := range slices.Compact(names) {
+		for k := range 3 {
+			t.Run(fmt.Sprintf("%s/%d", name, k), func(t *testing.T) {
+				cfg := randomClusterBackend(rng, name, cluster.Local)
+				cfg.Cluster.Nodes, cfg.Cluster.Skew, cfg.Cluster.Faults = 1, []time.Duration{0}, nil
+				if k == 2 {
+					cfg.Retries = nil // the engine then runs its backend lazily (backendUntil)
+				}
+				rep, err := Run(cfg)
+				require.NoError(t, err)
+				cfg.Cluster = nil
+				want, err := Run(cfg)
+				require.NoError(t, err)
+				g, w := rep.Results[0], want.Results[0]
+				require.Equal(t, [5]int64{w.Attempts, w.Accepted, w.Delayed, w.Rejected, w.GaveUp},
+					[5]int64{g.Attempts, g.Accepted, g.Delayed, g.Rejected, g.GaveUp})
+				jg, _ := json.Marshal(g.Backend)
+				jw, _ := json.Marshal(w.Backend)
+				require.Equal(t, string(jw), string(jg))
+			})
+		}
+	}
+}
