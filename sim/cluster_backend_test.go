@@ -68,6 +68,20 @@ func TestClusterBackendLocalByHand(t *testing.T) {
 	require.Equal(t, backend.Percentiles{Mean: int64(90 * ms), P50: int64(90 * ms), P90: int64(180 * ms),
 		P99: int64(180 * ms), Max: int64(180 * ms), Exact: true}, b.QueueWaitNs)
 	require.InDelta(t, 0.1, b.Utilization, 1e-12)
+
+	// the same requests as a recorded trace (no duration, absolute
+	// instants): the row and its reference get their backends at the
+	// first arrival, and serve alike
+	t0 := time.Duration(1_700_000_000) * time.Second
+	cfg = clusterConfig("fixed-window", pol, cluster.Coordination{Mode: cluster.Local}, 2, ms,
+		t0, t0+10*ms, t0+20*ms, t0+30*ms, t0+40*ms)
+	cfg.Duration = 0
+	cfg.Backend = oneWorker(100*ms, 2, 250*ms)
+	res, _ = runCluster(t, cfg)
+	require.Equal(t, int64(2), res.Cluster.ExtraAdmitted)
+	tb := res.Backend
+	require.Equal(t, [6]int64{3, 3, 2, 1, 1, 0}, [6]int64{tb.Served, tb.CompletedOK, tb.Goodput, tb.Shed, tb.TimedOut, tb.Errors})
+	require.Equal(t, b.ResponseNs, tb.ResponseNs)
 }
 
 // central gcra (L=10 per 1s: both admitted) on 2 nodes, store rtt 2ms, in
