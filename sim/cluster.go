@@ -272,7 +272,8 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	}
 	if cfg.Duration > 0 {
 		c.scheduleFaults(0)
-		if cfg.Backend != nil { // a trace's, at its first arrival
+		if cfg.Backend != nil { // a trace's at its first arrival (decideBatch, run.fresh)
+			// the row's, and the reference's own copy
 			if err := c.newBackend(0, cfg.Start); err != nil {
 				return nil, err
 			}
