@@ -202,6 +202,15 @@ func TestClusterBackendAdaptiveModes(t *testing.T) {
 		_, err := Run(cfg)
 		require.ErrorContains(t, err, "aimd is an adaptive limit, which each node keeps with its own samples: it runs in coordination local only, not "+string(m))
 	}
+
+	// in local mode each of the 2 nodes keeps its own AIMDLimit, which
+	// starts at 20 and grows only on a sample with at least half of it in
+	// flight (adaptive/aimd.go): one request each, so both stay at 20 and
+	// the row's limit, the sum, is 40 throughout
+	cfg := clusterConfig("aimd", pol, cluster.Coordination{Mode: cluster.Local}, 2, ms, 0, ms)
+	cfg.Backend = oneWorker(10*ms, 2, 0)
+	res, _ := runCluster(t, cfg)
+	require.Equal(t, &backend.LimitStats{Min: 40, Mean: 40, Max: 40}, res.Backend.Limit)
 }
 
 // The backend's conservation holds behind every algorithm in every mode it
