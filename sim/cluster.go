@@ -38,7 +38,9 @@ import (
 // flush), in the order written; operations reaching the store, by send
 // time, then in the engine's processing order; operations executing from
 // the store's queue, FIFO; replies reaching nodes, in the order their
-// operations were sent, then timeouts; first attempts, in traffic order;
+// operations were sent, then timeouts; the backend's events, with a
+// backend (in its own order: see cluster_backend.go); first attempts, in
+// traffic order;
 // retries, in the order they were scheduled; syncs, by node. So a node's
 // sync at the instant of an arrival at that node comes after the arrival,
 // and a reply at the instant of an arrival is heard first.
