@@ -135,7 +135,13 @@ type Request struct {
 	// worker, whatever its cost).
 	Key    uint32
 	Source int32
-	Cost   int64
+	// Node and Epoch are carried for the engine too: in a cluster, the
+	// gateway node that admitted the request and how many times that
+	// node had gone down then (its limiter's generation), so that a
+	// sample goes back to the limiter that admitted the request.
+	Node  int32
+	Epoch uint32
+	Cost  int64
 	// InFlight is carried for the engine: its limiter's units in flight
 	// when it admitted the request, itself included (an adaptive limit's
 	// sample takes it).
@@ -145,6 +151,13 @@ type Request struct {
 	// (Arrived plus a shaper's delay), at or after Arrived.
 	Arrived  time.Duration
 	Admitted time.Duration
+	// Gate is how long the verdict took to take effect after the arrival:
+	// in a cluster, the wait for the store (decided - arrived, SPEC
+	// section 8's added latency); 0 for a limiter that decides at the
+	// arrival. The request is submitted at Arrived + Gate, the verdict's
+	// instant; its response time counts from Admitted - Gate (the
+	// arrival, plus a shaper's delay), so the store's part is in it.
+	Gate time.Duration
 }
 
 // Kind is what happened to a request.
@@ -363,14 +376,21 @@ func (b *Backend) Limit(t time.Duration, v int) {
 	b.series.limit(t, int64(v))
 }
 
-// Submit gives the backend a request the limiter admitted. Its Arrived
-// must not be before the last event processed (submit at the decision,
-// in time order) and its Admitted not before its Arrived. Its admission
-// is processed by a later Step, at Admitted, or at once when it comes
-// next in any case and starts or queues the request (see Events).
+// Submit gives the backend a request the limiter admitted. Its verdict's
+// instant, Arrived + Gate, must not be before the last event processed
+// (submit at the verdict, in time order), its Gate not negative, and its
+// Admitted not before the verdict. Its admission is processed by a later
+// Step, at Admitted, or at once when it comes next in any case and
+// starts or queues the request (see Events).
+//
+// The client's deadline counts from Arrived. A deadline that passed
+// before the verdict (a client that gave up while its gateway waited for
+// the store) is processed at the verdict's instant: the engine learns of
+// it then, and no event of the backend goes back in time.
 func (b *Backend) Submit(r Request) error {
-	if r.Arrived < b.now || r.Admitted < r.Arrived {
-		return fmt.Errorf("%w: arrived %v, admitted %v, backend at %v", ErrPast, r.Arrived, r.Admitted, b.now)
+	decided := r.Arrived + r.Gate
+	if r.Gate < 0 || decided < b.now || r.Admitted < decided {
+		return fmt.Errorf("%w: arrived %v, decided %v, admitted %v, backend at %v", ErrPast, r.Arrived, decided, r.Admitted, b.now)
 	}
 	var i uint32
 	if n := len(b.free); n > 0 {
@@ -395,7 +415,7 @@ func (b *Backend) Submit(r Request) error {
 	// it is processed now rather than by the next Step. (A shed is a
 	// client's outcome, processed in its turn.)
 	now := false
-	if t := r.Admitted; t == r.Arrived && t < s.deadline {
+	if t := r.Admitted; t == decided && t < s.deadline {
 		if at, ok := b.Next(); !ok || at > t {
 			now = b.wait.Len() == 0 && b.canStart(t) || b.qcap == Unbounded || b.wait.Len() < b.qcap
 		}
@@ -412,7 +432,7 @@ func (b *Backend) Submit(r Request) error {
 	}
 	if s.deadline < math.MaxInt64 {
 		b.lastDeadline = max(b.lastDeadline, s.deadline)
-		to := entry{at: s.deadline, ord: b.order(evTimeout), slot: i, gen: s.gen}
+		to := entry{at: max(s.deadline, decided), ord: b.order(evTimeout), slot: i, gen: s.gen}
 		if b.timeouts.Len() == 0 || b.timeouts.Back().at <= to.at {
 			b.timeouts.PushBack(to)
 			b.offer(&to, 2)
@@ -644,8 +664,9 @@ func (b *Backend) complete(t time.Duration, i uint32) {
 	} else {
 		b.res.CompletedOK++
 	}
-	b.series.response(t, t-s.req.Admitted) // the series feeds b.resps
-	client := !s.clientDone                // else its deadline has passed: t > deadline
+	resp := t - s.req.Admitted + s.req.Gate
+	b.series.response(t, resp) // the series feeds b.resps
+	client := !s.clientDone    // else its deadline has passed: t > deadline
 	if client {
 		s.clientDone = true
 		if !fail {

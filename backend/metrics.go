@@ -665,7 +665,8 @@ type Result struct {
 	Utilization float64 `json:"utilization"`
 	// QueueWaitNs: from admission to the start of service, over the
 	// requests that started; ResponseNs: from admission to the end of
-	// service, over the requests served.
+	// service, over the requests served, plus the request's Gate (in a
+	// cluster, the wait for the store before the verdict).
 	QueueWaitNs Percentiles `json:"queue_wait_ns"`
 	ResponseNs  Percentiles `json:"response_ns"`
 	// RetryAmplification is attempts / offered, which the engine knows

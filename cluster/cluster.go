@@ -218,7 +218,11 @@ var defaultModes = []Mode{Local, Split, Central, Racy}
 // order.
 func ModesOf(name string) []Mode {
 	if info, ok := algorithms.Lookup(name); ok && info.Adaptive {
-		return nil // the adaptive limits need a backend, which a cluster cannot have yet
+		// an adaptive limit learns from the samples of the requests it
+		// admitted: each node keeps its own limit and its own samples. A
+		// store would need every completion sent back to it, and a share
+		// of a limit that moves is not a split
+		return []Mode{Local}
 	}
 	if m, ok := modesOf[name]; ok {
 		return slices.Clone(m)

@@ -16,7 +16,7 @@ var builtinFS embed.FS
 // each is builtin/NAME.yaml.
 var builtinNames = []string{"double-burst", "token-vs-leaky", "nginx-burst", "sliding-window-accuracy",
 	"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned", "ip-rotation",
-	"kong-local-pods", "redis-race", "sync-interval", "redis-outage", "flexible-consistency",
+	"kong-local-pods", "kong-local-pods-backend", "redis-race", "sync-interval", "redis-outage", "flexible-consistency",
 	"protect-the-backend", "gc-pause-collapse", "netflix-gradient2", "metastable-retry", "metastable-retry-jitter", "metastable-retry-budget", "choose-burst"}
 
 // Default is the built-in scenario `ratesim compare` runs when given none.

@@ -30,7 +30,7 @@ func TestBuiltins(t *testing.T) {
 		require.Equal(t, info.Description, sc.Description)
 	}
 	require.Equal(t, []string{"double-burst", "token-vs-leaky", "nginx-burst", "sliding-window-accuracy",
-		"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned", "ip-rotation", "kong-local-pods", "redis-race", "sync-interval", "redis-outage", "flexible-consistency", "protect-the-backend", "gc-pause-collapse", "netflix-gradient2", "metastable-retry", "metastable-retry-jitter", "metastable-retry-budget", "choose-burst"}, names)
+		"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned", "ip-rotation", "kong-local-pods", "kong-local-pods-backend", "redis-race", "sync-interval", "redis-outage", "flexible-consistency", "protect-the-backend", "gc-pause-collapse", "netflix-gradient2", "metastable-retry", "metastable-retry-jitter", "metastable-retry-budget", "choose-burst"}, names)
 	require.Equal(t, Default, names[0])
 
 	// every embedded file is listed
@@ -42,7 +42,7 @@ func TestBuiltins(t *testing.T) {
 	}
 
 	_, err = Builtin("nope")
-	require.EqualError(t, err, `no built-in scenario "nope" (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst)`)
+	require.EqualError(t, err, `no built-in scenario "nope" (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst)`)
 }
 
 // The default scenario of `ratesim compare` is SPEC section 7 example 1.
@@ -118,6 +118,8 @@ func TestBuiltinsAreSmall(t *testing.T) {
 			limit = 25000 // 500/s of Poisson and three abusers for 30s
 		case "redis-race", "sync-interval", "redis-outage":
 			limit = 10000 // a race, or a cluster's overshoot, needs traffic
+		case "kong-local-pods-backend":
+			limit = 10000 // 30s at 200/s: three pods' load on a backend queues
 		case "protect-the-backend":
 			limit = 5000 // a backend's queue and p99 need a minute of bursts
 		case "ip-rotation":
@@ -161,7 +163,7 @@ func TestLoadResolve(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "builtin:token-vs-leaky", sc.File)
 	_, err = Resolve(missing)
-	require.EqualError(t, err, missing+": no such file, and no built-in scenario of that name (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst)")
+	require.EqualError(t, err, missing+": no such file, and no built-in scenario of that name (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst)")
 	_, err = Resolve(dir)
 	require.EqualError(t, err, dir+": is a directory, want a scenario file")
 

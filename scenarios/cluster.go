@@ -454,7 +454,7 @@ func (d *decoder) coordination(entry val, m *mapping, name string, p algorithms.
 			return c, false
 		}
 		if mode := cluster.Mode(s); !cluster.Supports(name, mode) {
-			d.errAt(mv.pos, mv.path, "%s: not a mode of %s%s (want %s)", quote(s), name, whyNot(mode), modes)
+			d.errAt(mv.pos, mv.path, "%s: not a mode of %s%s (want %s)", quote(s), name, whyNot(name, mode), modes)
 			return c, false
 		}
 		c.Mode = cluster.Mode(s)
@@ -514,8 +514,11 @@ func (d *decoder) coordination(entry val, m *mapping, name string, p algorithms.
 	return c.WithDefaults(p.Burst, p.Per, ci.nodes), good
 }
 
-// whyNot says why an algorithm does not take mode m, after its name.
-func whyNot(m cluster.Mode) string {
+// whyNot says why the algorithm name does not take mode m, after its name.
+func whyNot(name string, m cluster.Mode) string {
+	if info, ok := algorithms.Lookup(name); ok && info.Adaptive {
+		return ", an adaptive limit: it learns from the backend's answers to the requests it admitted, so each node keeps its own"
+	}
 	if m == cluster.Central || m == cluster.Racy {
 		return ", which cannot run in the store"
 	}

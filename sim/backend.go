@@ -21,12 +21,6 @@ import (
 // recorded trace, whose instants are absolute: a fault at 10s is 10s into
 // the trace) and its series from start (the series' own start).
 func (r *run) newBackend(origin, start time.Duration) error {
-	cfg := *r.cfg.Backend
-	cfg.Start = start
-	cfg.Faults = append([]backend.Fault(nil), cfg.Faults...)
-	for i := range cfg.Faults {
-		cfg.Faults[i].At += origin
-	}
 	r.limits, _ = r.lim.(algorithms.LimitReporter)
 	r.sampler, _ = r.lim.(algorithms.Sampler)
 	// backendEvent reads a client's outcomes only, for a limiter that
@@ -35,13 +29,28 @@ func (r *run) newBackend(origin, start time.Duration) error {
 	if r.sampler != nil || r.retries {
 		emit = r.backendEvent
 	}
+	if err := r.openBackend(origin, start, emit); err != nil {
+		return err
+	}
+	r.backendLazy = !r.retries
+	return nil
+}
+
+// openBackend gives r its backend, which emits its clients' outcomes to
+// emit (nil: none wanted), as newBackend says.
+func (r *run) openBackend(origin, start time.Duration, emit func(backend.Event)) error {
+	cfg := *r.cfg.Backend
+	cfg.Start = start
+	cfg.Faults = append([]backend.Fault(nil), cfg.Faults...)
+	for i := range cfg.Faults {
+		cfg.Faults[i].At += origin
+	}
 	be, err := backend.New(cfg, emit)
 	if err != nil {
 		return fmt.Errorf("backend: %w", err)
 	}
 	be.OnlyClientEvents()
 	r.be = be
-	r.backendLazy = !r.retries
 	return nil
 }
 
@@ -92,11 +101,13 @@ func (r *run) backendFirst(t time.Duration, have bool) bool {
 	return ok && (!have || bt <= t) && (r.events.len() == 0 || bt <= r.events.peek().at)
 }
 
-// submit gives the backend attempt a of request r.cur, admitted at
-// admitted.
-func (r *run) submit(a *traffic.Arrival, attempt int, admitted time.Duration) error {
+// submit gives the backend attempt a of request r.cur, whose verdict
+// took effect gate after its arrival (0 but in a cluster) and which
+// reaches the backend at admitted. In a cluster, r.node and r.epoch say
+// which node's limiter admitted it, and r.sampler is that limiter's.
+func (r *run) submit(a *traffic.Arrival, attempt int, admitted, gate time.Duration) error {
 	req := backend.Request{ID: r.cur, Attempt: int32(attempt), Key: a.Key, Source: a.Source,
-		Cost: a.Cost, Arrived: a.At, Admitted: admitted}
+		Node: r.node, Epoch: r.epoch, Cost: a.Cost, Arrived: a.At, Admitted: admitted, Gate: gate}
 	if r.sampler != nil {
 		req.InFlight = r.sampler.InFlight()
 	}
@@ -123,6 +134,12 @@ func (r *run) backendEvent(e backend.Event) {
 			r.limitAt(e.At)
 		}
 	}
+	r.clientOutcome(e)
+}
+
+// clientOutcome takes a client's outcome e, once its sample is taken: a
+// success for the client's retry budget, or a retry as its policy says.
+func (r *run) clientOutcome(e backend.Event) {
 	if e.Kind == backend.Completed {
 		if r.budgets != nil {
 			r.succeeded(e.Req.Source, e.Req.Key)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/backend"
+	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/traffic"
 )
 
@@ -15,7 +16,9 @@ import (
 // workers, exponential service of mean 12us, a queue of 1000 and clients
 // waiting 100ms (backend-10: the nine and none, each row with its own
 // backend), in one process, so that ns/op reads as a ratio (issue 14's
-// target: at most 1.5x); then token-bucket, none and each adaptive row
+// target: at most 1.5x); the same behind 4 nodes (backend-10-local-4,
+// and backend-8-central-4 for the eight that run in a store); then
+// token-bucket, none and each adaptive row
 // (aimd, vegas, gradient2, envoy-adaptive with a 100ms interval,
 // sre-throttle) alone with a backend (target: an adaptive row at most 2x
 // a token bucket's).
@@ -37,6 +40,29 @@ func BenchmarkEngineBackend(b *testing.B) {
 	b.Run("backend-10", func(b *testing.B) {
 		algs := append(benchAlgorithms(), benchAlgorithm("none"))
 		benchEngineOn(b, plan(b), 0, algs, nil, withBackend)
+	})
+	// the same rows and backends behind a cluster of 4 nodes (issue 14):
+	// the nine and none in local mode, and the eight that run in a store
+	// in central mode (rtt 1ms), each row beside its reference, which has
+	// its own backend too
+	nodes := &cluster.Config{Nodes: 4, Balancer: cluster.RoundRobin, Skew: make([]time.Duration, 4),
+		Store: cluster.Store{RTT: cluster.DefaultRTT, Timeout: cluster.DefaultTimeout}, OnStoreError: cluster.Allow}
+	b.Run("backend-10-local-4", func(b *testing.B) {
+		algs := append(benchAlgorithms(), benchAlgorithm("none"))
+		for i := range algs {
+			algs[i].Coord = cluster.Coordination{Mode: cluster.Local}
+		}
+		benchEngineOn(b, plan(b), 0, algs, nodes, withBackend)
+	})
+	b.Run("backend-8-central-4", func(b *testing.B) {
+		var algs []Algorithm
+		for _, a := range benchAlgorithms() {
+			if a.Name != "x-time-rate" {
+				a.Coord = cluster.Coordination{Mode: cluster.Central}
+				algs = append(algs, a)
+			}
+		}
+		benchEngineOn(b, plan(b), 0, algs, nodes, withBackend)
 	})
 	// one row each, with its backend: an adaptive row against a token
 	// bucket's (issue 14's target: at most 2x)

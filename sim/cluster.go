@@ -38,7 +38,9 @@ import (
 // flush), in the order written; operations reaching the store, by send
 // time, then in the engine's processing order; operations executing from
 // the store's queue, FIFO; replies reaching nodes, in the order their
-// operations were sent, then timeouts; first attempts, in traffic order;
+// operations were sent, then timeouts; the backend's events, with a
+// backend (in its own order: see cluster_backend.go); first attempts, in
+// traffic order;
 // retries, in the order they were scheduled; syncs, by node. So a node's
 // sync at the instant of an arrival at that node comes after the arrival,
 // and a reply at the instant of an arrival is heard first.
@@ -93,6 +95,15 @@ type clusterRun struct {
 	storeDec    Decision
 	storeObsErr error
 
+	// the backend (Config.Backend): sampled when the nodes' limiters
+	// learn from its answers, each from the requests it admitted;
+	// limitSum, once limitOn, the sum of the nodes' limits (adaptive
+	// rows), for the backend's limit series
+	sampled   bool
+	limitOn   bool
+	limitInit bool
+	limitSum  int
+
 	perNode     []NodeCount
 	added       runHist
 	storeOps    int64
@@ -112,6 +123,12 @@ type clusterNode struct {
 	// and the memory of the limiters a node-down threw away
 	lim     algorithms.Limiter
 	retired algorithms.Memory
+	// with a backend: lim as a limiter that learns from the backend's
+	// answers and as one whose limit moves (else nil), and its limit as
+	// last counted in the cluster's limitSum
+	sampler algorithms.Sampler
+	limits  algorithms.LimitReporter
+	limit   int
 	sync    syncNode  // sync
 	lease   leaseNode // lease
 }
@@ -123,6 +140,7 @@ type attempt struct {
 	n    int32
 	node int32
 	seq  uint64
+	id   uint64 // the request's identity (its first attempt's place in the traffic)
 }
 
 // The kinds of store operations.
@@ -193,6 +211,10 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 		c.nodes[n].skew = cl.Skew[n]
 		c.perNode[n].Node = n
 	}
+	if info, ok := algorithms.Lookup(name); ok && info.Adaptive && alg.New == nil && !cluster.Supports(name, c.co.Mode) {
+		return nil, fmt.Errorf("%s: %s is an adaptive limit, which each node keeps with its own samples: it runs in coordination %s only, not %s",
+			alg.Label, name, modeList(cluster.ModesOf(name)), c.co.Mode)
+	}
 	switch c.co.Mode {
 	case cluster.Local, cluster.Split:
 		if c.co.Mode == cluster.Split && alg.New != nil {
@@ -252,6 +274,15 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	}
 	if cfg.Duration > 0 {
 		c.scheduleFaults(0)
+		if cfg.Backend != nil { // a trace's at its first arrival (decideBatch, run.fresh)
+			// the row's, and the reference's own copy
+			if err := c.newBackend(0, cfg.Start); err != nil {
+				return nil, err
+			}
+			if err := ref.newBackend(0, cfg.Start); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return c, nil
 }
@@ -341,13 +372,21 @@ func (c *clusterRun) newNodeLimiter(n int) error {
 	if c.co.Mode == cluster.Split {
 		p = splitParams(alg.Name, p, n, len(c.nodes))
 		if p.Rate == 0 || p.Burst == 0 || (p.NginxBurstSet && p.NginxBurst < 0) {
-			c.nodes[n].lim = nil // no share: the node admits nothing
+			nd := &c.nodes[n]
+			nd.lim, nd.sampler, nd.limits = nil, nil, nil // no share: the node admits nothing
 			return nil
 		}
 	}
+	nd := &c.nodes[n]
 	var err error
-	c.nodes[n].lim, err = newLimiter(c.cfg, alg, p)
-	return err
+	if nd.lim, err = newLimiter(c.cfg, alg, p); err != nil {
+		return err
+	}
+	if c.cfg.Backend != nil {
+		nd.sampler, _ = nd.lim.(algorithms.Sampler)
+		nd.limits, _ = nd.lim.(algorithms.LimitReporter)
+	}
+	return nil
 }
 
 // splitParams returns node n's share of p over nodes nodes: the rate and
@@ -405,12 +444,19 @@ func (c *clusterRun) decideBatch(batch []traffic.Arrival) error {
 			if c.cfg.Duration == 0 {
 				c.series.setStart(a.At - a.At%c.series.bucket)
 				c.scheduleFaults(a.At)
+				if c.cfg.Backend != nil {
+					if err := c.newBackend(a.At, a.At-a.At%c.series.bucket); err != nil {
+						return err
+					}
+				}
 			}
 		}
 		c.lastFresh = a.At
 		if err := c.until(a.At, classArrival); err != nil {
 			return err
 		}
+		c.cur = c.ids
+		c.ids++
 		if err := c.arrive(a, 1); err != nil {
 			return err
 		}
@@ -515,6 +561,13 @@ func (c *clusterRun) until(t time.Duration, class uint8) error {
 				best, src = e, srcRetries
 			}
 		}
+		if c.be != nil {
+			if bt, ok := c.be.Next(); ok {
+				if e := (cev{at: bt, class: classBackend}); cevLess(&e, &best) {
+					best, src = e, srcBackend
+				}
+			}
+		}
 		if src != srcNone || t != math.MaxInt64 { // not the end of finish
 			for _, w := range c.watchers {
 				w.sampleUntil(best.at, c.run) // before the events at best.at
@@ -537,6 +590,8 @@ func (c *clusterRun) until(t time.Duration, class uint8) error {
 			err = c.event(c.replyQ.PopFront())
 		case srcRetries:
 			err = c.retryAt()
+		case srcBackend:
+			c.be.Step()
 		}
 		if err != nil {
 			return err
@@ -551,7 +606,14 @@ func (c *clusterRun) anyBy(t time.Duration) bool {
 		c.q.Len() > 0 && c.q.Peek().at <= t ||
 		c.arrivalQ.Len() > 0 && c.arrivalQ.Front().at <= t ||
 		c.execQ.Len() > 0 && c.execQ.Front().at <= t ||
-		c.replyQ.Len() > 0 && c.replyQ.Front().at <= t
+		c.replyQ.Len() > 0 && c.replyQ.Front().at <= t ||
+		c.be != nil && c.backendBy(t)
+}
+
+// backendBy reports whether the backend has an event at or before t.
+func (c *clusterRun) backendBy(t time.Duration) bool {
+	bt, ok := c.be.Next()
+	return ok && bt <= t
 }
 
 // The sources of a cluster run's events, as until picks them.
@@ -563,6 +625,7 @@ const (
 	srcExecs
 	srcReplies
 	srcRetries
+	srcBackend
 )
 
 // event processes one event of the cluster queue.
@@ -598,7 +661,7 @@ func (c *clusterRun) retryAt() error {
 func (c *clusterRun) arrive(a *traffic.Arrival, n int) error {
 	c.arrived(a, n, c.series.row(a.At))
 	node := c.pick(a)
-	at := attempt{a: *a, n: int32(n), node: int32(node), seq: c.arrivals}
+	at := attempt{a: *a, n: int32(n), node: int32(node), seq: c.arrivals, id: c.cur}
 	c.arrivals++
 	c.perNode[node].Attempts++
 	key := algorithms.Key(a.Key)
@@ -608,6 +671,9 @@ func (c *clusterRun) arrive(a *traffic.Arrival, n int) error {
 		d := algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: algorithms.Never}
 		if nd.lim != nil {
 			d = nd.lim.Decide(a.At+nd.skew, key, a.Cost)
+			if c.limitOn {
+				c.nodeLimit(node, a.At)
+			}
 		}
 		return c.decided(&at, d, a.At)
 	case cluster.Central:
@@ -671,6 +737,11 @@ func (c *clusterRun) decided(at *attempt, d algorithms.Decision, when time.Durat
 		pn.Admitted++
 	}
 	c.added.add(when - at.a.At)
+	if c.be != nil {
+		c.cur, c.node = at.id, at.node
+		nd := &c.nodes[at.node]
+		c.epoch, c.run.sampler = nd.epoch, nd.sampler
+	}
 	if c.obs != nil {
 		c.showInOrder(at, d, when)
 		if err := c.flushOrder(false); err != nil {
@@ -1018,6 +1089,9 @@ func (c *clusterRun) fault(ev cev) error {
 			addMemory(&nd.retired, nd.lim.Memory())
 			if err := c.newNodeLimiter(f.Node); err != nil {
 				return err
+			}
+			if c.limitOn {
+				c.nodeLimit(f.Node, ev.at)
 			}
 		}
 		nd.sync.reset()

@@ -330,8 +330,6 @@ func (cfg *Config) check() error {
 		return errors.New("report bucket must be > 0")
 	case len(cfg.Windows) == 0:
 		return errors.New("no report windows")
-	case cfg.Backend != nil && cfg.Cluster != nil:
-		return errors.New("a backend with workers behind a cluster is not supported yet: use one or the other")
 	}
 	for _, v := range cfg.Windows {
 		if v <= 0 {
@@ -397,6 +395,10 @@ type run struct {
 	backendLazy bool
 	ids         uint64
 	cur         uint64 // the identity of the request being decided
+	// in a cluster, the node that decided the request being decided and
+	// its epoch (backend.Request's Node and Epoch); 0 otherwise
+	node  int32
+	epoch uint32
 	// countOnly: the run is a cluster row's reference, of which only the
 	// admissions are read; it counts its verdicts and retries its
 	// rejections, and keeps no other account (decideCounting)
@@ -584,7 +586,7 @@ func (r *run) fresh(a *traffic.Arrival) error {
 		r.started, r.first = true, a.At
 		if r.cfg.Duration == 0 {
 			r.series.setStart(a.At - a.At%r.series.bucket)
-			if r.cfg.Backend != nil && !r.countOnly {
+			if r.cfg.Backend != nil { // a cluster's reference has its own too
 				if err := r.newBackend(a.At, a.At-a.At%r.series.bucket); err != nil {
 					return err
 				}
@@ -795,7 +797,9 @@ func (r *run) decide(a *traffic.Arrival, attempt int) error {
 // attempt and its verdict in res, and a rejection's retry, which the
 // admissions of later attempts depend on. A delayed request is counted
 // when it is decided; its release, which only the backend's figures read,
-// is not scheduled.
+// is not scheduled. With a backend (a cluster's reference in front of its
+// own copy of it), what it admits is submitted there, as decide does:
+// its limiter's samples and its clients' retries depend on it.
 func (r *run) count(a *traffic.Arrival, attempt int, d algorithms.Decision) error {
 	r.res.Attempts++
 	if attempt == 1 {
@@ -807,6 +811,13 @@ func (r *run) count(a *traffic.Arrival, attempt int, d algorithms.Decision) erro
 			r.res.Accepted++
 		} else {
 			r.res.Delayed++
+		}
+		if r.be != nil {
+			admitted := a.At
+			if d.Verdict == algorithms.Delay {
+				admitted += d.Delay
+			}
+			return r.submit(a, attempt, admitted, 0)
 		}
 		if r.budgets != nil {
 			r.succeeded(a.Source, a.Key)
@@ -853,7 +864,7 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 		row[colAdmitted]++
 		r.last = max(r.last, decided)
 		if r.be != nil {
-			return r.submit(a, attempt, decided)
+			return r.submit(a, attempt, decided, decided-a.At)
 		}
 		if r.budgets != nil {
 			r.succeeded(a.Source, a.Key)
@@ -864,7 +875,7 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 		row[colDelayed]++
 		r.releases.Push(decided+d.Delay, delayed{a.Cost, a.Key})
 		if r.be != nil {
-			return r.submit(a, attempt, decided+d.Delay)
+			return r.submit(a, attempt, decided+d.Delay, decided-a.At)
 		}
 		if r.budgets != nil {
 			r.succeeded(a.Source, a.Key)
