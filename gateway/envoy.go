@@ -3,7 +3,6 @@ package gateway
 import (
 	"fmt"
 	"iter"
-	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -464,9 +463,6 @@ func (e *Envoy) comments(b *strings.Builder, base string, d *EnvoyDescriptor, in
 		fmt.Fprintf(b, ", a counter per %s", strings.Join(ks, " and "))
 	}
 	b.WriteString("\n")
-	if most := maxExactNs / int64(d.Per); d.Rate > most {
-		fmt.Fprintf(b, "%s#   NOTE: a row holds at most %d per %s exactly (rate*per within 2^61 ns): this one does not load\n", indent, most, commentSafe(strings.ToUpper(d.Unit)))
-	}
 	if len(d.Siblings) > 0 {
 		last := d.Entries[len(d.Entries)-1]
 		var vs []string
@@ -550,9 +546,6 @@ func (e *Envoy) replacedBy(name string) []string {
 	return by
 }
 
-// maxExactNs is the bound of the rows' exact arithmetic on rate*per (the
-// algorithms' maxExact): a limit beyond it does not load.
-const maxExactNs = math.MaxInt64 / 4
 
 // envoyFields writes a descriptor's fixed-window fields.
 func envoyFields(d *EnvoyDescriptor) string {
