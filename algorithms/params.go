@@ -163,27 +163,14 @@ func checkCalendarPolicy(p Policy) error {
 	if p.Calendar != NotCalendar && p.Per != p.Calendar.Nominal() {
 		return &ParamError{"per", p.Per.String(), fmt.Sprintf("want %v for per %s (its nominal duration)", p.Calendar.Nominal(), p.Calendar)}
 	}
-	if p.Rate < 1 {
-		return &ParamError{"rate", fmt.Sprint(p.Rate), "want a rate of at least 1 request per period"}
-	}
-	if p.Per <= 0 {
-		return &ParamError{"per", p.Per.String(), "want a period greater than 0"}
-	}
-	if p.Burst < 1 {
-		return &ParamError{"burst", fmt.Sprint(p.Burst), "want a burst of at least 1"}
-	}
-	return nil
+	return checkPositive(p)
 }
 
+// checkExactPolicy is checkPositive, and Burst*Per and Rate*Per within
+// 2^61 ns, the products the exact algorithms form.
 func checkExactPolicy(p Policy) error {
-	if p.Rate < 1 {
-		return &ParamError{"rate", fmt.Sprint(p.Rate), "want a rate of at least 1 request per period"}
-	}
-	if p.Per <= 0 {
-		return &ParamError{"per", p.Per.String(), "want a period greater than 0"}
-	}
-	if p.Burst < 1 {
-		return &ParamError{"burst", fmt.Sprint(p.Burst), "want a burst of at least 1"}
+	if err := checkPositive(p); err != nil {
+		return err
 	}
 	if p.Burst > maxExact/int64(p.Per) {
 		return &ParamError{"burst", fmt.Sprintf("%d with per %v", p.Burst, p.Per),
@@ -194,6 +181,20 @@ func checkExactPolicy(p Policy) error {
 		return &ParamError{"rate", fmt.Sprintf("%d with per %v", p.Rate, p.Per),
 			fmt.Sprintf("want at most %d with per %v (rate*per must stay within 2^61 ns for every decision to be exact)",
 				maxExact/int64(p.Per), p.Per)}
+	}
+	return nil
+}
+
+// checkPositive requires a rate, a period and a burst greater than 0.
+func checkPositive(p Policy) error {
+	if p.Rate < 1 {
+		return &ParamError{"rate", fmt.Sprint(p.Rate), "want a rate of at least 1 request per period"}
+	}
+	if p.Per <= 0 {
+		return &ParamError{"per", p.Per.String(), "want a period greater than 0"}
+	}
+	if p.Burst < 1 {
+		return &ParamError{"burst", fmt.Sprint(p.Burst), "want a burst of at least 1"}
 	}
 	return nil
 }
