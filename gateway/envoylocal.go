@@ -952,7 +952,9 @@ func (l *EnvoyLocal) writeRow(b *strings.Builder, base string, row localRow, dis
 	var members []splitMember
 	for _, d := range row.descs {
 		members = append(members, splitMember{label: "(" + d.Path() + " alone)", alg: "token-bucket", fields: bucketFields(d.Bucket, discrete),
-			comment: func(b *strings.Builder, indent string) { bucketComment(b, base, "descriptor "+d.Path(), d.Bucket, indent) }})
+			comment: func(b *strings.Builder, indent string) {
+				bucketComment(b, base, "descriptor "+d.Path(), d.Bucket, indent)
+			}})
 	}
 	if row.dflt {
 		members = append(members, splitMember{label: "(default bucket alone)", alg: "token-bucket", fields: bucketFields(*row.scope.Bucket, discrete),
