@@ -434,6 +434,13 @@ func FuzzReadEnvoy(f *testing.F) {
 		if _, err := scenarios.Parse("f.yaml", []byte(out)); err != nil && !strings.Contains(err.Error(), "want at most") {
 			t.Fatalf("imported scenario does not load: %v\n%s", err, out)
 		}
+		split, err := e.Scenario(Options{Scope: scope, SplitLimits: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := scenarios.Parse("f.yaml", []byte(split)); err != nil && !strings.Contains(err.Error(), "want at most") {
+			t.Fatalf("imported scenario does not load: %v\n%s", err, split)
+		}
 	})
 }
 

@@ -314,11 +314,17 @@ func FuzzReadEnvoyLocal(f *testing.F) {
 		if _, err := l.Keys(Options{Scope: scope, EnvoyVersion: version}); err != nil {
 			t.Fatal(err)
 		}
+		split, err := l.Scenario(Options{Scope: scope, EnvoyVersion: version, SplitLimits: true})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if d, _ := ParseEnvoyVersion(version); d {
 			return // fill-interval rows: checked as text
 		}
-		if _, err := scenarios.Parse("f.yaml", []byte(out)); err != nil && !strings.Contains(err.Error(), "want at most") {
-			t.Fatalf("imported scenario does not load: %v\n%s", err, out)
+		for _, out := range []string{out, split} {
+			if _, err := scenarios.Parse("f.yaml", []byte(out)); err != nil && !strings.Contains(err.Error(), "want at most") {
+				t.Fatalf("imported scenario does not load: %v\n%s", err, out)
+			}
 		}
 	})
 }

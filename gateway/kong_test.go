@@ -387,6 +387,9 @@ func FuzzReadKong(f *testing.F) {
 		if !strings.HasPrefix(out, "# Imported from") {
 			t.Fatalf("no scenario:\n%s", out)
 		}
+		if _, err := k.Scenario(Options{SplitLimits: true}); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := k.Keys(Options{}); err != nil {
 			t.Fatal(err)
 		}
