@@ -114,3 +114,34 @@ func TestImportErrors(t *testing.T) {
 		require.Equal(t, tc.want, errOut)
 	}
 }
+
+// --split-limits: the rows beside each all-of row are written by every
+// reader that writes all-of rows, and the imports validate and run.
+func TestImportSplitLimits(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		split []string // labels of the split rows
+	}{
+		{[]string{"../examples/nginx.conf", "--scope", "/search"}, []string{`"api.example.com /search zone=perip"`, `"api.example.com /search zone=perip_minute"`}},
+		{[]string{"../examples/kong.deck.yaml"}, []string{`"orders-api second"`, `"orders-api hour"`, `"search-api second"`, `"search-api minute"`}},
+		{[]string{"../examples/envoy/ratelimit-config.yaml", "--scope", "remote_address + header_match=api/api_key"},
+			[]string{`"remote_address + header_match=api/api_key (remote_address alone)"`, `"remote_address + header_match=api/api_key (header_match=api/api_key alone)"`}},
+		{[]string{"../examples/envoy/local-ratelimit.yaml", "--scope", "public/shop/search plan=free"},
+			[]string{`"public/shop/search plan=free (plan=free alone)"`, `"public/shop/search plan=free (default bucket alone)"`}},
+	} {
+		status, plain, errOut := run(t, append([]string{"import"}, tc.args...)...)
+		require.Equal(t, 0, status, errOut)
+		status, out, errOut := run(t, append([]string{"import", "--split-limits"}, tc.args...)...)
+		require.Equal(t, 0, status, errOut)
+		for _, label := range tc.split {
+			require.Contains(t, out, "label: "+label+", ", tc.args)
+			require.NotContains(t, plain, label, tc.args)
+		}
+		path := filepath.Join(t.TempDir(), "imported.yaml")
+		require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+		status, _, errOut = run(t, "validate", path)
+		require.Equal(t, 0, status, errOut)
+		status, _, errOut = run(t, "compare", path)
+		require.Equal(t, 0, status, errOut)
+	}
+}

@@ -376,7 +376,7 @@ func (e *Envoy) Scenario(o Options) (string, error) {
 		}
 		first = kept[0]
 		e.header(&b, first)
-		e.requestRow(&b, base, o.Scope, kept, dropped)
+		e.requestRow(&b, base, o.Scope, kept, dropped, o.SplitLimits)
 	} else {
 		first = ds[slices.IndexFunc(ds, func(d *EnvoyDescriptor) bool { return !d.Unlimited })]
 		e.header(&b, first)
@@ -400,8 +400,9 @@ func (e *Envoy) header(b *strings.Builder, first *EnvoyDescriptor) {
 }
 
 // requestRow writes the one row of a request carrying the descriptors of
-// --scope: kept are the limits the service checks.
-func (e *Envoy) requestRow(b *strings.Builder, base, scope string, kept []*EnvoyDescriptor, dropped []string) {
+// --scope: kept are the limits the service checks. With split, an all-of
+// row is followed by a row per member (--split-limits).
+func (e *Envoy) requestRow(b *strings.Builder, base, scope string, kept []*EnvoyDescriptor, dropped []string, split bool) {
 	fmt.Fprintf(b, "  # --scope %s: a request that carries these descriptors\n", commentSafe(scope))
 	for _, why := range dropped {
 		fmt.Fprintf(b, "  # not checked: %s\n", commentSafe(why))
@@ -435,6 +436,19 @@ func (e *Envoy) requestRow(b *strings.Builder, base, scope string, kept []*Envoy
 		e.comments(b, base, d, "      ")
 		fmt.Fprintf(b, "      - {name: fixed-window, %s}\n", envoyFields(d))
 	}
+	if !split {
+		return
+	}
+	var members []splitMember
+	for _, d := range kept {
+		members = append(members, splitMember{label: "(" + d.Path() + " alone)", alg: "fixed-window", fields: envoyFields(d),
+			comment: func(b *strings.Builder, indent string) { e.comments(b, base, d, indent) }})
+	}
+	writeSplitRows(b, labels{}, scope, []string{
+		"--split-limits: each descriptor's limit above on its own (its counter counts",
+		"every hit as in the all-of row, and it rejects only when that counter is over),",
+		"to compare with the all-of row",
+	}, members, "")
 }
 
 // comments writes the comment lines of one descriptor: where it is, its

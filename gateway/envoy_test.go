@@ -185,6 +185,70 @@ func TestEnvoyEveryHit(t *testing.T) {
 	}
 }
 
+// --split-limits: after the all-of row of --scope "a + b", one
+// fixed-window row per descriptor, with exactly the member's fields (rate,
+// per, count-rejected: fixed_cache_impl.go counts every hit), labelled by
+// the scope and the descriptor. Alone, a still rejects the hit at 500ms
+// (2 > 1 a second) but b does not (2 <= 3 a minute), where the all-of
+// rejects both.
+func TestEnvoySplitLimits(t *testing.T) {
+	src := "domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: SECOND, requests_per_unit: 1}\n  - key: b\n    rate_limit: {unit: MINUTE, requests_per_unit: 3}\n"
+	e, err := ReadEnvoy("h.yaml", []byte(src))
+	require.NoError(t, err)
+	plain, err := e.Scenario(Options{Scope: "a + b"})
+	require.NoError(t, err)
+	out, err := e.Scenario(Options{Scope: "a + b", SplitLimits: true})
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(out, strings.TrimSuffix(plain, plain[strings.Index(plain, "traffic:\n"):])), "the all-of row is unchanged, first")
+	require.Contains(t, out, "  # h.yaml:3: descriptor a: 1 per SECOND, a counter per value of a\n"+
+		"  - {name: fixed-window, label: \"a + b (a alone)\", rate: 1, per: 1s, count-rejected: true}\n"+
+		"  # h.yaml:5: descriptor b: 3 per MINUTE, a counter per value of b\n"+
+		"  - {name: fixed-window, label: \"a + b (b alone)\", rate: 3, per: 1m, count-rejected: true}\n")
+	sc, err := scenarios.Parse("h.yaml", []byte(out))
+	require.NoError(t, err, out)
+	require.Len(t, sc.Algorithms, 3)
+	all := sc.Algorithms[0]
+	for i, a := range sc.Algorithms[1:] {
+		require.Equal(t, "fixed-window", a.Name)
+		require.Equal(t, all.Params.Members[i].Params, a.Params)
+	}
+	for i, want := range []algorithms.Verdict{algorithms.Reject, algorithms.Reject, algorithms.Accept} {
+		l, err := algorithms.New(sc.Algorithms[i].Name, sc.Algorithms[i].Params)
+		require.NoError(t, err)
+		require.Equal(t, algorithms.Accept, l.Decide(0, 0, 1).Verdict)
+		require.Equal(t, want, l.Decide(500*time.Millisecond, 0, 1).Verdict, sc.Algorithms[i].Label)
+	}
+
+	// the golden's config, a request with a descriptor in shadow_mode: the
+	// all-of leaves it out, and so do the split rows
+	e = readEnvoy(t, "testdata/envoy-ratelimit.yaml")
+	out, err = e.Scenario(Options{Scope: "remote_address + client_id + generic_key=default", SplitLimits: true})
+	require.NoError(t, err)
+	sc, err = scenarios.Parse("s.yaml", []byte(out))
+	require.NoError(t, err, out)
+	var labels []string
+	for _, a := range sc.Algorithms {
+		labels = append(labels, a.Label)
+	}
+	require.Equal(t, []string{"remote_address + client_id + generic_key=default",
+		"remote_address + client_id + generic_key=default (remote_address alone)",
+		"remote_address + client_id + generic_key=default (generic_key=default alone)"}, labels)
+	require.Equal(t, int64(60), sc.Algorithms[1].Params.Rate)
+	require.Equal(t, time.Minute, sc.Algorithms[1].Params.Per)
+	require.Equal(t, int64(500), sc.Algorithms[2].Params.Rate)
+	require.Equal(t, time.Second, sc.Algorithms[2].Params.Per)
+
+	// no all-of row, no split rows: the whole file's import is the golden's
+	plain, err = e.Scenario(Options{})
+	require.NoError(t, err)
+	out, err = e.Scenario(Options{SplitLimits: true})
+	require.NoError(t, err)
+	require.Equal(t, plain, out)
+	want, err := os.ReadFile("testdata/envoy-ratelimit.golden.yaml")
+	require.NoError(t, err)
+	require.Equal(t, string(want), plain)
+}
+
 // The imported scenario is a golden file, and it loads.
 func TestEnvoyScenario(t *testing.T) {
 	e := readEnvoy(t, "testdata/envoy-ratelimit.yaml")
@@ -369,6 +433,13 @@ func FuzzReadEnvoy(f *testing.F) {
 		}
 		if _, err := scenarios.Parse("f.yaml", []byte(out)); err != nil {
 			t.Fatalf("imported scenario does not load: %v\n%s", err, out)
+		}
+		split, err := e.Scenario(Options{Scope: scope, SplitLimits: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := scenarios.Parse("f.yaml", []byte(split)); err != nil && !strings.Contains(err.Error(), "want at most") {
+			t.Fatalf("imported scenario does not load: %v\n%s", err, split)
 		}
 	})
 }

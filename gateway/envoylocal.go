@@ -807,19 +807,23 @@ func (l *EnvoyLocal) Scenario(o Options) (string, error) {
 	first := rows[0].buckets()[0]
 	fmt.Fprintf(&b, "limit: {rate: %d, per: %s, burst: %d}\n", first.TokensPerFill, durationText(first.FillInterval), first.MaxTokens)
 	b.WriteString("duration: 10s\nalgorithms:\n")
+	var split labels // the labels of --split-limits rows, when it is given
+	if o.SplitLimits {
+		split = labels{}
+	}
 	if o.Scope == "" {
 		for _, s := range l.Scopes {
 			l.scopeComment(&b, base, s)
 			if !s.Enabled.none() {
 				for _, row := range s.rows(discrete) {
-					l.writeRow(&b, base, row, discrete)
+					l.writeRow(&b, base, row, discrete, split)
 				}
 			}
 		}
 	} else {
 		l.scopeComment(&b, base, rows[0].scope)
 		for _, row := range rows {
-			l.writeRow(&b, base, row, discrete)
+			l.writeRow(&b, base, row, discrete, split)
 		}
 	}
 	writePlaceholderTraffic(&b, 2*first.TokensPerFill, durationText(first.FillInterval))
@@ -896,8 +900,10 @@ func (l *EnvoyLocal) scopeComment(b *strings.Builder, base string, s *LocalScope
 	}
 }
 
-// writeRow writes one row: a token-bucket, or an all-of in-order.
-func (l *EnvoyLocal) writeRow(b *strings.Builder, base string, row localRow, discrete bool) {
+// writeRow writes one row: a token-bucket, or an all-of in-order, then,
+// when split is not nil (--split-limits), a row per bucket of an all-of
+// (labels unique in split).
+func (l *EnvoyLocal) writeRow(b *strings.Builder, base string, row localRow, discrete bool, split labels) {
 	if len(row.descs) == 0 {
 		bucketComment(b, base, "the default bucket", *row.scope.Bucket, "  ")
 		fmt.Fprintf(b, "  - {name: token-bucket, label: %s, %s}\n", yamlString(row.label), bucketFields(*row.scope.Bucket, discrete))
@@ -940,6 +946,26 @@ func (l *EnvoyLocal) writeRow(b *strings.Builder, base string, row localRow, dis
 		bucketComment(b, base, "then the default bucket (always_consume_default_token_bucket)", *row.scope.Bucket, "      ")
 		fmt.Fprintf(b, "      - {name: token-bucket, %s}\n", bucketFields(*row.scope.Bucket, discrete))
 	}
+	if split == nil {
+		return
+	}
+	var members []splitMember
+	for _, d := range row.descs {
+		members = append(members, splitMember{label: "(" + d.Path() + " alone)", alg: "token-bucket", fields: bucketFields(d.Bucket, discrete),
+			comment: func(b *strings.Builder, indent string) {
+				bucketComment(b, base, "descriptor "+d.Path(), d.Bucket, indent)
+			}})
+	}
+	if row.dflt {
+		members = append(members, splitMember{label: "(default bucket alone)", alg: "token-bucket", fields: bucketFields(*row.scope.Bucket, discrete),
+			comment: func(b *strings.Builder, indent string) {
+				bucketComment(b, base, "the default bucket", *row.scope.Bucket, indent)
+			}})
+	}
+	writeSplitRows(b, split, row.label, []string{
+		"--split-limits: each bucket above on its own (it takes a token whenever it has",
+		"one, whatever the others hold), to compare with the all-of row",
+	}, members, "")
 }
 
 // bucketComment writes where a bucket is and what it holds.

@@ -314,11 +314,17 @@ func FuzzReadEnvoyLocal(f *testing.F) {
 		if _, err := l.Keys(Options{Scope: scope, EnvoyVersion: version}); err != nil {
 			t.Fatal(err)
 		}
+		split, err := l.Scenario(Options{Scope: scope, EnvoyVersion: version, SplitLimits: true})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if d, _ := ParseEnvoyVersion(version); d {
 			return // fill-interval rows: checked as text
 		}
-		if _, err := scenarios.Parse("f.yaml", []byte(out)); err != nil && !strings.Contains(err.Error(), "want at most") {
-			t.Fatalf("imported scenario does not load: %v\n%s", err, out)
+		for _, out := range []string{out, split} {
+			if _, err := scenarios.Parse("f.yaml", []byte(out)); err != nil && !strings.Contains(err.Error(), "want at most") {
+				t.Fatalf("imported scenario does not load: %v\n%s", err, out)
+			}
 		}
 	})
 }
@@ -335,4 +341,79 @@ func TestEnvoyLocalExample(t *testing.T) {
 	want, err := os.ReadFile("../examples/envoy-local.yaml")
 	require.NoError(t, err)
 	require.Equal(t, string(want), out)
+}
+
+// --split-limits: after each all-of in-order row, one token-bucket row per
+// bucket, descriptor first and then the default bucket (the order of the
+// all-of, LocalRateLimiterImpl's requestAllowed), each with exactly the
+// member's fields; the other rows, and the output without the flag (the
+// goldens), are unchanged. Before 1.31 the split rows keep the discrete
+// fields (fill-interval, tokens-per-fill).
+func TestEnvoyLocalSplitLimits(t *testing.T) {
+	l := readLocal(t, "testdata/envoy-local.yaml")
+	for _, tc := range []struct{ version, golden, free, dflt string }{
+		{"", "envoy-local.golden.yaml", "rate: 1, per: 2s, burst: 2", "rate: 10, per: 1s, burst: 20"},
+		{"1.30", "envoy-local-1.30.golden.yaml", "burst: 2, fill-interval: 2s, tokens-per-fill: 1", "burst: 20, fill-interval: 1s, tokens-per-fill: 10"},
+	} {
+		plain, err := l.Scenario(Options{EnvoyVersion: tc.version})
+		require.NoError(t, err)
+		want, err := os.ReadFile("testdata/" + tc.golden)
+		require.NoError(t, err)
+		require.Equal(t, string(want), plain)
+		out, err := l.Scenario(Options{EnvoyVersion: tc.version, SplitLimits: true})
+		require.NoError(t, err)
+		// envoy-local.yaml:67, plan=free: max_tokens 2, tokens_per_fill 1,
+		// fill_interval 2s; :60, the default bucket: 20, 10, 1s
+		require.Contains(t, out, "  # envoy-local.yaml:67: descriptor plan=free: max_tokens 2, tokens_per_fill 1, fill_interval 2s\n"+
+			"  - {name: token-bucket, label: \"ingress/api/reports plan=free (plan=free alone)\", "+tc.free+"}\n"+
+			"  # envoy-local.yaml:60: the default bucket: max_tokens 20, tokens_per_fill 10, fill_interval 1s\n"+
+			"  - {name: token-bucket, label: \"ingress/api/reports plan=free (default bucket alone)\", "+tc.dflt+"}\n")
+		sc, err := scenarios.Parse("s.yaml", []byte(out))
+		require.NoError(t, err, out)
+		var labels []string
+		for _, a := range sc.Algorithms {
+			labels = append(labels, a.Label)
+		}
+		require.Equal(t, []string{"ingress", "ingress/api/prefix /login", "ingress/api/reports",
+			"ingress/api/reports plan=free", "ingress/api/reports plan=free (plan=free alone)", "ingress/api/reports plan=free (default bucket alone)",
+			"ingress/api/reports plan=pro", "ingress/api/reports plan=pro (plan=pro alone)", "ingress/api/reports plan=pro (default bucket alone)",
+		}, labels)
+		for _, i := range []int{3, 6} {
+			all := sc.Algorithms[i]
+			require.Equal(t, algorithms.InOrder, all.Params.Commit)
+			for j, m := range all.Params.Members {
+				require.Equal(t, "token-bucket", sc.Algorithms[i+1+j].Name)
+				require.Equal(t, m.Params, sc.Algorithms[i+1+j].Params, sc.Algorithms[i+1+j].Label)
+			}
+		}
+		// the plain rows are the golden's, line for line
+		for _, line := range strings.SplitAfter(plain, "\n") {
+			require.Contains(t, out, line)
+		}
+	}
+
+	// --scope "A + B": the request's row takes from plan=pro (30 per 3s, 10
+	// a second, fills faster than plan=free's 1 per 2s) after plan=free,
+	// then the default bucket: three split rows, in that order
+	out, err := l.Scenario(Options{Scope: "ingress/api/reports plan=pro + ingress/api/reports plan=free", SplitLimits: true})
+	require.NoError(t, err)
+	sc, err := scenarios.Parse("s.yaml", []byte(out))
+	require.NoError(t, err, out)
+	require.Len(t, sc.Algorithms, 4)
+	scope := "ingress/api/reports plan=pro + ingress/api/reports plan=free"
+	for i, c := range []struct {
+		label       string
+		rate, burst int64
+		per         time.Duration
+	}{
+		{scope + " (plan=free alone)", 1, 2, 2 * time.Second},
+		{scope + " (plan=pro alone)", 30, 10, 3 * time.Second},
+		{scope + " (default bucket alone)", 10, 20, time.Second},
+	} {
+		a := sc.Algorithms[1+i]
+		require.Equal(t, c.label, a.Label)
+		require.Equal(t, c.rate, a.Params.Rate, c.label)
+		require.Equal(t, c.per, a.Params.Per, c.label)
+		require.Equal(t, c.burst, a.Params.Burst, c.label)
+	}
 }

@@ -134,7 +134,7 @@ func (k *Kong) Scenario(o Options) (string, error) {
 	b.WriteString("algorithms:\n")
 	names := labels{}
 	for _, s := range scopes {
-		k.writeRow(&b, base, s, names.unique(s.Name()))
+		k.writeRow(&b, base, s, names.unique(s.Name()), names, o.SplitLimits)
 	}
 	writePlaceholderTraffic(&b, 2*first.Rate(), rateUnit(first.Per))
 	return b.String(), nil
@@ -176,7 +176,10 @@ func rateUnit(per string) string {
 	return per
 }
 
-func (k *Kong) writeRow(b *strings.Builder, base string, s *KongScope, label string) {
+// writeRow writes the row of scope s, labelled label, and with split,
+// when it is an all-of, a row per window after it (labels unique in
+// names).
+func (k *Kong) writeRow(b *strings.Builder, base string, s *KongScope, label string, names labels, split bool) {
 	p := s.Plugin
 	m := p.mode()
 	where := "route " + s.Route
@@ -229,6 +232,28 @@ func (k *Kong) writeRow(b *strings.Builder, base string, s *KongScope, label str
 		windowComment(b, base, p, w, "      ")
 		fmt.Fprintf(b, "      - {name: %s, %s}\n", alg, fields(w))
 	}
+	if !split {
+		return
+	}
+	// Each window alone keeps the all-of row's coordination fields: every
+	// mode a row of several windows has (local, central, racy) runs one
+	// window too. The commit is the all-of's alone: one window has none.
+	why := []string{
+		"--split-limits: each window above on its own, with the row's coordination (it",
+		"admits what its own window allows, whatever the others decide), to compare",
+		"with the all-of row",
+	}
+	if m.note != "" && p.SyncRate > 0 {
+		why = append(why, "the NOTE above holds for these rows too (a plugin of one window would be coordination sync)")
+	} else if m.note != "" {
+		why = append(why, "the NOTE above holds for these rows too")
+	}
+	var members []splitMember
+	for _, w := range p.Windows {
+		members = append(members, splitMember{label: w.Name, alg: alg, fields: fields(w),
+			comment: func(b *strings.Builder, indent string) { windowComment(b, base, p, w, indent) }})
+	}
+	writeSplitRows(b, names, label, why, members, ", coordination: "+m.coordination+m.extra)
 }
 
 // windowComment writes where a window is written, and why its rate is

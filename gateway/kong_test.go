@@ -169,6 +169,87 @@ func TestKongScenarioRows(t *testing.T) {
 	require.Contains(t, out, "      # kong.deck.yaml:55: month: 800 (the calendar month, UTC)\n      - {name: fixed-window, rate: 800, per: 1mo}\n")
 }
 
+// --split-limits adds, after each all-of row, one row per window with
+// exactly that window's fields and the all-of row's coordination fields
+// (kong_scenario.go, writeRow); the plain rows and the all-of rows are
+// those of the golden, unchanged and in their places.
+func TestKongSplitLimits(t *testing.T) {
+	k := readKong(t, "testdata/kong.deck.yaml")
+	plain, err := k.Scenario(Options{})
+	require.NoError(t, err)
+	golden(t, "kong.scenario.yaml", plain) // without the flag: the golden
+	out, err := k.Scenario(Options{SplitLimits: true})
+	require.NoError(t, err)
+	sc := parseImported(t, out)
+	var labels []string
+	for _, a := range sc.Algorithms {
+		labels = append(labels, a.Label)
+	}
+	// each all-of row (orders-list, catalog-search, its
+	// rate-limiting-advanced row, health, reports) is followed by its
+	// windows, named as Kong's config names them: second and hour,
+	// minute and month; window_size 1 and 60 for the advanced plugin
+	require.Equal(t, []string{
+		"orders-list", "orders-list second", "orders-list hour",
+		"orders-list (consumer alice)", "orders-create", "orders-create (consumer alice)",
+		"catalog-search", "catalog-search minute", "catalog-search month",
+		"catalog-search (rate-limiting-advanced)", "catalog-search (rate-limiting-advanced) 1s", "catalog-search (rate-limiting-advanced) 60s",
+		"catalog-search (consumer alice)",
+		"health", "health minute", "health month", "health (consumer alice)",
+		"reports", "reports minute", "reports month", "reports (consumer alice)",
+	}, labels)
+	byLabel := map[string]scenarios.Algorithm{}
+	for _, a := range sc.Algorithms {
+		byLabel[a.Label] = a
+	}
+	for _, c := range []struct {
+		all     string
+		windows []string
+	}{
+		{"orders-list", []string{"orders-list second", "orders-list hour"}},
+		{"catalog-search", []string{"catalog-search minute", "catalog-search month"}},
+		{"catalog-search (rate-limiting-advanced)", []string{"catalog-search (rate-limiting-advanced) 1s", "catalog-search (rate-limiting-advanced) 60s"}},
+	} {
+		all := byLabel[c.all]
+		require.Equal(t, "all-of", all.Name)
+		for i, label := range c.windows {
+			m, a := all.Params.Members[i], byLabel[label]
+			require.Equal(t, m.Name, a.Name, label)
+			require.Equal(t, m.Params.Rate, a.Params.Rate, label)
+			require.Equal(t, m.Params.Per, a.Params.Per, label)
+			require.Equal(t, m.Params.CountRejected, a.Params.CountRejected, label)
+			require.Equal(t, all.Coord, a.Coord, label)
+		}
+	}
+	// by hand: redis's second window counts every hit (count-rejected)
+	// in the store (central); the local month is the calendar month
+	a := byLabel["orders-list second"]
+	require.Equal(t, "fixed-window", a.Name)
+	require.Equal(t, int64(5), a.Params.Rate)
+	require.Equal(t, time.Second, a.Params.Per)
+	require.True(t, a.Params.CountRejected)
+	require.Equal(t, cluster.Central, a.Coord.Mode)
+	require.Contains(t, out, "  # kong.deck.yaml:55: month: 800 (the calendar month, UTC)\n  - {name: fixed-window, label: \"catalog-search month\", rate: 800, per: 1mo, coordination: local}\n")
+	// the rows of one window, and every all-of row, are the golden's
+	for _, line := range strings.SplitAfter(plain, "\n") {
+		require.Contains(t, out, line)
+	}
+}
+
+// A plugin of several windows with sync_rate is central with a NOTE; its
+// split rows keep central and say what one window would be.
+func TestKongSplitLimitsSync(t *testing.T) {
+	src := "_format_version: \"3.0\"\nplugins:\n  - name: rate-limiting\n    config: {second: 2, hour: 50, policy: redis, sync_rate: 1, redis: {host: r}}\n"
+	k, err := ReadKong("k.yaml", []byte(src))
+	require.NoError(t, err)
+	out, err := k.Scenario(Options{SplitLimits: true})
+	require.NoError(t, err)
+	require.Contains(t, out, "  # the NOTE above holds for these rows too (a plugin of one window would be coordination sync)\n"+
+		"  # k.yaml:4: second: 2\n  - {name: fixed-window, label: \"global second\", rate: 2, per: 1s, count-rejected: true, coordination: central}\n"+
+		"  # k.yaml:4: hour: 50\n  - {name: fixed-window, label: \"global hour\", rate: 50, per: 1h, count-rejected: true, coordination: central}\n")
+	require.Len(t, parseImported(t, out).Algorithms, 3)
+}
+
 // Kong admits while the count is below a limit that is not whole: 2.5
 // admits 3 a window (handler.lua: remaining = limit - usage, rejected
 // when <= 0: usage 0, 1, 2 pass). sync_rate with redis and one window is
@@ -305,6 +386,9 @@ func FuzzReadKong(f *testing.F) {
 		}
 		if !strings.HasPrefix(out, "# Imported from") {
 			t.Fatalf("no scenario:\n%s", out)
+		}
+		if _, err := k.Scenario(Options{SplitLimits: true}); err != nil {
+			t.Fatal(err)
 		}
 		if _, err := k.Keys(Options{}); err != nil {
 			t.Fatal(err)

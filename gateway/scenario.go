@@ -39,16 +39,13 @@ func (n *Nginx) Scenario(o Options) (string, error) {
 	fmt.Fprintf(&b, "limit: {rate: %d, per: %s}\n", first.Rate, per(first))
 	b.WriteString("duration: 10s\n")
 	b.WriteString("algorithms:\n")
-	labels := map[string]int{}
+	names := labels{}
 	for _, s := range scopes {
 		label := s.Name()
 		if label == "" {
 			label = "server"
 		}
-		labels[label]++
-		if k := labels[label]; k > 1 {
-			label = fmt.Sprintf("%s #%d", label, k)
-		}
+		label = names.unique(label)
 		where := "location " + s.Location
 		if s.Location == "" {
 			where = "server"
@@ -77,12 +74,15 @@ func (n *Nginx) Scenario(o Options) (string, error) {
 			fmt.Fprintf(&b, "      - {name: nginx, %s}\n", limitFields(l))
 		}
 		if o.SplitLimits {
-			b.WriteString("  # --split-limits: each limit_req above on its own (it charges every request\n")
-			b.WriteString("  # it passes, whatever the others decide), to compare with the all-of row\n")
+			var members []splitMember
 			for _, l := range s.Limits {
-				limitComment(&b, base, l, "  ")
-				fmt.Fprintf(&b, "  - {name: nginx, label: %s, %s}\n", yamlString(label+" zone="+l.Zone.Name), limitFields(l))
+				members = append(members, splitMember{label: "zone=" + l.Zone.Name, alg: "nginx", fields: limitFields(l),
+					comment: func(b *strings.Builder, indent string) { limitComment(b, base, l, indent) }})
 			}
+			writeSplitRows(&b, names, label, []string{
+				"--split-limits: each limit_req above on its own (it charges every request",
+				"it passes, whatever the others decide), to compare with the all-of row",
+			}, members, "")
 		}
 	}
 	fmt.Fprintf(&b, "traffic:\n  # a placeholder: replace it with your traffic, or replay an access log\n")

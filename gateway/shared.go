@@ -108,3 +108,28 @@ func entriesPath(entries []EnvoyEntry) string {
 	}
 	return strings.Join(parts, "/")
 }
+
+// splitMember is one limit of an all-of row as --split-limits writes it
+// alone: its own part of the label, the comment lines that say where it
+// is, and the fields it has in the all-of row.
+type splitMember struct {
+	label   string                                  // appended to the all-of row's label
+	comment func(b *strings.Builder, indent string) // its comment lines, as in the all-of row
+	alg     string                                  // its algorithm
+	fields  string                                  // its fields, as in the all-of row
+}
+
+// writeSplitRows writes what --split-limits (SPEC section 12) adds after
+// the all-of row labelled row: the comment lines why (each written after
+// "  # "), then one row per member, labelled "ROW MEMBER" (made unique by
+// names), with exactly the member's fields and then extra (the all-of
+// row's cluster fields, ", coordination: ..."; "" without a cluster).
+func writeSplitRows(b *strings.Builder, names labels, row string, why []string, members []splitMember, extra string) {
+	for _, line := range why {
+		fmt.Fprintf(b, "  # %s\n", commentSafe(line))
+	}
+	for _, m := range members {
+		m.comment(b, "  ")
+		fmt.Fprintf(b, "  - {name: %s, label: %s, %s%s}\n", m.alg, yamlString(names.unique(row+" "+m.label)), m.fields, extra)
+	}
+}
