@@ -560,7 +560,6 @@ func (e *Envoy) replacedBy(name string) []string {
 	return by
 }
 
-
 // envoyFields writes a descriptor's fixed-window fields.
 func envoyFields(d *EnvoyDescriptor) string {
 	return fmt.Sprintf("rate: %d, per: %s, count-rejected: true", d.Rate, durationText(d.Per))
