@@ -26,7 +26,10 @@ type gatewayReplay struct {
 	// log with ("" when it does not say, or the user said otherwise);
 	// formatName names it in errors ("log_format check (nginx.conf:3:5)")
 	logFormat, logEscape, formatName string
-	rejects                          []int
+	// timeField and timeUnit are the log format's time when it is a
+	// number since the epoch (HAProxy's %[date(0,us)]), "" otherwise
+	timeField, timeUnit string
+	rejects             []int
 }
 
 // source sets the replay source's fields that come from the config.
@@ -38,6 +41,12 @@ func (g *gatewayReplay) source(src map[string]any) {
 		src["log-format"] = g.logFormat
 		if g.logEscape != "" && g.logEscape != "default" {
 			src["log-escape"] = g.logEscape
+		}
+		if _, set := src["time-field"]; g.timeField != "" && !set {
+			src["time-field"] = g.timeField
+			if _, set := src["time-unit"]; !set && src["time-layout"] == nil {
+				src["time-unit"] = g.timeUnit
+			}
 		}
 	}
 }
@@ -96,11 +105,14 @@ func readGateway(stderr io.Writer, path string, f replayFlags, burstSet bool) (*
 		}
 		if lf != nil {
 			g.logFormat, g.logEscape = lf.Text, lf.Escape
-			g.formatName = "log_format " + lf.Name
-			if lf.Where.Line > 0 {
-				g.formatName += " (" + lf.Where.String() + ")"
-			} else {
-				g.formatName += " (nginx's predefined format)"
+			g.timeField, g.timeUnit = lf.TimeField, lf.TimeUnit
+			switch {
+			case lf.Label != "":
+				g.formatName = lf.Label
+			case lf.Where.Line > 0:
+				g.formatName = "log_format " + lf.Name + " (" + lf.Where.String() + ")"
+			default:
+				g.formatName = "log_format " + lf.Name + " (nginx's predefined format)"
 			}
 			// a text nginx would refuse is an error at the log_format
 			if tmpl, err = traffic.ParseLogTemplate(lf.Text, lf.Escape); err != nil {

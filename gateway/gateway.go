@@ -90,6 +90,12 @@ type LogFormat struct {
 	Name   string
 	Text   string
 	Escape string
+	// TimeField and TimeUnit, when set, are the replay's time-field (a
+	// variable of Text) and time-unit (s, ms, us): the time is a number
+	// since the epoch (HAProxy's %[date(0,us)]), not one of nginx's.
+	TimeField, TimeUnit string
+	// Label names the format in errors; "" is "log_format NAME".
+	Label string
 	// Where is the log_format directive; zero for a predefined format
 	// (nginx's combined).
 	Where Pos

@@ -173,7 +173,7 @@ func TestReadHAProxyErrors(t *testing.T) {
 // FuzzReadHAProxy: any input gives limits that make a loadable scenario,
 // or an *Error; never a panic.
 func FuzzReadHAProxy(f *testing.F) {
-	for _, p := range []string{"testdata/haproxy.cfg", "testdata/haproxy-oracle.cfg", "../examples/haproxy.cfg"} {
+	for _, p := range []string{"testdata/haproxy.cfg", "../examples/haproxy.cfg"} {
 		data, err := os.ReadFile(p)
 		require.NoError(f, err)
 		f.Add(data)

@@ -34,8 +34,9 @@ type HAProxyLogFormat struct {
 }
 
 type lfItem struct {
-	lit  string // literal text, when name is ""
-	name string // %NAME's NAME, or "[EXPR]" for %[EXPR]
+	lit   string // literal text, when name is ""
+	name  string // %NAME's NAME, or "[EXPR]" for %[EXPR]
+	flags string // the {FLAGS} before it, without braces ("+Q")
 }
 
 // HAProxyLogEntry is one log line's request: its time (ns since the epoch,
@@ -66,74 +67,11 @@ func (l *HAProxyLimit) LogFormat() (*HAProxyLogFormat, error) {
 // error when the format carries no time, no status or not the key.
 func ParseHAProxyLogFormat(format string, key Key, captures []string) (*HAProxyLogFormat, error) {
 	f := &HAProxyLogFormat{time: -1, timeSec: -1, timeMs: -1, key: -1, status: -1}
-	var lit strings.Builder
-	flushLit := func() {
-		if lit.Len() > 0 {
-			f.items = append(f.items, lfItem{lit: lit.String()})
-			lit.Reset()
-		}
+	items, err := splitHAProxyLogFormat(format)
+	if err != nil {
+		return nil, err
 	}
-	for i := 0; i < len(format); {
-		c := format[i]
-		if c == '\\' && i+1 < len(format) {
-			lit.WriteByte(format[i+1])
-			i += 2
-			continue
-		}
-		if c != '%' {
-			lit.WriteByte(c)
-			i++
-			continue
-		}
-		if i+1 < len(format) && format[i+1] == '%' {
-			lit.WriteByte('%')
-			i += 2
-			continue
-		}
-		i++
-		if i < len(format) && format[i] == '{' { // flags such as {+Q}
-			end := strings.IndexByte(format[i:], '}')
-			if end < 0 {
-				return nil, fmt.Errorf("log-format %q: unclosed { at %d", format, i+1)
-			}
-			i += end + 1
-		}
-		var name string
-		switch {
-		case i < len(format) && format[i] == '[':
-			depth, j := 0, i
-			for ; j < len(format); j++ {
-				if format[j] == '[' {
-					depth++
-				} else if format[j] == ']' {
-					if depth--; depth == 0 {
-						break
-					}
-				}
-			}
-			if j == len(format) {
-				return nil, fmt.Errorf("log-format %q: unclosed %%[ at %d", format, i+1)
-			}
-			name = format[i : j+1]
-			i = j + 1
-		default:
-			j := i
-			for j < len(format) && (format[j] >= 'a' && format[j] <= 'z' || format[j] >= 'A' && format[j] <= 'Z') {
-				j++
-			}
-			if j == i {
-				return nil, fmt.Errorf("log-format %q: a %% without a variable at %d", format, i)
-			}
-			name = format[i:j]
-			i = j
-		}
-		flushLit()
-		if n := len(f.items); n > 0 && f.items[n-1].name != "" {
-			return nil, fmt.Errorf("log-format %q: %%%s follows %%%s with no text between: a line could not be split", format, name, f.items[n-1].name)
-		}
-		f.items = append(f.items, lfItem{name: name})
-	}
-	flushLit()
+	f.items = items
 	for i, it := range f.items {
 		switch n := strings.ReplaceAll(it.name, " ", ""); {
 		case n == "[date(0,us)]" || n == "[date(,us)]":
@@ -169,6 +107,87 @@ func ParseHAProxyLogFormat(format string, key Key, captures []string) (*HAProxyL
 		return nil, fmt.Errorf("log-format %q: no key (want %s)", format, want)
 	}
 	return f, nil
+}
+
+// splitHAProxyLogFormat cuts a log-format into its items as HAProxy's
+// parse_logformat_string (src/log.c) reads them: literal text (a
+// backslash escapes the next character, %% is a %), %NAME variables and
+// %[EXPR] sample expressions, each optionally preceded by {FLAGS}. Two
+// items that are not text with no text between are an error: a line
+// could not be split there.
+func splitHAProxyLogFormat(format string) ([]lfItem, error) {
+	var items []lfItem
+	var lit strings.Builder
+	flushLit := func() {
+		if lit.Len() > 0 {
+			items = append(items, lfItem{lit: lit.String()})
+			lit.Reset()
+		}
+	}
+	for i := 0; i < len(format); {
+		c := format[i]
+		if c == '\\' && i+1 < len(format) {
+			lit.WriteByte(format[i+1])
+			i += 2
+			continue
+		}
+		if c != '%' {
+			lit.WriteByte(c)
+			i++
+			continue
+		}
+		if i+1 < len(format) && format[i+1] == '%' {
+			lit.WriteByte('%')
+			i += 2
+			continue
+		}
+		i++
+		flags := ""
+		if i < len(format) && format[i] == '{' { // flags such as {+Q}
+			end := strings.IndexByte(format[i:], '}')
+			if end < 0 {
+				return nil, fmt.Errorf("log-format %q: unclosed { at %d", format, i+1)
+			}
+			flags = format[i+1 : i+end]
+			i += end + 1
+		}
+		var name string
+		switch {
+		case i < len(format) && format[i] == '[':
+			depth, j := 0, i
+			for ; j < len(format); j++ {
+				if format[j] == '[' {
+					depth++
+				} else if format[j] == ']' {
+					if depth--; depth == 0 {
+						break
+					}
+				}
+			}
+			if j == len(format) {
+				return nil, fmt.Errorf("log-format %q: unclosed %%[ at %d", format, i+1)
+			}
+			name = format[i : j+1]
+			i = j + 1
+		default:
+			j := i
+			for j < len(format) && (format[j] >= 'a' && format[j] <= 'z' || format[j] >= 'A' && format[j] <= 'Z') {
+				j++
+			}
+			if j == i {
+				return nil, fmt.Errorf("log-format %q: a %% without a variable at %d", format, i)
+			}
+			name = format[i:j]
+			i = j
+		}
+		flushLit()
+		if n := len(items); n > 0 && items[n-1].name != "" {
+			return nil, fmt.Errorf("log-format %q: %%%s follows %%%s with no text between: a line could not be split", format, name, items[n-1].name)
+		}
+		items = append(items, lfItem{name: name, flags: flags})
+	}
+	flushLit()
+	return items, nil
 }
 
 // isCapture reports whether item is %[capture.req.hdr(N)] with capture N

@@ -128,6 +128,13 @@ func (p *Process) Shutdown(t testing.TB) {
 	})
 }
 
+// Output returns what the gateway wrote to its stdout and stderr (HAProxy
+// logs there with log stdout); call it after Shutdown.
+func (p *Process) Output() string {
+	<-p.done
+	return p.out.String()
+}
+
 // Kill stops the gateway at once, if it still runs.
 func (p *Process) Kill() {
 	p.stopOnce.Do(func() {
