@@ -35,7 +35,34 @@ import (
 // "require" (as in .ci/run). RATESIM_ORACLE_SEED and
 // RATESIM_ORACLE_DURATION vary the load; RATESIM_HAPROXY_LOG names a file
 // to keep the log in.
+//
+// As the nginx oracle, it runs HAProxy a second time, with another seed,
+// when a run fails, and logs the first run's reason: under a heavy load
+// of the machine (other tests, other work), one run of many agreed on
+// 95.6% only, the offset between HAProxy's clock and its logged date
+// moving within the run; a cause that comes back in the second run still
+// fails the test.
 func TestHAProxyOracle(t *testing.T) {
+	var failed error
+	for attempt := range 2 {
+		err := haproxyOracleRun(t, seedEnv()+uint64(attempt))
+		if err == nil {
+			if failed != nil {
+				t.Logf("the second run passed; the first failed: %v", failed)
+			}
+			return
+		}
+		if failed != nil {
+			t.Fatalf("two runs failed:\nfirst: %v\nsecond: %v", failed, err)
+		}
+		failed = err
+		t.Logf("a run failed, running again: %v", err)
+	}
+}
+
+// haproxyOracleRun is one run of TestHAProxyOracle with the load's seed;
+// it returns what fails the agreement or its explanation.
+func haproxyOracleRun(t *testing.T, seed uint64) error {
 	const conf = "../examples/haproxy-check.cfg"
 	bin := gatewaytest.Binary(t, "haproxy", "haproxy", "/usr/sbin/haproxy")
 	src, err := os.ReadFile(conf)
@@ -52,7 +79,7 @@ func TestHAProxyOracle(t *testing.T) {
 	cfg := filepath.Join(dir, "haproxy.cfg")
 	require.NoError(t, os.WriteFile(cfg, []byte(strings.Replace(string(src), "127.0.0.1:8080", addr, 1)), 0o644))
 	p := gatewaytest.Start(t, addr, syscall.SIGINT, []string{bin, "-db", "-f", cfg})
-	res := gatewaytest.Load{Base: "http://" + addr, Paths: []string{"/"}, Header: "X-Client", Clients: 10, Seed: seedEnv(),
+	res := gatewaytest.Load{Base: "http://" + addr, Paths: []string{"/"}, Header: "X-Client", Clients: 10, Seed: seed,
 		Duration: durEnv(), MaxBurst: 16, MaxPause: time.Second, MaxRequests: 2000}.Run(t)
 	time.Sleep(100 * time.Millisecond) // the last lines
 	p.Shutdown(t)
@@ -87,7 +114,9 @@ func TestHAProxyOracle(t *testing.T) {
 	t.Logf("HAProxy oracle: %d requests, %d denied by HAProxy; replay --check-field status agrees on %d of %d (%.4f)",
 		len(entries), res.ByStatus[429], c.Agree, c.Compared, c.Ratio)
 	require.Equal(t, int64(len(entries)), c.Compared)
-	require.GreaterOrEqual(t, c.Agree*100, c.Compared*99, "%d of %d agree, want 99%%: %v", c.Agree, c.Compared, c.First)
+	if c.Agree*100 < c.Compared*99 {
+		return fmt.Errorf("%d of %d agree, want 99%%: %v", c.Agree, c.Compared, c.First)
+	}
 	require.Len(t, c.First, int(c.Compared-c.Agree))
 	for _, d := range c.First {
 		i := slices.IndexFunc(entries, func(e gateway.HAProxyLogEntry) bool {
@@ -95,9 +124,12 @@ func TestHAProxyOracle(t *testing.T) {
 		})
 		require.GreaterOrEqual(t, i, 0, "no log line for %+v", d)
 		lo, hi, ok := explainHAProxy(t, lim, entries, i)
-		require.True(t, ok, "unexplained disagreement at line %d: %q (%+v)", i+1, lines[i], d)
+		if !ok {
+			return fmt.Errorf("unexplained disagreement at line %d: %q (%+v)", i+1, lines[i], d)
+		}
 		t.Logf("line %d %q: with now_ms = the logged date plus an offset between %v and %v (some offsets in that range), ratesim gives every verdict and rate HAProxy logged for %s", i+1, lines[i], lo, hi, entries[i].Key)
 	}
+	return nil
 }
 
 // replayHAProxy decides entries[:n] of key with the haproxy algorithm,
