@@ -2,7 +2,6 @@ package adaptive
 
 import (
 	"math/bits"
-	"slices"
 	"time"
 	"unsafe"
 )
@@ -234,10 +233,6 @@ func (t *Throttle) release(off uint32, c uint) {
 func (t *Throttle) Reserve(n int) {
 	if n > len(t.keys) {
 		t.keys = append(t.keys, make([]throttleKey, n-len(t.keys))...)
-	}
-	// and for the first second of each
-	if n > len(t.pool) {
-		t.pool = slices.Grow(t.pool, n-len(t.pool))
 	}
 }
 
