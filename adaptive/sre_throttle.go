@@ -1,6 +1,7 @@
 package adaptive
 
 import (
+	"math/bits"
 	"time"
 	"unsafe"
 )
@@ -63,12 +64,19 @@ type Key uint32
 // back (throttles + accepts), pads the denominator by 8 and keeps 30s; this
 // follows the book.
 //
-// State per key: the sums (16 bytes) and a slice of the seconds of the
-// window that hold counts (24 bytes), each second 16 bytes (its number, a
-// request count and an accept count): the buckets of a ring, but only
-// those with counts, so that a key that made a few requests costs a few
-// entries, not W. At most W entries; keys get their state at their first
-// call and keep it.
+// State per key: the sums (16 bytes), where its seconds are and how many
+// (16 bytes), and the seconds of the window that hold counts, each 16
+// bytes (its number, a request count and an accept count): the buckets of
+// a ring, but only those with counts, so that a key that made a few
+// requests costs a few entries, not W. At most W entries; keys get their
+// state at their first call and keep it.
+//
+// The layout holds no pointer, so that the garbage collector has nothing
+// to scan in a table of a million keys, and a key's counts are one
+// aligned half of a cache line: the seconds of every key are in one
+// shared pool, a key holding the index of its run of seconds there (a
+// block of a power of two entries; a key that outgrows its block moves to
+// one twice as large, and the block it leaves is kept for another key).
 type Throttle struct {
 	k       float64
 	buckets int64
@@ -76,18 +84,19 @@ type Throttle struct {
 	n       int   // keys with state
 	entries int64 // seconds held over every key
 	most    int   // the most seconds one key has held
-	// room for the first second of keys to come, carved one at a time
-	// (a key's first second is its slice of capacity 1; appending a
-	// second one moves the key's seconds to a slice of their own)
-	firsts []throttleSec
+	// the seconds of every key, in blocks of 1<<c entries
+	pool []throttleSec
+	// free[c]: 1 + the index of a free block of 1<<c entries, 0 for
+	// none; a free block's first entry holds the next one's (as sec)
+	free [33]uint32
 }
-
-// firstsChunk is how many first seconds Throttle allocates at once.
-const firstsChunk = 1024
 
 type throttleKey struct {
 	reqSum, accSum uint64
-	secs           []throttleSec // oldest first; nil before the key's first call
+	off            uint32 // the key's oldest second: pool[off]
+	n              uint32 // seconds held, pool[off:off+n], oldest first
+	room           uint32 // entries of the key's block; 0 before the key's first call
+	_              uint32
 }
 
 // throttleSec is one second of a key's window with counts.
@@ -99,8 +108,8 @@ type throttleSec struct {
 // KeyBytes, EntryBytes: the bytes of a key's state, and of each second it
 // holds (Throttle's doc).
 const (
-	KeyBytes   = 40
-	EntryBytes = 16
+	KeyBytes   = int64(unsafe.Sizeof(throttleKey{}))
+	EntryBytes = int64(unsafe.Sizeof(throttleSec{}))
 )
 
 // NewThrottle returns an sre-throttle, or an error naming the first invalid
@@ -160,24 +169,21 @@ func (t *Throttle) state(now time.Duration, key Key) (*throttleKey, int64) {
 		sec-- // floor, for instants before time 0
 	}
 	s := &t.keys[key]
-	if s.secs == nil {
-		if len(t.firsts) == 0 {
-			t.firsts = make([]throttleSec, firstsChunk)
-		}
-		s.secs, t.firsts = t.firsts[:0:1], t.firsts[1:]
+	if s.room == 0 {
+		s.off, s.room = t.alloc(0), 1
 		t.n++
 		return s, sec
 	}
 	// the seconds before sec-W+1 leave the window
+	secs := t.pool[s.off : s.off+s.n]
 	k := 0
-	for k < len(s.secs) && s.secs[k].sec <= sec-t.buckets {
-		s.reqSum -= uint64(s.secs[k].req)
-		s.accSum -= uint64(s.secs[k].acc)
+	for k < len(secs) && secs[k].sec <= sec-t.buckets {
+		s.reqSum -= uint64(secs[k].req)
+		s.accSum -= uint64(secs[k].acc)
 		k++
 	}
 	if k > 0 {
-		n := copy(s.secs, s.secs[k:])
-		s.secs = s.secs[:n]
+		s.n = uint32(copy(secs, secs[k:]))
 		t.entries -= int64(k)
 	}
 	return s, sec
@@ -185,13 +191,41 @@ func (t *Throttle) state(now time.Duration, key Key) (*throttleKey, int64) {
 
 // bucket returns the counts of second sec of s, the newest, adding it.
 func (t *Throttle) bucket(s *throttleKey, sec int64) *throttleSec {
-	if n := len(s.secs); n > 0 && s.secs[n-1].sec == sec {
-		return &s.secs[n-1]
+	if s.n > 0 && t.pool[s.off+s.n-1].sec == sec {
+		return &t.pool[s.off+s.n-1]
 	}
-	s.secs = append(s.secs, throttleSec{sec: sec})
+	if s.n == s.room {
+		// move to a block twice as large
+		c := uint(bits.TrailingZeros32(s.room))
+		off := t.alloc(c + 1)
+		copy(t.pool[off:off+s.n], t.pool[s.off:s.off+s.n])
+		t.release(s.off, c)
+		s.off, s.room = off, s.room<<1
+	}
+	e := &t.pool[s.off+s.n]
+	*e = throttleSec{sec: sec}
+	s.n++
 	t.entries++
-	t.most = max(t.most, len(s.secs))
-	return &s.secs[len(s.secs)-1]
+	t.most = max(t.most, int(s.n))
+	return e
+}
+
+// alloc returns the index of a block of 1<<c entries of the pool.
+func (t *Throttle) alloc(c uint) uint32 {
+	if head := t.free[c]; head != 0 {
+		off := head - 1
+		t.free[c] = uint32(t.pool[off].sec)
+		return off
+	}
+	off := len(t.pool)
+	t.pool = append(t.pool, make([]throttleSec, 1<<c)...)
+	return uint32(off)
+}
+
+// release keeps the block of 1<<c entries at off for a later alloc.
+func (t *Throttle) release(off uint32, c uint) {
+	t.pool[off].sec = int64(t.free[c])
+	t.free[c] = off + 1
 }
 
 // Reserve makes room for the keys 0 to n-1, so that no later call grows
@@ -216,10 +250,10 @@ func (t *Throttle) AppendAddrs(dst []uintptr, key Key, seconds bool) []uintptr {
 	if !seconds {
 		return append(dst, uintptr(unsafe.Pointer(s)))
 	}
-	if len(s.secs) == 0 {
+	if s.n == 0 {
 		return dst
 	}
-	return append(dst, uintptr(unsafe.Pointer(&s.secs[0])))
+	return append(dst, uintptr(unsafe.Pointer(&t.pool[s.off])))
 }
 
 // Keys returns how many keys have state (every key seen, from its first

@@ -74,8 +74,9 @@ func TestEnvoyAdaptiveRow(t *testing.T) {
 // count as attempted). The first is served (an accept); then p = (3 -
 // 2*1)/4 = 0.25 < 0.4: the fourth passes. A shed is no accept: p = (4 -
 // 2)/5 = 0.4, not above the draw, passes; p = (5 - 2)/6 = 0.5 rejects. Two
-// minutes on, the history is gone: p = 0. A key's state is 40 bytes, and
-// 16 for each second it holds counts for.
+// minutes on, the history is gone: p = 0. A key's state is 32 bytes
+// (adaptive.KeyBytes: its sums, and the index, count and room of its
+// seconds in the pool), and 16 for each second it holds counts for.
 func TestSREThrottleRow(t *testing.T) {
 	pol := Policy{Rate: 10, Per: time.Second, Burst: 10}
 	l, err := New("sre-throttle", Params{Policy: pol, Service: time.Millisecond})
@@ -93,7 +94,7 @@ func TestSREThrottleRow(t *testing.T) {
 	require.Equal(t, Accept, s.Decide(6*ms, 7, 1).Verdict)
 	require.Equal(t, Reject, s.Decide(7*ms, 7, 1).Verdict)
 	require.Equal(t, Accept, s.Decide(2*time.Minute+time.Second, 7, 1).Verdict)
-	require.Equal(t, Memory{BytesPerKeyMax: 56, KeysPeak: 1, BytesPeak: 56}, s.Memory(), "40 bytes and one second of counts (the seconds of 0 left the window at 2m)")
+	require.Equal(t, Memory{BytesPerKeyMax: 48, KeysPeak: 1, BytesPeak: 48}, s.Memory(), "32 bytes and one second of counts (the seconds of 0 left the window at 2m)")
 
 	_, err = New("sre-throttle", Params{Policy: pol, K: -1})
 	require.EqualError(t, err, "k: -1: want a multiplier greater than 0 (the book: 2)")

@@ -27,9 +27,9 @@ import (
 // 1ns, as the other adaptive rows: the client's throttle gives no hint.
 //
 // State per key: its two sums and the seconds of its window that hold
-// counts, 40 bytes plus 16 a second (adaptive.Throttle), kept from the
-// key's first request: at most 40 + 16*window/1s (1,960 bytes at 2m) for
-// a key busy every second, 56 for a key seen in one second only.
+// counts, 32 bytes plus 16 a second (adaptive.Throttle), kept from the
+// key's first request: at most 32 + 16*window/1s (1,952 bytes at 2m) for
+// a key busy every second, 48 for a key seen in one second only.
 type SREThrottle struct {
 	t    *adaptive.Throttle
 	draw func() float64 // the uniform [0, 1) draw of each request
