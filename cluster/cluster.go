@@ -309,3 +309,73 @@ func (c Coordination) WithDefaults(burst int64, per time.Duration, nodes int) Co
 	}
 	return c
 }
+
+// Outage is an interval [From, To) in which node-down faults leave no
+// node up; Cause is the index (in the faults given) of the fault that
+// took the last node down.
+type Outage struct {
+	From, To time.Duration
+	Cause    int
+}
+
+// AllDown returns the intervals in which the node-down faults of faults
+// leave none of n nodes up, in time order. The balancer needs a live
+// node at every instant, so a cluster with an outage cannot run. A
+// fault's [At, At+For) is half-open: a node that comes back at t is up
+// for a request at t, even if another goes down at t.
+func AllDown(n int, faults []Fault) []Outage {
+	if n == 0 {
+		return nil
+	}
+	type event struct {
+		t     time.Duration
+		start bool
+		f     int
+	}
+	var events []event
+	for i, f := range faults {
+		if f.Type == NodeDown {
+			events = append(events, event{f.At, true, i}, event{f.End(), false, i})
+		}
+	}
+	// in time order, ends before starts at one instant, then in the
+	// faults' order
+	slices.SortFunc(events, func(a, b event) int {
+		bit := func(s bool) int {
+			if s {
+				return 1
+			}
+			return 0
+		}
+		return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(bit(a.start), bit(b.start)), cmp.Compare(a.f, b.f))
+	})
+	down := make([]int, n) // faults under way, by node
+	nDown := 0
+	var out []Outage
+	var cur Outage
+	for _, e := range events {
+		node := faults[e.f].Node
+		if node < 0 || node >= n {
+			continue
+		}
+		if e.start {
+			down[node]++
+			if down[node] == 1 {
+				nDown++
+				if nDown == n {
+					cur = Outage{From: e.t, Cause: e.f}
+				}
+			}
+			continue
+		}
+		down[node]--
+		if down[node] == 0 {
+			if nDown == n {
+				cur.To = e.t
+				out = append(out, cur)
+			}
+			nDown--
+		}
+	}
+	return out
+}

@@ -69,3 +69,21 @@ func TestFaultEnd(t *testing.T) {
 	require.Equal(t, 15*time.Second, Fault{At: 10 * time.Second, For: 5 * time.Second}.End())
 	require.Equal(t, time.Duration(math.MaxInt64), Fault{At: math.MaxInt64 - 1, For: 5}.End())
 }
+
+// AllDown: 2 nodes; node 0 down [10, 30) ms, node 1 down [20, 40) ms: both
+// down over [20, 30), caused by fault 1 (node 1, the last to go). Node 1
+// down again [30, 50): node 0 comes back at 30 as node 1's second fault
+// starts there, and ends come first at one instant, so no outage at 30.
+// One node down twice at once counts once.
+func TestAllDown(t *testing.T) {
+	ms := time.Millisecond
+	nd := func(node int, at, f time.Duration) Fault {
+		return Fault{Type: NodeDown, Node: node, At: at * ms, For: f * ms}
+	}
+	require.Equal(t, []Outage{{From: 20 * ms, To: 30 * ms, Cause: 1}},
+		AllDown(2, []Fault{nd(0, 10, 20), nd(1, 20, 20), {Type: StoreDown, At: 0, For: time.Second}}))
+	require.Empty(t, AllDown(2, []Fault{nd(0, 10, 20), nd(1, 30, 20)}))
+	require.Empty(t, AllDown(2, []Fault{nd(0, 10, 20), nd(0, 15, 20)}))
+	require.Equal(t, []Outage{{From: 10 * ms, To: 30 * ms, Cause: 0}}, AllDown(1, []Fault{nd(0, 10, 20)}))
+	require.Empty(t, AllDown(0, []Fault{nd(0, 10, 20)}))
+}

@@ -354,61 +354,20 @@ func (d *decoder) overlaps(fs []faultRef) {
 }
 
 // allDown reports each interval in which node-down faults leave no node of
-// n up: the balancer needs a live node.
+// n up (cluster.AllDown): the balancer needs a live node.
 func (d *decoder) allDown(fs []faultRef, n int) {
-	if n == 0 {
-		return
-	}
-	type event struct {
-		t     time.Duration
-		start bool
-		f     int // index in fs
-	}
-	var events []event
+	faults := make([]cluster.Fault, len(fs))
 	for i, f := range fs {
-		if f.f.Type == cluster.NodeDown {
-			events = append(events, event{f.f.At, true, i}, event{f.f.End(), false, i})
-		}
+		faults[i] = f.f
 	}
-	// in time order, ends before starts at one instant ([at, at+for) is
-	// half-open), then in file order
-	slices.SortFunc(events, func(a, b event) int {
-		bit := func(s bool) int {
-			if s {
-				return 1
-			}
-			return 0
+	for _, o := range cluster.AllDown(n, faults) {
+		what := fmt.Sprintf("all %d nodes are down", n)
+		if n == 1 {
+			what = "the cluster's only node is down"
 		}
-		return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(bit(a.start), bit(b.start)), cmp.Compare(a.f, b.f))
-	})
-	down := make([]int, n) // faults under way, by node
-	nDown := 0
-	var since time.Duration
-	var cause faultRef
-	for _, e := range events {
-		node := fs[e.f].f.Node
-		if e.start {
-			down[node]++
-			if down[node] == 1 {
-				nDown++
-				if nDown == n {
-					since, cause = e.t, fs[e.f]
-				}
-			}
-			continue
-		}
-		down[node]--
-		if down[node] == 0 {
-			if nDown == n {
-				what := fmt.Sprintf("all %d nodes are down", n)
-				if n == 1 {
-					what = "the cluster's only node is down"
-				}
-				d.errAt(cause.v.pos, cause.v.path, "%s over [%v, %v) (want some node up at every instant: the balancer needs a live node)",
-					what, since, e.t)
-			}
-			nDown--
-		}
+		cause := fs[o.Cause]
+		d.errAt(cause.v.pos, cause.v.path, "%s over [%v, %v) (want some node up at every instant: the balancer needs a live node)",
+			what, o.From, o.To)
 	}
 }
 

@@ -188,12 +188,15 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	if alg.Params.NginxZone != 0 {
 		return nil, fmt.Errorf("%s: nginx's zone is one nginx's shared memory: it is not modelled on a cluster", alg.Label)
 	}
+	cl := cfg.Cluster
+	if out := cluster.AllDown(cl.Nodes, cl.Faults); len(out) > 0 {
+		return nil, fmt.Errorf("cluster: all %d nodes are down over [%v, %v): the balancer needs a live node at every instant", cl.Nodes, out[0].From, out[0].To)
+	}
 	ref, err := newRun(cfg, i, nil)
 	if err != nil {
 		return nil, err
 	}
 	ref.progress, ref.watch, ref.countOnly = nil, nil, true
-	cl := cfg.Cluster
 	name, p := alg.Name, alg.Params
 	// the row's accounting has no limiter, so no watcher: the cluster's
 	// watchers sample where the state is

@@ -245,6 +245,18 @@ func TestClusterNodeDown(t *testing.T) {
 	require.Equal(t, []NodeCount{{0, 5, 2, 3}, {1, 2, 2, 0}}, res.Cluster.PerNode)
 }
 
+// Through the Go API (the scenario parser refuses it first), a cluster
+// whose faults leave no node up is an error, not a balancer looking for a
+// live node forever.
+func TestClusterAllNodesDown(t *testing.T) {
+	pol := algorithms.Policy{Rate: 2, Per: time.Second, Burst: 2}
+	cfg := clusterConfig("gcra", pol, cluster.Coordination{Mode: cluster.Local}, 2, ms, 0, 10*ms, 50*ms)
+	cfg.Cluster.Faults = []cluster.Fault{{Type: cluster.NodeDown, Node: 0, At: 5 * ms, For: 40 * ms},
+		{Type: cluster.NodeDown, Node: 1, At: 8 * ms, For: 10 * ms}}
+	_, err := Run(cfg)
+	require.ErrorContains(t, err, "all 2 nodes are down over [8ms, 18ms)")
+}
+
 // A shaper in the store: SPEC section 7's leaky-bucket example (L=4 per
 // 1s, B=4; requests at 0,0,0,0,0,100,600,1700 ms) through a central store
 // with rtt 2 ms: the script runs each 1 ms later, so the verdicts and
