@@ -30,3 +30,32 @@ func BenchmarkBackend(b *testing.B) {
 	}
 	bk.Until(math.MaxInt64)
 }
+
+// BenchmarkBackendExp16: the backend of sim's BenchmarkEngineBackend (16
+// workers, exponential service of mean 12us, a queue of 1000, clients
+// waiting 100ms) alone, over Poisson arrivals at 1.2M/s (90% of its
+// capacity), emitting only the clients' outcomes as sim's engine asks;
+// per request submitted. It isolates one row's backend of backend-10 from
+// the engine's noise.
+func BenchmarkBackendExp16(b *testing.B) {
+	cfg := Config{Workers: 16, Service: Service{Dist: Exponential, Mean: 12 * time.Microsecond},
+		Queue: 1000, Timeout: 100 * time.Millisecond, Seed: 1, Bucket: time.Second}
+	bk, err := New(cfg, func(Event) {})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bk.OnlyClientEvents()
+	rng := rand.New(rand.NewPCG(1, 2))
+	gap := float64(time.Second) / 1_200_000
+	var at time.Duration
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		u := float64(rng.Uint64()>>11+1) / (1 << 53)
+		at += toDuration(float64(-portableLog(u) * gap))
+		bk.Until(at)
+		if err := bk.Submit(Request{ID: uint64(i), Attempt: 1, Arrived: at, Admitted: at}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bk.Until(math.MaxInt64)
+}
