@@ -89,7 +89,11 @@ type Memory struct {
 	BytesPeak int64
 }
 
-// Reserver is implemented by every limiter of this package: Reserve(n)
+// Reserver is implemented by the limiters of this package whose state is
+// a table indexed by key (those built on keyed, all-of, nginx's zone and
+// sre-throttle); concurrency, none and the adaptive concurrency limits
+// keep no such table (their units in flight are in a small table of the
+// keys in flight) and take no reservation. Reserve(n)
 // sizes the per-key state tables for the keys 0 to n-1 up front, so that
 // no decision on them grows (and copies) a table. A caller that knows how
 // many keys it will use (the engine, after interning the key names) calls
@@ -100,7 +104,8 @@ type Reserver interface {
 	Reserve(n int)
 }
 
-// Prefetcher is implemented by every limiter of this package. Prefetch(keys,
+// Prefetcher is implemented by the limiters built on keyed, nginx's zone
+// (as a no-op) and sre-throttle. Prefetch(keys,
 // horizon) tells the limiter that decisions on keys come next, at instants
 // up to horizon, so that it can load their state ahead (over many keys, the
 // state of a key decided on is seldom in cache, and loads made together
