@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
 	ytoken "github.com/goccy/go-yaml/token"
 	"github.com/pelletier/go-toml/v2/unstable"
+	"github.com/ratesim/ratesim/scenarios"
 )
 
 // A tree is a config file (YAML, JSON or TOML) read into maps, lists and
@@ -288,7 +288,7 @@ func (y yamlReader) read(data []byte) (*tree, error) {
 	if y.asRead {
 		top = Pos{file, 1, 1}
 	}
-	f, err := parseYAML(data)
+	f, err := scenarios.ParseYAML(data)
 	if err != nil {
 		var se interface {
 			GetToken() *ytoken.Token
@@ -315,50 +315,16 @@ func (y yamlReader) read(data []byte) (*tree, error) {
 	return y.node(body, "", top, 0)
 }
 
-// parseYAML runs goccy's parser on data without its byte order mark (as
-// the scenario loader does), turning a panic on malformed input into a
-// syntax error.
-func parseYAML(data []byte) (f *ast.File, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			f, err = nil, fmt.Errorf("malformed YAML (%v)", r)
-		}
-	}()
-	data = []byte(strings.TrimPrefix(string(data), "\ufeff"))
-	return parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
-}
-
+// tokenPos and posOf are the scenario loader's positions
+// (scenarios.TokenPos, scenarios.NodePos) in file.
 func tokenPos(file string, tk *ytoken.Token) Pos {
-	if tk == nil || tk.Position == nil || tk.Position.Line < 1 {
-		return Pos{file, 1, 1}
-	}
-	return Pos{file, tk.Position.Line, max(tk.Position.Column, 1)}
+	line, col := scenarios.TokenPos(tk)
+	return Pos{file, line, col}
 }
 
-// posOf is where n starts: a block mapping at its first key, anything else
-// at its first token.
 func posOf(file string, n ast.Node) Pos {
-	switch v := n.(type) {
-	case nil:
-		return Pos{file, 1, 1}
-	case *ast.MappingNode:
-		if v != nil && !v.IsFlowStyle && len(v.Values) > 0 && v.Values[0] != nil && v.Values[0].Key != nil {
-			return posOf(file, v.Values[0].Key)
-		}
-		if v == nil {
-			return Pos{file, 1, 1}
-		}
-		return tokenPos(file, v.Start)
-	case *ast.MappingValueNode:
-		if v != nil && v.Key != nil {
-			return posOf(file, v.Key)
-		}
-		if v == nil {
-			return Pos{file, 1, 1}
-		}
-		return tokenPos(file, v.Start)
-	}
-	return tokenPos(file, n.GetToken())
+	line, col := scenarios.NodePos(n)
+	return Pos{file, line, col}
 }
 
 type yamlReader struct {

@@ -629,3 +629,25 @@ func (d *decoder) rateWith(v val, minCount int64, zeroMsg string) (traffic.Rate,
 	}
 	return r, true
 }
+
+// ParseYAML parses data (a byte order mark first is dropped) as the
+// scenario loader does: duplicate keys are left for the caller's walk to
+// report, and a parser panic is an error. The gateway readers read their
+// YAML and JSON configs with it.
+func ParseYAML(data []byte) (*ast.File, error) {
+	return parseYAML([]byte(strings.TrimPrefix(string(data), "\ufeff")))
+}
+
+// NodePos is where n starts, as the scenario loader reports it: a block
+// mapping at its first key, anything else at its first token; line and
+// column from 1.
+func NodePos(n ast.Node) (line, col int) {
+	p := posOf(n)
+	return p.line, p.col
+}
+
+// TokenPos is where tk is, from line 1 and column 1 (where it is unknown).
+func TokenPos(tk *token.Token) (line, col int) {
+	p := tokenPos(tk)
+	return p.line, p.col
+}
