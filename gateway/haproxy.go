@@ -696,8 +696,7 @@ func (h *HAProxy) Scenario(o Options) (string, error) {
 	fmt.Fprintf(&b, "# Imported from %s by ratesim import --from haproxy: one row per frontend or\n", base)
 	b.WriteString("# listen section whose http-request deny tests a tracked http_req_rate. HAProxy\n")
 	b.WriteString("# counts every request, denied ones too, before the deny reads the rate.\n")
-	fmt.Fprintf(&b, "name: %s\n", yamlString(strings.TrimSuffix(base, filepath.Ext(base))))
-	fmt.Fprintf(&b, "description: %s\n", yamlString("The http_req_rate limits of "+base+"."))
+	writeNames(&b, base, "The http_req_rate limits of "+base+".")
 	first := lims[0]
 	fmt.Fprintf(&b, "limit: {rate: %d, per: %s}\n", first.Limit, fmtDuration(first.Track.Table.Period))
 	fmt.Fprintf(&b, "duration: %s\n", fmtDuration(max(10*time.Second, 3*first.Track.Table.Period)))
@@ -718,8 +717,7 @@ func (h *HAProxy) Scenario(o Options) (string, error) {
 		}
 		fmt.Fprintf(&b, "  - {name: haproxy, label: %s, rate: %d, per: %s}\n", yamlString(l.Name), l.Limit, fmtDuration(t.Period))
 	}
-	b.WriteString("traffic:\n  # a placeholder: replace it with your traffic, or replay an access log\n")
-	fmt.Fprintf(&b, "  - {type: steady, key: client, rate: %d/%s}\n", 2*first.Limit, fmtDuration(first.Track.Table.Period))
+	writePlaceholderTraffic(&b, 2*first.Limit, fmtDuration(first.Track.Table.Period))
 	return b.String(), nil
 }
 

@@ -149,7 +149,7 @@ func ReadNginx(file string, data []byte) (*Nginx, error) {
 		return nil, err
 	}
 	if len(r.n.Scopes) == 0 {
-		return nil, &Error{File: file, Msg: "no limits at all: the config has no limit_req that applies to any server or location"}
+		return nil, noLimits(file, "the config has no limit_req that applies to any server or location")
 	}
 	return r.n, nil
 }

@@ -33,8 +33,7 @@ func (n *Nginx) Scenario(o Options) (string, error) {
 	b.WriteString("# with the limit_req that apply there (inherited from server and http when\n")
 	b.WriteString("# the location has none of its own). Several limit_req are one all-of row:\n")
 	b.WriteString("# nginx charges no zone unless all pass, and delays by the largest delay.\n")
-	fmt.Fprintf(&b, "name: %s\n", yamlString(strings.TrimSuffix(base, filepath.Ext(base))))
-	fmt.Fprintf(&b, "description: %s\n", yamlString("The limit_req of "+base+"."))
+	writeNames(&b, base, "The limit_req of "+base+".")
 	first := scopes[0].Limits[0].Zone
 	fmt.Fprintf(&b, "limit: {rate: %d, per: %s}\n", first.Rate, per(first))
 	b.WriteString("duration: 10s\n")
@@ -85,8 +84,7 @@ func (n *Nginx) Scenario(o Options) (string, error) {
 			}, members, "")
 		}
 	}
-	fmt.Fprintf(&b, "traffic:\n  # a placeholder: replace it with your traffic, or replay an access log\n")
-	fmt.Fprintf(&b, "  - {type: steady, key: client, rate: %d/%s}\n", 2*first.Rate, map[int64]string{1: "s", 60: "m"}[first.PerS])
+	writePlaceholderTraffic(&b, 2*first.Rate, map[int64]string{1: "s", 60: "m"}[first.PerS])
 	return b.String(), nil
 }
 
