@@ -698,8 +698,8 @@ func (h *HAProxy) Scenario(o Options) (string, error) {
 	b.WriteString("# counts every request, denied ones too, before the deny reads the rate.\n")
 	writeNames(&b, base, "The http_req_rate limits of "+base+".")
 	first := lims[0]
-	fmt.Fprintf(&b, "limit: {rate: %d, per: %s}\n", first.Limit, fmtDuration(first.Track.Table.Period))
-	fmt.Fprintf(&b, "duration: %s\n", fmtDuration(max(10*time.Second, 3*first.Track.Table.Period)))
+	fmt.Fprintf(&b, "limit: {rate: %d, per: %s}\n", first.Limit, durationText(first.Track.Table.Period))
+	fmt.Fprintf(&b, "duration: %s\n", durationText(max(10*time.Second, 3*first.Track.Table.Period)))
 	b.WriteString("algorithms:\n")
 	for _, l := range lims {
 		t, tr := l.Track.Table, l.Track
@@ -715,9 +715,9 @@ func (h *HAProxy) Scenario(o Options) (string, error) {
 			fmt.Fprintf(&b, "  # NOTE: table %s also counts the requests of %s, in the same entries;\n", commentSafe(t.Name), commentSafe(strings.Join(l.SharedWith, ", ")))
 			b.WriteString("  # this row counts only the requests of its own section.\n")
 		}
-		fmt.Fprintf(&b, "  - {name: haproxy, label: %s, rate: %d, per: %s}\n", yamlString(l.Name), l.Limit, fmtDuration(t.Period))
+		fmt.Fprintf(&b, "  - {name: haproxy, label: %s, rate: %d, per: %s}\n", yamlString(l.Name), l.Limit, durationText(t.Period))
 	}
-	writePlaceholderTraffic(&b, 2*first.Limit, fmtDuration(first.Track.Table.Period))
+	writePlaceholderTraffic(&b, 2*first.Limit, durationText(first.Track.Table.Period))
 	return b.String(), nil
 }
 

@@ -161,17 +161,3 @@ func haproxySize(s string) bool {
 	_, err := strconv.ParseUint(s, 10, 32)
 	return err == nil
 }
-
-// fmtDuration writes d in the largest whole unit a scenario reads (h, m,
-// s, ms).
-func fmtDuration(d time.Duration) string {
-	for _, u := range []struct {
-		d time.Duration
-		s string
-	}{{time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}} {
-		if d%u.d == 0 {
-			return fmt.Sprintf("%d%s", d/u.d, u.s)
-		}
-	}
-	return fmt.Sprintf("%dms", d/time.Millisecond)
-}
