@@ -443,17 +443,3 @@ func FuzzReadEnvoy(f *testing.F) {
 		}
 	})
 }
-
-// examples/envoy-ratelimit.yaml is the import of
-// examples/envoy/ratelimit-config.yaml, as docs/gateways.md says.
-func TestEnvoyExample(t *testing.T) {
-	data, err := os.ReadFile("../examples/envoy/ratelimit-config.yaml")
-	require.NoError(t, err)
-	e, err := ReadEnvoy("examples/envoy/ratelimit-config.yaml", data)
-	require.NoError(t, err)
-	out, err := e.Scenario(Options{})
-	require.NoError(t, err)
-	want, err := os.ReadFile("../examples/envoy-ratelimit.yaml")
-	require.NoError(t, err)
-	require.Equal(t, string(want), out)
-}

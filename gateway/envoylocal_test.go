@@ -329,20 +329,6 @@ func FuzzReadEnvoyLocal(f *testing.F) {
 	})
 }
 
-// examples/envoy-local.yaml is the import of
-// examples/envoy/local-ratelimit.yaml, as docs/gateways.md says.
-func TestEnvoyLocalExample(t *testing.T) {
-	data, err := os.ReadFile("../examples/envoy/local-ratelimit.yaml")
-	require.NoError(t, err)
-	l, err := ReadEnvoyLocal("examples/envoy/local-ratelimit.yaml", data)
-	require.NoError(t, err)
-	out, err := l.Scenario(Options{})
-	require.NoError(t, err)
-	want, err := os.ReadFile("../examples/envoy-local.yaml")
-	require.NoError(t, err)
-	require.Equal(t, string(want), out)
-}
-
 // --split-limits: after each all-of in-order row, one token-bucket row per
 // bucket, descriptor first and then the default bucket (the order of the
 // all-of, LocalRateLimiterImpl's requestAllowed), each with exactly the

@@ -89,21 +89,6 @@ func TestHAProxyScenario(t *testing.T) {
 	require.Equal(t, time.Minute, a.Params.Per)
 }
 
-// examples/haproxy.yaml is the import of examples/haproxy.cfg, as
-// docs/gateways.md says.
-func TestHAProxyExample(t *testing.T) {
-	data, err := os.ReadFile("../examples/haproxy.cfg")
-	require.NoError(t, err)
-	h, err := ReadHAProxy("examples/haproxy.cfg", data)
-	require.NoError(t, err)
-	out, err := h.Scenario(Options{})
-	require.NoError(t, err)
-	want, err := os.ReadFile("../examples/haproxy.yaml")
-	require.NoError(t, err)
-	require.Equal(t, string(want), out)
-	require.Equal(t, "haproxy", Guess("haproxy.cfg", data))
-}
-
 const hpFront = "frontend f\n    bind :80\n"
 
 var invalidHAProxy = []struct {

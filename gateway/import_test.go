@@ -29,3 +29,31 @@ func golden(t *testing.T, name, out string) {
 	require.NoError(t, err)
 	require.Equal(t, string(want), out)
 }
+
+// Each example config in examples/ imports (with the gateway guessed from
+// its content, as import does without --from) to the scenario beside it,
+// as docs/gateways.md and examples/README.md say, and that scenario loads.
+func TestExamples(t *testing.T) {
+	for _, tc := range []struct{ from, config, scenario string }{
+		{"nginx", "nginx.conf", "nginx.yaml"},
+		{"kong", "kong.deck.yaml", "kong.yaml"},
+		{"envoy", "envoy/ratelimit-config.yaml", "envoy-ratelimit.yaml"},
+		{"envoy-local", "envoy/local-ratelimit.yaml", "envoy-local.yaml"},
+		{"traefik", "traefik.yml", "traefik.yaml"},
+		{"haproxy", "haproxy.cfg", "haproxy.yaml"},
+	} {
+		t.Run(tc.from, func(t *testing.T) {
+			data, err := os.ReadFile("../examples/" + tc.config)
+			require.NoError(t, err)
+			require.Equal(t, tc.from, Guess(tc.config, data))
+			c, err := Read(tc.from, "examples/"+tc.config, data)
+			require.NoError(t, err)
+			out, err := c.Scenario(Options{})
+			require.NoError(t, err)
+			want, err := os.ReadFile("../examples/" + tc.scenario)
+			require.NoError(t, err)
+			require.Equal(t, string(want), out)
+			parseImported(t, out)
+		})
+	}
+}

@@ -395,18 +395,3 @@ func FuzzReadKong(f *testing.F) {
 		}
 	})
 }
-
-// examples/kong.yaml is the import of examples/kong.deck.yaml, as
-// docs/gateways.md says.
-func TestKongExample(t *testing.T) {
-	data, err := os.ReadFile("../examples/kong.deck.yaml")
-	require.NoError(t, err)
-	k, err := ReadKong("examples/kong.deck.yaml", data)
-	require.NoError(t, err)
-	out, err := k.Scenario(Options{})
-	require.NoError(t, err)
-	want, err := os.ReadFile("../examples/kong.yaml")
-	require.NoError(t, err)
-	require.Equal(t, string(want), out)
-	parseImported(t, out)
-}

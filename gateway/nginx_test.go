@@ -235,17 +235,3 @@ func FuzzReadNginx(f *testing.F) {
 		}
 	})
 }
-
-// examples/nginx.yaml is the import of examples/nginx.conf, as
-// docs/gateways.md says.
-func TestNginxExample(t *testing.T) {
-	data, err := os.ReadFile("../examples/nginx.conf")
-	require.NoError(t, err)
-	n, err := ReadNginx("examples/nginx.conf", data)
-	require.NoError(t, err)
-	out, err := n.Scenario(Options{})
-	require.NoError(t, err)
-	want, err := os.ReadFile("../examples/nginx.yaml")
-	require.NoError(t, err)
-	require.Equal(t, string(want), out)
-}

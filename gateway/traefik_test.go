@@ -218,18 +218,3 @@ func FuzzReadTraefik(f *testing.F) {
 		}
 	})
 }
-
-// examples/traefik.yaml is the import of examples/traefik.yml, as
-// docs/gateways.md says.
-func TestTraefikExample(t *testing.T) {
-	data, err := os.ReadFile("../examples/traefik.yml")
-	require.NoError(t, err)
-	tr, err := ReadTraefik("examples/traefik.yml", data)
-	require.NoError(t, err)
-	out, err := tr.Scenario(Options{})
-	require.NoError(t, err)
-	want, err := os.ReadFile("../examples/traefik.yaml")
-	require.NoError(t, err)
-	require.Equal(t, string(want), out)
-	parseImported(t, out)
-}
