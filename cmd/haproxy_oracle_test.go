@@ -43,21 +43,7 @@ import (
 // moving within the run; a cause that comes back in the second run still
 // fails the test.
 func TestHAProxyOracle(t *testing.T) {
-	var failed error
-	for attempt := range 2 {
-		err := haproxyOracleRun(t, seedEnv()+uint64(attempt))
-		if err == nil {
-			if failed != nil {
-				t.Logf("the second run passed; the first failed: %v", failed)
-			}
-			return
-		}
-		if failed != nil {
-			t.Fatalf("two runs failed:\nfirst: %v\nsecond: %v", failed, err)
-		}
-		failed = err
-		t.Logf("a run failed, running again: %v", err)
-	}
+	oracleTwice(t, haproxyOracleRun)
 }
 
 // haproxyOracleRun is one run of TestHAProxyOracle with the load's seed;

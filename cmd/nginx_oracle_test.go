@@ -70,21 +70,23 @@ func checkOf(t *testing.T, log, conf, scope string) *sim.CheckResult {
 // so a cause that is not a one-ms boundary still fails the test when it
 // comes back, and a rare one is seen in the log.
 func TestNginxOracle(t *testing.T) {
-	var failed error
-	for attempt := range 2 {
-		err := nginxOracleRun(t, seedEnv()+uint64(attempt))
-		if err == nil {
-			if failed != nil {
-				t.Logf("the second run passed; the first failed: %v", failed)
-			}
-			return
-		}
-		if failed != nil {
-			t.Fatalf("two runs failed:\nfirst: %v\nsecond: %v", failed, err)
-		}
-		failed = err
-		t.Logf("a run failed, running again: %v", err)
+	oracleTwice(t, nginxOracleRun)
+}
+
+// oracleTwice runs an oracle test's run with the load's seed and, when it
+// fails, once more with the next seed, logging the first failure: a
+// failure that comes back fails the test.
+func oracleTwice(t *testing.T, run func(t *testing.T, seed uint64) error) {
+	t.Helper()
+	first := run(t, seedEnv())
+	if first == nil {
+		return
 	}
+	t.Logf("a run failed, running again: %v", first)
+	if err := run(t, seedEnv()+1); err != nil {
+		t.Fatalf("two runs failed:\nfirst: %v\nsecond: %v", first, err)
+	}
+	t.Logf("the second run passed; the first failed: %v", first)
 }
 
 // nginxOracleRun is one run of TestNginxOracle with the load's seed; it
