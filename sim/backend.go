@@ -23,6 +23,14 @@ import (
 func (r *run) newBackend(origin, start time.Duration) error {
 	r.limits, _ = r.lim.(algorithms.LimitReporter)
 	r.sampler, _ = r.lim.(algorithms.Sampler)
+	if r.countOnly && r.sampler == nil && !r.retries {
+		// a cluster row's reference that only counts, whose limiter
+		// learns nothing from the backend and whose clients do not
+		// retry: what it admits does not depend on the backend, which
+		// it would run for nothing
+		r.limits = nil
+		return nil
+	}
 	// backendEvent reads a client's outcomes only, for a limiter that
 	// learns from them or a client that retries: with neither, none
 	var emit func(backend.Event)

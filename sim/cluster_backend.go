@@ -30,10 +30,11 @@ import (
 // is dropped: the node's limiter that admitted it is gone (Request.Epoch).
 // The row's limit series is the sum of its nodes' limits.
 //
-// The reference runs in front of its own copy of the backend, so that
-// the extra of a row whose limiter learns from the backend, or whose
-// clients retry on its answers, is counted against one exact limiter that
-// hears the same.
+// The reference runs in front of its own copy of the backend when its
+// limiter learns from the backend or its clients retry on its answers, so
+// that such a row's extra is counted against one exact limiter that hears
+// the same; otherwise what it admits does not depend on a backend, and it
+// has none (run.newBackend).
 
 // newBackend gives the row its backend, its faults on the run's clock from
 // origin and its series from start (as run.newBackend).
