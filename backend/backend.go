@@ -141,6 +141,12 @@ type Request struct {
 	// sample goes back to the limiter that admitted the request.
 	Node  int32
 	Epoch uint32
+	// Drawn says that Service holds the attempt's service time before
+	// faults, as Draws.Service gives it for (ID, Attempt) under this
+	// backend's Config: the backend then takes it rather than drawing it
+	// again. A caller that feeds many backends of one Config (one per
+	// algorithm row) draws each attempt once.
+	Drawn bool
 	Cost  int64
 	// InFlight is carried for the engine: its limiter's units in flight
 	// when it admitted the request, itself included (an adaptive limit's
@@ -158,6 +164,8 @@ type Request struct {
 	// instant; its response time counts from Admitted - Gate (the
 	// arrival, plus a shaper's delay), so the store's part is in it.
 	Gate time.Duration
+	// Service: see Drawn.
+	Service time.Duration
 }
 
 // Kind is what happened to a request.
@@ -406,7 +414,9 @@ func (b *Backend) Submit(r Request) error {
 	if b.cfg.Timeout > 0 && r.Arrived <= math.MaxInt64-b.cfg.Timeout {
 		s.deadline = r.Arrived + b.cfg.Timeout
 	}
-	s.draw = b.s.root(r.ID)
+	if !r.Drawn || b.s.errCut > 0 || b.s.errAll {
+		s.draw = b.s.root(r.ID) // else not read: the service is given, no error drawn
+	}
 	b.res.Submitted++
 	// An admission at the decision with no event of the backend at or
 	// before it comes next in any case (the engine's loop processes the
@@ -635,7 +645,10 @@ func (b *Backend) start(t time.Duration, i uint32) {
 		b.release(i)
 		return
 	}
-	d := b.s.service(s.draw, s.req.Attempt)
+	d := s.req.Service
+	if !s.req.Drawn {
+		d = b.s.service(s.draw, s.req.Attempt)
+	}
 	if b.is < len(b.slows) {
 		if f, ok := active(b.slows, &b.is, t); ok {
 			d = scale(d, f.Factor)

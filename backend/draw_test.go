@@ -116,3 +116,42 @@ func TestFrexp(t *testing.T) {
 		require.Equal(t, we, e, "x = %v", x)
 	}
 }
+
+// TestDrawsMatchBackend: a time from Draws is the one the backend draws
+// for the same (ID, Attempt), so a caller that draws once for many
+// backends (sim's feed) changes nothing: each request served with its
+// time given (Drawn) starts, completes and reports the same Service as
+// when the backend draws it. Constant service varies not, so Varied is
+// false there, and the feed leaves it to each backend.
+func TestDrawsMatchBackend(t *testing.T) {
+	for _, svc := range []Service{
+		{Dist: Exponential, Mean: 12 * time.Millisecond},
+		{Dist: Lognormal, Mean: 20 * time.Millisecond, P99: 90 * time.Millisecond},
+		{Dist: Constant, Mean: 5 * time.Millisecond},
+	} {
+		cfg := Config{Workers: 3, Service: svc, Queue: Unbounded, Bucket: 10 * time.Millisecond, Seed: 7}
+		d := NewDraws(&cfg)
+		require.Equal(t, svc.Dist != Constant, d.Varied(), svc.Dist)
+		run := func(given bool) []Event {
+			var evs []Event
+			b, err := New(cfg, func(e Event) {
+				e.Req.Service, e.Req.Drawn = 0, false
+				evs = append(evs, e)
+			})
+			require.NoError(t, err)
+			for id := uint64(0); id < 200; id++ {
+				at := time.Duration(id) * time.Millisecond
+				r := Request{ID: id, Attempt: 1 + int32(id%3), Arrived: at, Admitted: at}
+				if given {
+					r.Service, r.Drawn = d.Service(r.ID, r.Attempt), true
+				}
+				require.NoError(t, b.Submit(r))
+			}
+			b.Until(math.MaxInt64)
+			return evs
+		}
+		drawn, own := run(true), run(false)
+		require.Equal(t, own, drawn, svc.Dist)
+		require.Len(t, own, 400, "a start and a completion each")
+	}
+}

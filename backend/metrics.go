@@ -15,8 +15,8 @@ import (
 // Memory: a histogram holds at most ExactValues distinct values (in a
 // sorted run, with pendMax values not yet merged into it), then (the run
 // dropped) dense arrays: the values below 2048 one by one (16 KiB), and 1024
-// buckets (8 KiB) for each power of two above that any value has reached.
-// Durations from 1µs to 100s span 27 powers of two: 232 KiB at most, and a
+// buckets (8 KiB) for each power of two above that any value has reached,
+// beside pendMax values not counted yet (16 KiB). Durations from 1µs to 100s span 27 powers of two: 232 KiB at most, and a
 // longer run adds nothing unless its values reach a new power of two.
 const ExactValues = 1 << 14
 
@@ -44,9 +44,10 @@ type hist struct {
 	// appending a value costs less than a map's insertion, and a merge
 	// of pendMax sorted values into the run less than pendMax insertions
 	vals, cnts []int64
-	pend       []int64
-	pendCnts   []int64 // merge's room for the counts of pend's values
-	exact      bool
+	// pend: the values not counted yet (exact or not; see settle), > 0
+	pend     []int64
+	pendCnts []int64 // merge's room for the counts of pend's values
+	exact    bool
 	// not exact: small[v] for v < 2^sigBits; oct[e][m - 2^(sigBits-1)]
 	// for the values v with bits.Len64(v) = sigBits + e, m = v >> e
 	small *[1 << sigBits]int64
@@ -118,7 +119,7 @@ func (h *hist) merge() {
 		for i, v := range h.vals {
 			h.dense(v, h.cnts[i])
 		}
-		h.vals, h.cnts, h.pend, h.pendCnts = nil, nil, nil, nil // their room is not needed until a reset
+		h.vals, h.cnts, h.pendCnts = nil, nil, nil // their room is not needed until a reset
 		h.exact = false
 	}
 }
@@ -152,17 +153,32 @@ func (h *hist) add(d time.Duration) {
 		return
 	}
 	h.max = max(h.max, v)
-	if !h.exact {
-		h.dense(v, 1)
-		return
-	}
 	if h.pend == nil {
 		h.pend = make([]int64, 0, pendMax)
 	}
 	h.pend = append(h.pend, v)
 	if len(h.pend) == pendMax {
-		h.merge()
+		h.settle()
 	}
+}
+
+// settle counts the values not counted yet (pend): merged into the run
+// while exact, else added to the buckets. A histogram of buckets takes its
+// values in pend too, and adds them pendMax at a time: over a run whose
+// other work (a limiter's state over a million keys) evicts the buckets
+// from the cache between two responses, adding them one by one missed the
+// cache at nearly every one; a batch reads each bucket's line once. The
+// counts are the same in any order. Every reader of the counts settles
+// first.
+func (h *hist) settle() {
+	if h.exact {
+		h.merge()
+		return
+	}
+	for _, v := range h.pend {
+		h.dense(v, 1)
+	}
+	h.pend = h.pend[:0]
 }
 
 // addDense adds the counts of o, a histogram of buckets only, to h, which
@@ -170,6 +186,7 @@ func (h *hist) add(d time.Duration) {
 // given o's values (a histogram's figures depend on the values it was
 // given, not on their order).
 func (h *hist) addDense(o *hist) {
+	o.settle()
 	h.n += o.n
 	h.zeros += o.zeros
 	h.max = max(h.max, o.max)
@@ -241,7 +258,7 @@ func (h *hist) resetDense() {
 			clear(o[:])
 		}
 	}
-	h.vals, h.cnts, h.pend, h.pendCnts = nil, nil, nil, nil
+	h.vals, h.cnts, h.pend, h.pendCnts = nil, nil, h.pend[:0], nil
 	h.zeros, h.exact, h.n, h.max, h.sumHi, h.sumLo = 0, false, 0, 0, 0, 0
 }
 
@@ -258,9 +275,7 @@ func (h *hist) mean() int64 {
 
 // percentiles by nearest rank.
 func (h *hist) percentiles() Percentiles {
-	if h.exact {
-		h.merge()
-	}
+	h.settle()
 	if h.n == 0 {
 		return Percentiles{Exact: true}
 	}

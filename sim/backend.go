@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
@@ -41,6 +42,7 @@ func (r *run) newBackend(origin, start time.Duration) error {
 		return err
 	}
 	r.backendLazy = !r.retries
+	r.backendDeferred = r.backendLazy && emit == nil && r.limits == nil
 	return nil
 }
 
@@ -80,12 +82,63 @@ func (r *run) limitAt(t time.Duration) {
 // event may schedule a retry before the next decision: the loop then
 // interleaves the backend's events with its own (backendFirst).
 
+//
+// A lazy row whose backend tells it nothing at all (no limiter learns from
+// it, no limit is recorded: backendDeferred) goes further: it keeps its
+// submissions, each with the instant its backend must have reached before
+// it (the decision's), and plays them to the backend deferredMax at a time
+// (playBackend), the same calls in the same order. The backend's
+// structures (its slots, queues and histograms) are then in the cache
+// while it works, where between one decision and the next the limiter's
+// state over many keys evicts them.
+
+// deferredMax is how many submissions a deferred backend holds before it
+// plays them (a variable for the tests: 1 plays each at once).
+var deferredMax = 512
+
+// deferredSubmit is a submission held for a deferred backend: req, once
+// the backend has processed its events up to at.
+type deferredSubmit struct {
+	at  time.Duration
+	req backend.Request
+}
+
 // backendUntil processes the backend's events up to t for a row that
-// processes them in one go (backendLazy).
+// processes them in one go (backendLazy), or notes t for the submissions
+// that follow (backendDeferred).
 func (r *run) backendUntil(t time.Duration) {
-	if r.backendLazy {
+	switch {
+	case r.backendDeferred:
+		r.deferredAt = t
+	case r.backendLazy:
 		r.be.Until(t)
 	}
+}
+
+// backendEnd processes every event of a lazy row's backend, the traffic
+// over.
+func (r *run) backendEnd() error {
+	if !r.backendLazy {
+		return nil
+	}
+	if err := r.playBackend(); err != nil {
+		return err
+	}
+	r.be.Until(math.MaxInt64)
+	return nil
+}
+
+// playBackend gives a deferred backend the submissions it holds.
+func (r *run) playBackend() error {
+	for i := range r.deferred {
+		d := &r.deferred[i]
+		r.be.Until(d.at)
+		if err := r.be.Submit(d.req); err != nil {
+			return err
+		}
+	}
+	r.deferred = r.deferred[:0]
+	return nil
 }
 
 // backendBusy reports whether the backend has events to come that the
@@ -118,6 +171,16 @@ func (r *run) submit(a *traffic.Arrival, attempt int, admitted, gate time.Durati
 		Node: r.node, Epoch: r.epoch, Cost: a.Cost, Arrived: a.At, Admitted: admitted, Gate: gate}
 	if r.sampler != nil {
 		req.InFlight = r.sampler.InFlight()
+	}
+	if attempt == 1 {
+		req.Service, req.Drawn = r.drawn.service(r.cur)
+	}
+	if r.backendDeferred {
+		r.deferred = append(r.deferred, deferredSubmit{r.deferredAt, req})
+		if len(r.deferred) == deferredMax {
+			return r.playBackend()
+		}
+		return nil
 	}
 	return r.be.Submit(req)
 }

@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -8,6 +11,7 @@ import (
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/backend"
+	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/traffic"
 )
 
@@ -152,4 +156,49 @@ func TestBackendAdaptiveLearns(t *testing.T) {
 	rep, err = Run(cfg)
 	require.NoError(t, err)
 	require.Equal(t, int64(20), rep.Results[0].Accepted, "20 in flight for ever")
+}
+
+// Two ways of feeding the backends that must change nothing: the feed
+// drawing each first attempt's service time once for every row
+// (drawOnce), and a row that hears nothing from its backend playing its
+// submissions to it deferredMax at a time (backendDeferred). Each run here
+// is compared, result by result in JSON, with one where every backend
+// draws its own and takes each submission at once (deferredMax 1): every
+// algorithm, on random backends (exponential and lognormal service,
+// faults, timeouts, errors, LIFO, shapers), with batches of 64 arrivals so
+// that a run crosses many batches, without a cluster and as a local
+// cluster's reference.
+func TestBackendDrawOnceAndDeferredChangeNothing(t *testing.T) {
+	defer func(n, m int, d bool) { batchArrivals, deferredMax, drawOnce = n, m, d }(batchArrivals, deferredMax, drawOnce)
+	batchArrivals = 64
+	rng := rand.New(rand.NewPCG(3, 9))
+	names := append(algorithms.Names(), "none", "aimd", "sre-throttle")
+	for _, name := range names {
+		for k := range 3 {
+			t.Run(fmt.Sprintf("%s/%d", name, k), func(t *testing.T) {
+				cfg := randomClusterBackend(rng, name, cluster.Local)
+				if k < 2 {
+					cfg.Cluster = nil
+				}
+				if k == 1 {
+					cfg.Backend.Service = backend.Service{Dist: backend.Lognormal, Mean: 20 * ms, P99: 90 * ms}
+				}
+				if !adaptive(name) {
+					cfg.Retries = nil // a row that hears nothing from its backend: deferred
+				}
+				run := func(deferred int, draw bool) string {
+					deferredMax, drawOnce = deferred, draw
+					rep, err := Run(cfg)
+					require.NoError(t, err)
+					j, err := json.Marshal(rep.Results)
+					require.NoError(t, err)
+					return string(j)
+				}
+				want := run(1, false)
+				require.Equal(t, want, run(512, true))
+				require.Equal(t, want, run(3, true))
+				require.Equal(t, want, run(7, false))
+			})
+		}
+	}
 }

@@ -393,8 +393,16 @@ type run struct {
 	// backendLazy: the backend's events are processed in one go before
 	// each decision and after the traffic (see backendUntil)
 	backendLazy bool
-	ids         uint64
-	cur         uint64 // the identity of the request being decided
+	// backendDeferred: the submissions wait in deferred, each after
+	// deferredAt, the instant of its decision (see deferredMax)
+	backendDeferred bool
+	deferred        []deferredSubmit
+	deferredAt      time.Duration
+	ids             uint64
+	cur             uint64 // the identity of the request being decided
+	// the service times of the batch being decided's first attempts,
+	// when the feed drew them for every row's backend
+	drawn drawn
 	// in a cluster, the node that decided the request being decided and
 	// its epoch (backend.Request's Node and Epoch); 0 otherwise
 	node  int32
@@ -486,7 +494,9 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 // reader is one row's run as a reader of the feed: it decides each batch
 // of first attempts in turn, then finishes what is scheduled.
 type reader interface {
-	decideBatch(batch []traffic.Arrival) error
+	// decideBatch decides batch, whose first attempts' service times are
+	// in d when the feed drew them.
+	decideBatch(batch []traffic.Arrival, d drawn) error
 	finish() error
 	// base is the run that holds the row's accounting.
 	base() *run
@@ -498,7 +508,7 @@ type reader interface {
 func readFeed(f *feed, j int, deciding chan struct{}, rd reader) error {
 	var err error
 	for b := 0; ; b++ {
-		batch, ok := f.next(b)
+		batch, d, ok := f.next(b)
 		if !ok {
 			break
 		}
@@ -506,7 +516,7 @@ func readFeed(f *feed, j int, deciding chan struct{}, rd reader) error {
 			if deciding != nil {
 				deciding <- struct{}{}
 			}
-			err = rd.decideBatch(batch)
+			err = rd.decideBatch(batch, d)
 			if deciding != nil {
 				<-deciding
 			}
@@ -530,7 +540,8 @@ func (r *run) base() *run { return r }
 // algorithms.Prefetcher is told of the keys of each chunk of prefetchLen
 // arrivals one chunk ahead of deciding them, so that their state is fetched
 // from memory while the chunk before is decided.
-func (r *run) decideBatch(batch []traffic.Arrival) error {
+func (r *run) decideBatch(batch []traffic.Arrival, d drawn) error {
+	r.drawn = d
 	pf, _ := r.lim.(algorithms.Prefetcher)
 	for i := range batch {
 		if pf != nil && i%prefetchLen == 0 {
@@ -662,8 +673,7 @@ func (r *run) drain() error {
 			return err
 		}
 	}
-	r.backendUntil(math.MaxInt64)
-	return nil
+	return r.backendEnd()
 }
 
 // step comes before each event: the progress report and the samples of the
