@@ -227,14 +227,21 @@ const (
 
 // slot is a request present in the backend.
 type slot struct {
-	req        Request
-	deadline   time.Duration // math.MaxInt64: none
-	start      time.Duration
-	service    time.Duration
-	draw       uint64 // the hash of (seed, ID), the root of its draws
+	req      Request
+	deadline time.Duration // math.MaxInt64: none
+	start    time.Duration
+	service  time.Duration
+	draw     uint64 // the hash of (seed, ID), the root of its draws
+	state    uint8
+}
+
+// tag is what a timeout reads of its slot to know whether it would do
+// anything, apart from the slot: a timeout is looked at long after it was
+// scheduled, and the slots' tags, 8 bytes each, stay in the cache where
+// the slots do not.
+type tag struct {
 	gen        uint32 // incremented when the slot is freed
-	state      uint8
-	clientDone bool // its client event has been emitted
+	clientDone bool   // its request's client event has been emitted
 }
 
 // Backend is one algorithm row's backend. It is not safe for concurrent
@@ -247,6 +254,7 @@ type Backend struct {
 	now   time.Duration // the instant of the last event processed
 	seq   uint64
 	slots []slot
+	tags  []tag // by slot
 	free  []uint32
 	wait  queue.Deque[uint32] // the waiting room, by slot
 	busy  int                 // requests in service
@@ -406,10 +414,12 @@ func (b *Backend) Submit(r Request) error {
 		b.free = b.free[:n-1]
 	} else {
 		b.slots = append(b.slots, slot{})
+		b.tags = append(b.tags, tag{})
 		i = uint32(len(b.slots) - 1)
 	}
 	s := &b.slots[i]
-	s.req, s.state, s.clientDone = r, stPending, false
+	s.req, s.state = r, stPending
+	b.tags[i].clientDone = false
 	s.deadline = math.MaxInt64
 	if b.cfg.Timeout > 0 && r.Arrived <= math.MaxInt64-b.cfg.Timeout {
 		s.deadline = r.Arrived + b.cfg.Timeout
@@ -442,7 +452,7 @@ func (b *Backend) Submit(r Request) error {
 	}
 	if s.deadline < math.MaxInt64 {
 		b.lastDeadline = max(b.lastDeadline, s.deadline)
-		to := entry{at: max(s.deadline, decided), ord: b.order(evTimeout), slot: i, gen: s.gen}
+		to := entry{at: max(s.deadline, decided), ord: b.order(evTimeout), slot: i, gen: b.tags[i].gen}
 		if b.timeouts.Len() == 0 || b.timeouts.Back().at <= to.at {
 			b.timeouts.PushBack(to)
 			b.offer(&to, 2)
@@ -462,8 +472,8 @@ func (b *Backend) Submit(r Request) error {
 // stale reports whether the timeout e would do nothing: its request is
 // gone, or its client has its answer. Once stale, it stays so.
 func (b *Backend) stale(e *entry) bool {
-	s := &b.slots[e.slot]
-	return s.gen != e.gen || s.clientDone
+	g := b.tags[e.slot]
+	return g.gen != e.gen || g.clientDone
 }
 
 // next finds the source of the next internal event (nxSrc -1: none) and
@@ -608,8 +618,8 @@ func (b *Backend) admit(t time.Duration, i uint32) {
 	if r := b.series.index(t); r >= 0 {
 		b.series.rows[r].shed++
 	}
-	client := !s.clientDone
-	s.clientDone = true
+	client := !b.tags[i].clientDone
+	b.tags[i].clientDone = true
 	if b.want == wantAll || client && b.want == wantClient {
 		b.emit(Event{At: t, Kind: Shed, Req: s.req, Client: client})
 	}
@@ -635,8 +645,8 @@ func (b *Backend) dispatch(t time.Duration) {
 func (b *Backend) start(t time.Duration, i uint32) {
 	s := &b.slots[i]
 	if b.cfg.DropExpired && t >= s.deadline {
-		if !s.clientDone { // its timeout is at t, not processed yet
-			b.timeout(t, i, s.gen)
+		if !b.tags[i].clientDone { // its timeout is at t, not processed yet
+			b.timeout(t, i, b.tags[i].gen)
 		}
 		b.res.Dropped++
 		if b.want == wantAll {
@@ -678,10 +688,10 @@ func (b *Backend) complete(t time.Duration, i uint32) {
 		b.res.CompletedOK++
 	}
 	resp := t - s.req.Admitted + s.req.Gate
-	b.series.response(t, resp) // the series feeds b.resps
-	client := !s.clientDone    // else its deadline has passed: t > deadline
+	b.series.response(t, resp)      // the series feeds b.resps
+	client := !b.tags[i].clientDone // else its deadline has passed: t > deadline
 	if client {
-		s.clientDone = true
+		b.tags[i].clientDone = true
 		if !fail {
 			b.res.Goodput++
 			if r := b.series.index(t); r >= 0 {
@@ -703,11 +713,12 @@ func (b *Backend) complete(t time.Duration, i uint32) {
 }
 
 func (b *Backend) timeout(t time.Duration, i uint32, gen uint32) {
-	s := &b.slots[i]
-	if s.gen != gen || s.clientDone {
+	g := &b.tags[i]
+	if g.gen != gen || g.clientDone {
 		return // the request is gone, or its client has its answer
 	}
-	s.clientDone = true
+	g.clientDone = true
+	s := &b.slots[i]
 	b.res.TimedOut++
 	if r := b.series.index(t); r >= 0 {
 		b.series.rows[r].timedOut++
@@ -719,9 +730,8 @@ func (b *Backend) timeout(t time.Duration, i uint32, gen uint32) {
 
 // release frees slot i once the backend is done with its request.
 func (b *Backend) release(i uint32) {
-	s := &b.slots[i]
-	s.gen++
-	s.req = Request{}
+	b.tags[i].gen++
+	b.slots[i].req = Request{}
 	b.free = append(b.free, i)
 }
 

@@ -1,7 +1,9 @@
 package backend
 
 import (
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -24,5 +26,67 @@ func TestEvHeapOrder(t *testing.T) {
 		}
 		last = e
 		n++
+	}
+}
+
+// TestBefore128: the branch-free comparison that Pop uses agrees with
+// Less on every pair, negative instants, equal instants and the extremes
+// of both words included (the sign bit of at is flipped for the unsigned
+// subtraction; ord is compared only when the instants are equal).
+func TestBefore128(t *testing.T) {
+	ats := []time.Duration{math.MinInt64, -5, -1, 0, 1, 7, math.MaxInt64}
+	ords := []uint64{0, 1, 1 << 56, math.MaxUint64}
+	for _, a1 := range ats {
+		for _, o1 := range ords {
+			for _, a2 := range ats {
+				for _, o2 := range ords {
+					a, b := entry{at: a1, ord: o1}, entry{at: a2, ord: o2}
+					want := uint64(0)
+					if a.Less(&b) {
+						want = 1
+					}
+					if got := before128(&a, &b); got != want {
+						t.Fatalf("before128(%v, %v) = %d, Less says %d", a, b, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestEvHeapSorts: pushed in random order (instants from -1000 on, many
+// equal, each ord unique) and then with pops mixed in, every pop gives the
+// least entry left, checked against a sorted copy, at every heap size up
+// to 300.
+func TestEvHeapSorts(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 1))
+	for size := 1; size <= 300; size += 7 {
+		var h evHeap
+		var all []entry
+		seq := uint64(0)
+		push := func() {
+			seq++
+			e := entry{at: time.Duration(r.IntN(60) - 1000), ord: seq ^ uint64(r.IntN(2))<<56}
+			h.Push(e)
+			all = append(all, e)
+		}
+		for range size {
+			push()
+		}
+		for h.Len() > 0 {
+			slices.SortFunc(all, func(a, b entry) int {
+				if a.Less(&b) {
+					return -1
+				}
+				return 1
+			})
+			if got := h.Pop(); got != all[0] {
+				t.Fatalf("size %d: popped %v, least is %v", size, got, all[0])
+			}
+			all = all[1:]
+			if r.IntN(3) == 0 && len(all) < size {
+				push()
+			}
+		}
 	}
 }
