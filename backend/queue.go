@@ -30,9 +30,12 @@ func (e *entry) kind() int { return int(e.ord >> kindShift) }
 
 func (a *entry) Less(b *entry) bool { return a.at < b.at || (a.at == b.at && a.ord < b.ord) }
 
-// evHeap is a binary min-heap of entries by (at, ord): the backend's own,
+// evHeap is a 4-ary min-heap of entries by (at, ord): the backend's own,
 // so that the comparison is inlined (queue.Heap calls Less through its
-// type parameter's dictionary, a call per comparison).
+// type parameter's dictionary, a call per comparison). Four children a
+// node halve the levels of a binary heap: a shaper's row holds thousands
+// of admissions to come, seldom in the cache, and a level costs a miss
+// whatever its width (four entries are 96 bytes).
 type evHeap struct{ e []entry }
 
 func (h *evHeap) Len() int { return len(h.e) }
@@ -49,8 +52,8 @@ func (h *evHeap) Push(x entry) {
 	e := h.e
 	i := len(e) - 1
 	for i > 0 {
-		p := (i - 1) / 2
-		if !(x.at < e[p].at || (x.at == e[p].at && x.ord < e[p].ord)) {
+		p := (i - 1) / 4
+		if !x.Less(&e[p]) {
 			break
 		}
 		e[i] = e[p]
@@ -60,13 +63,13 @@ func (h *evHeap) Push(x entry) {
 }
 
 // Pop removes and returns the least entry (Len must be > 0). It moves the
-// hole left by the least down to a leaf along the lesser children, then
-// the last entry up from there (Floyd's bottom-up heap): the child chosen
-// at each level takes no branch (before128), and the last entry, which
-// nearly always belongs near the bottom, seldom goes up, where the
-// classic sift-down's test at each level went either way (a mispredicted
-// branch a level). The entries come out in the same order: (at, ord) is
-// unique.
+// hole left by the least down to a leaf along the least children, then
+// the last entry up from there (Floyd's bottom-up heap): the least of
+// four children is chosen without a branch (before128), and the last
+// entry, which nearly always belongs near the bottom, seldom goes up,
+// where the classic sift-down's test at each level went either way (a
+// mispredicted branch a level). The entries come out in the same order:
+// (at, ord) is unique.
 func (h *evHeap) Pop() entry {
 	e := h.e
 	top := e[0]
@@ -79,18 +82,25 @@ func (h *evHeap) Pop() entry {
 	}
 	i := 0
 	for {
-		c := 2*i + 1
-		if c >= n {
+		c := 4*i + 1
+		if c+3 < n {
+			a := c + int(before128(&e[c+1], &e[c]))
+			b := c + 2 + int(before128(&e[c+3], &e[c+2]))
+			c = a + (b-a)*int(before128(&e[b], &e[a]))
+		} else if c < n {
+			for j := c + 1; j < n; j++ {
+				if e[j].Less(&e[c]) {
+					c = j
+				}
+			}
+		} else {
 			break
-		}
-		if c+1 < n {
-			c += int(before128(&e[c+1], &e[c]))
 		}
 		e[i] = e[c]
 		i = c
 	}
 	for i > 0 {
-		p := (i - 1) / 2
+		p := (i - 1) / 4
 		if !x.Less(&e[p]) {
 			break
 		}

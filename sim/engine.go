@@ -544,6 +544,9 @@ func (r *run) decideBatch(batch []traffic.Arrival, d drawn) error {
 	r.drawn = d
 	pf, _ := r.lim.(algorithms.Prefetcher)
 	for i := range batch {
+		if i%prefetchLen == 0 && r.be != nil {
+			r.drawn.prefetch(i + prefetchLen)
+		}
 		if pf != nil && i%prefetchLen == 0 {
 			// one chunk ahead of the decisions: its lines
 			// arrive while this chunk is decided
