@@ -452,21 +452,37 @@ func (b *Backend) Submit(r Request) error {
 	}
 	if s.deadline < math.MaxInt64 {
 		b.lastDeadline = max(b.lastDeadline, s.deadline)
-		to := entry{at: max(s.deadline, decided), ord: b.order(evTimeout), slot: i, gen: b.tags[i].gen}
-		if b.timeouts.Len() == 0 || b.timeouts.Back().at <= to.at {
-			b.timeouts.PushBack(to)
-			b.offer(&to, 2)
-		} else {
-			b.other.Push(to)
-			b.offer(&to, 3)
+		if !now {
+			b.scheduleTimeout(i, max(s.deadline, decided))
 		}
 	}
 	if now {
 		b.now = r.Admitted
 		b.lastSeen = max(b.lastSeen, r.Admitted)
 		b.admit(r.Admitted, i)
+		// a request that started at once and completes by its deadline
+		// (a completion comes before a timeout at one instant) needs no
+		// timeout: it would do nothing. Events of different kinds are
+		// ordered by kind before the order they were scheduled in, so
+		// scheduling the timeout after the start's completion moves
+		// nothing.
+		if s.deadline < math.MaxInt64 && (s.state != stServing || s.start+s.service > s.deadline) {
+			b.scheduleTimeout(i, max(s.deadline, decided))
+		}
 	}
 	return nil
+}
+
+// scheduleTimeout schedules the timeout of the request in slot i at at.
+func (b *Backend) scheduleTimeout(i uint32, at time.Duration) {
+	to := entry{at: at, ord: b.order(evTimeout), slot: i, gen: b.tags[i].gen}
+	if b.timeouts.Len() == 0 || b.timeouts.Back().at <= to.at {
+		b.timeouts.PushBack(to)
+		b.offer(&to, 2)
+	} else {
+		b.other.Push(to)
+		b.offer(&to, 3)
+	}
 }
 
 // stale reports whether the timeout e would do nothing: its request is
