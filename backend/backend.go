@@ -265,7 +265,7 @@ type Backend struct {
 	// and timeouts in the order submitted (their instants do not go
 	// back, in the usual case), and the others (admissions or timeouts
 	// that would go back, fault ends)
-	done     evHeap
+	done     smallHeap
 	admits   queue.Deque[entry]
 	timeouts queue.Deque[entry]
 	other    evHeap

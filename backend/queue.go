@@ -111,6 +111,65 @@ func (h *evHeap) Pop() entry {
 	return top
 }
 
+// smallHeap is a binary min-heap of entries by (at, ord), for the
+// completions, which are at most the workers and usually a few: there the
+// classic binary heap is faster than evHeap's four children (measured on
+// 5 and 16 entries; evHeap is faster on thousands).
+type smallHeap struct{ e []entry }
+
+func (h *smallHeap) Len() int { return len(h.e) }
+
+// Cap returns the entries its storage holds room for.
+func (h *smallHeap) Cap() int { return cap(h.e) }
+
+// Peek returns the least entry (Len must be > 0).
+func (h *smallHeap) Peek() *entry { return &h.e[0] }
+
+// Push adds x.
+func (h *smallHeap) Push(x entry) {
+	h.e = append(h.e, x)
+	e := h.e
+	i := len(e) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !(x.at < e[p].at || (x.at == e[p].at && x.ord < e[p].ord)) {
+			break
+		}
+		e[i] = e[p]
+		i = p
+	}
+	e[i] = x
+}
+
+// Pop removes and returns the least entry (Len must be > 0).
+func (h *smallHeap) Pop() entry {
+	e := h.e
+	top := e[0]
+	n := len(e) - 1
+	x := e[n]
+	e = e[:n]
+	h.e = e
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && (e[r].at < e[c].at || (e[r].at == e[c].at && e[r].ord < e[c].ord)) {
+			c = r
+		}
+		if !(e[c].at < x.at || (e[c].at == x.at && e[c].ord < x.ord)) {
+			break
+		}
+		e[i] = e[c]
+		i = c
+	}
+	if n > 0 {
+		e[i] = x
+	}
+	return top
+}
+
 // before128 is 1 when a comes before b by (at, ord), else 0, without a
 // branch: the borrow of the 128-bit subtraction a - b, at (its sign bit
 // flipped, so that unsigned order is signed order) the high word.

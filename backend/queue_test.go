@@ -54,14 +54,24 @@ func TestBefore128(t *testing.T) {
 	}
 }
 
-// TestEvHeapSorts: pushed in random order (instants from -1000 on, many
+// TestEvHeapSorts: for both heaps, pushed in random order (instants from -1000 on, many
 // equal, each ord unique) and then with pops mixed in, every pop gives the
 // least entry left, checked against a sorted copy, at every heap size up
 // to 300.
 func TestEvHeapSorts(t *testing.T) {
+	t.Run("four children", func(t *testing.T) { testHeapSorts(t, &evHeap{}) })
+	t.Run("binary", func(t *testing.T) { testHeapSorts(t, &smallHeap{}) })
+}
+
+type heapOfEntries interface {
+	Push(entry)
+	Pop() entry
+	Len() int
+}
+
+func testHeapSorts(t *testing.T, h heapOfEntries) {
 	r := rand.New(rand.NewPCG(8, 1))
 	for size := 1; size <= 300; size += 7 {
-		var h evHeap
 		var all []entry
 		seq := uint64(0)
 		push := func() {
