@@ -43,6 +43,9 @@ func (r *run) newBackend(origin, start time.Duration) error {
 	}
 	r.backendLazy = !r.retries
 	r.backendDeferred = r.backendLazy && emit == nil && r.limits == nil
+	if r.backendDeferred {
+		r.deferred = make([]deferredSubmit, 0, deferredMax)
+	}
 	return nil
 }
 
@@ -167,22 +170,40 @@ func (r *run) backendFirst(t time.Duration, have bool) bool {
 // reaches the backend at admitted. In a cluster, r.node and r.epoch say
 // which node's limiter admitted it, and r.sampler is that limiter's.
 func (r *run) submit(a *traffic.Arrival, attempt int, admitted, gate time.Duration) error {
-	req := backend.Request{ID: r.cur, Attempt: int32(attempt), Key: a.Key, Source: a.Source,
-		Node: r.node, Epoch: r.epoch, Cost: a.Cost, Arrived: a.At, Admitted: admitted, Gate: gate}
-	if r.sampler != nil {
-		req.InFlight = r.sampler.InFlight()
-	}
-	if attempt == 1 {
-		req.Service, req.Drawn = r.drawn.service(r.cur)
-	}
 	if r.backendDeferred {
-		r.deferred = append(r.deferred, deferredSubmit{r.deferredAt, req})
+		// filled where it is kept, field by field: a Request built
+		// apart and copied in is read back in 16-byte words across
+		// the 8-byte stores that built it, which the processor cannot
+		// forward (a stall of each copy)
+		r.deferred = r.deferred[:len(r.deferred)+1]
+		d := &r.deferred[len(r.deferred)-1]
+		d.at = r.deferredAt
+		r.fillRequest(&d.req, a, attempt, admitted, gate)
 		if len(r.deferred) == deferredMax {
 			return r.playBackend()
 		}
 		return nil
 	}
+	var req backend.Request
+	r.fillRequest(&req, a, attempt, admitted, gate)
 	return r.be.Submit(req)
+}
+
+// fillRequest sets every field of q: attempt attempt of request r.cur,
+// arrived as a, which reaches the backend at admitted, its verdict gate
+// after its arrival (see submit).
+func (r *run) fillRequest(q *backend.Request, a *traffic.Arrival, attempt int, admitted, gate time.Duration) {
+	q.ID, q.Attempt, q.Key, q.Source = r.cur, int32(attempt), a.Key, a.Source
+	q.Node, q.Epoch, q.Cost = r.node, r.epoch, a.Cost
+	q.Arrived, q.Admitted, q.Gate = a.At, admitted, gate
+	q.InFlight = 0
+	if r.sampler != nil {
+		q.InFlight = r.sampler.InFlight()
+	}
+	q.Service, q.Drawn = 0, false
+	if attempt == 1 {
+		q.Service, q.Drawn = r.drawn.service(r.cur)
+	}
 }
 
 // backendEvent takes one of the backend's events. A client's outcome is

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
@@ -201,4 +202,33 @@ func TestBackendDrawOnceAndDeferredChangeNothing(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestFillRequestSetsEveryField: a deferred submission is filled where it
+// is kept, over what an earlier one left there, so fillRequest must set
+// every field of backend.Request: filled over a Request whose every field
+// holds something, it gives the one it gives over a zero Request (a field
+// added to Request and forgotten here fails this).
+func TestFillRequestSetsEveryField(t *testing.T) {
+	r := &run{cur: 7, node: 2, epoch: 3}
+	a := &traffic.Arrival{At: 5 * ms, Key: 9, Cost: 2, Source: 1}
+	var want backend.Request
+	r.fillRequest(&want, a, 2, 6*ms, ms)
+	var dirty backend.Request
+	v := reflect.ValueOf(&dirty).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Int32, reflect.Int64:
+			f.SetInt(-99)
+		case reflect.Uint32, reflect.Uint64:
+			f.SetUint(99)
+		default:
+			t.Fatalf("field %s of kind %v: teach this test to fill it", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	r.fillRequest(&dirty, a, 2, 6*ms, ms)
+	require.Equal(t, want, dirty)
 }
