@@ -175,8 +175,28 @@ func (h *hist) settle() {
 		h.merge()
 		return
 	}
+	// the arrays first, so that the loop that counts calls nothing (a
+	// call in it kept its variables on the stack)
+	var octs uint64 // bit e: some value has bits.Len64 = sigBits + e
 	for _, v := range h.pend {
-		h.dense(v, 1)
+		octs |= 1 << max(bits.Len64(uint64(v))-sigBits, 0)
+	}
+	if octs&1 != 0 && h.small == nil {
+		h.small = new([1 << sigBits]int64)
+	}
+	for e := 1; octs>>e != 0; e++ {
+		if octs>>e&1 != 0 && h.oct[e] == nil {
+			h.oct[e] = new([1 << (sigBits - 1)]int64)
+		}
+	}
+	small := h.small
+	for _, v := range h.pend {
+		e := bits.Len64(uint64(v)) - sigBits
+		if e <= 0 {
+			small[v&(1<<sigBits-1)]++
+			continue
+		}
+		h.oct[e&63][(v>>e)&(1<<(sigBits-1)-1)]++
 	}
 	h.pend = h.pend[:0]
 }
