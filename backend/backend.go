@@ -697,7 +697,7 @@ func (b *Backend) complete(t time.Duration, i uint32) {
 	b.busy--
 	b.res.Served++
 	b.res.BusyNs += int64(s.service)
-	fail := b.s.fails(s.draw, s.req.Attempt)
+	fail := (b.s.errAll || b.s.errCut > 0) && b.s.fails(s.draw, s.req.Attempt)
 	if fail {
 		b.res.Errors++
 	} else {
