@@ -230,9 +230,10 @@ type slot struct {
 	req      Request
 	deadline time.Duration // math.MaxInt64: none
 	start    time.Duration
-	service  time.Duration
-	draw     uint64 // the hash of (seed, ID), the root of its draws
+	service  time.Duration // req.Service until it starts, then its service time
+	draw     uint64        // the hash of (seed, ID), the root of its draws
 	state    uint8
+	drawn    bool // req.Drawn
 }
 
 // tag is what a timeout reads of its slot to know whether it would do
@@ -392,7 +393,8 @@ func (b *Backend) Limit(t time.Duration, v int) {
 	b.series.limit(t, int64(v))
 }
 
-// Submit gives the backend a request the limiter admitted. Its verdict's
+// Submit gives the backend a request the limiter admitted (it copies *r:
+// the caller may reuse it). Its verdict's
 // instant, Arrived + Gate, must not be before the last event processed
 // (submit at the verdict, in time order), its Gate not negative, and its
 // Admitted not before the verdict. Its admission is processed by a later
@@ -403,7 +405,7 @@ func (b *Backend) Limit(t time.Duration, v int) {
 // before the verdict (a client that gave up while its gateway waited for
 // the store) is processed at the verdict's instant: the engine learns of
 // it then, and no event of the backend goes back in time.
-func (b *Backend) Submit(r Request) error {
+func (b *Backend) Submit(r *Request) error {
 	decided := r.Arrived + r.Gate
 	if r.Gate < 0 || decided < b.now || r.Admitted < decided {
 		return fmt.Errorf("%w: arrived %v, decided %v, admitted %v, backend at %v", ErrPast, r.Arrived, decided, r.Admitted, b.now)
@@ -418,7 +420,10 @@ func (b *Backend) Submit(r Request) error {
 		i = uint32(len(b.slots) - 1)
 	}
 	s := &b.slots[i]
-	s.req, s.state = r, stPending
+	s.req, s.state = *r, stPending
+	// apart from req, which start would read back across the wider
+	// stores of its copy (no store forwarding)
+	s.service, s.drawn = r.Service, r.Drawn
 	b.tags[i].clientDone = false
 	s.deadline = math.MaxInt64
 	if b.cfg.Timeout > 0 && r.Arrived <= math.MaxInt64-b.cfg.Timeout {
@@ -671,8 +676,8 @@ func (b *Backend) start(t time.Duration, i uint32) {
 		b.release(i)
 		return
 	}
-	d := s.req.Service
-	if !s.req.Drawn {
+	d := s.service // Submit's copy of req.Service
+	if !s.drawn {
 		d = b.s.service(s.draw, s.req.Attempt)
 	}
 	if b.is < len(b.slows) {

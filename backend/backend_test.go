@@ -38,7 +38,7 @@ func play(t *testing.T, cfg Config, to time.Duration, reqs ...Request) ([]string
 	})
 	require.NoError(t, err)
 	for _, r := range reqs {
-		require.NoError(t, b.Submit(r))
+		require.NoError(t, b.Submit(&r))
 	}
 	b.Until(math.MaxInt64)
 	return lines, b.Result(0, to)
@@ -217,7 +217,7 @@ func TestTimeoutCountsFromArrival(t *testing.T) {
 		}
 	})
 	require.NoError(t, err)
-	require.NoError(t, b.Submit(r))
+	require.NoError(t, b.Submit(&r))
 	b.Until(math.MaxInt64)
 	require.Equal(t, []string{"15ms timed-out 0s true"}, samples)
 	res := b.Result(0, 30*ms)
@@ -240,7 +240,7 @@ func TestSamples(t *testing.T) {
 	})
 	require.NoError(t, err)
 	for _, r := range []Request{at(0, 0), at(1, 4), at(2, 5)} {
-		require.NoError(t, b.Submit(r))
+		require.NoError(t, b.Submit(&r))
 	}
 	b.Until(math.MaxInt64)
 	// 2 is shed at once; 1 waits 6ms and is served in 10
@@ -276,7 +276,7 @@ func TestErrors(t *testing.T) {
 		})
 		require.NoError(t, err)
 		for id := uint64(0); id < 10000; id += every {
-			require.NoError(t, b.Submit(Request{ID: id, Attempt: 1, Arrived: time.Duration(id) * ms, Admitted: time.Duration(id) * ms}))
+			require.NoError(t, b.Submit(&Request{ID: id, Attempt: 1, Arrived: time.Duration(id) * ms, Admitted: time.Duration(id) * ms}))
 			b.Until(time.Duration(id) * ms)
 		}
 		b.Until(math.MaxInt64)

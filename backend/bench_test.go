@@ -24,7 +24,7 @@ func BenchmarkBackend(b *testing.B) {
 		u := float64(rng.Uint64()>>11+1) / (1 << 53)
 		at += toDuration(float64(-portableLog(u) * gap))
 		bk.Until(at)
-		if err := bk.Submit(Request{ID: uint64(i), Attempt: 1, Arrived: at, Admitted: at}); err != nil {
+		if err := bk.Submit(&Request{ID: uint64(i), Attempt: 1, Arrived: at, Admitted: at}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -53,7 +53,7 @@ func BenchmarkBackendExp16(b *testing.B) {
 		u := float64(rng.Uint64()>>11+1) / (1 << 53)
 		at += toDuration(float64(-portableLog(u) * gap))
 		bk.Until(at)
-		if err := bk.Submit(Request{ID: uint64(i), Attempt: 1, Arrived: at, Admitted: at}); err != nil {
+		if err := bk.Submit(&Request{ID: uint64(i), Attempt: 1, Arrived: at, Admitted: at}); err != nil {
 			b.Fatal(err)
 		}
 	}

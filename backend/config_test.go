@@ -85,14 +85,14 @@ func TestValidate(t *testing.T) {
 func TestSubmitInThePast(t *testing.T) {
 	b, err := New(cfgOf(1, 10*ms), nil)
 	require.NoError(t, err)
-	require.NoError(t, b.Submit(at(0, 5)))
+	require.NoError(t, b.Submit(new(at(0, 5))))
 	b.Until(6 * ms)
 	require.Equal(t, 5*ms, b.Now())
-	require.True(t, errors.Is(b.Submit(at(1, 4)), ErrPast))
+	require.True(t, errors.Is(b.Submit(new(at(1, 4))), ErrPast))
 	r := at(2, 7)
 	r.Admitted = 6 * ms
-	require.True(t, errors.Is(b.Submit(r), ErrPast))
-	require.NoError(t, b.Submit(at(3, 5))) // at the clock: fine
+	require.True(t, errors.Is(b.Submit(&r), ErrPast))
+	require.NoError(t, b.Submit(new(at(3, 5)))) // at the clock: fine
 	require.Equal(t, 1, b.InService())
 	b.Until(5 * ms)
 	require.Equal(t, 1, b.Waiting())

@@ -57,7 +57,7 @@ func digest(t *testing.T, n int) string {
 		if i%5 == 0 {
 			r.Admitted += time.Duration(i%7) * ms
 		}
-		require.NoError(t, b.Submit(r))
+		require.NoError(t, b.Submit(&r))
 	}
 	b.Until(math.MaxInt64)
 	res := b.Result(0, at)

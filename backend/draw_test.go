@@ -145,7 +145,7 @@ func TestDrawsMatchBackend(t *testing.T) {
 				if given {
 					r.Service, r.Drawn = d.Service(r.ID, r.Attempt), true
 				}
-				require.NoError(t, b.Submit(r))
+				require.NoError(t, b.Submit(&r))
 			}
 			b.Until(math.MaxInt64)
 			return evs

@@ -61,7 +61,7 @@ func (m *miniEngine) run(t *testing.T, fresh []Request) {
 		r := *next
 		*from = (*from)[1:]
 		r.Admitted = r.Arrived // this engine's limiter admits everything
-		require.NoError(t, m.b.Submit(r))
+		require.NoError(t, m.b.Submit(&r))
 	}
 }
 

@@ -26,7 +26,7 @@ func heapAfter(t *testing.T, n int) (uint64, int) {
 		u := float64(rng.Uint64()>>11+1) / (1 << 53)
 		at += toDuration(float64(-portableLog(u) * (float64(time.Second) / 140)))
 		b.Until(at)
-		require.NoError(t, b.Submit(Request{ID: uint64(i), Attempt: 1, Arrived: at, Admitted: at}))
+		require.NoError(t, b.Submit(&Request{ID: uint64(i), Attempt: 1, Arrived: at, Admitted: at}))
 	}
 	b.Until(math.MaxInt64)
 	runtime.GC()

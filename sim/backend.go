@@ -136,7 +136,7 @@ func (r *run) playBackend() error {
 	for i := range r.deferred {
 		d := &r.deferred[i]
 		r.be.Until(d.at)
-		if err := r.be.Submit(d.req); err != nil {
+		if err := r.be.Submit(&d.req); err != nil {
 			return err
 		}
 	}
@@ -186,7 +186,7 @@ func (r *run) submit(a *traffic.Arrival, attempt int, admitted, gate time.Durati
 	}
 	var req backend.Request
 	r.fillRequest(&req, a, attempt, admitted, gate)
-	return r.be.Submit(req)
+	return r.be.Submit(&req)
 }
 
 // fillRequest sets every field of q: attempt attempt of request r.cur,
