@@ -688,7 +688,7 @@ func (b *Backend) start(t time.Duration, i uint32) {
 	s.state, s.start, s.service = stServing, t, d
 	b.busy++
 	b.res.Started++
-	b.waits.add(t - s.req.Admitted)
+	b.waits.addWait(t - s.req.Admitted)
 	c := entry{at: t + d, ord: b.order(evComplete), slot: i}
 	b.done.Push(c)
 	b.offer(&c, 0)

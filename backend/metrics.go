@@ -182,6 +182,17 @@ func (h *hist) dense(v, n int64) {
 	o[v>>e-1<<(sigBits-1)] += n
 }
 
+// addWait adds d as add does, with the zero of a request that waited
+// nothing (most of them) counted in line.
+func (h *hist) addWait(d time.Duration) {
+	if d == 0 {
+		h.n++
+		h.zeros++
+		return
+	}
+	h.add(d)
+}
+
 func (h *hist) add(d time.Duration) {
 	v := int64(max(d, 0))
 	h.n++
