@@ -446,14 +446,7 @@ func (b *Backend) Submit(r *Request) error {
 		}
 	}
 	if !now {
-		adm := entry{at: r.Admitted, ord: b.order(evAdmit), slot: i}
-		if b.admits.Len() == 0 || b.admits.Back().at <= adm.at {
-			b.admits.PushBack(adm)
-			b.offer(&adm, 1)
-		} else {
-			b.other.Push(adm)
-			b.offer(&adm, 3)
-		}
+		b.schedule(&b.admits, 1, entry{at: r.Admitted, ord: b.order(evAdmit), slot: i})
 	}
 	if s.deadline < math.MaxInt64 {
 		b.lastDeadline = max(b.lastDeadline, s.deadline)
@@ -480,14 +473,20 @@ func (b *Backend) Submit(r *Request) error {
 
 // scheduleTimeout schedules the timeout of the request in slot i at at.
 func (b *Backend) scheduleTimeout(i uint32, at time.Duration) {
-	to := entry{at: at, ord: b.order(evTimeout), slot: i, gen: b.tags[i].gen}
-	if b.timeouts.Len() == 0 || b.timeouts.Back().at <= to.at {
-		b.timeouts.PushBack(to)
-		b.offer(&to, 2)
-	} else {
-		b.other.Push(to)
-		b.offer(&to, 3)
+	b.schedule(&b.timeouts, 2, entry{at: at, ord: b.order(evTimeout), slot: i, gen: b.tags[i].gen})
+}
+
+// schedule puts e at the back of q, the queue of source src, when its
+// instant does not go back there (the usual case), else among the other
+// events.
+func (b *Backend) schedule(q *queue.Deque[entry], src int, e entry) {
+	if q.Len() == 0 || q.Back().at <= e.at {
+		q.PushBack(e)
+		b.offer(&e, src)
+		return
 	}
+	b.other.Push(e)
+	b.offer(&e, 3)
 }
 
 // stale reports whether the timeout e would do nothing: its request is
