@@ -270,6 +270,7 @@ type Backend struct {
 	admits   queue.Deque[entry]
 	timeouts queue.Deque[entry]
 	other    evHeap
+	late     lateAdmits // admissions out of their queue's order
 	// the next event, once found (nxOK): its source (-1: none) and instant
 	nxOK  bool
 	nxSrc int
@@ -477,16 +478,19 @@ func (b *Backend) scheduleTimeout(i uint32, at time.Duration) {
 }
 
 // schedule puts e at the back of q, the queue of source src, when its
-// instant does not go back there (the usual case), else among the other
-// events.
+// instant does not go back there (the usual case), else among the late
+// admissions (an admission) or the other events.
 func (b *Backend) schedule(q *queue.Deque[entry], src int, e entry) {
-	if q.Len() == 0 || q.Back().at <= e.at {
+	switch {
+	case q.Len() == 0 || q.Back().at <= e.at:
 		q.PushBack(e)
 		b.offer(&e, src)
-		return
+	case e.kind() == evAdmit && b.late.push(e):
+		b.offer(&e, 4)
+	default:
+		b.other.Push(e)
+		b.offer(&e, 3)
 	}
-	b.other.Push(e)
-	b.offer(&e, 3)
 }
 
 // stale reports whether the timeout e would do nothing: its request is
@@ -521,6 +525,11 @@ func (b *Backend) next() {
 	if b.other.Len() > 0 {
 		if e := b.other.Peek(); best == nil || e.Less(best) {
 			best, src = e, 3
+		}
+	}
+	if b.late.len() > 0 {
+		if e := b.late.peek(); best == nil || e.Less(best) {
+			best, src = e, 4
 		}
 	}
 	b.nxSrc, b.nxOK = src, true
@@ -566,8 +575,10 @@ func (b *Backend) Step() bool {
 		ev = b.admits.PopFront()
 	case 2:
 		ev = b.timeouts.PopFront()
-	default:
+	case 3:
 		ev = b.other.Pop()
+	default:
+		ev = b.late.pop()
 	}
 	b.now = ev.at
 	b.lastSeen = max(b.lastSeen, ev.at)

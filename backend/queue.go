@@ -1,8 +1,12 @@
 package backend
 
 import (
+	"cmp"
 	"math/bits"
+	"slices"
 	"time"
+
+	"github.com/ratesim/ratesim/internal/timeq"
 )
 
 // entry is an internal event: at an instant, of a kind, for a request's
@@ -179,4 +183,65 @@ func before128(a, b *entry) uint64 {
 	_, borrow := bits.Sub64(a.ord, b.ord, 0)
 	_, borrow = bits.Sub64(uint64(a.at)^sign, uint64(b.at)^sign, borrow)
 	return borrow
+}
+
+// lateAdmits holds the admissions scheduled out of the order of their
+// queue (a shaper's delays, a request held a different time for each
+// key): thousands at once, each pushed a few milliseconds to a window
+// ahead, which a heap moved up and down its levels, seldom in the cache.
+// Here a monotone time queue (internal/timeq: a timing wheel) holds them,
+// and the entries of its least instant are taken out together (the
+// group) and ordered by ord, which the time queue does not keep among the
+// entries of one instant. An entry pushed before the group's instant
+// cannot go back into the time queue, whose clock has passed it: push
+// refuses it, and the backend keeps it among its other events.
+type lateAdmits struct {
+	q      timeq.Queue[entry]
+	group  []entry // group[gi:]: the entries of instant base not yet taken, by ord
+	gi     int
+	base   time.Duration // the instant of the last group taken (pulled: one was)
+	pulled bool
+}
+
+// push adds e and reports whether it did: not when e comes before the
+// last group taken.
+func (l *lateAdmits) push(e entry) bool {
+	if l.pulled && e.at < l.base {
+		return false
+	}
+	if l.pulled && e.at == l.base && l.gi < len(l.group) {
+		l.group = append(l.group, e)
+		for i := len(l.group) - 1; i > l.gi && e.ord < l.group[i-1].ord; i-- {
+			l.group[i], l.group[i-1] = l.group[i-1], e
+		}
+		return true
+	}
+	l.q.Push(e.at, e)
+	return true
+}
+
+func (l *lateAdmits) len() int { return len(l.group) - l.gi + l.q.Len() }
+
+// peek returns the least entry (len must be > 0), taking the next group
+// from the time queue when the last one is spent.
+func (l *lateAdmits) peek() *entry {
+	if l.gi == len(l.group) {
+		l.group, l.gi = l.group[:0], 0
+		at := l.q.Min()
+		for l.q.Len() > 0 && l.q.Min() == at {
+			l.group = append(l.group, l.q.Pop().V)
+		}
+		l.base, l.pulled = at, true
+		if len(l.group) > 1 {
+			slices.SortFunc(l.group, func(a, b entry) int { return cmp.Compare(a.ord, b.ord) })
+		}
+	}
+	return &l.group[l.gi]
+}
+
+// pop removes and returns the least entry (len must be > 0).
+func (l *lateAdmits) pop() entry {
+	e := *l.peek()
+	l.gi++
+	return e
 }

@@ -100,3 +100,54 @@ func testHeapSorts(t *testing.T, h heapOfEntries) {
 		}
 	}
 }
+
+// TestLateAdmitsOrder: the late admissions, with the entries they refuse
+// kept in a heap beside them as the backend keeps them among its other
+// events, give back every entry by (at, ord), against one heap of them
+// all: pushes at or after the clock (many at one instant, some before the
+// group already taken, which next() takes when it looks for the next
+// event), pops mixed in, the clock moving to each entry popped.
+func TestLateAdmitsOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 3))
+	for k := range 20 {
+		var l lateAdmits
+		var side, all evHeap
+		now, seq := time.Duration(0), uint64(0)
+		refused := 0
+		for range 20000 {
+			if l.len() > 0 && r.IntN(3) == 0 {
+				l.peek() // as next() does, before the clock reaches it
+			}
+			if all.Len() == 0 || r.IntN(5) < 3 {
+				seq++
+				e := entry{at: now + time.Duration(r.IntN(200*(k+1))), ord: uint64(evAdmit)<<kindShift | seq}
+				if r.IntN(4) == 0 {
+					e.at = now // often at the clock's instant
+				}
+				if !l.push(e) {
+					side.Push(e)
+					refused++
+				}
+				all.Push(e)
+				continue
+			}
+			var got entry
+			switch {
+			case side.Len() == 0 || l.len() > 0 && l.peek().Less(side.Peek()):
+				got = l.pop()
+			default:
+				got = side.Pop()
+			}
+			if want := all.Pop(); got != want {
+				t.Fatalf("case %d: popped %v, want %v", k, got, want)
+			}
+			now = got.at
+		}
+		if l.len()+side.Len() != all.Len() {
+			t.Fatalf("case %d: %d held, want %d", k, l.len()+side.Len(), all.Len())
+		}
+		if k == 0 && refused == 0 {
+			t.Fatalf("no entry refused: the test misses the case")
+		}
+	}
+}
