@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -13,22 +12,13 @@ import (
 	"github.com/ratesim/ratesim/scenarios"
 )
 
-func readEnvoy(t *testing.T, path string) *Envoy {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	e, err := ReadEnvoy(path, data)
-	require.NoError(t, err)
-	return e
-}
-
 // testdata/envoy-ratelimit.yaml, read by hand: seven descriptors have a
 // rate_limit, in file order with parents before their children; the unit
 // is read whatever its case (loadDescriptors upper-cases it); the value-less
 // remote_address has a sibling with the value 10.0.0.1; the api_per_client
 // limit replaces api_total.
 func TestReadEnvoy(t *testing.T) {
-	e := readEnvoy(t, "testdata/envoy-ratelimit.yaml")
+	e := readWith(t, "testdata/envoy-ratelimit.yaml", ReadEnvoy)
 	require.Equal(t, "edge", e.Domain)
 	type want struct {
 		path      string
@@ -221,7 +211,7 @@ func TestEnvoySplitLimits(t *testing.T) {
 
 	// the golden's config, a request with a descriptor in shadow_mode: the
 	// all-of leaves it out, and so do the split rows
-	e = readEnvoy(t, "testdata/envoy-ratelimit.yaml")
+	e = readWith(t, "testdata/envoy-ratelimit.yaml", ReadEnvoy)
 	out, err = e.Scenario(Options{Scope: "remote_address + client_id + generic_key=default", SplitLimits: true})
 	require.NoError(t, err)
 	sc, err = scenarios.Parse("s.yaml", []byte(out))
@@ -251,7 +241,7 @@ func TestEnvoySplitLimits(t *testing.T) {
 
 // The imported scenario is a golden file, and it loads.
 func TestEnvoyScenario(t *testing.T) {
-	e := readEnvoy(t, "testdata/envoy-ratelimit.yaml")
+	e := readWith(t, "testdata/envoy-ratelimit.yaml", ReadEnvoy)
 	out, err := e.Scenario(Options{})
 	require.NoError(t, err)
 	golden := "testdata/envoy-ratelimit.golden.yaml"
@@ -273,7 +263,7 @@ func TestEnvoyScenario(t *testing.T) {
 // --scope: replaces, unlimited and shadow_mode as the service applies them
 // to one request.
 func TestEnvoyScope(t *testing.T) {
-	e := readEnvoy(t, "testdata/envoy-ratelimit.yaml")
+	e := readWith(t, "testdata/envoy-ratelimit.yaml", ReadEnvoy)
 	// header_match=api/remote_address's limit replaces api_total, the
 	// limit of header_match=api: only the first is checked.
 	out, err := e.Scenario(Options{Scope: "header_match=api + header_match=api/remote_address"})
@@ -313,7 +303,7 @@ func TestEnvoyScope(t *testing.T) {
 // descriptor whose every entry has a value is one counter; any other key
 // is set by envoy's route config, which this file does not show.
 func TestEnvoyKeys(t *testing.T) {
-	e := readEnvoy(t, "testdata/envoy-ratelimit.yaml")
+	e := readWith(t, "testdata/envoy-ratelimit.yaml", ReadEnvoy)
 	keys, err := e.Keys(Options{})
 	require.NoError(t, err)
 	var got []string
@@ -376,9 +366,7 @@ func TestReadEnvoyErrors(t *testing.T) {
 	for _, tc := range invalidEnvoy {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadEnvoy("e.yaml", []byte(tc.src))
-			require.EqualError(t, err, tc.want)
-			var ge *Error
-			require.True(t, errors.As(err, &ge))
+			requireGatewayError(t, err, tc.want)
 		})
 	}
 }
@@ -414,11 +402,7 @@ func FuzzReadEnvoy(f *testing.F) {
 	f.Add([]byte("domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: second, requests_per_unit: 1, name: x}\n  - key: b\n    rate_limit: {unit: second, requests_per_unit: 1, replaces: [{name: x}]}\n"), "a+b")
 	f.Fuzz(func(t *testing.T, data []byte, scope string) {
 		e, err := ReadEnvoy("f.yaml", data)
-		if err != nil {
-			var ge *Error
-			if !errors.As(err, &ge) {
-				t.Fatalf("not an *Error: %v", err)
-			}
+		if !readOK(t, err) {
 			return
 		}
 		out, err := e.Scenario(Options{Scope: scope})

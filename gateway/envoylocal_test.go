@@ -13,15 +13,6 @@ import (
 	"github.com/ratesim/ratesim/scenarios"
 )
 
-func readLocal(t *testing.T, path string) *EnvoyLocal {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	l, err := ReadEnvoyLocal(path, data)
-	require.NoError(t, err)
-	return l
-}
-
 // testdata/envoy-local.yaml, read by hand: the ingress listener's filter
 // (100 tokens, 50 a second, enabled and enforced at 100%); its /login
 // route's own config (5 tokens, 1 every 12s, enforced at 50%); its
@@ -29,7 +20,7 @@ func readLocal(t *testing.T, path string) *EnvoyLocal {
 // the admin listener's filter, which sets no filter_enabled and so is
 // disabled (FilterConfig::enabled() is false without it).
 func TestReadEnvoyLocal(t *testing.T) {
-	l := readLocal(t, "testdata/envoy-local.yaml")
+	l := readWith(t, "testdata/envoy-local.yaml", ReadEnvoyLocal)
 	type want struct {
 		name, status     string
 		max, fill        int64
@@ -69,7 +60,7 @@ func TestEnvoyLocalScenario(t *testing.T) {
 		{"envoy-local", "1.30", "envoy-local-1.30.golden.yaml", 5},
 		{"envoy-local-filter", "", "envoy-local-filter.golden.yaml", 2},
 	} {
-		l := readLocal(t, "testdata/"+tc.config+".yaml")
+		l := readWith(t, "testdata/"+tc.config+".yaml", ReadEnvoyLocal)
 		out, err := l.Scenario(Options{EnvoyVersion: tc.version})
 		require.NoError(t, err)
 		golden := "testdata/" + tc.golden
@@ -93,7 +84,7 @@ func TestEnvoyLocalScenario(t *testing.T) {
 // tokens-per-fill. A descriptor's row takes from its bucket, then from the
 // default bucket (always_consume_default_token_bucket, default true).
 func TestEnvoyLocalRows(t *testing.T) {
-	l := readLocal(t, "testdata/envoy-local.yaml")
+	l := readWith(t, "testdata/envoy-local.yaml", ReadEnvoyLocal)
 	out, err := l.Scenario(Options{Scope: "ingress/api/reports plan=free"})
 	require.NoError(t, err)
 	require.Contains(t, out, "  - name: all-of\n    label: \"ingress/api/reports plan=free\"\n    commit: in-order\n    limits:\n")
@@ -214,10 +205,10 @@ func TestParseEnvoyVersion(t *testing.T) {
 // Keys: one bucket per envoy for every request, the connection with
 // local_rate_limit_per_downstream_connection.
 func TestEnvoyLocalKeys(t *testing.T) {
-	keys, err := readLocal(t, "testdata/envoy-local.yaml").Keys(Options{})
+	keys, err := readWith(t, "testdata/envoy-local.yaml", ReadEnvoyLocal).Keys(Options{})
 	require.NoError(t, err)
 	require.Equal(t, []Key{{Kind: KeyGlobal, Where: Pos{"testdata/envoy-local.yaml", 16, 23}}}, keys)
-	keys, err = readLocal(t, "testdata/envoy-local-filter.yaml").Keys(Options{})
+	keys, err = readWith(t, "testdata/envoy-local-filter.yaml", ReadEnvoyLocal).Keys(Options{})
 	require.NoError(t, err)
 	require.Len(t, keys, 1)
 	require.Equal(t, KeyOther, keys[0].Kind)
@@ -274,9 +265,7 @@ func TestReadEnvoyLocalErrors(t *testing.T) {
 			if err == nil {
 				_, err = l.Scenario(Options{EnvoyVersion: tc.version})
 			}
-			require.EqualError(t, err, tc.want)
-			var ge *Error
-			require.True(t, errors.As(err, &ge))
+			requireGatewayError(t, err, tc.want)
 		})
 	}
 }
@@ -296,11 +285,7 @@ func FuzzReadEnvoyLocal(f *testing.F) {
 	f.Add([]byte(localHead+"token_bucket: {max_tokens: \"7\", tokens_per_fill: 3, fill_interval: 0.333333333s}\ndescriptors:\n  - {entries: [{key: a}, {key: b, value: c}], token_bucket: {max_tokens: 4294967295, fill_interval: 9999s}}\n"), "s a/b=c", "1.2.3")
 	f.Fuzz(func(t *testing.T, data []byte, scope, version string) {
 		l, err := ReadEnvoyLocal("f.yaml", data)
-		if err != nil {
-			var ge *Error
-			if !errors.As(err, &ge) {
-				t.Fatalf("not an *Error: %v", err)
-			}
+		if !readOK(t, err) {
 			return
 		}
 		out, err := l.Scenario(Options{Scope: scope, EnvoyVersion: version})
@@ -336,7 +321,7 @@ func FuzzReadEnvoyLocal(f *testing.F) {
 // goldens), are unchanged. Before 1.31 the split rows keep the discrete
 // fields (fill-interval, tokens-per-fill).
 func TestEnvoyLocalSplitLimits(t *testing.T) {
-	l := readLocal(t, "testdata/envoy-local.yaml")
+	l := readWith(t, "testdata/envoy-local.yaml", ReadEnvoyLocal)
 	for _, tc := range []struct{ version, golden, free, dflt string }{
 		{"", "envoy-local.golden.yaml", "rate: 1, per: 2s, burst: 2", "rate: 10, per: 1s, burst: 20"},
 		{"1.30", "envoy-local-1.30.golden.yaml", "burst: 2, fill-interval: 2s, tokens-per-fill: 1", "burst: 20, fill-interval: 1s, tokens-per-fill: 10"},

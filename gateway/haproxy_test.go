@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -12,15 +11,6 @@ import (
 	"github.com/ratesim/ratesim/scenarios"
 )
 
-func readHAProxyFile(t *testing.T, path string) *HAProxy {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	h, err := ReadHAProxy(path, data)
-	require.NoError(t, err)
-	return h
-}
-
 // testdata/haproxy.cfg, read by hand: www tracks src in backend per_ip's
 // table (http_req_rate(10s)) and denies gt 100 with the default 403; api
 // tracks a header in its own table (1m) and denies ge 1000, i.e. gt 999,
@@ -30,7 +20,7 @@ func readHAProxyFile(t *testing.T, path string) *HAProxy {
 // in per_ip, as backend app's track-sc1 does: the notes of www and admin
 // say so.
 func TestReadHAProxy(t *testing.T) {
-	h := readHAProxyFile(t, "testdata/haproxy.cfg")
+	h := readWith(t, "testdata/haproxy.cfg", ReadHAProxy)
 	require.Len(t, h.Tables, 2)
 	type row struct {
 		name, kind string
@@ -69,7 +59,7 @@ func TestReadHAProxy(t *testing.T) {
 // The imported scenario is a golden file, and it loads with one haproxy
 // row per limit.
 func TestHAProxyScenario(t *testing.T) {
-	h := readHAProxyFile(t, "testdata/haproxy.cfg")
+	h := readWith(t, "testdata/haproxy.cfg", ReadHAProxy)
 	out, err := h.Scenario(Options{})
 	require.NoError(t, err)
 	const golden = "testdata/haproxy.yaml"
@@ -148,9 +138,7 @@ func TestReadHAProxyErrors(t *testing.T) {
 	for _, tc := range invalidHAProxy {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadHAProxy("h.cfg", []byte(tc.src))
-			require.EqualError(t, err, tc.want)
-			var ge *Error
-			require.True(t, errors.As(err, &ge))
+			requireGatewayError(t, err, tc.want)
 		})
 	}
 }
@@ -169,11 +157,7 @@ func FuzzReadHAProxy(f *testing.F) {
 	f.Add([]byte(hpFront + "  stick-table type string len 8 size 9 store http_req_rate(3)\n  acl a sc0_http_req_rate(f) ge 2\n  http-request track-sc0 req.fhdr('X A')\n  http-request deny if a\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, err := ReadHAProxy("f.cfg", data)
-		if err != nil {
-			var ge *Error
-			if !errors.As(err, &ge) {
-				t.Fatalf("not an *Error: %v", err)
-			}
+		if !readOK(t, err) {
 			return
 		}
 		out, err := h.Scenario(Options{})

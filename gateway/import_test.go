@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"os"
 	"testing"
 
@@ -16,6 +17,40 @@ func parseImported(t testing.TB, out string) *scenarios.Scenario {
 	sc, err := scenarios.Parse("import.yaml", []byte(out))
 	require.NoError(t, err, out)
 	return sc
+}
+
+// readWith reads the config file at path with read (ReadNginx, ReadKong,
+// ...), failing t on any error.
+func readWith[T any](t *testing.T, path string, read func(file string, data []byte) (T, error)) T {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	v, err := read(path, data)
+	require.NoError(t, err)
+	return v
+}
+
+// requireGatewayError checks that err says want and is an *Error (a
+// reader's refusal, with its position).
+func requireGatewayError(t *testing.T, err error, want string, msgAndArgs ...any) {
+	t.Helper()
+	require.EqualError(t, err, want, msgAndArgs...)
+	var ge *Error
+	require.True(t, errors.As(err, &ge))
+}
+
+// readOK reports whether a fuzzed read (of a config, or of its access
+// logs) succeeded; a refusal must be an *Error (anything else fails t).
+func readOK(t *testing.T, err error) bool {
+	t.Helper()
+	if err == nil {
+		return true
+	}
+	var ge *Error
+	if !errors.As(err, &ge) {
+		t.Fatalf("not an *Error: %v", err)
+	}
+	return false
 }
 
 // golden compares out with testdata/name, rewriting it with -update.

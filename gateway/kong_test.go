@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -13,15 +12,6 @@ import (
 	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/scenarios"
 )
-
-func readKong(t *testing.T, path string) *Kong {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	k, err := ReadKong(path, data)
-	require.NoError(t, err)
-	return k
-}
 
 // testdata/kong.deck.yaml, read by hand with Kong's precedence
 // (kong/runloop/plugins_iterator.lua: consumer+route+service >
@@ -36,7 +26,7 @@ func readKong(t *testing.T, path string) *Kong {
 // alice's consumer plugin (line 45) outranks route, service and global,
 // so every place gets an alice scope; bob has no plugin and no scope.
 func TestReadKong(t *testing.T) {
-	k := readKong(t, "testdata/kong.deck.yaml")
+	k := readWith(t, "testdata/kong.deck.yaml", ReadKong)
 	want := []struct {
 		name       string
 		pluginLine int
@@ -103,7 +93,7 @@ func TestKongPrecedence(t *testing.T) {
 
 // The rows of each policy, read back by the scenario parser.
 func TestKongScenarioRows(t *testing.T) {
-	k := readKong(t, "testdata/kong.deck.yaml")
+	k := readWith(t, "testdata/kong.deck.yaml", ReadKong)
 	out, err := k.Scenario(Options{})
 	require.NoError(t, err)
 	golden(t, "kong.scenario.yaml", out)
@@ -174,7 +164,7 @@ func TestKongScenarioRows(t *testing.T) {
 // (kong_scenario.go, writeRow); the plain rows and the all-of rows are
 // those of the golden, unchanged and in their places.
 func TestKongSplitLimits(t *testing.T) {
-	k := readKong(t, "testdata/kong.deck.yaml")
+	k := readWith(t, "testdata/kong.deck.yaml", ReadKong)
 	plain, err := k.Scenario(Options{})
 	require.NoError(t, err)
 	golden(t, "kong.scenario.yaml", plain) // without the flag: the golden
@@ -268,7 +258,7 @@ func TestKongFractionAndSync(t *testing.T) {
 }
 
 func TestKongScope(t *testing.T) {
-	k := readKong(t, "testdata/kong.deck.yaml")
+	k := readWith(t, "testdata/kong.deck.yaml", ReadKong)
 	out, err := k.Scenario(Options{Scope: "orders-create"})
 	require.NoError(t, err)
 	require.Len(t, parseImported(t, out).Algorithms, 1, "the scope of that name")
@@ -338,9 +328,7 @@ func TestReadKongErrors(t *testing.T) {
 	for _, tc := range invalidKong {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadKong("k.yaml", []byte(tc.src))
-			require.EqualError(t, err, tc.want)
-			var ge *Error
-			require.True(t, errors.As(err, &ge))
+			requireGatewayError(t, err, tc.want)
 		})
 	}
 }
@@ -373,11 +361,7 @@ func FuzzReadKong(f *testing.F) {
 	f.Add([]byte("a: &x {name: rate-limiting, config: {minute: 1}}\nplugins: [*x, *x]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		k, err := ReadKong("f.yaml", data)
-		if err != nil {
-			var ge *Error
-			if !errors.As(err, &ge) {
-				t.Fatalf("not an *Error: %v", err)
-			}
+		if !readOK(t, err) {
 			return
 		}
 		out, err := k.Scenario(Options{})

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"errors"
 	"flag"
 	"os"
 	"strings"
@@ -14,15 +13,6 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden scenarios in testdata")
-
-func read(t *testing.T, path string) *Nginx {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	n, err := ReadNginx(path, data)
-	require.NoError(t, err)
-	return n
-}
 
 type wantLimit struct {
 	zone         string
@@ -37,7 +27,7 @@ type wantLimit struct {
 // "= /login" one, dry run; the second server has none, no location, and its
 // own status 503.
 func TestReadNginx(t *testing.T) {
-	n := read(t, "testdata/nginx.conf")
+	n := readWith(t, "testdata/nginx.conf", ReadNginx)
 	require.Len(t, n.Zones, 3)
 	login := n.Zones[2]
 	require.Equal(t, NginxZone{Name: "login", Key: "$binary_remote_addr", Size: "10m", Rate: 1, PerS: 60,
@@ -71,7 +61,7 @@ func TestReadNginx(t *testing.T) {
 // /cart, whose nested /cart/checkout has its own (burst 0), and /static,
 // whose status is its own; 503 where none is set.
 func TestReadNginxSnippet(t *testing.T) {
-	n := read(t, "testdata/conf.d-snippet.conf")
+	n := readWith(t, "testdata/conf.d-snippet.conf", ReadNginx)
 	var got []string
 	for _, s := range n.Scopes {
 		got = append(got, s.Name()+" "+s.Limits[0].Text+" "+string(rune('0'+s.Status/100)))
@@ -86,7 +76,7 @@ func TestReadNginxSnippet(t *testing.T) {
 // The imported scenarios are golden files, and they load.
 func TestNginxScenario(t *testing.T) {
 	for _, name := range []string{"nginx", "conf.d-snippet"} {
-		n := read(t, "testdata/"+name+".conf")
+		n := readWith(t, "testdata/"+name+".conf", ReadNginx)
 		out, err := n.Scenario(Options{})
 		require.NoError(t, err)
 		golden := "testdata/" + name + ".yaml"
@@ -103,7 +93,7 @@ func TestNginxScenario(t *testing.T) {
 }
 
 func TestNginxScenarioRows(t *testing.T) {
-	n := read(t, "testdata/nginx.conf")
+	n := readWith(t, "testdata/nginx.conf", ReadNginx)
 	out, err := n.Scenario(Options{Scope: "/search"})
 	require.NoError(t, err)
 	sc, err := scenarios.Parse("s.yaml", []byte(out))
@@ -133,7 +123,7 @@ func TestNginxScenarioRows(t *testing.T) {
 // limit_req alone, labelled by scope and zone, with the member's own
 // fields; a location with one limit_req gets no extra row.
 func TestNginxSplitLimits(t *testing.T) {
-	n := read(t, "testdata/nginx.conf")
+	n := readWith(t, "testdata/nginx.conf", ReadNginx)
 	out, err := n.Scenario(Options{SplitLimits: true})
 	require.NoError(t, err)
 	sc, err := scenarios.Parse("s.yaml", []byte(out))
@@ -193,9 +183,7 @@ func TestReadNginxErrors(t *testing.T) {
 	for _, tc := range invalidNginx {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadNginx("n.conf", []byte(tc.src))
-			require.EqualError(t, err, tc.want)
-			var ge *Error
-			require.True(t, errors.As(err, &ge))
+			requireGatewayError(t, err, tc.want)
 		})
 	}
 }
@@ -216,11 +204,7 @@ func FuzzReadNginx(f *testing.F) {
 	f.Add([]byte("log_format c escape=json '$msec ' \"$http_x\";\nlimit_req_zone $http_x zone=a:1m rate=1r/s;\naccess_log a.log c;\nserver { access_log off; location / { access_log b.log; limit_req zone=a; } }\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		n, err := ReadNginx("f.conf", data)
-		if err != nil {
-			var ge *Error
-			if !errors.As(err, &ge) {
-				t.Fatalf("not an *Error: %v", err)
-			}
+		if !readOK(t, err) {
 			return
 		}
 		out, err := n.Scenario(Options{})

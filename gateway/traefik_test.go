@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -9,15 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 )
-
-func readTraefikFile(t *testing.T, path string) *Traefik {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	tr, err := ReadTraefik(path, data)
-	require.NoError(t, err)
-	return tr
-}
 
 // testdata/traefik.yml, read by hand against Traefik's ratelimiter.New
 // (pkg/middlewares/ratelimiter/rate_limiter.go): rtl = average*1e9/period;
@@ -35,7 +25,7 @@ func readTraefikFile(t *testing.T, path string) *Traefik {
 //     X-API-Key.
 //   - off: average 0 is no limit: no row.
 func TestReadTraefik(t *testing.T) {
-	tr := readTraefikFile(t, "testdata/traefik.yml")
+	tr := readWith(t, "testdata/traefik.yml", ReadTraefik)
 	type row struct {
 		name, mw string
 		avg      int64
@@ -97,7 +87,7 @@ func indent(s, by string) string {
 // aside until x-time-rate takes it).
 func TestTraefikScenario(t *testing.T) {
 	for _, name := range []string{"traefik.yml", "traefik.toml"} {
-		tr := readTraefikFile(t, "testdata/"+name)
+		tr := readWith(t, "testdata/"+name, ReadTraefik)
 		out, err := tr.Scenario(Options{})
 		require.NoError(t, err)
 		golden(t, strings.ReplaceAll(name, ".", "-")+".scenario.yaml", out)
@@ -112,14 +102,14 @@ func TestTraefikScenario(t *testing.T) {
 			require.Equal(t, l.MaxDelay, a.Params.MaxDelay, a.Label)
 		}
 	}
-	tr := readTraefikFile(t, "testdata/traefik.yml")
+	tr := readWith(t, "testdata/traefik.yml", ReadTraefik)
 	out, err := tr.Scenario(Options{})
 	require.NoError(t, err)
 	require.Contains(t, out, "  - {name: x-time-rate, label: login, rate: 6, per: 1m, burst: 1, max-delay: 500ms, idle-reset: 11s}\n")
 	require.Contains(t, out, "  # traefik.yml:36: middleware off: average 0: no limit (Traefik's rate is then infinite): no row\n")
 
 	// TOML: the slow middleware, 1 per 10s, burst 2, by host
-	tt := readTraefikFile(t, "testdata/traefik.toml")
+	tt := readWith(t, "testdata/traefik.toml", ReadTraefik)
 	require.Equal(t, "slow", tt.Scopes[1].Name())
 	require.Equal(t, Pos{"testdata/traefik.toml", 10, 19}, tt.Scopes[1].Limit.Where)
 	require.Equal(t, 11*time.Second, tt.Scopes[1].Limit.TTL)
@@ -127,7 +117,7 @@ func TestTraefikScenario(t *testing.T) {
 }
 
 func TestTraefikScopeAndKeys(t *testing.T) {
-	tr := readTraefikFile(t, "testdata/traefik.yml")
+	tr := readWith(t, "testdata/traefik.yml", ReadTraefik)
 	out, err := tr.Scenario(Options{Scope: "api-limit"})
 	require.NoError(t, err)
 	require.Len(t, parseImported(t, out).Algorithms, 2, "the routers api and admin use it")
@@ -177,9 +167,7 @@ func TestReadTraefikErrors(t *testing.T) {
 	for _, tc := range invalidTraefik {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadTraefik(tc.file, []byte(tc.src))
-			require.EqualError(t, err, tc.want)
-			var ge *Error
-			require.True(t, errors.As(err, &ge))
+			requireGatewayError(t, err, tc.want)
 		})
 	}
 }
@@ -203,11 +191,7 @@ func FuzzReadTraefik(f *testing.F) {
 			file = "f.toml"
 		}
 		tr, err := ReadTraefik(file, data)
-		if err != nil {
-			var ge *Error
-			if !errors.As(err, &ge) {
-				t.Fatalf("not an *Error: %v", err)
-			}
+		if !readOK(t, err) {
 			return
 		}
 		if _, err := tr.Scenario(Options{}); err != nil {
