@@ -11,24 +11,7 @@ import (
 // errors, LIFO queue of 20, timeouts with drop-expired, faults) over
 // Poisson arrivals at 140/s, near its capacity; per request submitted.
 func BenchmarkBackend(b *testing.B) {
-	cfg := mixedConfig()
-	bk, err := New(cfg, func(Event) {})
-	if err != nil {
-		b.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	gap := float64(time.Second) / 140
-	var at time.Duration
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		u := float64(rng.Uint64()>>11+1) / (1 << 53)
-		at += toDuration(float64(-portableLog(u) * gap))
-		bk.Until(at)
-		if err := bk.Submit(&Request{ID: uint64(i), Attempt: 1, Arrived: at, Admitted: at}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	bk.Until(math.MaxInt64)
+	benchPoisson(b, mixedConfig(), 140, false)
 }
 
 // BenchmarkBackendExp16: the backend of sim's BenchmarkEngineBackend (16
@@ -40,13 +23,22 @@ func BenchmarkBackend(b *testing.B) {
 func BenchmarkBackendExp16(b *testing.B) {
 	cfg := Config{Workers: 16, Service: Service{Dist: Exponential, Mean: 12 * time.Microsecond},
 		Queue: 1000, Timeout: 100 * time.Millisecond, Seed: 1, Bucket: time.Second}
+	benchPoisson(b, cfg, 1_200_000, true)
+}
+
+// benchPoisson submits b.N requests arriving as a Poisson process of rate
+// a second to a backend of cfg, each admitted at its arrival (clientOnly:
+// it emits only the clients' outcomes, as sim's engine asks).
+func benchPoisson(b *testing.B, cfg Config, rate float64, clientOnly bool) {
 	bk, err := New(cfg, func(Event) {})
 	if err != nil {
 		b.Fatal(err)
 	}
-	bk.OnlyClientEvents()
+	if clientOnly {
+		bk.OnlyClientEvents()
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	gap := float64(time.Second) / 1_200_000
+	gap := float64(time.Second) / rate
 	var at time.Duration
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {

@@ -8,13 +8,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// writeImported writes an import's scenario to a file of its own, for
+// validate, compare or replay to read, and returns its path.
+func writeImported(t *testing.T, out string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "imported.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+	return path
+}
+
 func TestImportNginx(t *testing.T) {
 	status, out, errOut := run(t, "import", "../examples/nginx.conf")
 	require.Equal(t, 0, status, errOut)
 	require.Equal(t, "ratesim: reading ../examples/nginx.conf with the nginx reader (--from nginx)\n", errOut)
 	// the import loads
-	path := filepath.Join(t.TempDir(), "imported.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+	path := writeImported(t, out)
 	status, _, errOut = run(t, "validate", path)
 	require.Equal(t, 0, status, errOut)
 	status, _, errOut = run(t, "compare", path)
@@ -37,8 +45,7 @@ func TestImportEnvoy(t *testing.T) {
 		status, out, errOut := run(t, append([]string{"import", tc.config}, tc.args...)...)
 		require.Equal(t, 0, status, errOut)
 		require.Equal(t, "ratesim: reading "+tc.config+" with the "+tc.from+" reader (--from "+tc.from+")\n", errOut)
-		path := filepath.Join(t.TempDir(), "imported.yaml")
-		require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+		path := writeImported(t, out)
 		status, _, errOut = run(t, "validate", path)
 		require.Equal(t, 0, status, errOut)
 		status, _, errOut = run(t, "compare", path)
@@ -54,8 +61,7 @@ func TestImportKongTraefik(t *testing.T) {
 	status, out, errOut := run(t, "import", "../examples/kong.deck.yaml")
 	require.Equal(t, 0, status, errOut)
 	require.Equal(t, "ratesim: reading ../examples/kong.deck.yaml with the kong reader (--from kong)\n", errOut)
-	path := filepath.Join(t.TempDir(), "kong.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+	path := writeImported(t, out)
 	status, _, errOut = run(t, "compare", path)
 	require.Equal(t, 0, status, errOut)
 
@@ -64,8 +70,7 @@ func TestImportKongTraefik(t *testing.T) {
 	require.Equal(t, "ratesim: reading ../examples/traefik.yml with the traefik reader (--from traefik)\n", errOut)
 	require.Contains(t, out, "{name: x-time-rate, label: login, rate: 6, per: 1m, burst: 3, max-delay: 500ms, idle-reset: 11s}")
 	require.NotContains(t, out, "label: api")
-	path = filepath.Join(t.TempDir(), "traefik.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+	path = writeImported(t, out)
 	status, _, errOut = run(t, "compare", path)
 	require.Equal(t, 0, status, errOut)
 }
@@ -75,8 +80,7 @@ func TestImportHAProxy(t *testing.T) {
 	status, out, errOut := run(t, "import", "../examples/haproxy.cfg")
 	require.Equal(t, 0, status, errOut)
 	require.Equal(t, "ratesim: reading ../examples/haproxy.cfg with the haproxy reader (--from haproxy)\n", errOut)
-	path := filepath.Join(t.TempDir(), "imported.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+	path := writeImported(t, out)
 	status, out, errOut = run(t, "compare", path, "--format", "csv")
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, out, "haproxy,api,")
@@ -137,8 +141,7 @@ func TestImportSplitLimits(t *testing.T) {
 			require.Contains(t, out, "label: "+label+", ", tc.args)
 			require.NotContains(t, plain, label, tc.args)
 		}
-		path := filepath.Join(t.TempDir(), "imported.yaml")
-		require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+		path := writeImported(t, out)
 		status, _, errOut = run(t, "validate", path)
 		require.Equal(t, 0, status, errOut)
 		status, _, errOut = run(t, "compare", path)
