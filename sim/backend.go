@@ -84,7 +84,6 @@ func (r *run) limitAt(t time.Duration) {
 // watched key's samples) do not read the backend. With retries, a client
 // event may schedule a retry before the next decision: the loop then
 // interleaves the backend's events with its own (backendFirst).
-
 //
 // A lazy row whose backend tells it nothing at all (no limiter learns from
 // it, no limit is recorded: backendDeferred) goes further: it keeps its
@@ -107,13 +106,11 @@ type deferredSubmit struct {
 }
 
 // backendUntil processes the backend's events up to t for a row that
-// processes them in one go (backendLazy), or notes t for the submissions
-// that follow (backendDeferred).
+// processes them in one go (backendLazy) and does not defer them (a
+// deferred submission carries its decision's instant, playBackend's
+// Until).
 func (r *run) backendUntil(t time.Duration) {
-	switch {
-	case r.backendDeferred:
-		r.deferredAt = t
-	case r.backendLazy:
+	if r.backendLazy && !r.backendDeferred {
 		r.be.Until(t)
 	}
 }
@@ -177,7 +174,7 @@ func (r *run) submit(a *traffic.Arrival, attempt int, admitted, gate time.Durati
 		// forward (a stall of each copy)
 		r.deferred = r.deferred[:len(r.deferred)+1]
 		d := &r.deferred[len(r.deferred)-1]
-		d.at = r.deferredAt
+		d.at = a.At + gate // the decision's instant, as backendUntil had it
 		r.fillRequest(&d.req, a, attempt, admitted, gate)
 		if len(r.deferred) == deferredMax {
 			return r.playBackend()

@@ -393,11 +393,10 @@ type run struct {
 	// backendLazy: the backend's events are processed in one go before
 	// each decision and after the traffic (see backendUntil)
 	backendLazy bool
-	// backendDeferred: the submissions wait in deferred, each after
-	// deferredAt, the instant of its decision (see deferredMax)
+	// backendDeferred: the submissions wait in deferred, each with the
+	// instant of its decision (see deferredMax)
 	backendDeferred bool
 	deferred        []deferredSubmit
-	deferredAt      time.Duration
 	ids             uint64
 	cur             uint64 // the identity of the request being decided
 	// the service times of the batch being decided's first attempts,
