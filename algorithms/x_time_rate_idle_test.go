@@ -125,24 +125,7 @@ func TestDifferentialXTimeRateIdleReset(t *testing.T) {
 						}
 						lim := xTimeRateTwin(p, e.history)
 						e.expires = sec + int64(idle/time.Second) // Set on every request
-						at := time.Unix(0, int64(a.at))
-						var want Decision
-						switch {
-						case a.cost > p.Burst:
-							want = Decision{Verdict: Reject, RetryAfter: Never}
-						case d == 0 && lim.AllowN(at, int(a.cost)):
-							want = Decision{Verdict: Accept}
-						default:
-							w := lim.ReserveN(at, int(a.cost)).DelayFrom(at)
-							switch {
-							case w > d:
-								want = Decision{Verdict: Reject, RetryAfter: w - d}
-							case w > 0:
-								want = Decision{Verdict: Delay, Delay: w}
-							default:
-								want = Decision{Verdict: Accept}
-							}
-						}
+						want := twinDecision(lim, a.at, a.cost, p.Burst, d)
 						if want.Verdict != Reject {
 							e.history = append(e.history, a)
 						}

@@ -40,6 +40,29 @@ func TestXTimeRateMaxDelay(t *testing.T) {
 	})
 }
 
+// twinDecision is what the library limiter lim decides of a request of
+// cost at ns on the virtual clock, as the x-time-rate row reads it with
+// max-delay d: AllowN when nothing may wait; a cost over the burst never
+// passes; else the reservation's delay, over d a rejection that says when
+// it would pass (AllowN refuses without touching lim).
+func twinDecision(lim *rate.Limiter, ns time.Duration, cost, burst int64, d time.Duration) Decision {
+	at := time.Unix(0, int64(ns))
+	switch {
+	case d == 0 && lim.AllowN(at, int(cost)):
+		return Decision{Verdict: Accept}
+	case cost > burst:
+		return Decision{Verdict: Reject, RetryAfter: Never}
+	}
+	w := lim.ReserveN(at, int(cost)).DelayFrom(at)
+	switch {
+	case w > d:
+		return Decision{Verdict: Reject, RetryAfter: w - d}
+	case w > 0:
+		return Decision{Verdict: Delay, Delay: w}
+	}
+	return Decision{Verdict: Accept}
+}
+
 // xTimeRateTwin replays a key's admitted requests into a new library
 // Limiter: the same calls in the same order give the same float64 state, bit
 // for bit, so it answers as the row's own Limiter would.
@@ -67,25 +90,7 @@ func TestXTimeRateIsTheLibrary(t *testing.T) {
 			for j, a := range bucketTrace(uint64(i+51), 600, 3, T, 3, mp.start) {
 				got := x.Decide(a.at, a.key, a.cost)
 				twin := xTimeRateTwin(p, history[a.key])
-				at := time.Unix(0, int64(a.at))
-				var want Decision
-				switch {
-				case d == 0 && twin.AllowN(at, int(a.cost)):
-					want = Decision{Verdict: Accept}
-				case a.cost > p.Burst:
-					want = Decision{Verdict: Reject, RetryAfter: Never}
-				default:
-					// AllowN refused without touching the twin (or d > 0).
-					w := twin.ReserveN(at, int(a.cost)).DelayFrom(at)
-					switch {
-					case w > d:
-						want = Decision{Verdict: Reject, RetryAfter: w - d}
-					case w > 0:
-						want = Decision{Verdict: Delay, Delay: w}
-					default:
-						want = Decision{Verdict: Accept}
-					}
-				}
+				want := twinDecision(twin, a.at, a.cost, p.Burst, d)
 				require.Equalf(t, want, got, "%v max-delay %v arrival %d: t=%v key=%d cost=%d", p.Policy, d, j, a.at, a.key, a.cost)
 				if got.Verdict != Reject {
 					history[a.key] = append(history[a.key], a)
