@@ -266,7 +266,7 @@ type Backend struct {
 	// and timeouts in the order submitted (their instants do not go
 	// back, in the usual case), and the others (admissions or timeouts
 	// that would go back, fault ends)
-	done     smallHeap
+	done     completions
 	admits   queue.Deque[entry]
 	timeouts queue.Deque[entry]
 	other    evHeap
@@ -323,6 +323,7 @@ func New(cfg Config, emit func(Event)) (*Backend, error) {
 		waits:  newHist(),
 		resps:  newHist(),
 		series: newSeries(cfg.Start, cfg.Bucket, cfg.MaxBuckets),
+		done:   newCompletions(cfg.Workers),
 	}
 	b.series.all = &b.resps // the series feeds it
 	for i, f := range cfg.Faults {
@@ -759,10 +760,10 @@ func (b *Backend) timeout(t time.Duration, i uint32, gen uint32) {
 	}
 }
 
-// release frees slot i once the backend is done with its request.
+// release frees slot i once the backend is done with its request (Submit
+// sets every field of the slot it takes).
 func (b *Backend) release(i uint32) {
 	b.tags[i].gen++
-	b.slots[i].req = Request{}
 	b.free = append(b.free, i)
 }
 

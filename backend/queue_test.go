@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -54,13 +55,21 @@ func TestBefore128(t *testing.T) {
 	}
 }
 
-// TestEvHeapSorts: for both heaps, pushed in random order (instants from -1000 on, many
-// equal, each ord unique) and then with pops mixed in, every pop gives the
-// least entry left, checked against a sorted copy, at every heap size up
-// to 300.
+// TestEvHeapSorts: for the heap and for the completions, sorted (up to
+// sortedMax workers) or heaped (more), pushed in random order (instants
+// from -1000 on, many equal, each ord unique) and then with pops mixed in,
+// every pop gives the least entry left, checked against a sorted copy, at
+// every size up to the limit of each (300 for a heap, the workers for
+// completions, which never hold more).
 func TestEvHeapSorts(t *testing.T) {
-	t.Run("four children", func(t *testing.T) { testHeapSorts(t, &evHeap{}) })
-	t.Run("binary", func(t *testing.T) { testHeapSorts(t, &smallHeap{}) })
+	t.Run("four children", func(t *testing.T) { testHeapSorts(t, &evHeap{}, 300) })
+	for _, workers := range []int{1, 2, 16, sortedMax, sortedMax + 1, 300} {
+		c := newCompletions(workers)
+		if c.heaped != (workers > sortedMax) {
+			t.Fatalf("%d workers: heaped %v", workers, c.heaped)
+		}
+		t.Run(fmt.Sprintf("completions of %d workers", workers), func(t *testing.T) { testHeapSorts(t, &c, workers) })
+	}
 }
 
 type heapOfEntries interface {
@@ -69,9 +78,9 @@ type heapOfEntries interface {
 	Len() int
 }
 
-func testHeapSorts(t *testing.T, h heapOfEntries) {
+func testHeapSorts(t *testing.T, h heapOfEntries, most int) {
 	r := rand.New(rand.NewPCG(8, 1))
-	for size := 1; size <= 300; size += 7 {
+	for size := 1; size <= most; size += 1 + most/40 {
 		var all []entry
 		seq := uint64(0)
 		push := func() {
