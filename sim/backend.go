@@ -44,7 +44,7 @@ func (r *run) newBackend(origin, start time.Duration) error {
 	r.backendLazy = !r.retries
 	r.backendDeferred = r.backendLazy && emit == nil && r.limits == nil
 	if r.backendDeferred {
-		r.deferred = make([]deferredSubmit, 0, deferredMax)
+		r.deferred = make([]backend.Request, 0, deferredMax)
 	}
 	return nil
 }
@@ -87,8 +87,8 @@ func (r *run) limitAt(t time.Duration) {
 //
 // A lazy row whose backend tells it nothing at all (no limiter learns from
 // it, no limit is recorded: backendDeferred) goes further: it keeps its
-// submissions, each with the instant its backend must have reached before
-// it (the decision's), and plays them to the backend deferredMax at a time
+// submissions and plays them to the backend deferredMax at a time, each
+// once the backend has reached its decision's instant (Arrived + Gate)
 // (playBackend), the same calls in the same order. The backend's
 // structures (its slots, queues and histograms) are then in the cache
 // while it works, where between one decision and the next the limiter's
@@ -97,13 +97,6 @@ func (r *run) limitAt(t time.Duration) {
 // deferredMax is how many submissions a deferred backend holds before it
 // plays them (a variable for the tests: 1 plays each at once).
 var deferredMax = 512
-
-// deferredSubmit is a submission held for a deferred backend: req, once
-// the backend has processed its events up to at.
-type deferredSubmit struct {
-	at  time.Duration
-	req backend.Request
-}
 
 // backendUntil processes the backend's events up to t for a row that
 // processes them in one go (backendLazy) and does not defer them (a
@@ -131,9 +124,9 @@ func (r *run) backendEnd() error {
 // playBackend gives a deferred backend the submissions it holds.
 func (r *run) playBackend() error {
 	for i := range r.deferred {
-		d := &r.deferred[i]
-		r.be.Until(d.at)
-		if err := r.be.Submit(&d.req); err != nil {
+		q := &r.deferred[i]
+		r.be.Until(q.Arrived + q.Gate) // its decision's instant
+		if err := r.be.Submit(q); err != nil {
 			return err
 		}
 	}
@@ -173,9 +166,7 @@ func (r *run) submit(a *traffic.Arrival, attempt int, admitted, gate time.Durati
 		// the 8-byte stores that built it, which the processor cannot
 		// forward (a stall of each copy)
 		r.deferred = r.deferred[:len(r.deferred)+1]
-		d := &r.deferred[len(r.deferred)-1]
-		d.at = a.At + gate // the decision's instant, as backendUntil had it
-		r.fillRequest(&d.req, a, attempt, admitted, gate)
+		r.fillRequest(&r.deferred[len(r.deferred)-1], a, attempt, admitted, gate)
 		if len(r.deferred) == deferredMax {
 			return r.playBackend()
 		}

@@ -396,7 +396,7 @@ type run struct {
 	// backendDeferred: the submissions wait in deferred, each with the
 	// instant of its decision (see deferredMax)
 	backendDeferred bool
-	deferred        []deferredSubmit
+	deferred        []backend.Request
 	ids             uint64
 	cur             uint64 // the identity of the request being decided
 	// the service times of the batch being decided's first attempts,
