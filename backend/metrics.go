@@ -53,6 +53,7 @@ type hist struct {
 	// for the values v with bits.Len64(v) = sigBits + e, m = v >> e
 	small *[1 << sigBits]int64
 	oct   [64 - sigBits + 1]*[1 << (sigBits - 1)]int64
+	octs  int // oct[1] to oct[octs] are made (settle)
 	n     int64
 	max   int64
 	sumHi uint64 // the sum, 128 bits
@@ -227,18 +228,19 @@ func (h *hist) settle() {
 		return
 	}
 	// the arrays first, so that the loop that counts calls nothing (a
-	// call in it kept its variables on the stack)
-	var octs uint64 // bit e: some value has bits.Len64 = sigBits + e
-	for _, v := range h.pend {
-		octs |= 1 << max(bits.Len64(uint64(v))-sigBits, 0)
-	}
-	if octs&1 != 0 && h.small == nil {
+	// call in it kept its variables on the stack): small and every
+	// octave up to the greatest value's, which no pending value passes
+	// (an array that counts nothing changes no figure; a pass over the
+	// values to find the octaves they use cost more than the rest of the
+	// counting)
+	if h.small == nil {
 		h.small = new([1 << sigBits]int64)
 	}
-	for e := 1; octs>>e != 0; e++ {
-		if octs>>e&1 != 0 && h.oct[e] == nil {
+	for e := h.octs + 1; e <= bits.Len64(uint64(h.max))-sigBits; e++ {
+		if h.oct[e] == nil {
 			h.oct[e] = new([1 << (sigBits - 1)]int64)
 		}
+		h.octs = e
 	}
 	small := h.small
 	for _, v := range h.pend {
