@@ -168,6 +168,9 @@ func BenchmarkBackendPaired(b *testing.B) {
 	for j, c := range configs {
 		b.ReportMetric(median(times[j]), c.name+"-cpu-ns/req")
 	}
+	for i := range times[0] {
+		b.Logf("round %d: plain-10 %.0f, backend-10 %.0f cpu-ns/req: %.3fx", i+1, times[0][i], times[1][i], times[1][i]/times[0][i])
+	}
 	b.ReportMetric(ratio(1, 0), "backend-10/plain-10")
 	for k, name := range adaptive {
 		b.ReportMetric(ratio(3+k, 2), name+"/token-bucket")
