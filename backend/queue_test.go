@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestEvHeapOrder: the event heap gives back its entries by (at, ord),
@@ -158,5 +160,61 @@ func TestLateAdmitsOrder(t *testing.T) {
 		if k == 0 && refused == 0 {
 			t.Fatalf("no entry refused: the test misses the case")
 		}
+	}
+}
+
+// TestCompletionsKeptEitherWay: a backend gives the same events and the
+// same result whether its completions are kept sorted (up to sortedMax
+// workers) or in the heap (more), each checked against the other kind put
+// in its place: 24 workers (sorted by default) and 40 (heaped), a bounded
+// FIFO queue, timeouts, one request in four held by a shaper, a workers
+// cut and a pause, at 90% load, so that most workers are busy at once and
+// many completions share an instant (service is constant half the time).
+func TestCompletionsKeptEitherWay(t *testing.T) {
+	for _, workers := range []int{24, 40} {
+		run := func(swap bool) ([]Event, Result) {
+			cfg := Config{Workers: workers, Service: Service{Dist: Exponential, Mean: 10 * ms}, Queue: 50,
+				Timeout: 60 * ms, Seed: 3, Bucket: 100 * ms,
+				Faults: []Fault{{Type: Workers, At: 20 * time.Second, For: 5 * time.Second, Count: workers / 2},
+					{Type: Pause, At: 40 * time.Second, For: 300 * ms}}}
+			var evs []Event
+			b, err := New(cfg, func(e Event) { evs = append(evs, e) })
+			require.NoError(t, err)
+			if swap {
+				if b.done.heaped {
+					b.done = completions{sorted: make([]entry, 0, workers)}
+				} else {
+					b.done = completions{heaped: true}
+				}
+			}
+			rng := rand.New(rand.NewPCG(uint64(workers), 11))
+			gap := float64(time.Second) / (0.9 * float64(workers) * 100) // 90% of workers/10ms
+			var at time.Duration
+			for i := range 200_000 {
+				u := float64(rng.Uint64()>>11+1) / (1 << 53)
+				at += toDuration(float64(-portableLog(u) * gap))
+				b.Until(at)
+				r := Request{ID: uint64(i), Attempt: 1, Arrived: at, Admitted: at}
+				if i%4 == 0 {
+					r.Admitted += time.Duration(i%9) * ms
+				}
+				if i%2 == 0 {
+					r.Service, r.Drawn = 10*ms, true
+				}
+				require.NoError(t, b.Submit(&r))
+			}
+			b.Until(math.MaxInt64)
+			return evs, b.Result(0, at)
+		}
+		evs, res := run(false)
+		evs2, res2 := run(true)
+		require.Equal(t, len(evs), len(evs2), "%d workers: events", workers)
+		for i := range evs {
+			if evs[i] != evs2[i] {
+				t.Fatalf("%d workers: event %d: %+v, with the other kind %+v", workers, i, evs[i], evs2[i])
+			}
+		}
+		require.Equal(t, res, res2, "%d workers: result", workers)
+		require.Greater(t, res.Started, int64(150_000), "%d workers: most requests served", workers)
 	}
 }
