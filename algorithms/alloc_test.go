@@ -1,6 +1,9 @@
 package algorithms
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 // TestDecideAllocatesNothing: once a hot key is warm, a decision of an exact
 // algorithm allocates nothing. It runs the benchmarks' hot-key traffic
@@ -29,7 +32,7 @@ func TestDecideAllocatesNothing(t *testing.T) {
 				l.Decide(now, key, 1)
 			})
 			const long = 100_000
-			total := testing.AllocsPerRun(1, func() { benchDecide(l, c, long) })
+			total := allocsIn(func() { benchDecide(l, c, long) })
 			if perDecision != 0 {
 				t.Errorf("%v allocations per decision on a warm hot key, want 0", perDecision)
 			}
@@ -57,9 +60,27 @@ func TestDecideManyKeysAllocatesNothing(t *testing.T) {
 			c := &benchCursor{w: benchKeysWorkload("zipf", 1_000)}
 			benchDecide(l, c, len(c.w.at))
 			const long = 200_000
-			if total := testing.AllocsPerRun(1, func() { benchDecide(l, c, long) }); total != 0 {
+			if total := allocsIn(func() { benchDecide(l, c, long) }); total != 0 {
 				t.Errorf("%v allocations in %d decisions over 1,000 warm keys, want 0", total, long)
 			}
 		})
 	}
+}
+
+// allocsIn counts the allocations of a run of f (after one to warm up, as
+// testing.AllocsPerRun(1, f) does); when there are any, it counts two more
+// runs, after a collection, and returns the least count. The count is of
+// the whole process: an allocation of another goroutine while f runs (one
+// `go test ./...` under load made a single one in 100,000 decisions, and
+// none in the runs that followed) counts as f's, where one of f's own per
+// decision or per run recurs in every run. What this lets pass, an
+// allocation only some runs make, grows the heap with the requests, which
+// sim's TestMemoryIndependentOfRequests holds flat.
+func allocsIn(f func()) float64 {
+	least := testing.AllocsPerRun(1, f)
+	for i := 0; i < 2 && least > 0; i++ {
+		runtime.GC() // finalizers queued before now run before the count
+		least = min(least, testing.AllocsPerRun(1, f))
+	}
+	return least
 }
