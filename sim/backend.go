@@ -146,11 +146,16 @@ func (r *run) backendBusy() bool {
 
 // backendFirst reports whether the backend's next event comes before the
 // next retry and, when have, at or before t (the next first attempt's
-// instant): at one instant the backend's events come first.
+// instant): at one instant the backend's events come first. Never for a
+// row without a backend, or a lazy one (backendUntil), which the run's
+// loop asks before every arrival: that test is inlined there.
 func (r *run) backendFirst(t time.Duration, have bool) bool {
-	if r.be == nil || r.backendLazy {
-		return false
-	}
+	return r.be != nil && !r.backendLazy && r.backendNextFirst(t, have)
+}
+
+// backendNextFirst is backendFirst for a row that interleaves its
+// backend's events with its own.
+func (r *run) backendNextFirst(t time.Duration, have bool) bool {
 	bt, ok := r.be.Next()
 	return ok && (!have || bt <= t) && (r.events.len() == 0 || bt <= r.events.peek().at)
 }

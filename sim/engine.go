@@ -618,7 +618,7 @@ func (r *run) fresh(a *traffic.Arrival) error {
 			r.release(rel.At, rel.V)
 			continue
 		}
-		if r.be != nil && r.backendFirst(a.At, true) {
+		if r.backendFirst(a.At, true) {
 			r.be.Step()
 			continue
 		}
@@ -667,7 +667,7 @@ func (r *run) drain() error {
 			r.release(rel.At, rel.V)
 			continue
 		}
-		if r.be != nil && r.backendFirst(0, false) {
+		if r.backendFirst(0, false) {
 			r.be.Step()
 			continue
 		}
