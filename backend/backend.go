@@ -609,6 +609,14 @@ func (b *Backend) Step() bool {
 
 // Until processes every internal event at or before t, in order.
 func (b *Backend) Until(t time.Duration) {
+	if b.nxOK && (b.nxSrc < 0 || b.nxAt > t) {
+		return // nothing due, known already: the usual case, inlined
+	}
+	b.until(t)
+}
+
+// until is Until once the next event is to be found, or due.
+func (b *Backend) until(t time.Duration) {
 	for {
 		at, ok := b.Next()
 		if !ok || at > t {
