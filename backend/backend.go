@@ -290,6 +290,7 @@ type Backend struct {
 	// faults by type, sorted, and the first not over of each
 	pauses, cuts, slows []Fault
 	ip, ic, is          int
+	held                bool // a pause or a workers cut is yet to end (ip, ic)
 	firstFault          time.Duration
 	lastFaultEnd        time.Duration
 
@@ -353,6 +354,7 @@ func New(cfg Config, emit func(Event)) (*Backend, error) {
 	for _, fs := range [][]Fault{b.pauses, b.cuts, b.slows} {
 		sortFaults(fs)
 	}
+	b.held = len(b.pauses) > 0 || len(b.cuts) > 0
 	return b, nil
 }
 
@@ -640,17 +642,21 @@ func active(fs []Fault, i *int, t time.Duration) (Fault, bool) {
 
 // canStart reports whether a worker may start a request at t.
 func (b *Backend) canStart(t time.Duration) bool {
-	if b.ip == len(b.pauses) && b.ic == len(b.cuts) {
-		return b.busy < b.cfg.Workers // no pause or cut to come
+	if !b.held {
+		return b.busy < b.cfg.Workers // no pause or cut to come: inlined
 	}
-	if _, ok := active(b.pauses, &b.ip, t); ok {
-		return false
-	}
+	return b.canStartInFaults(t)
+}
+
+// canStartInFaults is canStart while a pause or a workers cut is to come.
+func (b *Backend) canStartInFaults(t time.Duration) bool {
+	_, paused := active(b.pauses, &b.ip, t)
 	limit := b.cfg.Workers
 	if f, ok := active(b.cuts, &b.ic, t); ok {
 		limit = min(limit, f.Count)
 	}
-	return b.busy < limit
+	b.held = b.ip < len(b.pauses) || b.ic < len(b.cuts)
+	return !paused && b.busy < limit
 }
 
 func (b *Backend) admit(t time.Duration, i uint32) {

@@ -488,8 +488,13 @@ func newSeries(start, bucket time.Duration, maxBuckets int) series {
 // as needed), or -1 for an instant before the start.
 func (s *series) index(t time.Duration) int {
 	if s.lo <= t && t < s.hi {
-		return s.cur
+		return s.cur // the row of the last instant asked: inlined
 	}
+	return s.find(t)
+}
+
+// find is index for an instant out of the last row asked.
+func (s *series) find(t time.Duration) int {
 	if t < s.start {
 		return -1
 	}
