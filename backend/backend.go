@@ -766,7 +766,9 @@ func (b *Backend) complete(t time.Duration, i uint32) {
 		b.emit(Event{At: t, Kind: kind, Req: b.reqs[i], Client: client, Service: s.service})
 	}
 	b.release(i)
-	b.dispatch(t)
+	if b.wait.Len() > 0 { // else nobody to start: no call
+		b.dispatch(t)
+	}
 }
 
 func (b *Backend) timeout(t time.Duration, i uint32, gen uint32) {
