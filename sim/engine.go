@@ -463,7 +463,11 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 		series: newSeries(cfg.Bucket, cfg.Start-cfg.Start%cfg.Bucket),
 	}
 	r.peaks = newPeakSet(cfg.Windows)
-	r.keyPeaks = newKeyPeaks(cfg.Windows)
+	if noKeyPeaks {
+		r.keyPeaks = newKeyPeaks(nil)
+	} else {
+		r.keyPeaks = newKeyPeaks(cfg.Windows)
+	}
 	if r.retries = retries(cfg.Retries); r.retries {
 		// else every run's attempts are the first attempts: the feed's
 		attempts := newPeakSet(cfg.Windows)
