@@ -463,7 +463,11 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 		series: newSeries(cfg.Bucket, cfg.Start-cfg.Start%cfg.Bucket),
 	}
 	r.peaks = newPeakSet(cfg.Windows)
-	r.keyPeaks = newKeyPeaks(cfg.Windows)
+	if noKeyPeaks {
+		r.keyPeaks = newKeyPeaks(nil)
+	} else {
+		r.keyPeaks = newKeyPeaks(cfg.Windows)
+	}
 	if r.retries = retries(cfg.Retries); r.retries {
 		// else every run's attempts are the first attempts: the feed's
 		attempts := newPeakSet(cfg.Windows)
@@ -542,22 +546,23 @@ func (r *run) base() *run { return r }
 func (r *run) decideBatch(batch []traffic.Arrival, d drawn) error {
 	r.drawn = d
 	pf, _ := r.lim.(algorithms.Prefetcher)
-	for i := range batch {
-		if i%prefetchLen == 0 && r.be != nil {
-			r.drawn.prefetch(i + prefetchLen)
+	if pf != nil && len(batch) > 0 {
+		r.prefetch(pf, batch)
+	}
+	for c := 0; c < len(batch); c += prefetchLen {
+		if r.be != nil {
+			r.drawn.prefetch(c + prefetchLen)
 		}
-		if pf != nil && i%prefetchLen == 0 {
+		if pf != nil && c+prefetchLen < len(batch) {
 			// one chunk ahead of the decisions: its lines
 			// arrive while this chunk is decided
-			if i == 0 {
-				r.prefetch(pf, batch)
-			}
-			if i+prefetchLen < len(batch) {
-				r.prefetch(pf, batch[i+prefetchLen:])
-			}
+			r.prefetch(pf, batch[c+prefetchLen:])
 		}
-		if err := r.fresh(&batch[i]); err != nil {
-			return err
+		chunk := batch[c:min(c+prefetchLen, len(batch))]
+		for i := range chunk {
+			if err := r.fresh(&chunk[i]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -842,7 +847,7 @@ func (r *run) count(a *traffic.Arrival, attempt int, d algorithms.Decision) erro
 			r.res.GaveUp++
 		}
 	default:
-		return fmt.Errorf("limiter returned unknown verdict %d", d.Verdict)
+		return unknownVerdict(d.Verdict)
 	}
 	return nil
 }
@@ -875,22 +880,16 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 		r.keyPeaks.add(decided, a.Cost, a.Key)
 		row[colAdmitted]++
 		r.last = max(r.last, decided)
-		if r.be != nil {
-			return r.submit(a, attempt, decided, decided-a.At)
-		}
-		if r.budgets != nil {
-			r.succeeded(a.Source, a.Key)
+		if r.be != nil || r.budgets != nil {
+			return r.admitted(a, attempt, decided, decided-a.At)
 		}
 	case algorithms.Delay:
 		r.res.Delayed++
 		r.delays.add(d.Delay)
 		row[colDelayed]++
 		r.releases.Push(decided+d.Delay, delayed{a.Cost, a.Key})
-		if r.be != nil {
-			return r.submit(a, attempt, decided+d.Delay, decided-a.At)
-		}
-		if r.budgets != nil {
-			r.succeeded(a.Source, a.Key)
+		if r.be != nil || r.budgets != nil {
+			return r.admitted(a, attempt, decided+d.Delay, decided-a.At)
 		}
 	case algorithms.Reject:
 		r.res.Rejected++
@@ -902,9 +901,27 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 			r.res.GaveUp++
 		}
 	default:
-		return fmt.Errorf("limiter returned unknown verdict %d", d.Verdict)
+		return unknownVerdict(d.Verdict)
 	}
 	return nil
+}
+
+// admitted is what an admission does besides verdict's accounting, with a
+// backend or retry budgets (apart, so that the plain run's verdict stays
+// small enough to inline): the request, admitted at admitted with its
+// verdict gate after its arrival, is submitted to the backend, else it is
+// a success for its client's retry budget.
+func (r *run) admitted(a *traffic.Arrival, attempt int, admitted, gate time.Duration) error {
+	if r.be != nil {
+		return r.submit(a, attempt, admitted, gate)
+	}
+	r.succeeded(a.Source, a.Key)
+	return nil
+}
+
+// unknownVerdict is the error of a limiter that returned verdict v.
+func unknownVerdict(v algorithms.Verdict) error {
+	return fmt.Errorf("limiter returned unknown verdict %d", v)
 }
 
 // observe shows a decision to the observer, which may stop observing.

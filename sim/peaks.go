@@ -93,7 +93,19 @@ func newPeakSet(vs []time.Duration) peakSet {
 	return s
 }
 
+// add stores a release of cost at at. The common case, a release in 8
+// bytes after the latest one held, is the few lines here (inlined in the
+// run's hot path); addSlow takes the rest.
 func (s *peakSet) add(at time.Duration, cost int64) {
+	if !s.wide && s.tail > s.head && at != s.backAt && at-s.backAt <= math.MaxUint32 && uint64(cost) <= math.MaxUint32 {
+		s.push(uint32(at-s.backAt), at, cost)
+		return
+	}
+	s.addSlow(at, cost)
+}
+
+// addSlow is add's general case.
+func (s *peakSet) addSlow(at time.Duration, cost int64) {
 	if s.wide || !s.addShort(at, cost) {
 		s.addWhole(at, cost)
 	}
@@ -146,6 +158,14 @@ func (s *peakSet) addShort(at time.Duration, cost int64) bool {
 	default:
 		dt = uint32(at - s.backAt)
 	}
+	s.push(dt, at, cost)
+	return true
+}
+
+// push stores a release at at of cost (at most 2^32-1) in 8 bytes, dt
+// after the latest one held, and counts the stored ones once there are
+// peakFlush of them.
+func (s *peakSet) push(dt uint32, at time.Duration, cost int64) {
 	s.short.push(s.head, s.tail, shortRelease{dt, uint32(cost)})
 	s.tail++
 	s.backAt = at
@@ -153,7 +173,6 @@ func (s *peakSet) addShort(at time.Duration, cost int64) bool {
 	if s.tail-s.done >= peakFlush {
 		s.flush()
 	}
-	return true
 }
 
 // flush counts the releases stored since the last flush, in order, in
