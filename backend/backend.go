@@ -277,7 +277,7 @@ type Backend struct {
 	admits   queue.Deque[entry]
 	timeouts queue.Deque[entry]
 	other    evHeap
-	late     lateAdmits // admissions out of their queue's order
+	late     *lateAdmits // admissions out of their queue's order (nil until the first: its timing wheel is 40 KB)
 	// the next event, once found (nxOK): its source (-1: none) and instant
 	nxOK  bool
 	nxSrc int
@@ -499,12 +499,20 @@ func (b *Backend) schedule(q *queue.Deque[entry], src int, e entry) {
 	case q.Len() == 0 || q.Back().at <= e.at:
 		q.PushBack(e)
 		b.offer(&e, src)
-	case e.kind() == evAdmit && b.late.push(e):
+	case e.kind() == evAdmit && b.lateQueue().push(e):
 		b.offer(&e, 4)
 	default:
 		b.other.Push(e)
 		b.offer(&e, 3)
 	}
+}
+
+// lateQueue returns the late admissions, made at the first.
+func (b *Backend) lateQueue() *lateAdmits {
+	if b.late == nil {
+		b.late = new(lateAdmits)
+	}
+	return b.late
 }
 
 // stale reports whether the timeout e would do nothing: its request is
@@ -541,7 +549,7 @@ func (b *Backend) next() {
 			best, src = e, 3
 		}
 	}
-	if b.late.len() > 0 {
+	if b.late != nil && b.late.len() > 0 {
 		if e := b.late.peek(); best == nil || e.Less(best) {
 			best, src = e, 4
 		}
