@@ -795,7 +795,7 @@ func (b *Backend) timeout(t time.Duration, i uint32, gen uint32) {
 }
 
 // release frees slot i once the backend is done with its request (Submit
-// sets every field of the slot it takes).
+// sets the fields of the slot it takes before any is read).
 func (b *Backend) release(i uint32) {
 	b.tags[i].gen++
 	b.free = append(b.free, i)

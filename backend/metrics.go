@@ -53,7 +53,6 @@ type hist struct {
 	// for the values v with bits.Len64(v) = sigBits + e, m = v >> e
 	small *[1 << sigBits]int64
 	oct   [64 - sigBits + 1]*[1 << (sigBits - 1)]int64
-	octs  int // oct[1] to oct[octs] are made (settle)
 	n     int64
 	max   int64
 	sumHi uint64 // the sum, 128 bits
@@ -165,7 +164,8 @@ func radixSort(p, tmp []int64) []int64 {
 	return tmp
 }
 
-// dense counts n values v in the buckets.
+// dense counts n values v in the buckets. (settle counts its batch by
+// the same rule, written out in its loop.)
 func (h *hist) dense(v, n int64) {
 	e := bits.Len64(uint64(v)) - sigBits
 	if e <= 0 {
@@ -236,14 +236,15 @@ func (h *hist) settle() {
 	if h.small == nil {
 		h.small = new([1 << sigBits]int64)
 	}
-	for e := h.octs + 1; e <= bits.Len64(uint64(h.max))-sigBits; e++ {
+	for e := 1; e <= bits.Len64(uint64(h.max))-sigBits; e++ {
 		if h.oct[e] == nil {
 			h.oct[e] = new([1 << (sigBits - 1)]int64)
 		}
-		h.octs = e
 	}
 	small := h.small
 	for _, v := range h.pend {
+		// dense's rule, in line with one branch (the rule as a
+		// function of its own, inlined, took two and 10% more time)
 		e := bits.Len64(uint64(v)) - sigBits
 		if e <= 0 {
 			small[v&(1<<sigBits-1)]++

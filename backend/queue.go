@@ -53,8 +53,12 @@ func (h *evHeap) Peek() *entry { return &h.e[0] }
 // Push adds x.
 func (h *evHeap) Push(x entry) {
 	h.e = append(h.e, x)
-	e := h.e
-	i := len(e) - 1
+	siftUp(h.e, len(h.e)-1, x)
+}
+
+// siftUp puts x at the hole i of the heap e, or above it: each parent
+// after x moves down into the hole, and x takes the last.
+func siftUp(e []entry, i int, x entry) {
 	for i > 0 {
 		p := (i - 1) / 4
 		if !x.Less(&e[p]) {
@@ -103,15 +107,7 @@ func (h *evHeap) Pop() entry {
 		e[i] = e[c]
 		i = c
 	}
-	for i > 0 {
-		p := (i - 1) / 4
-		if !x.Less(&e[p]) {
-			break
-		}
-		e[i] = e[p]
-		i = p
-	}
-	e[i] = x
+	siftUp(e, i, x)
 	return top
 }
 

@@ -393,8 +393,8 @@ type run struct {
 	// backendLazy: the backend's events are processed in one go before
 	// each decision and after the traffic (see backendUntil)
 	backendLazy bool
-	// backendDeferred: the submissions wait in deferred, each with the
-	// instant of its decision (see deferredMax)
+	// backendDeferred: the submissions wait in deferred, to be played
+	// each at its decision's instant (see deferredMax)
 	backendDeferred bool
 	deferred        []backend.Request
 	ids             uint64
