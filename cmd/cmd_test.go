@@ -211,12 +211,14 @@ func TestValidateCluster(t *testing.T) {
 // of, over 10s (running them takes seconds, so the test only validates
 // them): the nine algorithms; the nine and none with a backend (issue
 // 14's target names those ten, not the adaptive rows a scenario with
-// workers runs by default); the nine on 4 nodes in local and split, the
+// workers runs by default), and the same ten without workers (its
+// baseline); the nine on 4 nodes in local and split, the
 // eight that run in a store in central.
 func TestBenchScenarioValid(t *testing.T) {
 	for file, want := range map[string]string{
 		"poisson-10m":         `scenario "poisson-10m", 9 algorithms, 1 source, duration 10s`,
 		"poisson-10m-backend": `scenario "poisson-10m-backend", 10 algorithms, 1 source, duration 10s`,
+		"poisson-10m-delay":   `scenario "poisson-10m-delay", 10 algorithms, 1 source, duration 10s`,
 		"poisson-10m-local":   `scenario "poisson-10m-local", 9 algorithms, 1 source, duration 10s, limit 100/1s burst 10, on a cluster of 4 nodes`,
 		"poisson-10m-split":   `scenario "poisson-10m-split", 9 algorithms, 1 source, duration 10s, limit 100/1s burst 10, on a cluster of 4 nodes`,
 		"poisson-10m-central": `scenario "poisson-10m-central", 8 algorithms, 1 source, duration 10s, limit 100/1s burst 10, on a cluster of 4 nodes`,
@@ -227,7 +229,7 @@ func TestBenchScenarioValid(t *testing.T) {
 	}
 	files, err := filepath.Glob("../scenarios/bench/*.yaml")
 	require.NoError(t, err)
-	require.Len(t, files, 5, "a new bench scenario: add it above")
+	require.Len(t, files, 6, "a new bench scenario: add it above")
 }
 
 // TestConcurrencyLeftOutWithoutService (issue 16): with backend.service 0
