@@ -436,17 +436,17 @@ func (b *Backend) Submit(r *Request) error {
 	if b.want != wantNone {
 		b.reqs[i] = *r
 	}
-	s := &b.slots[i]
-	s.admitted, s.gate, s.attempt, s.state = r.Admitted, r.Gate, r.Attempt, stPending
-	s.service, s.drawn = r.Service, r.Drawn
-	b.tags[i].clientDone = false
-	s.deadline = math.MaxInt64
+	deadline := time.Duration(math.MaxInt64)
 	if b.cfg.Timeout > 0 && r.Arrived <= math.MaxInt64-b.cfg.Timeout {
-		s.deadline = r.Arrived + b.cfg.Timeout
+		deadline = r.Arrived + b.cfg.Timeout
 	}
-	if !r.Drawn || b.s.errCut > 0 || b.s.errAll {
+	s := &b.slots[i]
+	s.admitted, s.gate, s.deadline, s.attempt, s.state = r.Admitted, r.Gate, deadline, r.Attempt, stPending
+	s.service, s.drawn = r.Service, r.Drawn
+	if !r.Drawn || b.s.errs {
 		s.draw = b.s.root(r.ID) // else not read: the service is given, no error drawn
 	}
+	b.tags[i].clientDone = false
 	b.res.Submitted++
 	// An admission at the decision with no event of the backend at or
 	// before it comes next in any case (the engine's loop processes the
@@ -455,33 +455,35 @@ func (b *Backend) Submit(r *Request) error {
 	// it is processed now rather than by the next Step. (A shed is a
 	// client's outcome, processed in its turn.)
 	now := false
-	if t := r.Admitted; t == decided && t < s.deadline {
-		if at, ok := b.Next(); !ok || at > t {
+	if t := r.Admitted; t == decided && t < deadline {
+		if !b.nxOK {
+			b.next()
+		}
+		if b.nxSrc < 0 || b.nxAt > t {
 			now = b.wait.Len() == 0 && b.canStart(t) || b.qcap == Unbounded || b.wait.Len() < b.qcap
 		}
 	}
+	if deadline < math.MaxInt64 {
+		b.lastDeadline = max(b.lastDeadline, deadline)
+	}
 	if !now {
 		b.schedule(&b.admits, 1, entry{at: r.Admitted, ord: b.order(evAdmit), slot: i})
-	}
-	if s.deadline < math.MaxInt64 {
-		b.lastDeadline = max(b.lastDeadline, s.deadline)
-		if !now {
-			b.scheduleTimeout(i, max(s.deadline, decided))
+		if deadline < math.MaxInt64 {
+			b.scheduleTimeout(i, max(deadline, decided))
 		}
+		return nil
 	}
-	if now {
-		b.now = r.Admitted
-		b.lastSeen = max(b.lastSeen, r.Admitted)
-		b.admit(r.Admitted, i)
-		// a request that started at once and completes by its deadline
-		// (a completion comes before a timeout at one instant) needs no
-		// timeout: it would do nothing. Events of different kinds are
-		// ordered by kind before the order they were scheduled in, so
-		// scheduling the timeout after the start's completion moves
-		// nothing.
-		if s.deadline < math.MaxInt64 && (s.state != stServing || s.start+s.service > s.deadline) {
-			b.scheduleTimeout(i, max(s.deadline, decided))
-		}
+	t := r.Admitted
+	b.now = t
+	b.lastSeen = max(b.lastSeen, t)
+	b.admit(t, i)
+	// a request that started at once and completes by its deadline (a
+	// completion comes before a timeout at one instant) needs no timeout:
+	// it would do nothing. Events of different kinds are ordered by kind
+	// before the order they were scheduled in, so scheduling the timeout
+	// after the start's completion moves nothing.
+	if deadline < math.MaxInt64 && (s.state != stServing || s.start+s.service > deadline) {
+		b.scheduleTimeout(i, max(deadline, decided))
 	}
 	return nil
 }
@@ -584,15 +586,28 @@ func (b *Backend) Step() bool {
 	if !b.nxOK {
 		b.next()
 	}
-	src := b.nxSrc
-	if src < 0 {
+	if b.nxSrc < 0 {
 		return false
 	}
+	b.step()
+	return true
+}
+
+// step processes the next internal event, found (nxOK) and present
+// (nxSrc >= 0). A completion, the usual event, is taken apart: its source
+// holds nothing else.
+func (b *Backend) step() {
+	src := b.nxSrc
 	b.nxOK = false
+	if src == 0 {
+		ev := b.done.Pop()
+		b.now = ev.at
+		b.lastSeen = max(b.lastSeen, ev.at)
+		b.complete(ev.at, ev.slot)
+		return
+	}
 	var ev entry
 	switch src {
-	case 0:
-		ev = b.done.Pop()
 	case 1:
 		ev = b.admits.PopFront()
 	case 2:
@@ -614,7 +629,6 @@ func (b *Backend) Step() bool {
 	case evAdmit:
 		b.admit(ev.at, ev.slot)
 	}
-	return true
 }
 
 // Until processes every internal event at or before t, in order.
@@ -628,11 +642,13 @@ func (b *Backend) Until(t time.Duration) {
 // until is Until once the next event is to be found, or due.
 func (b *Backend) until(t time.Duration) {
 	for {
-		at, ok := b.Next()
-		if !ok || at > t {
+		if !b.nxOK {
+			b.next()
+		}
+		if b.nxSrc < 0 || b.nxAt > t {
 			return
 		}
-		b.Step()
+		b.step()
 	}
 }
 
@@ -746,7 +762,7 @@ func (b *Backend) complete(t time.Duration, i uint32) {
 	b.busy--
 	b.res.Served++
 	b.res.BusyNs += int64(s.service)
-	fail := (b.s.errAll || b.s.errCut > 0) && b.s.fails(s.draw, s.attempt)
+	fail := b.s.errs && b.s.fails(s.draw, s.attempt)
 	if fail {
 		b.res.Errors++
 	} else {
@@ -770,7 +786,7 @@ func (b *Backend) complete(t time.Duration, i uint32) {
 	if fail {
 		kind = Failed
 	}
-	if b.want == wantAll || client && b.want == wantClient {
+	if b.want != wantNone && (b.want == wantAll || client) {
 		b.emit(Event{At: t, Kind: kind, Req: b.reqs[i], Client: client, Service: s.service})
 	}
 	b.release(i)

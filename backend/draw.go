@@ -238,6 +238,7 @@ type sampler struct {
 	mu, sigma float64
 	errCut    uint64 // a request fails iff its 53-bit draw < errCut
 	errAll    bool   // Errors == 1
+	errs      bool   // errCut > 0 || errAll: some request may fail
 }
 
 func newSampler(c *Config) sampler {
@@ -251,6 +252,7 @@ func newSampler(c *Config) sampler {
 	// Errors * 2^53 is exact (a power of two), its floor exact too.
 	s.errCut = uint64(c.Errors * (1 << 53))
 	s.errAll = c.Errors >= 1
+	s.errs = s.errCut > 0 || s.errAll
 	return s
 }
 

@@ -43,6 +43,7 @@ func (r *run) newBackend(origin, start time.Duration) error {
 	}
 	r.backendLazy = !r.retries
 	r.backendDeferred = r.backendLazy && emit == nil && r.limits == nil
+	r.backendUntil = r.backendLazy && !r.backendDeferred
 	if r.backendDeferred {
 		r.deferred = make([]backend.Request, 0, deferredMax)
 	}
@@ -77,13 +78,14 @@ func (r *run) limitAt(t time.Duration) {
 // A row whose clients do not retry (r.retries false) hears of its
 // backend's events only through its limiter's samples, which it reads at
 // its next decision: its backend's events are then processed in one go
-// before each decision (backendUntil), up to its instant, and after the
-// traffic, rather than one by one in the run's loop. The order is the
-// same: the loop processes the backend's events up to an instant before it
-// decides there, and the events it interleaves with them (releases, the
-// watched key's samples) do not read the backend. With retries, a client
-// event may schedule a retry before the next decision: the loop then
-// interleaves the backend's events with its own (backendFirst).
+// before each decision (the run's backendUntil), up to its instant, and
+// after the traffic, rather than one by one in the run's loop. The order
+// is the same: the loop processes the backend's events up to an instant
+// before it decides there, and the events it interleaves with them
+// (releases, the watched key's samples) do not read the backend. With
+// retries, a client event may schedule a retry before the next decision:
+// the loop then interleaves the backend's events with its own
+// (backendFirst).
 //
 // A lazy row whose backend tells it nothing at all (no limiter learns from
 // it, no limit is recorded: backendDeferred) goes further: it keeps its
@@ -97,16 +99,6 @@ func (r *run) limitAt(t time.Duration) {
 // deferredMax is how many submissions a deferred backend holds before it
 // plays them (a variable for the tests: 1 plays each at once).
 var deferredMax = 512
-
-// backendUntil processes the backend's events up to t for a row that
-// processes them in one go (backendLazy) and does not defer them (a
-// deferred submission carries its decision's instant, playBackend's
-// Until).
-func (r *run) backendUntil(t time.Duration) {
-	if r.backendLazy && !r.backendDeferred {
-		r.be.Until(t)
-	}
-}
 
 // backendEnd processes every event of a lazy row's backend, the traffic
 // over.
@@ -147,8 +139,8 @@ func (r *run) backendBusy() bool {
 // backendFirst reports whether the backend's next event comes before the
 // next retry and, when have, at or before t (the next first attempt's
 // instant): at one instant the backend's events come first. Never for a
-// row without a backend, or a lazy one (backendUntil), which the run's
-// loop asks before every arrival: that test is inlined there.
+// row without a backend, or a lazy one (the run's backendUntil), which the
+// run's loop asks before every arrival: that test is inlined there.
 func (r *run) backendFirst(t time.Duration, have bool) bool {
 	return r.be != nil && !r.backendLazy && r.backendNextFirst(t, have)
 }

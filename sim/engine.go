@@ -396,9 +396,13 @@ type run struct {
 	// backendDeferred: the submissions wait in deferred, to be played
 	// each at its decision's instant (see deferredMax)
 	backendDeferred bool
-	deferred        []backend.Request
-	ids             uint64
-	cur             uint64 // the identity of the request being decided
+	// backendUntil: lazy and not deferred, the row processes its
+	// backend's events up to each decision's instant before it decides
+	// (a deferred row's submissions carry that instant: playBackend)
+	backendUntil bool
+	deferred     []backend.Request
+	ids          uint64
+	cur          uint64 // the identity of the request being decided
 	// the service times of the batch being decided's first attempts,
 	// when the feed drew them for every row's backend
 	drawn drawn
@@ -633,7 +637,9 @@ func (r *run) fresh(a *traffic.Arrival) error {
 			}
 			continue
 		}
-		r.backendUntil(a.At)
+		if r.backendUntil { // the test in line: most rows have none to do
+			r.be.Until(a.At)
+		}
 		r.cur = r.ids
 		r.ids++
 		return r.decide(a, 1)
