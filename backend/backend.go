@@ -476,7 +476,11 @@ func (b *Backend) Submit(r *Request) error {
 	t := r.Admitted
 	b.now = t
 	b.lastSeen = max(b.lastSeen, t)
-	b.admit(t, i)
+	if b.wait.Len() == 0 && b.canStart(t) {
+		b.start(t, i) // admit's first case, the usual one, without its call
+	} else {
+		b.admit(t, i)
+	}
 	// a request that started at once and completes by its deadline (a
 	// completion comes before a timeout at one instant) needs no timeout:
 	// it would do nothing. Events of different kinds are ordered by kind
