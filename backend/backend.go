@@ -283,6 +283,12 @@ type Backend struct {
 	nxSrc int
 	nxAt  time.Duration
 	nxOrd uint64
+	// the earliest event of the sources but the completions, once found
+	// (rsOK): its source (-1: none), instant and order (see rest)
+	rsOK  bool
+	rsSrc int
+	rsAt  time.Duration
+	rsOrd uint64
 	// the events emitted: wantAll, wantClient (a client's outcomes only:
 	// OnlyClientEvents), or wantNone (no emit function)
 	want uint8
@@ -504,12 +510,15 @@ func (b *Backend) schedule(q *queue.Deque[entry], src int, e entry) {
 	switch {
 	case q.Len() == 0 || q.Back().at <= e.at:
 		q.PushBack(e)
-		b.offer(&e, src)
 	case e.kind() == evAdmit && b.lateQueue().push(e):
-		b.offer(&e, 4)
+		src = 4
 	default:
 		b.other.Push(e)
-		b.offer(&e, 3)
+		src = 3
+	}
+	b.offer(&e, src)
+	if b.rsOK && (b.rsSrc < 0 || e.at < b.rsAt || e.at == b.rsAt && e.ord < b.rsOrd) {
+		b.rsSrc, b.rsAt, b.rsOrd = src, e.at, e.ord
 	}
 }
 
@@ -529,21 +538,34 @@ func (b *Backend) stale(e *entry) bool {
 }
 
 // next finds the source of the next internal event (nxSrc -1: none) and
-// its instant. Timeouts that would do nothing are dropped from the front of
-// their queue first (Result counts their instants, lastDeadline).
+// its instant: the next completion, or the earliest of the other sources
+// (rest), whichever comes first.
 func (b *Backend) next() {
+	if !b.rsOK || b.rsSrc == 2 && b.stale(b.timeouts.Front()) {
+		b.rest()
+	}
+	src, at, ord := b.rsSrc, b.rsAt, b.rsOrd
+	if b.done.Len() > 0 {
+		if e := b.done.Peek(); src < 0 || e.at < at || e.at == at && e.ord < ord {
+			src, at, ord = 0, e.at, e.ord
+		}
+	}
+	b.nxSrc, b.nxAt, b.nxOrd, b.nxOK = src, at, ord, true
+}
+
+// rest finds the earliest event of the sources other than the completions
+// (rsSrc -1: none), which change far less often: it stays found (rsOK)
+// until one of them loses an event, or the timeout found would do nothing.
+// Timeouts that would do nothing are dropped from the front of their
+// queue first (Result counts their instants, lastDeadline).
+func (b *Backend) rest() {
 	for b.timeouts.Len() > 0 && b.stale(b.timeouts.Front()) {
 		b.timeouts.PopFront()
 	}
 	var best *entry
 	src := -1
-	if b.done.Len() > 0 {
-		best, src = b.done.Peek(), 0
-	}
 	if b.admits.Len() > 0 {
-		if e := b.admits.Front(); best == nil || e.Less(best) {
-			best, src = e, 1
-		}
+		best, src = b.admits.Front(), 1
 	}
 	if b.timeouts.Len() > 0 {
 		if e := b.timeouts.Front(); best == nil || e.Less(best) {
@@ -560,9 +582,9 @@ func (b *Backend) next() {
 			best, src = e, 4
 		}
 	}
-	b.nxSrc, b.nxOK = src, true
+	b.rsSrc, b.rsOK = src, true
 	if best != nil {
-		b.nxAt, b.nxOrd = best.at, best.ord
+		b.rsAt, b.rsOrd = best.at, best.ord
 	}
 }
 
@@ -610,6 +632,7 @@ func (b *Backend) step() {
 		b.complete(ev.at, ev.slot)
 		return
 	}
+	b.rsOK = false // a source of the rest loses its earliest
 	var ev entry
 	switch src {
 	case 1:
