@@ -162,9 +162,14 @@ func (r *run) submit(a *traffic.Arrival, attempt int, admitted, gate time.Durati
 		// apart and copied in is read back in 16-byte words across
 		// the 8-byte stores that built it, which the processor cannot
 		// forward (a stall of each copy)
-		r.deferred = r.deferred[:len(r.deferred)+1]
-		r.fillRequest(&r.deferred[len(r.deferred)-1], a, attempt, admitted, gate)
-		if len(r.deferred) == deferredMax {
+		// and only with what a backend that emits nothing reads of
+		// it (the fields carried for the events are not kept)
+		n := len(r.deferred)
+		r.deferred = r.deferred[:n+1]
+		q := &r.deferred[n]
+		q.ID, q.Attempt, q.Arrived, q.Admitted, q.Gate = r.cur, int32(attempt), a.At, admitted, gate
+		r.fillService(q, attempt)
+		if n+1 == deferredMax {
 			return r.playBackend()
 		}
 		return nil
@@ -185,6 +190,12 @@ func (r *run) fillRequest(q *backend.Request, a *traffic.Arrival, attempt int, a
 	if r.sampler != nil {
 		q.InFlight = r.sampler.InFlight()
 	}
+	r.fillService(q, attempt)
+}
+
+// fillService sets q's service time when the run drew it (a first
+// attempt's: Drawn), else leaves it to the backend.
+func (r *run) fillService(q *backend.Request, attempt int) {
 	q.Service, q.Drawn = 0, false
 	if attempt == 1 {
 		q.Service, q.Drawn = r.drawn.service(r.cur)
