@@ -541,21 +541,32 @@ func (b *Backend) stale(e *entry) bool {
 // its instant: the next completion, or the earliest of the other sources
 // (rest), whichever comes first.
 func (b *Backend) next() {
-	if !b.rsOK || b.rsSrc == 2 && b.stale(b.timeouts.Front()) {
-		b.rest()
-	}
-	src, at, ord := b.rsSrc, b.rsAt, b.rsOrd
-	if b.done.Len() > 0 {
-		if e := b.done.Peek(); src < 0 || e.at < at || e.at == at && e.ord < ord {
-			src, at, ord = 0, e.at, e.ord
+	for {
+		if !b.rsOK {
+			b.rest()
 		}
+		src, at, ord := b.rsSrc, b.rsAt, b.rsOrd
+		if b.done.Len() > 0 {
+			if e := b.done.Peek(); src < 0 || e.at < at || e.at == at && e.ord < ord {
+				b.nxSrc, b.nxAt, b.nxOrd, b.nxOK = 0, e.at, e.ord, true
+				return
+			}
+		}
+		// the rest's comes first: a timeout that would do nothing is
+		// dropped (rest) rather than processed
+		if src == 2 && b.stale(b.timeouts.Front()) {
+			b.rsOK = false
+			continue
+		}
+		b.nxSrc, b.nxAt, b.nxOrd, b.nxOK = src, at, ord, true
+		return
 	}
-	b.nxSrc, b.nxAt, b.nxOrd, b.nxOK = src, at, ord, true
 }
 
 // rest finds the earliest event of the sources other than the completions
 // (rsSrc -1: none), which change far less often: it stays found (rsOK)
-// until one of them loses an event, or the timeout found would do nothing.
+// until one of them loses an event, or the timeout found would do nothing
+// when it comes next.
 // Timeouts that would do nothing are dropped from the front of their
 // queue first (Result counts their instants, lastDeadline).
 func (b *Backend) rest() {
@@ -626,7 +637,12 @@ func (b *Backend) step() {
 	src := b.nxSrc
 	b.nxOK = false
 	if src == 0 {
-		ev := b.done.Pop()
+		var ev entry
+		if b.done.heaped {
+			ev = b.done.Pop()
+		} else {
+			ev = b.done.popSorted() // in line
+		}
 		b.now = ev.at
 		b.lastSeen = max(b.lastSeen, ev.at)
 		b.complete(ev.at, ev.slot)
@@ -777,7 +793,11 @@ func (b *Backend) start(t time.Duration, i uint32) {
 	b.res.Started++
 	b.waits.addWait(t - s.admitted)
 	c := entry{at: t + d, ord: b.order(evComplete), slot: i}
-	b.done.Push(c)
+	if b.done.heaped {
+		b.done.Push(c)
+	} else {
+		b.done.pushSorted(c) // in line
+	}
 	b.offer(&c, 0)
 	if b.want == wantAll {
 		b.emit(Event{At: t, Kind: Started, Req: b.reqs[i], Service: d})

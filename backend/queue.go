@@ -167,6 +167,11 @@ func (c *completions) Push(x entry) {
 		c.heap.Push(x)
 		return
 	}
+	c.pushSorted(x)
+}
+
+// pushSorted is Push into a sorted array (!heaped).
+func (c *completions) pushSorted(x entry) {
 	c.sorted = append(c.sorted, x)
 	e := c.sorted
 	i := len(e) - 1
@@ -182,6 +187,12 @@ func (c *completions) Pop() entry {
 	if c.heaped {
 		return c.heap.Pop()
 	}
+	return c.popSorted()
+}
+
+// popSorted is Pop of a sorted array (!heaped), small enough to be
+// inlined where the usual case is known.
+func (c *completions) popSorted() entry {
 	n := len(c.sorted) - 1
 	x := c.sorted[n]
 	c.sorted = c.sorted[:n]
