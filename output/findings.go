@@ -15,6 +15,8 @@ import (
 //     many requests they let through, when, and how many times the limit;
 //   - which algorithms held every interval of the first window to the limit
 //     (ratio <= 1.0), and which of them also held the other windows;
+//   - the rows whose limit is over a period longer than the first window,
+//     which the two above leave out (see longPeriod);
 //   - the algorithm that delayed the most requests, and the longest delay,
 //     when any delayed;
 //   - the algorithms that rejected the most and the fewest, when they differ;
@@ -51,6 +53,9 @@ func Findings(r *sim.Report) []string {
 		}
 		out = append(out, peakFindings(r, ws[0], src)...)
 		out = append(out, heldFindings(r, ws, src)...)
+		if s := longPeriodFinding(r, ws[0]); s != "" {
+			out = append(out, s)
+		}
 		if r.Keys > 1 {
 			out = append(out, backendFindings(r, ws[0])...)
 		}
@@ -92,6 +97,9 @@ func keyPeaks(res *sim.Result, v int64) (sim.Peak, string, bool) {
 func peakFindings(r *sim.Report, v int64, src peakSource) []string {
 	best := 1.0
 	for i := range r.Results {
+		if longPeriod(r, &r.Results[i], v) {
+			continue
+		}
 		if p, _, ok := src(&r.Results[i], v); ok && float64(p.Ratio) > best {
 			best = float64(p.Ratio)
 		}
@@ -110,7 +118,7 @@ func peakFindings(r *sim.Report, v int64, src peakSource) []string {
 	for i := range r.Results {
 		res := &r.Results[i]
 		p, key, ok := src(res, v)
-		if !ok || float64(p.Ratio) != best {
+		if !ok || float64(p.Ratio) != best || longPeriod(r, res, v) {
 			continue
 		}
 		limit := limitPer(limitOf(r, res), v)
@@ -148,10 +156,14 @@ func peakFindings(r *sim.Report, v int64, src peakSource) []string {
 // within theirs (with several keys, every interval of every key).
 func heldFindings(r *sim.Report, ws []int64, src peakSource) []string {
 	var first, all []*sim.Result // held the first window; held every window
-	withPeaks := 0
+	withPeaks, left := 0, 0      // left: the rows of longer periods (longPeriod)
 	for i := range r.Results {
 		res := &r.Results[i]
 		if _, _, ok := src(res, ws[0]); !ok {
+			continue
+		}
+		if longPeriod(r, res, ws[0]) {
+			left++
 			continue
 		}
 		withPeaks++
@@ -172,7 +184,7 @@ func heldFindings(r *sim.Report, ws []int64, src peakSource) []string {
 		return nil
 	}
 	subject := func(rs []*sim.Result) string {
-		if len(rs) == withPeaks && len(rs) > 1 {
+		if len(rs) == withPeaks && len(rs) > 1 && left == 0 {
 			return "Every algorithm"
 		}
 		labels := make([]string, len(rs))
@@ -210,6 +222,47 @@ func heldFindings(r *sim.Report, ws []int64, src peakSource) []string {
 		out = append(out, fmt.Sprintf("%s also held %s interval%s%s.", subject(all), every(rest), ofKeys, phrase))
 	}
 	return out
+}
+
+// longPeriod reports whether res's limit is over a period longer than v,
+// the first report window: such a limit promises nothing of an interval of
+// v (a limit of 1000 a day lets 1000 through in a second), so the peak and
+// held sentences leave the row out rather than hold its peak against the
+// limit scaled down to v (longPeriodFinding says so).
+func longPeriod(r *sim.Report, res *sim.Result, v int64) bool {
+	return limitOf(r, res).PerNs > v
+}
+
+// longPeriodFinding names the rows whose limit is over a period longer
+// than v, the first report window, which the peak sentences leave out.
+func longPeriodFinding(r *sim.Report, v int64) string {
+	var parts []string
+	for i := range r.Results {
+		res := &r.Results[i]
+		if !longPeriod(r, res, v) || len(res.Peaks) == 0 {
+			continue
+		}
+		l := limitOf(r, res)
+		per := FormatDuration(time.Duration(l.PerNs))
+		if l.Calendar != "" {
+			per = l.Calendar
+		}
+		if len(parts) == 0 {
+			parts = append(parts, fmt.Sprintf("%s's limit is per %s", res.Label, per))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s's per %s", res.Label, per))
+		}
+	}
+	window := FormatDuration(time.Duration(v))
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("%s, longer than %s: its %s peak is not held against it above (report.windows can add its period).",
+			parts[0], window, window)
+	}
+	return fmt.Sprintf("%s, longer than %s: their %s peaks are not held against them above (report.windows can add their periods).",
+		Join(parts), window, window)
 }
 
 // limitPhrase writes " to the limit of 10" when the results share the limit

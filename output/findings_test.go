@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ratesim/ratesim/sim"
 )
@@ -69,6 +70,37 @@ func TestFindingsHoldOneKeyToTheLimit(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestFindingsLongPeriod: two rows of the double burst limited to 864,000
+// a day (the same 10 a second on average) let 20 through in a second, and
+// a day's limit promises nothing of a second: the peak and held sentences
+// leave them out (the highest ratio is then the token buckets' 11 in a
+// second, 1.1x), and one sentence names them with their period. What is
+// not about the peak is unchanged.
+func TestFindingsLongPeriod(t *testing.T) {
+	r := doubleBurst()
+	day := sim.Limit{Rate: 864000, PerNs: int64(24 * time.Hour), Burst: 10}
+	for i := range r.Results {
+		res := &r.Results[i]
+		if res.Label != "fixed-window" && res.Label != "concurrency" {
+			continue
+		}
+		res.Limit = day
+		for j := range res.Peaks {
+			p := &res.Peaks[j]
+			*p = peak(day, p.WindowNs, p.Count, p.StartNs)
+		}
+	}
+	want := []string{
+		"token-bucket, gcra and x-time-rate let 11 requests through in 1s starting at 900ms: 1.1x the limit of 10 per 1s.",
+		"sliding-log, sliding-window, leaky-bucket and nginx held every 1s interval to the limit of 10.",
+		"leaky-bucket and nginx also held every 100ms interval to the limit of 1.",
+		"fixed-window's limit is per 1d and concurrency's per 1d, longer than 1s: their 1s peaks are not held against them above (report.windows can add their periods).",
+		"leaky-bucket and nginx delayed the most requests: 10 each, by up to 900ms.",
+		"sliding-log and sliding-window rejected the most requests (10), fixed-window and concurrency the fewest (0).",
+	}
+	checkFindings(t, r, want)
 }
 
 // TestFindingsFollowFigures changes figures of the double burst and checks
