@@ -214,7 +214,7 @@ func finishSweep(stdout, stderr io.Writer, s *sweep.Sweep, goal *sweep.Goal, f s
 	case "json":
 		err = sweep.JSON(bw, s, goal, bests)
 	case "csv":
-		err = sweep.CSV(bw, s)
+		err = sweep.CSV(bw, s, goal)
 	case "markdown":
 		err = sweep.Markdown(bw, s, goal, bests)
 	default:

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -215,6 +216,49 @@ func TestSweepCharts(t *testing.T) {
 	status, _, errOut := run(t, "sweep", "double-burst", "--vary", "limit.burst=5", "--vary", "limit.rate=5", "--vary", "seed=1", "--charts", t.TempDir())
 	require.Equal(t, 2, status)
 	require.Contains(t, errOut, "--charts: a sweep draws charts for one or two varied fields, this one has 3")
+}
+
+// TestSweepCSVGoalColumns: with --goal, the CSV has the goal's own
+// metrics as the table does (goalColumns), after the table's figures and
+// before error: here burst and reject_pct(key=user-*), the latter the
+// share of the user-* keys' requests rejected, as the JSON's key groups
+// count it (worked out from them, not canned). Without a goal, none.
+func TestSweepCSVGoalColumns(t *testing.T) {
+	args := []string{"sweep", "choose-burst", "--vary", "limit.rate=8,10", "--vary", "limit.burst=1..2:1",
+		"--goal", "minimize burst subject to reject_pct(key=user-*) <= 1"}
+	status, out, errOut := run(t, append(args, "--format", "csv")...)
+	require.Equal(t, 0, status, errOut)
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	require.NoError(t, err)
+	head := recs[0]
+	require.Equal(t, []string{"key_peak_ratio", "burst", "reject_pct(key=user-*)", "error"}, head[len(head)-4:])
+	status, js, errOut := run(t, append(args, "--format", "json")...)
+	require.Equal(t, 0, status, errOut)
+	var doc struct {
+		Points []struct {
+			Results   []struct{ Limit struct{ Burst int64 } }
+			KeyGroups []struct {
+				Groups []struct{ Offered, Rejected int64 }
+			} `json:"key_groups"`
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(js), &doc))
+	row := 1
+	for _, p := range doc.Points {
+		for ri, r := range p.Results {
+			rec := recs[row]
+			row++
+			require.Equal(t, strconv.FormatInt(r.Limit.Burst, 10), rec[len(rec)-3])
+			g := p.KeyGroups[ri].Groups[0]
+			got, err := strconv.ParseFloat(rec[len(rec)-2], 64)
+			require.NoError(t, err)
+			require.Equal(t, 100*float64(g.Rejected)/float64(g.Offered), got, "row %d", row-1) // as reject_pct is worked out
+		}
+	}
+	require.Equal(t, len(recs), row)
+	status, out, errOut = run(t, "sweep", "choose-burst", "--vary", "limit.burst=1..2:1", "--format", "csv")
+	require.Equal(t, 0, status, errOut)
+	require.True(t, strings.HasSuffix(strings.SplitN(out, "\n", 2)[0], ",key_peak_ratio,error"), out)
 }
 
 // The heatmap docs/sweep.md and the README show is what the command they

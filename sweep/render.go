@@ -646,9 +646,10 @@ func toAny(xs []string) []any {
 
 // CSV writes one record per point and label: index, the varied values,
 // label, algorithm, offered, attempts and the table's figures in plain
-// units (ns, ratios as in the JSON), then error, set for a point in
-// error (whose other figures are empty).
-func CSV(w io.Writer, s *Sweep) error {
+// units (ns, ratios as in the JSON), then the goal's own metrics as the
+// table adds them (goalColumns; none without a goal, g nil), then error,
+// set for a point in error (whose other figures are empty).
+func CSV(w io.Writer, s *Sweep, g *Goal) error {
 	d, err := decode(s)
 	if err != nil {
 		return err
@@ -662,6 +663,10 @@ func CSV(w io.Writer, s *Sweep) error {
 	for _, c := range d.columns {
 		header = append(header, c.csv)
 	}
+	extra := goalColumns(g)
+	for _, t := range extra {
+		header = append(header, t.Text)
+	}
 	header = append(header, "error")
 	if err := cw.Write(header); err != nil {
 		return err
@@ -673,13 +678,13 @@ func CSV(w io.Writer, s *Sweep) error {
 			lead = append(lead, v.Text)
 		}
 		if p.Error != "" {
-			rec := append(lead, make([]string, 4+len(d.columns))...)
+			rec := append(lead, make([]string, 4+len(d.columns)+len(extra))...)
 			if err := cw.Write(append(rec, p.Error)); err != nil {
 				return err
 			}
 			continue
 		}
-		for _, r := range d.rows[i] {
+		for ri, r := range d.rows[i] {
 			rec := append(append([]string{}, lead...), r.Label, r.Algorithm, int64s(r.Offered), int64s(r.Attempts))
 			for _, c := range d.columns {
 				f := c.csvCell
@@ -689,6 +694,13 @@ func CSV(w io.Writer, s *Sweep) error {
 				v := f(&r)
 				if v == "-" {
 					v = ""
+				}
+				rec = append(rec, v)
+			}
+			for _, t := range extra {
+				v := "" // no figure (no key matches the term's filter)
+				if f, ok := t.value(p, ri, &r); ok {
+					v = strconv.FormatFloat(f, 'f', -1, 64)
 				}
 				rec = append(rec, v)
 			}
