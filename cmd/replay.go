@@ -10,6 +10,7 @@ import (
 	"github.com/ratesim/ratesim/gateway"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
+	"github.com/ratesim/ratesim/traffic"
 	"github.com/spf13/cobra"
 )
 
@@ -123,6 +124,13 @@ func runReplay(stdout, stderr io.Writer, path string, f replayFlags, burstSet bo
 	sc, err := replayScenario(path, f, burstSet, gw)
 	if err != nil {
 		return err
+	}
+	if gw != nil && gw.traceFormat != "" {
+		for _, src := range sc.Traffic.Sources {
+			if r, ok := src.(*traffic.Replay); ok {
+				r.FormatName = gw.traceFormat
+			}
+		}
 	}
 	f.seedSet = false // the seed is already the scenario's
 	if f.checkField != "" {

@@ -30,6 +30,10 @@ type gatewayReplay struct {
 	// number since the epoch (HAProxy's %[date(0,us)]), "" otherwise
 	timeField, timeUnit string
 	rejects             []int
+	// traceFormat names the trace's format in its summary when the log
+	// format is the config's: the gateway's (--from), where the trace is
+	// read as an nginx log_format
+	traceFormat string
 }
 
 // source sets the replay source's fields that come from the config.
@@ -105,6 +109,7 @@ func readGateway(stderr io.Writer, path string, f replayFlags, burstSet bool) (*
 		}
 		if lf != nil {
 			g.logFormat, g.logEscape = lf.Text, lf.Escape
+			g.traceFormat = from
 			g.timeField, g.timeUnit = lf.TimeField, lf.TimeUnit
 			switch {
 			case lf.Label != "":

@@ -134,6 +134,12 @@ type Replay struct {
 	// for how a line is cut, and templateParser for the defaults: the time
 	// from $msec, $time_iso8601 or $time_local, the key from $remote_addr.
 	LogFormat, LogEscape string
+	// FormatName, when set, names the trace's format in its summary
+	// (ReplayStats.Format) in place of its parser's: the log-format of an
+	// HAProxy config is read as an nginx log_format, and the trace is
+	// HAProxy's. Set by the caller (replay --gateway); no scenario field
+	// sets it.
+	FormatName string
 	// CheckField, when set, names the field holding what the gateway
 	// decided of each request (nginx's $limit_req_status, or an HTTP
 	// status), read into Arrival.Logged for replay --check-field: for logs
@@ -569,6 +575,9 @@ func (s *replayStream) setup(seed uint64) error {
 		return err
 	}
 	s.stats = ReplayStats{Path: r.Path, Format: s.format, ByReason: map[string]int64{}}
+	if r.FormatName != "" {
+		s.stats.Format = r.FormatName
+	}
 	return nil
 }
 
