@@ -224,13 +224,16 @@ func heldFindings(r *sim.Report, ws []int64, src peakSource) []string {
 	return out
 }
 
-// longPeriod reports whether res's limit is over a period longer than v,
-// the first report window: such a limit promises nothing of an interval of
-// v (a limit of 1000 a day lets 1000 through in a second), so the peak and
-// held sentences leave the row out rather than hold its peak against the
-// limit scaled down to v (longPeriodFinding says so).
+// longPeriod reports whether res has a limit of its own over a period
+// longer than v, the first report window, and than the scenario's limit:
+// such a limit promises nothing of an interval of v (a limit of 1000 a day
+// lets 1000 through in a second), so the peak and held sentences leave the
+// row out rather than hold its peak against the limit scaled down to v
+// (longPeriodFinding says so). Rows of the scenario's own limit are held
+// against it over any window the scenario asks for, as before.
 func longPeriod(r *sim.Report, res *sim.Result, v int64) bool {
-	return limitOf(r, res).PerNs > v
+	per := limitOf(r, res).PerNs
+	return per > v && per > r.Limit.PerNs
 }
 
 // longPeriodFinding names the rows whose limit is over a period longer

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -101,6 +103,18 @@ func TestFindingsLongPeriod(t *testing.T) {
 		"sliding-log and sliding-window rejected the most requests (10), fixed-window and concurrency the fewest (0).",
 	}
 	checkFindings(t, r, want)
+
+	// the scenario's own limit is held over any window it asks for: with
+	// 100ms as the first window, no row is left out
+	r = doubleBurst()
+	for i := range r.Results {
+		ps := r.Results[i].Peaks
+		ps[0], ps[1] = ps[1], ps[0]
+	}
+	for _, f := range Findings(r) {
+		require.NotContains(t, f, "longer than", f)
+	}
+	require.Contains(t, Findings(r)[0], "the limit of 1 per 100ms")
 }
 
 // TestFindingsFollowFigures changes figures of the double burst and checks
