@@ -161,9 +161,9 @@ func (r *run) submit(a *traffic.Arrival, attempt int, admitted, gate time.Durati
 		// filled where it is kept, field by field: a Request built
 		// apart and copied in is read back in 16-byte words across
 		// the 8-byte stores that built it, which the processor cannot
-		// forward (a stall of each copy)
-		// and only with what a backend that emits nothing reads of
-		// it (the fields carried for the events are not kept)
+		// forward (a stall of each copy), and only with what a backend
+		// that emits nothing reads of it (the fields carried for the
+		// events are not kept)
 		n := len(r.deferred)
 		r.deferred = r.deferred[:n+1]
 		q := &r.deferred[n]
