@@ -278,17 +278,9 @@ type Backend struct {
 	timeouts queue.Deque[entry]
 	other    evHeap
 	late     *lateAdmits // admissions out of their queue's order (nil until the first: its timing wheel is 40 KB)
-	// the next event, once found (nxOK): its source (-1: none) and instant
-	nxOK  bool
-	nxSrc int
-	nxAt  time.Duration
-	nxOrd uint64
-	// the earliest event of the sources but the completions, once found
-	// (rsOK): its source (-1: none), instant and order (see rest)
-	rsOK  bool
-	rsSrc int
-	rsAt  time.Duration
-	rsOrd uint64
+	// the next event (see next), and the earliest of the sources but the
+	// completions (see rest), each once found
+	nx, rs found
 	// the events emitted: wantAll, wantClient (a client's outcomes only:
 	// OnlyClientEvents), or wantNone (no emit function)
 	want uint8
@@ -377,6 +369,12 @@ func sortFaults(fs []Fault) {
 // are not built.
 func (b *Backend) OnlyClientEvents() { b.want = min(b.want, wantClient) }
 
+// emits reports whether the backend emits an event that is a client's
+// outcome (client) or not.
+func (b *Backend) emits(client bool) bool {
+	return b.want != wantNone && (b.want == wantAll || client) // wantNone, the usual, in one test
+}
+
 // What a backend emits (Backend.want).
 const (
 	wantNone = iota
@@ -462,10 +460,10 @@ func (b *Backend) Submit(r *Request) error {
 	// client's outcome, processed in its turn.)
 	now := false
 	if t := r.Admitted; t == decided && t < deadline {
-		if !b.nxOK {
+		if !b.nx.ok {
 			b.next()
 		}
-		if b.nxSrc < 0 || b.nxAt > t {
+		if !b.nx.due(t) {
 			now = b.wait.Len() == 0 && b.canStart(t) || b.qcap == Unbounded || b.wait.Len() < b.qcap
 		}
 	}
@@ -483,9 +481,9 @@ func (b *Backend) Submit(r *Request) error {
 	b.now = t
 	b.lastSeen = max(b.lastSeen, t)
 	if b.wait.Len() == 0 && b.canStart(t) {
-		b.start(t, i) // admit's first case, the usual one, without its call
+		b.start(t, i) // admit in line: its first case is the usual one
 	} else {
-		b.admit(t, i)
+		b.enqueue(t, i)
 	}
 	// a request that started at once and completes by its deadline (a
 	// completion comes before a timeout at one instant) needs no timeout:
@@ -516,10 +514,8 @@ func (b *Backend) schedule(q *queue.Deque[entry], src int, e entry) {
 		b.other.Push(e)
 		src = 3
 	}
-	b.offer(&e, src)
-	if b.rsOK && (b.rsSrc < 0 || e.at < b.rsAt || e.at == b.rsAt && e.ord < b.rsOrd) {
-		b.rsSrc, b.rsAt, b.rsOrd = src, e.at, e.ord
-	}
+	b.nx.offer(&e, src)
+	b.rs.offer(&e, src)
 }
 
 // lateQueue returns the late admissions, made at the first.
@@ -537,37 +533,34 @@ func (b *Backend) stale(e *entry) bool {
 	return g.gen != e.gen || g.clientDone
 }
 
-// next finds the source of the next internal event (nxSrc -1: none) and
-// its instant: the next completion, or the earliest of the other sources
-// (rest), whichever comes first.
+// next finds the next internal event (nx): the next completion, or the
+// earliest of the other sources (rest), whichever comes first.
 func (b *Backend) next() {
 	for {
-		if !b.rsOK {
+		if !b.rs.ok {
 			b.rest()
 		}
-		src, at, ord := b.rsSrc, b.rsAt, b.rsOrd
 		if b.done.Len() > 0 {
-			if e := b.done.Peek(); src < 0 || e.at < at || e.at == at && e.ord < ord {
-				b.nxSrc, b.nxAt, b.nxOrd, b.nxOK = 0, e.at, e.ord, true
+			if e := b.done.Peek(); b.rs.after(e) {
+				b.nx = found{ok: true, src: 0, at: e.at, ord: e.ord}
 				return
 			}
 		}
 		// the rest's comes first: a timeout that would do nothing is
 		// dropped (rest) rather than processed
-		if src == 2 && b.stale(b.timeouts.Front()) {
-			b.rsOK = false
+		if b.rs.src == 2 && b.stale(b.timeouts.Front()) {
+			b.rs.ok = false
 			continue
 		}
-		b.nxSrc, b.nxAt, b.nxOrd, b.nxOK = src, at, ord, true
+		b.nx = b.rs
 		return
 	}
 }
 
 // rest finds the earliest event of the sources other than the completions
-// (rsSrc -1: none), which change far less often: it stays found (rsOK)
-// until one of them loses an event, or the timeout found would do nothing
-// when it comes next.
-// Timeouts that would do nothing are dropped from the front of their
+// (rs), which change far less often: it stays found until one of them
+// loses an event, or the timeout found would do nothing when it comes
+// next. Timeouts that would do nothing are dropped from the front of their
 // queue first (Result counts their instants, lastDeadline).
 func (b *Backend) rest() {
 	for b.timeouts.Len() > 0 && b.stale(b.timeouts.Front()) {
@@ -593,49 +586,68 @@ func (b *Backend) rest() {
 			best, src = e, 4
 		}
 	}
-	b.rsSrc, b.rsOK = src, true
+	b.rs = found{ok: true, src: src}
 	if best != nil {
-		b.rsAt, b.rsOrd = best.at, best.ord
+		b.rs.at, b.rs.ord = best.at, best.ord
 	}
 }
 
-// offer keeps the next event found (nxOK) when e, just scheduled from
-// source src, comes before it. (An entry that is not the least of its
-// source comes after that least, so after the next event.)
-func (b *Backend) offer(e *entry, src int) {
-	if b.nxOK && (b.nxSrc < 0 || e.at < b.nxAt || e.at == b.nxAt && e.ord < b.nxOrd) {
-		b.nxSrc, b.nxAt, b.nxOrd = src, e.at, e.ord
+// found is the earliest event of some sources, once found (ok): its
+// source (-1: none), instant and order.
+type found struct {
+	ok  bool
+	src int
+	at  time.Duration
+	ord uint64
+}
+
+// after reports whether e comes before the event found, or there is none
+// (f found).
+func (f *found) after(e *entry) bool {
+	return f.src < 0 || e.at < f.at || e.at == f.at && e.ord < f.ord
+}
+
+// offer keeps e, just scheduled from source src, when it comes before
+// the event found (once found: an entry that is not the least of its
+// source comes after that least, so after the event found).
+func (f *found) offer(e *entry, src int) {
+	if f.ok && f.after(e) {
+		f.src, f.at, f.ord = src, e.at, e.ord
 	}
 }
+
+// due reports whether an event may come at or before t: one found does, or
+// none is found yet.
+func (f *found) due(t time.Duration) bool { return !f.ok || f.src >= 0 && f.at <= t }
 
 // Next returns the instant of the backend's next internal event, if it has
 // one.
 func (b *Backend) Next() (time.Duration, bool) {
-	if !b.nxOK {
+	if !b.nx.ok {
 		b.next()
 	}
-	return b.nxAt, b.nxSrc >= 0
+	return b.nx.at, b.nx.src >= 0
 }
 
 // Step processes the next internal event, emitting what it makes happen,
 // and reports whether there was one.
 func (b *Backend) Step() bool {
-	if !b.nxOK {
+	if !b.nx.ok {
 		b.next()
 	}
-	if b.nxSrc < 0 {
+	if b.nx.src < 0 {
 		return false
 	}
 	b.step()
 	return true
 }
 
-// step processes the next internal event, found (nxOK) and present
-// (nxSrc >= 0). A completion, the usual event, is taken apart: its source
-// holds nothing else.
+// step processes the next internal event, found (nx) and present. A
+// completion, the usual event, is taken apart: its source holds nothing
+// else.
 func (b *Backend) step() {
-	src := b.nxSrc
-	b.nxOK = false
+	src := b.nx.src
+	b.nx.ok = false
 	if src == 0 {
 		var ev entry
 		if b.done.heaped {
@@ -648,7 +660,7 @@ func (b *Backend) step() {
 		b.complete(ev.at, ev.slot)
 		return
 	}
-	b.rsOK = false // a source of the rest loses its earliest
+	b.rs.ok = false // a source of the rest loses its earliest
 	var ev entry
 	switch src {
 	case 1:
@@ -676,19 +688,18 @@ func (b *Backend) step() {
 
 // Until processes every internal event at or before t, in order.
 func (b *Backend) Until(t time.Duration) {
-	if b.nxOK && (b.nxSrc < 0 || b.nxAt > t) {
-		return // nothing due, known already: the usual case, inlined
+	if b.nx.due(t) { // else nothing is due, known already: the usual case, inlined
+		b.until(t)
 	}
-	b.until(t)
 }
 
 // until is Until once the next event is to be found, or due.
 func (b *Backend) until(t time.Duration) {
 	for {
-		if !b.nxOK {
+		if !b.nx.ok {
 			b.next()
 		}
-		if b.nxSrc < 0 || b.nxAt > t {
+		if !b.nx.due(t) {
 			return
 		}
 		b.step()
@@ -726,14 +737,21 @@ func (b *Backend) canStartInFaults(t time.Duration) bool {
 	return !paused && b.busy < limit
 }
 
+// admit lets request i in at t: a worker starts it, else it waits or is
+// shed (enqueue).
 func (b *Backend) admit(t time.Duration, i uint32) {
-	s := &b.slots[i]
 	if b.wait.Len() == 0 && b.canStart(t) {
 		b.start(t, i)
 		return
 	}
+	b.enqueue(t, i)
+}
+
+// enqueue puts request i, which no worker starts at t, in the waiting
+// room, or sheds it when the room is full.
+func (b *Backend) enqueue(t time.Duration, i uint32) {
 	if b.qcap == Unbounded || b.wait.Len() < b.qcap {
-		s.state = stWaiting
+		b.slots[i].state = stWaiting
 		b.wait.PushBack(i)
 		b.series.queue(t, b.wait.Len())
 		return
@@ -744,7 +762,7 @@ func (b *Backend) admit(t time.Duration, i uint32) {
 	}
 	client := !b.tags[i].clientDone
 	b.tags[i].clientDone = true
-	if b.want == wantAll || client && b.want == wantClient {
+	if b.emits(client) {
 		b.emit(Event{At: t, Kind: Shed, Req: b.reqs[i], Client: client})
 	}
 	b.release(i)
@@ -773,7 +791,7 @@ func (b *Backend) start(t time.Duration, i uint32) {
 			b.timeout(t, i, b.tags[i].gen)
 		}
 		b.res.Dropped++
-		if b.want == wantAll {
+		if b.emits(false) {
 			b.emit(Event{At: t, Kind: Dropped, Req: b.reqs[i]})
 		}
 		b.release(i)
@@ -798,8 +816,8 @@ func (b *Backend) start(t time.Duration, i uint32) {
 	} else {
 		b.done.pushSorted(c) // in line
 	}
-	b.offer(&c, 0)
-	if b.want == wantAll {
+	b.nx.offer(&c, 0)
+	if b.emits(false) {
 		b.emit(Event{At: t, Kind: Started, Req: b.reqs[i], Service: d})
 	}
 }
@@ -833,7 +851,7 @@ func (b *Backend) complete(t time.Duration, i uint32) {
 	if fail {
 		kind = Failed
 	}
-	if b.want != wantNone && (b.want == wantAll || client) {
+	if b.emits(client) {
 		b.emit(Event{At: t, Kind: kind, Req: b.reqs[i], Client: client, Service: s.service})
 	}
 	b.release(i)
@@ -852,7 +870,7 @@ func (b *Backend) timeout(t time.Duration, i uint32, gen uint32) {
 	if r := b.series.index(t); r >= 0 {
 		b.series.rows[r].timedOut++
 	}
-	if b.want != wantNone {
+	if b.emits(true) {
 		b.emit(Event{At: t, Kind: TimedOut, Req: b.reqs[i], Client: true})
 	}
 }
