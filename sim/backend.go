@@ -163,12 +163,10 @@ func (r *run) submit(a *traffic.Arrival, attempt int, admitted, gate time.Durati
 		// the 8-byte stores that built it, which the processor cannot
 		// forward (a stall of each copy), and only with what a backend
 		// that emits nothing reads of it (the fields carried for the
-		// events are not kept)
+		// events are not kept: fillTimes)
 		n := len(r.deferred)
 		r.deferred = r.deferred[:n+1]
-		q := &r.deferred[n]
-		q.ID, q.Attempt, q.Arrived, q.Admitted, q.Gate = r.cur, int32(attempt), a.At, admitted, gate
-		r.fillService(q, attempt)
+		r.fillTimes(&r.deferred[n], a, attempt, admitted, gate)
 		if n+1 == deferredMax {
 			return r.playBackend()
 		}
@@ -183,19 +181,20 @@ func (r *run) submit(a *traffic.Arrival, attempt int, admitted, gate time.Durati
 // arrived as a, which reaches the backend at admitted, its verdict gate
 // after its arrival (see submit).
 func (r *run) fillRequest(q *backend.Request, a *traffic.Arrival, attempt int, admitted, gate time.Duration) {
-	q.ID, q.Attempt, q.Key, q.Source = r.cur, int32(attempt), a.Key, a.Source
-	q.Node, q.Epoch, q.Cost = r.node, r.epoch, a.Cost
-	q.Arrived, q.Admitted, q.Gate = a.At, admitted, gate
+	r.fillTimes(q, a, attempt, admitted, gate)
+	q.Key, q.Source, q.Node, q.Epoch, q.Cost = a.Key, a.Source, r.node, r.epoch, a.Cost
 	q.InFlight = 0
 	if r.sampler != nil {
 		q.InFlight = r.sampler.InFlight()
 	}
-	r.fillService(q, attempt)
 }
 
-// fillService sets q's service time when the run drew it (a first
-// attempt's: Drawn), else leaves it to the backend.
-func (r *run) fillService(q *backend.Request, attempt int) {
+// fillTimes sets what a backend reads of q (fillRequest's fields but
+// those carried for the events): its identity, instants and service time
+// when the run drew it (a first attempt's: Drawn; else the backend draws
+// it).
+func (r *run) fillTimes(q *backend.Request, a *traffic.Arrival, attempt int, admitted, gate time.Duration) {
+	q.ID, q.Attempt, q.Arrived, q.Admitted, q.Gate = r.cur, int32(attempt), a.At, admitted, gate
 	q.Service, q.Drawn = 0, false
 	if attempt == 1 {
 		q.Service, q.Drawn = r.drawn.service(r.cur)
