@@ -5,6 +5,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ratesim/ratesim/internal/pages"
 	"github.com/ratesim/ratesim/internal/prefetch"
 	"github.com/ratesim/ratesim/internal/timeq"
 )
@@ -108,9 +109,11 @@ func (k *keyed[S]) grow(n int, slack bool) {
 		}
 	}
 	st := make([]S, n)
+	pages.Populate(st)
 	copy(st, k.state)
 	k.state = st
 	fl := make([]uint64, (n+31)/32)
+	pages.Populate(fl)
 	copy(fl, k.flags)
 	k.flags = fl
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ratesim/ratesim/internal/pages"
 	"github.com/ratesim/ratesim/internal/prefetch"
 )
 
@@ -221,9 +222,11 @@ func (t *table[S]) at(key Key) (*S, bool) {
 // grow makes the table hold n keys.
 func (t *table[S]) grow(n int) {
 	st := make([]S, n)
+	pages.Populate(st)
 	copy(st, t.state)
 	t.state = st
 	lv := make([]uint64, (n+63)/64)
+	pages.Populate(lv)
 	copy(lv, t.live)
 	t.live = lv
 }

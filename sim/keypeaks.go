@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/internal/pages"
 	"github.com/ratesim/ratesim/internal/prefetch"
 )
 
@@ -205,10 +206,12 @@ func (k *keyPeaks) grow(n int) {
 	n = max(n, 2*k.keys, 1024)
 	if k.wide {
 		c := make([]int64, n*k.stride)
+		pages.Populate(c)
 		copy(c, k.wideCounts)
 		k.wideCounts = c
 	} else {
 		c := make([]int32, n*k.stride)
+		pages.Populate(c)
 		copy(c, k.counts)
 		k.counts = c
 	}
@@ -266,6 +269,7 @@ func (k *keyPeaks) ready(cost int64, key uint32) uint32 {
 // widen moves the counts to 64 bits, for good.
 func (k *keyPeaks) widen() {
 	k.wideCounts = make([]int64, len(k.counts))
+	pages.Populate(k.wideCounts)
 	for i, c := range k.counts {
 		k.wideCounts[i] = int64(c)
 	}

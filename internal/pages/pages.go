@@ -1,0 +1,39 @@
+// Package pages asks the operating system to back fresh memory with pages
+// at once, for the tables sized for a million keys or more.
+//
+// Memory that make returns in large blocks is mapped but not yet backed:
+// the kernel backs each page when it is first touched, by a fault. When
+// that first touch is a read, as a table lookup's is, Linux maps its
+// shared page of zeros, and the write that follows faults again: it gives
+// the page a frame of its own and, while the process's threads run on
+// other processors, interrupts each of them to flush the old mapping from
+// their caches of translations. On this project's machine (2 virtual
+// processors) those faults took a fifth of the time of a 3-second compare
+// over a million keys; backing the tables for writing when they are made
+// cost one system call each and took most of that fifth away
+// (BENCHMARKS.md, "Pages backed when tables are made").
+package pages
+
+import "unsafe"
+
+// MinBytes is the least size that Populate backs at once: smaller blocks
+// share the runtime's spans, which are touched soon enough.
+const MinBytes = 1 << 20
+
+// Populate backs the memory of s with writable pages now, where the system
+// can do it (Linux 5.14 and later); elsewhere, or if the system refuses,
+// the pages are backed as they are touched, as without it. It changes no
+// value of s and no result of the program, only when the kernel's work is
+// done. Meant for a slice just made, before its first use; slices under
+// MinBytes are left alone.
+func Populate[T any](s []T) {
+	if len(s) == 0 {
+		return
+	}
+	var zero T
+	n := uintptr(len(s)) * unsafe.Sizeof(zero)
+	if n < MinBytes {
+		return
+	}
+	_ = populate(unsafe.Pointer(unsafe.SliceData(s)), n)
+}
