@@ -281,8 +281,12 @@ func (c *pagedCounts) inc(id uint32) {
 	}
 	p := c.pages[i]
 	if p == nil {
+		// a page fresh from the system: written first, not read, so
+		// that it is backed once (see internal/pages)
 		p = new([countPage]int64)
 		c.pages[i] = p
+		p[id%countPage] = 1
+		return
 	}
 	p[id%countPage]++
 }
