@@ -8,9 +8,9 @@
 // the page a frame of its own and, while the process's threads run on
 // other processors, interrupts each of them to flush the old mapping from
 // their caches of translations. On this project's machine (2 virtual
-// processors) those faults took a fifth of the time of a 3-second compare
-// over a million keys; backing the tables for writing when they are made
-// cost one system call each and took most of that fifth away
+// processors) the kernel had 22% of the samples of a 3-second compare over
+// a million keys, most of them those faults; with the tables backed for
+// writing when they are made, one system call each, it had 9%
 // (BENCHMARKS.md, "Pages backed when tables are made").
 package pages
 
