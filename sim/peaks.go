@@ -435,11 +435,15 @@ func (r *ring[E]) push(head, tail int, x E) {
 	var c *[ringChunk]E
 	if n := len(r.spare); n > 0 {
 		c, r.spare = r.spare[n-1], r.spare[:n-1]
+		c[tail%ringChunk] = x
 	} else {
+		// stored here, where c is known not to be nil: the store
+		// elsewhere checks it by a load, and a fresh chunk's first
+		// touch must be a write (internal/pages says why)
 		c = new([ringChunk]E)
+		c[tail%ringChunk] = x
 	}
 	r.chunks = append(r.chunks, c)
-	c[tail%ringChunk] = x
 }
 
 // held is how many chunks the ring holds, in use or spare.
