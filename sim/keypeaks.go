@@ -40,9 +40,10 @@ import (
 //
 // Memory: the releases of the longest window (16 bytes each) and a
 // record per key: its count in each window, side by side so that they
-// share a cache line, and a stamp (flushBatch), a power of two of them (16
-// bytes for two windows): 4 bytes each, or 8 once the cost held could
-// pass 2^31-1 (wide, for good). Nothing grows with the number of releases.
+// share a cache line, a power of two of them (8 bytes for two windows): 4
+// bytes each, or 8 once the cost held could pass 2^31-1 (wide, for good);
+// and a table of the keys of the batch being counted (flushBatch), 24 KiB.
+// Nothing grows with the number of releases.
 //
 // Speed: like peakSet, add only stores a release; every keyFlush releases
 // (and before finishing) flush counts the stored ones (flushBatch). Over
@@ -65,10 +66,10 @@ type keyPeaks struct {
 	// longest window's front. Those from done on are stored but not yet
 	// counted.
 	head, tail, done int
-	// The records, one per key, of stride counts each (a power of two
-	// above len(wins)): record k's count w (w < len(wins)) is key k's
-	// running count in window w, its last one its stamp (flushBatch). In
-	// counts while narrow, else in wideCounts. keys is how many records
+	// The records, one per key, of stride counts each (a power of two, at
+	// least len(wins)): record k's count w (w < len(wins)) is key k's
+	// running count in window w. In counts while narrow, else in
+	// wideCounts. keys is how many records
 	// they hold; base is the address of the first, shift the log2 of a
 	// record's size in bytes.
 	counts     []int32
@@ -85,11 +86,13 @@ type keyPeaks struct {
 	// big holds by sequence number the cost of each release whose cost
 	// does not fit in 32 bits (its entry holds bigCost).
 	big map[int]int64
-	// batch numbers flushBatch's passes; prev links each release of the
-	// batch to the one of its key before it (-1: none); pend holds the
+	// batch numbers flushBatch's passes; slots are the keys of the batch
+	// (see keySlot); prev links each release of the batch to the one of
+	// its key before it (-1: none); pend holds the
 	// addresses of the records of the releases waiting to be counted
 	// (kept as they are added, for the prefetches).
 	batch uint32
+	slots [keySlots]keySlot
 	prev  [keyFlush]int16
 	pend  [keyFlush]uintptr
 	lines []uintptr // the addresses to prefetch, reused
@@ -129,15 +132,38 @@ const (
 	keyStep  = 8
 )
 
-// A record's stamp (see flushBatch) holds a batch number in its top bits
-// and an index in the batch in its keyIndexBits low ones; batch numbers
-// run from 1 to keyBatches-1, then round again (a variable, for tests).
+// keySlot is a slot of flushBatch's table of the keys of its batch, open
+// addressing by the key's hash, linear probing: the slot is the key's when
+// its batch is the batch being counted, and last is the index in the batch
+// of the key's latest release; a slot of another batch is free. Batch
+// numbers run from 1 to keyBatches-1, then round again, when every slot is
+// freed (a variable, for tests).
+type keySlot struct {
+	key   uint32
+	batch uint32
+	last  int32
+}
+
+// keySlots is the size of the table: four slots a release of a batch.
 const (
-	keyIndexBits = 10 // keyFlush fits
-	keyIndexMask = 1<<keyIndexBits - 1
+	keySlotBits = 11
+	keySlots    = 1 << keySlotBits
 )
 
-var keyBatches uint32 = 1 << (32 - keyIndexBits)
+var keyBatches uint32 = math.MaxUint32
+
+// slot returns the slot of key in the table of batch: the key's, or the
+// free one where it would go.
+func (k *keyPeaks) slot(key, batch uint32) *keySlot {
+	h := key * 0x9e3779b1 >> (32 - keySlotBits)
+	for {
+		s := &k.slots[h]
+		if s.batch != batch || s.key == key {
+			return s
+		}
+		h = (h + 1) & (keySlots - 1)
+	}
+}
 
 // noKeyPeaks, set only by BenchmarkEngine's -nokeypeaks flag, leaves the
 // key peaks out of every run (their results then have none), to time the
@@ -169,7 +195,7 @@ func newKeyPeaks(vs []time.Duration) keyPeaks {
 			k.shortest = v
 		}
 	}
-	for k.stride <= len(vs) {
+	for k.stride < len(vs) {
 		k.stride *= 2
 	}
 	if len(vs) > 0 {
@@ -315,10 +341,10 @@ func flushKeys[C int32 | int64](k *keyPeaks, counts []C) {
 // leaves (x - V is before the first of them), so the only difference with
 // counting them in order is that when f leaves, the releases of f's key
 // in the batch at or after f+V have already joined: its count is then
-// the running count less their cost. To find them, the join pass stamps
-// each key it counts with the batch's number and the index of the key's
-// latest release in the batch (the last count of its record), and links
-// each release to the one of its key before it in the batch (prev).
+// the running count less their cost. To find them, the join pass notes in
+// a table of the batch's keys (slots, which stays in cache) the index of
+// each key's latest release in the batch, and links each release to the
+// one of its key before it in the batch (prev).
 //
 // The passes are loops of their own, which the processor predicts well,
 // where counting in order branches on how many releases leave before each
@@ -326,15 +352,12 @@ func flushKeys[C int32 | int64](k *keyPeaks, counts []C) {
 func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 	r := &k.ring
 	stride := k.stride
-	stamp := stride - 1
 	nw := len(k.wins)
 	n := k.tail - k.done
 	if k.batch++; k.batch == keyBatches {
-		// numbers wrap: no stamp may match a past batch's
+		// numbers wrap: no slot may be taken for a past batch's
 		k.batch = 1
-		for i := stamp; i < len(counts); i += stride {
-			counts[i] = 0
-		}
+		k.slots = [keySlots]keySlot{}
 	}
 	batch := k.batch
 	jc, ji := r.chunk(k.done), k.done%ringChunk
@@ -359,10 +382,12 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 		base := int(e.key) * stride
 		rec := counts[base : base+stride : base+stride]
 		k.prev[i] = -1
-		if st := uint32(rec[stamp]); st>>keyIndexBits == batch {
-			k.prev[i] = int16(st & keyIndexMask)
+		if sl := k.slot(e.key, batch); sl.batch == batch {
+			k.prev[i] = int16(sl.last)
+			sl.last = int32(i)
+		} else {
+			*sl = keySlot{e.key, batch, int32(i)}
 		}
-		rec[stamp] = C(int32(batch<<keyIndexBits | uint32(i)))
 		cost := C(e.cost)
 		for w := range rec[:nw] {
 			rec[w] += cost
@@ -393,9 +418,9 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 			}
 			base := int(f.key) * stride
 			c := counts[base+wi]
-			if st := uint32(counts[base+stamp]); st>>keyIndexBits == batch {
+			if sl := k.slot(f.key, batch); sl.batch == batch {
 				// less the releases of the batch at or after f+V
-				for j := int(st & keyIndexMask); j >= 0; j = int(k.prev[j]) {
+				for j := int(sl.last); j >= 0; j = int(k.prev[j]) {
 					e := r.at(k.done + j)
 					if e.at < f.at+v {
 						break

@@ -265,8 +265,8 @@ func TestKeyPeaksMatchesBruteForce(t *testing.T) {
 }
 
 // TestKeyPeaksBatchNumbersWrap: with batch numbers that come round every
-// other flush, the stamps a flush leaves cannot be taken for a later
-// flush's (they are cleared when the numbers wrap): the peaks are still
+// other flush, the slots of its keys' table that a flush leaves cannot be
+// taken for a later flush's (they are freed when the numbers wrap): the peaks are still
 // those of trying every start, over dense streams whose keys come back
 // batch after batch.
 func TestKeyPeaksBatchNumbersWrap(t *testing.T) {
@@ -282,7 +282,7 @@ func TestKeyPeaksBatchNumbersWrap(t *testing.T) {
 	}
 }
 
-// TestKeyPeaksStaleStamps: a flush must not take a key's stamp from an
+// TestKeyPeaksStaleStamps: a flush must not take a key's slot left by an
 // earlier flush of the same batch number for its own. With numbers that
 // come round every second flush (keyBatches 3), the third flush of 512
 // releases has the first one's number. Key 0 releases 500 times in the
@@ -290,7 +290,7 @@ func TestKeyPeaksBatchNumbersWrap(t *testing.T) {
 // second (at 1000 ns on, 50 keys in turn) and the third (at 2600 ns on, 50
 // more): with a window of 2000 ns, key 0's releases leave it in the third
 // flush, where their interval [0, 2000) holds all 500 of them, the peak
-// (no other key has more than 12 in any 2000 ns). A stamp left from the
+// (no other key has more than 12 in any 2000 ns). A slot left from the
 // first flush would make the third subtract releases of other keys.
 func TestKeyPeaksStaleStamps(t *testing.T) {
 	defer func(n uint32) { keyBatches = n }(keyBatches)
