@@ -16,9 +16,10 @@ package pages
 
 import "unsafe"
 
-// MinBytes is the least size that Populate backs at once: smaller blocks
-// share the runtime's spans, which are touched soon enough.
-const MinBytes = 1 << 20
+// MinBytes is the least size that Populate backs at once (a table's flags
+// for a million keys are 250 KB): smaller blocks share the runtime's
+// spans with other objects.
+const MinBytes = 64 << 10
 
 // Populate backs the memory of s with writable pages now, where the system
 // can do it (Linux 5.14 and later); elsewhere, or if the system refuses,

@@ -147,14 +147,15 @@ func (q *Queue[V]) put(s uint64, e Entry[V]) {
 // chunk returns an empty chunk, from the free list when it has one, that
 // sits on below.
 func (q *Queue[V]) chunk(below *wheelChunk[V]) *wheelChunk[V] {
-	c := q.free
-	if c != nil {
+	if c := q.free; c != nil {
 		q.free = c.next
-	} else {
-		c = new(wheelChunk[V])
+		c.next = below
+		return c
 	}
-	c.next = below
-	return c
+	// made with its link: a store after the branch would check the chunk
+	// for nil by loading it, and a fresh chunk's first touch must be a
+	// write (see internal/pages)
+	return &wheelChunk[V]{next: below}
 }
 
 // release puts the emptied chunk c on the free list.
