@@ -42,7 +42,8 @@ import (
 // record per key: its count in each window, side by side so that they
 // share a cache line, a power of two of them (8 bytes for two windows): 4
 // bytes each, or 8 once the cost held could pass 2^31-1 (wide, for good);
-// and a table of the keys of the batch being counted (flushBatch), 24 KiB.
+// and a table of the keys of the batch being counted (flushBatch), 24 KiB,
+// made when the first batch is counted.
 // Nothing grows with the number of releases.
 //
 // Speed: like peakSet, add only stores a release; every keyFlush releases
@@ -92,7 +93,7 @@ type keyPeaks struct {
 	// addresses of the records of the releases waiting to be counted
 	// (kept as they are added, for the prefetches).
 	batch uint32
-	slots [keySlots]keySlot
+	slots *[keySlots]keySlot // made at the first batch
 	prev  [keyFlush]int16
 	pend  [keyFlush]uintptr
 	lines []uintptr // the addresses to prefetch, reused
@@ -354,10 +355,13 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 	stride := k.stride
 	nw := len(k.wins)
 	n := k.tail - k.done
+	if k.slots == nil {
+		k.slots = new([keySlots]keySlot)
+	}
 	if k.batch++; k.batch == keyBatches {
 		// numbers wrap: no slot may be taken for a past batch's
 		k.batch = 1
-		k.slots = [keySlots]keySlot{}
+		*k.slots = [keySlots]keySlot{}
 	}
 	batch := k.batch
 	jc, ji := r.chunk(k.done), k.done%ringChunk
