@@ -43,8 +43,8 @@ import (
 // share a cache line, a power of two of them (8 bytes for two windows): 4
 // bytes each, or 8 once the cost held could pass 2^31-1 (wide, for good);
 // and a table of the keys of the batch being counted (flushBatch), 24 KiB,
-// made when the first batch is counted.
-// Nothing grows with the number of releases.
+// made when the first batch is counted. Nothing grows with the number of
+// releases.
 //
 // Speed: like peakSet, add only stores a release; every keyFlush releases
 // (and before finishing) flush counts the stored ones (flushBatch). Over
@@ -70,9 +70,8 @@ type keyPeaks struct {
 	// The records, one per key, of stride counts each (a power of two, at
 	// least len(wins)): record k's count w (w < len(wins)) is key k's
 	// running count in window w. In counts while narrow, else in
-	// wideCounts. keys is how many records
-	// they hold; base is the address of the first, shift the log2 of a
-	// record's size in bytes.
+	// wideCounts. keys is how many records they hold; base is the address
+	// of the first, shift the log2 of a record's size in bytes.
 	counts     []int32
 	wideCounts []int64
 	wide       bool
@@ -89,9 +88,9 @@ type keyPeaks struct {
 	big map[int]int64
 	// batch numbers flushBatch's passes; slots are the keys of the batch
 	// (see keySlot); prev links each release of the batch to the one of
-	// its key before it (-1: none); pend holds the
-	// addresses of the records of the releases waiting to be counted
-	// (kept as they are added, for the prefetches).
+	// its key before it (-1: none); pend holds the addresses of the
+	// records of the releases waiting to be counted (kept as they are
+	// added, for the prefetches).
 	batch uint32
 	slots *[keySlots]keySlot // made at the first batch
 	prev  [keyFlush]int16
