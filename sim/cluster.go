@@ -853,11 +853,11 @@ func (c *clusterRun) script(at *attempt) {
 	if c.co.Clock == cluster.NodeClock {
 		now = t + c.nodes[at.node].skew
 	}
-	slot := c.newOp(clusterOp{kind: opScript, at: *at, node: at.node, cp: algorithms.NoCopy,
-		sendAt: t, back: back, deadline: t + c.cl.Store.Timeout, seq: c.seq, done: true})
+	slot, o := c.takeOp()
+	*o = clusterOp{kind: opScript, gen: o.gen, at: *at, node: at.node, cp: algorithms.NoCopy,
+		sendAt: t, back: back, deadline: t + c.cl.Store.Timeout, seq: c.seq, done: true,
+		epoch: c.nodes[at.node].epoch}
 	c.storeOps++
-	o := &c.ops[slot]
-	o.epoch = c.nodes[o.node].epoch
 	o.dec = c.table.Decide(now, algorithms.Key(at.a.Key), at.a.Cost)
 	c.observeStore(o, now, t+there)
 	c.seq++ // as send numbers its arrival at the store
@@ -887,15 +887,25 @@ func (c *clusterRun) observeStore(o *clusterOp, now, e time.Duration) {
 func hasReply(k uint8) bool { return k != opSet && k != opIncr }
 
 func (c *clusterRun) newOp(o clusterOp) uint32 {
+	slot, p := c.takeOp()
+	o.gen = p.gen
+	*p = o
+	return slot
+}
+
+// takeOp takes a free operation slot, or makes one, for the caller to
+// fill in place (script's path, which then copies no operation); its gen
+// is already the new use's and the caller keeps it.
+func (c *clusterRun) takeOp() (uint32, *clusterOp) {
 	if n := len(c.freeOps); n > 0 {
 		slot := c.freeOps[n-1]
 		c.freeOps = c.freeOps[:n-1]
-		o.gen = c.ops[slot].gen + 1
-		c.ops[slot] = o
-		return slot
+		o := &c.ops[slot]
+		o.gen++
+		return slot, o
 	}
-	c.ops = append(c.ops, o)
-	return uint32(len(c.ops) - 1)
+	c.ops = append(c.ops, clusterOp{})
+	return uint32(len(c.ops) - 1), &c.ops[len(c.ops)-1]
 }
 
 // release frees an operation's slot once the store and the node are both
@@ -1013,10 +1023,13 @@ func (c *clusterRun) exec(slot uint32, e time.Duration) {
 func (c *clusterRun) reply(slot uint32, t time.Duration) error {
 	o := &c.ops[slot]
 	o.answered = true
+	if o.kind == opScript { // central's path, without the defer
+		err := c.decided(&o.at, o.dec, t)
+		c.releaseOp(slot)
+		return err
+	}
 	defer c.releaseOp(slot)
 	switch o.kind {
-	case opScript:
-		return c.decided(&o.at, o.dec, t)
 	case opGet:
 		at, d := o.at, o.dec
 		if o.cp != algorithms.NoCopy {
