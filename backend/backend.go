@@ -458,13 +458,12 @@ func (b *Backend) Submit(r *Request) error {
 	// starts the request or queues it, which the engine does not hear of,
 	// it is processed now rather than by the next Step. (A shed is a
 	// client's outcome, processed in its turn.)
-	now := false
+	now, starts := false, false // processed now; a worker starts it
 	if t := r.Admitted; t == decided && t < deadline {
-		if !b.nx.ok {
-			b.next()
-		}
+		b.find()
 		if !b.nx.due(t) {
-			now = b.wait.Len() == 0 && b.canStart(t) || b.qcap == Unbounded || b.wait.Len() < b.qcap
+			starts = b.wait.Len() == 0 && b.canStart(t)
+			now = starts || b.qcap == Unbounded || b.wait.Len() < b.qcap
 		}
 	}
 	if deadline < math.MaxInt64 {
@@ -480,8 +479,8 @@ func (b *Backend) Submit(r *Request) error {
 	t := r.Admitted
 	b.now = t
 	b.lastSeen = max(b.lastSeen, t)
-	if b.wait.Len() == 0 && b.canStart(t) {
-		b.start(t, i) // admit in line: its first case is the usual one
+	if starts {
+		b.start(t, i) // admit, its worker asked for already
 	} else {
 		b.enqueue(t, i)
 	}
@@ -620,21 +619,24 @@ func (f *found) offer(e *entry, src int) {
 // none is found yet.
 func (f *found) due(t time.Duration) bool { return !f.ok || f.src >= 0 && f.at <= t }
 
-// Next returns the instant of the backend's next internal event, if it has
-// one.
-func (b *Backend) Next() (time.Duration, bool) {
+// find finds the next internal event (nx), unless it is found already.
+func (b *Backend) find() {
 	if !b.nx.ok {
 		b.next()
 	}
+}
+
+// Next returns the instant of the backend's next internal event, if it has
+// one.
+func (b *Backend) Next() (time.Duration, bool) {
+	b.find()
 	return b.nx.at, b.nx.src >= 0
 }
 
 // Step processes the next internal event, emitting what it makes happen,
 // and reports whether there was one.
 func (b *Backend) Step() bool {
-	if !b.nx.ok {
-		b.next()
-	}
+	b.find()
 	if b.nx.src < 0 {
 		return false
 	}
@@ -696,9 +698,7 @@ func (b *Backend) Until(t time.Duration) {
 // until is Until once the next event is to be found, or due.
 func (b *Backend) until(t time.Duration) {
 	for {
-		if !b.nx.ok {
-			b.next()
-		}
+		b.find()
 		if !b.nx.due(t) {
 			return
 		}
