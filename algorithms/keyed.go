@@ -108,12 +108,10 @@ func (k *keyed[S]) grow(n int, slack bool) {
 			n = max(n, old+(old+3*256)/4)
 		}
 	}
-	st := make([]S, n)
-	pages.Populate(st)
+	st := pages.Make[S](n)
 	copy(st, k.state)
 	k.state = st
-	fl := make([]uint64, (n+31)/32)
-	pages.Populate(fl)
+	fl := pages.Make[uint64]((n + 31) / 32)
 	copy(fl, k.flags)
 	k.flags = fl
 }

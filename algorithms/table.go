@@ -221,12 +221,10 @@ func (t *table[S]) at(key Key) (*S, bool) {
 
 // grow makes the table hold n keys.
 func (t *table[S]) grow(n int) {
-	st := make([]S, n)
-	pages.Populate(st)
+	st := pages.Make[S](n)
 	copy(st, t.state)
 	t.state = st
-	lv := make([]uint64, (n+63)/64)
-	pages.Populate(lv)
+	lv := pages.Make[uint64]((n + 63) / 64)
 	copy(lv, t.live)
 	t.live = lv
 }

@@ -231,13 +231,11 @@ func (k *keyPeaks) reserve(n int) {
 func (k *keyPeaks) grow(n int) {
 	n = max(n, 2*k.keys, 1024)
 	if k.wide {
-		c := make([]int64, n*k.stride)
-		pages.Populate(c)
+		c := pages.Make[int64](n * k.stride)
 		copy(c, k.wideCounts)
 		k.wideCounts = c
 	} else {
-		c := make([]int32, n*k.stride)
-		pages.Populate(c)
+		c := pages.Make[int32](n * k.stride)
 		copy(c, k.counts)
 		k.counts = c
 	}
@@ -294,8 +292,7 @@ func (k *keyPeaks) ready(cost int64, key uint32) uint32 {
 
 // widen moves the counts to 64 bits, for good.
 func (k *keyPeaks) widen() {
-	k.wideCounts = make([]int64, len(k.counts))
-	pages.Populate(k.wideCounts)
+	k.wideCounts = pages.Make[int64](len(k.counts))
 	for i, c := range k.counts {
 		k.wideCounts[i] = int64(c)
 	}

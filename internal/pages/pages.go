@@ -16,18 +16,25 @@ package pages
 
 import "unsafe"
 
-// MinBytes is the least size that Populate backs at once (a table's flags
+// MinBytes is the least size that Make backs at once (a table's flags
 // for a million keys are 250 KB): smaller blocks share the runtime's
 // spans with other objects.
 const MinBytes = 64 << 10
 
-// Populate backs the memory of s with writable pages now, where the system
-// can do it (Linux 5.14 and later); elsewhere, or if the system refuses,
-// the pages are backed as they are touched, as without it. It changes no
-// value of s and no result of the program, only when the kernel's work is
-// done. Meant for a slice just made, before its first use; slices under
-// MinBytes are left alone.
-func Populate[T any](s []T) {
+// Make returns make([]T, n), its memory backed with writable pages now
+// where the system can do it (Linux 5.14 and later); elsewhere, or if the
+// system refuses, the pages are backed as they are touched, as make's
+// are. Only the kernel's work moves: no value, no result changes. Blocks
+// under MinBytes are made as make makes them.
+func Make[T any](n int) []T {
+	s := make([]T, n)
+	populateSlice(s)
+	return s
+}
+
+// populateSlice backs the memory of s, of MinBytes or more, for writing;
+// it changes no value of s.
+func populateSlice[T any](s []T) {
 	if len(s) == 0 {
 		return
 	}

@@ -11,11 +11,10 @@ import (
 )
 
 // TestPopulateChangesNothing: a table backed at once holds what it held,
-// zeros when fresh, whatever its size or alignment.
+// zeros when fresh (Make), whatever its size or alignment.
 func TestPopulateChangesNothing(t *testing.T) {
 	for _, n := range []int{0, 1, 1000, MinBytes/8 - 1, MinBytes / 8, 3*MinBytes/8 + 5} {
-		fresh := make([]uint64, n)
-		Populate(fresh)
+		fresh := Make[uint64](n)
 		for i, v := range fresh {
 			if v != 0 {
 				t.Fatalf("fresh[%d] of %d: %d, want 0", i, n, v)
@@ -25,7 +24,7 @@ func TestPopulateChangesNothing(t *testing.T) {
 		for i := range full {
 			full[i] = uint64(i) * 0x9e3779b97f4a7c15
 		}
-		Populate(full)
+		populateSlice(full)
 		for i, v := range full {
 			if want := uint64(i) * 0x9e3779b97f4a7c15; v != want {
 				t.Fatalf("full[%d] of %d: %d, want %d", i, n, v, want)
@@ -33,7 +32,7 @@ func TestPopulateChangesNothing(t *testing.T) {
 		}
 		// a block that starts inside a page
 		if n > 1 {
-			Populate(full[1:])
+			populateSlice(full[1:])
 			require.Equal(t, uint64(n-1)*0x9e3779b97f4a7c15, full[n-1])
 		}
 	}
@@ -41,7 +40,7 @@ func TestPopulateChangesNothing(t *testing.T) {
 
 // TestPopulateAsksTheSystem: on Linux the system call is made on whole
 // pages and accepted, so that the tables do get their pages at once (an
-// error, ignored by Populate, would leave them to be backed one fault at a
+// error, ignored by Make, would leave them to be backed one fault at a
 // time). A kernel before 5.14 does not know the advice (EINVAL), and a
 // sandbox may refuse it: skipped, saying which.
 func TestPopulateAsksTheSystem(t *testing.T) {
