@@ -125,13 +125,6 @@ func runReplay(stdout, stderr io.Writer, path string, f replayFlags, burstSet bo
 	if err != nil {
 		return err
 	}
-	if gw != nil && gw.traceFormat != "" {
-		for _, src := range sc.Traffic.Sources {
-			if r, ok := src.(*traffic.Replay); ok {
-				r.FormatName = gw.traceFormat
-			}
-		}
-	}
 	f.seedSet = false // the seed is already the scenario's
 	if f.checkField != "" {
 		c := &sim.Check{Field: f.checkField, Rejects: []int{429}, First: f.checkFirst}
@@ -199,6 +192,14 @@ func replayScenario(path string, f replayFlags, burstSet bool, gw *gatewayReplay
 			gwFormat = gw.formatName
 		}
 		return nil, usageError{flagErrors(err, path, gwFormat)}
+	}
+	if gw != nil && gw.traceFormat != "" {
+		// the trace is the gateway's, read with its config's log format
+		for _, src := range sc.Traffic.Sources {
+			if r, ok := src.(*traffic.Replay); ok {
+				r.FormatName = gw.traceFormat
+			}
+		}
 	}
 	return sc, nil
 }
