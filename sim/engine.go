@@ -363,8 +363,12 @@ type run struct {
 
 	res       Result
 	delays    delayHist
-	peaks     peakSet  // of releases to the backend
-	keyPeaks  keyPeaks // of releases to the backend, per key
+	// the releases to the backend: their key peaks, which count the
+	// peaks of every key together too, or, only when the key peaks are
+	// left out (noKeyPeaks), those peaks alone (peakSet, when sepPeaks)
+	keyPeaks keyPeaks
+	peaks    peakSet
+	sepPeaks bool
 	attempts  *peakSet // of attempts reaching the limiter, or nil: the feed's
 	series    series
 	last      time.Duration // latest release
@@ -466,9 +470,9 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 		delays: newDelayHist(),
 		series: newSeries(cfg.Bucket, cfg.Start-cfg.Start%cfg.Bucket),
 	}
-	r.peaks = newPeakSet(cfg.Windows)
 	if noKeyPeaks {
 		r.keyPeaks = newKeyPeaks(nil)
+		r.peaks, r.sepPeaks = newPeakSet(cfg.Windows), true
 	} else {
 		r.keyPeaks = newKeyPeaks(cfg.Windows)
 	}
@@ -882,7 +886,9 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 	case algorithms.Accept:
 		r.res.Accepted++
 		r.delays.addZero()
-		r.peaks.add(decided, a.Cost)
+		if r.sepPeaks {
+			r.peaks.add(decided, a.Cost)
+		}
 		r.keyPeaks.add(decided, a.Cost, a.Key)
 		row[colAdmitted]++
 		r.last = max(r.last, decided)
@@ -1002,7 +1008,9 @@ type delayed struct {
 // release sends a delayed request to the backend at at (decide does it for
 // an accepted one).
 func (r *run) release(at time.Duration, d delayed) {
-	r.peaks.add(at, d.cost)
+	if r.sepPeaks {
+		r.peaks.add(at, d.cost)
+	}
 	r.keyPeaks.add(at, d.cost, d.key)
 	r.series.add(at, colAdmitted)
 	r.last = max(r.last, at)
@@ -1066,8 +1074,10 @@ func (r *run) result() Result {
 		res.State = &r.watch.state
 	}
 	p := r.alg.Params.Policy
-	res.Peaks = r.peaks.peaks(p)
-	res.KeyPeaks = r.keyPeaks.peaks(p, r.keys.Name)
+	res.KeyPeaks, res.Peaks = r.keyPeaks.peaks(p, r.keys.Name)
+	if r.sepPeaks {
+		res.Peaks = r.peaks.peaks(p)
+	}
 	if r.attempts == nil {
 		res.AttemptPeaks = r.feed.attempts.peaks(p)
 	} else {

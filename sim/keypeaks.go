@@ -111,6 +111,11 @@ type keyWin struct {
 	best  int64
 	key   uint32
 	start time.Duration
+	// the peak of every key together (peakSet's): the cost of the
+	// releases in the window, and the best interval's cost and start
+	sum    int64
+	aBest  int64
+	aStart time.Duration
 }
 
 // keyRelease is one release held by a keyPeaks.
@@ -362,6 +367,7 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 	batch := k.batch
 	jc, ji := r.chunk(k.done), k.done%ringChunk
 	fronts := false // the records at the fronts asked for
+	var added int64 // the batch's cost
 	for i := 0; ; i++ {
 		if i%keyStep == 0 {
 			if i == 0 {
@@ -392,6 +398,7 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 		for w := range rec[:nw] {
 			rec[w] += cost
 		}
+		added += int64(e.cost)
 		if i+1 == n {
 			break
 		}
@@ -407,6 +414,17 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 		fc, fi := r.chunk(front), front%ringChunk
 		best, key, start := w.best, w.key, w.start
 		var left int64
+		// The whole window's interval from f holds the window's
+		// releases before the batch less those left (sum - left) and
+		// the batch's releases before f+V, the first j of them (cost
+		// joined), j growing with f. None can beat aBest when all of
+		// them could not (a tie keeps the earlier start): then it is
+		// not counted.
+		sum, aBest, aStart := w.sum, w.aBest, w.aStart
+		all := sum+added > aBest
+		j := 0
+		var joined int64
+		bc, bi := r.chunk(k.done), k.done%ringChunk
 		for m := 0; ; m++ {
 			if m%keyStep == 0 && front+keyAhead+keyStep > w.pf {
 				w.front = front
@@ -431,6 +449,19 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 			if int64(c) > best {
 				best, key, start = int64(c), f.key, f.at
 			}
+			if all {
+				for end := f.at + v; j < n && bc[bi].at < end; {
+					joined += int64(bc[bi].cost)
+					if j++; j < n {
+						if bi++; bi == ringChunk {
+							bc, bi = r.chunk(k.done+j), 0
+						}
+					}
+				}
+				if s := sum - left + joined; s > aBest {
+					aBest, aStart = s, f.at
+				}
+			}
 			counts[base+wi] -= C(f.cost)
 			left += int64(f.cost)
 			front++ // before done: the next is held
@@ -439,6 +470,7 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 			}
 		}
 		w.front, w.best, w.key, w.start = front, best, key, start
+		w.sum, w.aBest, w.aStart = sum-left+added, aBest, aStart
 		if wi == k.longest {
 			k.room += left
 		}
@@ -490,6 +522,7 @@ func flushEach[C int32 | int64](k *keyPeaks, counts []C) {
 		base := int(x.key) * k.stride
 		for wi := range k.wins {
 			counts[base+wi] += cost
+			k.wins[wi].sum += int64(cost)
 		}
 	}
 	k.done = k.tail
@@ -516,10 +549,14 @@ func leaveKey[C int32 | int64](k *keyPeaks, counts []C, wi int, w *keyWin, f *ke
 	if int64(c) > w.best {
 		w.best, w.key, w.start = int64(c), f.key, f.at
 	}
+	if w.sum > w.aBest {
+		w.aBest, w.aStart = w.sum, f.at
+	}
 	cost := int64(f.cost)
 	if f.cost == bigCost {
 		cost = k.big[w.front]
 	}
+	w.sum -= cost
 	if wi == k.longest {
 		k.room += cost
 	}
@@ -567,20 +604,25 @@ func (k *keyPeaks) heldReleases() int {
 }
 
 // peaks closes the windows and reports them with their ratio to the
-// policy, naming each window's key with name.
-func (k *keyPeaks) peaks(p algorithms.Policy, name func(uint32) string) []KeyPeak {
-	out := make([]KeyPeak, 0, len(k.wins))
+// policy: the key peaks, naming each window's key with name, and the peaks
+// of every key together, which are peakSet's (so a run that keeps key
+// peaks needs no peakSet for its releases).
+func (k *keyPeaks) peaks(p algorithms.Policy, name func(uint32) string) ([]KeyPeak, []Peak) {
+	keys := make([]KeyPeak, 0, len(k.wins))
+	all := make([]Peak, 0, len(k.wins))
 	for i, r := range k.finish() {
+		w := &k.wins[i]
 		kp := KeyPeak{
-			WindowNs: int64(k.wins[i].v),
+			WindowNs: int64(w.v),
 			Count:    r.count,
 			StartNs:  int64(r.start),
-			Ratio:    peakRatio(r.count, k.wins[i].v, p),
+			Ratio:    peakRatio(r.count, w.v, p),
 		}
 		if r.count > 0 {
 			kp.Key = name(r.key)
 		}
-		out = append(out, kp)
+		keys = append(keys, kp)
+		all = append(all, newPeak(w.aBest, w.aStart, w.v, p))
 	}
-	return out
+	return keys, all
 }

@@ -30,6 +30,20 @@ func runKeyPeaks(rs []keyRel, vs []time.Duration, reserve int) ([]keyPeakRaw, *k
 	return k.finish(), &k
 }
 
+// requireAllPeaks: after finish, k's peaks of every key together are
+// peakSet's over the same releases rs, window by window, count and start.
+func requireAllPeaks(t *testing.T, k *keyPeaks, rs []keyRel, vs []time.Duration, trial int) {
+	t.Helper()
+	p := newPeakSet(vs)
+	for _, r := range rs {
+		p.add(r.at, r.cost)
+	}
+	for i, want := range p.finish() {
+		w := k.wins[i]
+		require.Equal(t, want, release{w.aStart, w.aBest}, "trial %d window %d: every key together", trial, i)
+	}
+}
+
 // bruteForceKeyPeak tries every release, in the stream's order, as the
 // start a of [a, a+v) for its key, and sums that key's releases in it: the
 // first largest sum wins, which is the earliest start and, of one start,
@@ -175,15 +189,16 @@ func TestKeyPeaksReport(t *testing.T) {
 	k.add(0, 1, 1)
 	k.add(10*ms, 1, 1)
 	names := map[uint32]string{0: "alice", 1: "bob"}
-	got := k.peaks(algorithms.Policy{Rate: 10, Per: time.Second, Burst: 10}, func(id uint32) string { return names[id] })
+	got, _ := k.peaks(algorithms.Policy{Rate: 10, Per: time.Second, Burst: 10}, func(id uint32) string { return names[id] })
 	require.Equal(t, []KeyPeak{
 		// 2 against 10 per 1s is 0.2 of the limit; against 1 per 100ms, 2.0
 		{WindowNs: 1e9, Count: 2, Key: "bob", StartNs: 0, Ratio: 0.2},
 		{WindowNs: 1e8, Count: 2, Key: "bob", StartNs: 0, Ratio: 2},
 	}, got)
 	empty := newKeyPeaks([]time.Duration{time.Second})
-	require.Equal(t, []KeyPeak{{WindowNs: 1e9}}, empty.peaks(algorithms.Policy{Rate: 10, Per: time.Second}, nil),
-		"no release: no key, 0 from 0")
+	keys, all := empty.peaks(algorithms.Policy{Rate: 10, Per: time.Second}, nil)
+	require.Equal(t, []KeyPeak{{WindowNs: 1e9}}, keys, "no release: no key, 0 from 0")
+	require.Equal(t, []Peak{{WindowNs: 1e9}}, all, "no release: 0 from 0")
 }
 
 // randomKeyStream is n releases over keys ids below keys, a third sharing
@@ -259,6 +274,7 @@ func TestKeyPeaksMatchesBruteForce(t *testing.T) {
 		require.LessOrEqual(t, most, perInstant+1, "trial %d: holds only the last V of releases", trial)
 		require.False(t, k.wide, "trial %d: small costs stay in 32 bits", trial)
 		requireKeyBruteForce(t, k.finish(), rs, vs, trial)
+		requireAllPeaks(t, &k, rs, vs, trial)
 		passes[0] += k.passes[0]
 		passes[1] += k.passes[1]
 	}
@@ -279,6 +295,7 @@ func TestKeyPeaksBatchNumbersWrap(t *testing.T) {
 		got, k := runKeyPeaks(rs, vs, 20)
 		require.Positive(t, k.passes[0], "trial %d: counted in two passes", trial)
 		requireKeyBruteForce(t, got, rs, vs, trial)
+		requireAllPeaks(t, k, rs, vs, trial)
 	}
 }
 
@@ -339,6 +356,37 @@ func TestKeyPeaksOneKeyIsPeaks(t *testing.T) {
 	}
 }
 
+// TestKeyPeaksAllKeysArePeaks: the peaks of every key together that a
+// keyPeaks counts beside the key peaks are peakSet's, count and start,
+// window by window, over streams of many keys: dense ones (counted in two
+// passes, with batches where no interval can beat the best so far and
+// batches where one can), sparse ones (release by release), ones with
+// gaps longer than 2^32 ns (after which peakSet starts its windows again),
+// and windows longer than 2^32 ns (where peakSet holds releases whole).
+func TestKeyPeaksAllKeysArePeaks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	for trial := 0; trial < 120; trial++ {
+		n := 1 + rng.IntN(100)
+		if trial%2 == 1 {
+			n = 1 + rng.IntN(10_000)
+		}
+		vs := []time.Duration{time.Duration(1 + rng.IntN(20_000)), time.Duration(1 + rng.IntN(2_000))}
+		gap := []int{4, 40, 4000}[trial%3]
+		rs := randomKeyStream(rng, n, 1+rng.IntN(200), gap)
+		switch trial % 5 {
+		case 3: // a gap past 2^32 ns midway
+			for i := rng.IntN(n); i < n; i++ {
+				rs[i].at += 5 * time.Second
+			}
+		case 4: // a window past 2^32 ns
+			vs[0] = 5*time.Second + time.Duration(rng.IntN(1000))
+		}
+		got, k := runKeyPeaks(rs, vs, 0)
+		requireKeyBruteForce(t, got, rs, vs, trial)
+		requireAllPeaks(t, k, rs, vs, trial)
+	}
+}
+
 // TestKeyPeaksWide: costs whose sum passes 32 bits widen the counts, for
 // good, midway; a cost past 32 bits is held aside; both give what trying
 // every start gives, and nothing is left aside once the windows close.
@@ -365,6 +413,7 @@ func TestKeyPeaksWide(t *testing.T) {
 		require.True(t, k.wide, "trial %d", trial)
 		require.Empty(t, k.big, "trial %d: the costs held aside went with their releases", trial)
 		requireKeyBruteForce(t, got, rs, vs, trial)
+		requireAllPeaks(t, k, rs, vs, trial)
 	}
 }
 

@@ -375,15 +375,15 @@ func (s *peakSet) held() int {
 func (s *peakSet) peaks(p algorithms.Policy) []Peak {
 	out := make([]Peak, 0, len(s.wins))
 	for i, r := range s.finish() {
-		count, v := r.cost, s.wins[i].v
-		out = append(out, Peak{
-			WindowNs: int64(v),
-			Count:    count,
-			StartNs:  int64(r.at),
-			Ratio:    peakRatio(count, v, p),
-		})
+		out = append(out, newPeak(r.cost, r.at, s.wins[i].v, p))
 	}
 	return out
+}
+
+// newPeak is the peak of count from start in a window of v, rated against
+// policy p.
+func newPeak(count int64, start, v time.Duration, p algorithms.Policy) Peak {
+	return Peak{WindowNs: int64(v), Count: count, StartNs: int64(start), Ratio: peakRatio(count, v, p)}
 }
 
 // peakRatio is count / (L*V/W) for a window of v under policy p: how many
