@@ -361,14 +361,14 @@ type run struct {
 	events   eventQueue
 	releases timeq.Queue[delayed]
 
-	res       Result
-	delays    delayHist
+	res    Result
+	delays delayHist
 	// the releases to the backend: their key peaks, which count the
 	// peaks of every key together too, or, only when the key peaks are
 	// left out (noKeyPeaks), those peaks alone (peakSet, when sepPeaks)
-	keyPeaks keyPeaks
-	peaks    peakSet
-	sepPeaks bool
+	keyPeaks  keyPeaks
+	peaks     peakSet
+	sepPeaks  bool
 	attempts  *peakSet // of attempts reaching the limiter, or nil: the feed's
 	series    series
 	last      time.Duration // latest release
