@@ -42,8 +42,8 @@ import (
 // record per key: its count in each window, side by side so that they
 // share a cache line, a power of two of them (8 bytes for two windows): 4
 // bytes each, or 8 once the cost held could pass 2^31-1 (wide, for good);
-// and a table of the keys of the batch being counted (flushBatch), 24 KiB,
-// made when the first batch is counted. Nothing grows with the number of
+// and a table of the keys of a batch being counted (indexBatch), 24 KiB,
+// made when a batch first needs one. Nothing grows with the number of
 // releases.
 //
 // Speed: like peakSet, add only stores a release; every keyFlush releases
@@ -53,7 +53,9 @@ import (
 // (internal/prefetch). Reading records is most of the cost: three per
 // release (its join, and its leaving each of two windows), mostly from
 // memory over a million keys, where a decision of an algorithm reads its
-// key's state once (see BENCHMARKS.md).
+// key's state once (see BENCHMARKS.md). With it, each window's peak of
+// every key together (peakSet's) is counted in the same passes, from the
+// same releases.
 //
 // Any run loop can feed one (the engine's run does, from decide and
 // release; a cluster node's view could): add, in time order, then finish
@@ -86,19 +88,19 @@ type keyPeaks struct {
 	// big holds by sequence number the cost of each release whose cost
 	// does not fit in 32 bits (its entry holds bigCost).
 	big map[int]int64
-	// batch numbers flushBatch's passes; slots are the keys of the batch
-	// (see keySlot); prev links each release of the batch to the one of
-	// its key before it (-1: none); pend holds the addresses of the
-	// records of the releases waiting to be counted (kept as they are
+	// batch numbers the batches indexBatch indexes; slots are the keys of
+	// the batch (see keySlot); prev links each release of the batch to
+	// the one of its key before it (-1: none); pend holds the addresses of
+	// the records of the releases waiting to be counted (kept as they are
 	// added, for the prefetches).
 	batch uint32
-	slots *[keySlots]keySlot // made at the first batch
+	slots *[keySlots]keySlot // made at the first batch indexed
 	prev  [keyFlush]int16
 	pend  [keyFlush]uintptr
 	lines []uintptr // the addresses to prefetch, reused
-	// passes counts the flushes of each kind (flushBatch, flushEach), for
-	// tests
-	passes [2]int
+	// passes counts the flushes of each kind (flushBatch, flushEach) and
+	// the batches indexed (indexBatch), for tests
+	passes [3]int
 }
 
 // keyWin is one window of a keyPeaks: the releases in it are those from
@@ -137,7 +139,7 @@ const (
 	keyStep  = 8
 )
 
-// keySlot is a slot of flushBatch's table of the keys of its batch, open
+// keySlot is a slot of indexBatch's table of the keys of a batch, open
 // addressing by the key's hash, linear probing: the slot is the key's when
 // its batch is the batch being counted, and last is the index in the batch
 // of the key's latest release; a slot of another batch is free. Batch
@@ -343,10 +345,12 @@ func flushKeys[C int32 | int64](k *keyPeaks, counts []C) {
 // leaves (x - V is before the first of them), so the only difference with
 // counting them in order is that when f leaves, the releases of f's key
 // in the batch at or after f+V have already joined: its count is then
-// the running count less their cost. To find them, the join pass notes in
-// a table of the batch's keys (slots, which stays in cache) the index of
-// each key's latest release in the batch, and links each release to the
-// one of its key before it in the batch (prev).
+// the running count less their cost. That count is at least the count in
+// order, so when it does not beat the window's best (a tie keeps the
+// earlier start) neither does the count in order, and it is not needed:
+// over many keys, almost every release that leaves. For the others, the
+// batch's index (indexBatch, made at the first of them) finds those
+// releases.
 //
 // The passes are loops of their own, which the processor predicts well,
 // where counting in order branches on how many releases leave before each
@@ -356,15 +360,7 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 	stride := k.stride
 	nw := len(k.wins)
 	n := k.tail - k.done
-	if k.slots == nil {
-		k.slots = new([keySlots]keySlot)
-	}
-	if k.batch++; k.batch == keyBatches {
-		// numbers wrap: no slot may be taken for a past batch's
-		k.batch = 1
-		*k.slots = [keySlots]keySlot{}
-	}
-	batch := k.batch
+	indexed := false
 	jc, ji := r.chunk(k.done), k.done%ringChunk
 	fronts := false // the records at the fronts asked for
 	var added int64 // the batch's cost
@@ -387,13 +383,6 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 		e := &jc[ji]
 		base := int(e.key) * stride
 		rec := counts[base : base+stride : base+stride]
-		k.prev[i] = -1
-		if sl := k.slot(e.key, batch); sl.batch == batch {
-			k.prev[i] = int16(sl.last)
-			sl.last = int32(i)
-		} else {
-			*sl = keySlot{e.key, batch, int32(i)}
-		}
 		cost := C(e.cost)
 		for w := range rec[:nw] {
 			rec[w] += cost
@@ -436,14 +425,20 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 			}
 			base := int(f.key) * stride
 			c := counts[base+wi]
-			if sl := k.slot(f.key, batch); sl.batch == batch {
-				// less the releases of the batch at or after f+V
-				for j := int(sl.last); j >= 0; j = int(k.prev[j]) {
-					e := r.at(k.done + j)
-					if e.at < f.at+v {
-						break
+			if int64(c) > best {
+				if !indexed {
+					k.indexBatch()
+					indexed = true
+				}
+				if sl := k.slot(f.key, k.batch); sl.batch == k.batch {
+					// less the releases of the batch at or after f+V
+					for j := int(sl.last); j >= 0; j = int(k.prev[j]) {
+						e := r.at(k.done + j)
+						if e.at < f.at+v {
+							break
+						}
+						c -= C(e.cost)
 					}
-					c -= C(e.cost)
 				}
 			}
 			if int64(c) > best {
@@ -478,6 +473,34 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 	k.done = k.tail
 	k.passes[0]++
 	k.dropBig(k.wins[k.longest].front)
+}
+
+// indexBatch makes the index of the batch being counted (the releases from
+// done to tail) for flushBatch: in a table of the batch's keys (slots,
+// which stays in cache) the index in the batch of each key's latest
+// release, and for each release, the index of the one of its key before it
+// in the batch (prev, -1 for none).
+func (k *keyPeaks) indexBatch() {
+	if k.slots == nil {
+		k.slots = new([keySlots]keySlot)
+	}
+	if k.batch++; k.batch == keyBatches {
+		// numbers wrap: no slot may be taken for a past batch's
+		k.batch = 1
+		*k.slots = [keySlots]keySlot{}
+	}
+	batch := k.batch
+	k.passes[2]++
+	for i := range k.tail - k.done {
+		key := k.ring.at(k.done + i).key
+		k.prev[i] = -1
+		if sl := k.slot(key, batch); sl.batch == batch {
+			k.prev[i] = int16(sl.last)
+			sl.last = int32(i)
+		} else {
+			*sl = keySlot{key, batch, int32(i)}
+		}
+	}
 }
 
 // prefetchFront asks for the records of the releases from w's front (or

@@ -281,10 +281,11 @@ func TestKeyPeaksMatchesBruteForce(t *testing.T) {
 }
 
 // TestKeyPeaksBatchNumbersWrap: with batch numbers that come round every
-// other flush, the slots of its keys' table that a flush leaves cannot be
-// taken for a later flush's (they are freed when the numbers wrap): the peaks are still
-// those of trying every start, over dense streams whose keys come back
-// batch after batch.
+// other batch indexed, the peaks are still those of trying every start
+// (TestKeyPeaksStaleStamps shows the case that the wrap's freeing of every
+// slot is for), over dense streams whose keys come back
+// batch after batch (every other one denser and denser, so that batch
+// after batch is indexed).
 func TestKeyPeaksBatchNumbersWrap(t *testing.T) {
 	defer func(n uint32) { keyBatches = n }(keyBatches)
 	keyBatches = 3
@@ -292,43 +293,65 @@ func TestKeyPeaksBatchNumbersWrap(t *testing.T) {
 	for trial := 0; trial < 30; trial++ {
 		vs := []time.Duration{time.Duration(5_000 + rng.IntN(20_000)), time.Duration(1_000 + rng.IntN(4_000))}
 		rs := randomKeyStream(rng, 3000+rng.IntN(3000), 1+rng.IntN(20), 4)
+		if trial%2 == 1 {
+			// denser and denser, so that counts keep beating the best
+			// and batch after batch is indexed
+			var at time.Duration
+			for i := range rs {
+				at += time.Duration(rng.IntN(1 + 16*(len(rs)-i)/len(rs)))
+				rs[i].at = at
+			}
+		}
 		got, k := runKeyPeaks(rs, vs, 20)
 		require.Positive(t, k.passes[0], "trial %d: counted in two passes", trial)
+		if trial%2 == 1 {
+			require.GreaterOrEqual(t, k.passes[2], 3, "trial %d: indexed batches enough for the numbers to wrap", trial)
+		}
 		requireKeyBruteForce(t, got, rs, vs, trial)
 		requireAllPeaks(t, k, rs, vs, trial)
 	}
 }
 
-// TestKeyPeaksStaleStamps: a flush must not take a key's slot left by an
-// earlier flush of the same batch number for its own. With numbers that
-// come round every second flush (keyBatches 3), the third flush of 512
-// releases has the first one's number. Key 0 releases 500 times in the
-// first flush (at 0..499 ns, then key 1 twelve times), other keys fill the
-// second (at 1000 ns on, 50 keys in turn) and the third (at 2600 ns on, 50
-// more): with a window of 2000 ns, key 0's releases leave it in the third
-// flush, where their interval [0, 2000) holds all 500 of them, the peak
-// (no other key has more than 12 in any 2000 ns). A slot left from the
-// first flush would make the third subtract releases of other keys.
+// TestKeyPeaksStaleStamps: a batch indexed after the batch numbers wrap
+// must not take a slot left by an earlier batch of the same number for its
+// own. Batches are indexed only when a leaving key's count, with the whole
+// batch joined, beats the best: here three times, in flushes C, D and E
+// of 512 releases each (V = 2000 ns, so that the releases of a flush leave
+// two flushes later), and with numbers that come round every second batch
+// (keyBatches 3) the third has the first one's number.
+//   - A (0-511 ns): key 0 at 0-99, then keys of one release each.
+//   - B (1000-1511): key 1 at 1000-1149, then single keys.
+//   - C (2000-2511): key 2 at 2000-2199, then single keys. A leaves: key 0
+//     with 100 beats 0, C is indexed (number 1); best 100.
+//   - D (3000-3511): single keys. B leaves: key 1 with 150, D is indexed
+//     (number 2); best 150.
+//   - E (4000-4511): single keys. C leaves: key 2 with 200, E is indexed
+//     (number 1 again); best 200, key 2's, from 2000.
+//
+// Key 2's slot from C (D has no key 2 to take it), taken for E's, would
+// take E's release 199 (at 4199, not before 2000+V) off key 2's count: 199.
 func TestKeyPeaksStaleStamps(t *testing.T) {
 	defer func(n uint32) { keyBatches = n }(keyBatches)
 	keyBatches = 3
 	var rs []keyRel
-	for i := range keyFlush {
-		key := uint32(0)
-		if i >= 500 {
-			key = 1
+	single := uint32(100) // the keys of one release each
+	for f, hot := range []struct {
+		key uint32
+		n   int
+	}{{0, 100}, {1, 150}, {2, 200}, {3, 0}, {3, 0}} {
+		for i := range keyFlush {
+			key := hot.key
+			if i >= hot.n {
+				key, single = single, single+1
+			}
+			rs = append(rs, keyRel{time.Duration(1000*f + i), 1, key})
 		}
-		rs = append(rs, keyRel{time.Duration(i), 1, key})
 	}
-	for i := range keyFlush {
-		rs = append(rs, keyRel{time.Duration(1000 + i), 1, uint32(2 + i%50)})
-	}
-	for i := range keyFlush {
-		rs = append(rs, keyRel{time.Duration(2600 + i), 1, uint32(52 + i%50)})
-	}
-	got, k := runKeyPeaks(rs, []time.Duration{2000}, 102)
-	require.Equal(t, 3, k.passes[0], "three flushes of 512, in two passes")
-	require.Equal(t, keyPeakRaw{500, 0, 0}, got[0])
+	got, k := runKeyPeaks(rs, []time.Duration{2000}, int(single))
+	require.Equal(t, 5, k.passes[0], "five flushes of 512, in two passes")
+	require.Equal(t, 3, k.passes[2], "three of them indexed")
+	require.Equal(t, keyPeakRaw{200, 2, 2000}, got[0])
+	requireKeyBruteForce(t, got, rs, []time.Duration{2000}, 0)
 }
 
 // TestKeyPeaksOneKeyIsPeaks: with one key, the key peak is the peak of
