@@ -399,21 +399,10 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 	for wi := range k.wins {
 		w := &k.wins[wi]
 		v := w.v
-		front := w.front
+		from, front := w.front, w.front
 		fc, fi := r.chunk(front), front%ringChunk
 		best, key, start := w.best, w.key, w.start
 		var left int64
-		// The whole window's interval from f holds the window's
-		// releases before the batch less those left (sum - left) and
-		// the batch's releases before f+V, the first j of them (cost
-		// joined), j growing with f. None can beat aBest when all of
-		// them could not (a tie keeps the earlier start): then it is
-		// not counted.
-		sum, aBest, aStart := w.sum, w.aBest, w.aStart
-		all := sum+added > aBest
-		j := 0
-		var joined int64
-		bc, bi := r.chunk(k.done), k.done%ringChunk
 		for m := 0; ; m++ {
 			if m%keyStep == 0 && front+keyAhead+keyStep > w.pf {
 				w.front = front
@@ -444,19 +433,6 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 			if int64(c) > best {
 				best, key, start = int64(c), f.key, f.at
 			}
-			if all {
-				for end := f.at + v; j < n && bc[bi].at < end; {
-					joined += int64(bc[bi].cost)
-					if j++; j < n {
-						if bi++; bi == ringChunk {
-							bc, bi = r.chunk(k.done+j), 0
-						}
-					}
-				}
-				if s := sum - left + joined; s > aBest {
-					aBest, aStart = s, f.at
-				}
-			}
 			counts[base+wi] -= C(f.cost)
 			left += int64(f.cost)
 			front++ // before done: the next is held
@@ -464,8 +440,8 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 				fc, fi = r.chunk(front), 0
 			}
 		}
+		k.leaveAll(w, from, front, left, added)
 		w.front, w.best, w.key, w.start = front, best, key, start
-		w.sum, w.aBest, w.aStart = sum-left+added, aBest, aStart
 		if wi == k.longest {
 			k.room += left
 		}
@@ -473,6 +449,48 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 	k.done = k.tail
 	k.passes[0]++
 	k.dropBig(k.wins[k.longest].front)
+}
+
+// leaveAll counts, for flushBatch, the whole window w's intervals from the
+// releases that left it in the batch's pass, from to to (of cost left),
+// and moves its sum on: less them, plus the batch (of cost added). The
+// interval from a release f holds the window's releases before the batch
+// from f on (the sum less those that left before f) and the batch's
+// releases before f+V: the first j of them (of cost joined), j growing
+// with f. None beats aBest when all of the window from f on and the batch
+// could not (a tie keeps the earlier start), nor any after f: they are not
+// counted.
+func (k *keyPeaks) leaveAll(w *keyWin, from, to int, left, added int64) {
+	sum := w.sum
+	if sum+added > w.aBest {
+		aBest, aStart := w.aBest, w.aStart
+		r := &k.ring
+		n := k.tail - k.done
+		j := 0
+		var joined int64
+		bc, bi := r.chunk(k.done), k.done%ringChunk
+		fc, fi := r.chunk(from), from%ringChunk
+		for i := from; i < to && sum+added > aBest; i++ {
+			f := &fc[fi]
+			for end := f.at + w.v; j < n && bc[bi].at < end; {
+				joined += int64(bc[bi].cost)
+				if j++; j < n {
+					if bi++; bi == ringChunk {
+						bc, bi = r.chunk(k.done+j), 0
+					}
+				}
+			}
+			if s := sum + joined; s > aBest {
+				aBest, aStart = s, f.at
+			}
+			sum -= int64(f.cost)
+			if fi++; fi == ringChunk && i+1 < to {
+				fc, fi = r.chunk(i+1), 0
+			}
+		}
+		w.aBest, w.aStart = aBest, aStart
+	}
+	w.sum = w.sum - left + added
 }
 
 // indexBatch makes the index of the batch being counted (the releases from
