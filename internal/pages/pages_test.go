@@ -11,9 +11,10 @@ import (
 )
 
 // TestPopulateChangesNothing: a table backed at once holds what it held,
-// zeros when fresh (Make), whatever its size or alignment.
+// zeros when fresh (Make), whatever its size or alignment, with huge
+// pages asked for (the last size holds 2 MiB blocks) or not.
 func TestPopulateChangesNothing(t *testing.T) {
-	for _, n := range []int{0, 1, 1000, MinBytes/8 - 1, MinBytes / 8, 3*MinBytes/8 + 5} {
+	for _, n := range []int{0, 1, 1000, MinBytes/8 - 1, MinBytes / 8, 3*MinBytes/8 + 5, 5*hugeBytes/8 + 3} {
 		fresh := Make[uint64](n)
 		for i, v := range fresh {
 			if v != 0 {
