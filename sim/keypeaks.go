@@ -20,37 +20,38 @@ import (
 // the limit, which is per key (SPEC section 4, key_peaks).
 //
 // It holds the releases of the longest window in a queue, in the order
-// they came, and for each key and window a running count: the cost of the
-// key's releases in the window. Each window has its own front in the
-// queue. When a release x joins, every release f held with f+V <= x leaves
-// window V, front first. Before it leaves, the interval [f, f+V) of f's
-// key is complete and its count is that key's running count for window V:
-// every release of that key still in the window came at or after f (the
-// window's releases leave in order) and before f+V (x and the releases
+// they came, and for each key a running total: the cost of the key's
+// releases that have joined. Each release holds its key's total before it
+// joined (pre), so the cost of its key's releases from it on is the
+// total less pre. Each window has its own front in the queue. When a
+// release x joins, every release f held with f+V <= x leaves window V,
+// front first. Before it leaves, the interval [f, f+V) of f's key is
+// complete and its count is the key's total less f's pre: every release
+// of that key that joined after f came before f+V (x and the releases
 // after it have not joined; one before x at f+V or later would have made
 // f leave). The count is compared with the window's best, strictly
 // greater replacing it, so that of equal counts the earliest start stays
-// (the front moves in the stream's order); then f's cost leaves the
-// count. finish closes the intervals still open the same way, front to
-// back. A key's busiest interval can always be taken to start at one of
+// (the front moves in the stream's order). Leaving writes nothing: every
+// window reads the same totals. finish closes the intervals still open
+// the same way, front to back. A key's busiest interval can always be taken to start at one of
 // its releases, so every candidate is evaluated, once, at its start, with
 // no list per key. Releases of one key at one instant are held one by
 // one: the first of them to leave counts them all, and the later ones,
 // counting fewer, replace nothing.
 //
-// Memory: the releases of the longest window (16 bytes each) and a
-// record per key: its count in each window, side by side so that they
-// share a cache line, a power of two of them (8 bytes for two windows): 4
-// bytes each, or 8 once the cost held could pass 2^31-1 (wide, for good);
-// and a table of the keys of a batch being counted (indexBatch), 24 KiB,
+// Memory: the releases of the longest window (24 bytes each) and a
+// total per key, whatever the number of windows: 4 bytes, kept modulo
+// 2^32 (a count, a difference of two totals, is exact while the cost held
+// is under 2^31), or 8 once the cost held could pass 2^31-1 (wide, for
+// good); and a table of the keys of a batch being counted (indexBatch), 24 KiB,
 // made when a batch first needs one. Nothing grows with the number of
 // releases.
 //
 // Speed: like peakSet, add only stores a release; every keyFlush releases
 // (and before finishing) flush counts the stored ones (flushBatch). Over
-// many keys a record is seldom in cache: flush asks for the records of the
+// many keys a total is seldom in cache: flush asks for the totals of the
 // releases keyAhead ahead of those it counts, joining or leaving
-// (internal/prefetch). Reading records is most of the cost: three per
+// (internal/prefetch). Reading totals is most of the cost: three per
 // release (its join, and its leaving each of two windows), mostly from
 // memory over a million keys, where a decision of an algorithm reads its
 // key's state once (see BENCHMARKS.md). With it, each window's peak of
@@ -69,15 +70,13 @@ type keyPeaks struct {
 	// longest window's front. Those from done on are stored but not yet
 	// counted.
 	head, tail, done int
-	// The records, one per key, of stride counts each (a power of two, at
-	// least len(wins)): record k's count w (w < len(wins)) is key k's
-	// running count in window w. In counts while narrow, else in
-	// wideCounts. keys is how many records they hold; base is the address
-	// of the first, shift the log2 of a record's size in bytes.
-	counts     []int32
-	wideCounts []int64
+	// The totals, one per key: key k's cost of the releases counted so
+	// far, modulo 2^32 in counts while narrow, else in wideCounts. keys
+	// is how many they hold; base is the address of the first, shift the
+	// log2 of a total's size in bytes.
+	counts     []uint32
+	wideCounts []uint64
 	wide       bool
-	stride     int
 	keys       int
 	base       uintptr
 	shift      uint
@@ -91,7 +90,7 @@ type keyPeaks struct {
 	// batch numbers the batches indexBatch indexes; slots are the keys of
 	// the batch (see keySlot); prev links each release of the batch to
 	// the one of its key before it (-1: none); pend holds the addresses of
-	// the records of the releases waiting to be counted (kept as they are
+	// the totals of the releases waiting to be counted (kept as they are
 	// added, for the prefetches).
 	batch uint32
 	slots *[keySlots]keySlot // made at the first batch indexed
@@ -108,7 +107,7 @@ type keyPeaks struct {
 type keyWin struct {
 	v     time.Duration
 	front int
-	// pf: the records of the releases before it have been asked for
+	// pf: the totals of the releases before it have been asked for
 	pf    int
 	best  int64
 	key   uint32
@@ -125,13 +124,15 @@ type keyRelease struct {
 	at   time.Duration
 	key  uint32
 	cost uint32 // bigCost: the cost is in keyPeaks.big
+	// pre, once the release is counted: its key's total before it
+	pre uint64
 }
 
 // bigCost marks a release whose cost is held aside (keyPeaks.big).
 const bigCost = math.MaxUint32
 
 // keyFlush is how many releases a keyPeaks stores before it counts them;
-// flush asks for the records of the releases keyAhead ahead of those it
+// flush asks for the totals of the releases keyAhead ahead of those it
 // counts, keyStep at a time.
 const (
 	keyFlush = 512
@@ -192,7 +193,7 @@ type keyPeakRaw struct {
 
 // newKeyPeaks returns the key peak windows of lengths vs (each > 0).
 func newKeyPeaks(vs []time.Duration) keyPeaks {
-	k := keyPeaks{wins: make([]keyWin, len(vs)), stride: 1}
+	k := keyPeaks{wins: make([]keyWin, len(vs))}
 	for i, v := range vs {
 		k.wins[i].v = v
 		if v > k.wins[k.longest].v {
@@ -202,9 +203,6 @@ func newKeyPeaks(vs []time.Duration) keyPeaks {
 			k.shortest = v
 		}
 	}
-	for k.stride < len(vs) {
-		k.stride *= 2
-	}
 	if len(vs) > 0 {
 		k.room = math.MaxInt32
 	}
@@ -212,13 +210,13 @@ func newKeyPeaks(vs []time.Duration) keyPeaks {
 	return k
 }
 
-// layout notes where the records are and their size.
+// layout notes where the totals are and their size.
 func (k *keyPeaks) layout() {
 	size := 4
 	if k.wide {
 		size = 8
 	}
-	k.shift = uint(bits.TrailingZeros(uint(k.stride * size)))
+	k.shift = uint(bits.TrailingZeros(uint(size)))
 	switch {
 	case k.wide && len(k.wideCounts) > 0:
 		k.base = uintptr(unsafe.Pointer(&k.wideCounts[0]))
@@ -227,7 +225,7 @@ func (k *keyPeaks) layout() {
 	}
 }
 
-// reserve makes room for the records of the keys 0 to n-1.
+// reserve makes room for the totals of the keys 0 to n-1.
 func (k *keyPeaks) reserve(n int) {
 	if n > k.keys && len(k.wins) > 0 {
 		k.grow(n)
@@ -238,17 +236,17 @@ func (k *keyPeaks) reserve(n int) {
 func (k *keyPeaks) grow(n int) {
 	n = max(n, 2*k.keys, 1024)
 	if k.wide {
-		c := pages.Make[int64](n * k.stride)
+		c := pages.Make[uint64](n)
 		copy(c, k.wideCounts)
 		k.wideCounts = c
 	} else {
-		c := pages.Make[int32](n * k.stride)
+		c := pages.Make[uint32](n)
 		copy(c, k.counts)
 		k.counts = c
 	}
 	k.keys = n
 	k.layout()
-	// the records of the releases waiting moved
+	// the totals of the releases waiting moved
 	for i := k.done; i < k.tail; i++ {
 		k.pend[i-k.done] = k.base + uintptr(k.ring.at(i).key)<<k.shift
 	}
@@ -267,7 +265,7 @@ func (k *keyPeaks) add(at time.Duration, cost int64, key uint32) {
 	k.room -= cost
 	n := k.tail - k.done
 	k.pend[n] = k.base + uintptr(key)<<k.shift
-	k.ring.push(k.head, k.tail, keyRelease{at, key, c})
+	k.ring.push(k.head, k.tail, keyRelease{at: at, key: key, cost: c})
 	k.tail++
 	if n+1 >= keyFlush {
 		k.flush()
@@ -275,9 +273,9 @@ func (k *keyPeaks) add(at time.Duration, cost int64, key uint32) {
 }
 
 // ready readies the set for a release of cost by key that add cannot
-// store as it is: it grows the records to hold key, widens them when the
+// store as it is: it grows the totals to hold key, widens them when the
 // cost could make a count pass 32 bits (first counting what is stored as
-// it is), and holds aside a cost past 32 bits (the counts are wide by
+// it is), and holds aside a cost past 32 bits (the totals are wide by
 // then). It returns the cost field of the release's entry.
 func (k *keyPeaks) ready(cost int64, key uint32) uint32 {
 	if int(key) >= k.keys {
@@ -297,11 +295,18 @@ func (k *keyPeaks) ready(cost int64, key uint32) uint32 {
 	return bigCost
 }
 
-// widen moves the counts to 64 bits, for good.
+// widen moves the totals to 64 bits, for good, every release stored
+// counted. Each total gains 2^32 and each pre held is set below its key's
+// total by what it was below it modulo 2^32, so that every count, a
+// difference, is as it was.
 func (k *keyPeaks) widen() {
-	k.wideCounts = pages.Make[int64](len(k.counts))
+	k.wideCounts = pages.Make[uint64](len(k.counts))
 	for i, c := range k.counts {
-		k.wideCounts[i] = int64(c)
+		k.wideCounts[i] = uint64(c) + 1<<32
+	}
+	for i := k.head; i < k.tail; i++ {
+		e := k.ring.at(i)
+		e.pre = k.wideCounts[e.key] - uint64(k.counts[e.key]-uint32(e.pre))
 	}
 	k.counts = nil
 	k.wide = true
@@ -330,7 +335,7 @@ func (k *keyPeaks) flush() {
 // less than the shortest window (a busy stream: none of them leaves
 // before the last joins), in two passes (flushBatch); else, or while costs
 // past 32 bits are held, release by release (flushEach).
-func flushKeys[C int32 | int64](k *keyPeaks, counts []C) {
+func flushKeys[C uint32 | uint64](k *keyPeaks, counts []C) {
 	if len(k.big) == 0 && k.ring.at(k.tail-1).at-k.ring.at(k.done).at < k.shortest {
 		flushBatch(k, counts)
 	} else {
@@ -345,7 +350,8 @@ func flushKeys[C int32 | int64](k *keyPeaks, counts []C) {
 // leaves (x - V is before the first of them), so the only difference with
 // counting them in order is that when f leaves, the releases of f's key
 // in the batch at or after f+V have already joined: its count is then
-// the running count less their cost. That count is at least the count in
+// the key's total less f's pre, less their cost. The total less pre is at
+// least the count in
 // order, so when it does not beat the window's best (a tie keeps the
 // earlier start) neither does the count in order, and it is not needed:
 // over many keys, almost every release that leaves. For the others, the
@@ -355,14 +361,12 @@ func flushKeys[C int32 | int64](k *keyPeaks, counts []C) {
 // The passes are loops of their own, which the processor predicts well,
 // where counting in order branches on how many releases leave before each
 // joins.
-func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
+func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 	r := &k.ring
-	stride := k.stride
-	nw := len(k.wins)
 	n := k.tail - k.done
 	indexed := false
 	jc, ji := r.chunk(k.done), k.done%ringChunk
-	fronts := false // the records at the fronts asked for
+	fronts := false // the totals at the fronts asked for
 	var added int64 // the batch's cost
 	for i := 0; ; i++ {
 		if i%keyStep == 0 {
@@ -381,12 +385,9 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 			}
 		}
 		e := &jc[ji]
-		base := int(e.key) * stride
-		rec := counts[base : base+stride : base+stride]
-		cost := C(e.cost)
-		for w := range rec[:nw] {
-			rec[w] += cost
-		}
+		t := &counts[e.key]
+		e.pre = uint64(*t)
+		*t += C(e.cost)
 		added += int64(e.cost)
 		if i+1 == n {
 			break
@@ -412,8 +413,7 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 			if f.at+v > last { // the batch's releases among them
 				break
 			}
-			base := int(f.key) * stride
-			c := counts[base+wi]
+			c := counts[f.key] - C(f.pre)
 			if int64(c) > best {
 				if !indexed {
 					k.indexBatch()
@@ -433,7 +433,6 @@ func flushBatch[C int32 | int64](k *keyPeaks, counts []C) {
 			if int64(c) > best {
 				best, key, start = int64(c), f.key, f.at
 			}
-			counts[base+wi] -= C(f.cost)
 			left += int64(f.cost)
 			front++ // before done: the next is held
 			if fi++; fi == ringChunk {
@@ -521,7 +520,7 @@ func (k *keyPeaks) indexBatch() {
 	}
 }
 
-// prefetchFront asks for the records of the releases from w's front (or
+// prefetchFront asks for the totals of the releases from w's front (or
 // the last one asked for) to end.
 func (k *keyPeaks) prefetchFront(w *keyWin, end int) {
 	lines := k.appendFront(k.lines[:0], w, end)
@@ -529,7 +528,7 @@ func (k *keyPeaks) prefetchFront(w *keyWin, end int) {
 	k.lines = lines
 }
 
-// appendFront appends the addresses of the records of the releases from
+// appendFront appends the addresses of the totals of the releases from
 // w's front (or the last one asked for) to end, and notes end.
 func (k *keyPeaks) appendFront(lines []uintptr, w *keyWin, end int) []uintptr {
 	for j := max(w.pf, w.front); j < end; {
@@ -546,7 +545,7 @@ func (k *keyPeaks) appendFront(lines []uintptr, w *keyWin, end int) []uintptr {
 
 // flushEach is flushKeys release by release, every window's front walked
 // as each joins.
-func flushEach[C int32 | int64](k *keyPeaks, counts []C) {
+func flushEach[C uint32 | uint64](k *keyPeaks, counts []C) {
 	r := &k.ring
 	for j := k.done; j < k.tail; j++ {
 		x := r.at(j)
@@ -560,9 +559,10 @@ func flushEach[C int32 | int64](k *keyPeaks, counts []C) {
 		if x.cost == bigCost {
 			cost = C(k.big[j])
 		}
-		base := int(x.key) * k.stride
+		t := &counts[x.key]
+		x.pre = uint64(*t)
+		*t += cost
 		for wi := range k.wins {
-			counts[base+wi] += cost
 			k.wins[wi].sum += int64(cost)
 		}
 	}
@@ -584,9 +584,8 @@ func (k *keyPeaks) dropBig(head int) {
 
 // leaveKey closes the interval of the release f at w's front (window wi)
 // and moves the front past it.
-func leaveKey[C int32 | int64](k *keyPeaks, counts []C, wi int, w *keyWin, f *keyRelease) {
-	i := int(f.key)*k.stride + wi
-	c := counts[i]
+func leaveKey[C uint32 | uint64](k *keyPeaks, counts []C, wi int, w *keyWin, f *keyRelease) {
+	c := counts[f.key] - C(f.pre)
 	if int64(c) > w.best {
 		w.best, w.key, w.start = int64(c), f.key, f.at
 	}
@@ -601,7 +600,6 @@ func leaveKey[C int32 | int64](k *keyPeaks, counts []C, wi int, w *keyWin, f *ke
 	if wi == k.longest {
 		k.room += cost
 	}
-	counts[i] = c - C(cost)
 	w.front++
 }
 
@@ -623,8 +621,8 @@ func (k *keyPeaks) finish() []keyPeakRaw {
 }
 
 // closeKeys closes every interval still open, all releases counted,
-// asking for the records keyAhead releases ahead.
-func closeKeys[C int32 | int64](k *keyPeaks, counts []C) {
+// asking for the totals keyAhead releases ahead.
+func closeKeys[C uint32 | uint64](k *keyPeaks, counts []C) {
 	for wi := range k.wins {
 		w := &k.wins[wi]
 		for m := 0; w.front < k.tail; m++ {

@@ -440,6 +440,41 @@ func TestKeyPeaksWide(t *testing.T) {
 	}
 }
 
+// TestKeyPeaksTotalsWrap: a key's total is kept modulo 2^32 while the cost
+// held (counted in a window, or stored and waiting: up to keyFlush) is
+// under 2^31, so over a long stream of large costs it comes round; counts,
+// differences of totals, stay exact, and stay so when the totals widen
+// after coming round (each odd trial's second half holds more than 2^31 in
+// a window). Two keys take turns, costs 2^20 to 3*2^20 (515 of them held
+// at most: under 2^31), so each key's total passes 2^32 two to three
+// times, and the releases come two or three a window, so both ways of
+// counting run.
+func TestKeyPeaksTotalsWrap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(33, 34))
+	vs := []time.Duration{1000, 333}
+	for trial := 0; trial < 10; trial++ {
+		var rs []keyRel
+		var at time.Duration
+		n := 10_000 + rng.IntN(2000)
+		for i := 0; i < n; i++ {
+			if rng.IntN(4) > 0 {
+				at += time.Duration(300 + rng.IntN(400))
+			}
+			cost := int64(1<<20 + rng.IntN(1<<21))
+			if trial%2 == 1 && i == n/2 { // four at once, past 2^31
+				for range 3 {
+					rs = append(rs, keyRel{at, 1<<30 - 1, uint32(i % 2)})
+				}
+			}
+			rs = append(rs, keyRel{at, cost, uint32(i % 2)})
+		}
+		got, k := runKeyPeaks(rs, vs, 2)
+		require.Equal(t, trial%2 == 1, k.wide, "trial %d: wide only past 2^31 held", trial)
+		requireKeyBruteForce(t, got, rs, vs, trial)
+		requireAllPeaks(t, k, rs, vs, trial)
+	}
+}
+
 // TestKeyPeaksMemoryIndependentOfReleases: ten times the releases over the
 // same keys at the same rate hold the same: as many releases at most (those
 // of the last window), as many ring chunks and the same counts.
