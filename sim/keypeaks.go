@@ -386,8 +386,9 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 		}
 		e := &jc[ji]
 		t := &counts[e.key]
-		e.pre = uint64(*t)
-		*t += C(e.cost)
+		v := *t
+		e.pre = uint64(v)
+		*t = v + C(e.cost)
 		added += int64(e.cost)
 		if i+1 == n {
 			break
@@ -560,8 +561,9 @@ func flushEach[C uint32 | uint64](k *keyPeaks, counts []C) {
 			cost = C(k.big[j])
 		}
 		t := &counts[x.key]
-		x.pre = uint64(*t)
-		*t += cost
+		v := *t
+		x.pre = uint64(v)
+		*t = v + cost
 		for wi := range k.wins {
 			k.wins[wi].sum += int64(cost)
 		}
