@@ -53,7 +53,7 @@ func Findings(r *sim.Report) []string {
 		}
 		out = append(out, peakFindings(r, ws[0], src)...)
 		out = append(out, heldFindings(r, ws, src)...)
-		if s := longPeriodFinding(r, ws[0]); s != "" {
+		if s := longPeriodFinding(r, ws[0], src); s != "" {
 			out = append(out, s)
 		}
 		if r.Keys > 1 {
@@ -237,12 +237,13 @@ func longPeriod(r *sim.Report, res *sim.Result, v int64) bool {
 }
 
 // longPeriodFinding names the rows whose limit is over a period longer
-// than v, the first report window, which the peak sentences leave out.
-func longPeriodFinding(r *sim.Report, v int64) string {
+// than v, the first report window, which the peak sentences, reading src,
+// leave out.
+func longPeriodFinding(r *sim.Report, v int64, src peakSource) string {
 	var parts []string
 	for i := range r.Results {
 		res := &r.Results[i]
-		if !longPeriod(r, res, v) || len(res.Peaks) == 0 {
+		if _, _, ok := src(res, v); !ok || !longPeriod(r, res, v) {
 			continue
 		}
 		l := limitOf(r, res)
