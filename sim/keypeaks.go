@@ -96,7 +96,7 @@ type keyPeaks struct {
 	slots *[keySlots]keySlot // made at the first batch indexed
 	prev  [keyFlush]int16
 	pend  [keyFlush]uintptr
-	lines []uintptr // the addresses to prefetch, reused
+	lines [keyAhead]uintptr // the addresses prefetchFront asks for
 	// passes counts the flushes of each kind (flushBatch, flushEach) and
 	// the batches indexed (indexBatch), for tests
 	passes [3]int
@@ -265,7 +265,11 @@ func (k *keyPeaks) add(at time.Duration, cost int64, key uint32) {
 	k.room -= cost
 	n := k.tail - k.done
 	k.pend[n] = k.base + uintptr(key)<<k.shift
-	k.ring.push(k.head, k.tail, keyRelease{at: at, key: key, cost: c})
+	if i := k.tail % ringChunk; i != 0 { // within the tail's chunk: as push stores it
+		k.ring.chunks[k.tail/ringChunk-k.ring.first][i] = keyRelease{at: at, key: key, cost: c}
+	} else {
+		k.ring.push(k.head, k.tail, keyRelease{at: at, key: key, cost: c})
+	}
 	k.tail++
 	if n+1 >= keyFlush {
 		k.flush()
@@ -402,42 +406,49 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 		w := &k.wins[wi]
 		v := w.v
 		from, front := w.front, w.front
-		fc, fi := r.chunk(front), front%ringChunk
 		best, key, start := w.best, w.key, w.start
 		var left int64
-		for m := 0; ; m++ {
-			if m%keyStep == 0 && front+keyAhead+keyStep > w.pf {
+		// keyStep releases at a time, within one chunk, the totals of
+		// those keyAhead on asked for before each span
+		for span := true; span; {
+			if front+keyAhead+keyStep > w.pf {
 				w.front = front
 				k.prefetchFront(w, min(front+keyAhead+keyStep, k.done))
 			}
-			f := &fc[fi]
-			if f.at+v > last { // the batch's releases among them
+			i := front % ringChunk
+			seg := r.chunk(front)[i:min(i+keyStep, ringChunk, i+k.tail-front)]
+			if len(seg) == 0 { // not met: the batch's last release stops the walk
 				break
 			}
-			c := counts[f.key] - C(f.pre)
-			if int64(c) > best {
-				if !indexed {
-					k.indexBatch()
-					indexed = true
+			front += len(seg)
+			for j := range seg {
+				f := &seg[j]
+				if f.at+v > last { // the batch's releases among them
+					front -= len(seg) - j
+					span = false
+					break
 				}
-				if sl := k.slot(f.key, k.batch); sl.batch == k.batch {
-					// less the releases of the batch at or after f+V
-					for j := int(sl.last); j >= 0; j = int(k.prev[j]) {
-						e := r.at(k.done + j)
-						if e.at < f.at+v {
-							break
+				c := counts[f.key] - C(f.pre)
+				if int64(c) > best {
+					if !indexed {
+						k.indexBatch()
+						indexed = true
+					}
+					if sl := k.slot(f.key, k.batch); sl.batch == k.batch {
+						// less the releases of the batch at or after f+V
+						for j := int(sl.last); j >= 0; j = int(k.prev[j]) {
+							e := r.at(k.done + j)
+							if e.at < f.at+v {
+								break
+							}
+							c -= C(e.cost)
 						}
-						c -= C(e.cost)
 					}
 				}
-			}
-			if int64(c) > best {
-				best, key, start = int64(c), f.key, f.at
-			}
-			left += int64(f.cost)
-			front++ // before done: the next is held
-			if fi++; fi == ringChunk {
-				fc, fi = r.chunk(front), 0
+				if int64(c) > best {
+					best, key, start = int64(c), f.key, f.at
+				}
+				left += int64(f.cost)
 			}
 		}
 		k.leaveAll(w, from, front, left, added)
@@ -522,26 +533,21 @@ func (k *keyPeaks) indexBatch() {
 }
 
 // prefetchFront asks for the totals of the releases from w's front (or
-// the last one asked for) to end.
+// the last one asked for) to end, and notes end.
 func (k *keyPeaks) prefetchFront(w *keyWin, end int) {
-	lines := k.appendFront(k.lines[:0], w, end)
-	prefetch.Lines(lines)
-	k.lines = lines
-}
-
-// appendFront appends the addresses of the totals of the releases from
-// w's front (or the last one asked for) to end, and notes end.
-func (k *keyPeaks) appendFront(lines []uintptr, w *keyWin, end int) []uintptr {
+	lines := &k.lines
+	base, shift := k.base, k.shift
 	for j := max(w.pf, w.front); j < end; {
-		c, i := k.ring.chunk(j), j%ringChunk
-		m := min(end-j, ringChunk-i)
-		for _, e := range c[i : i+m] {
-			lines = append(lines, k.base+uintptr(e.key)<<k.shift)
+		i := j % ringChunk
+		m := min(end-j, ringChunk-i, len(lines))
+		es := k.ring.chunk(j)[i : i+m]
+		for x := range es {
+			lines[x] = base + uintptr(es[x].key)<<shift
 		}
+		prefetch.Lines(lines[:m])
 		j += m
 	}
 	w.pf = max(w.pf, end)
-	return lines
 }
 
 // flushEach is flushKeys release by release, every window's front walked
