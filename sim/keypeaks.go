@@ -264,9 +264,9 @@ func (k *keyPeaks) add(at time.Duration, cost int64, key uint32) {
 	}
 	k.room -= cost
 	n := k.tail - k.done
-	k.pend[n] = k.base + uintptr(key)<<k.shift
-	if i := k.tail % ringChunk; i != 0 { // within the tail's chunk: as push stores it
-		k.ring.chunks[k.tail/ringChunk-k.ring.first][i] = keyRelease{at: at, key: key, cost: c}
+	k.pend[n] = k.base + uintptr(key)<<(k.shift&63)
+	if t := uint(k.tail); t%ringChunk != 0 { // within the tail's chunk: as push stores it
+		k.ring.chunks[int(t/ringChunk)-k.ring.first][t%ringChunk] = keyRelease{at: at, key: key, cost: c}
 	} else {
 		k.ring.push(k.head, k.tail, keyRelease{at: at, key: key, cost: c})
 	}
@@ -369,37 +369,33 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 	r := &k.ring
 	n := k.tail - k.done
 	indexed := false
-	jc, ji := r.chunk(k.done), k.done%ringChunk
 	fronts := false // the totals at the fronts asked for
 	var added int64 // the batch's cost
-	for i := 0; ; i++ {
-		if i%keyStep == 0 {
-			if i == 0 {
-				prefetch.Lines(k.pend[:min(keyAhead, n)])
-			}
-			prefetch.Lines(k.pend[min(i+keyAhead, n):min(i+keyAhead+keyStep, n)])
-			if !fronts && i+keyAhead+keyAhead/2 >= n {
-				// those of the first releases to leave, which they
-				// do after the joins
-				fronts = true
-				for wi := range k.wins {
-					w := &k.wins[wi]
-					k.prefetchFront(w, min(w.front+keyAhead, k.done))
-				}
+	prefetch.Lines(k.pend[:min(keyAhead, n)])
+	// keyStep releases at a time, within one chunk, the totals of those
+	// keyAhead on asked for before each span
+	for i := 0; i < n; {
+		prefetch.Lines(k.pend[min(i+keyAhead, n):min(i+keyAhead+keyStep, n)])
+		if !fronts && i+keyAhead+keyAhead/2 >= n {
+			// those of the first releases to leave, which they do
+			// after the joins
+			fronts = true
+			for wi := range k.wins {
+				w := &k.wins[wi]
+				k.prefetchFront(w, min(w.front+keyAhead, k.done))
 			}
 		}
-		e := &jc[ji]
-		t := &counts[e.key]
-		v := *t
-		e.pre = uint64(v)
-		*t = v + C(e.cost)
-		added += int64(e.cost)
-		if i+1 == n {
-			break
+		j := int(uint(k.done+i) % ringChunk)
+		seg := r.chunk(k.done + i)[j:min(j+keyStep, ringChunk, j+n-i)]
+		for x := range seg {
+			e := &seg[x]
+			t := &counts[e.key]
+			v := *t
+			e.pre = uint64(v)
+			*t = v + C(e.cost)
+			added += int64(e.cost)
 		}
-		if ji++; ji == ringChunk {
-			jc, ji = r.chunk(k.done+i+1), 0
-		}
+		i += len(seg)
 	}
 	last := r.at(k.tail - 1).at
 	for wi := range k.wins {
@@ -415,7 +411,7 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 				w.front = front
 				k.prefetchFront(w, min(front+keyAhead+keyStep, k.done))
 			}
-			i := front % ringChunk
+			i := int(uint(front) % ringChunk)
 			seg := r.chunk(front)[i:min(i+keyStep, ringChunk, i+k.tail-front)]
 			if len(seg) == 0 { // not met: the batch's last release stops the walk
 				break
@@ -536,9 +532,9 @@ func (k *keyPeaks) indexBatch() {
 // the last one asked for) to end, and notes end.
 func (k *keyPeaks) prefetchFront(w *keyWin, end int) {
 	lines := &k.lines
-	base, shift := k.base, k.shift
+	base, shift := k.base, k.shift&63
 	for j := max(w.pf, w.front); j < end; {
-		i := j % ringChunk
+		i := int(uint(j) % ringChunk)
 		m := min(end-j, ringChunk-i, len(lines))
 		es := k.ring.chunk(j)[i : i+m]
 		for x := range es {

@@ -408,10 +408,12 @@ type ring[E any] struct {
 const ringChunk = 1024
 
 // chunk is the chunk that holds entry i (held).
-func (r *ring[E]) chunk(i int) *[ringChunk]E { return r.chunks[i/ringChunk-r.first] }
+func (r *ring[E]) chunk(i int) *[ringChunk]E { return r.chunks[int(uint(i)/ringChunk)-r.first] }
 
 // at is entry i (held: head <= i < tail).
-func (r *ring[E]) at(i int) *E { return &r.chunks[i/ringChunk-r.first][i%ringChunk] }
+func (r *ring[E]) at(i int) *E {
+	return &r.chunks[int(uint(i)/ringChunk)-r.first][uint(i)%ringChunk]
+}
 
 // push stores x as entry tail of the queue [head, tail), first setting
 // aside the chunks wholly before head.
