@@ -424,25 +424,10 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 					span = false
 					break
 				}
-				c := counts[f.key] - C(f.pre)
-				if int64(c) > best {
-					if !indexed {
-						k.indexBatch()
-						indexed = true
+				if c := counts[f.key] - C(f.pre); int64(c) > best {
+					if c = batchLess(k, f, c, f.at+v, &indexed); int64(c) > best {
+						best, key, start = int64(c), f.key, f.at
 					}
-					if sl := k.slot(f.key, k.batch); sl.batch == k.batch {
-						// less the releases of the batch at or after f+V
-						for j := int(sl.last); j >= 0; j = int(k.prev[j]) {
-							e := r.at(k.done + j)
-							if e.at < f.at+v {
-								break
-							}
-							c -= C(e.cost)
-						}
-					}
-				}
-				if int64(c) > best {
-					best, key, start = int64(c), f.key, f.at
 				}
 				left += int64(f.cost)
 			}
@@ -456,6 +441,27 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 	k.done = k.tail
 	k.passes[0]++
 	k.dropBig(k.wins[k.longest].front)
+}
+
+// batchLess returns c, the count of f's key from f with the whole batch
+// joined, less the cost of the batch's releases of that key at or after
+// end (f+V), found through the batch's index (made at the first call of a
+// batch: indexed). Out of flushBatch's loop, which seldom needs it.
+func batchLess[C uint32 | uint64](k *keyPeaks, f *keyRelease, c C, end time.Duration, indexed *bool) C {
+	if !*indexed {
+		k.indexBatch()
+		*indexed = true
+	}
+	if sl := k.slot(f.key, k.batch); sl.batch == k.batch {
+		for j := int(sl.last); j >= 0; j = int(k.prev[j]) {
+			e := k.ring.at(k.done + j)
+			if e.at < end {
+				break
+			}
+			c -= C(e.cost)
+		}
+	}
+	return c
 }
 
 // leaveAll counts, for flushBatch, the whole window w's intervals from the
