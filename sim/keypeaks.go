@@ -210,7 +210,9 @@ func newKeyPeaks(vs []time.Duration) keyPeaks {
 	return k
 }
 
-// layout notes where the totals are and their size.
+// layout notes where the totals are and their size, and the addresses of
+// those of the releases waiting to be counted (pend), which a new table
+// moves.
 func (k *keyPeaks) layout() {
 	size := 4
 	if k.wide {
@@ -223,7 +225,13 @@ func (k *keyPeaks) layout() {
 	case !k.wide && len(k.counts) > 0:
 		k.base = uintptr(unsafe.Pointer(&k.counts[0]))
 	}
+	for i := k.done; i < k.tail; i++ {
+		k.pend[i-k.done] = k.addr(k.ring.at(i).key)
+	}
 }
+
+// addr is the address of key's total.
+func (k *keyPeaks) addr(key uint32) uintptr { return k.base + uintptr(key)<<(k.shift&63) }
 
 // reserve makes room for the totals of the keys 0 to n-1.
 func (k *keyPeaks) reserve(n int) {
@@ -246,10 +254,6 @@ func (k *keyPeaks) grow(n int) {
 	}
 	k.keys = n
 	k.layout()
-	// the totals of the releases waiting moved
-	for i := k.done; i < k.tail; i++ {
-		k.pend[i-k.done] = k.base + uintptr(k.ring.at(i).key)<<k.shift
-	}
 }
 
 // add stores a release of cost at at by key; releases come in
@@ -264,11 +268,9 @@ func (k *keyPeaks) add(at time.Duration, cost int64, key uint32) {
 	}
 	k.room -= cost
 	n := k.tail - k.done
-	k.pend[n] = k.base + uintptr(key)<<(k.shift&63)
-	if t := uint(k.tail); t%ringChunk != 0 { // within the tail's chunk: as push stores it
-		k.ring.chunks[int(t/ringChunk)-k.ring.first][t%ringChunk] = keyRelease{at: at, key: key, cost: c}
-	} else {
-		k.ring.push(k.head, k.tail, keyRelease{at: at, key: key, cost: c})
+	k.pend[n] = k.addr(key)
+	if x := (keyRelease{at: at, key: key, cost: c}); !k.ring.pushIn(k.tail, x) {
+		k.ring.push(k.head, k.tail, x)
 	}
 	k.tail++
 	if n+1 >= keyFlush {
@@ -316,9 +318,6 @@ func (k *keyPeaks) widen() {
 	k.wide = true
 	k.room = wideRoom
 	k.layout()
-	for i := k.done; i < k.tail; i++ {
-		k.pend[i-k.done] = k.base + uintptr(k.ring.at(i).key)<<k.shift
-	}
 }
 
 // flush counts the releases stored since the last flush, in order.
@@ -385,8 +384,7 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 				k.prefetchFront(w, min(w.front+keyAhead, k.done))
 			}
 		}
-		j := int(uint(k.done+i) % ringChunk)
-		seg := r.chunk(k.done + i)[j:min(j+keyStep, ringChunk, j+n-i)]
+		seg := r.span(k.done+i, min(keyStep, n-i))
 		for x := range seg {
 			e := &seg[x]
 			t := &counts[e.key]
@@ -411,8 +409,7 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 				w.front = front
 				k.prefetchFront(w, min(front+keyAhead+keyStep, k.done))
 			}
-			i := int(uint(front) % ringChunk)
-			seg := r.chunk(front)[i:min(i+keyStep, ringChunk, i+k.tail-front)]
+			seg := r.span(front, min(keyStep, k.tail-front))
 			if len(seg) == 0 { // not met: the batch's last release stops the walk
 				break
 			}
@@ -540,14 +537,12 @@ func (k *keyPeaks) prefetchFront(w *keyWin, end int) {
 	lines := &k.lines
 	base, shift := k.base, k.shift&63
 	for j := max(w.pf, w.front); j < end; {
-		i := int(uint(j) % ringChunk)
-		m := min(end-j, ringChunk-i, len(lines))
-		es := k.ring.chunk(j)[i : i+m]
+		es := k.ring.span(j, min(end-j, len(lines)))
 		for x := range es {
-			lines[x] = base + uintptr(es[x].key)<<shift
+			lines[x] = base + uintptr(es[x].key)<<shift // k.addr, base and shift held in registers
 		}
-		prefetch.Lines(lines[:m])
-		j += m
+		prefetch.Lines(lines[:len(es)])
+		j += len(es)
 	}
 	w.pf = max(w.pf, end)
 }

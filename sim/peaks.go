@@ -415,12 +415,29 @@ func (r *ring[E]) at(i int) *E {
 	return &r.chunks[int(uint(i)/ringChunk)-r.first][uint(i)%ringChunk]
 }
 
+// span is the entries from i (held) on, at most n, within i's chunk: a
+// walk through the queue takes them a span at a time, with no check of
+// the chunk's end for each.
+func (r *ring[E]) span(i, n int) []E {
+	j := int(uint(i) % ringChunk)
+	return r.chunk(i)[j:min(j+n, ringChunk)]
+}
+
+// pushIn stores x as entry tail when the last chunk holds it, and reports
+// whether it did: push's usual case, small enough to inline where push is
+// not, for the hot paths to try first.
+func (r *ring[E]) pushIn(tail int, x E) bool {
+	if i := uint(tail) % ringChunk; i != 0 && len(r.chunks) > 0 {
+		r.chunks[int(uint(tail)/ringChunk)-r.first][i] = x
+		return true
+	}
+	return false
+}
+
 // push stores x as entry tail of the queue [head, tail), first setting
 // aside the chunks wholly before head.
 func (r *ring[E]) push(head, tail int, x E) {
-	if i := tail % ringChunk; i != 0 && len(r.chunks) > 0 {
-		// within the last chunk
-		r.chunks[tail/ringChunk-r.first][i] = x
+	if r.pushIn(tail, x) {
 		return
 	}
 	// a new chunk: at the start of one, or in an empty ring (a set that

@@ -25,6 +25,11 @@ package pages
 
 import "unsafe"
 
+// hugeBytes is the size of a huge page on x86-64 and on arm64 with 4 KiB
+// pages (Linux's populate asks for them); elsewhere advice covering blocks
+// that are not whole huge pages is backed with small ones.
+const hugeBytes = 2 << 20
+
 // MinBytes is the least size that Make backs at once (a table's flags
 // for a million keys are 250 KB): smaller blocks share the runtime's
 // spans with other objects.

@@ -14,11 +14,6 @@ const madvPopulateWrite = 23
 // is madvise or always; with never, nothing).
 const madvHugepage = 14
 
-// hugeBytes is the size of a huge page on x86-64 and on arm64 with 4 KiB
-// pages. Elsewhere the advice covers blocks that are not whole huge pages,
-// which the kernel backs with small ones.
-const hugeBytes = 2 << 20
-
 // populate backs the whole pages within [p, p+n) for writing, the 2 MiB
 // blocks aligned within it with huge pages where the kernel gives them;
 // the partial pages at either end are left to their first touch. Only the
