@@ -466,8 +466,8 @@ func batchLess[C uint32 | uint64](k *keyPeaks, f *keyRelease, c C, end time.Dura
 // and moves its sum on: less them, plus the batch (of cost added). The
 // interval from a release f holds the window's releases before the batch
 // from f on (the sum less those that left before f) and the batch's
-// releases before f+V: the first j of them (of cost joined), j growing
-// with f. None beats aBest when all of the window from f on and the batch
+// releases before f+V: those before j (of cost joined), j growing with
+// f. None beats aBest when all of the window from f on and the batch
 // could not (a tie keeps the earlier start), nor any after f: they are not
 // counted.
 func (k *keyPeaks) leaveAll(w *keyWin, from, to int, left, added int64) {
@@ -475,28 +475,17 @@ func (k *keyPeaks) leaveAll(w *keyWin, from, to int, left, added int64) {
 	if sum+added > w.aBest {
 		aBest, aStart := w.aBest, w.aStart
 		r := &k.ring
-		n := k.tail - k.done
-		j := 0
+		j := k.done // the batch's releases before j are before f+V
 		var joined int64
-		bc, bi := r.chunk(k.done), k.done%ringChunk
-		fc, fi := r.chunk(from), from%ringChunk
 		for i := from; i < to && sum+added > aBest; i++ {
-			f := &fc[fi]
-			for end := f.at + w.v; j < n && bc[bi].at < end; {
-				joined += int64(bc[bi].cost)
-				if j++; j < n {
-					if bi++; bi == ringChunk {
-						bc, bi = r.chunk(k.done+j), 0
-					}
-				}
+			f := r.at(i)
+			for end := f.at + w.v; j < k.tail && r.at(j).at < end; j++ {
+				joined += int64(r.at(j).cost)
 			}
 			if s := sum + joined; s > aBest {
 				aBest, aStart = s, f.at
 			}
 			sum -= int64(f.cost)
-			if fi++; fi == ringChunk && i+1 < to {
-				fc, fi = r.chunk(i+1), 0
-			}
 		}
 		w.aBest, w.aStart = aBest, aStart
 	}
