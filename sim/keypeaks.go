@@ -43,9 +43,9 @@ import (
 // total per key, whatever the number of windows: 4 bytes, kept modulo
 // 2^32 (a count, a difference of two totals, is exact while the cost held
 // is under 2^31), or 8 once the cost held could pass 2^31-1 (wide, for
-// good); and a table of the keys of a batch being counted (indexBatch), 24 KiB,
-// made when a batch first needs one. Nothing grows with the number of
-// releases.
+// good); the stage of the releases not yet counted (12 KiB); and a table
+// of the keys of a batch being counted (indexBatch), 24 KiB, made when a
+// batch first needs one. Nothing grows with the number of releases.
 //
 // Speed: like peakSet, add only stores a release; every keyFlush releases
 // (and before finishing) flush counts the stored ones (flushBatch). Over
@@ -68,8 +68,10 @@ type keyPeaks struct {
 	ring     ring[keyRelease]
 	// the releases held, by sequence number: [head, tail); head is the
 	// longest window's front. Those from done on are stored but not yet
-	// counted.
+	// counted: in stage (release done+i in stage[i]) until flush moves
+	// them to the ring.
 	head, tail, done int
+	stage            [keyFlush]keyRelease
 	// The totals, one per key: key k's cost of the releases counted so
 	// far, modulo 2^32 in counts while narrow, else in wideCounts. keys
 	// is how many they hold; base is the address of the first, shift the
@@ -89,14 +91,10 @@ type keyPeaks struct {
 	big map[int]int64
 	// batch numbers the batches indexBatch indexes; slots are the keys of
 	// the batch (see keySlot); prev links each release of the batch to
-	// the one of its key before it (-1: none); pend holds the addresses of
-	// the totals of the releases waiting to be counted (kept as they are
-	// added, for the prefetches).
+	// the one of its key before it (-1: none).
 	batch uint32
 	slots *[keySlots]keySlot // made at the first batch indexed
 	prev  [keyFlush]int16
-	pend  [keyFlush]uintptr
-	lines [keyAhead]uintptr // the addresses prefetchFront asks for
 	// passes counts the flushes of each kind (flushBatch, flushEach) and
 	// the batches indexed (indexBatch), for tests
 	passes [3]int
@@ -137,7 +135,7 @@ const bigCost = math.MaxUint32
 const (
 	keyFlush = 512
 	keyAhead = 32
-	keyStep  = 8
+	keyStep  = 16
 )
 
 // keySlot is a slot of indexBatch's table of the keys of a batch, open
@@ -210,9 +208,7 @@ func newKeyPeaks(vs []time.Duration) keyPeaks {
 	return k
 }
 
-// layout notes where the totals are and their size, and the addresses of
-// those of the releases waiting to be counted (pend), which a new table
-// moves.
+// layout notes where the totals are and their size.
 func (k *keyPeaks) layout() {
 	size := 4
 	if k.wide {
@@ -225,13 +221,7 @@ func (k *keyPeaks) layout() {
 	case !k.wide && len(k.counts) > 0:
 		k.base = uintptr(unsafe.Pointer(&k.counts[0]))
 	}
-	for i := k.done; i < k.tail; i++ {
-		k.pend[i-k.done] = k.addr(k.ring.at(i).key)
-	}
 }
-
-// addr is the address of key's total.
-func (k *keyPeaks) addr(key uint32) uintptr { return k.base + uintptr(key)<<(k.shift&63) }
 
 // reserve makes room for the totals of the keys 0 to n-1.
 func (k *keyPeaks) reserve(n int) {
@@ -268,10 +258,7 @@ func (k *keyPeaks) add(at time.Duration, cost int64, key uint32) {
 	}
 	k.room -= cost
 	n := k.tail - k.done
-	k.pend[n] = k.addr(key)
-	if x := (keyRelease{at: at, key: key, cost: c}); !k.ring.pushIn(k.tail, x) {
-		k.ring.push(k.head, k.tail, x)
-	}
+	k.stage[uint(n)%keyFlush] = keyRelease{at: at, key: key, cost: c} // n < keyFlush: the mask spares a bounds check
 	k.tail++
 	if n+1 >= keyFlush {
 		k.flush()
@@ -320,11 +307,13 @@ func (k *keyPeaks) widen() {
 	k.layout()
 }
 
-// flush counts the releases stored since the last flush, in order.
+// flush counts the releases stored since the last flush, in order,
+// moving them from the stage to the ring.
 func (k *keyPeaks) flush() {
 	if k.done == k.tail {
 		return
 	}
+	k.ring.pushAll(k.head, k.done, k.stage[:k.tail-k.done])
 	if k.wide {
 		flushKeys(k, k.wideCounts)
 	} else {
@@ -370,11 +359,11 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 	indexed := false
 	fronts := false // the totals at the fronts asked for
 	var added int64 // the batch's cost
-	prefetch.Lines(k.pend[:min(keyAhead, n)])
+	k.prefetchTotals(k.done, k.done+min(keyAhead, n))
 	// keyStep releases at a time, within one chunk, the totals of those
 	// keyAhead on asked for before each span
 	for i := 0; i < n; {
-		prefetch.Lines(k.pend[min(i+keyAhead, n):min(i+keyAhead+keyStep, n)])
+		k.prefetchTotals(k.done+min(i+keyAhead, n), k.done+min(i+keyAhead+keyStep, n))
 		if !fronts && i+keyAhead+keyAhead/2 >= n {
 			// those of the first releases to leave, which they do
 			// after the joins
@@ -413,20 +402,25 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 			if len(seg) == 0 { // not met: the batch's last release stops the walk
 				break
 			}
-			front += len(seg)
-			for j := range seg {
+			for {
+				j, l := leaveSpan(seg, counts, last-v, best)
+				left += l
+				front += j
+				if j == len(seg) {
+					break
+				}
 				f := &seg[j]
-				if f.at+v > last { // the batch's releases among them
-					front -= len(seg) - j
+				if f.at > last-v { // the batch's releases among them
 					span = false
 					break
 				}
-				if c := counts[f.key] - C(f.pre); int64(c) > best {
-					if c = batchLess(k, f, c, f.at+v, &indexed); int64(c) > best {
-						best, key, start = int64(c), f.key, f.at
-					}
+				// its count with the whole batch joined beats best
+				if c := batchLess(k, f, counts[f.key]-C(f.pre), f.at+v, &indexed); int64(c) > best {
+					best, key, start = int64(c), f.key, f.at
 				}
 				left += int64(f.cost)
+				front++
+				seg = seg[j+1:]
 			}
 		}
 		k.leaveAll(w, from, front, left, added)
@@ -438,6 +432,26 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 	k.done = k.tail
 	k.passes[0]++
 	k.dropBig(k.wins[k.longest].front)
+}
+
+// leaveSpan walks flushBatch's releases seg, which leave a window, up to
+// the first that does not (it ends past the batch's last release: f.at >
+// limit) or whose count with the whole batch joined beats best, and
+// returns how many it walked past and their cost. A loop of its own, with
+// nothing live but what it reads, so that its values stay in registers;
+// flushBatch deals with the release it stops at.
+//
+//go:noinline
+func leaveSpan[C uint32 | uint64](seg []keyRelease, counts []C, limit time.Duration, best int64) (int, int64) {
+	var left int64
+	for j := range seg {
+		f := &seg[j]
+		if f.at > limit || int64(counts[f.key]-C(f.pre)) > best {
+			return j, left
+		}
+		left += int64(f.cost)
+	}
+	return len(seg), left
 }
 
 // batchLess returns c, the count of f's key from f with the whole batch
@@ -523,17 +537,18 @@ func (k *keyPeaks) indexBatch() {
 // prefetchFront asks for the totals of the releases from w's front (or
 // the last one asked for) to end, and notes end.
 func (k *keyPeaks) prefetchFront(w *keyWin, end int) {
-	lines := &k.lines
-	base, shift := k.base, k.shift&63
-	for j := max(w.pf, w.front); j < end; {
-		es := k.ring.span(j, min(end-j, len(lines)))
-		for x := range es {
-			lines[x] = base + uintptr(es[x].key)<<shift // k.addr, base and shift held in registers
-		}
-		prefetch.Lines(lines[:len(es)])
-		j += len(es)
-	}
+	k.prefetchTotals(max(w.pf, w.front), end)
 	w.pf = max(w.pf, end)
+}
+
+// prefetchTotals asks for the totals of the releases from i to end, span
+// by span of the ring.
+func (k *keyPeaks) prefetchTotals(i, end int) {
+	for i < end {
+		es := k.ring.span(i, end-i)
+		prefetch.Keyed(k.base, k.shift&63, unsafe.Pointer(&es[0].key), len(es), unsafe.Sizeof(es[0]))
+		i += len(es)
+	}
 }
 
 // flushEach is flushKeys release by release, every window's front walked

@@ -354,6 +354,35 @@ func TestKeyPeaksStaleStamps(t *testing.T) {
 	requireKeyBruteForce(t, got, rs, []time.Duration{2000}, 0)
 }
 
+// TestKeyPeaksBatchEndsWhereAnIntervalEnds: a release f whose interval
+// [f, f+V) ends at the very instant of the last release of the next batch
+// leaves in that batch's pass, its count without that release. a is
+// released at 0 and at 1s, each counted in a batch of its own (flush): the
+// release at 1s is outside [0, 1s), so a's peak is 1, from 0 (a walk that
+// kept f, to leave in a later batch or at finish, would count both: 2).
+// b's two releases in [1.5s, 2.5s) then make the peak 2.
+func TestKeyPeaksBatchEndsWhereAnIntervalEnds(t *testing.T) {
+	const a, b = 0, 1
+	rs := []keyRel{{0, 1, a}, {time.Second, 1, a}}
+	k := newKeyPeaks([]time.Duration{time.Second})
+	for _, r := range rs {
+		k.add(r.at, r.cost, r.key)
+		k.flush()
+	}
+	require.Equal(t, 2, k.passes[0], "two batches of one, in two passes")
+	require.Equal(t, []keyPeakRaw{{1, a, 0}}, k.finish())
+	requireKeyBruteForce(t, []keyPeakRaw{{1, a, 0}}, rs, []time.Duration{time.Second}, 0)
+
+	rs = append(rs, keyRel{1500 * ms, 1, b}, keyRel{2400 * ms, 1, b})
+	k = newKeyPeaks([]time.Duration{time.Second})
+	for _, r := range rs {
+		k.add(r.at, r.cost, r.key)
+		k.flush()
+	}
+	require.Equal(t, []keyPeakRaw{{2, b, 1500 * ms}}, k.finish())
+	requireKeyBruteForce(t, []keyPeakRaw{{2, b, 1500 * ms}}, rs, []time.Duration{time.Second}, 1)
+}
+
 // TestKeyPeaksOneKeyIsPeaks: with one key, the key peak is the peak of
 // peakSet, window by window, count and start, over random streams long and
 // short.

@@ -465,5 +465,19 @@ func (r *ring[E]) push(head, tail int, x E) {
 	r.chunks = append(r.chunks, c)
 }
 
+// pushAll stores xs as the entries from tail on of the queue [head, tail),
+// a chunk's worth at a time.
+func (r *ring[E]) pushAll(head, tail int, xs []E) {
+	for len(xs) > 0 {
+		r.push(head, tail, xs[0]) // makes the chunk, when tail starts one
+		n := 1
+		if j := uint(tail) % ringChunk; j+1 < ringChunk {
+			n += copy(r.chunk(tail)[j+1:], xs[1:])
+		}
+		tail += n
+		xs = xs[n:]
+	}
+}
+
 // held is how many chunks the ring holds, in use or spare.
 func (r *ring[E]) held() int { return len(r.chunks) + len(r.spare) }

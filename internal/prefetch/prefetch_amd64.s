@@ -14,3 +14,22 @@ loop:
 	JNE loop
 done:
 	RET
+
+// func Keyed(base uintptr, shift uint, p unsafe.Pointer, n int, stride uintptr)
+TEXT ·Keyed(SB), NOSPLIT, $0-40
+	MOVQ base+0(FP), BX
+	MOVQ shift+8(FP), CX
+	MOVQ p+16(FP), SI
+	MOVQ n+24(FP), DX
+	MOVQ stride+32(FP), DI
+	TESTQ DX, DX
+	JLE keyedDone
+keyedLoop:
+	MOVL (SI), AX
+	SHLQ CX, AX
+	PREFETCHT0 (BX)(AX*1)
+	ADDQ DI, SI
+	DECQ DX
+	JNE keyedLoop
+keyedDone:
+	RET
