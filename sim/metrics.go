@@ -17,10 +17,15 @@ const DelayExactValues = 1 << 14
 // delayHist accumulates delays of admitted attempts without keeping each.
 type delayHist struct {
 	zeros  int64           // the common case, kept out of the map
-	counts map[int64]int64 // delay (or bucket lower bound) -> attempts
-	exact  bool
-	n      int64
-	max    int64
+	counts map[int64]int64 // while exact: delay -> attempts
+	// once not exact: attempts by bucket, a page of 1024 buckets per
+	// bit length of the delay, made when first needed (see bucketSlot):
+	// an index where a map took a hash and a probe of a table grown to
+	// thousands of buckets, seldom in cache
+	pages [bucketPages]*[1024]int64
+	exact bool
+	n     int64
+	max   int64
 }
 
 func newDelayHist() delayHist {
@@ -34,6 +39,31 @@ func bucketOf(d int64) int64 {
 		return d
 	}
 	return d >> e << e
+}
+
+// bucketPages is how many pages of 1024 buckets cover every delay: two of
+// the delays under 2048 ns (each its own bucket), then one for each bit
+// length from 12 to 63.
+const bucketPages = 2 + 63 - 11
+
+// bucketSlot returns the page and the slot in it of d's bucket (d > 0):
+// page d>>10 for d < 2048, else the bit length's page, at the slot of the
+// 10 significant bits below the leading one.
+func bucketSlot(d int64) (page, slot int) {
+	e := bits.Len64(uint64(d)) - 11
+	if e <= 0 {
+		return int(d >> 10), int(d & 1023)
+	}
+	return e + 1, int(d>>(uint(e)&63)) & 1023
+}
+
+// bucketAt is the bucket (its lower bound, as bucketOf gives it) in slot
+// slot of page page.
+func bucketAt(page, slot int) int64 {
+	if page < 2 {
+		return int64(page<<10 | slot)
+	}
+	return int64(1024+slot) << uint(page-1)
 }
 
 // bucketTop is the largest value that rounds to bucket b.
@@ -63,18 +93,52 @@ func (h *delayHist) addN(d time.Duration, n int64) {
 	v := int64(d)
 	h.max = max(h.max, v)
 	if !h.exact {
-		h.counts[bucketOf(v)] += n
+		h.addBucket(v, n)
 		return
 	}
 	h.counts[v] += n
 	if len(h.counts) > DelayExactValues {
-		old := h.counts
-		h.counts = make(map[int64]int64, len(old)/4)
-		for k, c := range old {
-			h.counts[bucketOf(k)] += c
+		for k, c := range h.counts {
+			h.addBucket(k, c)
 		}
-		h.exact = false
+		h.counts, h.exact = nil, false
 	}
+}
+
+// addBucket counts n attempts in the bucket of delay d (> 0).
+func (h *delayHist) addBucket(d int64, n int64) {
+	page, slot := bucketSlot(d)
+	p := h.pages[page]
+	if p == nil {
+		p = new([1024]int64)
+		h.pages[page] = p
+	}
+	p[slot] += n
+}
+
+// sorted returns the delays counted (exact) or the buckets (their lower
+// bounds), with their counts, in increasing order of delay.
+func (h *delayHist) sorted() []DelayCount {
+	if h.exact {
+		out := make([]DelayCount, 0, len(h.counts))
+		for d, c := range h.counts {
+			out = append(out, DelayCount{d, c})
+		}
+		slices.SortFunc(out, func(a, b DelayCount) int { return cmp.Compare(a.DelayNs, b.DelayNs) })
+		return out
+	}
+	var out []DelayCount
+	for page, p := range h.pages {
+		if p == nil {
+			continue
+		}
+		for slot, c := range p {
+			if c != 0 {
+				out = append(out, DelayCount{bucketAt(page, slot), c})
+			}
+		}
+	}
+	return out
 }
 
 // runHist is a delayHist fed through a run of equal values, counted at
@@ -111,15 +175,12 @@ func (r *runHist) percentiles() Percentiles {
 
 // distribution returns the delays counted, in increasing order of delay.
 func (h *delayHist) distribution() []DelayCount {
-	out := make([]DelayCount, 0, len(h.counts)+1)
+	rest := h.sorted()
+	out := make([]DelayCount, 0, len(rest)+1)
 	if h.zeros > 0 {
 		out = append(out, DelayCount{0, h.zeros})
 	}
-	for d, c := range h.counts {
-		out = append(out, DelayCount{d, c})
-	}
-	slices.SortFunc(out, func(a, b DelayCount) int { return cmp.Compare(a.DelayNs, b.DelayNs) })
-	return out
+	return append(out, rest...)
 }
 
 // percentiles by nearest rank: the p-th percentile is the smallest value v
@@ -128,24 +189,20 @@ func (h *delayHist) percentiles() Percentiles {
 	if h.n == 0 {
 		return Percentiles{Exact: true}
 	}
-	keys := make([]int64, 0, len(h.counts))
-	for k := range h.counts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	counted := h.sorted()
 	at := func(p int64) int64 {
 		rank := (p*h.n + 99) / 100
 		if rank <= h.zeros {
 			return 0
 		}
 		cum := h.zeros
-		for _, k := range keys {
-			cum += h.counts[k]
+		for _, dc := range counted {
+			cum += dc.Count
 			if cum >= rank {
 				if h.exact {
-					return k
+					return dc.DelayNs
 				}
-				return min(bucketTop(k), h.max)
+				return min(bucketTop(dc.DelayNs), h.max)
 			}
 		}
 		return h.max

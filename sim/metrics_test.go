@@ -384,3 +384,39 @@ func requireBruteForce(t *testing.T, got, rs []release, vs []time.Duration, tria
 		require.Equal(t, wantS, got[i].at, "trial %d window %v", trial, v)
 	}
 }
+
+// TestBucketSlots: a delay's page and slot name its bucket (bucketAt gives
+// bucketOf's lower bound), and pages and slots in order are buckets in
+// increasing order, so that a walk of the pages lists them sorted: at the
+// edges of every bit length, and at random.
+func TestBucketSlots(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	ds := []int64{1, 2, 1023, 1024, 2047, 2048, 2049, 4095, 4096, math.MaxInt64}
+	for l := 12; l < 63; l++ {
+		ds = append(ds, 1<<l-1, 1<<l, 1<<l+1)
+	}
+	for range 100000 {
+		ds = append(ds, rng.Int64N(1<<rng.IntN(63))+1)
+	}
+	for _, d := range ds {
+		page, slot := bucketSlot(d)
+		require.Less(t, page, bucketPages, "d=%d", d)
+		require.Equal(t, bucketOf(d), bucketAt(page, slot), "d=%d: page %d slot %d", d, page, slot)
+	}
+	prev := int64(0)
+	for page := range bucketPages {
+		for slot := range 1024 {
+			if page == 0 && slot == 0 {
+				continue // 0 is counted apart (zeros)
+			}
+			if page >= 2 || page<<10|slot < 2048 {
+				b := bucketAt(page, slot)
+				require.Greater(t, b, prev, "page %d slot %d", page, slot)
+				prev = b
+				if page == bucketPages-1 && slot == 1023 {
+					return // the last, whose next would overflow
+				}
+			}
+		}
+	}
+}
