@@ -630,16 +630,35 @@ func (k *keyPeaks) finish() []keyPeakRaw {
 }
 
 // closeKeys closes every interval still open, all releases counted,
-// asking for the totals keyAhead releases ahead.
+// asking for the totals keyAhead releases ahead. Each release from a
+// window's front on starts an interval that holds every release after it
+// (none has left), so the count of its key is the key's total less its
+// pre, as leaveKey counts it, and the whole window's interval from the
+// front holds the window's sum, which only falls from there on: only the
+// front's can beat the window's best.
 func closeKeys[C uint32 | uint64](k *keyPeaks, counts []C) {
 	for wi := range k.wins {
 		w := &k.wins[wi]
-		for m := 0; w.front < k.tail; m++ {
-			if m%keyStep == 0 {
-				k.prefetchFront(w, min(w.front+keyAhead, k.tail))
-			}
-			leaveKey(k, counts, wi, w, k.ring.at(w.front))
+		if w.front < k.tail && w.sum > w.aBest {
+			w.aBest, w.aStart = w.sum, k.ring.at(w.front).at
 		}
+		best, key, start := w.best, w.key, w.start
+		for w.front < k.tail {
+			k.prefetchFront(w, min(w.front+keyAhead+keyStep, k.tail))
+			seg := k.ring.span(w.front, min(keyStep, k.tail-w.front))
+			for j := range seg {
+				f := &seg[j]
+				if c := counts[f.key] - C(f.pre); int64(c) > best {
+					best, key, start = int64(c), f.key, f.at
+				}
+			}
+			w.front += len(seg)
+		}
+		w.best, w.key, w.start = best, key, start
+		if wi == k.longest {
+			k.room += w.sum // the cost of every release, which left
+		}
+		w.sum = 0
 	}
 	k.dropBig(k.tail)
 }
