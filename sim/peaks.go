@@ -424,8 +424,8 @@ func (r *ring[E]) span(i, n int) []E {
 }
 
 // pushIn stores x as entry tail when the last chunk holds it, and reports
-// whether it did: push's usual case, small enough to inline where push is
-// not, for the hot paths to try first.
+// whether it did: push's usual case, in a function small enough for the
+// compiler to inline into push, which is too big to be inlined itself.
 func (r *ring[E]) pushIn(tail int, x E) bool {
 	if i := uint(tail) % ringChunk; i != 0 && len(r.chunks) > 0 {
 		r.chunks[int(uint(tail)/ringChunk)-r.first][i] = x
