@@ -423,21 +423,12 @@ func (r *ring[E]) span(i, n int) []E {
 	return r.chunk(i)[j:min(j+n, ringChunk)]
 }
 
-// pushIn stores x as entry tail when the last chunk holds it, and reports
-// whether it did: push's usual case, in a function small enough for the
-// compiler to inline into push, which is too big to be inlined itself.
-func (r *ring[E]) pushIn(tail int, x E) bool {
-	if i := uint(tail) % ringChunk; i != 0 && len(r.chunks) > 0 {
-		r.chunks[int(uint(tail)/ringChunk)-r.first][i] = x
-		return true
-	}
-	return false
-}
-
 // push stores x as entry tail of the queue [head, tail), first setting
 // aside the chunks wholly before head.
 func (r *ring[E]) push(head, tail int, x E) {
-	if r.pushIn(tail, x) {
+	if i := uint(tail) % ringChunk; i != 0 && len(r.chunks) > 0 {
+		// within the last chunk
+		r.chunks[int(uint(tail)/ringChunk)-r.first][i] = x
 		return
 	}
 	// a new chunk: at the start of one, or in an empty ring (a set that
