@@ -343,12 +343,11 @@ func flushKeys[C uint32 | uint64](k *keyPeaks, counts []C) {
 // counting them in order is that when f leaves, the releases of f's key
 // in the batch at or after f+V have already joined: its count is then
 // the key's total less f's pre, less their cost. The total less pre is at
-// least the count in
-// order, so when it does not beat the window's best (a tie keeps the
-// earlier start) neither does the count in order, and it is not needed:
-// over many keys, almost every release that leaves. For the others, the
-// batch's index (indexBatch, made at the first of them) finds those
-// releases.
+// least the count in order, so when it does not beat the window's best (a
+// tie keeps the earlier start) neither does the count in order, and it is
+// not needed: over many keys, almost every release that leaves. For the
+// others, the batch's index (indexBatch, made at the first of them) finds
+// those releases.
 //
 // The passes are loops of their own, which the processor predicts well,
 // where counting in order branches on how many releases leave before each
