@@ -71,8 +71,12 @@ type clusterRun struct {
 	arrivalQ queue.Deque[cev]
 	execQ    queue.Deque[cev]
 	replyQ   queue.Deque[cev]
-	ops      []clusterOp
-	freeOps  []uint32
+	// direct: the verdicts of the scripts run when sent, in the order
+	// their replies wait in replyQ (all take the same trip back), so that
+	// a script needs no operation slot
+	directQ queue.Deque[directReply]
+	ops     []clusterOp
+	freeOps []uint32
 
 	// the store
 	table    algorithms.Table       // central, racy, lease
@@ -174,6 +178,12 @@ type clusterOp struct {
 	need     int64
 	granted  int64
 	items    []syncItem // sync
+}
+
+// directReply is a direct script's verdict on its way back to the node.
+type directReply struct {
+	at  attempt
+	dec algorithms.Decision
 }
 
 // orderSlot holds a decision until those of earlier arrivals are shown.
@@ -535,8 +545,21 @@ func (c *clusterRun) until(t time.Duration, class uint8) error {
 	for {
 		if c.progress != nil {
 			c.step(true, t)
-		} else if c.watchers == nil && !c.anyBy(t) {
-			return nil // nothing comes before (t, class): the usual case
+		} else if c.watchers == nil {
+			// central's usual case: a reply is due before t, and no
+			// other source has an event at or before the reply's instant,
+			// so the reply comes first
+			if c.replyQ.Len() > 0 {
+				if r := c.replyQ.Front(); r.at < t && !c.otherBy(r.at) {
+					if err := c.event(c.replyQ.PopFront()); err != nil {
+						return err
+					}
+					continue
+				}
+			}
+			if !c.anyBy(t) {
+				return nil // nothing comes before (t, class): the usual case
+			}
 		}
 
 		// the candidates: the release queue, the cluster queue, the
@@ -605,12 +628,17 @@ func (c *clusterRun) until(t time.Duration, class uint8) error {
 
 // anyBy reports whether an event of any source comes at or before t.
 func (c *clusterRun) anyBy(t time.Duration) bool {
+	return c.replyQ.Len() > 0 && c.replyQ.Front().at <= t || c.otherBy(t)
+}
+
+// otherBy reports whether an event of any source but the reply FIFO comes
+// at or before t.
+func (c *clusterRun) otherBy(t time.Duration) bool {
 	return c.releases.Len() > 0 && c.releases.Min() <= t ||
 		c.events.len() > 0 && c.events.peek().at <= t ||
 		c.q.Len() > 0 && c.q.Peek().at <= t ||
 		c.arrivalQ.Len() > 0 && c.arrivalQ.Front().at <= t ||
 		c.execQ.Len() > 0 && c.execQ.Front().at <= t ||
-		c.replyQ.Len() > 0 && c.replyQ.Front().at <= t ||
 		c.be != nil && c.backendBy(t)
 }
 
@@ -643,6 +671,11 @@ func (c *clusterRun) event(ev cev) error {
 		c.exec(ev.id, ev.at)
 	case evReply:
 		return c.reply(ev.id, ev.at)
+	case evDirectReply:
+		r := c.directQ.Front()
+		err := c.decided(&r.at, r.dec, ev.at)
+		c.directQ.DropFront()
+		return err
 	case evSync:
 		c.syncTick(int(ev.id), ev.at)
 	case evTimeout:
@@ -844,7 +877,9 @@ func (c *clusterRun) failAt(slot uint32) {
 // order they are sent, each rtt/2 after it, and nothing else touches the
 // store. It executes the script at once with the store's instant (or the
 // node's clock at send), as the store would rtt/2 later, and schedules the
-// reply; TestClusterFIFOsMatchQueue holds it to the queued path.
+// reply: the verdict waits in directQ, without an operation slot (with no
+// fault on the store and a trip shorter than the timeout, nothing fails
+// or times out). TestClusterFIFOsMatchQueue holds it to the queued path.
 func (c *clusterRun) script(at *attempt) {
 	t := at.a.At
 	rtt := c.cl.Store.RTT
@@ -853,27 +888,27 @@ func (c *clusterRun) script(at *attempt) {
 	if c.co.Clock == cluster.NodeClock {
 		now = t + c.nodes[at.node].skew
 	}
-	slot, o := c.takeOp()
-	*o = clusterOp{kind: opScript, gen: o.gen, at: *at, node: at.node, cp: algorithms.NoCopy,
-		sendAt: t, back: back, deadline: t + c.cl.Store.Timeout, seq: c.seq, done: true,
-		epoch: c.nodes[at.node].epoch}
 	c.storeOps++
-	o.dec = c.table.Decide(now, algorithms.Key(at.a.Key), at.a.Cost)
-	c.observeStore(o, now, t+there)
+	c.directQ.PushBack(directReply{at: *at})
+	r := c.directQ.Back()
+	r.dec = c.table.Decide(now, algorithms.Key(at.a.Key), at.a.Cost)
+	if c.storeObs != nil {
+		c.observeStore(&r.at, r.dec, now, t+there)
+	}
 	c.seq++ // as send numbers its arrival at the store
-	c.replyQ.PushBack(cev{at: t + there + back, class: classReply, kind: evReply, id: slot, seq: c.nextSeq()})
+	c.replyQ.PushBack(cev{at: t + there + back, class: classReply, kind: evDirectReply, seq: c.nextSeq()})
 }
 
-// observeStore shows the store observer the script o that the store
-// executed at e with now. The observer's error stops the run at the next
-// arrival or at the end (storeErr).
-func (c *clusterRun) observeStore(o *clusterOp, now, e time.Duration) {
+// observeStore shows the store observer the script on at that the store
+// executed at e with now, and its verdict dec. The observer's error stops
+// the run at the next arrival or at the end (storeErr).
+func (c *clusterRun) observeStore(at *attempt, dec algorithms.Decision, now, e time.Duration) {
 	if c.storeObs == nil {
 		return
 	}
-	a := &o.at.a
-	c.storeDec = Decision{Time: now, Key: c.keys.Name(a.Key), Cost: a.Cost, Attempt: int(o.at.n),
-		Decision: o.dec, Node: int(o.node), Decided: e}
+	a := &at.a
+	c.storeDec = Decision{Time: now, Key: c.keys.Name(a.Key), Cost: a.Cost, Attempt: int(at.n),
+		Decision: dec, Node: int(at.node), Decided: e}
 	if err := c.storeObs.Observe(&c.storeDec); err != nil {
 		c.storeObs = nil
 		if !errors.Is(err, ErrStopObserving) {
@@ -977,7 +1012,7 @@ func (c *clusterRun) exec(slot uint32, e time.Duration) {
 			now = o.sendAt + c.nodes[o.node].skew
 		}
 		o.dec = c.table.Decide(now, key, o.at.a.Cost)
-		c.observeStore(o, now, e)
+		c.observeStore(&o.at, o.dec, now, e)
 	case opGet:
 		o.dec, o.cp = c.table.DecideCopy(e, key, o.at.a.Cost)
 		if c.incr != nil && o.cp != algorithms.NoCopy {

@@ -166,25 +166,34 @@ func TestClusterSyncExample(t *testing.T) {
 }
 
 // The FIFOs that hold events made in order (fixed trips) decide as the
-// queue does: random clusters without jitter give the same decisions and
-// results either way.
+// queue does: random clusters without jitter give the same decisions,
+// store scripts (central) and results either way. Central rows without
+// service time also take the direct path (scripts run when sent, their
+// replies in directQ, the reply fast path in until).
 func TestClusterFIFOsMatchQueue(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
+	direct := 0
 	for i := range 100 {
 		cfg, desc := randomCluster(r)
 		cfg.Cluster.Store.Jitter = 0
-		run := func(queue bool) (*Report, []Decision) {
+		if cfg.Algorithms[0].Coord.Mode == cluster.Central && cfg.Cluster.Store.Service == 0 {
+			direct++
+		}
+		run := func(queue bool) (*Report, []Decision, []Decision) {
 			clusterAlwaysQueue = queue
 			defer func() { clusterAlwaysQueue = false }()
-			rec := &recorder{}
+			rec, store := &recorder{}, &recorder{}
 			cfg.Observe = func(int) Observer { return rec }
+			cfg.ObserveStore = func(int) Observer { return store }
 			rep, err := Run(cfg)
 			require.NoError(t, err, desc)
-			return rep, rec.got
+			return rep, rec.got, store.got
 		}
-		fifoRep, fifoDec := run(false)
-		queueRep, queueDec := run(true)
+		fifoRep, fifoDec, fifoStore := run(false)
+		queueRep, queueDec, queueStore := run(true)
 		require.Equal(t, queueDec, fifoDec, "run %d: %s", i, desc)
+		require.Equal(t, queueStore, fifoStore, "run %d: %s", i, desc)
 		require.Equal(t, queueRep, fifoRep, "run %d: %s", i, desc)
 	}
+	require.GreaterOrEqual(t, direct, 5, "runs that take the direct path")
 }

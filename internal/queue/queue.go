@@ -108,6 +108,15 @@ func (d *Deque[T]) PopFront() T {
 	return x
 }
 
+// DropFront removes the front element without returning it (Len must be
+// > 0): for a caller that has read it through Front.
+func (d *Deque[T]) DropFront() {
+	var zero T
+	d.buf[d.head] = zero
+	d.head = (d.head + 1) & (len(d.buf) - 1)
+	d.n--
+}
+
 // PopBack removes and returns the back element (Len must be > 0).
 func (d *Deque[T]) PopBack() T {
 	var zero T

@@ -36,13 +36,17 @@ func TestDeque(t *testing.T) {
 	var model []int
 	r := rand.New(rand.NewPCG(3, 4))
 	for i := range 5000 {
-		switch op := r.IntN(4); {
+		switch op := r.IntN(5); {
 		case op < 2 || len(model) == 0:
 			d.PushBack(i)
 			model = append(model, i)
 		case op == 2:
 			require.Equal(t, model[0], *d.Front())
 			require.Equal(t, model[0], d.PopFront())
+			model = model[1:]
+		case op == 3:
+			require.Equal(t, model[0], *d.Front())
+			d.DropFront()
 			model = model[1:]
 		default:
 			require.Equal(t, model[len(model)-1], *d.Back())
