@@ -57,6 +57,12 @@ type clusterRun struct {
 	balRng *rand.Rand
 	netRng *rand.Rand
 
+	// co's mode, cl's balancer and co's clock as the per-attempt paths
+	// test them (the modes and balancers are strings)
+	onNode    bool  // local or split: each node decides on its own limiter
+	bal       uint8 // balRoundRobin, balRandom, balKeyHash
+	nodeClock bool  // central with clock: node
+
 	q   cevQueue
 	seq uint64 // the next event's and operation's sequence number
 	// Events that come in the order they are made wait in FIFOs instead of
@@ -186,6 +192,13 @@ type directReply struct {
 	dec algorithms.Decision
 }
 
+// The balancers, as clusterRun.bal holds them.
+const (
+	balRoundRobin uint8 = iota
+	balRandom
+	balKeyHash
+)
+
 // orderSlot holds a decision until those of earlier arrivals are shown.
 type orderSlot struct {
 	ok bool
@@ -272,6 +285,14 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	}
 	if cfg.ObserveStore != nil && c.co.Mode == cluster.Central {
 		c.storeObs = cfg.ObserveStore(i)
+	}
+	c.onNode = c.co.Mode == cluster.Local || c.co.Mode == cluster.Split
+	c.nodeClock = c.co.Clock == cluster.NodeClock
+	switch cl.Balancer {
+	case cluster.Random:
+		c.bal = balRandom
+	case cluster.KeyHash:
+		c.bal = balKeyHash
 	}
 	c.fixedTrips = cl.Store.Jitter == 0 && !clusterAlwaysQueue
 	c.direct = c.co.Mode == cluster.Central && cl.Store.Service == 0 && cl.Store.RTT <= cl.Store.Timeout &&
@@ -496,7 +517,7 @@ func (c *clusterRun) prefetch(as []traffic.Arrival) {
 		pf.Prefetch(c.ahead[:len(chunk)], horizon)
 		return
 	}
-	if c.co.Mode != cluster.Local && c.co.Mode != cluster.Split || c.cl.Balancer != cluster.RoundRobin || c.downN > 0 {
+	if !c.onNode || c.bal != balRoundRobin || c.downN > 0 {
 		return
 	}
 	n := len(c.nodes)
@@ -696,8 +717,12 @@ func (c *clusterRun) retryAt() error {
 // arrive takes an attempt at the balancer: it counts it, picks a node and
 // has the node decide as the mode says.
 func (c *clusterRun) arrive(a *traffic.Arrival, n int) error {
-	c.arrived(a, n, c.series.row(a.At))
+	row := c.series.row(a.At)
+	c.arrived(a, n, row)
 	node := c.pick(a)
+	if c.onNode && c.obs == nil && c.be == nil {
+		return c.decideOnNode(a, n, node, row)
+	}
 	at := attempt{a: *a, n: int32(n), node: int32(node), seq: c.arrivals, id: c.cur}
 	c.arrivals++
 	c.perNode[node].Attempts++
@@ -729,11 +754,38 @@ func (c *clusterRun) arrive(a *traffic.Arrival, n int) error {
 	return nil
 }
 
+// decideOnNode is arrive's path in local and split without an observer
+// or a backend: node decides a (attempt n, arrived in row) on its own
+// limiter at once, and the verdict takes effect there and then, with what
+// decided does in that case and without the record of the attempt that
+// the other paths carry to their reply. TestClusterOnNodePath holds it to
+// the path with an observer.
+func (c *clusterRun) decideOnNode(a *traffic.Arrival, n, node int, row *[5]int64) error {
+	c.arrivals++
+	pn := &c.perNode[node]
+	pn.Attempts++
+	nd := &c.nodes[node]
+	d := algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: algorithms.Never}
+	if nd.lim != nil {
+		d = nd.lim.Decide(a.At+nd.skew, algorithms.Key(a.Key), a.Cost)
+		if c.limitOn {
+			c.nodeLimit(node, a.At)
+		}
+	}
+	if d.Verdict == algorithms.Reject {
+		pn.Rejected++
+	} else {
+		pn.Admitted++
+	}
+	c.added.add(0)
+	return c.verdict(a, n, d, a.At, row)
+}
+
 // pick returns the node the balancer sends a to.
 func (c *clusterRun) pick(a *traffic.Arrival) int {
 	n := len(c.nodes)
-	switch c.cl.Balancer {
-	case cluster.Random:
+	switch c.bal {
+	case balRandom:
 		k := c.balRng.IntN(n - c.downN)
 		for i := range c.nodes {
 			if !c.nodes[i].down {
@@ -743,7 +795,7 @@ func (c *clusterRun) pick(a *traffic.Arrival) int {
 				k--
 			}
 		}
-	case cluster.KeyHash:
+	case balKeyHash:
 		h := fnv.New64a()
 		h.Write([]byte(c.keys.Name(a.Key)))
 		i := int(h.Sum64() % uint64(n))
@@ -885,7 +937,7 @@ func (c *clusterRun) script(at *attempt) {
 	rtt := c.cl.Store.RTT
 	there, back := rtt/2, rtt-rtt/2
 	now := t + there
-	if c.co.Clock == cluster.NodeClock {
+	if c.nodeClock {
 		now = t + c.nodes[at.node].skew
 	}
 	c.storeOps++

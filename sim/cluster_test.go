@@ -197,3 +197,27 @@ func TestClusterFIFOsMatchQueue(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, direct, 5, "runs that take the direct path")
 }
+
+// Local and split take a path of their own (decideOnNode) when nothing
+// watches the decisions and there is no backend: random clusters in those
+// modes give the same report with an observer (which takes the general
+// path through decided) as without.
+func TestClusterOnNodePath(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 13))
+	for i := range 100 {
+		cfg, desc := randomCluster(r)
+		co := &cfg.Algorithms[0].Coord
+		*co = cluster.Coordination{Mode: cluster.Local}
+		if r.IntN(2) == 0 {
+			co.Mode = cluster.Split
+		}
+		plain, err := Run(cfg)
+		require.NoError(t, err, desc)
+		rec := &recorder{}
+		cfg.Observe = func(int) Observer { return rec }
+		observed, err := Run(cfg)
+		require.NoError(t, err, desc)
+		require.NotEmpty(t, rec.got, desc)
+		require.Equal(t, observed, plain, "run %d: %s %s", i, co.Mode, desc)
+	}
+}
