@@ -888,8 +888,9 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 		r.delays.addZero()
 		if r.sepPeaks {
 			r.peaks.add(decided, a.Cost)
+		} else {
+			r.keyPeaks.add(decided, a.Cost, a.Key)
 		}
-		r.keyPeaks.add(decided, a.Cost, a.Key)
 		row[colAdmitted]++
 		r.last = max(r.last, decided)
 		if r.be != nil || r.budgets != nil {
@@ -1010,8 +1011,9 @@ type delayed struct {
 func (r *run) release(at time.Duration, d delayed) {
 	if r.sepPeaks {
 		r.peaks.add(at, d.cost)
+	} else {
+		r.keyPeaks.add(at, d.cost, d.key)
 	}
-	r.keyPeaks.add(at, d.cost, d.key)
 	r.series.add(at, colAdmitted)
 	r.last = max(r.last, at)
 }
