@@ -221,3 +221,43 @@ func TestClusterOnNodePath(t *testing.T) {
 		require.Equal(t, observed, plain, "run %d: %s %s", i, co.Mode, desc)
 	}
 }
+
+// Rows of one algorithm with the same params share one reference
+// (shareReferences): random clusters with a row in each mode the
+// algorithm supports, and one more with another burst, give the same
+// report whether the rows share their references or each runs its own.
+func TestClusterSharedReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 8))
+	for i := range 30 {
+		cfg, desc := randomCluster(r)
+		base := cfg.Algorithms[0]
+		cfg.Algorithms = nil
+		for _, m := range cluster.ModesOf(base.Name) {
+			a := base
+			a.Label, a.Coord = string(m), cluster.Coordination{Mode: m}
+			if m == cluster.Sync {
+				a.Coord.Sync = 100 * ms
+			}
+			cfg.Algorithms = append(cfg.Algorithms, a)
+		}
+		other := base
+		other.Label, other.Coord = "other-burst", cluster.Coordination{Mode: cluster.Central}
+		other.Params.Burst++
+		cfg.Algorithms = append(cfg.Algorithms, other)
+
+		run := func(share bool) *Report {
+			clusterShareRefs = share
+			defer func() { clusterShareRefs = true }()
+			rep, err := Run(cfg)
+			require.NoError(t, err, desc)
+			return rep
+		}
+		shared, own := run(true), run(false)
+		require.Equal(t, own, shared, "run %d: %s", i, desc)
+		// the rows of base's params report one reference's admissions
+		ref := shared.Results[0].Cluster.ReferenceAdmitted
+		for _, res := range shared.Results[:len(shared.Results)-1] {
+			require.Equal(t, ref, res.Cluster.ReferenceAdmitted, "run %d: %s", i, desc)
+		}
+	}
+}
