@@ -240,6 +240,14 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 		c.nodes[n].skew = cl.Skew[n]
 		c.perNode[n].Node = n
 	}
+	c.onNode = c.co.Mode == cluster.Local || c.co.Mode == cluster.Split
+	c.nodeClock = c.co.Clock == cluster.NodeClock
+	switch cl.Balancer {
+	case cluster.Random:
+		c.bal = balRandom
+	case cluster.KeyHash:
+		c.bal = balKeyHash
+	}
 	if info, ok := algorithms.Lookup(name); ok && info.Adaptive && alg.New == nil && !cluster.Supports(name, c.co.Mode) {
 		return nil, fmt.Errorf("%s: %s is an adaptive limit, which each node keeps with its own samples: it runs in coordination %s only, not %s",
 			alg.Label, name, modeList(cluster.ModesOf(name)), c.co.Mode)
@@ -288,14 +296,6 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	}
 	if cfg.ObserveStore != nil && c.co.Mode == cluster.Central {
 		c.storeObs = cfg.ObserveStore(i)
-	}
-	c.onNode = c.co.Mode == cluster.Local || c.co.Mode == cluster.Split
-	c.nodeClock = c.co.Clock == cluster.NodeClock
-	switch cl.Balancer {
-	case cluster.Random:
-		c.bal = balRandom
-	case cluster.KeyHash:
-		c.bal = balKeyHash
 	}
 	c.fixedTrips = cl.Store.Jitter == 0 && !clusterAlwaysQueue
 	c.direct = c.co.Mode == cluster.Central && cl.Store.Service == 0 && cl.Store.RTT <= cl.Store.Timeout &&
@@ -355,7 +355,7 @@ func (c *clusterRun) watch(in *Inspect) {
 		add("store", i)
 		return
 	}
-	if c.co.Mode != cluster.Local && c.co.Mode != cluster.Split {
+	if !c.onNode {
 		return
 	}
 	for n := range c.nodes {
@@ -1103,7 +1103,7 @@ func (c *clusterRun) exec(slot uint32, e time.Duration) {
 	switch o.kind {
 	case opScript:
 		now := e
-		if c.co.Clock == cluster.NodeClock {
+		if c.nodeClock {
 			now = o.sendAt + c.nodes[o.node].skew
 		}
 		o.dec = c.table.Decide(now, key, o.at.a.Cost)

@@ -32,23 +32,15 @@ func newDelayHist() delayHist {
 	return delayHist{counts: map[int64]int64{}, exact: true}
 }
 
-// bucketOf rounds d down to 11 significant bits.
-func bucketOf(d int64) int64 {
-	e := bits.Len64(uint64(d)) - 11
-	if e <= 0 {
-		return d
-	}
-	return d >> e << e
-}
-
 // bucketPages is how many pages of 1024 buckets cover every delay: two of
 // the delays under 2048 ns (each its own bucket), then one for each bit
 // length from 12 to 63.
 const bucketPages = 2 + 63 - 11
 
-// bucketSlot returns the page and the slot in it of d's bucket (d > 0):
-// page d>>10 for d < 2048, else the bit length's page, at the slot of the
-// 10 significant bits below the leading one.
+// bucketSlot returns the page and the slot in it of d's bucket (d > 0).
+// A bucket holds the delays that round down to the same 11 significant
+// bits. Its page is d>>10 for d < 2048, else the page of d's bit length;
+// its slot is the 10 significant bits below the leading one.
 func bucketSlot(d int64) (page, slot int) {
 	e := bits.Len64(uint64(d)) - 11
 	if e <= 0 {
@@ -57,8 +49,8 @@ func bucketSlot(d int64) (page, slot int) {
 	return e + 1, int(d>>(uint(e)&63)) & 1023
 }
 
-// bucketAt is the bucket (its lower bound, as bucketOf gives it) in slot
-// slot of page page.
+// bucketAt is the bucket in slot slot of page page, as its lower bound:
+// its delays rounded down to 11 significant bits.
 func bucketAt(page, slot int) int64 {
 	if page < 2 {
 		return int64(page<<10 | slot)

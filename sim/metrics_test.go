@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -281,6 +282,16 @@ func TestDelayPercentilesRandom(t *testing.T) {
 		}
 		require.Equal(t, n <= DelayExactValues, got.Exact, "n=%d", n)
 	}
+}
+
+// bucketOf is the rule of the histogram's buckets, which bucketSlot and
+// bucketAt put in pages: d rounded down to 11 significant bits.
+func bucketOf(d int64) int64 {
+	e := bits.Len64(uint64(d)) - 11
+	if e <= 0 {
+		return d
+	}
+	return d >> e << e
 }
 
 func TestBucketOf(t *testing.T) {
