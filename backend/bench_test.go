@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/ratesim/ratesim/internal/portable"
 )
 
 // BenchmarkBackend: the mixed backend (mixedConfig: lognormal service,
@@ -43,7 +45,7 @@ func benchPoisson(b *testing.B, cfg Config, rate float64, clientOnly bool) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		u := float64(rng.Uint64()>>11+1) / (1 << 53)
-		at += toDuration(float64(-portableLog(u) * gap))
+		at += toDuration(float64(-portable.Log(u) * gap))
 		bk.Until(at)
 		if err := bk.Submit(&Request{ID: uint64(i), Attempt: 1, Arrived: at, Admitted: at}); err != nil {
 			b.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/ratesim/ratesim/internal/portable"
 )
 
 // Dist is a service-time distribution.
@@ -134,7 +136,7 @@ const DefaultRecoverWindow = time.Second
 const z99 = 2.3263478740408408
 
 // maxP99Ratio is the largest p99/mean a lognormal can have, exp(z99^2/2).
-var maxP99Ratio = portableExp(float64(z99*z99) / 2)
+var maxP99Ratio = portable.Exp(float64(z99*z99) / 2)
 
 // Validate checks c and says what is wrong, naming the field.
 func (c *Config) Validate() error {
@@ -259,11 +261,11 @@ func lognormalParams(mean, p99 time.Duration) (mu, sigma float64, err error) {
 		return 0, 0, fmt.Errorf("lognormal p99 %v is %.4g times its mean %v: at most %.4g times is possible (exp(z99^2/2))",
 			p99, r, mean, maxP99Ratio)
 	}
-	disc := float64(z99*z99) - float64(2*portableLog(r))
+	disc := float64(z99*z99) - float64(2*portable.Log(r))
 	if disc < 0 { // r at the bound, rounded
 		disc = 0
 	}
 	sigma = z99 - math.Sqrt(disc)
-	mu = portableLog(float64(mean)) - float64(sigma*sigma)/2
+	mu = portable.Log(float64(mean)) - float64(sigma*sigma)/2
 	return mu, sigma, nil
 }

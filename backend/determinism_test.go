@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/internal/portable"
 )
 
 // mixedConfig exercises every part of the model: lognormal service,
@@ -51,7 +53,7 @@ func digest(t *testing.T, n int) string {
 	var at time.Duration
 	for i := range n {
 		u := float64(rng.Uint64()>>11+1) / (1 << 53)
-		at += toDuration(float64(-portableLog(u) * (float64(time.Second) / 140)))
+		at += toDuration(float64(-portable.Log(u) * (float64(time.Second) / 140)))
 		b.Until(at)
 		r := Request{ID: uint64(i), Attempt: 1, Arrived: at, Admitted: at}
 		if i%5 == 0 {
@@ -87,8 +89,8 @@ func drawsDigest() string {
 	}
 	for i := range 100_000 {
 		x := float64(i+1) / 100_000
-		put(math.Float64bits(portableLog(x * 1e3)))
-		put(math.Float64bits(portableExp(x*80 - 40)))
+		put(math.Float64bits(portable.Log(x * 1e3)))
+		put(math.Float64bits(portable.Exp(x*80 - 40)))
 		put(math.Float64bits(normQuantile(x * 0.99999)))
 	}
 	return hex.EncodeToString(h.Sum(nil))

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/internal/portable"
 )
 
 // heapAfter runs the mixed backend (mixedConfig, its faults moved out of
@@ -24,7 +26,7 @@ func heapAfter(t *testing.T, n int) (uint64, int) {
 	var at time.Duration
 	for i := range n {
 		u := float64(rng.Uint64()>>11+1) / (1 << 53)
-		at += toDuration(float64(-portableLog(u) * (float64(time.Second) / 140)))
+		at += toDuration(float64(-portable.Log(u) * (float64(time.Second) / 140)))
 		b.Until(at)
 		require.NoError(t, b.Submit(&Request{ID: uint64(i), Attempt: 1, Arrived: at, Admitted: at}))
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/internal/portable"
 )
 
 // TestEvHeapOrder: the event heap gives back its entries by (at, ord),
@@ -192,7 +194,7 @@ func TestCompletionsKeptEitherWay(t *testing.T) {
 			var at time.Duration
 			for i := range 200_000 {
 				u := float64(rng.Uint64()>>11+1) / (1 << 53)
-				at += toDuration(float64(-portableLog(u) * gap))
+				at += toDuration(float64(-portable.Log(u) * gap))
 				b.Until(at)
 				r := Request{ID: uint64(i), Attempt: 1, Arrived: at, Admitted: at}
 				if i%4 == 0 {

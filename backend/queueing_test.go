@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/internal/portable"
 )
 
 // poisson drives b with n Poisson arrivals of rate lambda per second, from
@@ -22,7 +24,7 @@ func poisson(t testing.TB, cfg Config, lambda float64, n int, seed uint64) Resul
 	var at time.Duration
 	for i := range n {
 		u := float64(rng.Uint64()>>11+1) / (1 << 53)
-		at += toDuration(float64(-portableLog(u) * gap))
+		at += toDuration(float64(-portable.Log(u) * gap))
 		b.Until(at)
 		require.NoError(t, b.Submit(&Request{ID: uint64(i), Attempt: 1, Arrived: at, Admitted: at}))
 	}
