@@ -154,5 +154,5 @@ func (g *gcraRule) gauges(s *gcraState, known bool, now time.Duration) []Gauge {
 // (d.ns*den + d.rem)/num, in floating point (for charts only: d.ns*den may
 // not fit an int64).
 func (r fracRate) count(d fracTime) float64 {
-	return (float64(d.ns)*float64(r.den) + float64(d.rem)) / float64(r.num)
+	return (float64(float64(d.ns)*float64(r.den)) + float64(d.rem)) / float64(r.num) // the product rounded: no FMA
 }

@@ -97,7 +97,7 @@ func (p *KongPlugin) mode() kongMode {
 // seconds writes Kong's sync_rate (seconds, maybe fractional) as a
 // duration.
 func seconds(s float64) string {
-	ms := int64(s*1000 + 0.5)
+	ms := int64(float64(s*1000) + 0.5) // the product rounded: no FMA
 	if ms%1000 == 0 {
 		return strconv.FormatInt(ms/1000, 10) + "s"
 	}

@@ -28,9 +28,9 @@ const (
 //
 // With one key every request goes to it. With N clients each request's
 // client is drawn after its gap: uniformly (KeyUniform, or "") or by a
-// Zipf law of exponent ZipfS (KeyZipf), through math/rand/v2's
-// rejection-inversion Zipf generator, which holds no table however many
-// clients there are.
+// Zipf law of exponent ZipfS (KeyZipf), by rejection-inversion, which
+// holds no table however many clients there are. The draws are portable
+// (draws.go): one seed gives one trace on every platform.
 //
 // The gaps and the clients are drawn from two PCG generators seeded with
 // the first four outputs of SplitMix64 from the source's own seed: one
@@ -62,7 +62,7 @@ func (s *Poisson) Open(k *Keys, index int, seed uint64) (Stream, error) {
 			return nil, fmt.Errorf("traffic: zipf exponent %v: want a number > 1", s.ZipfS)
 		}
 		if n > 1 {
-			st.zipf = rand.NewZipf(keys, s.ZipfS, 1, uint64(n-1))
+			st.zipf = newZipfDraw(keys, s.ZipfS, 1, uint64(n-1))
 		}
 	default:
 		return nil, fmt.Errorf("traffic: unknown key distribution %q (want uniform or zipf)", s.KeyDist)
@@ -85,7 +85,7 @@ func newRand(seed uint64, g uint64) *rand.Rand {
 type poissonStream struct {
 	rng    *rand.Rand // the gaps
 	keys   *rand.Rand // the clients
-	zipf   *rand.Zipf // nil: uniform keys
+	zipf   *zipfDraw  // nil: uniform keys
 	mean   float64    // mean gap in ns, W/L
 	base   uint32
 	n      int
@@ -103,7 +103,7 @@ func (p *poissonStream) Next(a *Arrival) bool {
 		return false
 	}
 	room := math.MaxInt64 - int64(p.t)
-	x := p.rng.ExpFloat64() * p.mean
+	x := expDraw(p.rng) * p.mean
 	if !(x < float64(room)) { // past the largest time.Duration
 		p.done = true
 		return false
@@ -123,7 +123,7 @@ func (p *poissonStream) Next(a *Arrival) bool {
 	key := p.base
 	switch {
 	case p.zipf != nil:
-		key += uint32(p.zipf.Uint64())
+		key += uint32(p.zipf.next())
 	case p.n > 1:
 		key += uint32(p.keys.IntN(p.n))
 	}

@@ -88,13 +88,11 @@ func Exp(x float64) float64 {
 		p5        = 4.13813679705723846039e-08
 	)
 	switch {
-	case math.IsNaN(x) || math.IsInf(x, 1):
+	case x != x: // NaN
 		return x
-	case math.IsInf(x, -1):
-		return 0
-	case x > overflow:
+	case x > overflow: // +Inf too
 		return math.Inf(1)
-	case x < underflow:
+	case x < underflow: // -Inf too
 		return 0
 	case -nearZero < x && x < nearZero:
 		return 1 + x
@@ -112,5 +110,10 @@ func Exp(x float64) float64 {
 	t := float64(r * r)
 	c := r - float64(t*(p1+float64(t*(p2+float64(t*(p3+float64(t*(p4+float64(t*p5)))))))))
 	y := 1 - ((lo - float64(r*c)/(2-c)) - hi)
+	if -1022 < k && k < 1023 {
+		// y is in [1/2, 2], so y*2^k is normal and the product exact:
+		// math.Ldexp's value, without its cases
+		return y * math.Float64frombits(uint64(k+1023)<<52)
+	}
 	return math.Ldexp(y, k)
 }
