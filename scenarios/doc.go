@@ -75,8 +75,8 @@
 //     drifts. With clients, key-dist picks each request's client: uniform
 //     (default), or zipf with exponent zipf-s (a number > 1, default 1.1),
 //     client k (0 the heaviest) with probability proportional to
-//     1/(k+1)^zipf-s, drawn by rejection-inversion with no table however
-//     many clients. key-dist and zipf-s need clients; zipf-s needs key-dist:
+//     1/(k+1)^zipf-s, drawn by rejection-inversion with no table of the
+//     clients however many there are. key-dist and zipf-s need clients; zipf-s needs key-dist:
 //     zipf. Draws are seeded (below); the instants do not depend on the
 //     keys: gaps and clients come from two generators.
 //   - aligned: boundary-aligned clients (cron jobs, retry at reset). every

@@ -117,8 +117,19 @@ func expWedge(i uint8, w float32) float32 {
 // mapped through the inverse of H, the integral of the density's
 // continuous hull h(x) = (v+x)^-s, to x; k is x rounded, taken at once
 // when x lies within the squeeze s of k, else when u lies under k's share
-// of the hull; otherwise it draws again. It holds no table however large
-// imax is. Its constants and steps are math/rand/v2's Zipf's.
+// of the hull; otherwise it draws again. Its constants and steps are
+// math/rand/v2's Zipf's.
+//
+// Most draws are of the heaviest clients, whose k holds over a wide range
+// of u: so the draw remembers, for each of the 2^16 ranges of u that its
+// top 16 bits make (a table of 256 KiB however large imax is), whether
+// every u of the range gives the same k at once, and that k. A u of such
+// a range costs no ln or e^x; the others are mapped as above. A range is
+// learnt the first time a u falls in it, from its two ends: the same k,
+// the squeeze passed, and both with a margin of a billionth of k, a
+// million times what an ulp of rounding between them could move (the map
+// is monotone in u). So the table changes no draw
+// (TestZipfFastMatchesExact).
 type zipfDraw struct {
 	r           *rand.Rand
 	v, q        float64 // v and the exponent s
@@ -127,7 +138,20 @@ type zipfDraw struct {
 	squeeze     float64
 	hxm         float64 // H(imax + 1/2)
 	span        float64 // H(1/2) - h(0) - H(imax + 1/2)
+	// fast holds what each range of u gives: zipfUnknown until learnt,
+	// zipfMapped where u must be mapped, else k + zipfFirstK.
+	fast []uint32
 }
+
+// The ranges of u that zipfDraw remembers: u's top zipfRangeBits bits of
+// 53, and the values of zipfDraw.fast.
+const (
+	zipfRangeBits = 16
+	zipfUnknown   = 0
+	zipfMapped    = 1
+	zipfFirstK    = 2
+	zipfMargin    = 1e-9
+)
 
 // newZipfDraw returns the Zipf draws of exponent s > 1 and offset v >= 1
 // over [0, imax], from r.
@@ -137,6 +161,7 @@ func newZipfDraw(r *rand.Rand, s, v float64, imax uint64) *zipfDraw {
 	z.hxm = z.bigH(float64(imax) + 0.5)
 	z.span = z.bigH(0.5) - portable.Exp(float64(portable.Log(v)*-s)) - z.hxm
 	z.squeeze = 1 - z.bigHInv(z.bigH(1.5)-portable.Exp(float64(-s*portable.Log(v+1))))
+	z.fast = make([]uint32, 1<<zipfRangeBits)
 	return z
 }
 
@@ -158,11 +183,44 @@ func (z *zipfDraw) share(k float64) float64 {
 // next returns the next draw.
 func (z *zipfDraw) next() uint64 {
 	for {
-		ur := z.hxm + float64(z.r.Float64()*z.span)
-		x := z.bigHInv(ur)
-		k := math.Floor(x + 0.5)
+		u := z.r.Uint64() << 11 >> 11 // the 53 bits of math/rand/v2's Float64
+		r := u >> (53 - zipfRangeBits)
+		f := z.fast[r]
+		if f == zipfUnknown {
+			f = z.learn(r)
+			z.fast[r] = f
+		}
+		if f != zipfMapped {
+			return uint64(f - zipfFirstK)
+		}
+		ur, x, k := z.mapped(u)
 		if k-x <= z.squeeze || ur >= z.share(k) {
 			return uint64(k)
 		}
 	}
+}
+
+// mapped maps the 53-bit uniform u to ur, x and k as a draw does.
+func (z *zipfDraw) mapped(u uint64) (ur, x, k float64) {
+	ur = z.hxm + float64(float64(u)/(1<<53)*z.span)
+	x = z.bigHInv(ur)
+	return ur, x, math.Floor(x + 0.5)
+}
+
+// learn returns what range r of u gives: k + zipfFirstK when both its ends
+// give k and pass the squeeze, each with the margin, else zipfMapped.
+func (z *zipfDraw) learn(r uint64) uint32 {
+	const shift = 53 - zipfRangeBits
+	lo, hi := r<<shift, (r+1)<<shift-1
+	_, xl, kl := z.mapped(lo)
+	_, xh, kh := z.mapped(hi)
+	m := zipfMargin * max(1, kl)
+	sure := func(x float64) bool {
+		// x rounds to kl, passes the squeeze, and would with x moved by m
+		return x-m >= kl-0.5 && x+m < kl+0.5 && kl-(x-m) <= z.squeeze
+	}
+	if kl != kh || !(kl >= 0 && kl < math.MaxUint32-zipfFirstK) || !sure(xl) || !sure(xh) {
+		return zipfMapped
+	}
+	return uint32(kl) + zipfFirstK
 }

@@ -195,3 +195,51 @@ func BenchmarkDraws(b *testing.B) {
 		b.ReportMetric(float64(s)/float64(b.N), "mean")
 	})
 }
+
+// TestZipfFastMatchesExact: where the table says a range of u gives k,
+// mapping any u of the range gives k and passes the squeeze, as the draw
+// would without the table: checked at both ends of every range and the
+// points beside them, and at 2M random u, for exponents and sizes from
+// few clients to 2^40; and the table does take most draws where the
+// heaviest clients are most of the traffic.
+func TestZipfFastMatchesExact(t *testing.T) {
+	const shift = 53 - zipfRangeBits
+	for _, c := range []struct {
+		s        float64
+		imax     uint64
+		minShare float64 // of draws the table takes, at least
+	}{{1.1, 999_999, 0.6}, {2, 49, 0.95}, {1.0001, 1 << 40, 0}, {1.5, 9_999, 0.8}, {30, 3, 0.99}} {
+		z := newZipfDraw(rand.New(rand.NewPCG(11, 12)), c.s, 1, c.imax)
+		check := func(u uint64) bool {
+			r := u >> shift
+			if z.fast[r] == zipfUnknown {
+				z.fast[r] = z.learn(r)
+			}
+			f := z.fast[r]
+			if f == zipfMapped {
+				return false
+			}
+			_, x, k := z.mapped(u)
+			if k != float64(f-zipfFirstK) || !(k-x <= z.squeeze) { // testify's reflection, at millions of points, takes seconds
+				t.Fatalf("s=%v u=%d: the table gives %d, the map %v (x = %v, squeeze %v)", c.s, u, f-zipfFirstK, k, x, z.squeeze)
+			}
+			return true
+		}
+		for r := range uint64(1 << zipfRangeBits) {
+			lo, hi := r<<shift, (r+1)<<shift-1
+			for _, u := range []uint64{lo, lo + 1, lo + 2, hi - 2, hi - 1, hi, lo + (hi-lo)/2} {
+				check(u)
+			}
+		}
+		rng := rand.New(rand.NewPCG(13, 14))
+		taken := 0
+		const n = 2_000_000
+		for range n {
+			if check(rng.Uint64() << 11 >> 11) {
+				taken++
+			}
+		}
+		require.GreaterOrEqual(t, float64(taken)/n, c.minShare, "s=%v imax=%d: the table's share", c.s, c.imax)
+		t.Logf("s=%v imax=%d: the table takes %.1f%% of draws", c.s, c.imax, 100*float64(taken)/n)
+	}
+}

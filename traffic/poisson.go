@@ -29,8 +29,9 @@ const (
 // With one key every request goes to it. With N clients each request's
 // client is drawn after its gap: uniformly (KeyUniform, or "") or by a
 // Zipf law of exponent ZipfS (KeyZipf), by rejection-inversion, which
-// holds no table however many clients there are. The draws are portable
-// (draws.go): one seed gives one trace on every platform.
+// holds no table of the clients (a fixed 256 KiB, however many there
+// are). The draws are portable (draws.go): one seed gives one trace on
+// every platform.
 //
 // The gaps and the clients are drawn from two PCG generators seeded with
 // the first four outputs of SplitMix64 from the source's own seed: one
