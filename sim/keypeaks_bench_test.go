@@ -1,0 +1,92 @@
+package sim
+
+import (
+	"runtime/debug"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ratesim/ratesim/traffic"
+)
+
+// BenchmarkKeyPeaksPaired times the nine algorithms over a million Zipf
+// keys (poisson-10m's traffic) with key peaks and without them
+// (noKeyPeaks), in turn in one process, so that each pair of runs shares
+// the machine's spell: issue 12 asks key peaks to cost at most 1.10x.
+// Each run is poisson-10m's 10M requests (or b.N, if fewer; the peaks'
+// longest window, a second, fills in the first million), and b.N/10M
+// pairs are measured after one that is not, the order within a pair
+// alternating. It reports the CPU (user and system, of the whole process)
+// per request of each, medians, and the median of the pairs' ratios.
+//
+// In "warm", a run reuses the memory the runs before it freed, as runs
+// in one process do (a sweep's); in "fresh", the heap is given back to
+// the system before each run (debug.FreeOSMemory), so that, as in a
+// compare's process, the run pays the kernel for zeroing the pages of
+// every table it makes, key peaks' ring and totals among them:
+//
+//	go test ./sim -run '^$' -bench KeyPeaksPaired -benchtime 120000000x
+func BenchmarkKeyPeaksPaired(b *testing.B) {
+	for _, fresh := range []bool{false, true} {
+		name := "warm"
+		if fresh {
+			name = "fresh"
+		}
+		b.Run(name, func(b *testing.B) { benchKeyPeaksPaired(b, fresh) })
+	}
+}
+
+func benchKeyPeaksPaired(b *testing.B, fresh bool) {
+	const per = 10_000_000
+	requests := int64(min(b.N, per))
+	rounds := max(b.N/per, 1)
+	run := func(off bool) float64 {
+		noKeyPeaks = off
+		defer func() { noKeyPeaks = false }()
+		plan := traffic.Plan{Sources: []traffic.Source{benchTake{&traffic.Poisson{
+			Common:  traffic.Common{Clients: traffic.Clients{N: 1_000_000, Prefix: "user"}, Cost: 1},
+			Rate:    traffic.Rate{Count: 1_000_000, Per: time.Second},
+			KeyDist: traffic.KeyZipf, ZipfS: 1.1,
+		}, requests}}, Seed: 1}
+		cfg := Config{Name: "bench", Seed: 1, Limit: benchPolicy, Traffic: plan,
+			Windows: []time.Duration{benchPolicy.Per, benchPolicy.Per / 10}, Bucket: benchPolicy.Per / 10,
+			Algorithms: benchAlgorithms()}
+		if fresh {
+			debug.FreeOSMemory()
+		}
+		cpu := processCPU()
+		rep, err := Run(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got := len(rep.Results[0].KeyPeaks) > 0; got == off {
+			b.Fatalf("key peaks kept: %v, with noKeyPeaks %v", got, off)
+		}
+		return float64(processCPU()-cpu) / float64(requests)
+	}
+	run(false)
+	run(true)
+	var with, without, ratios []float64
+	for i := range rounds {
+		var w, o float64
+		if i%2 == 0 {
+			w, o = run(false), run(true)
+		} else {
+			o, w = run(true), run(false)
+		}
+		with, without, ratios = append(with, w), append(without, o), append(ratios, w/o)
+		b.Logf("pair %d: with key peaks %.0f, without %.0f cpu-ns/req: %.3fx", i+1, w, o, w/o)
+	}
+	median := func(xs []float64) float64 {
+		s := slices.Clone(xs)
+		slices.Sort(s)
+		if n := len(s); n%2 == 1 {
+			return s[n/2]
+		}
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	b.ReportMetric(median(with), "with-cpu-ns/req")
+	b.ReportMetric(median(without), "without-cpu-ns/req")
+	b.ReportMetric(median(ratios), "with/without")
+	b.ReportMetric(0, "ns/op") // the run's own time is the pairs', not b.N's
+}
