@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"slices"
 	"testing"
 	"time"
 
@@ -118,14 +117,7 @@ func BenchmarkBackendPaired(b *testing.B) {
 		configs = append(configs, config{name + "-1", []Algorithm{alg}, true})
 	}
 	run := func(c config) float64 {
-		plan := traffic.Plan{Sources: []traffic.Source{benchTake{&traffic.Poisson{
-			Common:  traffic.Common{Clients: traffic.Clients{N: 1_000_000, Prefix: "user"}, Cost: 1},
-			Rate:    traffic.Rate{Count: 1_000_000, Per: time.Second},
-			KeyDist: traffic.KeyZipf, ZipfS: 1.1,
-		}, requests}}, Seed: 1}
-		cfg := Config{Name: "bench", Seed: 1, Limit: benchPolicy, Traffic: plan,
-			Windows: []time.Duration{benchPolicy.Per, benchPolicy.Per / 10}, Bucket: benchPolicy.Per / 10,
-			Algorithms: c.algs}
+		cfg := zipfConfig(requests, c.algs)
 		if c.be {
 			withBackend(&cfg)
 		}
@@ -149,24 +141,15 @@ func BenchmarkBackendPaired(b *testing.B) {
 			}
 		}
 	}
-	median := func(xs []float64) float64 {
-		s := slices.Clone(xs)
-		slices.Sort(s)
-		if n := len(s); n%2 == 1 {
-			return s[n/2]
-		} else {
-			return (s[n/2-1] + s[n/2]) / 2
-		}
-	}
 	ratio := func(j, k int) float64 {
 		var rs []float64
 		for i := range times[j] {
 			rs = append(rs, times[j][i]/times[k][i])
 		}
-		return median(rs)
+		return medianOf(rs)
 	}
 	for j, c := range configs {
-		b.ReportMetric(median(times[j]), c.name+"-cpu-ns/req")
+		b.ReportMetric(medianOf(times[j]), c.name+"-cpu-ns/req")
 	}
 	for i := range times[0] {
 		b.Logf("round %d: plain-10 %.0f, backend-10 %.0f cpu-ns/req: %.3fx", i+1, times[0][i], times[1][i], times[1][i]/times[0][i])

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"testing"
 	"time"
 
@@ -118,6 +119,31 @@ func zipfPlan(b *testing.B, clients int) traffic.Plan {
 		KeyDist: traffic.KeyZipf, ZipfS: 1.1,
 	}
 	return traffic.Plan{Sources: []traffic.Source{benchTake{src, int64(b.N)}}, Seed: 1}
+}
+
+// zipfConfig is poisson-10m's run, cut to requests: Poisson requests,
+// 1,000,000 a second, from a million clients whose activity follows a Zipf
+// law (s = 1.1), through algs, with a scenario's default windows and
+// bucket.
+func zipfConfig(requests int64, algs []Algorithm) Config {
+	plan := traffic.Plan{Sources: []traffic.Source{benchTake{&traffic.Poisson{
+		Common:  traffic.Common{Clients: traffic.Clients{N: 1_000_000, Prefix: "user"}, Cost: 1},
+		Rate:    traffic.Rate{Count: 1_000_000, Per: time.Second},
+		KeyDist: traffic.KeyZipf, ZipfS: 1.1,
+	}, requests}}, Seed: 1}
+	return Config{Name: "bench", Seed: 1, Limit: benchPolicy, Traffic: plan,
+		Windows: []time.Duration{benchPolicy.Per, benchPolicy.Per / 10}, Bucket: benchPolicy.Per / 10,
+		Algorithms: algs}
+}
+
+// medianOf is the median of xs (not empty).
+func medianOf(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // benchPolicy is the policy of every engine benchmark.

@@ -2,11 +2,7 @@ package sim
 
 import (
 	"runtime/debug"
-	"slices"
 	"testing"
-	"time"
-
-	"github.com/ratesim/ratesim/traffic"
 )
 
 // BenchmarkKeyPeaksPaired times the nine algorithms over a million Zipf
@@ -43,14 +39,7 @@ func benchKeyPeaksPaired(b *testing.B, fresh bool) {
 	run := func(off bool) float64 {
 		noKeyPeaks = off
 		defer func() { noKeyPeaks = false }()
-		plan := traffic.Plan{Sources: []traffic.Source{benchTake{&traffic.Poisson{
-			Common:  traffic.Common{Clients: traffic.Clients{N: 1_000_000, Prefix: "user"}, Cost: 1},
-			Rate:    traffic.Rate{Count: 1_000_000, Per: time.Second},
-			KeyDist: traffic.KeyZipf, ZipfS: 1.1,
-		}, requests}}, Seed: 1}
-		cfg := Config{Name: "bench", Seed: 1, Limit: benchPolicy, Traffic: plan,
-			Windows: []time.Duration{benchPolicy.Per, benchPolicy.Per / 10}, Bucket: benchPolicy.Per / 10,
-			Algorithms: benchAlgorithms()}
+		cfg := zipfConfig(requests, benchAlgorithms())
 		if fresh {
 			debug.FreeOSMemory()
 		}
@@ -77,16 +66,8 @@ func benchKeyPeaksPaired(b *testing.B, fresh bool) {
 		with, without, ratios = append(with, w), append(without, o), append(ratios, w/o)
 		b.Logf("pair %d: with key peaks %.0f, without %.0f cpu-ns/req: %.3fx", i+1, w, o, w/o)
 	}
-	median := func(xs []float64) float64 {
-		s := slices.Clone(xs)
-		slices.Sort(s)
-		if n := len(s); n%2 == 1 {
-			return s[n/2]
-		}
-		return (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	b.ReportMetric(median(with), "with-cpu-ns/req")
-	b.ReportMetric(median(without), "without-cpu-ns/req")
-	b.ReportMetric(median(ratios), "with/without")
+	b.ReportMetric(medianOf(with), "with-cpu-ns/req")
+	b.ReportMetric(medianOf(without), "without-cpu-ns/req")
+	b.ReportMetric(medianOf(ratios), "with/without")
 	b.ReportMetric(0, "ns/op") // the run's own time is the pairs', not b.N's
 }
