@@ -95,7 +95,7 @@ func (h *latencyHist) clear() {
 // quantile is hist_approx_quantile of one quantile q in [0, 1] over a
 // non-empty histogram.
 func (h *latencyHist) quantile(q float64) float64 {
-	target := float64(h.n) * q
+	target := float64(float64(h.n) * q) // rounded: not fused with target-lower below
 	i := h.lo
 	for h.counts[i] == 0 {
 		i++

@@ -286,7 +286,7 @@ func (x *XTimeRate) admitted(s *xTimeRateState, now time.Duration, key Key, toke
 // admission as the library's advance does: min(B, tokens + elapsed.Seconds()
 // * limit).
 func (x *XTimeRate) shadowAt(s *xTimeRateState, now time.Duration) float64 {
-	return min(float64(x.burst), s.tokens+(now-s.last).Seconds()*float64(x.limit))
+	return min(float64(x.burst), s.tokens+float64((now-s.last).Seconds()*float64(x.limit))) // the product rounded, as the library's delta is
 }
 
 // wait returns the library's ReserveN(at, cost).DelayFrom(at) without

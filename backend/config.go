@@ -266,6 +266,6 @@ func lognormalParams(mean, p99 time.Duration) (mu, sigma float64, err error) {
 		disc = 0
 	}
 	sigma = z99 - math.Sqrt(disc)
-	mu = portable.Log(float64(mean)) - float64(sigma*sigma)/2
+	mu = portable.Log(float64(mean)) - float64(float64(sigma*sigma)/2)
 	return mu, sigma, nil
 }

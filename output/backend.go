@@ -46,7 +46,7 @@ func backendCells(b *backend.Result) []string {
 // utilization writes a fraction as a whole percentage, rounded half up
 // from its thousandths: "82%".
 func utilization(u float64) string {
-	return strconv.FormatInt(int64(u*100+0.5), 10) + "%"
+	return strconv.FormatInt(int64(float64(u*100)+0.5), 10) + "%" // the product rounded: no FMA
 }
 
 // backendCSVHeader is the CSV's backend columns, at the end of a row.

@@ -214,7 +214,7 @@ func (z *zipfDraw) learn(r uint64) uint32 {
 	lo, hi := r<<shift, (r+1)<<shift-1
 	_, xl, kl := z.mapped(lo)
 	_, xh, kh := z.mapped(hi)
-	m := zipfMargin * max(1, kl)
+	m := float64(zipfMargin * max(1, kl))
 	sure := func(x float64) bool {
 		// x rounds to kl, passes the squeeze, and would with x moved by m
 		return x-m >= kl-0.5 && x+m < kl+0.5 && kl-(x-m) <= z.squeeze
