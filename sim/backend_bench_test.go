@@ -25,7 +25,7 @@ import (
 //
 //	go test ./sim -run '^$' -bench EngineBackend -benchtime 1000000x -count 5
 func BenchmarkEngineBackend(b *testing.B) {
-	plan := func(b *testing.B) traffic.Plan { return zipfPlan(b, 1_000_000) }
+	plan := func(b *testing.B) traffic.Plan { return zipfPlan(1_000_000, int64(b.N)) }
 
 	b.Run("plain-9", func(b *testing.B) {
 		benchEngineOn(b, plan(b), 0, benchAlgorithms(), nil)
@@ -117,7 +117,7 @@ func BenchmarkBackendPaired(b *testing.B) {
 		configs = append(configs, config{name + "-1", []Algorithm{alg}, true})
 	}
 	run := func(c config) float64 {
-		cfg := zipfConfig(requests, c.algs)
+		cfg := benchConfig(zipfPlan(1_000_000, requests), c.algs)
 		if c.be {
 			withBackend(&cfg)
 		}

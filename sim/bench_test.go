@@ -75,7 +75,7 @@ func BenchmarkEngine(b *testing.B) {
 		return traffic.Plan{Sources: []traffic.Source{src}, Seed: 1}, end
 	}
 	zipf := func(clients int) func(b *testing.B) (traffic.Plan, time.Duration) {
-		return func(b *testing.B) (traffic.Plan, time.Duration) { return zipfPlan(b, clients), 0 }
+		return func(b *testing.B) (traffic.Plan, time.Duration) { return zipfPlan(clients, int64(b.N)), 0 }
 	}
 	workloads := []struct {
 		name string
@@ -110,27 +110,21 @@ func BenchmarkEngine(b *testing.B) {
 // benchNoKeyPeaks is BenchmarkEngine's -nokeypeaks.
 var benchNoKeyPeaks = flag.Bool("nokeypeaks", false, "BenchmarkEngine: keep no key peaks (to time the engine without them)")
 
-// zipfPlan is b.N Poisson requests, 1,000,000 a second, from clients
-// whose activity follows a Zipf law (s = 1.1).
-func zipfPlan(b *testing.B, clients int) traffic.Plan {
+// zipfPlan is requests Poisson requests, 1,000,000 a second, from
+// clients whose activity follows a Zipf law (s = 1.1): with a million
+// clients, poisson-10m's traffic cut to requests.
+func zipfPlan(clients int, requests int64) traffic.Plan {
 	src := &traffic.Poisson{
 		Common:  traffic.Common{Clients: traffic.Clients{N: clients, Prefix: "user"}, Cost: 1},
 		Rate:    traffic.Rate{Count: 1_000_000, Per: time.Second},
 		KeyDist: traffic.KeyZipf, ZipfS: 1.1,
 	}
-	return traffic.Plan{Sources: []traffic.Source{benchTake{src, int64(b.N)}}, Seed: 1}
+	return traffic.Plan{Sources: []traffic.Source{benchTake{src, requests}}, Seed: 1}
 }
 
-// zipfConfig is poisson-10m's run, cut to requests: Poisson requests,
-// 1,000,000 a second, from a million clients whose activity follows a Zipf
-// law (s = 1.1), through algs, with a scenario's default windows and
-// bucket.
-func zipfConfig(requests int64, algs []Algorithm) Config {
-	plan := traffic.Plan{Sources: []traffic.Source{benchTake{&traffic.Poisson{
-		Common:  traffic.Common{Clients: traffic.Clients{N: 1_000_000, Prefix: "user"}, Cost: 1},
-		Rate:    traffic.Rate{Count: 1_000_000, Per: time.Second},
-		KeyDist: traffic.KeyZipf, ZipfS: 1.1,
-	}, requests}}, Seed: 1}
+// benchConfig runs plan through algs on benchPolicy, with a scenario's
+// defaults: windows W and W/10, bucket W/10.
+func benchConfig(plan traffic.Plan, algs []Algorithm) Config {
 	return Config{Name: "bench", Seed: 1, Limit: benchPolicy, Traffic: plan,
 		Windows: []time.Duration{benchPolicy.Per, benchPolicy.Per / 10}, Bucket: benchPolicy.Per / 10,
 		Algorithms: algs}
@@ -169,16 +163,8 @@ func benchEngine(b *testing.B, plan traffic.Plan, duration time.Duration, algs [
 // benchEngineOn is benchEngine on a cluster (nil: none). A cluster row's
 // decisions are its attempts; its reference runs too and is not counted.
 func benchEngineOn(b *testing.B, plan traffic.Plan, duration time.Duration, algs []Algorithm, cl *cluster.Config, mods ...func(*Config)) {
-	cfg := Config{
-		Name: "bench", Seed: 1, Duration: duration,
-		Limit:   benchPolicy,
-		Traffic: plan,
-		// a scenario's defaults: windows W and W/10, bucket W/10
-		Windows:    []time.Duration{benchPolicy.Per, benchPolicy.Per / 10},
-		Bucket:     benchPolicy.Per / 10,
-		Algorithms: algs,
-		Cluster:    cl,
-	}
+	cfg := benchConfig(plan, algs)
+	cfg.Duration, cfg.Cluster = duration, cl
 	for _, m := range mods {
 		m(&cfg)
 	}
@@ -282,15 +268,9 @@ func benchAlgorithm(name string) Algorithm {
 // benchReplay runs the trace at path (b.N lines) through algs once and
 // reports the lines per second.
 func benchReplay(b *testing.B, path string, algs []Algorithm) {
-	cfg := Config{
-		Name: "replay", Seed: 1,
-		Limit:      benchPolicy,
-		Algorithms: algs,
-		// the scenario file's default reorder window
-		Traffic: traffic.Plan{Sources: []traffic.Source{&traffic.Replay{Path: path, Reorder: 5 * time.Minute}}, Seed: 1},
-		Windows: []time.Duration{benchPolicy.Per, benchPolicy.Per / 10},
-		Bucket:  benchPolicy.Per / 10,
-	}
+	// the scenario file's default reorder window
+	cfg := benchConfig(traffic.Plan{Sources: []traffic.Source{&traffic.Replay{Path: path, Reorder: 5 * time.Minute}}, Seed: 1}, algs)
+	cfg.Name = "replay"
 	b.ReportAllocs()
 	idle := startIdle()
 	b.ResetTimer()

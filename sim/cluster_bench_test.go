@@ -29,7 +29,7 @@ import (
 //
 //	go test ./sim -run '^$' -bench EngineCluster -benchtime 1000000x -count 5
 func BenchmarkEngineCluster(b *testing.B) {
-	plan := func(b *testing.B) traffic.Plan { return zipfPlan(b, 1_000_000) }
+	plan := func(b *testing.B) traffic.Plan { return zipfPlan(1_000_000, int64(b.N)) }
 
 	rows := func(nine bool, mode cluster.Mode) []Algorithm {
 		var algs []Algorithm

@@ -39,7 +39,7 @@ func benchKeyPeaksPaired(b *testing.B, fresh bool) {
 	run := func(off bool) float64 {
 		noKeyPeaks = off
 		defer func() { noKeyPeaks = false }()
-		cfg := zipfConfig(requests, benchAlgorithms())
+		cfg := benchConfig(zipfPlan(1_000_000, requests), benchAlgorithms())
 		if fresh {
 			debug.FreeOSMemory()
 		}

@@ -213,13 +213,13 @@ func (z *zipfDraw) learn(r uint64) uint32 {
 	const shift = 53 - zipfRangeBits
 	lo, hi := r<<shift, (r+1)<<shift-1
 	_, xl, kl := z.mapped(lo)
-	_, xh, kh := z.mapped(hi)
+	_, xh, _ := z.mapped(hi)
 	m := float64(zipfMargin * max(1, kl))
 	sure := func(x float64) bool {
 		// x rounds to kl, passes the squeeze, and would with x moved by m
 		return x-m >= kl-0.5 && x+m < kl+0.5 && kl-(x-m) <= z.squeeze
 	}
-	if kl != kh || !(kl >= 0 && kl < math.MaxUint32-zipfFirstK) || !sure(xl) || !sure(xh) {
+	if !(kl >= 0 && kl < math.MaxUint32-zipfFirstK) || !sure(xl) || !sure(xh) {
 		return zipfMapped
 	}
 	return uint32(kl) + zipfFirstK
