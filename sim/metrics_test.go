@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -430,4 +431,47 @@ func TestBucketSlots(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRingBlocks: a ring cuts its chunks from blocks that double, so that
+// the chunks it makes (those in use and spare) are what it held at most
+// plus two, as before, and the blocks hold at most twice them; no block
+// passes ringSlabBytes; the chunks do not overlap: every entry reads back
+// what was stored. Over a queue that grows past two blocks of the largest
+// size, then shrinks and grows again.
+func TestRingBlocks(t *testing.T) {
+	var r ring[keyRelease]
+	const size = int(unsafe.Sizeof(keyRelease{}))
+	most := ringSlabBytes / (ringChunk * size) // chunks in the largest block
+	head, tail, held := 0, 0, 0
+	push := func() {
+		blocks := r.blocks
+		r.push(head, tail, keyRelease{at: time.Duration(tail), key: uint32(tail)})
+		require.LessOrEqual(t, r.blocks-blocks, most*ringChunk, "no block past ringSlabBytes")
+		tail++
+		held = max(held, tail-head)
+	}
+	check := func(what string) {
+		for i := head; i < tail; i++ {
+			require.Equal(t, keyRelease{at: time.Duration(i), key: uint32(i)}, *r.at(i), "%s: entry %d", what, i)
+		}
+		require.LessOrEqual(t, r.made, held/ringChunk+2, "%s: chunks for what it held at most", what)
+		require.LessOrEqual(t, r.blocks, 2*r.made*ringChunk, "%s: blocks at most twice the chunks", what)
+	}
+	for tail < (2*most+40)*ringChunk { // past a block of most chunks
+		push()
+	}
+	check("grown")
+	for head < tail-10*ringChunk {
+		head += 7
+		if head%3 == 0 {
+			push()
+		}
+	}
+	check("shrunk")
+	for range 60 * ringChunk {
+		push()
+	}
+	check("grown again")
+	require.Equal(t, r.made, r.held(), "every chunk made is in use or spare")
 }

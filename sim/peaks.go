@@ -3,8 +3,10 @@ package sim
 import (
 	"math"
 	"time"
+	"unsafe"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/internal/pages"
 )
 
 // peakSet finds, over one stream of releases in non-decreasing time order,
@@ -397,10 +399,38 @@ func peakRatio(count int64, v time.Duration, p algorithms.Policy) Ratio {
 // never copying what it holds, and keeps the chunks emptied at its front
 // for reuse, so it holds what the queue held at most, plus a chunk or two.
 // The queue's bounds are its owner's (head and tail, see push).
+//
+// New chunks are cut from blocks (slab) that double in size, from one
+// chunk to about ringSlabBytes, made by internal/pages: a ring that holds
+// a second of a million releases a second takes its 24 MiB in a few
+// system calls and huge pages, where a chunk at a time faulted in every
+// 4 KiB page of it and walked the ring through as many translations. The
+// blocks hold at most twice what the chunks in use and spare would.
 type ring[E any] struct {
 	chunks []*[ringChunk]E // chunks[k] is chunk number first+k
 	first  int
 	spare  []*[ringChunk]E
+	slab   []E // what is left of the last block, for new chunks
+	made   int // chunks cut so far
+	blocks int // the entries of every block made
+}
+
+// ringSlabBytes is about the most a ring's block of chunks holds.
+const ringSlabBytes = 8 << 20
+
+// newChunk cuts a chunk from the block, making the next block first when
+// it is used up.
+func (r *ring[E]) newChunk() *[ringChunk]E {
+	if len(r.slab) < ringChunk {
+		var zero E
+		most := max(1, ringSlabBytes/(ringChunk*int(unsafe.Sizeof(zero))))
+		r.slab = pages.Make[E](ringChunk * min(max(1, r.made), most))
+		r.blocks += len(r.slab)
+	}
+	c := (*[ringChunk]E)(r.slab[:ringChunk])
+	r.slab = r.slab[ringChunk:]
+	r.made++
+	return c
 }
 
 // ringChunk is how many entries a chunk of a ring holds (8 KiB of 8-byte
@@ -449,8 +479,9 @@ func (r *ring[E]) push(head, tail int, x E) {
 	} else {
 		// stored here, where c is known not to be nil: the store
 		// elsewhere checks it by a load, and a fresh chunk's first
-		// touch must be a write (internal/pages says why)
-		c = new([ringChunk]E)
+		// touch must be a write where its block was too small to be
+		// backed when made (internal/pages says why)
+		c = r.newChunk()
 		c[tail%ringChunk] = x
 	}
 	r.chunks = append(r.chunks, c)
