@@ -39,11 +39,13 @@ import (
 // one: the first of them to leave counts them all, and the later ones,
 // counting fewer, replace nothing.
 //
-// Memory: the releases of the longest window (24 bytes each) and a
-// total per key, whatever the number of windows: 4 bytes, kept modulo
-// 2^32 (a count, a difference of two totals, is exact while the cost held
-// is under 2^31), or 8 once the cost held could pass 2^31-1 (wide, for
-// good); the stage of the releases not yet counted (12 KiB); and a table
+// Memory: the releases of the longest window (16 bytes each, 4 more once
+// a release of a cost other than 1 has come, and 4 more once the totals
+// are wide) and a total per key, whatever the number of windows: 4 bytes,
+// kept modulo 2^32 (a count, a difference of two totals, is exact while
+// the cost held is under 2^31), or 8 once the cost held could pass 2^31-1
+// (wide, for good); the stage of the releases not yet counted (10 KiB);
+// and a table
 // of the keys of a batch being counted (indexBatch), 24 KiB, made when a
 // batch first needs one. Nothing grows with the number of releases.
 //
@@ -72,6 +74,15 @@ type keyPeaks struct {
 	// them to the ring.
 	head, tail, done int
 	stage            [keyFlush]keyRelease
+	stageCost        [keyFlush]uint32 // stage[i]'s cost (bigCost: in big)
+	// costly: a release of cost other than 1 has come. Until then every
+	// cost is 1 and none is held; from then on costs holds the cost of
+	// each release by sequence number (bigCost: in big), and the passes
+	// read it. preHi holds the high 32 bits of each counted release's pre
+	// once the totals are wide.
+	costly bool
+	costs  ring[uint32]
+	preHi  ring[uint32]
 	// The totals, one per key: key k's cost of the releases counted so
 	// far, modulo 2^32 in counts while narrow, else in wideCounts. keys
 	// is how many they hold; base is the address of the first, shift the
@@ -118,12 +129,16 @@ type keyWin struct {
 }
 
 // keyRelease is one release held by a keyPeaks.
+//
+// 16 bytes: its cost is 1 until a release of another cost comes
+// (keyPeaks.costly), and the high bits of its pre are only held once the
+// totals are wide (keyPeaks.preHi).
 type keyRelease struct {
-	at   time.Duration
-	key  uint32
-	cost uint32 // bigCost: the cost is in keyPeaks.big
-	// pre, once the release is counted: its key's total before it
-	pre uint64
+	at  time.Duration
+	key uint32
+	// pre, once the release is counted: its key's total before it, modulo
+	// 2^32 (while the totals are narrow, all of it)
+	pre uint32
 }
 
 // bigCost marks a release whose cost is held aside (keyPeaks.big).
@@ -250,27 +265,36 @@ func (k *keyPeaks) grow(n int) {
 // non-decreasing time order.
 func (k *keyPeaks) add(at time.Duration, cost int64, key uint32) {
 	c := uint32(cost)
-	if int(key) >= k.keys || cost > k.room || cost >= bigCost {
+	if int(key) >= k.keys || cost > k.room || cost >= bigCost || cost != 1 && !k.costly {
 		if len(k.wins) == 0 {
 			return
 		}
 		c = k.ready(cost, key)
 	}
 	k.room -= cost
-	n := k.tail - k.done
-	k.stage[uint(n)%keyFlush] = keyRelease{at: at, key: key, cost: c} // n < keyFlush: the mask spares a bounds check
+	n := uint(k.tail-k.done) % keyFlush // < keyFlush: the mask spares a bounds check
+	k.stage[n] = keyRelease{at: at, key: key}
+	k.stageCost[n] = c
 	k.tail++
-	if n+1 >= keyFlush {
+	if int(n)+1 >= keyFlush {
 		k.flush()
 	}
 }
 
 // ready readies the set for a release of cost by key that add cannot
-// store as it is: it grows the totals to hold key, widens them when the
-// cost could make a count pass 32 bits (first counting what is stored as
-// it is), and holds aside a cost past 32 bits (the totals are wide by
-// then). It returns the cost field of the release's entry.
+// store as it is: it starts holding costs at the first other than 1, grows
+// the totals to hold key, widens them when the cost could make a count
+// pass 32 bits (first counting what is stored as it is), and holds aside a
+// cost past 32 bits (the totals are wide by then). It returns the cost to
+// stage.
 func (k *keyPeaks) ready(cost int64, key uint32) uint32 {
+	if cost != 1 && !k.costly {
+		// every release held so far cost 1 (those staged have theirs)
+		k.costly = true
+		for i := k.head; i < k.done; i++ {
+			k.costs.push(k.head, i, 1)
+		}
+	}
 	if int(key) >= k.keys {
 		k.grow(int(key) + 1)
 	}
@@ -299,7 +323,9 @@ func (k *keyPeaks) widen() {
 	}
 	for i := k.head; i < k.tail; i++ {
 		e := k.ring.at(i)
-		e.pre = k.wideCounts[e.key] - uint64(k.counts[e.key]-uint32(e.pre))
+		pre := k.wideCounts[e.key] - uint64(k.counts[e.key]-e.pre)
+		e.pre = uint32(pre)
+		k.preHi.push(k.head, i, uint32(pre>>32))
 	}
 	k.counts = nil
 	k.wide = true
@@ -313,12 +339,52 @@ func (k *keyPeaks) flush() {
 	if k.done == k.tail {
 		return
 	}
-	k.ring.pushAll(k.head, k.done, k.stage[:k.tail-k.done])
+	n := k.tail - k.done
+	k.ring.pushAll(k.head, k.done, k.stage[:n])
+	if k.costly {
+		k.costs.pushAll(k.head, k.done, k.stageCost[:n])
+	}
+	if k.wide { // their high bits, set as they are counted
+		k.preHi.pushAll(k.head, k.done, k.stageCost[:n])
+	}
 	if k.wide {
 		flushKeys(k, k.wideCounts)
 	} else {
 		flushKeys(k, k.counts)
 	}
+}
+
+// cost is the cost of release i (held).
+func (k *keyPeaks) cost(i int) int64 {
+	if !k.costly {
+		return 1
+	}
+	c := *k.costs.at(i)
+	if c == bigCost {
+		return k.big[i]
+	}
+	return int64(c)
+}
+
+// preOf is the pre of e, release i (counted).
+func preOf[C uint32 | uint64](k *keyPeaks, e *keyRelease, i int) C {
+	p := C(e.pre)
+	if k.wide {
+		p |= C(uint64(*k.preHi.at(i)) << 32)
+	}
+	return p
+}
+
+// join counts the release e, number i, of cost c: its pre is its key's
+// total, which gains c.
+func join[C uint32 | uint64](k *keyPeaks, counts []C, e *keyRelease, i int, c int64) {
+	t := &counts[e.key]
+	v := *t
+	e.pre = uint32(v)
+	if k.wide {
+		*k.preHi.at(i) = uint32(uint64(v) >> 32)
+	}
+	*t = v + C(c)
 }
 
 // flushKeys counts the releases from done to tail in every window: before
@@ -373,13 +439,21 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 			}
 		}
 		seg := r.span(k.done+i, min(keyStep, n-i))
-		for x := range seg {
-			e := &seg[x]
-			t := &counts[e.key]
-			v := *t
-			e.pre = uint64(v)
-			*t = v + C(e.cost)
-			added += int64(e.cost)
+		if k.costly || k.wide {
+			for x := range seg {
+				c := k.cost(k.done + i + x)
+				join(k, counts, &seg[x], k.done+i+x, c)
+				added += c
+			}
+		} else {
+			for x := range seg {
+				e := &seg[x]
+				t := &counts[e.key]
+				v := *t
+				e.pre = uint32(v)
+				*t = v + 1
+			}
+			added += int64(len(seg))
 		}
 		i += len(seg)
 	}
@@ -402,8 +476,15 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 				break
 			}
 			for {
-				j, l := leaveSpan(seg, counts, last-v, best)
-				left += l
+				var j int
+				if k.costly || k.wide {
+					var l int64
+					j, l = leaveSpanAll(k, seg, front, counts, last-v, best)
+					left += l
+				} else {
+					j = leaveSpan(seg, counts, last-v, best)
+					left += int64(j)
+				}
 				front += j
 				if j == len(seg) {
 					break
@@ -414,10 +495,10 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 					break
 				}
 				// its count with the whole batch joined beats best
-				if c := batchLess(k, f, counts[f.key]-C(f.pre), f.at+v, &indexed); int64(c) > best {
+				if c := batchLess(k, f, counts[f.key]-preOf[C](k, f, front), f.at+v, &indexed); int64(c) > best {
 					best, key, start = int64(c), f.key, f.at
 				}
-				left += int64(f.cost)
+				left += k.cost(front)
 				front++
 				seg = seg[j+1:]
 			}
@@ -436,19 +517,31 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 // leaveSpan walks flushBatch's releases seg, which leave a window, up to
 // the first that does not (it ends past the batch's last release: f.at >
 // limit) or whose count with the whole batch joined beats best, and
-// returns how many it walked past and their cost. A loop of its own, with
-// nothing live but what it reads, so that its values stay in registers;
-// flushBatch deals with the release it stops at.
+// returns how many it walked past, every cost 1 and the totals narrow. A
+// loop of its own, with nothing live but what it reads, so that its values
+// stay in registers; flushBatch deals with the release it stops at.
 //
 //go:noinline
-func leaveSpan[C uint32 | uint64](seg []keyRelease, counts []C, limit time.Duration, best int64) (int, int64) {
-	var left int64
+func leaveSpan[C uint32 | uint64](seg []keyRelease, counts []C, limit time.Duration, best int64) int {
 	for j := range seg {
 		f := &seg[j]
 		if f.at > limit || int64(counts[f.key]-C(f.pre)) > best {
+			return j
+		}
+	}
+	return len(seg)
+}
+
+// leaveSpanAll is leaveSpan for any costs and totals, seg being the
+// releases from number from on; it also returns the cost walked past.
+func leaveSpanAll[C uint32 | uint64](k *keyPeaks, seg []keyRelease, from int, counts []C, limit time.Duration, best int64) (int, int64) {
+	var left int64
+	for j := range seg {
+		f := &seg[j]
+		if f.at > limit || int64(counts[f.key]-preOf[C](k, f, from+j)) > best {
 			return j, left
 		}
-		left += int64(f.cost)
+		left += k.cost(from + j)
 	}
 	return len(seg), left
 }
@@ -464,11 +557,10 @@ func batchLess[C uint32 | uint64](k *keyPeaks, f *keyRelease, c C, end time.Dura
 	}
 	if sl := k.slot(f.key, k.batch); sl.batch == k.batch {
 		for j := int(sl.last); j >= 0; j = int(k.prev[j]) {
-			e := k.ring.at(k.done + j)
-			if e.at < end {
+			if k.ring.at(k.done+j).at < end {
 				break
 			}
-			c -= C(e.cost)
+			c -= C(k.cost(k.done + j))
 		}
 	}
 	return c
@@ -493,12 +585,12 @@ func (k *keyPeaks) leaveAll(w *keyWin, from, to int, left, added int64) {
 		for i := from; i < to && sum+added > aBest; i++ {
 			f := r.at(i)
 			for end := f.at + w.v; j < k.tail && r.at(j).at < end; j++ {
-				joined += int64(r.at(j).cost)
+				joined += k.cost(j)
 			}
 			if s := sum + joined; s > aBest {
 				aBest, aStart = s, f.at
 			}
-			sum -= int64(f.cost)
+			sum -= k.cost(i)
 		}
 		w.aBest, w.aStart = aBest, aStart
 	}
@@ -562,16 +654,10 @@ func flushEach[C uint32 | uint64](k *keyPeaks, counts []C) {
 				leaveKey(k, counts, wi, w, r.at(w.front))
 			}
 		}
-		cost := C(x.cost)
-		if x.cost == bigCost {
-			cost = C(k.big[j])
-		}
-		t := &counts[x.key]
-		v := *t
-		x.pre = uint64(v)
-		*t = v + cost
+		cost := k.cost(j)
+		join(k, counts, x, j, cost)
 		for wi := range k.wins {
-			k.wins[wi].sum += int64(cost)
+			k.wins[wi].sum += cost
 		}
 	}
 	k.done = k.tail
@@ -593,17 +679,14 @@ func (k *keyPeaks) dropBig(head int) {
 // leaveKey closes the interval of the release f at w's front (window wi)
 // and moves the front past it.
 func leaveKey[C uint32 | uint64](k *keyPeaks, counts []C, wi int, w *keyWin, f *keyRelease) {
-	c := counts[f.key] - C(f.pre)
+	c := counts[f.key] - preOf[C](k, f, w.front)
 	if int64(c) > w.best {
 		w.best, w.key, w.start = int64(c), f.key, f.at
 	}
 	if w.sum > w.aBest {
 		w.aBest, w.aStart = w.sum, f.at
 	}
-	cost := int64(f.cost)
-	if f.cost == bigCost {
-		cost = k.big[w.front]
-	}
+	cost := k.cost(w.front)
 	w.sum -= cost
 	if wi == k.longest {
 		k.room += cost
@@ -647,7 +730,7 @@ func closeKeys[C uint32 | uint64](k *keyPeaks, counts []C) {
 			seg := k.ring.span(w.front, min(keyStep, k.tail-w.front))
 			for j := range seg {
 				f := &seg[j]
-				if c := counts[f.key] - C(f.pre); int64(c) > best {
+				if c := counts[f.key] - preOf[C](k, f, w.front+j); int64(c) > best {
 					best, key, start = int64(c), f.key, f.at
 				}
 			}

@@ -280,6 +280,45 @@ func TestKeyPeaksMatchesBruteForce(t *testing.T) {
 	}
 }
 
+// TestKeyPeaksUnitCosts: a stream whose costs are all 1 holds none (its
+// releases take 16 bytes each), and gives what trying every start gives;
+// a stream whose costs are 1 for up to thousands of releases, over many
+// flushes, then 2 and then 1 to 3, starts holding costs there, the
+// releases held until then costing 1, and gives the same too. Both ways of
+// counting run (the gaps and windows as TestKeyPeaksMatchesBruteForce's).
+func TestKeyPeaksUnitCosts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	var passes [2]int
+	for trial := 0; trial < 200; trial++ {
+		n, keys := 1+rng.IntN(5000), 1+rng.IntN(300)
+		vs := make([]time.Duration, 1+rng.IntN(3))
+		for i := range vs {
+			vs[i] = time.Duration(1 + rng.IntN(20_000))
+		}
+		rs := randomKeyStream(rng, n, keys, 50)
+		first := n // the first release of another cost than 1
+		if trial%2 == 1 {
+			first = rng.IntN(n)
+			rs[first].cost = 2
+		}
+		for i := range rs[:first] {
+			rs[i].cost = 1
+		}
+		k := newKeyPeaks(vs)
+		k.reserve(keys)
+		for _, r := range rs {
+			k.add(r.at, r.cost, r.key)
+		}
+		require.Equal(t, first < n, k.costly, "trial %d: costs held from the first other than 1 on", trial)
+		requireKeyBruteForce(t, k.finish(), rs, vs, trial)
+		requireAllPeaks(t, &k, rs, vs, trial)
+		passes[0] += k.passes[0]
+		passes[1] += k.passes[1]
+	}
+	require.Positive(t, passes[0], "some flushes in two passes")
+	require.Positive(t, passes[1], "some flushes release by release")
+}
+
 // TestKeyPeaksBatchNumbersWrap: with batch numbers that come round every
 // other batch indexed, the peaks are still those of trying every start
 // (TestKeyPeaksStaleStamps shows the case that the wrap's freeing of every

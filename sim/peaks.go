@@ -402,7 +402,7 @@ func peakRatio(count int64, v time.Duration, p algorithms.Policy) Ratio {
 //
 // New chunks are cut from blocks (slab) that double in size, from one
 // chunk to about ringSlabBytes, made by internal/pages: a ring that holds
-// a second of a million releases a second takes its 24 MiB in a few
+// a second of a million releases a second takes its 16 MiB in a few
 // system calls and huge pages, where a chunk at a time faulted in every
 // 4 KiB page of it and walked the ring through as many translations. The
 // blocks hold at most twice what the chunks in use and spare would.
