@@ -344,8 +344,8 @@ func (k *keyPeaks) flush() {
 	if k.costly {
 		k.costs.pushAll(k.head, k.done, k.stageCost[:n])
 	}
-	if k.wide { // their high bits, set as they are counted
-		k.preHi.pushAll(k.head, k.done, k.stageCost[:n])
+	if k.wide { // their pre's high bits, set as they are counted
+		k.preHi.pushAll(k.head, k.done, noHighBits[:n])
 	}
 	if k.wide {
 		flushKeys(k, k.wideCounts)
@@ -353,6 +353,9 @@ func (k *keyPeaks) flush() {
 		flushKeys(k, k.counts)
 	}
 }
+
+// noHighBits is what preHi holds for releases not yet counted.
+var noHighBits [keyFlush]uint32
 
 // cost is the cost of release i (held).
 func (k *keyPeaks) cost(i int) int64 {

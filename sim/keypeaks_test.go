@@ -284,11 +284,14 @@ func TestKeyPeaksMatchesBruteForce(t *testing.T) {
 // releases take 16 bytes each), and gives what trying every start gives;
 // a stream whose costs are 1 for up to thousands of releases, over many
 // flushes, then 2 and then 1 to 3, starts holding costs there, the
-// releases held until then costing 1, and gives the same too. Both ways of
+// releases held until then costing 1, and gives the same too; so do
+// streams of unit costs whose totals widen (their room cut, as if 2^31
+// had been held, which takes 2^31 releases of cost 1). Both ways of
 // counting run (the gaps and windows as TestKeyPeaksMatchesBruteForce's).
 func TestKeyPeaksUnitCosts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(51, 52))
 	var passes [2]int
+	widenedHolding := 0
 	for trial := 0; trial < 200; trial++ {
 		n, keys := 1+rng.IntN(5000), 1+rng.IntN(300)
 		vs := make([]time.Duration, 1+rng.IntN(3))
@@ -306,10 +309,26 @@ func TestKeyPeaksUnitCosts(t *testing.T) {
 		}
 		k := newKeyPeaks(vs)
 		k.reserve(keys)
+		room := int64(-1) // not cut
+		if trial%4 == 2 {
+			// as if nearly 2^31 were held: the totals widen when more
+			// than 0 to 2 are, every cost 1 (first == n)
+			room = int64(rng.IntN(3))
+			k.room = room
+		}
 		for _, r := range rs {
 			k.add(r.at, r.cost, r.key)
 		}
 		require.Equal(t, first < n, k.costly, "trial %d: costs held from the first other than 1 on", trial)
+		if room < 0 {
+			require.False(t, k.wide, "trial %d: unit costs stay in 32 bits", trial)
+		}
+		if room == 0 {
+			require.True(t, k.wide, "trial %d: room 0 widens at the first release", trial)
+		}
+		if k.wide && room > 0 {
+			widenedHolding++ // releases were held when the totals widened
+		}
 		requireKeyBruteForce(t, k.finish(), rs, vs, trial)
 		requireAllPeaks(t, &k, rs, vs, trial)
 		passes[0] += k.passes[0]
@@ -317,6 +336,7 @@ func TestKeyPeaksUnitCosts(t *testing.T) {
 	}
 	require.Positive(t, passes[0], "some flushes in two passes")
 	require.Positive(t, passes[1], "some flushes release by release")
+	require.Positive(t, widenedHolding, "some totals widened with releases held")
 }
 
 // TestKeyPeaksBatchNumbersWrap: with batch numbers that come round every
