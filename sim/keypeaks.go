@@ -344,10 +344,9 @@ func (k *keyPeaks) flush() {
 	if k.costly {
 		k.costs.pushAll(k.head, k.done, k.stageCost[:n])
 	}
-	if k.wide { // their pre's high bits, set as they are counted
-		k.preHi.pushAll(k.head, k.done, noHighBits[:n])
-	}
 	if k.wide {
+		// their pre's high bits, set as they are counted
+		k.preHi.pushAll(k.head, k.done, noHighBits[:n])
 		flushKeys(k, k.wideCounts)
 	} else {
 		flushKeys(k, k.counts)
