@@ -134,10 +134,11 @@ func benchConfig(plan traffic.Plan, algs []Algorithm) Config {
 func medianOf(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	if n := len(s); n%2 == 1 {
+	n := len(s)
+	if n%2 == 1 {
 		return s[n/2]
 	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // benchPolicy is the policy of every engine benchmark.

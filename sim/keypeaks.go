@@ -345,16 +345,11 @@ func (k *keyPeaks) flush() {
 		k.costs.pushAll(k.head, k.done, k.stageCost[:n])
 	}
 	if k.wide {
-		// their pre's high bits, set as they are counted
-		k.preHi.pushAll(k.head, k.done, noHighBits[:n])
 		flushKeys(k, k.wideCounts)
 	} else {
 		flushKeys(k, k.counts)
 	}
 }
-
-// noHighBits is what preHi holds for releases not yet counted.
-var noHighBits [keyFlush]uint32
 
 // cost is the cost of release i (held).
 func (k *keyPeaks) cost(i int) int64 {
@@ -377,14 +372,14 @@ func preOf[C uint32 | uint64](k *keyPeaks, e *keyRelease, i int) C {
 	return p
 }
 
-// join counts the release e, number i, of cost c: its pre is its key's
-// total, which gains c.
+// join counts the release e, number i (the next to count: releases join
+// in order), of cost c: its pre is its key's total, which gains c.
 func join[C uint32 | uint64](k *keyPeaks, counts []C, e *keyRelease, i int, c int64) {
 	t := &counts[e.key]
 	v := *t
 	e.pre = uint32(v)
 	if k.wide {
-		*k.preHi.at(i) = uint32(uint64(v) >> 32)
+		k.preHi.push(k.head, i, uint32(uint64(v)>>32))
 	}
 	*t = v + C(c)
 }
@@ -441,21 +436,10 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 			}
 		}
 		seg := r.span(k.done+i, min(keyStep, n-i))
-		if k.costly || k.wide {
-			for x := range seg {
-				c := k.cost(k.done + i + x)
-				join(k, counts, &seg[x], k.done+i+x, c)
-				added += c
-			}
-		} else {
-			for x := range seg {
-				e := &seg[x]
-				t := &counts[e.key]
-				v := *t
-				e.pre = uint32(v)
-				*t = v + 1
-			}
-			added += int64(len(seg))
+		for x := range seg {
+			c := k.cost(k.done + i + x)
+			join(k, counts, &seg[x], k.done+i+x, c)
+			added += c
 		}
 		i += len(seg)
 	}

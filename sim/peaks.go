@@ -411,7 +411,6 @@ type ring[E any] struct {
 	first  int
 	spare  []*[ringChunk]E
 	slab   []E // what is left of the last block, for new chunks
-	made   int // chunks cut so far
 	blocks int // the entries of every block made
 }
 
@@ -424,12 +423,11 @@ func (r *ring[E]) newChunk() *[ringChunk]E {
 	if len(r.slab) < ringChunk {
 		var zero E
 		most := max(1, ringSlabBytes/(ringChunk*int(unsafe.Sizeof(zero))))
-		r.slab = pages.Make[E](ringChunk * min(max(1, r.made), most))
+		r.slab = pages.Make[E](ringChunk * min(max(1, r.held()), most)) // as many as are cut
 		r.blocks += len(r.slab)
 	}
 	c := (*[ringChunk]E)(r.slab[:ringChunk])
 	r.slab = r.slab[ringChunk:]
-	r.made++
 	return c
 }
 
