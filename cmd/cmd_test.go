@@ -216,12 +216,13 @@ func TestValidateCluster(t *testing.T) {
 // eight that run in a store in central.
 func TestBenchScenarioValid(t *testing.T) {
 	for file, want := range map[string]string{
-		"poisson-10m":         `scenario "poisson-10m", 9 algorithms, 1 source, duration 10s`,
-		"poisson-10m-backend": `scenario "poisson-10m-backend", 10 algorithms, 1 source, duration 10s`,
-		"poisson-10m-delay":   `scenario "poisson-10m-delay", 10 algorithms, 1 source, duration 10s`,
-		"poisson-10m-local":   `scenario "poisson-10m-local", 9 algorithms, 1 source, duration 10s, limit 100/1s burst 10, on a cluster of 4 nodes`,
-		"poisson-10m-split":   `scenario "poisson-10m-split", 9 algorithms, 1 source, duration 10s, limit 100/1s burst 10, on a cluster of 4 nodes`,
-		"poisson-10m-central": `scenario "poisson-10m-central", 8 algorithms, 1 source, duration 10s, limit 100/1s burst 10, on a cluster of 4 nodes`,
+		"poisson-10m":                `scenario "poisson-10m", 9 algorithms, 1 source, duration 10s`,
+		"poisson-10m-backend":        `scenario "poisson-10m-backend", 10 algorithms, 1 source, duration 10s`,
+		"poisson-10m-delay":          `scenario "poisson-10m-delay", 10 algorithms, 1 source, duration 10s`,
+		"poisson-10m-local":          `scenario "poisson-10m-local", 9 algorithms, 1 source, duration 10s, limit 100/1s burst 10, on a cluster of 4 nodes`,
+		"poisson-10m-split":          `scenario "poisson-10m-split", 9 algorithms, 1 source, duration 10s, limit 100/1s burst 10, on a cluster of 4 nodes`,
+		"poisson-10m-central":        `scenario "poisson-10m-central", 8 algorithms, 1 source, duration 10s, limit 100/1s burst 10, on a cluster of 4 nodes`,
+		"poisson-10m-central-jitter": `scenario "poisson-10m-central-jitter", 8 algorithms, 1 source, duration 10s, limit 100/1s burst 10, on a cluster of 4 nodes`,
 	} {
 		status, out, errOut := run(t, "validate", "../scenarios/bench/"+file+".yaml")
 		require.Equal(t, 0, status, errOut)
@@ -229,7 +230,7 @@ func TestBenchScenarioValid(t *testing.T) {
 	}
 	files, err := filepath.Glob("../scenarios/bench/*.yaml")
 	require.NoError(t, err)
-	require.Len(t, files, 6, "a new bench scenario: add it above")
+	require.Len(t, files, 7, "a new bench scenario: add it above")
 }
 
 // TestConcurrencyLeftOutWithoutService (issue 16): with backend.service 0
