@@ -1,4 +1,4 @@
-// Package adaptive implements the adaptive limiters of SPEC section 11:
+// Package adaptive implements the adaptive limiters of docs/adaptive.md:
 // limits that learn the capacity of the backend they protect from what it
 // gives back, instead of enforcing a configured rate.
 //
@@ -65,7 +65,7 @@ type Limit interface {
 	// number of requests in flight when it was admitted, itself included,
 	// as the Java's AbstractLimiter captures it (inFlight.incrementAndGet()
 	// at acquire). dropped says the request failed for lack of capacity (a
-	// shed, an error or a timeout: SPEC section 11); the Java limiters
+	// shed, an error or a timeout: docs/adaptive.md); the Java limiters
 	// report those through Listener.onDropped. A timer of envoy-adaptive
 	// due at now runs before the sample.
 	OnSample(now, rtt time.Duration, inflight int, dropped bool)

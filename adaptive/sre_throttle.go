@@ -42,7 +42,7 @@ type Key uint32
 // Choices the book leaves open, made here:
 //
 //   - The window is a ring of one-second buckets aligned to whole seconds
-//     from time 0 (SPEC section 1): at instant t the counts are those of the
+//     from time 0 (docs/metrics.md): at instant t the counts are those of the
 //     buckets of seconds floor(t/1s)-W+1 to floor(t/1s), W = window/1s
 //     (120), so between W-1 and W seconds of history.
 //   - Admit(now, key, u) computes p from the counts before this request,
@@ -53,7 +53,7 @@ type Key uint32
 //   - OnResult(now, key, accepted) is reported for each request Admit let
 //     through, when its outcome is known; an accept counts in the bucket of
 //     that instant. What "accepted by the backend" means is the caller's:
-//     SPEC section 11 calls a shed, an error or a timeout a drop, and the
+//     docs/adaptive.md calls a shed, an error or a timeout a drop, and the
 //     engine should report those as not accepted.
 //   - The arithmetic: p's numerator is float64(requests) -
 //     float64(K*float64(accepts)), the product rounded on its own, then

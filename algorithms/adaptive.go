@@ -12,7 +12,7 @@ import (
 )
 
 // Adaptive is a concurrency limit that learns the backend's capacity from
-// what the backend gives back (SPEC section 11), one limit for the whole
+// what the backend gives back (docs/adaptive.md), one limit for the whole
 // row, as Netflix's concurrency-limits and envoy's filter run one per
 // service: a request of cost c is admitted iff the units in flight, plus
 // c, are at most the limit in force (adaptive.Limit), and stays in flight
@@ -81,7 +81,7 @@ const (
 	Abandoned
 )
 
-// Dropped reports whether the outcome is a drop in SPEC section 11's
+// Dropped reports whether the outcome is a drop in docs/adaptive.md's
 // sense: a shed, an error or a timeout.
 func (o Outcome) Dropped() bool { return o != Served }
 

@@ -36,7 +36,7 @@ const (
 	Reject
 )
 
-// String returns the verdict as the SPEC spells it: accept, delay or reject.
+// String returns the verdict as docs/algorithms.md spells it: accept, delay or reject.
 func (v Verdict) String() string {
 	switch v {
 	case Accept:

@@ -48,7 +48,7 @@ type Member struct {
 var AllOfMembers = []string{"nginx", "fixed-window", "sliding-window", "token-bucket"}
 
 // AllOf is several limits applied to one request, as a gateway enforces
-// the limits that apply to it together (SPEC section 12).
+// the limits that apply to it together (docs/gateways.md).
 //
 // Rule, by Commit (see each mode for its source):
 //   - all-or-nothing: every member decides on a copy of its state; the

@@ -3,7 +3,7 @@ package algorithms
 import "time"
 
 // allOfTable is an all-of row's Table (a cluster's store holding several
-// limits of one request, SPEC sections 8 and 12): one Table per member,
+// limits of one request, docs/cluster.md and docs/gateways.md): one Table per member,
 // each holding that member's per-key states under its own rule, and the
 // commit mode applied across them exactly as AllOf.Decide applies it to
 // its members' Limiters:

@@ -3,8 +3,8 @@ package algorithms
 import "time"
 
 // ConcurrencyModel is the concurrency limiter in front of a backend model
-// (SPEC section 11: with a backend with workers, "the concurrency limiter
-// reads completions from the model"): it cannot know when a request will
+// (docs/backend.md: with a backend with workers, the concurrency limiter
+// learns its completions from the model): it cannot know when a request will
 // be answered, so it learns it. A request admitted at t stays in flight
 // until Sample is called for it: when its client has its answer, a shed
 // or an error, or stops waiting (what a gateway's semaphore sees: the

@@ -9,7 +9,7 @@ import (
 
 func TestConcurrencyDoubleBurst(t *testing.T) {
 	const ms = time.Millisecond
-	// SPEC section 7, example 1 with max = B = 10 and a 20ms service time:
+	// docs/algorithms.md, worked example 1 with max = B = 10 and a 20ms service time:
 	// requests 10ms apart are at most 2 in flight, so all 20 pass. The
 	// concurrency limiter bounds what is in flight, not the rate.
 	l := mustLimiter(t, "concurrency", Params{Policy: Policy{Rate: 10, Per: time.Second, Burst: 10}, Service: 20 * ms})

@@ -10,7 +10,7 @@ import (
 
 func TestFixedWindowDoubleBurst(t *testing.T) {
 	const ms, sec = time.Millisecond, time.Second
-	// SPEC section 7, example 1: L=10 per 1s, ten requests at 900..990ms
+	// docs/algorithms.md, worked example 1: L=10 per 1s, ten requests at 900..990ms
 	// and ten at 1000..1090ms. The second ten fall in window 1, which
 	// starts empty, so all twenty are accepted: 20 within 190ms.
 	l := mustLimiter(t, "fixed-window", Params{Policy: Policy{Rate: 10, Per: time.Second, Burst: 10}})

@@ -8,7 +8,7 @@ import (
 )
 
 func TestGCRASpecExample2(t *testing.T) {
-	// SPEC section 7 example 2: L=4 per 1s (T = 250ms), B=4: gcra admits
+	// docs/algorithms.md, worked example 2: L=4 per 1s (T = 250ms), B=4: gcra admits
 	// the same requests as leaky-bucket, with no delay.
 	g := newBucketLimiter(t, newGCRALimiter, bucketPolicy(4, time.Second, 4))
 	runBucketRows(t, g, []bucketRow{

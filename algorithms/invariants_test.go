@@ -508,7 +508,7 @@ func checkRelease(t *testing.T, l Limiter, p Params, calls []invCall) {
 	requireLive(t, h, far, 0, 0)
 }
 
-// TestInvariantSameAdmissions checks SPEC section 2: with one policy,
+// TestInvariantSameAdmissions checks docs/algorithms.md: with one policy,
 // token-bucket, gcra and leaky-bucket admit the same requests, and so does
 // nginx with nodelay and its default burst B-1.
 //

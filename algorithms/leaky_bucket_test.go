@@ -8,7 +8,7 @@ import (
 )
 
 func TestLeakyBucketSpecExample2(t *testing.T) {
-	// SPEC section 7 example 2: L=4 per 1s (D = 250ms), B=4; requests at
+	// docs/algorithms.md, worked example 2: L=4 per 1s (D = 250ms), B=4; requests at
 	// 0,0,0,0,0,100,600,1700 ms: accept, delay, delay, delay, reject,
 	// reject, delay, accept; delays 0, 250, 500, 750, -, -, 400, 0 ms.
 	lb := newBucketLimiter(t, newLeakyBucketLimiter, bucketPolicy(4, time.Second, 4))
@@ -25,7 +25,7 @@ func TestLeakyBucketSpecExample2(t *testing.T) {
 }
 
 func TestSpecExample2SameAdmissions(t *testing.T) {
-	// SPEC: with one policy, token-bucket, gcra and leaky-bucket admit the
+	// docs/algorithms.md, worked example 2: with one policy, token-bucket, gcra and leaky-bucket admit the
 	// same requests; only the leaky bucket delays them.
 	at := []time.Duration{0, 0, 0, 0, 0, 100 * ms, 600 * ms, 1700 * ms}
 	wantAdmit := []bool{true, true, true, true, false, false, true, true}

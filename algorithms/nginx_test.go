@@ -19,7 +19,7 @@ func nginxParams(rate int64, per time.Duration, burst int64, nodelay bool, delay
 }
 
 func TestNginxSpecExample3(t *testing.T) {
-	// SPEC section 7 example 3: rate=10r/s burst=5 nodelay (rate 10000
+	// docs/algorithms.md, worked example 3: rate=10r/s burst=5 nodelay (rate 10000
 	// milli-requests/s, burst 5000): 8 requests at 0 ms admit 6 and reject
 	// 2; then 50, 100, 150, 250 ms: rejected, admitted, rejected, admitted.
 	n := newBucketLimiter(t, newNginxLimiter, nginxParams(10, time.Second, 5, true, 0))

@@ -3,7 +3,7 @@ package algorithms
 import "time"
 
 // None is no limiter at all: it admits every request at once. It is the
-// baseline row of a scenario whose backend has workers (SPEC section 11):
+// baseline row of a scenario whose backend has workers (docs/backend.md):
 // what the backend does with all the traffic, unprotected. It keeps no
 // state.
 type None struct{}

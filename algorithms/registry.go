@@ -42,7 +42,7 @@ var registry = []Info{
 }
 
 // backendRegistry lists the algorithms that belong in front of a backend
-// with workers (SPEC section 11), after the others: they join a scenario's
+// with workers (docs/backend.md), after the others: they join a scenario's
 // default set only when its backend has workers.
 var backendRegistry = []Info{
 	{Name: "none", Summary: "no limiter: admits every request (the baseline in front of a backend with workers)", Options: nil, Exact: true, New: newNoneLimiter, Backend: true},
@@ -61,7 +61,7 @@ var compositeRegistry = []Info{
 }
 
 // optInRegistry lists the rows that mirror one gateway's own counter
-// (SPEC section 12): they run only where a scenario names them (`ratesim
+// (docs/gateways.md): they run only where a scenario names them (`ratesim
 // import` writes them), never in a default set, and are not in Names.
 var optInRegistry = []Info{
 	{Name: "haproxy", Summary: "HAProxy's stick-table http_req_rate(per) with deny if gt rate: freq_ctr.c to the letter, every hit counted", Options: nil, Exact: true, New: newHAProxyLimiter},
@@ -73,7 +73,7 @@ func OptIn() []Info {
 	return append([]Info(nil), optInRegistry...)
 }
 
-// All returns the algorithms of SPEC section 2, which limit a rate (or a
+// All returns the algorithms of docs/algorithms.md, which limit a rate (or a
 // concurrency) on their own, in report order.
 func All() []Info {
 	return append([]Info(nil), registry...)

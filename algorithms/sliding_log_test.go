@@ -10,7 +10,7 @@ import (
 
 func TestSlidingLogDoubleBurst(t *testing.T) {
 	const ms = time.Millisecond
-	// SPEC section 7, example 1: L=10 per 1s, ten requests at 900..990ms,
+	// docs/algorithms.md, worked example 1: L=10 per 1s, ten requests at 900..990ms,
 	// ten at 1000..1090ms. At 1000+10i ms the ten entries 900..990 all
 	// still count (t - s < 1s), so the second ten are rejected; each must
 	// wait for the oldest entry, logged at 900ms, to stop counting at

@@ -11,7 +11,7 @@ import (
 
 func TestSlidingWindowDoubleBurst(t *testing.T) {
 	const ms = time.Millisecond
-	// SPEC section 7, example 1, L=10 per 1s: the first ten fill window 0.
+	// docs/algorithms.md, worked example 1, L=10 per 1s: the first ten fill window 0.
 	// At 1000+10i ms (window 1, e = 10i ms) prev = 10, cur = 0:
 	// 10*(1000-10i) + 1*1000 > 10*1000 (in ms), so the second ten are
 	// rejected, as by the sliding log. The request fits once

@@ -11,7 +11,7 @@ import (
 
 // Table holds one algorithm's per-key states apart from any node that
 // decides on them, and applies the algorithm's rule to them: it is what a
-// cluster's shared store holds (SPEC section 8). Where a Limiter owns its
+// cluster's shared store holds (docs/cluster.md). Where a Limiter owns its
 // states, a Table lets the caller decide on a copy of a key's state and
 // write it back later (a read-modify-write without a script), take tokens
 // in batches (leases), and forget everything at once (a flush).

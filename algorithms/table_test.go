@@ -94,7 +94,7 @@ func TestTableCopyThenWriteIsDecide(t *testing.T) {
 }
 
 // Two copies read before either is written: both decide on the state they
-// read, and the last write wins (lost update), SPEC section 8's racy
+// read, and the last write wins (lost update), docs/cluster.md's racy
 // example 3 in a table: gcra L=1 per 1s, B=1, reads at 5 and 8 ms both
 // see a fresh key and admit; the writes land in turn; a read at 25 ms sees
 // the second write's TAT (8ms + 1s) and is rejected until then.

@@ -14,7 +14,7 @@ import (
 // This file holds the token bucket's tests and the helpers shared by the
 // tests of token-bucket, gcra, leaky-bucket, nginx and x-time-rate: scripted
 // rows in the style of x/time/rate's rate_test.go, an exact big.Rat model of
-// the SPEC formulas, and a probe that checks every retry_after is the
+// the formulas of docs/algorithms.md, and a probe that checks every retry_after is the
 // shortest wait and every rejection leaves the key's state unchanged.
 
 const ms = time.Millisecond
@@ -144,7 +144,7 @@ func requireParamError(t *testing.T, err error, field string) {
 	require.Equal(t, field, pe.Field, "%v", err)
 }
 
-// ratModel is the SPEC section 2 formula of gcra, leaky-bucket or
+// ratModel is the docs/algorithms.md formula of gcra, leaky-bucket or
 // token-bucket in exact rationals, never releasing a key: the reference the
 // integer implementations must match decision for decision.
 type ratModel struct {
@@ -322,7 +322,7 @@ func runSteady(t *testing.T, lim Limiter, p Params, n int64, wantDelay func(i, a
 }
 
 func TestTokenBucketSpecExample2(t *testing.T) {
-	// SPEC section 7 example 2: L=4 per 1s, B=4. token-bucket admits the
+	// docs/algorithms.md, worked example 2: L=4 per 1s, B=4. token-bucket admits the
 	// same requests as leaky-bucket, with no delay.
 	tb := newBucketLimiter(t, newTokenBucketLimiter, bucketPolicy(4, time.Second, 4))
 	runBucketRows(t, tb, []bucketRow{

@@ -10,7 +10,7 @@ import (
 )
 
 func TestXTimeRateSpecExample2(t *testing.T) {
-	// SPEC section 7 example 2 (L=4 per 1s, B=4) on the real library: it
+	// docs/algorithms.md, worked example 2 (L=4 per 1s, B=4) on the real library: it
 	// admits what token-bucket admits. The waits here are exact in float64
 	// or round to the exact value.
 	x := newBucketLimiter(t, newXTimeRateLimiter, bucketPolicy(4, time.Second, 4))

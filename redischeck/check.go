@@ -1,7 +1,7 @@
 // Package redischeck replays a scenario's decisions on a real Redis, each
 // one made again by its algorithm's Lua script (package redislua), and
 // compares every verdict, delay and retry_after with the simulation's
-// (SPEC section 9, compare --redis).
+// (docs/redis.md, compare --redis).
 //
 // Rows are replayed one at a time, each by a run of the simulation of that
 // row alone (its decisions are those it made beside the others: every row

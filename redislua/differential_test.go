@@ -201,7 +201,7 @@ func TestDifferential(t *testing.T) {
 
 // TestDifferentialTimeGoesBack runs traces whose instants go back by up to
 // two intervals now and then (a store passed the gateway nodes' clocks,
-// SPEC section 8's central mode with node clocks) through each algorithm's
+// docs/cluster.md's central mode with node clocks) through each algorithm's
 // algorithms.Table, which takes instants in any order, and through its
 // script: every decision identical, so the scripts also follow each rule's
 // documented behaviour when time goes back.

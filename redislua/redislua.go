@@ -4,7 +4,7 @@
 // key names (Key), the range in which a script is exact (CheckRange) and a
 // pipelined Runner.
 //
-// Every script takes the calling convention of SPEC section 9:
+// Every script takes the calling convention of docs/redis.md:
 //
 //	EVALSHA sha 1 KEY now cost rate per burst [OPTION VALUE]...
 //

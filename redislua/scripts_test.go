@@ -30,7 +30,7 @@ func policy(rate int64, per time.Duration, burst int64) algorithms.Params {
 func handCases() []handCase {
 	var cases []handCase
 
-	// SPEC 7, example 1: the fixed-window double burst. 10 per 1s; ten
+	// docs/algorithms.md, worked example 1: the fixed-window double burst. 10 per 1s; ten
 	// requests at 900..990 ms and ten at 1000..1090 ms.
 	fw := handCase{name: "spec7.1 fixed-window double burst", algorithm: "fixed-window", params: policy(10, time.Second, 10)}
 	sl := handCase{name: "spec7.1 sliding-log", algorithm: "sliding-log", params: policy(10, time.Second, 10)}
@@ -46,7 +46,7 @@ func handCases() []handCase {
 	fw.steps = append(fw.steps, step{ms(1095), 1, rej(ms(905)), "window 1 is full: retry at its end, 2000ms"})
 	cases = append(cases, fw, sl)
 
-	// SPEC 7, example 2: leaky-bucket 4 per 1s (D = 250ms), B = 4.
+	// docs/algorithms.md, worked example 2: leaky-bucket 4 per 1s (D = 250ms), B = 4.
 	lb := handCase{name: "spec7.2 leaky-bucket", algorithm: "leaky-bucket", params: policy(4, time.Second, 4), steps: []step{
 		{0, 1, acc(), "empty queue: released at once, TAT 250ms"},
 		{0, 1, del(ms(250)), "one ahead: released at 250ms"},
@@ -68,7 +68,7 @@ func handCases() []handCase {
 	tb.name, tb.algorithm = "spec7.2 token-bucket", "token-bucket"
 	cases = append(cases, lb, gc, tb)
 
-	// SPEC 7, example 3: nginx rate=10r/s burst=5 nodelay.
+	// docs/algorithms.md, worked example 3: nginx rate=10r/s burst=5 nodelay.
 	ng := policy(10, time.Second, 10)
 	ng.NginxBurst, ng.NginxBurstSet, ng.Nodelay = 5, true, true
 	n3 := handCase{name: "spec7.3 nginx nodelay", algorithm: "nginx", params: ng, steps: []step{
@@ -178,7 +178,7 @@ func handCases() []handCase {
 }
 
 // TestHandWorked drives each script directly with the calling convention
-// on hand-worked cases (SPEC section 7's worked examples and others), and
+// on hand-worked cases (docs/algorithms.md's worked examples and others), and
 // holds the Go limiter to the same expectations, so that the cases are the
 // Go rule's and the script follows it.
 func TestHandWorked(t *testing.T) {
