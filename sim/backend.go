@@ -10,7 +10,7 @@ import (
 	"github.com/ratesim/ratesim/traffic"
 )
 
-// A row's backend (Config.Backend, SPEC section 11): the run submits each
+// A row's backend (Config.Backend, docs/backend.md): the run submits each
 // admitted attempt at its decision, to reach the backend at its admission
 // (the decision, plus a shaper's delay), and processes the backend's
 // events in time order with its own: at one instant the backend's first,

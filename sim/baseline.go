@@ -10,7 +10,7 @@ import (
 )
 
 // BaselineResult is how one row's decisions compare with the baseline
-// row's (SPEC section 13): over first attempts, matched request by request
+// row's (docs/accuracy.md): over first attempts, matched request by request
 // in processing order (every row reads the same traffic, so the n-th first
 // attempt of one row is the n-th of every other), how many the two decided
 // differently, and in which direction. Retries are left out: a row that

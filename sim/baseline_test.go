@@ -18,7 +18,7 @@ func realAlg(name string, p algorithms.Policy) Algorithm {
 
 func i64p(n int64) *int64 { return &n }
 
-// The fixed-window double burst of SPEC section 7, example 1, held
+// The fixed-window double burst of docs/algorithms.md, worked example 1, held
 // against the sliding log: the fixed window admits the second ten, which
 // the log rejects. One key, no retries: the first of them is the one
 // first divergence, the nine after it follow it.

@@ -9,7 +9,7 @@ import (
 )
 
 // Check asks every row to be held against what the gateway that wrote a
-// replayed log decided of each request (SPEC section 12, replay
+// replayed log decided of each request (docs/replay.md, replay
 // --check-field): each arrival carries its logged verdict
 // (traffic.Arrival.Logged), and each row counts, over first attempts
 // whose line logged one, the requests it decided alike.

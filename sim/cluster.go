@@ -17,8 +17,8 @@ import (
 	"github.com/ratesim/ratesim/traffic"
 )
 
-// A cluster run is one algorithm row on the N gateway nodes of SPEC section
-// 8: a balancer spreads the attempts over the live nodes, and the nodes
+// A cluster run is one algorithm row on the N gateway nodes of
+// docs/cluster.md: a balancer spreads the attempts over the live nodes, and the nodes
 // decide as the row's coordination mode says, alone (local, split), by an
 // atomic script at a shared store (central), by a read, a decision on what
 // was read and a write (racy), on counters synchronised every S (sync), or
@@ -34,7 +34,7 @@ import (
 // algorithm as one exact limiter on the same traffic, whose admissions the
 // row's extra is counted against.
 //
-// Order of events at one instant (SPEC section 8 and what it leaves open):
+// Order of events at one instant (docs/cluster.md and what it leaves open):
 // releases of delayed requests; faults that begin or end (node-down, store
 // flush), in the order written; operations reaching the store, by send
 // time, then in the engine's processing order; operations executing from

@@ -6,7 +6,7 @@ import (
 	"github.com/ratesim/ratesim/algorithms"
 )
 
-// Lease (SPEC section 8; token-bucket and gcra): a node spends a local
+// Lease (docs/cluster.md; token-bucket and gcra): a node spends a local
 // stock of tokens per key without the store. When the stock cannot pay a
 // request (cost c, stock s), one operation asks the store's bucket for
 // want = max(K, c-s) tokens; the store grants as many as conform at once,

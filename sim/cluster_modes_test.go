@@ -257,7 +257,7 @@ func TestClusterAllNodesDown(t *testing.T) {
 	require.ErrorContains(t, err, "all 2 nodes are down over [8ms, 18ms)")
 }
 
-// A shaper in the store: SPEC section 7's leaky-bucket example (L=4 per
+// A shaper in the store: docs/algorithms.md's leaky-bucket example (L=4 per
 // 1s, B=4; requests at 0,0,0,0,0,100,600,1700 ms) through a central store
 // with rtt 2 ms: the script runs each 1 ms later, so the verdicts and
 // delays are the example's, and each takes effect 2 ms after its arrival:

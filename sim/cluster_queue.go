@@ -36,8 +36,8 @@ const (
 )
 
 // cev is one event of a cluster run's queue, ordered by (at, class, sub,
-// seq): sub is an operation's send time for its arrival at the store (SPEC
-// section 8: ops arriving at one instant are taken by send time, then in
+// seq): sub is an operation's send time for its arrival at the store
+// (docs/cluster.md: ops arriving at one instant are taken by send time, then in
 // processing order), 1 for a timeout (after the replies of its instant)
 // and 0 otherwise; seq is the order the engine made them in.
 type cev struct {

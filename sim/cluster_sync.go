@@ -8,7 +8,7 @@ import (
 	"github.com/ratesim/ratesim/internal/intmath"
 )
 
-// Sync (SPEC section 8, Kong's sync_rate, envoy's local cache): each node
+// Sync (docs/cluster.md, Kong's sync_rate, envoy's local cache): each node
 // decides on its own clock with, for each key and window, the count g +
 // inflight + delta, where g is the global count it learned at its last sync
 // reply, inflight what it has sent and not heard back about, and delta what

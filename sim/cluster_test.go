@@ -54,7 +54,7 @@ func requireDecisions(t *testing.T, want []decisionRow, got []Decision) {
 	}
 }
 
-// SPEC section 8, worked example 1: local gcra, L=2 per 1s, B=2, 3 nodes
+// docs/cluster.md, worked example 1: local gcra, L=2 per 1s, B=2, 3 nodes
 // round-robin; 9 requests at 0, 10, ..., 80 ms. Node i gets requests i,
 // i+3, i+6 and admits its first two: 6 admitted (0-50 ms), 3 rejected; the
 // reference admits 2, so extra +4. A local decision takes no time: decided
@@ -87,7 +87,7 @@ func TestClusterLocalExample(t *testing.T) {
 	require.Equal(t, "local", c.Coordination)
 }
 
-// SPEC section 8, worked example 2: central fixed-window, L=2 per 1s, B=2,
+// docs/cluster.md, worked example 2: central fixed-window, L=2 per 1s, B=2,
 // rtt 2ms; requests at 999.2, 999.4 and 1000.3 ms. The store runs them at
 // 1000.2, 1000.4 and 1001.3 ms, all in window 1: accept, accept, reject,
 // decided at 1001.2, 1001.4 and 1002.3 ms (the reject's retry_after is
@@ -113,7 +113,7 @@ func TestClusterCentralExample(t *testing.T) {
 	require.Equal(t, "store", c.Clock)
 }
 
-// SPEC section 8, worked example 3: racy gcra, L=1 per 1s, B=1, rtt 10ms,
+// docs/cluster.md, worked example 3: racy gcra, L=1 per 1s, B=1, rtt 10ms,
 // 2 nodes; requests at 0, 3 and 20 ms. The GETs run at 5 and 8 ms and both
 // read a fresh key: both admitted (decided at 10 and 13 ms). The SETs land
 // at 15 and 18 ms; the third GET (25 ms) reads the second SET's state, TAT
@@ -137,7 +137,7 @@ func TestClusterRacyExample(t *testing.T) {
 	require.Equal(t, "set", c.Write)
 }
 
-// SPEC section 8, worked example 4: sync, fixed-window, L=3 per 1s, 2
+// docs/cluster.md, worked example 4: sync, fixed-window, L=3 per 1s, 2
 // nodes, S=100ms, rtt 2ms; requests at 10, 20, ..., 60 ms. Node 1 syncs at
 // 50 ms (delta 2): the store holds 2 from 51 ms and node 1 learns g=2 at 52
 // ms. Node 0 admits 10, 30, 50 (its count 0, 1, 2); node 1 admits 20, 40

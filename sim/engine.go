@@ -1,6 +1,6 @@
 // Package sim is ratesim's discrete-event engine: it replays a scenario's
 // traffic through each algorithm on a virtual clock of integer nanoseconds
-// and accumulates the metrics of SPEC section 4.
+// and accumulates the metrics of docs/metrics.md.
 //
 // A run is a pure function of its Config: the same scenario and seed give
 // the same Report, byte for byte, however many cores run it. The traffic
@@ -89,12 +89,12 @@ type Config struct {
 	// can show it (algorithms.Inspector), for charts.
 	Inspect *Inspect
 	// Backend, when set, gives every algorithm row its own copy of this
-	// backend with workers (SPEC section 11): what the row admits is served
+	// backend with workers (docs/backend.md): what the row admits is served
 	// there, its clients time out and retry on what it sheds, times out or
 	// fails; nil keeps the backend a pure delay.
 	Backend *backend.Config
 	// Cluster, when set, runs every algorithm on the cluster's nodes as
-	// its Algorithm.Coord says (SPEC section 8); nil runs each as one
+	// its Algorithm.Coord says (docs/cluster.md); nil runs each as one
 	// exact limiter.
 	Cluster *cluster.Config
 	// Progress, when set, is told how far the whole run has got, for a
@@ -112,10 +112,10 @@ type Config struct {
 	// board joins the runs' progress reports for Progress (set by Run)
 	board *progressBoard
 	// Baseline, when set, is the label of the row every other row is held
-	// against (SPEC section 13): each other result gains Baseline.
+	// against (docs/accuracy.md): each other result gains Baseline.
 	Baseline string
 	// Check, when set, holds every row against what the gateway logged
-	// (SPEC section 12, replay --check-field): each result gains Check.
+	// (docs/replay.md, replay --check-field): each result gains Check.
 	Check *Check
 }
 

@@ -17,7 +17,7 @@ import (
 // [a, a+V), that key, and the earliest start a of such an interval (of
 // equal starts, that of the key whose release came first in the stream).
 // It is peakSet per key, exact for every key: the peak to hold against
-// the limit, which is per key (SPEC section 4, key_peaks).
+// the limit, which is per key (docs/metrics.md, key_peaks).
 //
 // It holds the releases of the longest window in a queue, in the order
 // they came, and for each key a running total: the cost of the key's

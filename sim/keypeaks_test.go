@@ -594,8 +594,8 @@ func TestKeyPeaksMemoryIndependentOfReleases(t *testing.T) {
 // TestRunKeyPeaksOfShapedReleases: the engine counts the key peaks of
 // delayed requests at their release, with their key. leaky-bucket at 4
 // per 1s (D = 250ms), burst 4: alice's four requests at 0 are released at
-// 0, 250, 500 and 750ms; bob's two at 100ms at 100 and 350ms (SPEC
-// section 7 example 2's rule). gcra admits the same requests at once.
+// 0, 250, 500 and 750ms; bob's two at 100ms at 100 and 350ms
+// (the rule of docs/algorithms.md, worked example 2). gcra admits the same requests at once.
 func TestRunKeyPeaksOfShapedReleases(t *testing.T) {
 	p := algorithms.Policy{Rate: 4, Per: time.Second, Burst: 4}
 	plan := traffic.Plan{Sources: []traffic.Source{
@@ -628,7 +628,7 @@ func TestRunKeyPeaksOfShapedReleases(t *testing.T) {
 }
 
 // TestRunKeyPeaksOneKeyArePeaks: with one key, every algorithm's key peaks
-// are its peaks (the double burst of SPEC section 7, with a shaper's delays
+// are its peaks (the double burst of docs/algorithms.md, with a shaper's delays
 // and rejections).
 func TestRunKeyPeaksOneKeyArePeaks(t *testing.T) {
 	var at []time.Duration

@@ -33,7 +33,7 @@ func bruteForcePeak(rs []release, v time.Duration) (int64, time.Duration) {
 // TestPeakSetDoubleBurst: four windows counted by one set over the same
 // releases, each with the peak worked out by hand.
 func TestPeakSetDoubleBurst(t *testing.T) {
-	// SPEC section 7 example 1 as fixed-window releases it: 10 requests
+	// docs/algorithms.md, worked example 1 as fixed-window releases it: 10 requests
 	// at 900, 910, ..., 990 ms and 10 at 1000, ..., 1090 ms.
 	var rs []release
 	for i := 0; i < 20; i++ {
@@ -240,7 +240,7 @@ func TestDelayPercentilesExact(t *testing.T) {
 	// p99: rank ceil(9.9) = 10 = 9ms.
 	require.Equal(t, Percentiles{P50: 4e6, P90: 8e6, P99: 9e6, Max: 9e6, Exact: true}, p)
 
-	// SPEC section 7 example 2's admitted delays: 0, 250, 500, 750, 400, 0 ms.
+	// docs/algorithms.md, worked example 2's admitted delays: 0, 250, 500, 750, 400, 0 ms.
 	h = newDelayHist()
 	for _, d := range []int64{0, 250, 500, 750, 400, 0} {
 		h.add(time.Duration(d) * time.Millisecond)

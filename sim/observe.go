@@ -17,7 +17,7 @@ type Decision struct {
 	Attempt int // 1 for the first try
 	algorithms.Decision
 	// Node is the node that took the attempt and Decided when its verdict
-	// took effect there, in a cluster row (SPEC section 8); Node is -1 and
+	// took effect there, in a cluster row (docs/cluster.md); Node is -1 and
 	// Decided equals Time otherwise.
 	Node    int
 	Decided time.Duration

@@ -115,22 +115,22 @@ type Result struct {
 	// KeyGroups totals the keys that match each of Config.KeyGlobs, in
 	// that order; nil without them.
 	KeyGroups []KeyGroup `json:"-"`
-	// Cluster is what the cluster did, for a row run on one (SPEC
-	// section 8); nil otherwise.
+	// Cluster is what the cluster did, for a row run on one
+	// (docs/cluster.md); nil otherwise.
 	Cluster *ClusterResult `json:"cluster,omitempty"`
 	// Redis is what replaying the row's decisions on a real redis-server
-	// found (SPEC section 9, compare --redis); nil otherwise. The caller
+	// found (docs/redis.md, compare --redis); nil otherwise. The caller
 	// fills it: the engine never talks to a store.
 	Redis *RedisResult `json:"redis,omitempty"`
-	// Backend is what the row's backend did (SPEC section 11), for a
+	// Backend is what the row's backend did (docs/backend.md), for a
 	// scenario whose backend has workers; nil otherwise.
 	Backend *backend.Result `json:"backend,omitempty"`
 	// Baseline is how this row's decisions compare with the baseline
-	// row's (SPEC section 13, --baseline); nil without one and for the
+	// row's (docs/accuracy.md, --baseline); nil without one and for the
 	// baseline row itself.
 	Baseline *BaselineResult `json:"baseline,omitempty"`
 	// Check is how this row's decisions compare with what the gateway
-	// logged (SPEC section 12, replay --check-field); nil without one.
+	// logged (docs/replay.md, replay --check-field); nil without one.
 	Check  *CheckResult `json:"check,omitempty"`
 	Series Series       `json:"series"`
 
@@ -278,7 +278,7 @@ type KeyPeak struct {
 }
 
 // Ratio is a float that the JSON always writes with a decimal point (2.0,
-// not 2), as SPEC section 6 shows it.
+// not 2), as docs/commands.md shows it.
 type Ratio float64
 
 // MarshalJSON writes r as Text does.
@@ -321,8 +321,8 @@ type Series struct {
 	Rejected []int64 `json:"rejected"`
 }
 
-// ClusterResult is what one algorithm row did on a cluster (SPEC section
-// 8): its admissions beside those of the reference, the same algorithm run
+// ClusterResult is what one algorithm row did on a cluster
+// (docs/cluster.md): its admissions beside those of the reference, the same algorithm run
 // as one exact limiter on the same traffic; the store's load; the latency
 // the store added; the store's failures and what the nodes made of them;
 // and each node's share.
