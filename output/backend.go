@@ -8,7 +8,7 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-// What the outputs show of a backend with workers (SPEC section 11): the
+// What the outputs show of a backend with workers (docs/backend.md): the
 // table's backend columns, the CSV's, and the findings' sentence on what
 // each row did to the backend.
 

@@ -9,8 +9,8 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-// What the outputs show of a comparison against a baseline row (SPEC
-// section 13, --baseline): the table's "vs LABEL" columns, the CSV's, and
+// What the outputs show of a comparison against a baseline row
+// (docs/accuracy.md, --baseline): the table's "vs LABEL" columns, the CSV's, and
 // the findings' sentence on the row that strays furthest.
 
 // baselineLabel is the label of the report's baseline row, or "" when

@@ -15,7 +15,7 @@ import (
 )
 
 // limitsChart: the limit of every adaptive concurrency row over time
-// (backend.Series' LimitMin, LimitMean and LimitMax, SPEC section 11), one
+// (backend.Series' LimitMin, LimitMean and LimitMax, docs/backend.md), one
 // plot: each row's time-weighted mean limit per step as a line in its
 // algorithm's colour, over a band of its colour from the least to the
 // greatest limit in force in the step, the backend's faults shaded behind.

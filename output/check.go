@@ -8,8 +8,8 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-// What the outputs show of a check against a gateway's log (SPEC section
-// 12, replay --check-field): the table's "agrees with FIELD" column
+// What the outputs show of a check against a gateway's log
+// (docs/replay.md, replay --check-field): the table's "agrees with FIELD" column
 // ("99.57% of 2345"), the CSV's check columns, and a finding per row that
 // disagreed, with its first disagreements.
 

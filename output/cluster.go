@@ -8,7 +8,7 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-// What the outputs show of a cluster (SPEC section 8), for reports whose
+// What the outputs show of a cluster (docs/cluster.md), for reports whose
 // rows ran on one: the table's mode, extra, store ops/req and p99 added
 // columns, the CSV's cluster columns, the line under the heading and the
 // findings' sentences on the overshoot.

@@ -23,21 +23,21 @@ import (
 // time: with several keys, the key peak's ratio is the one to hold against
 // the limit, which is per key. keys_limited counts the keys with at least
 // one rejected attempt; the attempt peaks count first tries and retries
-// reaching the limiter. When rows ran on a cluster (SPEC section 8), each
+// reaching the limiter. When rows ran on a cluster (docs/cluster.md), each
 // row ends with
 //
 //	coordination,nodes,balancer,reference_admitted,extra_admitted,
 //	extra_ratio,store_ops,store_ops_per_attempt,store_busy,added_p50_ns,
 //	added_p99_ns,added_max_ns,store_errors,fail_open,fail_closed
 //
-// With --baseline (SPEC section 13) each row ends with
+// With --baseline (docs/accuracy.md) each row ends with
 //
 //	baseline_label,baseline_compared,baseline_differs,
 //	baseline_wrongly_allowed,baseline_wrongly_limited,baseline_first_divergences
 //
 // empty for the baseline row, and first_divergences empty where it is not
 // defined (sim.BaselineResult). With a check against a gateway's log
-// (SPEC section 12, replay --check-field) each row ends with
+// (docs/replay.md, replay --check-field) each row ends with
 //
 //	check_field,check_compared,check_agree,check_ratio
 //

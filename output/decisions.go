@@ -12,11 +12,11 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-// DecisionsHeader is the header row of the decisions CSV (SPEC section 6).
+// DecisionsHeader is the header row of the decisions CSV (docs/commands.md).
 const DecisionsHeader = "algorithm,label,time_ns,key,cost,attempt,verdict,delay_ns,retry_after_ns"
 
 // ClusterDecisionsHeader is the header of a cluster scenario's decisions
-// (SPEC section 8): two more columns, the node that took the attempt and
+// (docs/cluster.md): two more columns, the node that took the attempt and
 // when its verdict took effect there.
 const ClusterDecisionsHeader = DecisionsHeader + ",node,decided_ns"
 

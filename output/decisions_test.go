@@ -12,7 +12,7 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-// TestDecisions writes the leaky-bucket rows of SPEC section 7, example 2
+// TestDecisions writes the leaky-bucket rows of docs/algorithms.md, worked example 2
 // (L=4 per 1s, B=4), and a request that can never be admitted.
 func TestDecisions(t *testing.T) {
 	var buf bytes.Buffer

@@ -20,10 +20,10 @@ import (
 //   - the algorithm that delayed the most requests, and the longest delay,
 //     when any delayed;
 //   - the algorithms that rejected the most and the fewest, when they differ;
-//   - with a baseline row (SPEC section 13), the row(s) that decided the
+//   - with a baseline row (docs/accuracy.md), the row(s) that decided the
 //     most requests differently from it, in which direction, and how many
 //     of those differences were first divergences;
-//   - with a check against a gateway's log (SPEC section 12), each row that
+//   - with a check against a gateway's log (docs/replay.md), each row that
 //     decided some request otherwise than the gateway logged, with its
 //     first disagreements, or that every row agreed.
 //

@@ -6,7 +6,7 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-// The reports below are built by hand from the SPEC's worked examples so
+// The reports below are built by hand from the worked examples of docs/algorithms.md so
 // that the renderers can be tested without the engine.
 
 const (
@@ -14,7 +14,7 @@ const (
 	s  = int64(time.Second)
 )
 
-// peak builds a Peak with the ratio count / (rate*v/per), as SPEC section 4
+// peak builds a Peak with the ratio count / (rate*v/per), as docs/metrics.md
 // defines it.
 func peak(l sim.Limit, v, count, start int64) sim.Peak {
 	return sim.Peak{WindowNs: v, Count: count, StartNs: start,
@@ -27,8 +27,8 @@ func keyPeak(l sim.Limit, v, count int64, key string, start int64) sim.KeyPeak {
 	return sim.KeyPeak{WindowNs: v, Count: count, Key: key, StartNs: start, Ratio: p.Ratio}
 }
 
-// doubleBurst is the built-in double-burst scenario (SPEC section 7, example
-// 1) run through the nine algorithms with the policy 10/1s burst 10: ten
+// doubleBurst is the built-in double-burst scenario (docs/algorithms.md,
+// worked example 1) run through the nine algorithms with the policy 10/1s burst 10: ten
 // requests at 900..990ms and ten at 1000..1090ms, one key, no retries, no
 // backend service time.
 func doubleBurst() *sim.Report {

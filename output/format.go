@@ -53,7 +53,7 @@ func FormatInstant(ns int64, absolute bool) string {
 }
 
 // AbsoluteTimes reports whether r's instants are absolute: it replayed a
-// recorded trace (SPEC section 13: dates whatever the trace's time format
+// recorded trace (docs/accuracy.md: dates whatever the trace's time format
 // and year), or its traffic starts from 2000 on.
 func AbsoluteTimes(r *sim.Report) bool {
 	return len(r.Traces) > 0 || r.StartNs >= epoch2000

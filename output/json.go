@@ -10,8 +10,8 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-// JSON writes the report as the object of SPEC section 6, after
-// "ratesim_version" (the version that made it, SPEC section 12): indented
+// JSON writes the report as the object of docs/commands.md, after
+// "ratesim_version" (the version that made it, docs/commands.md): indented
 // with two spaces, a trailing newline, map keys (params) sorted, no HTML escaping,
 // and ratios always with a decimal point (2.0). Absent lists and params are
 // written as [] and {}, never null. The same report gives the same bytes.

@@ -10,7 +10,7 @@ import (
 )
 
 // TestJSONFields decodes the JSON into a generic map and checks that it has
-// exactly the field names of SPEC section 6, plus what the sim types add
+// exactly the field names of docs/commands.md, plus what the sim types add
 // (description, each result's limit and series).
 func TestJSONFields(t *testing.T) {
 	var buf bytes.Buffer
@@ -21,7 +21,7 @@ func TestJSONFields(t *testing.T) {
 	if !strings.HasSuffix(out, "}\n") || strings.HasSuffix(out, "\n\n") {
 		t.Errorf("JSON does not end with one newline: %q", out[len(out)-10:])
 	}
-	// the version that made it first (SPEC section 12): "dev" under go test
+	// the version that made it first (docs/commands.md): "dev" under go test
 	if !strings.HasPrefix(out, "{\n  \"ratesim_version\": \"dev\",\n  \"scenario\": ") {
 		t.Errorf("JSON is not indented with two spaces: %q", out[:20])
 	}
@@ -55,7 +55,7 @@ func TestJSONFields(t *testing.T) {
 			checkKeys(t, "key peak", p, "window_ns", "count", "key", "start_ns", "ratio")
 		}
 	}
-	// key_peaks comes right after peaks, its fields in the SPEC's order
+	// key_peaks comes right after peaks, its fields in the order docs/metrics.md gives
 	if i, j := strings.Index(out, `"peaks"`), strings.Index(out, `"key_peaks"`); j < i || strings.Contains(out[i:j], `"attempt_peaks"`) {
 		t.Errorf("key_peaks is not right after peaks")
 	}
@@ -67,7 +67,7 @@ func TestJSONFields(t *testing.T) {
           "start_ns": 900000000,
           "ratio": 2.0
         },`) {
-		t.Errorf("fixed-window's key peak over 1s is not written as the SPEC orders it")
+		t.Errorf("fixed-window's key peak over 1s is not written in its documented order")
 	}
 	// a result without key peaks writes []
 	r := doubleBurst()
@@ -84,7 +84,7 @@ func TestJSONFields(t *testing.T) {
 	if peak["count"] != 20.0 || peak["ratio"] != 2.0 || peak["start_ns"] != 9e8 || peak["window_ns"] != 1e9 {
 		t.Errorf("fixed-window peak = %v", peak)
 	}
-	// The ratio is written 2.0 and 10.0, as the SPEC shows it.
+	// The ratio is written 2.0 and 10.0, as docs/commands.md shows it.
 	for _, want := range []string{`"ratio": 2.0`, `"ratio": 10.0`, `"ratio": 1.0`, `"ratio": 1.1`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("JSON lacks %s", want)

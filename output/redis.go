@@ -8,7 +8,7 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-// What the outputs show of a replay on Redis (SPEC section 9,
+// What the outputs show of a replay on Redis (docs/redis.md,
 // compare --redis): a line per row under the table (Markdown: a bullet),
 // and the CSV's redis columns.
 

@@ -19,8 +19,8 @@ import (
 // the Findings, one sentence a line, after a blank line.
 //
 // Columns: algorithm (the label), accepted, delayed, rejected, accept %
-// ((accepted+delayed)/attempts, one decimal), with a baseline row (SPEC
-// section 13) "vs LABEL" (the first attempts decided differently from it,
+// ((accepted+delayed)/attempts, one decimal), with a baseline row
+// (docs/accuracy.md) "vs LABEL" (the first attempts decided differently from it,
 // "451 (1.46%)"), "wrongly allowed" and "wrongly limited", then p99 delay,
 // one "peak/V" column
 // per report window with cells like "20 (2.0x)" (count and ratio), when
