@@ -1,5 +1,5 @@
-// Package backend models the service a rate limiter protects (SPEC section
-// 11): c workers, a bounded waiting room served FIFO or LIFO, service
+// Package backend models the service a rate limiter protects
+// (docs/backend.md): c workers, a bounded waiting room served FIFO or LIFO, service
 // times drawn per request, client timeouts, errors and faults, on a
 // virtual clock of integer nanoseconds. It is a discrete-event model that
 // an engine drives: the engine submits what its limiter admitted and asks
@@ -158,8 +158,8 @@ type Request struct {
 	Arrived  time.Duration
 	Admitted time.Duration
 	// Gate is how long the verdict took to take effect after the arrival:
-	// in a cluster, the wait for the store (decided - arrived, SPEC
-	// section 8's added latency); 0 for a limiter that decides at the
+	// in a cluster, the wait for the store (decided - arrived,
+	// docs/cluster.md's added latency); 0 for a limiter that decides at the
 	// arrival. The request is submitted at Arrived + Gate, the verdict's
 	// instant; its response time counts from Admitted - Gate (the
 	// arrival, plus a shaper's delay), so the store's part is in it.
@@ -210,7 +210,7 @@ type Event struct {
 }
 
 // Sample is the completion sample of a client event, for a concurrency or
-// adaptive limiter (SPEC section 11): rtt = the event's instant minus the
+// adaptive limiter (docs/adaptive.md): rtt = the event's instant minus the
 // admission (queueing included), and drop for a shed, an error or a
 // timeout. A timeout before the admission (a shaper held the request
 // longer than its client's patience) has rtt 0.

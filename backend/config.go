@@ -33,7 +33,7 @@ const (
 	LIFO Discipline = "lifo"
 )
 
-// FaultType is one of the three faults of SPEC section 11, or a trigger.
+// FaultType is one of the three faults of docs/backend.md, or a trigger.
 type FaultType string
 
 const (
@@ -90,7 +90,7 @@ func (f Fault) End() time.Duration {
 	return f.At + f.For
 }
 
-// Config is one backend: SPEC section 11's `backend` section, in typed
+// Config is one backend: docs/backend.md's `backend` section, in typed
 // values, and the run's figures the model needs (seed, series).
 type Config struct {
 	// Workers is c, the requests served at once (>= 1).
@@ -114,7 +114,7 @@ type Config struct {
 	// request's identity (see Request).
 	Seed uint64
 	// Start is where the series begins (rounded down to a bucket); Bucket
-	// the series' bucket (> 0), SPEC's report.bucket.
+	// the series' bucket (> 0), the scenario's report.bucket.
 	Start  time.Duration
 	Bucket time.Duration
 	// MaxBuckets bounds the series: past it the bucket doubles and pairs

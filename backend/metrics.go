@@ -736,7 +736,7 @@ type Series struct {
 	TimedOut []int64 `json:"timed_out"`
 }
 
-// Result is SPEC section 11's `backend` object, and what more the model
+// Result is docs/backend.md's `backend` object, and what more the model
 // counts (not in the JSON).
 type Result struct {
 	// Served counts the requests whose service ended (with or without an
@@ -776,8 +776,8 @@ type Result struct {
 	// them to come back to).
 	Faults int `json:"faults,omitempty"`
 	// Limit is the least, time-weighted mean and greatest limit in force
-	// from the first one recorded to the end (an adaptive row's): SPEC
-	// section 11's limit series, summed up; nil when none was recorded.
+	// from the first one recorded to the end (an adaptive row's): the
+	// limit series of docs/adaptive.md, summed up; nil when none was recorded.
 	Limit *LimitStats `json:"limit,omitempty"`
 
 	// Submitted counts the requests given to the backend; Started those a

@@ -1,4 +1,4 @@
-// Package cluster describes a scenario's cluster section (SPEC section 8):
+// Package cluster describes a scenario's cluster section (docs/cluster.md):
 // N gateway nodes behind a load balancer that share one limit through a
 // store reached over a simulated network, and how each algorithm row
 // coordinates its nodes. It holds the configuration as the scenario loader
@@ -46,7 +46,7 @@ const (
 	Deny OnError = "deny"
 )
 
-// Defaults of the store, as SPEC section 8 gives them.
+// Defaults of the store, as docs/cluster.md gives them.
 const (
 	DefaultRTT     = time.Millisecond
 	DefaultTimeout = time.Second
@@ -148,7 +148,7 @@ const (
 	Lease Mode = "lease"
 )
 
-// Modes lists every mode in SPEC order.
+// Modes lists every mode in the order docs/cluster.md lists them.
 var Modes = []Mode{Local, Split, Central, Racy, Sync, Lease}
 
 // Clock is whose clock a central script reads.
@@ -214,8 +214,8 @@ var modesOf = map[string][]Mode{
 // defaultModes are the modes of an algorithm not in modesOf.
 var defaultModes = []Mode{Local, Split, Central, Racy}
 
-// ModesOf returns the modes the algorithm called name supports, in SPEC
-// order.
+// ModesOf returns the modes the algorithm called name supports, in the
+// order of Modes.
 func ModesOf(name string) []Mode {
 	if info, ok := algorithms.Lookup(name); ok && info.Adaptive {
 		// an adaptive limit learns from the samples of the requests it
@@ -288,7 +288,7 @@ func DefaultLease(burst int64, nodes int) int64 {
 }
 
 // WithDefaults returns c with each knob its mode reads filled in where c
-// leaves it unset, as SPEC section 8 defaults them for a row of burst
+// leaves it unset, as docs/cluster.md defaults them for a row of burst
 // burst and period per on nodes nodes: the mode central; central's clock
 // store; racy's write set; lease's K DefaultLease(burst, nodes) (when
 // nodes > 0) and its lease-ttl per.

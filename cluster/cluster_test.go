@@ -37,7 +37,7 @@ func TestDefaultLease(t *testing.T) {
 	require.Equal(t, int64(1), DefaultLease(7, 4))
 }
 
-// Which algorithm takes which mode (SPEC section 8): x-time-rate only the
+// Which algorithm takes which mode (docs/cluster.md): x-time-rate only the
 // nodes' own; sync for the window counters, lease for the buckets.
 func TestModesOf(t *testing.T) {
 	require.Equal(t, []Mode{Local, Split}, ModesOf("x-time-rate"))

@@ -13,7 +13,7 @@ import (
 	"github.com/ratesim/ratesim/traffic"
 )
 
-// This file reads the backend section (SPEC sections 3 and 11) and a retry
+// This file reads the backend section (docs/scenario-file.md and docs/backend.md) and a retry
 // policy's on.
 
 const (
@@ -80,8 +80,8 @@ type backendFaultRef struct {
 }
 
 // backend reads the backend section: without workers only service, a
-// duration >= 0 (default 0), the pure delay of SPEC section 3; with
-// workers the model of SPEC section 11, with its defaults filled in (see
+// duration >= 0 (default 0), the pure delay of docs/scenario-file.md; with
+// workers the model of docs/backend.md, with its defaults filled in (see
 // the package doc).
 func (d *decoder) backend(v val) backendInfo {
 	var bi backendInfo

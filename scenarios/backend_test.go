@@ -210,7 +210,7 @@ clients:
 	}, "\n"))
 }
 
-// specBackend is the backend section of SPEC section 11, with every field
+// specBackend is the backend section of docs/backend.md, with every field
 // and fault type, and the retry policy that follows it there.
 const specBackend = `backend:
   workers: 4
@@ -234,7 +234,7 @@ var validBackends = []struct {
 	name, src string
 	check     func(t *testing.T, sc *Scenario)
 }{
-	{"SPEC section 11", bh + specBackend, func(t *testing.T, sc *Scenario) {
+	{"the documented backend", bh + specBackend, func(t *testing.T, sc *Scenario) {
 		require.Equal(t, &backend.Config{
 			Workers:    4,
 			Service:    backend.Service{Dist: backend.Exponential, Mean: 20 * time.Millisecond},

@@ -45,7 +45,7 @@ func TestBuiltins(t *testing.T) {
 	require.EqualError(t, err, `no built-in scenario "nope" (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst)`)
 }
 
-// The default scenario of `ratesim compare` is SPEC section 7 example 1.
+// The default scenario of `ratesim compare` is docs/algorithms.md, worked example 1.
 func TestDoubleBurst(t *testing.T) {
 	sc, err := Builtin("double-burst")
 	require.NoError(t, err)
@@ -244,7 +244,7 @@ func TestBuiltinLessons(t *testing.T) {
 		require.NoError(t, err)
 		got := decide(t, sc)
 		_, nodelay := admitted(got["nginx-burst5-nodelay"])
-		// SPEC section 7 example 3: 8 at 0 ms admit 6, reject 2; then 50,
+		// docs/algorithms.md, worked example 3: 8 at 0 ms admit 6, reject 2; then 50,
 		// 100, 150, 250 ms are rejected, admitted, rejected, admitted
 		require.Equal(t, []bool{true, true, true, true, true, true, false, false, false, true, false, true}, nodelay[:12])
 		for _, label := range []string{"nginx-burst5", "nginx-burst5-delay2", "token-bucket"} {

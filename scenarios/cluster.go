@@ -13,7 +13,7 @@ import (
 	"github.com/ratesim/ratesim/cluster"
 )
 
-// This file reads the cluster section (SPEC section 8) and each algorithm
+// This file reads the cluster section (docs/cluster.md) and each algorithm
 // entry's coordination options.
 
 const (

@@ -212,7 +212,7 @@ func TestParseInvalidCluster(t *testing.T) {
 	}
 }
 
-// specCluster is the cluster section of SPEC section 8, with every fault
+// specCluster is the cluster section of docs/cluster.md, with every fault
 // type and mode.
 const specCluster = `cluster:
   nodes: 4
@@ -271,7 +271,7 @@ var validClusters = []struct {
 		require.Equal(t, Skipped{Name: "x-time-rate",
 			Reason: "cannot run in the store (coordination central, the default on a cluster); list it with coordination: local or split"}, sc.Skipped[1])
 	}},
-	{"the SPEC's example", ch + specCluster, func(t *testing.T, sc *Scenario) {
+	{"the documented example", ch + specCluster, func(t *testing.T, sc *Scenario) {
 		ms := time.Millisecond
 		require.Equal(t, &cluster.Config{
 			Nodes:        4,

@@ -10,7 +10,7 @@
 //
 // # The format
 //
-// A scenario file is one YAML mapping (SPEC section 5). Parsing is strict:
+// A scenario file is one YAML mapping (docs/scenario-file.md). Parsing is strict:
 // unknown fields, duplicate keys, values of the wrong type (a string where a
 // number is expected, a list where a mapping is), bad units and values out
 // of range are all errors. YAML aliases, merge keys (<<) and tags are not
@@ -128,13 +128,13 @@
 //     such a backend sheds, times out or fails requests.
 //   - backend: without workers, {service: duration >= 0, default 0}, the
 //     pure delay the concurrency limiter assumes (Scenario.Service), and
-//     Scenario.Backend is nil; with workers, the model of SPEC section 11,
+//     Scenario.Backend is nil; with workers, the model of docs/backend.md,
 //     see "The backend section" below.
 //   - report: {windows: a non-empty list of distinct durations > 0, default
 //     [W, W/10]; bucket: duration > 0, default W/10}; W/10 is rounded down
 //     and at least 1ns.
 //   - cluster: N gateway nodes behind a balancer sharing one limit through a
-//     store (SPEC section 8); see "The cluster section" below.
+//     store (docs/cluster.md); see "The cluster section" below.
 //
 // Durations are written as Go writes them: a decimal number and a unit (ns,
 // us or µs, ms, s, m, h), possibly in several parts (1m30s). They are read

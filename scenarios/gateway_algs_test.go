@@ -9,8 +9,8 @@ import (
 	"github.com/ratesim/ratesim/algorithms"
 )
 
-// The scenario spellings of what the gateway readers emit (SPEC section
-// 12): calendar windows (per: 1mo, 1y; Kong), discrete refill
+// The scenario spellings of what the gateway readers emit
+// (docs/gateways.md): calendar windows (per: 1mo, 1y; Kong), discrete refill
 // (fill-interval, tokens-per-fill; envoy before 1.31) and idle-reset
 // (Traefik).
 

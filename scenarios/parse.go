@@ -1270,7 +1270,7 @@ func (d *decoder) report(v val, per time.Duration) ([]time.Duration, time.Durati
 	return windows, bucket
 }
 
-// allOf reads an all-of entry (SPEC section 12): its commit mode and its
+// allOf reads an all-of entry (docs/algorithms.md): its commit mode and its
 // limits, each an algorithm entry of its own (one of
 // algorithms.AllOfMembers) under the scenario's policy.
 func (d *decoder) allOf(it val, m *mapping, nameVal val, lim limitInfo, limOK bool, svc service, ci clusterInfo) (Algorithm, val, bool) {

@@ -584,7 +584,7 @@ func requireRate(t testing.TB, r traffic.Rate, minCount int64) {
 }
 
 // fakeNew stands in for algorithms.New: nginx takes only per 1s or 1m, as
-// the SPEC says, and "broken" fails without a ParamError.
+// docs/algorithms.md says, and "broken" fails without a ParamError.
 func fakeNew(name string, p algorithms.Params) (algorithms.Limiter, error) {
 	switch {
 	case p.Burst > 1000:

@@ -9,7 +9,7 @@ import (
 	"github.com/ratesim/ratesim/traffic"
 )
 
-// Scenario is a validated scenario file (SPEC section 5).
+// Scenario is a validated scenario file (docs/scenario-file.md).
 type Scenario struct {
 	Name        string
 	Description string
@@ -41,11 +41,11 @@ type Scenario struct {
 	Retries []traffic.RetryPolicy
 	// Service is what the algorithms assume of the backend (the concurrency
 	// limiter's time in flight, algorithms.Params.Service): backend.service
-	// without workers, the pure delay of SPEC section 3; with workers the
+	// without workers, the pure delay of docs/scenario-file.md; with workers the
 	// service distribution's mean, what the concurrency limiter assumes
 	// when no model drives it.
 	Service time.Duration
-	// Backend is the backend model of SPEC section 11 when the backend
+	// Backend is the backend model of docs/backend.md when the backend
 	// section has workers, else nil (the backend is the pure delay
 	// Service). Its Seed is the scenario's, its Bucket the report's bucket
 	// and its Start 0: fault instants count from the scenario's start,
@@ -57,7 +57,7 @@ type Scenario struct {
 	// W/10); Bucket the time-series bucket (report.bucket, default W/10).
 	Windows []time.Duration
 	Bucket  time.Duration
-	// Cluster is the cluster section (SPEC section 8) with its defaults
+	// Cluster is the cluster section (docs/cluster.md) with its defaults
 	// filled in, or nil: without one every algorithm runs as one exact
 	// limiter.
 	Cluster *cluster.Config

@@ -115,7 +115,7 @@ type jsonSweep struct {
 	Best     []jsonBest  `json:"best,omitempty"`
 }
 
-// JSON writes the sweep as SPEC section 10 shows it; with a goal, its
+// JSON writes the sweep as docs/sweep.md shows it; with a goal, its
 // answer as "best", one entry per label. A shard's output says which shard
 // it is ("shard": {"k": K, "n": N}); ratesim sweep merge reads it back.
 func JSON(w io.Writer, s *Sweep, g *Goal, bests []Best) error {

@@ -1,5 +1,5 @@
-// Package sweep runs a scenario over a grid of parameter values (SPEC
-// section 10): every combination of the values of the varied fields is a
+// Package sweep runs a scenario over a grid of parameter values
+// (docs/sweep.md): every combination of the values of the varied fields is a
 // grid point, the scenario file with those values written in, and its
 // results are exactly what `ratesim compare` gives for that file.
 //

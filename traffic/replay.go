@@ -18,7 +18,7 @@ import (
 // Replay is a recorded trace as a source (type: replay): an access log, a
 // CSV or TSV file or JSON lines, read as a stream (never loaded whole), gzip
 // or not. Each line is one request; its arrival keeps the line's absolute
-// timestamp, in ns since the Unix epoch (SPEC section 1).
+// timestamp, in ns since the Unix epoch (docs/metrics.md).
 //
 // The rules, in the order a line meets them:
 //

@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// RetryPolicy is how a client reacts to a rejection (SPEC section 3) and,
-// with a backend that has workers, to a shed, a timeout or an error (SPEC
-// section 11). The engine applies it; the zero value is policy "none".
+// RetryPolicy is how a client reacts to a rejection (docs/scenario-file.md) and,
+// with a backend that has workers, to a shed, a timeout or an error
+// (docs/backend.md). The engine applies it; the zero value is policy "none".
 type RetryPolicy struct {
 	// Policy is none, immediate, fixed, backoff or retry-after.
 	Policy string
