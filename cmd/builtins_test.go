@@ -182,7 +182,7 @@ clients:
 // the row without a limiter; a retry budget (metastable-retry-budget)
 // does, once the backlog has drained: it recovers, later than the
 // limiters, with some retries throttled. The same scenario with an exponential service
-// (the SPEC's example) collapses before the trigger: its goodput is far
+// collapses before the trigger: its goodput is far
 // below the 270 of the first 30s, which is why the built-in uses a
 // lognormal (docs/backend.md).
 func TestMetastableRetry(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 )
 
 // TestHAProxyOracle runs the real HAProxy (the Debian package, 2.6) as an
-// oracle (SPEC section 12): examples/haproxy-check.cfg counts each
+// oracle (docs/gateways.md): examples/haproxy-check.cfg counts each
 // client's requests (header X-Client) in http_req_rate(1s) and denies over
 // 10 with 429; ten clients send it seeded bursts for a few seconds, and
 // HAProxy logs each request (its date in µs, the client, the status, the

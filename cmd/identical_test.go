@@ -19,7 +19,7 @@ import (
 // same order, and the same report.
 //
 // The JSON digests were made again when every result gained key_peaks
-// (SPEC section 4): the JSON of each run below, with its key_peaks fields
+// (docs/metrics.md): the JSON of each run below, with its key_peaks fields
 // taken out, is byte for byte what the binary of 680a717 (the commit
 // before them) prints, and that binary's JSON has the digests made with
 // b942cbe's; the decisions CSV and chart digests did not change.
@@ -158,7 +158,7 @@ func TestEngineOutputUnchanged(t *testing.T) {
 			args := append(tc.args[:len(tc.args):len(tc.args)], "--format", "json")
 			status, out, errOut := run(t, args...)
 			require.Equal(t, 0, status, errOut)
-			// the version line (SPEC section 12), which those binaries
+			// the version line (docs/commands.md), which those binaries
 			// did not print, is the one line the report gained
 			versionLine := "\n  \"ratesim_version\": \"dev\","
 			require.Contains(t, out, versionLine)

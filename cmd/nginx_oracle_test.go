@@ -50,7 +50,7 @@ func checkOf(t *testing.T, log, conf, scope string) *sim.CheckResult {
 }
 
 // TestNginxOracle holds the nginx rows of an import against a real nginx
-// (SPEC section 12): nginx (nginx-light) runs examples/nginx-check.conf,
+// (docs/gateways.md): nginx (nginx-light) runs examples/nginx-check.conf,
 // several clients send it seeded bursts for a few seconds, and the log of
 // each location, replayed with --gateway through that config, must agree
 // with nginx's $limit_req_status on at least 99% of the requests. Every

@@ -15,7 +15,7 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-// redisFlags are compare's --redis flags (SPEC section 9).
+// redisFlags are compare's --redis flags (docs/redis.md).
 type redisFlags struct {
 	url     string
 	keep    bool

@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit statuses (SPEC section 6).
+// Exit statuses (docs/commands.md).
 const (
 	exitOK      = 0
 	exitFailure = 1

@@ -1,6 +1,6 @@
 // Package gateway reads the rate limits of real gateways' configs (nginx,
 // Kong, envoy, envoy's local_ratelimit, Traefik, HAProxy) and writes them
-// as ratesim scenarios (SPEC section 12). Each reader is one file; each
+// as ratesim scenarios (docs/gateways.md). Each reader is one file; each
 // parses the gateway's own syntax, and anything it cannot map is an Error
 // naming file:line:col and the directive, never a partial import.
 package gateway
@@ -137,7 +137,7 @@ var readers = map[string]Reader{
 	"haproxy":     func(file string, data []byte) (Config, error) { return ReadHAProxy(file, data) },
 }
 
-// Formats are the --from names of SPEC section 12, in its order.
+// Formats are the --from names of docs/gateways.md, in its order.
 var Formats = []string{"nginx", "kong", "envoy", "envoy-local", "traefik", "haproxy"}
 
 // Supported are the --from names that have a reader, in Formats' order.

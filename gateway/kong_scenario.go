@@ -23,7 +23,7 @@ type kongMode struct {
 	note         string // a NOTE when the row only approaches Kong
 }
 
-// mode maps a plugin's policy to its rows (SPEC sections 8 and 12):
+// mode maps a plugin's policy to its rows (docs/cluster.md and docs/gateways.md):
 //   - rate-limiting, policy local: each node counts in its own shared
 //     memory (policies/init.lua, local), every window incremented only when
 //     the request is admitted (handler.lua returns before increment when

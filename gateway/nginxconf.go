@@ -1,5 +1,5 @@
 // Package gateway reads the rate limits of gateway configurations (nginx
-// for now, SPEC section 12) and writes them as ratesim scenario rows.
+// for now, docs/gateways.md) and writes them as ratesim scenario rows.
 //
 // Each reader parses the gateway's own syntax, not a simplified dialect,
 // and refuses what it cannot map with an *Error naming the file, line,

@@ -119,7 +119,7 @@ type splitMember struct {
 	fields  string                                  // its fields, as in the all-of row
 }
 
-// writeSplitRows writes what --split-limits (SPEC section 12) adds after
+// writeSplitRows writes what --split-limits (docs/gateways.md) adds after
 // the all-of row labelled row: the comment lines why (each written after
 // "  # "), then one row per member, labelled "ROW MEMBER" (made unique by
 // names), with exactly the member's fields and then extra (the all-of

@@ -58,7 +58,7 @@ type Lesson struct {
 	charts func(runs []*Run) []output.Chart
 
 	// Baseline, when set, holds every row of each run against this row
-	// (--baseline, SPEC section 13).
+	// (--baseline, docs/accuracy.md).
 	Baseline string
 }
 

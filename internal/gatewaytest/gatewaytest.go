@@ -1,6 +1,6 @@
 // Package gatewaytest runs real gateways (nginx, HAProxy, ...) for the
-// tests that hold ratesim's rows against them as oracles (SPEC section
-// 12): find the binary or skip, pick a loopback port, start the gateway in
+// tests that hold ratesim's rows against them as oracles
+// (docs/gateways.md): find the binary or skip, pick a loopback port, start the gateway in
 // a temporary prefix and stop it, and send it bounded, seeded, bursty load
 // from several clients. It never fakes a gateway: a test whose gateway is
 // not installed skips with a message that says how to install it, or fails
