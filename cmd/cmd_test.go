@@ -233,7 +233,7 @@ func TestBenchScenarioValid(t *testing.T) {
 	require.Len(t, files, 7, "a new bench scenario: add it above")
 }
 
-// TestConcurrencyLeftOutWithoutService (issue 16): with backend.service 0
+// TestConcurrencyLeftOutWithoutService: with backend.service 0
 // the default set leaves out the concurrency limiter, which could refuse
 // nothing, and says so in one line on stderr; --algorithms naming it, or
 // the scenario listing it, keeps it; --algorithms without it says nothing.

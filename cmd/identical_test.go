@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Digests of what the engine printed before it was made faster (issue 6:
-// traffic generated once and shared by the algorithms' runs, chunked peak
+// Digests of what the engine printed before it was made faster (the
+// engine benchmark's work in BENCHMARKS.md: traffic generated once and shared by the algorithms' runs, chunked peak
 // windows, a queue of releases of its own, paged counters), so that the
 // optimized engine is held to the same bytes: the same decisions, in the
 // same order, and the same report.
@@ -39,19 +39,19 @@ import (
 // shaping delays, three windows, eleven algorithms: 1.6 million
 // decisions, so that the traffic fills the ring of batches many times.
 //
-// Since issue 16, a scenario without an algorithms list and with
+// Since the default set leaves the concurrency limiter out, a scenario without an algorithms list and with
 // backend.service 0 leaves out the concurrency limiter, which could refuse
 // nothing there; the runs of such scenarios (and the replay) name all nine
 // algorithms with --algorithms, which brings it back in its place, so
 // that they still print what those binaries printed.
 //
-// Since issue 17, each report starts with "ratesim_version": the test takes
+// Since reports carry the version that made them, each report starts with "ratesim_version": the test takes
 // that one line out before the digest, so that the rest is held to the
 // same bytes.
 //
 // The state.svg digests were made again when the state chart began to draw
 // the gauges that are bounds (capacity, burst, max, limit) as labelled
-// reference lines instead of data lines (issue 16): a change of drawing in
+// reference lines instead of data lines: a change of drawing in
 // output alone; the sampled state, and every other digest, are the same.
 var identicalDigests = []struct {
 	args      []string // the command, without --format json
@@ -95,7 +95,7 @@ var identicalDigests = []struct {
 	{args: []string{"compare", "testdata/identical/mixed.yaml"},
 		json: "0903b42776000d9ef7ba19d0972b94703d82f88524b12e56b8cce825280280e2",
 		csv:  "809a0420ff9c59289b0ae0d40b9e599a6153a845dd94a6070d57e1d172f057ff"},
-	// The cluster (issue 12): its built-ins and every mode with jitter, a
+	// The cluster (docs/cluster.md): its built-ins and every mode with jitter, a
 	// random balancer, skews and faults (testdata/identical/cluster.yaml),
 	// held from c85db46 on, so that work on the cluster engine changes no
 	// byte. The decisions of cluster.yaml are those its first working
@@ -111,7 +111,7 @@ var identicalDigests = []struct {
 	{args: []string{"compare", "kong-local-pods"},
 		json: "7be0ded9baeb723fca435fee573018aec16bcf840bf59467ed82e0e29f999447",
 		csv:  "659caa32b9117a6dcda8c5d8254dd1fc5f7dccf9076354e660f68d66e4a5fcc9"},
-	// added with the built-in (issue 14: a backend behind a cluster), as
+	// added with the built-in (a backend behind a cluster, docs/cluster.md), as
 	// its first working version prints it, so that later work on either
 	// engine changes no byte of it
 	{args: []string{"compare", "kong-local-pods-backend"},
@@ -141,7 +141,8 @@ var identicalDigests = []struct {
 		}},
 }
 
-// allNine is the default list of algorithms before issue 16.
+// allNine is the default list of algorithms before it left the
+// concurrency limiter out of scenarios without a service time.
 const allNine = "fixed-window,sliding-log,sliding-window,token-bucket,gcra,leaky-bucket,nginx,concurrency,x-time-rate"
 
 func TestEngineOutputUnchanged(t *testing.T) {

@@ -110,7 +110,7 @@ func TestReplayRealTrace(t *testing.T) {
 	require.Contains(t, out, `"format": "combined"`)
 }
 
-// TestReplayLongDurationForPeople (issue 16): a trace of 27 days prints its
+// TestReplayLongDurationForPeople: a trace of 27 days prints its
 // span as people read it, in the heading and the trace summary, and the
 // JSON keeps nanoseconds.
 func TestReplayLongDurationForPeople(t *testing.T) {

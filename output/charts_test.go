@@ -416,7 +416,7 @@ func allocated(fn func()) uint64 {
 	return after.TotalAlloc - before.TotalAlloc
 }
 
-// TestPeaksChartLogScale (issue 16): on a linear axis a 2.0x beside a 50x
+// TestPeaksChartLogScale: on a linear axis a 2.0x beside a 50x
 // is a sliver; the peaks chart's axis is logarithmic, labelled 1x, 2x,
 // 5x..., so that from 1x to 2x takes as much height as from 25x to 50x,
 // and a 0 (nothing released) is drawn at the bottom of the axis.
@@ -463,7 +463,7 @@ func TestPeaksChartLogScale(t *testing.T) {
 	}
 }
 
-// TestStateChartBounds (issue 16): a gauge that is a bound, constant above
+// TestStateChartBounds: a gauge that is a bound, constant above
 // every other gauge of its panel (a leaky bucket's capacity, nginx's
 // burst, the concurrency max), is drawn as a labelled dashed reference
 // line and left out of the legend, not drawn as a data line; a gauge that

@@ -230,7 +230,7 @@ func checkFindings(t *testing.T, r *sim.Report, want []string) {
 }
 
 // TestLimitedKeysGrouped: results whose lists of limited keys are the same
-// share one line, named together as the findings name them (issue 16:
+// share one line, named together as the findings name them (before,
 // token-bucket, gcra, leaky-bucket, nginx and x-time-rate repeated the same
 // list); the lists line up after the longest label of a result alone.
 func TestLimitedKeysGrouped(t *testing.T) {

@@ -40,7 +40,7 @@ func TestFormatDuration(t *testing.T) {
 		{24 * time.Hour, "1d"},
 		{25 * time.Hour, "1d1h"},
 		{24*time.Hour + time.Second, "1d0h0m1s"},
-		{660*time.Hour + 49*time.Minute + 49808395000, "27d12h49m49.8s"}, // issue 16's trace
+		{660*time.Hour + 49*time.Minute + 49808395000, "27d12h49m49.8s"}, // a 27-day trace
 		{-750 * time.Millisecond, "-750ms"},
 		{-(25 * time.Hour), "-1d1h"},
 		{math.MaxInt64, "106751d23h47m16.8s"},

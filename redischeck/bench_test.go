@@ -49,7 +49,7 @@ func benchConfig(name string, n int) sim.Config {
 // compared), and in the same run times redis-benchmark sending the same
 // script as many times with the same pipeline depth on as many
 // connections (-c 4 -P 32), so that the figure
-// to read is the ratio (issue 13: at least 0.8). It also reports what the
+// to read is the ratio (the target in BENCHMARKS.md: at least 0.8). It also reports what the
 // replay measured of memory: MEMORY USAGE of the largest state, used
 // memory per key, and the simulation's bytes per key; at -benchtime
 // 500000x nearly every one of the 100k keys holds state.

@@ -674,7 +674,7 @@ func TestParseNginxZone(t *testing.T) {
 	require.Equal(t, int64(64<<10), sc.Algorithms[3].Params.NginxZone)
 }
 
-// TestDefaultAlgorithmsLeaveOutConcurrency (issue 16): with backend.service
+// TestDefaultAlgorithmsLeaveOutConcurrency: with backend.service
 // 0 and no workers, nothing is ever in flight and the concurrency limiter
 // could refuse nothing: the default list leaves it out, saying why, and
 // keeps it ready (Kept, At) for a command that names it; listed, it stays;

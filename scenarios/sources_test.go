@@ -235,8 +235,8 @@ func TestParseSignedDuration(t *testing.T) {
 const maxDuration = time.Duration(1<<63 - 1)
 
 // TestSeedNamesStable: adding a source before a poisson source, or after
-// it, leaves the poisson source's arrivals alone (issue 3: one seed drives
-// everything, each source from its own stream).
+// it, leaves the poisson source's arrivals alone (one seed drives
+// everything, each source from its own stream: docs/metrics.md).
 func TestSeedNamesStable(t *testing.T) {
 	const base = `name: s
 duration: 5s

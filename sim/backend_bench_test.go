@@ -15,8 +15,8 @@ import (
 // nine and none, the same rows as backend-10) and with a backend of 16
 // workers, exponential service of mean 12us, a queue of 1000 and clients
 // waiting 100ms (backend-10: the nine and none, each row with its own
-// backend), in one process, so that ns/op reads as a ratio (issue 14's
-// target: at most 1.5x); the same behind 4 nodes (backend-10-local-4,
+// backend), in one process, so that ns/op reads as a ratio (the
+// target in BENCHMARKS.md: at most 1.5x); the same behind 4 nodes (backend-10-local-4,
 // and backend-8-central-4 for the eight that run in a store); then
 // token-bucket, none and each adaptive row
 // (aimd, vegas, gradient2, envoy-adaptive with a 100ms interval,
@@ -41,7 +41,7 @@ func BenchmarkEngineBackend(b *testing.B) {
 		algs := append(benchAlgorithms(), benchAlgorithm("none"))
 		benchEngineOn(b, plan(b), 0, algs, nil, withBackend)
 	})
-	// the same rows and backends behind a cluster of 4 nodes (issue 14):
+	// the same rows and backends behind a cluster of 4 nodes:
 	// the nine and none in local mode, and the eight that run in a store
 	// in central mode (rtt 1ms), each row beside its reference, which has
 	// its own backend too
@@ -65,7 +65,7 @@ func BenchmarkEngineBackend(b *testing.B) {
 		benchEngineOn(b, plan(b), 0, algs, nodes, withBackend)
 	})
 	// one row each, with its backend: an adaptive row against a token
-	// bucket's (issue 14's target: at most 2x)
+	// bucket's (the target in BENCHMARKS.md: at most 2x)
 	for _, name := range []string{"token-bucket", "none", "aimd", "vegas", "gradient2", "envoy-adaptive", "sre-throttle"} {
 		b.Run(name+"-1", func(b *testing.B) {
 			alg := benchAlgorithm(name)
@@ -77,7 +77,7 @@ func BenchmarkEngineBackend(b *testing.B) {
 	}
 }
 
-// BenchmarkBackendPaired measures issue 14's two ratios in pairs of runs
+// BenchmarkBackendPaired measures the backend benchmark's two ratios in pairs of runs
 // taken back to back, so that the machine's swings (other tenants move a
 // run's time by 10-20% from one minute to the next) fall on both runs of
 // a pair: backend-10 against plain-10 (1M requests of the 1M-key workload,

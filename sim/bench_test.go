@@ -41,7 +41,7 @@ import (
 //     requests per second of virtual time.
 //   - poisson-zipf-1M-keys: traffic.Poisson at 1,000,000 requests per
 //     second over 1,000,000 clients drawn by a Zipf law of exponent 1.1
-//     (client k the k-th heaviest), the traffic of issue 6's engine target
+//     (client k the k-th heaviest), the traffic of the engine's target in BENCHMARKS.md
 //     (scenarios/bench/poisson-10m.yaml); the run ends after its first b.N
 //     arrivals (benchTake). The same with 1,000, 100,000 and 10,000,000
 //     clients shows how the cost grows with the keys.

@@ -12,7 +12,7 @@ import (
 // (poisson-zipf-1M-keys of BenchmarkEngine: 1,000,000 requests per second
 // of virtual time over 1,000,000 Zipf clients) on a cluster of 4 nodes
 // behind round-robin, beside the same rows without a cluster, in one
-// process, so that each figure reads as a ratio (issue 12's targets: at
+// process, so that each figure reads as a ratio (the targets in BENCHMARKS.md: at
 // most 3x for central, 1.3x for local and split):
 //
 //   - plain-8, central-4: the eight algorithms that can run in a store,

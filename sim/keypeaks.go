@@ -189,7 +189,7 @@ func (k *keyPeaks) slot(key, batch uint32) *keySlot {
 // noKeyPeaks, set only by BenchmarkEngine's -nokeypeaks flag, leaves the
 // key peaks out of every run (their results then have none), to time the
 // engine without them against a tree from before they came in
-// (BENCHMARKS.md, issue 12). A run reads it once, when it is made.
+// (BENCHMARKS.md). A run reads it once, when it is made.
 var noKeyPeaks bool
 
 // wideRoom is the room of wide counts: they hold any sum of costs that

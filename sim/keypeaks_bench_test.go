@@ -8,7 +8,7 @@ import (
 // BenchmarkKeyPeaksPaired times the nine algorithms over a million Zipf
 // keys (poisson-10m's traffic) with key peaks and without them
 // (noKeyPeaks), in turn in one process, so that each pair of runs shares
-// the machine's spell: issue 12 asks key peaks to cost at most 1.10x.
+// the machine's spell: the target is that key peaks cost at most 1.10x.
 // Each run is poisson-10m's 10M requests (or b.N, if fewer; the peaks'
 // longest window, a second, fills in the first million), and b.N/10M
 // pairs are measured after one that is not, the order within a pair

@@ -62,7 +62,7 @@ func liveHeap(t *testing.T, cfg Config) uint64 {
 // GC, at its largest while the run goes on: the key tables (the key peaks'
 // records among them), the releases of the last second in the peak
 // windows and the key peaks, the ring of batches. Bound: the
-// 2,000,000-request run at most 10% (issue 6's bound on RSS) plus 4 MiB
+// 2,000,000-request run at most 10% (the engine's bound on RSS in BENCHMARKS.md) plus 4 MiB
 // above the 200,000-request one; the 4 MiB are what does grow with time,
 // not requests: the time series (200 buckets) and the delay histograms
 // (at most DelayExactValues distinct delays each).

@@ -59,7 +59,7 @@ func TestProgress(t *testing.T) {
 
 // TestProgressFollowsTheSlowestRun: a run that stalls holds the progress
 // back, however far the others have got: the bar shows the whole run,
-// not its first row (issue 16). Run "slow" stops for 300ms at 2s of
+// not its first row. Run "slow" stops for 300ms at 2s of
 // virtual time, while "fast" fills the ring of batches ahead of it.
 func TestProgressFollowsTheSlowestRun(t *testing.T) {
 	var slowAt atomic.Int64 // the latest instant "slow" has decided

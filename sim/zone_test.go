@@ -11,7 +11,7 @@ import (
 	"github.com/ratesim/ratesim/traffic"
 )
 
-// TestRunNginxZone (issue 16): the engine gives an nginx row with a zone
+// TestRunNginxZone: the engine gives an nginx row with a zone
 // its keys' names, whose lengths decide the nodes' sizes, and reports the
 // zone's evictions and refusals; a row without a zone reports neither.
 // 191 keys of 4 bytes fill a 32k zone; a key of 100 bytes then needs a

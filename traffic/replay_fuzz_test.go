@@ -82,7 +82,7 @@ var allTraces = []string{"combined.log", "common.log", "layout.log", "bad.log", 
 func FuzzReplayCombined(f *testing.F) {
 	addSeeds(f, "combined.log", "common.log", "bad.log", "layout.log")
 	f.Add([]byte("1.1.1.1 - - [10/Oct/2000:13:55:36 +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"a\\\"b\"\n\n\n"))
-	// the times a log without time-layout may hold (issue 16)
+	// the times a log without time-layout may hold (docs/replay.md)
 	f.Add([]byte("1.1.1.1 - - [2000-10-10T13:55:36.5+02:00] \"GET / HTTP/1.1\" 200 1\n1.1.1.1 - - [2000-10-10 13:55:37 +0000] \"GET / HTTP/1.1\" 200 1\n"))
 	f.Add([]byte("1.1.1.1 - - [971186136.25] \"GET / HTTP/1.1\" 200 1\n1.1.1.1 - - [971186137250] \"GET / HTTP/1.1\" 200 1\n"))
 	f.Add([]byte("1.1.1.1 - - [2000/10/10 13h55] \"GET / HTTP/1.1\" 200 1\n"))

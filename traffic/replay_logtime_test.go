@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestReplayLogTimes (issue 16): with format auto (and combined), the
+// TestReplayLogTimes: with format auto (and combined), the
 // time inside a log's brackets may be CLF, ISO 8601 with a T or a space,
 // with or without a fraction and a zone, or a Unix time in seconds,
 // milliseconds or microseconds; the first lines say which.
@@ -69,7 +69,7 @@ func TestReplayLogTimes(t *testing.T) {
 	})
 }
 
-// TestReplayBufferWarning (issue 16): a dense trace with a wide reorder
+// TestReplayBufferWarning: a dense trace with a wide reorder
 // window holds every line of the window; Warn is told once when it holds
 // more than WarnBuffered lines, and names the option that bounds it. The
 // same trace with a narrow window does not warn.
