@@ -209,8 +209,8 @@ func TestValidateCluster(t *testing.T) {
 // TestBenchScenarioValid: the scenarios of BENCHMARKS.md (the README's
 // "Big runs" among them) stay valid, each with the rows its figures are
 // of, over 10s (running them takes seconds, so the test only validates
-// them): the nine algorithms; the nine and none with a backend (issue
-// 14's target names those ten, not the adaptive rows a scenario with
+// them): the nine algorithms; the nine and none with a backend (the
+// backend target in BENCHMARKS.md names those ten, not the adaptive rows a scenario with
 // workers runs by default), and the same ten without workers (its
 // baseline); the nine on 4 nodes in local and split, the
 // eight that run in a store in central.

@@ -11,7 +11,7 @@
 // processors) the kernel had 22% of the samples of a 3-second compare over
 // a million keys, most of them those faults; with the tables backed for
 // writing when they are made, one system call each, it had 9%
-// (BENCHMARKS.md, "Pages backed when tables are made").
+// (BENCHMARKS.md as of cd714bd, "Pages backed when tables are made").
 //
 // A table of a million keys spans thousands of pages, more than a
 // processor's cache of translations holds, so nearly every lookup of a
@@ -19,8 +19,8 @@
 // table are therefore asked for as huge pages (Linux's transparent huge
 // pages, where the system allows them): one translation for 512 pages.
 // Over a million keys with key peaks, the run took 0.915x the CPU
-// (BENCHMARKS.md, "Key peaks' bookkeeping cut, and huge pages for the
-// tables").
+// (BENCHMARKS.md as of b35d95f, "Key peaks' bookkeeping cut, and huge
+// pages for the tables").
 package pages
 
 import "unsafe"
