@@ -82,7 +82,7 @@ type backendFaultRef struct {
 // backend reads the backend section: without workers only service, a
 // duration >= 0 (default 0), the pure delay of docs/scenario-file.md; with
 // workers the model of docs/backend.md, with its defaults filled in (see
-// the package doc).
+// docs/scenario-file.md).
 func (d *decoder) backend(v val) backendInfo {
 	var bi backendInfo
 	if !v.set {

@@ -383,7 +383,7 @@ func (d *decoder) faultsInRun(ci clusterInfo, dur time.Duration) {
 
 // coordination reads how an algorithm entry runs on the cluster: its
 // coordination (default central) and that mode's options, with their
-// defaults filled in (see the package doc). m is nil for an entry written
+// defaults filled in (see docs/scenario-file.md). m is nil for an entry written
 // as a bare name; p is the entry's policy, overrides applied. Without a
 // cluster section every coordination field is an error and the Mode stays
 // empty.

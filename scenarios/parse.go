@@ -223,6 +223,10 @@ func (d *decoder) scenario(data []byte) *Scenario {
 		sc.Retries = append(sc.Retries, retry)
 	}
 	sc.Windows, sc.Bucket = d.report(top.get("report"), per)
+	// The backend draws from the scenario's seed and reports in its buckets;
+	// its Start stays 0 (the engine moves it, and the faults, to a recorded
+	// trace's first arrival), MaxBuckets and RecoverWindow the backend's
+	// defaults.
 	if sc.Backend != nil {
 		sc.Backend.Seed, sc.Backend.Bucket = sc.Seed, sc.Bucket
 	}
