@@ -114,6 +114,7 @@ package backend
 import (
 	"errors"
 	"fmt"
+	"github.com/ratesim/ratesim/internal/hist"
 	"github.com/ratesim/ratesim/internal/queue"
 	"math"
 	"time"
@@ -294,8 +295,8 @@ type Backend struct {
 
 	// the figures
 	res      Result
-	waits    hist
-	resps    hist
+	waits    hist.Hist
+	resps    hist.Hist
 	series   series
 	lastSeen time.Duration // the latest instant of an event
 	// the latest deadline of a request submitted: a client's timeout is
@@ -326,8 +327,6 @@ func New(cfg Config, emit func(Event)) (*Backend, error) {
 		now:    math.MinInt64,
 		lifo:   cfg.Discipline == LIFO,
 		qcap:   cfg.Queue,
-		waits:  newHist(),
-		resps:  newHist(),
 		series: newSeries(cfg.Start, cfg.Bucket, cfg.MaxBuckets),
 		done:   newCompletions(cfg.Workers),
 	}
@@ -809,7 +808,7 @@ func (b *Backend) start(t time.Duration, i uint32) {
 	s.state, s.start, s.service = stServing, t, d
 	b.busy++
 	b.res.Started++
-	b.waits.addWait(t - s.admitted)
+	b.waits.Add(int64(t - s.admitted))
 	c := entry{at: t + d, ord: b.order(evComplete), slot: i}
 	if b.done.heaped {
 		b.done.Push(c)
@@ -914,10 +913,10 @@ func (b *Backend) Result(from, to time.Duration) Result {
 	}
 	r.SpanNs = int64(end - from)
 	r.Utilization = utilization(r.BusyNs, b.cfg.Workers, r.SpanNs)
-	r.QueueWaitNs = b.waits.percentiles()
-	resps := b.resps.clone() // with the open bucket's responses, which it lacks
+	r.QueueWaitNs = Percentiles(b.waits.Summary())
+	resps := b.resps.Clone() // with the open bucket's responses, which it lacks
 	b.series.pending(&resps)
-	r.ResponseNs = resps.percentiles()
+	r.ResponseNs = Percentiles(resps.Summary())
 	r.Faults = len(b.cfg.Faults)
 	for _, f := range b.cfg.Faults {
 		r.FaultWindows = append(r.FaultWindows, FaultWindow{Type: f.Type, StartNs: int64(f.At), EndNs: int64(f.End())})

@@ -1,24 +1,19 @@
 package backend
 
 import (
-	"math/bits"
 	"slices"
 	"time"
+
+	"github.com/ratesim/ratesim/internal/hist"
 )
 
 // ExactValues is how many distinct values a histogram counts exactly.
 // Beyond it, values are counted in log-linear buckets of 11 significant
-// bits (as sim's delay histogram does), so a percentile is then within
-// 1/1024 of the true value (reported as its bucket's upper bound, never
-// above the true maximum); the mean and the maximum stay exact.
-//
-// Memory: a histogram holds at most ExactValues distinct values (in a
-// sorted run, with pendMax values not yet merged into it), then (the run
-// dropped) dense arrays: the values below 2048 one by one (16 KiB), and 1024
-// buckets (8 KiB) for each power of two above that any value has reached,
-// beside pendMax values not counted yet (16 KiB). Durations from 1µs to 100s span 27 powers of two: 232 KiB at most, and a
-// longer run adds nothing unless its values reach a new power of two.
-const ExactValues = 1 << 14
+// bits, so a percentile is then within 1/1024 of the true value (reported
+// as its bucket's upper bound, never above the true maximum); the mean
+// and the maximum stay exact. A histogram's memory follows the range of
+// its values, never their number (see internal/hist).
+const ExactValues = hist.ExactValues
 
 // Percentiles are nearest-rank order statistics of durations in ns: the
 // p-th percentile is the smallest value v with at least ceil(p*n/100)
@@ -31,395 +26,6 @@ type Percentiles struct {
 	Max  int64 `json:"max"`
 	// Exact is false once the histogram has fallen back to buckets.
 	Exact bool `json:"-"`
-}
-
-// sigBits is the significant bits a bucket keeps.
-const sigBits = 11
-
-// hist accumulates durations >= 0 without keeping each.
-type hist struct {
-	zeros int64
-	// exact: the distinct values counted, in increasing order, with their
-	// counts, and the values not merged into them yet (at most pendMax):
-	// appending a value costs less than a map's insertion, and a merge
-	// of pendMax sorted values into the run less than pendMax insertions
-	vals, cnts []int64
-	// pend: the values not counted yet (exact or not; see settle), > 0
-	pend     []int64
-	pendCnts []int64 // merge's room for the counts of pend's values
-	sortTmp  []int64 // radixSort's room (merge)
-	exact    bool
-	// not exact: small[v] for v < 2^sigBits; oct[e][m - 2^(sigBits-1)]
-	// for the values v with bits.Len64(v) = sigBits + e, m = v >> e
-	small *[1 << sigBits]int64
-	oct   [64 - sigBits + 1]*[1 << (sigBits - 1)]int64
-	n     int64
-	max   int64
-	sumHi uint64 // the sum, 128 bits
-	sumLo uint64
-}
-
-func newHist() hist { return hist{exact: true} }
-
-// pendMax is how many values an exact histogram takes before it merges
-// them into its run.
-const pendMax = 2048
-
-// merge sorts the pending values into the run of distinct values; past
-// ExactValues of them, the histogram falls back to buckets.
-func (h *hist) merge() {
-	if len(h.pend) == 0 {
-		return
-	}
-	p := h.pend
-	h.sortTmp = radixSort(p, h.sortTmp)
-	// p as distinct values (in place) with their counts in pc, and how
-	// many of them the run lacks
-	pc := h.pendCnts[:0]
-	k, fresh := 0, 0
-	j := 0
-	for i := 0; i < len(p); {
-		v, c := p[i], int64(0)
-		for ; i < len(p) && p[i] == v; i++ {
-			c++
-		}
-		p[k] = v
-		pc = append(pc, c)
-		k++
-		for j < len(h.vals) && h.vals[j] < v {
-			j++
-		}
-		if j == len(h.vals) || h.vals[j] != v {
-			fresh++
-		}
-	}
-	p = p[:k]
-	// merge from the back, in place
-	n := len(h.vals)
-	h.vals = append(h.vals, make([]int64, fresh)...)
-	h.cnts = append(h.cnts, make([]int64, fresh)...)
-	w := n + fresh - 1
-	i, q := n-1, len(p)-1
-	for q >= 0 {
-		switch {
-		case i >= 0 && h.vals[i] > p[q]:
-			h.vals[w], h.cnts[w] = h.vals[i], h.cnts[i]
-			i--
-		case i >= 0 && h.vals[i] == p[q]:
-			h.vals[w], h.cnts[w] = p[q], h.cnts[i]+pc[q]
-			i--
-			q--
-		default:
-			h.vals[w], h.cnts[w] = p[q], pc[q]
-			q--
-		}
-		w--
-	}
-	h.pend, h.pendCnts = h.pend[:0], pc[:0]
-	if len(h.vals) > ExactValues {
-		for i, v := range h.vals {
-			h.dense(v, h.cnts[i])
-		}
-		h.vals, h.cnts, h.pendCnts, h.sortTmp = nil, nil, nil, nil // their room is not needed until a reset
-		h.exact = false
-	}
-}
-
-// radixSort sorts p (values >= 0) in place, by 11 bits a pass from the
-// lowest, as many passes as the largest value needs (two for values below
-// 4 ms): a batch of durations sorts in a few passes over it, where a
-// comparison sort took a dozen with a mispredicted branch each. tmp is its
-// room, returned grown to p's length.
-func radixSort(p, tmp []int64) []int64 {
-	const digit = 11
-	var top int64
-	for _, v := range p {
-		top |= v
-	}
-	if cap(tmp) < len(p) {
-		tmp = make([]int64, len(p))
-	}
-	tmp = tmp[:len(p)]
-	src, dst := p, tmp
-	for shift := 0; shift < 63 && top>>shift != 0; shift += digit {
-		var count [1 << digit]int32
-		for _, v := range src {
-			count[v>>shift&(1<<digit-1)]++
-		}
-		sum := int32(0)
-		for i, c := range count {
-			count[i] = sum
-			sum += c
-		}
-		for _, v := range src {
-			d := v >> shift & (1<<digit - 1)
-			dst[count[d]] = v
-			count[d]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &p[0] {
-		copy(p, src)
-	}
-	return tmp
-}
-
-// dense counts n values v in the buckets. (settle counts its batch by
-// the same rule, written out in its loop.)
-func (h *hist) dense(v, n int64) {
-	e := bits.Len64(uint64(v)) - sigBits
-	if e <= 0 {
-		if h.small == nil {
-			h.small = new([1 << sigBits]int64)
-		}
-		h.small[v] += n
-		return
-	}
-	o := h.oct[e]
-	if o == nil {
-		o = new([1 << (sigBits - 1)]int64)
-		h.oct[e] = o
-	}
-	o[v>>e-1<<(sigBits-1)] += n
-}
-
-// addWait adds d as add does, with the zero of a request that waited
-// nothing (most of them) counted in line.
-func (h *hist) addWait(d time.Duration) {
-	if d == 0 {
-		h.n++
-		h.zeros++
-		return
-	}
-	h.add(d)
-}
-
-func (h *hist) add(d time.Duration) {
-	v := int64(max(d, 0))
-	h.n++
-	var carry uint64
-	h.sumLo, carry = bits.Add64(h.sumLo, uint64(v), 0)
-	h.sumHi += carry
-	if v == 0 {
-		h.zeros++
-		return
-	}
-	h.max = max(h.max, v)
-	if h.pend == nil {
-		h.pend = make([]int64, 0, pendMax)
-	}
-	h.pend = append(h.pend, v)
-	if len(h.pend) == pendMax {
-		h.settle()
-	}
-}
-
-// settle counts the values not counted yet (pend): merged into the run
-// while exact, else added to the buckets. A histogram of buckets takes its
-// values in pend too, and adds them pendMax at a time: over a run whose
-// other work (a limiter's state over a million keys) evicts the buckets
-// from the cache between two responses, adding them one by one missed the
-// cache at nearly every one; a batch reads each bucket's line once. The
-// counts are the same in any order. Every reader of the counts settles
-// first.
-func (h *hist) settle() {
-	if h.exact {
-		h.merge()
-		return
-	}
-	// the arrays first, so that the loop that counts calls nothing (a
-	// call in it kept its variables on the stack): small and every
-	// octave up to the greatest value's, which no pending value passes
-	// (an array that counts nothing changes no figure; a pass over the
-	// values to find the octaves they use cost more than the rest of the
-	// counting)
-	if h.small == nil {
-		h.small = new([1 << sigBits]int64)
-	}
-	for e := 1; e <= bits.Len64(uint64(h.max))-sigBits; e++ {
-		if h.oct[e] == nil {
-			h.oct[e] = new([1 << (sigBits - 1)]int64)
-		}
-	}
-	small := h.small
-	for _, v := range h.pend {
-		// dense's rule, in line with one branch (the rule as a
-		// function of its own, inlined, took two and 10% more time)
-		e := bits.Len64(uint64(v)) - sigBits
-		if e <= 0 {
-			small[v&(1<<sigBits-1)]++
-			continue
-		}
-		h.oct[e&63][(v>>e)&(1<<(sigBits-1)-1)]++
-	}
-	h.pend = h.pend[:0]
-}
-
-// addDense adds the counts of o, a histogram of buckets only, to h, which
-// has fallen back to buckets too: h then counts what it would had it been
-// given o's values (a histogram's figures depend on the values it was
-// given, not on their order).
-func (h *hist) addDense(o *hist) {
-	o.settle()
-	h.n += o.n
-	h.zeros += o.zeros
-	h.max = max(h.max, o.max)
-	var carry uint64
-	h.sumLo, carry = bits.Add64(h.sumLo, o.sumLo, 0)
-	h.sumHi += o.sumHi + carry
-	if o.small != nil {
-		if h.small == nil {
-			h.small = new([1 << sigBits]int64)
-		}
-		for v, c := range o.small {
-			h.small[v] += c
-		}
-	}
-	for e, oc := range o.oct {
-		if oc == nil {
-			continue
-		}
-		if h.oct[e] == nil {
-			h.oct[e] = new([1 << (sigBits - 1)]int64)
-		}
-		hc := h.oct[e]
-		for j, c := range oc {
-			hc[j] += c
-		}
-	}
-}
-
-// clone returns a copy of h that shares nothing with it.
-func (h *hist) clone() hist {
-	c := *h
-	c.vals, c.cnts = slices.Clone(h.vals), slices.Clone(h.cnts)
-	c.pend, c.pendCnts, c.sortTmp = slices.Clone(h.pend), nil, nil
-	if h.small != nil {
-		c.small = new([1 << sigBits]int64)
-		*c.small = *h.small
-	}
-	for e, o := range h.oct {
-		if o != nil {
-			c.oct[e] = new([1 << (sigBits - 1)]int64)
-			*c.oct[e] = *o
-		}
-	}
-	return c
-}
-
-// reset empties h, keeping its map and arrays.
-func (h *hist) reset() {
-	h.vals, h.cnts, h.pend = h.vals[:0], h.cnts[:0], h.pend[:0]
-	if h.small != nil {
-		clear(h.small[:])
-	}
-	for _, o := range h.oct {
-		if o != nil {
-			clear(o[:])
-		}
-	}
-	h.zeros, h.exact, h.n, h.max, h.sumHi, h.sumLo = 0, true, 0, 0, 0, 0
-}
-
-// resetDense empties h, keeping its arrays, as a histogram of buckets only
-// (never exact: no map).
-func (h *hist) resetDense() {
-	if h.small != nil {
-		clear(h.small[:])
-	}
-	for _, o := range h.oct {
-		if o != nil {
-			clear(o[:])
-		}
-	}
-	h.vals, h.cnts, h.pend, h.pendCnts, h.sortTmp = nil, nil, h.pend[:0], nil, nil
-	h.zeros, h.exact, h.n, h.max, h.sumHi, h.sumLo = 0, false, 0, 0, 0, 0
-}
-
-// mean is the sum over the count, rounded to the nearest (half up).
-func (h *hist) mean() int64 {
-	if h.n == 0 {
-		return 0
-	}
-	n := uint64(h.n)
-	lo, carry := bits.Add64(h.sumLo, n/2, 0)
-	q, _ := bits.Div64(h.sumHi+carry, lo, n) // sum < n*2^63: no overflow
-	return int64(q)
-}
-
-// percentiles by nearest rank.
-func (h *hist) percentiles() Percentiles {
-	h.settle()
-	if h.n == 0 {
-		return Percentiles{Exact: true}
-	}
-	ps := [3]int64{50, 90, 99}
-	var out [3]int64
-	var ranks [3]int64
-	for i, p := range ps {
-		ranks[i] = (p*h.n + 99) / 100
-	}
-	next := 0
-	cum := h.zeros
-	for next < 3 && ranks[next] <= cum {
-		out[next] = 0
-		next++
-	}
-	// visit calls f with each value (or bucket top) and its count, in
-	// increasing order, until f returns false.
-	take := func(v, c int64) bool {
-		cum += c
-		for next < 3 && ranks[next] <= cum {
-			out[next] = min(v, h.max)
-			next++
-		}
-		return next < 3
-	}
-	if h.exact {
-		for i, v := range h.vals {
-			if !take(v, h.cnts[i]) {
-				break
-			}
-		}
-	} else {
-		done := false
-		if h.small != nil {
-			for v, c := range h.small {
-				if c > 0 && !take(int64(v), c) {
-					done = true
-					break
-				}
-			}
-		}
-		for e := 1; e < len(h.oct) && !done; e++ {
-			o := h.oct[e]
-			if o == nil {
-				continue
-			}
-			for j, c := range o {
-				if c == 0 {
-					continue
-				}
-				lo := int64(j+1<<(sigBits-1)) << e
-				if !take(lo+1<<e-1, c) {
-					done = true
-					break
-				}
-			}
-		}
-	}
-	for ; next < 3; next++ {
-		out[next] = h.max
-	}
-	return Percentiles{Mean: h.mean(), P50: out[0], P90: out[1], P99: out[2], Max: h.max, Exact: h.exact}
-}
-
-// p99 is the 99th percentile alone.
-func (h *hist) p99() int64 {
-	if h.n == 0 {
-		return 0
-	}
-	return h.percentiles().P99
 }
 
 // row is one bucket of the series.
@@ -455,7 +61,7 @@ type series struct {
 	// while at most bufMax, then in resp
 	open int
 	buf  []int64
-	resp hist
+	resp hist.Hist
 	// all is the histogram of every response (nil: none), which the
 	// series feeds: a response before the start at once; the open
 	// bucket's as it closes (pending), except while all is exact and the
@@ -463,7 +69,7 @@ type series struct {
 	// bucket that spills to resp once all has fallen back to buckets
 	// (lazy) adds resp's counts to all at its close, one addition per
 	// bucket of resp rather than one per response.
-	all  *hist
+	all  *hist.Hist
 	lazy bool
 	// the limit in force since limFrom (limOn once one was recorded), not
 	// yet added to the rows, and its figures over the whole series
@@ -481,8 +87,8 @@ func newSeries(start, bucket time.Duration, maxBuckets int) series {
 	}
 	// past bufMax responses a bucket's p99 comes from buckets of 11
 	// significant bits (within 1/1024, never below): an exact histogram
-	// per bucket costs a map of up to ExactValues entries each time
-	return series{start: s, bucket: bucket, max: maxBuckets, qFrom: s, open: -1, resp: hist{}}
+	// per bucket costs a run of up to ExactValues values each time
+	return series{start: s, bucket: bucket, max: maxBuckets, qFrom: s, open: -1, resp: hist.Buckets()}
 }
 
 // index returns the row of instant t, making it (and doubling the bucket
@@ -627,7 +233,7 @@ func (s *series) response(t, d time.Duration) {
 	i := s.index(t)
 	if i < 0 {
 		if s.all != nil {
-			s.all.add(d)
+			s.all.Add(int64(d))
 		}
 		return
 	}
@@ -636,47 +242,47 @@ func (s *series) response(t, d time.Duration) {
 		s.open = i
 	}
 	switch {
-	case s.resp.n > 0:
-		s.resp.add(d)
+	case s.resp.N() > 0:
+		s.resp.Add(int64(d))
 		if !s.lazy {
-			s.all.add(d)
+			s.all.Add(int64(d))
 		}
 	case len(s.buf) < bufMax:
 		s.buf = append(s.buf, int64(d))
 	default:
-		s.lazy = s.all == nil || !s.all.exact
+		s.lazy = s.all == nil || !s.all.Exact()
 		for _, v := range s.buf {
-			s.resp.add(time.Duration(v))
+			s.resp.Add(v)
 			if !s.lazy {
-				s.all.add(time.Duration(v))
+				s.all.Add(v)
 			}
 		}
 		s.buf = s.buf[:0]
-		s.resp.add(d)
+		s.resp.Add(int64(d))
 		if !s.lazy {
-			s.all.add(d)
+			s.all.Add(int64(d))
 		}
 	}
 }
 
 // pending adds to h the responses of the open bucket that all does not
 // count yet (h is all, or a copy of it).
-func (s *series) pending(h *hist) {
+func (s *series) pending(h *hist.Hist) {
 	switch {
 	case s.all == nil || s.open < 0:
-	case s.resp.n > 0 && s.lazy:
-		h.addDense(&s.resp)
-	case s.resp.n == 0:
+	case s.resp.N() > 0 && s.lazy:
+		h.AddHist(&s.resp)
+	case s.resp.N() == 0:
 		for _, v := range s.buf {
-			h.add(time.Duration(v))
+			h.Add(v)
 		}
 	}
 }
 
 // openP99 is the p99 of the open bucket's responses (0: none).
 func (s *series) openP99() int64 {
-	if s.resp.n > 0 {
-		return s.resp.p99()
+	if s.resp.N() > 0 {
+		return s.resp.Summary().P99
 	}
 	n := len(s.buf)
 	if n == 0 {
@@ -692,16 +298,16 @@ func (s *series) openP99() int64 {
 func (s *series) close() {
 	s.pending(s.all)
 	if s.open >= 0 {
-		p := s.resp.p99()
-		if n := len(s.buf); s.resp.n == 0 && n > 0 {
+		p := s.resp.Summary().P99
+		if n := len(s.buf); s.resp.N() == 0 && n > 0 {
 			slices.Sort(s.buf) // in place: the buffer is emptied below
 			p = s.buf[(99*n+99)/100-1]
 		}
 		s.rows[s.open].p99 = max(s.rows[s.open].p99, p)
 	}
 	s.buf = s.buf[:0]
-	if s.resp.n > 0 {
-		s.resp.resetDense()
+	if s.resp.N() > 0 {
+		s.resp.ResetBuckets()
 	}
 	s.open, s.lazy = -1, false
 }

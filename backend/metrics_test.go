@@ -3,64 +3,12 @@ package backend
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 
+	"github.com/ratesim/ratesim/internal/hist"
 	"github.com/stretchr/testify/require"
 )
-
-// TestHistExact: nearest rank on a few values, by hand: 0, 10, 20, 30, 40
-// (n = 5): p50 is the 3rd (rank ceil(2.5)), p90 and p99 the 5th.
-func TestHistExact(t *testing.T) {
-	h := newHist()
-	for _, v := range []time.Duration{30, 0, 10, 40, 20} {
-		h.add(v)
-	}
-	require.Equal(t, Percentiles{Mean: 20, P50: 20, P90: 40, P99: 40, Max: 40, Exact: true}, h.percentiles())
-	h.reset()
-	require.Equal(t, Percentiles{Exact: true}, h.percentiles())
-	h.add(3)
-	h.add(4)
-	// mean 3.5 rounds half up
-	require.Equal(t, Percentiles{Mean: 4, P50: 3, P90: 4, P99: 4, Max: 4, Exact: true}, h.percentiles())
-}
-
-// TestHistFallback: past ExactValues distinct values, every percentile is
-// within 1/1024 of the exact order statistic and never below it, the mean
-// and max stay exact; reset makes it exact again.
-func TestHistFallback(t *testing.T) {
-	rng := rand.New(rand.NewPCG(8, 9))
-	h := newHist()
-	var all []int64
-	var sum int64
-	for range 200_000 {
-		v := int64(rng.ExpFloat64() * 1e7)
-		if rng.IntN(10) == 0 {
-			v = int64(rng.IntN(3000)) // small values and zeros too
-		}
-		all = append(all, v)
-		sum += v
-		h.add(time.Duration(v))
-	}
-	slices.Sort(all)
-	p := h.percentiles()
-	require.False(t, p.Exact)
-	rank := func(q int) int64 { return all[(q*len(all)+99)/100-1] }
-	for _, c := range []struct {
-		q   int
-		got int64
-	}{{50, p.P50}, {90, p.P90}, {99, p.P99}} {
-		want := rank(c.q)
-		require.GreaterOrEqual(t, c.got, want, "p%d", c.q)
-		require.LessOrEqual(t, float64(c.got-want), float64(want)/1024+1, "p%d", c.q)
-	}
-	require.Equal(t, all[len(all)-1], p.Max)
-	require.Equal(t, (sum+int64(len(all))/2)/int64(len(all)), p.Mean)
-	h.reset()
-	h.add(5)
-	require.Equal(t, Percentiles{Mean: 5, P50: 5, P90: 5, P99: 5, Max: 5, Exact: true}, h.percentiles())
-}
 
 // TestBucketP99: a bucket's p99 is the nearest-rank p99 of its responses
 // while they are kept one by one (up to bufMax); past that, the top of the
@@ -122,53 +70,17 @@ func TestFaultWindows(t *testing.T) {
 	require.Nil(t, b.Result(0, time.Second).FaultWindows)
 }
 
-// TestHistExactMerge: the exact histogram, which merges its values into a
-// sorted run pendMax at a time, counts as a map of every value would, up
-// to ExactValues distinct values and across resets; one more distinct
-// value makes it fall back to buckets.
-func TestHistExactMerge(t *testing.T) {
-	rng := rand.New(rand.NewPCG(10, 11))
-	h := newHist()
-	for round := range 3 {
-		want := map[int64]int64{}
-		for len(want) < ExactValues {
-			v := int64(rng.IntN(3*ExactValues)) + 1
-			if rng.IntN(4) == 0 && len(want) > 0 {
-				v = int64(rng.IntN(ExactValues/8)) + 1 // repeats
-			}
-			want[v]++
-			h.add(time.Duration(v))
-		}
-		p := h.percentiles()
-		require.True(t, p.Exact, "round %d", round)
-		keys := make([]int64, 0, len(want))
-		for k := range want {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		require.Equal(t, keys, h.vals)
-		for i, k := range keys {
-			require.Equal(t, want[k], h.cnts[i], "value %d", k)
-		}
-		h.reset()
-	}
-	for i := range ExactValues + 1 {
-		h.add(time.Duration(i + 1))
-	}
-	require.False(t, h.percentiles().Exact)
-}
-
 // TestSeriesFeedsAll: the series feeds the histogram of every response
 // (series.all) at its buckets' closes, at once or as bucket counts (lazy);
 // with the open bucket's responses added (pending), it holds what a
-// histogram given each response as it came holds: the same count, sum,
+// histogram given each response as it came holds: the same count, mean,
 // maximum, percentiles and exactness. Buckets of fewer and of more than
 // bufMax responses, before and after all falls back to buckets
 // (ExactValues distinct values), and responses before the series' start.
 func TestSeriesFeedsAll(t *testing.T) {
 	for _, perBucket := range []int{10, bufMax, bufMax + 1, 3 * bufMax} {
 		for _, buckets := range []int{1, 3, 12} {
-			all, want := newHist(), newHist()
+			var all, want hist.Hist
 			s := newSeries(time.Second, time.Second, DefaultMaxBuckets)
 			s.all = &all
 			rng := rand.New(rand.NewPCG(uint64(perBucket), uint64(buckets)))
@@ -181,53 +93,24 @@ func TestSeriesFeedsAll(t *testing.T) {
 			for range 5 { // before the start
 				v := d()
 				s.response(time.Second/2, v)
-				want.add(v)
+				want.Add(int64(v))
 			}
 			for b := range buckets {
 				for i := range perBucket {
 					v := d()
 					s.response(time.Duration(b+1)*time.Second+time.Duration(i), v)
-					want.add(v)
+					want.Add(int64(v))
 				}
 			}
-			got := all.clone()
+			got := all.Clone()
 			s.pending(&got)
-			require.Equal(t, want.percentiles(), got.percentiles(), "%d a bucket, %d buckets", perBucket, buckets)
-			require.Equal(t, want.n, got.n)
-			require.Equal(t, want.sumLo, got.sumLo)
-			require.Equal(t, want.sumHi, got.sumHi)
+			require.Equal(t, want.Summary(), got.Summary(), "%d a bucket, %d buckets", perBucket, buckets)
+			require.Equal(t, want.N(), got.N())
 			// closing the last bucket gives all the same
 			s.response(time.Duration(buckets+2)*time.Second, 7)
-			want.add(7)
+			want.Add(7)
 			s.close()
-			require.Equal(t, want.percentiles(), all.percentiles(), "%d a bucket, %d buckets, closed", perBucket, buckets)
-		}
-	}
-}
-
-// TestRadixSort: radixSort orders as slices.Sort does, on batches of
-// durations of every size to 2,100, from all equal to spread over the
-// whole int64 range (one pass to six), its room reused.
-func TestRadixSort(t *testing.T) {
-	r := rand.New(rand.NewPCG(6, 2))
-	var tmp []int64
-	for n := 1; n <= 2100; n += 37 {
-		for _, bitsN := range []int{0, 3, 11, 12, 22, 40, 63} {
-			p := make([]int64, n)
-			for i := range p {
-				switch {
-				case bitsN == 63:
-					p[i] = r.Int64()
-				case bitsN > 0:
-					p[i] = r.Int64N(1 << bitsN)
-				}
-			}
-			want := slices.Clone(p)
-			slices.Sort(want)
-			tmp = radixSort(p, tmp)
-			if !slices.Equal(want, p) {
-				t.Fatalf("%d values of %d bits: not sorted", n, bitsN)
-			}
+			require.Equal(t, want.Summary(), all.Summary(), "%d a bucket, %d buckets, closed", perBucket, buckets)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratesim/ratesim/internal/hist"
 	"github.com/ratesim/ratesim/internal/portable"
 )
 
@@ -132,11 +133,11 @@ func TestServiceDraws(t *testing.T) {
 	const n = 1_000_000
 	for _, svc := range []Service{{Dist: Exponential, Mean: 20 * ms}, {Dist: Lognormal, Mean: 20 * ms, P99: 120 * ms}} {
 		s := newSampler(&Config{Service: svc, Seed: 42})
-		h := newHist()
+		var h hist.Hist
 		for id := range uint64(n) {
-			h.add(s.service(s.root(id), 1))
+			h.Add(int64(s.service(s.root(id), 1)))
 		}
-		p := h.percentiles()
+		p := h.Summary()
 		within(t, string(svc.Dist)+" mean", float64(svc.Mean), float64(p.Mean), 0.01)
 		if svc.Dist == Lognormal {
 			within(t, "lognormal p99", float64(svc.P99), float64(p.P99), 0.01)

@@ -1,141 +1,48 @@
 package sim
 
 import (
-	"cmp"
 	"iter"
-	"math/bits"
-	"slices"
 	"time"
+
+	"github.com/ratesim/ratesim/internal/hist"
 )
 
 // DelayExactValues is how many distinct delay values the delay accumulator
 // counts exactly. Beyond it, delays are counted in log-linear buckets of 11
 // significant bits, so a percentile is then within 1/1024 of the true value
 // (reported as its bucket's upper bound, never above the true maximum).
-const DelayExactValues = 1 << 14
+const DelayExactValues = hist.ExactValues
 
 // delayHist accumulates delays of admitted attempts without keeping each.
-type delayHist struct {
-	zeros  int64           // the common case, kept out of the map
-	counts map[int64]int64 // while exact: delay -> attempts
-	// once not exact: attempts by bucket, a page of 1024 buckets per
-	// bit length of the delay, made when first needed (see bucketSlot):
-	// an index where a map took a hash and a probe of a table grown to
-	// thousands of buckets, seldom in cache
-	pages [bucketPages]*[1024]int64
-	exact bool
-	n     int64
-	max   int64
-}
+type delayHist struct{ h hist.Hist }
 
-func newDelayHist() delayHist {
-	return delayHist{counts: map[int64]int64{}, exact: true}
-}
-
-// bucketPages is how many pages of 1024 buckets cover every delay: two of
-// the delays under 2048 ns (each its own bucket), then one for each bit
-// length from 12 to 63.
-const bucketPages = 2 + 63 - 11
-
-// bucketSlot returns the page and the slot in it of d's bucket (d > 0).
-// A bucket holds the delays that round down to the same 11 significant
-// bits. Its page is d>>10 for d < 2048, else the page of d's bit length;
-// its slot is the 10 significant bits below the leading one.
-func bucketSlot(d int64) (page, slot int) {
-	e := bits.Len64(uint64(d)) - 11
-	if e <= 0 {
-		return int(d >> 10), int(d & 1023)
-	}
-	return e + 1, int(d>>(uint(e)&63)) & 1023
-}
-
-// bucketAt is the bucket in slot slot of page page, as its lower bound:
-// its delays rounded down to 11 significant bits.
-func bucketAt(page, slot int) int64 {
-	if page < 2 {
-		return int64(page<<10 | slot)
-	}
-	return int64(1024+slot) << uint(page-1)
-}
-
-// bucketTop is the largest value that rounds to bucket b.
-func bucketTop(b int64) int64 {
-	e := bits.Len64(uint64(b)) - 11
-	if e <= 0 {
-		return b
-	}
-	return b + 1<<e - 1
-}
+func newDelayHist() delayHist { return delayHist{} }
 
 // addZero counts an attempt admitted without delay: add(0).
-func (h *delayHist) addZero() {
-	h.n++
-	h.zeros++
-}
+func (d *delayHist) addZero() { d.h.Add(0) }
 
-func (h *delayHist) add(d time.Duration) { h.addN(d, 1) }
+func (d *delayHist) add(v time.Duration) { d.h.Add(int64(v)) }
 
-// addN counts n attempts of delay d.
-func (h *delayHist) addN(d time.Duration, n int64) {
-	h.n += n
-	if d == 0 {
-		h.zeros += n
-		return
-	}
-	v := int64(d)
-	h.max = max(h.max, v)
-	if !h.exact {
-		h.addBucket(v, n)
-		return
-	}
-	h.counts[v] += n
-	if len(h.counts) > DelayExactValues {
-		for k, c := range h.counts {
-			h.addBucket(k, c)
-		}
-		h.counts, h.exact = nil, false
-	}
-}
-
-// addBucket counts n attempts in the bucket of delay d (> 0).
-func (h *delayHist) addBucket(d int64, n int64) {
-	page, slot := bucketSlot(d)
-	p := h.pages[page]
-	if p == nil {
-		p = new([1024]int64)
-		h.pages[page] = p
-	}
-	p[slot] += n
-}
-
-// sorted returns the delays counted (exact) or the buckets (their lower
-// bounds), with their counts, in increasing order of delay.
-func (h *delayHist) sorted() []DelayCount {
-	if h.exact {
-		out := make([]DelayCount, 0, len(h.counts))
-		for d, c := range h.counts {
-			out = append(out, DelayCount{d, c})
-		}
-		slices.SortFunc(out, func(a, b DelayCount) int { return cmp.Compare(a.DelayNs, b.DelayNs) })
-		return out
-	}
-	var out []DelayCount
-	for page, p := range h.pages {
-		if p == nil {
-			continue
-		}
-		for slot, c := range p {
-			if c != 0 {
-				out = append(out, DelayCount{bucketAt(page, slot), c})
-			}
-		}
+// distribution returns the delays counted (exact) or their buckets (as
+// their lower bounds), with their counts, in increasing order of delay.
+func (d *delayHist) distribution() []DelayCount {
+	out := []DelayCount{}
+	for v, n := range d.h.Counts() {
+		out = append(out, DelayCount{v, n})
 	}
 	return out
 }
 
+// percentiles by nearest rank: the p-th percentile is the smallest value v
+// with at least ceil(p*n/100) attempts <= v.
+func (d *delayHist) percentiles() Percentiles {
+	s := d.h.Summary()
+	return Percentiles{P50: s.P50, P90: s.P90, P99: s.P99, Max: s.Max, Exact: s.Exact}
+}
+
 // runHist is a delayHist fed through a run of equal values, counted at
 // once when the value changes (the latency a cluster's store adds is most
-// often one same round trip): the same figures, fewer map updates.
+// often one same round trip): the same figures, one count per run.
 type runHist struct {
 	h delayHist
 	v time.Duration
@@ -155,7 +62,7 @@ func (r *runHist) add(d time.Duration) {
 
 func (r *runHist) flush() {
 	if r.n > 0 {
-		r.h.addN(r.v, r.n)
+		r.h.h.AddN(int64(r.v), r.n)
 		r.n = 0
 	}
 }
@@ -163,43 +70,6 @@ func (r *runHist) flush() {
 func (r *runHist) percentiles() Percentiles {
 	r.flush()
 	return r.h.percentiles()
-}
-
-// distribution returns the delays counted, in increasing order of delay.
-func (h *delayHist) distribution() []DelayCount {
-	rest := h.sorted()
-	out := make([]DelayCount, 0, len(rest)+1)
-	if h.zeros > 0 {
-		out = append(out, DelayCount{0, h.zeros})
-	}
-	return append(out, rest...)
-}
-
-// percentiles by nearest rank: the p-th percentile is the smallest value v
-// with at least ceil(p*n/100) attempts <= v.
-func (h *delayHist) percentiles() Percentiles {
-	if h.n == 0 {
-		return Percentiles{Exact: true}
-	}
-	counted := h.sorted()
-	at := func(p int64) int64 {
-		rank := (p*h.n + 99) / 100
-		if rank <= h.zeros {
-			return 0
-		}
-		cum := h.zeros
-		for _, dc := range counted {
-			cum += dc.Count
-			if cum >= rank {
-				if h.exact {
-					return dc.DelayNs
-				}
-				return min(bucketTop(dc.DelayNs), h.max)
-			}
-		}
-		return h.max
-	}
-	return Percentiles{P50: at(50), P90: at(90), P99: at(99), Max: h.max, Exact: h.exact}
 }
 
 // series counts requests per bucket from start; it grows with the span of

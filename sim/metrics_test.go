@@ -2,7 +2,6 @@ package sim
 
 import (
 	"math"
-	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -221,89 +220,31 @@ func TestPeakSetEmpty(t *testing.T) {
 	require.Equal(t, []release{{0, 0}, {0, 0}}, p.finish())
 }
 
-func nearestRank(sorted []int64, p int64) int64 {
-	if len(sorted) == 0 {
-		return 0
+// TestRunHist: a runHist, which counts a run of equal delays at once,
+// gives the figures of a delayHist given each delay, with runs of one and
+// of many, below and past DelayExactValues distinct delays; the
+// distribution of 0 ms ×2, 250 ms ×3, 750 ms ×1 by hand (n = 6: p50 rank
+// 3 = 250 ms, p90 rank 6 = 750 ms).
+func TestRunHist(t *testing.T) {
+	r := newRunHist()
+	for _, d := range []time.Duration{0, 0, 250, 250, 750, 250} {
+		r.add(d * time.Millisecond)
 	}
-	rank := (p*int64(len(sorted)) + 99) / 100
-	return sorted[rank-1]
-}
+	require.Equal(t, Percentiles{P50: 250e6, P90: 750e6, P99: 750e6, Max: 750e6, Exact: true}, r.percentiles())
+	require.Equal(t, []DelayCount{{0, 2}, {250e6, 3}, {750e6, 1}}, r.h.distribution())
 
-func TestDelayPercentilesExact(t *testing.T) {
-	// Nearest rank on a hand-made list: 10 values 0..9 ms.
-	h := newDelayHist()
-	for i := 9; i >= 0; i-- {
-		h.add(time.Duration(i) * time.Millisecond)
-	}
-	p := h.percentiles()
-	// p50: rank ceil(5) = 5th smallest = 4ms; p90: rank 9 = 8ms;
-	// p99: rank ceil(9.9) = 10 = 9ms.
-	require.Equal(t, Percentiles{P50: 4e6, P90: 8e6, P99: 9e6, Max: 9e6, Exact: true}, p)
-
-	// docs/algorithms.md, worked example 2's admitted delays: 0, 250, 500, 750, 400, 0 ms.
-	h = newDelayHist()
-	for _, d := range []int64{0, 250, 500, 750, 400, 0} {
-		h.add(time.Duration(d) * time.Millisecond)
-	}
-	// sorted 0,0,250,400,500,750: p50 rank 3 = 250ms, p90 rank 6 = 750ms.
-	require.Equal(t, Percentiles{P50: 250e6, P90: 750e6, P99: 750e6, Max: 750e6, Exact: true}, h.percentiles())
-
-	empty := newDelayHist()
-	require.Equal(t, Percentiles{Exact: true}, empty.percentiles(), "no admitted attempts")
-}
-
-func TestDelayPercentilesRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, n := range []int{1, 7, 100, 5000, 3 * DelayExactValues} {
-		h := newDelayHist()
-		var all []int64
-		for i := 0; i < n; i++ {
-			d := int64(0)
-			if rng.IntN(4) > 0 {
-				d = rng.Int64N(int64(2 * time.Second))
-			}
-			all = append(all, d)
-			h.add(time.Duration(d))
-		}
-		slices.Sort(all)
-		got := h.percentiles()
-		require.Equal(t, all[len(all)-1], got.Max, "max is always exact")
-		for _, c := range []struct {
-			p   int64
-			got int64
-		}{{50, got.P50}, {90, got.P90}, {99, got.P99}} {
-			want := nearestRank(all, c.p)
-			if got.Exact {
-				require.Equal(t, want, c.got, "n=%d p%d", n, c.p)
-			} else {
-				// Bucketed: never below the true value, within 1/1024 above it.
-				require.GreaterOrEqual(t, c.got, want, "n=%d p%d", n, c.p)
-				require.LessOrEqual(t, c.got-want, want/1024+1, "n=%d p%d", n, c.p)
+	for _, distinct := range []int64{10, DelayExactValues, 3 * DelayExactValues} {
+		r, h := newRunHist(), newDelayHist()
+		for range 200_000 {
+			d := time.Duration(rng.Int64N(distinct)) * time.Microsecond
+			for range 1 + rng.IntN(3) {
+				r.add(d)
+				h.add(d)
 			}
 		}
-		require.Equal(t, n <= DelayExactValues, got.Exact, "n=%d", n)
-	}
-}
-
-// bucketOf is the rule of the histogram's buckets, which bucketSlot and
-// bucketAt put in pages: d rounded down to 11 significant bits.
-func bucketOf(d int64) int64 {
-	e := bits.Len64(uint64(d)) - 11
-	if e <= 0 {
-		return d
-	}
-	return d >> e << e
-}
-
-func TestBucketOf(t *testing.T) {
-	for _, d := range []int64{0, 1, 2047, 2048, 2049, 4095, 4096, 1e9, 1<<62 + 12345} {
-		b := bucketOf(d)
-		require.LessOrEqual(t, b, d)
-		require.GreaterOrEqual(t, bucketTop(b), d)
-		require.LessOrEqual(t, bucketTop(b)-b, d/1024, "relative width of %d", d)
-		if d < 2048 {
-			require.Equal(t, d, b, "small delays are exact")
-		}
+		require.Equal(t, h.percentiles(), r.percentiles(), "%d distinct", distinct)
+		require.Equal(t, h.distribution(), r.h.distribution(), "%d distinct", distinct)
 	}
 }
 
@@ -394,42 +335,6 @@ func requireBruteForce(t *testing.T, got, rs []release, vs []time.Duration, tria
 		wantC, wantS := bruteForcePeak(rs, v)
 		require.Equal(t, wantC, got[i].cost, "trial %d window %v", trial, v)
 		require.Equal(t, wantS, got[i].at, "trial %d window %v", trial, v)
-	}
-}
-
-// TestBucketSlots: a delay's page and slot name its bucket (bucketAt gives
-// bucketOf's lower bound), and pages and slots in order are buckets in
-// increasing order, so that a walk of the pages lists them sorted: at the
-// edges of every bit length, and at random.
-func TestBucketSlots(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	ds := []int64{1, 2, 1023, 1024, 2047, 2048, 2049, 4095, 4096, math.MaxInt64}
-	for l := 12; l < 63; l++ {
-		ds = append(ds, 1<<l-1, 1<<l, 1<<l+1)
-	}
-	for range 100000 {
-		ds = append(ds, rng.Int64N(1<<rng.IntN(63))+1)
-	}
-	for _, d := range ds {
-		page, slot := bucketSlot(d)
-		require.Less(t, page, bucketPages, "d=%d", d)
-		require.Equal(t, bucketOf(d), bucketAt(page, slot), "d=%d: page %d slot %d", d, page, slot)
-	}
-	prev := int64(0)
-	for page := range bucketPages {
-		for slot := range 1024 {
-			if page == 0 && slot == 0 {
-				continue // 0 is counted apart (zeros)
-			}
-			if page >= 2 || page<<10|slot < 2048 {
-				b := bucketAt(page, slot)
-				require.Greater(t, b, prev, "page %d slot %d", page, slot)
-				prev = b
-				if page == bucketPages-1 && slot == 1023 {
-					return // the last, whose next would overflow
-				}
-			}
-		}
 	}
 }
 
