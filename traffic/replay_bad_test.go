@@ -111,7 +111,8 @@ func TestReplayBadCSV(t *testing.T) {
 			"2000-13-10T13:55:36Z,a,1\n" +
 			"1969-12-31T23:59:59Z,a,1\n" +
 			"2263-01-01T00:00:00Z,a,1\n" +
-			"yesterday,a,1\n",
+			"yesterday,a,1\n" +
+			"2000-10-10T13:55:36Z,a\"b,1\n",
 			Replay{KeyField: "key", CostField: "cost", Format: "csv"},
 			[]string{
 				"3: bad quote: a quoted field is not closed on its line",
@@ -126,6 +127,7 @@ func TestReplayBadCSV(t *testing.T) {
 				`12: bad time: "1969-12-31T23:59:59Z" is before 1970`,
 				`13: bad time: "2263-01-01T00:00:00Z" is beyond 2262-04-11T23:47:16Z`,
 				`14: bad time: "yesterday" is not a time (want RFC 3339 like 2006-01-02T15:04:05.999Z, 2006-01-02 15:04:05.9999999, 02/Jan/2006:15:04:05 -0700 or a Unix time; or set time-layout or time-unit)`,
+				"15: bad quote: a quote at column 23, in a field that does not start with one (quote the field and double the quote)",
 			}},
 		{"tsv", "t\tk\n1438936711\tx\n\n-5\tx\n1e9\tx\n99999999999999999999\tx\n1438936711\n",
 			Replay{TimeField: "t", KeyField: "k", Format: "tsv", TimeUnit: "s"},
@@ -374,4 +376,17 @@ func TestReplayTruncatedGzip(t *testing.T) {
 	require.ErrorIs(t, s.Err(), io.ErrUnexpectedEOF)
 	require.Regexp(t, `^line \d+: unexpected EOF$`, re.Msg)
 	require.Equal(t, r.Stats().Lines, r.Stats().Used)
+}
+
+// TestReplayQuotes: a CSV field may be quoted, with "" for a quote and a
+// comma inside; a TSV field is taken as it is, quotes and all.
+func TestReplayQuotes(t *testing.T) {
+	csvPath := writeTrace(t, "quotes.csv", "time_s,key\n971186136,\"a \"\"b\"\", c\"\n971186137,\"\"\n971186138,d\n")
+	got := replayAll(t, &Replay{Path: csvPath, KeyField: "key"})
+	require.Equal(t, []string{`a "b", c`, "d"}, got.keys)
+	require.Equal(t, map[string]int64{"missing field": 1}, got.stats.ByReason, "an empty quoted key is empty")
+
+	tsvPath := writeTrace(t, "quotes.tsv", "time_s\tkey\n971186136\t\"a\"b\n971186137\t\"c\"\n")
+	got = replayAll(t, &Replay{Path: tsvPath, KeyField: "key"})
+	require.Equal(t, []string{`"a"b`, `"c"`}, got.keys)
 }

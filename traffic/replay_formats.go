@@ -2,11 +2,15 @@ package traffic
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // timeNames are the names of a default time field, in order of preference
@@ -340,11 +344,11 @@ func (p *logParser) parse(line []byte, out *parsedLine) badLine {
 
 // ---- CSV and TSV ----
 
-// sepParser reads CSV (quoted fields as RFC 4180, on one line) and TSV
-// (tab-separated, no quoting).
+// sepParser reads CSV (RFC 4180, by encoding/csv, a record on one line)
+// and TSV (tab-separated, no quoting).
 type sepParser struct {
-	sep     byte
-	quotes  bool
+	csv     *csv.Reader // nil for TSV
+	feed    lineFeed    // csv's input: the line being split
 	names   []string
 	tp      *timeParser
 	timeCol int
@@ -353,14 +357,30 @@ type sepParser struct {
 	costCol int   // -1: the source's cost
 	chkCol  int   // -1: no check field
 	fields  [][]byte
-	scratch []byte
+}
+
+// lineFeed is an io.Reader of one line at a time: the line set, then
+// io.EOF until the next is set. A csv.Reader over it reads one line per
+// record, so that a quote left open ends the line's record, as the
+// lines of a trace are counted and reported one by one.
+type lineFeed struct{ b []byte }
+
+func (f *lineFeed) Read(p []byte) (int, error) {
+	if len(f.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, f.b)
+	f.b = f.b[n:]
+	return n, nil
 }
 
 func (s *replayStream) newSepParser(tp *timeParser) (lineParser, error) {
 	r := s.r
-	p := &sepParser{sep: ',', quotes: true, tp: tp, keyCol: -1, costCol: -1, chkCol: -1}
-	if s.format == "tsv" {
-		p.sep, p.quotes = '\t', false
+	p := &sepParser{tp: tp, keyCol: -1, costCol: -1, chkCol: -1}
+	if s.format != "tsv" {
+		p.csv = csv.NewReader(&p.feed)
+		p.csv.FieldsPerRecord = -1 // a short line is told by the column it lacks
+		p.csv.ReuseRecord = true
 	}
 	fail := func(format string, args ...any) error {
 		return &ReplayError{Path: r.Path, Msg: fmt.Sprintf(format, args...)}
@@ -465,56 +485,53 @@ func listNames(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-// split cuts a line into fields; a quoted field's "" becomes ". The fields
-// are valid until the next call.
+// split cuts a line into fields, valid until the next call: CSV by
+// encoding/csv (a quoted field's "" becomes "; a quote in a field that
+// does not start with one is refused, as RFC 4180 says), TSV at each tab.
 func (p *sepParser) split(line []byte) ([][]byte, badLine) {
 	p.fields = p.fields[:0]
-	if cap(p.scratch) < len(line) {
-		p.scratch = make([]byte, 0, len(line)) // never grows below: unquoting shortens
-	}
-	p.scratch = p.scratch[:0]
-	for {
-		if p.quotes && len(line) > 0 && line[0] == '"' {
-			start := len(p.scratch)
-			i := 1
-			for {
-				j := bytes.IndexByte(line[i:], '"')
-				if j < 0 {
-					return nil, badLine{"bad quote", "a quoted field is not closed on its line"}
-				}
-				p.scratch = append(p.scratch, line[i:i+j]...)
-				i += j + 1
-				if i < len(line) && line[i] == '"' {
-					p.scratch = append(p.scratch, '"')
-					i++
-					continue
-				}
-				break
+	if p.csv == nil {
+		for {
+			i := bytes.IndexByte(line, '\t')
+			if i < 0 {
+				return append(p.fields, line), badLine{}
 			}
-			p.fields = append(p.fields, p.scratch[start:len(p.scratch):len(p.scratch)])
-			line = line[i:]
-			if len(line) == 0 {
-				return p.fields, badLine{}
-			}
-			if line[0] != p.sep {
-				return nil, badLine{"bad quote", "text after the closing quote of a field"}
-			}
-			line = line[1:]
-			if len(line) == 0 {
-				p.fields = append(p.fields, line)
-				return p.fields, badLine{}
-			}
-			continue
+			p.fields = append(p.fields, line[:i])
+			line = line[i+1:]
 		}
-		i := bytes.IndexByte(line, p.sep)
-		if i < 0 {
-			p.fields = append(p.fields, line)
-			return p.fields, badLine{}
-		}
-		p.fields = append(p.fields, line[:i])
-		line = line[i+1:]
 	}
+	p.feed.b = line
+	rec, err := p.csv.Read()
+	p.feed.b = nil
+	switch {
+	case err == io.EOF: // not reached: a blank line is not split
+		return append(p.fields, nil), badLine{}
+	case err != nil:
+		return nil, quoteError(err, len(line))
+	}
+	for _, f := range rec {
+		p.fields = append(p.fields, readOnlyBytes(f))
+	}
+	return p.fields, badLine{}
 }
+
+// quoteError says what is wrong with the quotes of a CSV line of n bytes,
+// from the error encoding/csv returned: the only errors it returns for a
+// line, whose records may have any number of fields.
+func quoteError(err error, n int) badLine {
+	var pe *csv.ParseError
+	switch {
+	case errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrBareQuote):
+		return badLine{"bad quote", fmt.Sprintf("a quote at column %d, in a field that does not start with one (quote the field and double the quote)", pe.Column)}
+	case errors.As(err, &pe) && pe.Column > n:
+		// the line ended inside the quotes
+		return badLine{"bad quote", "a quoted field is not closed on its line"}
+	}
+	return badLine{"bad quote", "text after the closing quote of a field"}
+}
+
+// readOnlyBytes is s's bytes, not copied: never written to.
+func readOnlyBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 func (p *sepParser) missing(fields [][]byte, col int, option string) badLine {
 	return missingField(fmt.Sprintf("the line has %d columns, the %s (%s) is column %d", len(fields), option, p.names[col], col+1))
