@@ -3,8 +3,9 @@ package cmd
 import (
 	"io"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/schollz/progressbar/v3"
 
 	"github.com/ratesim/ratesim/output"
 )
@@ -13,24 +14,26 @@ import (
 // stderr is a terminal: never in a pipe, a file or a test, and never on
 // stdout, whose bytes it leaves alone. It reads the wall clock, which no
 // simulation does, to say how long the run has taken and how long it may
-// still take.
+// still take. The bar is github.com/schollz/progressbar's; progress says
+// when it shows and what it says.
 //
 // The engine reports the virtual time that every algorithm's run has
 // reached, the slowest one's (sim.Config.Progress), so the bar follows the
 // whole run; it shows that time against the scenario's duration, with the
-// elapsed time and an estimate of the time left, the elapsed time scaled
-// by what is left to simulate. A trace replayed
-// without a duration has no total: the bar then shows how far into the
-// trace the run is. The bar appears only once a run has taken
-// progressDelay, is redrawn at most every progressEvery, and is erased
-// when the run ends.
+// elapsed time and an estimate of the time left. A trace replayed without
+// a duration has no total: the bar then shows how far into the trace the
+// run is. A sweep's bar counts its points. The bar appears only once a run
+// has taken progressDelay, is redrawn at most every progressEvery, and is
+// erased when the run ends.
 type progress struct {
-	w     io.Writer
-	width int
-	now   func() time.Time
-	start time.Time
-	last  time.Time // the last drawing
-	drawn int       // the length of the line drawn, 0 when none is
+	w        io.Writer
+	width    int
+	now      func() time.Time
+	start    time.Time
+	last     time.Time // the last drawing
+	bar      *progressbar.ProgressBar
+	spinning bool // the bar has no total: a spinner
+	shown    bool // the bar was drawn
 }
 
 // Wall-clock pacing of the bar (variables for tests).
@@ -40,14 +43,34 @@ var (
 	wallClock     = time.Now
 )
 
+// barWidth is the width of the bar itself, at most: the words beside it
+// take the rest of the line.
+const barWidth = 24
+
+// barScale is the bar's total: a run's share done is counted in millionths.
+const barScale = 1_000_000
+
 // newProgress returns the bar for stderr, or nil when stderr is not a
 // terminal.
 func newProgress(stderr io.Writer) *progress {
 	if !isTerminal(stderr) {
 		return nil
 	}
-	now := wallClock()
-	return &progress{w: stderr, width: termWidth(stderr), now: wallClock, start: now}
+	p := &progress{w: stderr, width: termWidth(stderr), now: wallClock, start: wallClock()}
+	p.bar = progressbar.NewOptions64(barScale,
+		progressbar.OptionSetWriter(stderr),
+		progressbar.OptionSetTheme(progressbar.ThemeASCII),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionClearOnFinish(),
+		// the spinner of a bar without a total turns as it is redrawn,
+		// not on a timer of its own: nothing draws between two updates
+		progressbar.OptionSetSpinnerChangeInterval(0),
+	)
+	// its clock, for the elapsed time and the rate that predicts the time
+	// left, starts with the run
+	p.bar.StartWithoutRender()
+	return p
 }
 
 // hook is the sim.Config.Progress of the bar; nil (no reporting at all)
@@ -59,92 +82,65 @@ func (p *progress) hook() func(done, total time.Duration) {
 	return p.update
 }
 
-// update redraws the bar, if it is time to.
+// update redraws the bar of a run that has simulated done of total (0:
+// a trace without a duration), if it is time to.
 func (p *progress) update(done, total time.Duration) {
-	p.draw(func(elapsed time.Duration) string { return progressLine(done, total, elapsed, p.width-1) })
+	if !p.due() {
+		return
+	}
+	if total <= 0 {
+		p.draw(-1, "replayed "+output.FormatDuration(done.Round(time.Millisecond))+" of the trace")
+		return
+	}
+	p.draw(float64(min(done, total))/float64(total),
+		"simulated "+output.FormatDuration(done.Round(time.Millisecond))+" of "+output.FormatDuration(total))
 }
 
 // points redraws the bar of a sweep, if it is time to: done of total
 // points (fractions for the points under way).
 func (p *progress) points(done float64, total int) {
-	p.draw(func(elapsed time.Duration) string { return pointsLine(done, total, elapsed, p.width-1) })
-}
-
-// draw redraws the bar with the line made for the time elapsed, if it is
-// time to: not before progressDelay, then every progressEvery.
-func (p *progress) draw(line func(elapsed time.Duration) string) {
-	now := p.now()
-	elapsed := now.Sub(p.start)
-	if elapsed < progressDelay || (p.drawn > 0 && now.Sub(p.last) < progressEvery) {
+	if !p.due() {
 		return
 	}
-	p.last = now
-	l := line(elapsed)
-	pad := strings.Repeat(" ", max(0, p.drawn-len(l)))
-	io.WriteString(p.w, "\r"+l+pad)
-	p.drawn = len(l)
+	p.draw(min(done/float64(max(total, 1)), 1),
+		"swept "+strconv.Itoa(int(done))+" of "+strconv.Itoa(total)+" points")
 }
 
-// pointsLine is one drawing of a sweep's bar, at most width bytes:
-//
-//	swept 12 of 64 points [====>               ]  18%  elapsed 3s, about 14s left
-func pointsLine(done float64, total int, elapsed time.Duration, width int) string {
-	line := progressLine(time.Duration(done*float64(time.Second)), time.Duration(total)*time.Second, elapsed, width+1000)
-	head := "swept " + strconv.Itoa(int(done)) + " of " + strconv.Itoa(total) + " points"
-	if i := strings.Index(line, " ["); i >= 0 {
-		line = head + line[i:]
-	} else if i := strings.Index(line, "%"); i >= 0 {
-		j := strings.LastIndex(line[:i], " ")
-		line = head + line[j:]
+// due says whether to redraw now: not before progressDelay, then every
+// progressEvery.
+func (p *progress) due() bool {
+	now := p.now()
+	if now.Sub(p.start) < progressDelay || (p.shown && now.Sub(p.last) < progressEvery) {
+		return false
 	}
-	return clip(line, width)
+	p.last, p.shown = now, true
+	return true
+}
+
+// draw sets the bar to the share done (-1: no total, a spinner that
+// turns), with what it says before it.
+func (p *progress) draw(share float64, what string) {
+	// the words, the percentage and the times take about 30 columns
+	// beside the bar; a narrow terminal gets a shorter bar, or none. Both
+	// are set without drawing: the bar draws itself when its percentage
+	// changes (Describe would draw it once more)
+	progressbar.OptionSetWidth(max(0, min(barWidth, p.width-len(what)-30)))(p.bar)
+	progressbar.OptionSetDescription(what + " ")(p.bar)
+	if share < 0 {
+		if !p.spinning {
+			p.bar.ChangeMax64(-1)
+			p.spinning = true
+		}
+		p.bar.Add64(1)
+		return
+	}
+	p.bar.Set64(int64(share * barScale))
 }
 
 // done erases the bar, if one was drawn.
 func (p *progress) done() {
-	if p == nil || p.drawn == 0 {
+	if p == nil || !p.shown {
 		return
 	}
-	io.WriteString(p.w, "\r"+strings.Repeat(" ", p.drawn)+"\r")
-	p.drawn = 0
-}
-
-// progressLine is one drawing of the bar, at most width bytes (ASCII):
-//
-//	simulated 8.4s of 20s [========>           ]  42%  elapsed 3s, about 4s left
-//	trace +5m12s in  elapsed 3s
-func progressLine(done, total, elapsed time.Duration, width int) string {
-	el := "elapsed " + output.FormatDuration(elapsed.Round(time.Second))
-	if total <= 0 {
-		return clip("replayed "+output.FormatDuration(done.Round(time.Millisecond))+" of the trace  "+el, width)
-	}
-	frac := float64(done) / float64(total)
-	frac = min(max(frac, 0), 1)
-	head := "simulated " + output.FormatDuration(done.Round(time.Millisecond)) + " of " + output.FormatDuration(total)
-	tail := " " + strconv.Itoa(int(frac*100)) + "%  " + el
-	if frac > 0 {
-		left := time.Duration(float64(elapsed) * (1 - frac) / frac).Round(time.Second)
-		if left > 0 {
-			tail += ", about " + output.FormatDuration(left) + " left"
-		} else {
-			tail += ", almost done"
-		}
-	}
-	const barW = 24
-	if len(head)+len(tail)+barW+3 > width {
-		return clip(head+tail, width) // no room for the bar
-	}
-	fill := int(frac * float64(barW))
-	bar := strings.Repeat("=", fill)
-	if fill < barW {
-		bar += ">" + strings.Repeat(" ", barW-fill-1)
-	}
-	return clip(head+" ["+bar+"]"+tail, width)
-}
-
-func clip(s string, width int) string {
-	if width > 0 && len(s) > width {
-		return s[:width]
-	}
-	return s
+	p.bar.Finish() // erases it (OptionClearOnFinish)
 }

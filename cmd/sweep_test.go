@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -147,11 +146,6 @@ func TestSweepExitStatus(t *testing.T) {
 		require.Contains(t, out+errOut, c.want, "%v", c.args)
 		require.NotContains(t, errOut, "panic")
 	}
-}
-
-func TestPointsLine(t *testing.T) {
-	require.Equal(t, "swept 16 of 64 points [======>                 ] 25%  elapsed 3s, about 9s left",
-		pointsLine(16, 64, 3*time.Second, 100))
 }
 
 // TestSweepMergeCommand: ratesim sweep --shard K/N for every K, then
