@@ -1,6 +1,9 @@
 package traffic
 
-import "io"
+import (
+	"container/heap"
+	"io"
+)
 
 // Merge interleaves streams into one in time order. The merged stream is
 // an io.Closer: closing it closes the streams that are. Arrivals at the same
@@ -16,14 +19,12 @@ func Merge(streams ...Stream) Stream {
 	for i, s := range streams {
 		var a Arrival
 		if s.Next(&a) {
-			m.heap = append(m.heap, head{a, i})
+			m.heads = append(m.heads, head{a, i})
 		} else if err := s.Err(); err != nil && m.err == nil {
 			m.err = err
 		}
 	}
-	for i := len(m.heap)/2 - 1; i >= 0; i-- {
-		m.down(i)
-	}
+	heap.Init(&m.heads)
 	return m
 }
 
@@ -32,9 +33,28 @@ type head struct {
 	i int // stream index
 }
 
+// heads is a heap (container/heap) of the streams' next arrivals, by time
+// then stream: no two are equal, so the order is the same whatever the
+// heap does.
+type heads []head
+
+func (h heads) Len() int { return len(h) }
+func (h heads) Less(x, y int) bool {
+	a, b := &h[x], &h[y]
+	return a.a.At < b.a.At || (a.a.At == b.a.At && a.i < b.i)
+}
+func (h heads) Swap(x, y int) { h[x], h[y] = h[y], h[x] }
+func (h *heads) Push(x any)   { *h = append(*h, x.(head)) }
+func (h *heads) Pop() any {
+	n := len(*h) - 1
+	x := (*h)[n]
+	*h = (*h)[:n]
+	return x
+}
+
 type merged struct {
 	streams []Stream
-	heap    []head
+	heads   heads
 	err     error
 }
 
@@ -55,13 +75,13 @@ func (m *merged) Close() error {
 }
 
 func (m *merged) Next(a *Arrival) bool {
-	if len(m.heap) == 0 || m.err != nil {
+	if len(m.heads) == 0 || m.err != nil {
 		return false
 	}
-	top := &m.heap[0]
+	top := &m.heads[0]
 	*a = top.a
 	if m.streams[top.i].Next(&top.a) {
-		m.down(0)
+		heap.Fix(&m.heads, 0)
 		return true
 	}
 	if err := m.streams[top.i].Err(); err != nil {
@@ -70,33 +90,6 @@ func (m *merged) Next(a *Arrival) bool {
 		m.err = err
 		return true
 	}
-	n := len(m.heap) - 1
-	m.heap[0] = m.heap[n]
-	m.heap = m.heap[:n]
-	m.down(0)
+	heap.Pop(&m.heads)
 	return true
-}
-
-func (m *merged) less(x, y int) bool {
-	a, b := &m.heap[x], &m.heap[y]
-	return a.a.At < b.a.At || (a.a.At == b.a.At && a.i < b.i)
-}
-
-func (m *merged) down(i int) {
-	n := len(m.heap)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		c := l
-		if r := l + 1; r < n && m.less(r, l) {
-			c = r
-		}
-		if !m.less(c, i) {
-			return
-		}
-		m.heap[i], m.heap[c] = m.heap[c], m.heap[i]
-		i = c
-	}
 }

@@ -195,3 +195,35 @@ func TestMergeCloses(t *testing.T) {
 	require.Equal(t, 1, a.closed)
 	require.Equal(t, 1, b.closed)
 }
+
+// BenchmarkMerge merges 8 streams of 125,000 arrivals each (1,000,000 in
+// all, instants drawn at random, some shared between streams); one op is
+// one arrival merged.
+//
+//	go test ./traffic/ -run '^$' -bench BenchmarkMerge
+func BenchmarkMerge(b *testing.B) {
+	const n, k = 1_000_000, 8
+	rng := rand.New(rand.NewPCG(1, 2))
+	lists := make([][]Arrival, k)
+	for i := range lists {
+		var t int64
+		for j := range n / k {
+			t += rng.Int64N(16)
+			lists[i] = append(lists[i], arr(t, int32(i), uint32(j)))
+		}
+	}
+	var a Arrival
+	for i := 0; b.Loop(); i++ {
+		if i%n == 0 {
+			b.StopTimer()
+			m := Merge(streams(lists...)...)
+			b.StartTimer()
+			benchMerged = m
+		}
+		if !benchMerged.Next(&a) {
+			b.Fatal("ended early")
+		}
+	}
+}
+
+var benchMerged Stream

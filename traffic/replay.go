@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"container/heap"
 	"fmt"
 	"math"
 	"math/bits"
@@ -538,7 +539,7 @@ type replayStream struct {
 	// The reorder buffer: lines in order go to fifo (sorted by
 	// construction), others to heap; ready holds one spread second.
 	fifo      fifo[pending]
-	heap      []pending
+	heap      pendingHeap
 	ready     []pending
 	readyHead int
 	draws     []int64
@@ -756,8 +757,9 @@ func (s *replayStream) push(p pending) {
 	if s.fifo.len() == 0 || !p.less(s.fifo.back()) {
 		s.fifo.push(p)
 	} else {
+		// appended and fixed rather than heap.Push, which would box p
 		s.heap = append(s.heap, p)
-		s.up(len(s.heap) - 1)
+		heap.Fix(&s.heap, len(s.heap)-1)
 	}
 	if s.r.Warn != nil && !s.warned {
 		limit := s.r.WarnBuffered
@@ -819,42 +821,29 @@ func (s *replayStream) take(p *pending) pending {
 	case s.fifo.len() > 0 && p == s.fifo.front():
 		return s.fifo.pop()
 	}
+	// the last moved to the top and fixed rather than heap.Pop, which
+	// would box the line
 	v := s.heap[0]
 	n := len(s.heap) - 1
 	s.heap[0] = s.heap[n]
 	s.heap = s.heap[:n]
-	s.down(0)
+	heap.Fix(&s.heap, 0)
 	return v
 }
 
-func (s *replayStream) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !s.heap[i].less(&s.heap[p]) {
-			return
-		}
-		s.heap[i], s.heap[p] = s.heap[p], s.heap[i]
-		i = p
-	}
-}
+// pendingHeap is a heap (container/heap) of waiting lines by (t, seq): no
+// two are equal, so the order is the same whatever the heap does.
+type pendingHeap []pending
 
-func (s *replayStream) down(i int) {
-	n := len(s.heap)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		c := l
-		if r := l + 1; r < n && s.heap[r].less(&s.heap[l]) {
-			c = r
-		}
-		if !s.heap[c].less(&s.heap[i]) {
-			return
-		}
-		s.heap[i], s.heap[c] = s.heap[c], s.heap[i]
-		i = c
-	}
+func (h pendingHeap) Len() int           { return len(h) }
+func (h pendingHeap) Less(i, j int) bool { return h[i].less(&h[j]) }
+func (h pendingHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *pendingHeap) Push(x any)        { *h = append(*h, x.(pending)) }
+func (h *pendingHeap) Pop() any {
+	n := len(*h) - 1
+	x := (*h)[n]
+	*h = (*h)[:n]
+	return x
 }
 
 // spreadSecond spreads the whole-second lines of second sec, now that no
