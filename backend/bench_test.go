@@ -53,3 +53,15 @@ func benchPoisson(b *testing.B, cfg Config, rate float64, clientOnly bool) {
 	}
 	bk.Until(math.MaxInt64)
 }
+
+// BenchmarkBackendWide: a backend of 256 workers (exponential service of
+// mean 200us, a queue of 1000, clients waiting 100ms) over Poisson
+// arrivals at 1.15M/s (90% of its capacity), emitting only the clients'
+// outcomes: more workers than the completions keep sorted (sortedMax), so
+// that every request's completion goes through their heap; per request
+// submitted.
+func BenchmarkBackendWide(b *testing.B) {
+	cfg := Config{Workers: 256, Service: Service{Dist: Exponential, Mean: 200 * time.Microsecond},
+		Queue: 1000, Timeout: 100 * time.Millisecond, Seed: 1, Bucket: time.Second}
+	benchPoisson(b, cfg, 1_150_000, true)
+}
