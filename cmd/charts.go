@@ -8,11 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/output"
-	"github.com/ratesim/ratesim/scenarios"
-	"github.com/ratesim/ratesim/sim"
-	"github.com/ratesim/ratesim/traffic"
+	"github.com/ratesim/ratesim/runner"
 	"github.com/spf13/pflag"
 )
 
@@ -41,55 +38,9 @@ func checkChartFlags(f chartFlags) error {
 	return nil
 }
 
-// prepareCharts sets up what the charts need from the run (the key whose
-// state to sample) before it starts.
-func prepareCharts(sc *scenarios.Scenario, cfg *sim.Config, f chartFlags) error {
-	if err := checkChartFlags(f); err != nil {
-		return err
-	}
-	if f.dir == "" || !anyInspector(cfg) {
-		return nil
-	}
-	key := f.key
-	if key == "" {
-		var err error
-		if key, err = traffic.BusiestKey(sc.Traffic, cfg.Start, cfg.Duration); err != nil {
-			return inputError(err)
-		}
-		if key == "" {
-			return nil // no traffic
-		}
-	}
-	// ten samples a bucket, so that a window's count shows before it
-	// resets (the engine halves the rate past MaxSeriesBuckets samples)
-	cfg.Inspect = &sim.Inspect{Key: key, Every: max(cfg.Bucket/10, 1)}
-	return nil
-}
-
-// anyInspector reports whether an algorithm of cfg can show its state
-// (algorithms.Inspector): only then is the busiest key worth finding.
-func anyInspector(cfg *sim.Config) bool {
-	for _, a := range cfg.Algorithms {
-		var lim algorithms.Limiter
-		var err error
-		if a.New != nil {
-			lim, err = a.New()
-		} else {
-			lim, err = algorithms.New(a.Name, a.Params)
-		}
-		if err != nil {
-			continue // the run reports it
-		}
-		if _, ok := lim.(algorithms.Inspector); ok {
-			return true
-		}
-	}
-	return false
-}
-
 // writeCharts writes the charts of a finished comparison, when asked to,
 // and says on stderr which files it wrote.
-func writeCharts(stderr io.Writer, o *outcome, f chartFlags) error {
+func writeCharts(stderr io.Writer, o *runner.Report, f chartFlags) error {
 	if f.dir == "" {
 		return nil
 	}
@@ -103,7 +54,7 @@ func writeCharts(stderr io.Writer, o *outcome, f chartFlags) error {
 	if err := os.MkdirAll(f.dir, 0o755); err != nil {
 		return usagef("--charts: %v", err)
 	}
-	for _, c := range output.Charts(o.rep, o.decisions) {
+	for _, c := range output.Charts(o.Report, o.Decisions) {
 		path := filepath.Join(f.dir, c.Name+"."+format)
 		if err := writeChart(path, c, format); err != nil {
 			return err

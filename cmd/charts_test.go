@@ -145,8 +145,8 @@ func TestChartFlagsBad(t *testing.T) {
 }
 
 // TestBusiestKey: the default --chart-key is the key with the most
-// requests, ties to the first name; --chart-key overrides it; the state is
-// sampled every report bucket.
+// requests, ties to the first name (runner's TestInspect: the state drawn
+// is that key's).
 func TestBusiestKey(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(`name: keys
@@ -167,21 +167,6 @@ traffic:
 	key, err = traffic.BusiestKey(sc.Traffic, 0, sc.Duration)
 	require.NoError(t, err)
 	require.Equal(t, "alice", key, "a tie goes to the first name")
-
-	cfg := configOf(sc)
-	require.NoError(t, prepareCharts(sc, &cfg, chartFlags{dir: t.TempDir(), format: "png"}))
-	if anyInspector(&cfg) {
-		require.NotNil(t, cfg.Inspect)
-		require.Equal(t, "alice", cfg.Inspect.Key)
-		require.Equal(t, cfg.Bucket/10, cfg.Inspect.Every, "ten samples a bucket")
-		require.NoError(t, prepareCharts(sc, &cfg, chartFlags{dir: t.TempDir(), format: "png", key: "bob"}))
-		require.Equal(t, "bob", cfg.Inspect.Key)
-	}
-
-	// without --charts nothing is sampled
-	cfg = configOf(sc)
-	require.NoError(t, prepareCharts(sc, &cfg, chartFlags{format: "png"}))
-	require.Nil(t, cfg.Inspect)
 }
 
 // backendScenario is a scenario with a backend of two workers and a pause.

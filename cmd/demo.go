@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ratesim/ratesim/lessons"
+	"github.com/ratesim/ratesim/runner"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/spf13/cobra"
@@ -63,7 +64,7 @@ func listLessons(w io.Writer) error {
 // runLesson runs the lesson's scenarios (load finds them by name), prints
 // the lesson and writes the runs' charts when asked to.
 func runLesson(stdout, stderr io.Writer, l *lessons.Lesson, load func(string) (*scenarios.Scenario, error), f demoFlags) error {
-	var outcomes []*outcome
+	var outcomes []*runner.Report
 	var runs []*lessons.Run
 	for _, lr := range l.Runs {
 		var sc *scenarios.Scenario
@@ -83,7 +84,7 @@ func runLesson(stdout, stderr io.Writer, l *lessons.Lesson, load func(string) (*
 			return err
 		}
 		outcomes = append(outcomes, o)
-		runs = append(runs, &lessons.Run{Scenario: o.sc, Report: o.rep, Decisions: o.decisions})
+		runs = append(runs, &lessons.Run{Scenario: o.Scenario, Report: o.Report, Decisions: o.Decisions})
 	}
 	opt := lessons.Options{
 		Width:    min(termWidth(stdout), 80),

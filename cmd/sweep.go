@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ratesim/ratesim/output"
+	"github.com/ratesim/ratesim/runner"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sweep"
 	"github.com/spf13/cobra"
@@ -165,8 +166,8 @@ func runSweep(stdout, stderr io.Writer, name string, f sweepFlags, formatSet boo
 	}
 	opts := sweep.Options{Base: base, Fields: fields, Shard: shard}
 	if f.baseline != "" {
-		if opts.Baseline, err = baselineOf(sc, f.baseline, ""); err != nil {
-			return err
+		if opts.Baseline, err = runner.Baseline(sc, f.baseline); err != nil {
+			return usageError{err}
 		}
 	}
 	if goal != nil {

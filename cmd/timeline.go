@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ratesim/ratesim/output"
+	"github.com/ratesim/ratesim/runner"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
@@ -25,14 +26,14 @@ func addTimelineFlags(fl *pflag.FlagSet, f *timelineFlags) {
 // printTimeline prints the terminal timeline of a small comparison under
 // the table: nothing when the run was too large to keep its decisions or
 // --no-timeline is set.
-func printTimeline(w io.Writer, o *outcome, f timelineFlags) error {
-	if f.off || o.decisions == nil {
+func printTimeline(w io.Writer, o *runner.Report, f timelineFlags) error {
+	if f.off || o.Decisions == nil {
 		return nil
 	}
 	if _, err := io.WriteString(w, "\n"); err != nil {
 		return err
 	}
-	return output.TermTimeline(w, o.rep, o.decisions, termOptions(w, f))
+	return output.TermTimeline(w, o.Report, o.Decisions, termOptions(w, f))
 }
 
 // termOptions are the drawing options for w: its width, and colour when w

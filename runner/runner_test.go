@@ -255,3 +255,32 @@ func TestImports(t *testing.T) {
 		}
 	}
 }
+
+// TestInspect: a row that can show its state is sampled on the busiest
+// key (ties to the first name), or on the key asked for; without Inspect
+// nothing is sampled.
+func TestInspect(t *testing.T) {
+	const text = `name: keys
+limit: 10/s
+duration: 2s
+algorithms: [token-bucket]
+traffic:
+  - {type: times, key: bob, at: [0ms, 10ms, 20ms]}
+  - {type: times, key: alice, at: [0ms, 10ms, 30ms]}
+`
+	for _, c := range []struct{ key, want string }{{"", "alice"}, {"bob", "bob"}} {
+		sc, err := scenarios.Parse("keys.yaml", []byte(text))
+		require.NoError(t, err)
+		r, err := Run(sc, Options{Inspect: true, InspectKey: c.key})
+		require.NoError(t, err)
+		st := r.Results[0].State
+		require.NotNil(t, st)
+		require.Equal(t, c.want, st.Key)
+		require.Equal(t, int64(r.Config.Bucket/10), st.TimesNs[1]-st.TimesNs[0], "ten samples a bucket")
+	}
+	sc, err := scenarios.Parse("keys.yaml", []byte(text))
+	require.NoError(t, err)
+	r, err := Run(sc, Options{})
+	require.NoError(t, err)
+	require.Nil(t, r.Results[0].State)
+}
