@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratesim/ratesim/runner"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traffic"
@@ -101,7 +102,7 @@ func BenchmarkCompare1M(b *testing.B) {
 	cpu := cpuTime()
 	for b.Loop() {
 		heap = max(heap, peakHeap(func() {
-			_, err := sim.Run(ConfigOf(base.Sc))
+			_, err := sim.Run(runner.ConfigOf(base.Sc))
 			require.NoError(b, err)
 		}))
 	}

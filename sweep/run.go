@@ -3,11 +3,12 @@
 // grid point, the scenario file with those values written in, and its
 // results are exactly what `ratesim compare` gives for that file.
 //
-// Points are independent. Those whose engine configuration differs only in
-// the algorithm rows (the limit's rate and burst, an algorithm's options)
-// run together as the rows of one sim.Run, which generates their traffic
+// Points are independent, and each runs through the runner, as compare
+// runs a scenario. Those whose scenarios differ only in the algorithm rows
+// (the limit's rate and burst, an algorithm's options) run together as the
+// rows of one run (runner.RunTogether), which generates their traffic
 // once and decides every row on it (sim's feed); other points run beside
-// them, several sim.Runs at once. Results come back in grid order (the
+// them, several runs at once. Results come back in grid order (the
 // last field varies fastest) whatever the number of cores, since every
 // row's result depends only on its own configuration and the traffic.
 // Memory is bounded by the points in flight (PointsPerRun per run,
@@ -23,13 +24,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"runtime"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/ratesim/ratesim/output"
+	"github.com/ratesim/ratesim/runner"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
 )
@@ -145,11 +146,11 @@ func CheckFields(b *Base, fields []Field) error {
 	return nil
 }
 
-// prepared is a point ready to run: its configuration, or its error.
+// prepared is a point ready to run: its scenario, with the values
+// written in.
 type prepared struct {
 	point *Point
-	cfg   sim.Config
-	name  string
+	sc    *scenarios.Scenario
 }
 
 // Run runs the points of the grid in the shard.
@@ -195,7 +196,7 @@ func Run(o Options) (*Sweep, error) {
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem }()
-				runChunk(c, prog)
+				runChunk(o, c, prog)
 			}()
 		}
 		wg.Wait()
@@ -222,14 +223,10 @@ func group(o Options, pts []Point) [][]*prepared {
 			p.Error = reason(err)
 			continue
 		}
-		cfg := ConfigOf(sc)
-		cfg.KeyGlobs = o.KeyGlobs
-		cfg.TopKeys = o.TopKeys
-		cfg.Baseline = o.Baseline
-		pp := &prepared{point: p, cfg: cfg, name: sc.Name}
+		pp := &prepared{point: p, sc: sc}
 		placed := false
 		for j, g := range groups {
-			if sameEngine(&g[0].cfg, &cfg) {
+			if runner.Together(g[0].sc, sc) {
 				groups[j] = append(g, pp)
 				placed = true
 				break
@@ -260,34 +257,25 @@ func reason(err error) string {
 	return err.Error()
 }
 
-// sameEngine reports whether two points' configurations differ in their
-// algorithm rows only (and in the policy the report names), so that they
-// can run as rows of one sim.Run on one generation of the traffic.
-func sameEngine(a, b *sim.Config) bool {
-	x, y := *a, *b
-	for _, c := range []*sim.Config{&x, &y} {
-		c.Algorithms = nil
-		c.Limit.Rate, c.Limit.Burst = 0, 0
-		c.Progress = nil
-	}
-	return reflect.DeepEqual(x, y)
-}
-
-// runChunk runs the points of one group as the rows of one sim.Run, and
-// each point on its own when that fails (to tell which point failed).
-func runChunk(c []*prepared, prog *progress) {
-	cfg := c[0].cfg
-	cfg.Algorithms = nil
-	for _, p := range c {
-		cfg.Algorithms = append(cfg.Algorithms, p.cfg.Algorithms...)
+// runChunk runs the points of one group as one run of the runner
+// (runner.RunTogether), and each point on its own when that fails (to
+// tell which point failed).
+func runChunk(o Options, c []*prepared, prog *progress) {
+	scs := make([]*scenarios.Scenario, len(c))
+	for i, p := range c {
+		scs[i] = p.sc
 	}
 	id := prog.start(len(c))
-	cfg.Progress = func(done, total time.Duration) { prog.update(id, done, total) }
-	rep, err := sim.Run(cfg)
+	reps, err := runner.RunTogether(scs, runner.Options{
+		TopKeys:  o.TopKeys,
+		KeyGlobs: o.KeyGlobs,
+		Baseline: o.Baseline,
+		Progress: func(done, total time.Duration) { prog.update(id, done, total) },
+	})
 	prog.finish(id)
 	if err != nil && len(c) > 1 {
 		for _, p := range c {
-			runChunk([]*prepared{p}, prog)
+			runChunk(o, []*prepared{p}, prog)
 		}
 		return
 	}
@@ -295,10 +283,8 @@ func runChunk(c []*prepared, prog *progress) {
 		c[0].point.Error = err.Error()
 		return
 	}
-	at := 0
-	for _, p := range c {
-		rs := rep.Results[at : at+len(p.cfg.Algorithms)]
-		at += len(p.cfg.Algorithms)
+	for i, p := range c {
+		rs := reps[i].Results
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
@@ -307,33 +293,10 @@ func runChunk(c []*prepared, prog *progress) {
 			continue
 		}
 		p.point.Results = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-		if len(cfg.KeyGlobs) > 0 {
+		if len(o.KeyGlobs) > 0 {
 			for _, r := range rs {
 				p.point.KeyGroups = append(p.point.KeyGroups, r.KeyGroups)
 			}
 		}
 	}
-}
-
-// ConfigOf turns a validated scenario into the engine's configuration.
-func ConfigOf(sc *scenarios.Scenario) sim.Config {
-	cfg := sim.Config{
-		Name:        sc.Name,
-		Description: sc.Description,
-		Seed:        sc.Seed,
-		Duration:    sc.Duration,
-		Limit:       sc.Limit,
-		Traffic:     sc.Traffic,
-		Retries:     sc.Retries,
-		Windows:     sc.Windows,
-		Bucket:      sc.Bucket,
-		Cluster:     sc.Cluster,
-		Backend:     sc.Backend,
-	}
-	for _, a := range sc.Algorithms {
-		cfg.Algorithms = append(cfg.Algorithms, sim.Algorithm{
-			Name: a.Name, Label: a.Label, Params: a.Params, Set: a.Set, Coord: a.Coord,
-		})
-	}
-	return cfg
 }
