@@ -10,7 +10,6 @@ import (
 	"github.com/ratesim/ratesim/gateway"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
-	"github.com/ratesim/ratesim/traffic"
 	"github.com/spf13/cobra"
 )
 
@@ -104,7 +103,7 @@ docs/replay.md and docs/gateways.md.`,
 }
 
 func runReplay(stdout, stderr io.Writer, path string, f replayFlags, burstSet bool) error {
-	var gw *gatewayReplay
+	var gw *gateway.Replay
 	if f.gateway != "" {
 		var err error
 		if gw, err = readGateway(stderr, path, f, burstSet); err != nil {
@@ -129,7 +128,7 @@ func runReplay(stdout, stderr io.Writer, path string, f replayFlags, burstSet bo
 	if f.checkField != "" {
 		c := &sim.Check{Field: f.checkField, Rejects: []int{429}, First: f.checkFirst}
 		if gw != nil {
-			for _, st := range gw.rejects {
+			for _, st := range gw.Rejects {
 				if !slices.Contains(c.Rejects, st) {
 					c.Rejects = append(c.Rejects, st)
 				}
@@ -144,7 +143,7 @@ func runReplay(stdout, stderr io.Writer, path string, f replayFlags, burstSet bo
 // the scenario as a document and reads it with the scenario parser, so the
 // flags get exactly the checks a scenario file gets, then names the flag of
 // every problem found.
-func replayScenario(path string, f replayFlags, burstSet bool, gw *gatewayReplay) (*scenarios.Scenario, error) {
+func replayScenario(path string, f replayFlags, burstSet bool, gw *gateway.Replay) (*scenarios.Scenario, error) {
 	src := map[string]any{"type": "replay", "path": path}
 	for field, v := range f.fields {
 		if *v != "" {
@@ -156,8 +155,8 @@ func replayScenario(path string, f replayFlags, burstSet bool, gw *gatewayReplay
 	}
 	var doc map[string]any
 	if gw != nil {
-		doc = gw.doc
-		gw.source(src)
+		doc = gw.Doc
+		gw.Source(src)
 	} else {
 		rate, err := scenarios.ParseRate(f.limit)
 		if err != nil {
@@ -189,17 +188,13 @@ func replayScenario(path string, f replayFlags, burstSet bool, gw *gatewayReplay
 	if err != nil {
 		gwFormat := ""
 		if gw != nil {
-			gwFormat = gw.formatName
+			gwFormat = gw.FormatName
 		}
 		return nil, usageError{flagErrors(err, path, gwFormat)}
 	}
-	if gw != nil && gw.traceFormat != "" {
+	if gw != nil {
 		// the trace is the gateway's, read with its config's log format
-		for _, src := range sc.Traffic.Sources {
-			if r, ok := src.(*traffic.Replay); ok {
-				r.FormatName = gw.traceFormat
-			}
-		}
+		gw.NameTrace(sc)
 	}
 	return sc, nil
 }

@@ -1,0 +1,246 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/ratesim/ratesim/scenarios"
+	"github.com/ratesim/ratesim/traffic"
+)
+
+// Replay is what a replay of a trace through a gateway's config takes from
+// the config (replay --gateway, docs/replay.md): the scenario document
+// its import gives (rows, limit, cluster; traffic and duration left out
+// for the trace's), the key field of the log, the log's format when the
+// config says it, and the statuses its limits reject with.
+type Replay struct {
+	// Doc is the scenario of the config's import as a document, without
+	// its name, traffic and duration.
+	Doc map[string]any
+	// KeyField is the replay source's key-field ("" when the user set it).
+	KeyField string
+	// LogFormat and LogEscape are the log_format the config writes the
+	// log with ("" when it does not say, or the user said otherwise);
+	// FormatName names it in errors ("log_format check (nginx.conf:3:5)").
+	LogFormat, LogEscape, FormatName string
+	// TimeField and TimeUnit are the log format's time when it is a
+	// number since the epoch (HAProxy's %[date(0,us)]), "" otherwise.
+	TimeField, TimeUnit string
+	// Rejects are the HTTP statuses the config's limits reject with
+	// (Rejecter).
+	Rejects []int
+	// TraceFormat names the trace's format in its summary when the log
+	// format is the config's: the gateway's name, where the trace is read
+	// as an nginx log_format.
+	TraceFormat string
+}
+
+// ReplayOptions say what a replay through a config reads.
+type ReplayOptions struct {
+	Options
+	// From is the gateway's name (Supported); File the config's file.
+	From, File string
+	// Trace is the path of the trace replayed.
+	Trace string
+	// Fields are the replay source's fields the user set, by name
+	// (key-field, format, log-format: then the config does not say them).
+	Fields map[string]string
+}
+
+// ErrImportText is the error of a config whose import's scenario does not
+// read back (a fault of the reader, not of the config).
+var ErrImportText = errors.New("the scenario of its import does not read back")
+
+// ReadReplay reads what a replay of o.Trace through cfg takes from it:
+// the rows, the field of the log that holds each request's key, the log's
+// format. A key the log does not carry, limits that count by different
+// keys, access logs of different formats are errors that say which flag
+// or scope would do.
+func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
+	file := o.File
+	text, err := cfg.Scenario(o.Options)
+	if err != nil {
+		return nil, err
+	}
+	g := &Replay{}
+	if err := yaml.Unmarshal([]byte(text), &g.Doc); err != nil {
+		return nil, fmt.Errorf("--gateway %s: %w: %v", file, ErrImportText, err)
+	}
+	delete(g.Doc, "traffic")
+	delete(g.Doc, "duration")
+	delete(g.Doc, "name")
+	if r, ok := cfg.(Rejecter); ok {
+		if g.Rejects, err = r.RejectStatuses(o.Options); err != nil {
+			return nil, err
+		}
+	}
+	keys, err := cfg.Keys(o.Options)
+	if err != nil {
+		return nil, err
+	}
+	var tmpl *traffic.LogTemplate
+	userFormat := o.Fields["format"] != "" || o.Fields["log-format"] != ""
+	if l, ok := cfg.(Logger); ok && !userFormat {
+		lf, err := logFormatOf(l, o.Options, file, o.Trace)
+		if err != nil {
+			return nil, err
+		}
+		if lf != nil {
+			g.LogFormat, g.LogEscape = lf.Text, lf.Escape
+			g.TraceFormat = o.From
+			g.TimeField, g.TimeUnit = lf.TimeField, lf.TimeUnit
+			switch {
+			case lf.Label != "":
+				g.FormatName = lf.Label
+			case lf.Where.Line > 0:
+				g.FormatName = "log_format " + lf.Name + " (" + lf.Where.String() + ")"
+			default:
+				g.FormatName = "log_format " + lf.Name + " (nginx's predefined format)"
+			}
+			// a text nginx would refuse is an error at the log_format
+			if tmpl, err = traffic.ParseLogTemplate(lf.Text, lf.Escape); err != nil {
+				return nil, fmt.Errorf("%s: %v", g.FormatName, err)
+			}
+		}
+	}
+	if o.Fields["key-field"] != "" {
+		return g, nil // the user says where the key is
+	}
+	if len(keys) > 1 {
+		var what []string
+		for _, k := range keys {
+			what = append(what, fmt.Sprintf("%s (%s)", k, k.Where))
+		}
+		return nil, fmt.Errorf("--gateway %s: its limits count by different keys, %s: replay takes one key per request; keep one scope with --scope (ratesim import %s lists them as row labels), or name one field with --key-field",
+			file, strings.Join(what, ", "), file)
+	}
+	if len(keys) == 0 {
+		g.KeyField = traffic.KeyFieldNone
+		return g, nil
+	}
+	g.KeyField, err = keyFieldOf(keys[0], tmpl, g.FormatName, o.Fields["format"], file)
+	return g, err
+}
+
+// Source sets the fields of a replay source document that come from the
+// config: the key field, the log format and its time.
+func (g *Replay) Source(src map[string]any) {
+	if g.KeyField != "" {
+		src["key-field"] = g.KeyField
+	}
+	if g.LogFormat != "" {
+		src["log-format"] = g.LogFormat
+		if g.LogEscape != "" && g.LogEscape != "default" {
+			src["log-escape"] = g.LogEscape
+		}
+		if _, set := src["time-field"]; g.TimeField != "" && !set {
+			src["time-field"] = g.TimeField
+			if _, set := src["time-unit"]; !set && src["time-layout"] == nil {
+				src["time-unit"] = g.TimeUnit
+			}
+		}
+	}
+}
+
+// NameTrace names the format of the scenario's traces after the gateway
+// when they are read with its config's log format.
+func (g *Replay) NameTrace(sc *scenarios.Scenario) {
+	if g.TraceFormat == "" {
+		return
+	}
+	for _, src := range sc.Traffic.Sources {
+		if r, ok := src.(*traffic.Replay); ok {
+			r.FormatName = g.TraceFormat
+		}
+	}
+}
+
+// logFormatOf picks the log format the config writes the trace at path
+// with: the one format of the scope's access logs, or among several the
+// one of the log whose file name is the trace's; nil when the scopes log
+// nothing (access_log off).
+func logFormatOf(l Logger, o Options, file, path string) (*LogFormat, error) {
+	logs, err := l.AccessLogs(o)
+	if err != nil {
+		return nil, err
+	}
+	var formats []*LogFormat
+	for _, a := range logs {
+		if !containsFormat(formats, a.Format) {
+			formats = append(formats, a.Format)
+		}
+	}
+	switch len(formats) {
+	case 0:
+		return nil, nil
+	case 1:
+		return formats[0], nil
+	}
+	base := filepath.Base(path)
+	for _, a := range logs {
+		if filepath.Base(a.Path) == base || filepath.Base(a.Path)+".gz" == base {
+			return a.Format, nil
+		}
+	}
+	var list []string
+	for _, a := range logs {
+		list = append(list, fmt.Sprintf("%s in %s (%s)", a.Path, a.Format.Name, a.Where))
+	}
+	return nil, fmt.Errorf("--gateway %s: its access logs have different formats (%s) and %s is named like none of them: name the format with --log-format or --trace-format, or keep one scope with --scope",
+		file, strings.Join(list, ", "), base)
+}
+
+func containsFormat(list []*LogFormat, f *LogFormat) bool {
+	for _, g := range list {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+// keyFieldOf says which field of the log holds key k: in a log_format
+// template, the variable that holds it; in a combined or common log, ip
+// for the address (and referer or agent for those headers). A key the log
+// does not carry is an error that says which field would be needed.
+func keyFieldOf(k Key, tmpl *traffic.LogTemplate, formatName, traceFormat, file string) (string, error) {
+	what := fmt.Sprintf("the limits of %s count by %s (%s)", file, k, k.Where)
+	switch k.Kind {
+	case KeyGlobal:
+		return traffic.KeyFieldNone, nil
+	case KeyOther:
+		return "", fmt.Errorf("%s, which replay cannot take from a log: name the log field that holds it with --key-field", what)
+	}
+	if tmpl != nil {
+		var want []string
+		if k.Kind == KeyAddr {
+			want = []string{"remote_addr", "binary_remote_addr", "realip_remote_addr"}
+		} else {
+			want = []string{"http_" + strings.ReplaceAll(k.Name, "-", "_")}
+		}
+		for _, v := range want {
+			if tmpl.Index(v) >= 0 {
+				return v, nil
+			}
+		}
+		return "", fmt.Errorf("%s, and %s does not log it: add $%s to that log_format (or name the log field that holds it with --key-field)", what, formatName, want[0])
+	}
+	switch traceFormat {
+	case "csv", "tsv", "jsonl":
+		return "", fmt.Errorf("%s: name the %s field that holds it with --key-field", what, traceFormat)
+	}
+	switch {
+	case k.Kind == KeyAddr:
+		return "ip", nil
+	case k.Name == "user-agent" && traceFormat != "common":
+		return "agent", nil
+	case k.Name == "referer" && traceFormat != "common":
+		return "referer", nil
+	}
+	return "", fmt.Errorf("%s, which a combined or common log does not carry: log it (nginx: $http_%s in a log_format) and name that field with --key-field, or give the log's format with --log-format",
+		what, strings.ReplaceAll(k.Name, "-", "_"))
+}
