@@ -92,10 +92,6 @@ func runCompare(stdout, stderr io.Writer, name string, f compareFlags) error {
 	return compareScenario(stdout, stderr, sc, f)
 }
 
-// maxTimelineDecisions is the most decisions per algorithm kept for the
-// timelines: a few hundred requests and their retries.
-const maxTimelineDecisions = 2000
-
 // compareScenario runs a scenario and prints the comparison: the main job
 // of compare and replay.
 func compareScenario(stdout, stderr io.Writer, sc *scenarios.Scenario, f compareFlags) error {
@@ -126,19 +122,12 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*run
 	if err := checkChartFlags(f.charts); err != nil {
 		return nil, err
 	}
-	o := runner.Options{
-		Algorithms:    f.algorithms,
-		Baseline:      f.baseline,
-		TopKeys:       f.top,
-		Check:         f.check,
-		Inspect:       f.charts.dir != "",
-		InspectKey:    f.charts.key,
-		KeepDecisions: maxTimelineDecisions,
-		Note: func(sk scenarios.Skipped) {
-			fmt.Fprintf(stderr, "note: %s left out: %s\n", sk.Name, sk.Reason)
-		},
-		Warn: func(msg string) { fmt.Fprintf(stderr, "ratesim: warning: %s\n", msg) },
-	}
+	o := runOptions(stderr, f.charts)
+	o.Algorithms = f.algorithms
+	o.Baseline = f.baseline
+	o.TopKeys = f.top
+	o.Check = f.check
+	o.KeepDecisions = runner.TimelineDecisions
 	if f.seedSet {
 		o.Seed = &f.seed
 	}
@@ -158,6 +147,19 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*run
 		return nil, err
 	}
 	return rep, nil
+}
+
+// runOptions are the options of every run of the command line: its
+// notes and warnings on stderr, and the key the charts inspect.
+func runOptions(stderr io.Writer, charts chartFlags) runner.Options {
+	return runner.Options{
+		Inspect:    charts.dir != "",
+		InspectKey: charts.key,
+		Note: func(sk scenarios.Skipped) {
+			fmt.Fprintf(stderr, "note: %s left out: %s\n", sk.Name, sk.Reason)
+		},
+		Warn: func(msg string) { fmt.Fprintf(stderr, "ratesim: warning: %s\n", msg) },
+	}
 }
 
 // runError marks the errors of a run that come from its options or its

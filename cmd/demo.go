@@ -9,9 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ratesim/ratesim/lessons"
-	"github.com/ratesim/ratesim/runner"
 	"github.com/ratesim/ratesim/scenarios"
-	"github.com/ratesim/ratesim/sim"
 	"github.com/spf13/cobra"
 )
 
@@ -64,9 +62,11 @@ func listLessons(w io.Writer) error {
 // runLesson runs the lesson's scenarios (load finds them by name), prints
 // the lesson and writes the runs' charts when asked to.
 func runLesson(stdout, stderr io.Writer, l *lessons.Lesson, load func(string) (*scenarios.Scenario, error), f demoFlags) error {
-	var outcomes []*runner.Report
+	if err := checkChartFlags(f.charts); err != nil {
+		return err
+	}
 	var runs []*lessons.Run
-	for _, lr := range l.Runs {
+	for i, lr := range l.Runs {
 		var sc *scenarios.Scenario
 		var err error
 		if lr.Replay != nil {
@@ -77,14 +77,15 @@ func runLesson(stdout, stderr io.Writer, l *lessons.Lesson, load func(string) (*
 		if err != nil {
 			return err
 		}
-		cf := compareFlags{format: "table", algorithms: lr.Algorithms, top: sim.DefaultTopKeys, charts: lessonCharts(l, lr, f.charts),
-			baseline: l.Baseline}
-		o, err := runScenario(stderr, sc, cf)
+		o := runOptions(stderr, lessonCharts(l, lr, f.charts))
+		bar := newProgress(stderr) // nil unless stderr is a terminal
+		o.Progress = bar.hook()
+		run, err := l.Run(i, sc, o)
+		bar.done()
 		if err != nil {
-			return err
+			return runError(err)
 		}
-		outcomes = append(outcomes, o)
-		runs = append(runs, &lessons.Run{Scenario: o.Scenario, Report: o.Report, Decisions: o.Decisions})
+		runs = append(runs, run)
 	}
 	opt := lessons.Options{
 		Width:    min(termWidth(stdout), 80),
@@ -95,7 +96,7 @@ func runLesson(stdout, stderr io.Writer, l *lessons.Lesson, load func(string) (*
 		return err
 	}
 	for i, lr := range l.Runs {
-		if err := writeCharts(stderr, outcomes[i], lessonCharts(l, lr, f.charts)); err != nil {
+		if err := writeCharts(stderr, runs[i], lessonCharts(l, lr, f.charts)); err != nil {
 			return err
 		}
 	}

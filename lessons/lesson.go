@@ -4,9 +4,10 @@
 //
 // A lesson's words never hold a number: every figure it prints comes from
 // its runs, through the {placeholders} its figures function fills. Nothing
-// here runs a scenario, prints or exits: the command runs the lesson's
-// scenarios (Lesson.Runs), hands the results back as Runs, and Write
-// writes the lesson to the io.Writer it is given.
+// here prints or exits: the command finds the lesson's scenarios
+// (Lesson.Runs), Lesson.Run runs each through the runner with the
+// lesson's choices, and Write writes the lesson to the io.Writer it is
+// given.
 //
 // Adding a lesson is one file here: a Lesson value passed to register from
 // a package-level variable, with its place in the list (order: the next
@@ -26,8 +27,8 @@ import (
 	"strings"
 
 	"github.com/ratesim/ratesim/output"
+	"github.com/ratesim/ratesim/runner"
 	"github.com/ratesim/ratesim/scenarios"
-	"github.com/ratesim/ratesim/sim"
 )
 
 // Lesson is one guided lesson. Its words live in its file; every number it
@@ -95,10 +96,17 @@ func (l *Lesson) Charts(runs []*Run) []output.Chart {
 // and, for a small run, every decision of every algorithm (Decisions[i]
 // are Report.Results[i]'s in processing order), nil when there were too
 // many to keep.
-type Run struct {
-	Scenario  *scenarios.Scenario
-	Report    *sim.Report
-	Decisions [][]sim.Decision
+type Run = runner.Report
+
+// Run runs the scenario of the lesson's run i (Runs[i]) through the
+// runner, with the algorithms it shows, the lesson's baseline, and the
+// decisions of a small run kept for its figures; o holds the caller's
+// hooks and charts' choices.
+func (l *Lesson) Run(i int, sc *scenarios.Scenario, o runner.Options) (*Run, error) {
+	o.Algorithms = l.Runs[i].Algorithms
+	o.Baseline = l.Baseline
+	o.KeepDecisions = runner.TimelineDecisions
+	return runner.Run(sc, o)
 }
 
 // registry holds the lessons, sorted by order once all have registered.

@@ -30,6 +30,11 @@ import (
 	"github.com/ratesim/ratesim/traffic"
 )
 
+// TimelineDecisions is how many decisions per row compare and the lessons
+// keep for a timeline (Options.KeepDecisions): a few hundred requests and
+// their retries.
+const TimelineDecisions = 2000
+
 // Options are the choices of one run, each named after the compare flag
 // that sets it. The zero value runs every algorithm of the scenario as it
 // is.
