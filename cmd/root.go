@@ -1,6 +1,7 @@
 // Package cmd is ratesim's command line: the only package that knows cobra,
 // flags, files, standard output and exit codes. Each subcommand parses its
-// flags, wires the scenario, the engine and a renderer together, and prints.
+// flags, opens its files, runs the scenario through the runner package and
+// renders what it returns.
 package cmd
 
 import (
