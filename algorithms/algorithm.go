@@ -15,7 +15,10 @@
 // the keys and bytes it holds and reports the peaks through Memory.
 package algorithms
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Key identifies one rate-limited key (a client, an IP, a tenant). Keys are
 // dense ids from 0 assigned by the caller; a limiter sizes its state tables
@@ -75,6 +78,23 @@ type Limiter interface {
 	// Memory reports the per-key state held: the peaks since the limiter
 	// was made.
 	Memory() Memory
+}
+
+// NoKey stands for an attribute that a request does not carry, in
+// Attributed's attrs.
+const NoKey Key = math.MaxUint32
+
+// Attributed is implemented by a limiter whose limits may count by
+// different attributes of a request (an all-of row with a per-address
+// limit beside a global one). When ByAttributes reports true, the engine
+// calls DecideAttrs instead of Decide: attrs[0] is the request's key and
+// attrs[j] the id of its attribute j-1's value (attributes in the order
+// the scenario's traffic lists them, values numbered per attribute from
+// 0), NoKey for an attribute the request does not carry. attrs is only
+// read during the call.
+type Attributed interface {
+	ByAttributes() bool
+	DecideAttrs(now time.Duration, attrs []Key, cost int64) Decision
 }
 
 // Memory is what a limiter reports of the state it holds.

@@ -37,11 +37,23 @@ const (
 // Commits lists the commit modes, the default first.
 var Commits = []Commit{AllOrNothing, EveryHit, InOrder}
 
-// Member is one limit of an all-of row: an algorithm with its params.
+// Member is one limit of an all-of row: an algorithm with its params, and
+// what it counts by.
 type Member struct {
 	Name   string
 	Params Params
+	// By is what the member counts requests by: ByKey, the request's key
+	// (the zero value); ByAll, one count shared by every request (a global
+	// limit: nginx's limit_req_zone on $server_name in one server block);
+	// or j >= 1, the request's attribute j-1, attrs[j] of DecideAttrs.
+	By int
 }
+
+// The members' By that are not an attribute.
+const (
+	ByKey = 0
+	ByAll = -1
+)
 
 // AllOfMembers lists the algorithms an all-of row takes as members: those
 // that can decide on a copy of a key's state and keep it or drop it.
@@ -79,16 +91,29 @@ var AllOfMembers = []string{"nginx", "fixed-window", "sliding-window", "token-bu
 // copy of a key's state, kept or dropped (peek and commit below), which
 // each builds from its own rule, so each member decides as its row alone
 // would.
+//
+// Members may count by different attributes of a request (Member.By): a
+// per-address limit beside a global one. Each is then asked about the
+// request under its own key; a member whose attribute the request does not
+// carry is not asked and not charged, as nginx does not account a request
+// whose limit_req_zone key is empty (ngx_http_limit_req_handler skips the
+// limit when the key's length is 0).
 type AllOf struct {
 	commit  Commit
 	members []member
+	by      []int  // each member's Member.By
+	byAttrs bool   // some member counts by other than the request's key
 	changed []bool // all-or-nothing: whether each member's peek changed its copy
+	keys    []Key  // each member's key for the request being decided
+	asked   []bool // whether each member applies to it
+	one     [1]Key // DecideAttrs' attrs when Decide is called
 	mem     Memory
 }
 
 var (
-	_ Limiter  = (*AllOf)(nil)
-	_ Reserver = (*AllOf)(nil)
+	_ Limiter    = (*AllOf)(nil)
+	_ Reserver   = (*AllOf)(nil)
+	_ Attributed = (*AllOf)(nil)
 )
 
 // member is a Limiter that can also decide on a copy of a key's state
@@ -129,9 +154,17 @@ func newAllOfLimiter(p Params) (Limiter, error) {
 		if err != nil {
 			return nil, &MemberError{Index: i, Err: err}
 		}
+		if m.By < ByAll {
+			return nil, &MemberError{Index: i, Err: &ParamError{Field: "by", Found: fmt.Sprint(m.By),
+				Want: "want the request's key, every request or an attribute"}}
+		}
 		a.members = append(a.members, mb)
+		a.by = append(a.by, m.By)
+		a.byAttrs = a.byAttrs || m.By != ByKey
 	}
 	a.changed = make([]bool, len(a.members))
+	a.keys = make([]Key, len(a.members))
+	a.asked = make([]bool, len(a.members))
 	return a, nil
 }
 
@@ -214,31 +247,59 @@ func newMember(m Member) (member, error) {
 	return nil, fmt.Errorf("all-of: %s built an unexpected %T", m.Name, l)
 }
 
-// Decide decides the request on every member as the commit mode says.
+// Decide decides the request on every member as the commit mode says, each
+// member counting by key; a member that counts by an attribute is not
+// asked (the request carries none), a global one is.
 func (a *AllOf) Decide(now time.Duration, key Key, cost int64) Decision {
+	a.one[0] = key
+	return a.DecideAttrs(now, a.one[:], cost)
+}
+
+// ByAttributes reports whether some member counts by other than the
+// request's key (Attributed).
+func (a *AllOf) ByAttributes() bool { return a.byAttrs }
+
+// DecideAttrs decides the request on every member that applies to it, each
+// under its own key from attrs (Attributed), as the commit mode says.
+func (a *AllOf) DecideAttrs(now time.Duration, attrs []Key, cost int64) Decision {
+	for i, by := range a.by {
+		switch {
+		case by == ByAll:
+			a.keys[i], a.asked[i] = 0, true
+		case by < len(attrs) && attrs[by] != NoKey:
+			a.keys[i], a.asked[i] = attrs[by], true
+		default:
+			a.asked[i] = false
+		}
+	}
 	var d Decision
 	switch a.commit {
 	case AllOrNothing:
 		rejected := false
 		for i, m := range a.members {
-			md, changed := m.peek(now, key, cost)
+			if !a.asked[i] {
+				continue
+			}
+			md, changed := m.peek(now, a.keys[i], cost)
 			a.changed[i] = changed
 			rejected = merge(&d, md) || rejected
 		}
 		if !rejected {
 			for i, m := range a.members {
-				if a.changed[i] {
-					m.commit(key)
+				if a.asked[i] && a.changed[i] {
+					m.commit(a.keys[i])
 				}
 			}
 		}
 	case EveryHit:
-		for _, m := range a.members {
-			merge(&d, m.Decide(now, key, cost))
+		for i, m := range a.members {
+			if a.asked[i] {
+				merge(&d, m.Decide(now, a.keys[i], cost))
+			}
 		}
 	case InOrder:
-		for _, m := range a.members {
-			if merge(&d, m.Decide(now, key, cost)) {
+		for i, m := range a.members {
+			if a.asked[i] && merge(&d, m.Decide(now, a.keys[i], cost)) {
 				break
 			}
 		}
@@ -287,10 +348,13 @@ func (a *AllOf) account() {
 // Memory reports the peaks as the type's doc says.
 func (a *AllOf) Memory() Memory { return a.mem }
 
-// Reserve sizes every member's tables (Reserver).
+// Reserve sizes the tables of every member that counts by key (Reserver):
+// the engine's n is the number of keys, not of an attribute's values.
 func (a *AllOf) Reserve(n int) {
-	for _, m := range a.members {
-		m.Reserve(n)
+	for i, m := range a.members {
+		if a.by[i] == ByKey {
+			m.Reserve(n)
+		}
 	}
 }
 

@@ -181,3 +181,84 @@ func TestAllOfCountRejectedMember(t *testing.T) {
 	runAllOf(t, allOf(t, AllOrNothing, a, fw(1, time.Second)), steps(acc))
 	runAllOf(t, allOf(t, EveryHit, a, fw(1, time.Second)), steps(rej(8*time.Second)))
 }
+
+// attrStep is one request to an all-of row whose members count by
+// different attributes: attrs as DecideAttrs takes them.
+type attrStep struct {
+	at    time.Duration
+	attrs []Key
+	want  Decision
+	why   string
+}
+
+func runAttrs(t *testing.T, l Limiter, steps []attrStep) {
+	t.Helper()
+	at, ok := l.(Attributed)
+	if !ok || !at.ByAttributes() {
+		t.Fatalf("%T does not decide by attributes", l)
+	}
+	for i, s := range steps {
+		if got := at.DecideAttrs(s.at, s.attrs, 1); got != s.want {
+			t.Errorf("step %d at %v (%s): got %+v, want %+v", i, s.at, s.why, got, s.want)
+		}
+	}
+}
+
+// A per-address limit (fixed-window 2 per 1s, by the request's key: the
+// address) beside a global one (fixed-window 3 per 1s, every request), as
+// nginx's two zones on $binary_remote_addr and $server_name in one server.
+// Addresses a=0, b=1, c=2.
+func TestAllOfPerKeyAndGlobal(t *testing.T) {
+	perAddr, global := fw(2, time.Second), fw(3, time.Second)
+	global.By = ByAll
+	a, b, c := []Key{0}, []Key{1}, []Key{2}
+	t.Run("all-or-nothing", func(t *testing.T) {
+		runAttrs(t, allOf(t, AllOrNothing, perAddr, global), []attrStep{
+			{0, a, acc, "a 1, global 1"},
+			{0, a, acc, "a 2, global 2"},
+			{0, a, rej(time.Second), "a full until 1s; global not charged (stays 2)"},
+			{0, b, acc, "b 1, global 3"},
+			{0, b, rej(time.Second), "global full until 1s; b not charged (stays 1)"},
+			{0, c, rej(time.Second), "global full, whatever c's count"},
+			{time.Second, c, acc, "new windows: c 1, global 1"},
+			{time.Second, b, acc, "b 1, global 2"},
+		})
+	})
+	t.Run("every-hit", func(t *testing.T) {
+		runAttrs(t, allOf(t, EveryHit, perAddr, global), []attrStep{
+			{0, a, acc, "a 1, global 1"},
+			{0, a, acc, "a 2, global 2"},
+			{0, a, rej(time.Second), "a over (stays 2); global admits and is charged: 3"},
+			{0, b, rej(time.Second), "global over; b admits and is charged: 1"},
+			{0, b, rej(time.Second), "global over; b charged: 2"},
+			{0, b, rej(time.Second), "both over"},
+			{time.Second, b, acc, "new windows: b 1, global 1"},
+		})
+	})
+}
+
+// A member that counts by an attribute the request does not carry is not
+// asked and not charged (nginx does not account a request whose zone key
+// is empty); one that counts by every request always is.
+func TestAllOfAttributeMissing(t *testing.T) {
+	perRoute := fw(1, time.Second)
+	perRoute.By = 1 // the request's first attribute: a route
+	global := fw(3, time.Second)
+	global.By = ByAll
+	checkout, none := Key(0), NoKey
+	runAttrs(t, allOf(t, AllOrNothing, perRoute, global), []attrStep{
+		{0, []Key{7, checkout}, acc, "route checkout 1, global 1"},
+		{0, []Key{8, checkout}, rej(time.Second), "route checkout full; global stays 1"},
+		{0, []Key{9, none}, acc, "no route: only the global limit, 2"},
+		{0, []Key{9}, acc, "no attributes at all: global 3"},
+		{0, []Key{9, none}, rej(time.Second), "global full"},
+	})
+	// Decide is DecideAttrs with the key alone: the route member is never
+	// asked, the global one always
+	l := allOf(t, AllOrNothing, perRoute, global)
+	for i, want := range []Decision{acc, acc, acc, rej(time.Second)} {
+		if got := l.Decide(0, Key(i), 1); got != want {
+			t.Errorf("Decide %d: got %+v, want %+v", i, got, want)
+		}
+	}
+}

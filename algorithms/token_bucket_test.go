@@ -562,7 +562,7 @@ func TestAllOfDiscreteBuckets(t *testing.T) {
 	desc := Params{Policy: Policy{Rate: 1, Per: 200 * ms, Burst: 2}, FillInterval: 200 * ms, TokensPerFill: 1}
 	def := Params{Policy: Policy{Rate: 3, Per: time.Second, Burst: 3}, FillInterval: time.Second, TokensPerFill: 3}
 	l := mustLimiter(t, "all-of", Params{Policy: def.Policy, Commit: InOrder,
-		Members: []Member{{"token-bucket", desc}, {"token-bucket", def}}})
+		Members: []Member{{Name: "token-bucket", Params: desc}, {Name: "token-bucket", Params: def}}})
 	checkRows(t, l, []decideRow{
 		{at: 0, cost: 1, want: Accept},                         // desc 2 -> 1, default 3 -> 2
 		{at: 0, cost: 1, want: Accept},                         // desc 0, default 1

@@ -136,6 +136,7 @@ type Request struct {
 	// worker, whatever its cost).
 	Key    uint32
 	Source int32
+	Attrs  uint32 // the request's other attributes (traffic.Arrival.Attrs)
 	// Node and Epoch are carried for the engine too: in a cluster, the
 	// gateway node that admitted the request and how many times that
 	// node had gone down then (its limiter's generation), so that a

@@ -35,7 +35,7 @@ var (
 	topFields    = []string{"name", "description", "seed", "duration", "limit", "algorithms", "traffic", "clients", "backend", "report", "cluster"}
 	limitFields  = []string{"rate", "per", "burst"}
 	policyFields = []string{"rate", "per", "burst"} // every algorithm entry may override these
-	commonFields = []string{"type", "key", "clients", "key-prefix", "cost", "start", "end", "retry"}
+	commonFields = []string{"type", "key", "clients", "key-prefix", "cost", "start", "end", "retry", "attributes"}
 	// sourceTypes are the source types, in the order messages list them.
 	sourceTypes  = []string{"times", "burst", "steady", "poisson", "aligned", "onoff", "ramp", "replay"}
 	sourceFields = map[string][]string{
@@ -204,7 +204,13 @@ func (d *decoder) scenario(data []byte) *Scenario {
 	}
 	sc.Traffic.Seed = sc.Seed
 	seen := map[string]int{}
-	for _, s := range srcs {
+	for i, s := range srcs {
+		if s.attrs != nil {
+			if sc.Traffic.Attrs == nil {
+				sc.Traffic.Attrs = make([]map[string]string, len(srcs))
+			}
+			sc.Traffic.Attrs[i] = s.attrs
+		}
 		sc.Traffic.Sources = append(sc.Traffic.Sources, s.src)
 		// A source is seeded by its type, its keys and how many sources of
 		// that type and keys came before it, so that adding a different
@@ -221,6 +227,9 @@ func (d *decoder) scenario(data []byte) *Scenario {
 			retry = *s.common.Retry
 		}
 		sc.Retries = append(sc.Retries, retry)
+	}
+	if srcOK {
+		d.resolveBy(sc, sc.Traffic.Attributes(), ci.cfg != nil)
 	}
 	sc.Windows, sc.Bucket = d.report(top.get("report"), per)
 	// The backend draws from the scenario's seed and reports in its buckets;
@@ -733,6 +742,9 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 	}
 
 	allowed := slices.Concat([]string{"name", "label"}, policyFields, info.Options, coordFields)
+	if d.member {
+		allowed = append(allowed, "by")
+	}
 	d.allow(m, allowed, func(k string) string {
 		if len(info.Options) == 0 {
 			return fmt.Sprintf("%s takes no option %q (it has none besides rate, per and burst)", name, k)
@@ -746,6 +758,10 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 	for _, k := range m.keys {
 		if k == "name" || slices.Contains(coordFields, k) {
 			continue // coordination options: below
+		}
+		if k == "by" && d.member {
+			d.memberBy = m.items[k] // the all-of row resolves it
+			continue
 		}
 		if !slices.Contains(allowed, k) {
 			good = false
@@ -897,6 +913,9 @@ type sourceSpec struct {
 	end    time.Duration
 	start  val
 	ref    *replayRef // a replay's path
+	// attrs are the attributes the source gives its requests beside their
+	// key (its attributes field), or nil
+	attrs map[string]string
 }
 
 // traffic reads the list of sources; per is the policy's W, the default
@@ -1012,6 +1031,10 @@ func (d *decoder) source(it val, per time.Duration, limOK bool) (*sourceSpec, bo
 	if v := m.get("retry"); v.set {
 		rp, ok := d.retry(v)
 		c.Retry, good = &rp, good && ok
+	}
+	if v := m.get("attributes"); v.set {
+		attrs, ok := d.attributes(v)
+		s.attrs, good = attrs, good && ok
 	}
 
 	switch typ {
@@ -1331,7 +1354,9 @@ func (d *decoder) allOf(it val, m *mapping, nameVal val, lim limitInfo, limOK bo
 	}
 	var sets []map[string]any
 	for _, item := range items {
+		d.member, d.memberBy = true, val{}
 		ma, _, ok := d.algorithm(item, lim, limOK, svc, clusterInfo{})
+		d.member = false
 		if !ok {
 			good = false
 			continue
@@ -1351,9 +1376,14 @@ func (d *decoder) allOf(it val, m *mapping, nameVal val, lim limitInfo, limOK bo
 			continue
 		}
 		a.Params.Members = append(a.Params.Members, algorithms.Member{Name: ma.Name, Params: ma.Params})
+		a.by = append(a.by, d.memberBy)
 		set := map[string]any{"name": ma.Name}
 		for k, v := range ma.Set {
 			set[k] = v
+		}
+		if d.memberBy.set {
+			by, _ := d.str(d.memberBy, true)
+			set["by"] = by
 		}
 		sets = append(sets, set)
 	}

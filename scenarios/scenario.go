@@ -87,4 +87,9 @@ type Algorithm struct {
 	// cluster.DefaultLease of the row's burst and the nodes) and LeaseTTL
 	// (default the row's per). Its Mode is empty without a cluster section.
 	Coord cluster.Coordination
+
+	// by is, for an all-of row, each limit's by as written (unset when
+	// not), resolved into its Member.By once the traffic's attributes
+	// are known
+	by []val
 }

@@ -81,6 +81,10 @@ type decoder struct {
 	// workers says the backend section writes workers: retries may then
 	// follow sheds, timeouts and errors.
 	workers bool
+	// member says an all-of row's limit is being read, which may say
+	// what it counts by: memberBy is its by, when written.
+	member   bool
+	memberBy val
 }
 
 func (d *decoder) errAt(p position, path, format string, args ...any) {

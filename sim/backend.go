@@ -182,7 +182,7 @@ func (r *run) submit(a *traffic.Arrival, attempt int, admitted, gate time.Durati
 // after its arrival (see submit).
 func (r *run) fillRequest(q *backend.Request, a *traffic.Arrival, attempt int, admitted, gate time.Duration) {
 	r.fillTimes(q, a, attempt, admitted, gate)
-	q.Key, q.Source, q.Node, q.Epoch, q.Cost = a.Key, a.Source, r.node, r.epoch, a.Cost
+	q.Key, q.Source, q.Attrs, q.Node, q.Epoch, q.Cost = a.Key, a.Source, a.Attrs, r.node, r.epoch, a.Cost
 	q.InFlight = 0
 	if r.sampler != nil {
 		q.InFlight = r.sampler.InFlight()
@@ -236,7 +236,7 @@ func (r *run) clientOutcome(e backend.Event) {
 	if !r.retries {
 		return
 	}
-	a := traffic.Arrival{At: e.Req.Arrived, Key: e.Req.Key, Cost: e.Req.Cost, Source: e.Req.Source}
+	a := traffic.Arrival{At: e.Req.Arrived, Key: e.Req.Key, Cost: e.Req.Cost, Source: e.Req.Source, Attrs: e.Req.Attrs}
 	r.retry(&a, e.Req.ID, int(e.Req.Attempt), e.At, 0, causeOf(e.Kind))
 }
 

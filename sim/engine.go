@@ -423,6 +423,12 @@ type run struct {
 	// rejections, and keeps no other account (decideCounting)
 	countOnly bool
 
+	// byAttrs is the row's limiter when its limits count by different
+	// attributes of a request (algorithms.Attributed); attrs is its
+	// arguments' buffer
+	byAttrs algorithms.Attributed
+	attrs   []algorithms.Key
+
 	// the run's progress report (Config.Progress through its board), and
 	// the events so far
 	progress func(done, total time.Duration)
@@ -499,6 +505,9 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 	// the same jitter stream for every algorithm of a scenario and seed
 	r.rng = rand.New(rand.NewPCG(cfg.Seed, 0x6a09e667f3bcc909))
 	r.progress = cfg.board.reporter(i)
+	if at, ok := lim.(algorithms.Attributed); ok && at.ByAttributes() {
+		r.byAttrs = at
+	}
 	if in, ok := lim.(algorithms.Inspector); ok && cfg.Inspect != nil && cfg.Inspect.Every > 0 {
 		r.watch = &watcher{in: in, key: cfg.Inspect.Key, every: cfg.Inspect.Every,
 			state: StateSeries{Key: cfg.Inspect.Key}}
@@ -736,7 +745,7 @@ func (r *run) nextRetry() (traffic.Arrival, int, bool) {
 		r.res.GaveUp++
 		return traffic.Arrival{}, 0, false
 	}
-	return traffic.Arrival{At: ev.at, Key: ev.key, Cost: ev.cost, Source: ev.source}, int(ev.attempt), true
+	return traffic.Arrival{At: ev.at, Key: ev.key, Cost: ev.cost, Source: ev.source, Attrs: ev.attrs}, int(ev.attempt), true
 }
 
 // reportProgress reports to the board (Config.Progress) the instant of the next event:
@@ -807,7 +816,12 @@ func (w *watcher) sampleUntil(t time.Duration, r *run) {
 
 // decide puts one attempt to the limiter and accounts for its verdict.
 func (r *run) decide(a *traffic.Arrival, attempt int) error {
-	d := r.lim.Decide(a.At, algorithms.Key(a.Key), a.Cost)
+	var d algorithms.Decision
+	if r.byAttrs != nil {
+		d = r.decideByAttrs(a)
+	} else {
+		d = r.lim.Decide(a.At, algorithms.Key(a.Key), a.Cost)
+	}
 	if r.limits != nil {
 		r.limitAt(a.At)
 	}
@@ -980,7 +994,7 @@ func (r *run) retry(a *traffic.Arrival, id uint64, attempt int, from, retryAfter
 		at := from + wait
 		if at >= from && (r.end == 0 || at < r.end) && attempt < math.MaxInt32 {
 			r.events.push(event{at: at, id: id, cost: a.Cost, key: a.Key,
-				source: a.Source, attempt: int32(attempt + 1)})
+				source: a.Source, attempt: int32(attempt + 1), attrs: a.Attrs})
 			return
 		}
 	}

@@ -16,6 +16,7 @@ type event struct {
 	key     uint32
 	source  int32
 	attempt int32
+	attrs   uint32 // traffic.Arrival.Attrs
 }
 
 // Less orders retries by time, then by the order they were scheduled in.

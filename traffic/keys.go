@@ -31,6 +31,9 @@ type Keys struct {
 	pending       []string
 	pendingRanges map[string]int
 	rangeOrder    []string
+	// the attributes requests carry beside their key (Plan.Attrs), made
+	// by Plan.Open before any reader
+	attrs *attrSpace
 }
 
 type keyRange struct {

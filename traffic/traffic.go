@@ -11,20 +11,24 @@ package traffic
 
 import (
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"time"
 )
 
 // Arrival is one request reaching the limiter for the first time.
 type Arrival struct {
-	At     time.Duration // virtual time, ns from the Unix epoch
-	Key    uint32        // dense key id, see Keys
-	Cost   int64         // >= 1
-	Source int32         // index of the source in the scenario, in file order
+	At  time.Duration // virtual time, ns from the Unix epoch
+	Key uint32        // dense key id, see Keys
+	// Attrs is the id of the request's other attributes in the key space
+	// (Keys.Attrs): 0 when it carries none but its key.
+	Attrs  uint32
+	Cost   int64 // >= 1
+	Source int32 // index of the source in the scenario, in file order
 	// Logged is what the gateway that wrote a replayed log decided of the
 	// request (Replay.CheckField), for replay --check-field; LoggedNone
-	// elsewhere. It fits in the struct's padding: an Arrival is 32 bytes
-	// with or without it.
+	// elsewhere. Attrs and Logged fit in the struct's padding: an Arrival
+	// is 32 bytes with or without them.
 	Logged Logged
 }
 
@@ -61,6 +65,29 @@ type Plan struct {
 	// other sources are added before or after it. A source without a name
 	// is named by its index ("#3").
 	SeedNames []string
+	// Attrs are the attributes each source gives its requests beside
+	// their key, by source index: names to values, constant for the
+	// source (an address, a route, a server). A source without an entry
+	// (or a nil slice) gives none. See Attributes.
+	Attrs []map[string]string
+}
+
+// Attributes lists the names of the attributes the plan's sources give,
+// sorted: attribute j of a request (Keys.Attrs) is the one named
+// Attributes()[j].
+func (p Plan) Attributes() []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, m := range p.Attrs {
+		for n := range m {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // seedName is the name source i is seeded by.
@@ -80,11 +107,15 @@ func (p Plan) Open() (*Keys, Stream, error) {
 			s.Declare(keys)
 		}
 	})
+	keys.attrs = newAttrSpace(p.Attributes())
 	streams := make([]Stream, len(p.Sources))
 	for i, s := range p.Sources {
 		st, err := s.Open(keys, i, SourceSeed(p.Seed, p.seedName(i)))
 		if err != nil {
 			return nil, nil, err
+		}
+		if i < len(p.Attrs) && len(p.Attrs[i]) > 0 {
+			st = &attributed{Stream: st, id: keys.attrs.tuple(p.Attrs[i])}
 		}
 		streams[i] = st
 	}
