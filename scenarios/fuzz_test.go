@@ -24,6 +24,13 @@ func FuzzParse(f *testing.F) {
 	for _, tc := range invalid {
 		f.Add([]byte(tc.src))
 	}
+	// limits that count by attributes: by global, by one a source gives
+	f.Add([]byte(`name: a
+limit: {rate: 2}
+duration: 1s
+traffic: [{type: steady, rate: 5/s, clients: 2, attributes: {server: api}}]
+algorithms: [{name: all-of, limits: [{name: fixed-window}, {name: nginx, by: global}, {name: token-bucket, by: server}]}]
+`))
 	for _, tc := range validSources {
 		f.Add([]byte(tc.src))
 	}
