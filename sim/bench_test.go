@@ -2,7 +2,6 @@ package sim
 
 import (
 	"bufio"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -54,14 +53,7 @@ import (
 // and system) per request, which, unlike the wall time, does not count the
 // time other processes held the cores. ns/op is per request (nine
 // decisions).
-//
-// With -nokeypeaks, the runs keep no key peaks (noKeyPeaks): the engine as
-// it was before they came in, for a paired timing against such a tree.
 func BenchmarkEngine(b *testing.B) {
-	if *benchNoKeyPeaks {
-		noKeyPeaks = true
-		defer func() { noKeyPeaks = false }()
-	}
 	steady := func(b *testing.B) (traffic.Plan, time.Duration) {
 		const keys = 10_000
 		per := benchPolicy.Per
@@ -106,9 +98,6 @@ func BenchmarkEngine(b *testing.B) {
 		})
 	}
 }
-
-// benchNoKeyPeaks is BenchmarkEngine's -nokeypeaks.
-var benchNoKeyPeaks = flag.Bool("nokeypeaks", false, "BenchmarkEngine: keep no key peaks (to time the engine without them)")
 
 // zipfPlan is requests Poisson requests, 1,000,000 a second, from
 // clients whose activity follows a Zipf law (s = 1.1): with a million

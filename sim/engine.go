@@ -480,12 +480,7 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 		delays: newDelayHist(),
 		series: newSeries(cfg.Bucket, cfg.Start-cfg.Start%cfg.Bucket),
 	}
-	if noKeyPeaks {
-		r.keyPeaks = newKeyPeaks(nil)
-		r.peaks, r.sepPeaks = newPeakSet(cfg.Windows), true
-	} else {
-		r.keyPeaks = newKeyPeaks(cfg.Windows)
-	}
+	r.keyPeaks = newKeyPeaks(cfg.Windows)
 	if r.retries = retries(cfg.Retries); r.retries {
 		// else every run's attempts are the first attempts: the feed's
 		attempts := newPeakSet(cfg.Windows)

@@ -106,9 +106,6 @@ type keyPeaks struct {
 	batch uint32
 	slots *[keySlots]keySlot // made at the first batch indexed
 	prev  [keyFlush]int16
-	// passes counts the flushes of each kind (flushBatch, flushEach) and
-	// the batches indexed (indexBatch), for tests
-	passes [3]int
 }
 
 // keyWin is one window of a keyPeaks: the releases in it are those from
@@ -158,7 +155,7 @@ const (
 // its batch is the batch being counted, and last is the index in the batch
 // of the key's latest release; a slot of another batch is free. Batch
 // numbers run from 1 to keyBatches-1, then round again, when every slot is
-// freed (a variable, for tests).
+// freed.
 type keySlot struct {
 	key   uint32
 	batch uint32
@@ -171,7 +168,7 @@ const (
 	keySlots    = 1 << keySlotBits
 )
 
-var keyBatches uint32 = math.MaxUint32
+const keyBatches = math.MaxUint32
 
 // slot returns the slot of key in the table of batch: the key's, or the
 // free one where it would go.
@@ -185,12 +182,6 @@ func (k *keyPeaks) slot(key, batch uint32) *keySlot {
 		h = (h + 1) & (keySlots - 1)
 	}
 }
-
-// noKeyPeaks, set only by BenchmarkEngine's -nokeypeaks flag, leaves the
-// key peaks out of every run (their results then have none), to time the
-// engine without them against a tree from before they came in
-// (BENCHMARKS.md). A run reads it once, when it is made.
-var noKeyPeaks bool
 
 // wideRoom is the room of wide counts: they hold any sum of costs that
 // the int64 peaks hold.
@@ -496,7 +487,6 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 		}
 	}
 	k.done = k.tail
-	k.passes[0]++
 	k.dropBig(k.wins[k.longest].front)
 }
 
@@ -598,7 +588,6 @@ func (k *keyPeaks) indexBatch() {
 		*k.slots = [keySlots]keySlot{}
 	}
 	batch := k.batch
-	k.passes[2]++
 	for i := range k.tail - k.done {
 		key := k.ring.at(k.done + i).key
 		k.prev[i] = -1
@@ -647,7 +636,6 @@ func flushEach[C uint32 | uint64](k *keyPeaks, counts []C) {
 		}
 	}
 	k.done = k.tail
-	k.passes[1]++
 	k.dropBig(k.wins[k.longest].front)
 }
 
