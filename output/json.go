@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"regexp"
 
 	"github.com/ratesim/ratesim/internal/version"
 	"github.com/ratesim/ratesim/sim"
@@ -64,20 +63,97 @@ func EncodeJSON(w io.Writer, v any) error {
 	return err
 }
 
-// numberArray matches an indented JSON array of numbers only. JSON strings
-// cannot hold a raw newline, so the match never starts inside a string.
-var numberArray = regexp.MustCompile(`\[\n\s*(-?[0-9][0-9.eE+-]*(?:,\n\s*-?[0-9][0-9.eE+-]*)*)\n\s*\]`)
-
-var commaNewline = regexp.MustCompile(`,\n\s*`)
-
 // compactNumberArrays writes arrays of numbers (the time series) on one
-// line, [0, 2, 10], instead of one number per line.
+// line, [0, 2, 10], instead of one number per line. An array is compacted
+// when it opens with "[" and a newline, and holds numbers only, each
+// written as encoding/json writes them (a digit or a minus sign first),
+// separated by a comma, a newline and white space, with a newline and
+// white space before its "]". JSON strings cannot hold a raw newline, so
+// an array never starts inside a string. One pass over the bytes: the
+// long time series of a trace of days made a regular expression's pass
+// take seconds.
 func compactNumberArrays(b []byte) []byte {
-	return numberArray.ReplaceAllFunc(b, func(m []byte) []byte {
-		inner := numberArray.FindSubmatch(m)[1]
-		out := append([]byte{'['}, commaNewline.ReplaceAll(inner, []byte(", "))...)
-		return append(out, ']')
-	})
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		if b[i] == '[' {
+			if end, ok := numberArrayEnd(b, i); ok {
+				out = appendNumberArray(out, b[i:end])
+				i = end
+				continue
+			}
+		}
+		out = append(out, b[i])
+		i++
+	}
+	return out
+}
+
+// numberArrayEnd returns where the array of numbers that opens at b[i] ends
+// (just past its "]"), and false when b[i:] does not open one.
+func numberArrayEnd(b []byte, i int) (int, bool) {
+	if i+1 >= len(b) || b[i+1] != '\n' {
+		return 0, false
+	}
+	j := skipSpace(b, i+2)
+	for {
+		if j = skipNumber(b, j); j < 0 {
+			return 0, false
+		}
+		switch {
+		case j+1 < len(b) && b[j] == ',' && b[j+1] == '\n':
+			j = skipSpace(b, j+2)
+		case j < len(b) && b[j] == '\n':
+			if j = skipSpace(b, j+1); j < len(b) && b[j] == ']' {
+				return j + 1, true
+			}
+			return 0, false
+		default:
+			return 0, false
+		}
+	}
+}
+
+// appendNumberArray appends an array of numbers, as numberArrayEnd found
+// it, on one line: "[", its numbers separated by ", ", and "]".
+func appendNumberArray(out, a []byte) []byte {
+	out = append(out, '[')
+	j := skipSpace(a, 2)
+	for {
+		k := skipNumber(a, j)
+		out = append(out, a[j:k]...)
+		if a[k] != ',' {
+			return append(out, ']')
+		}
+		out = append(out, ',', ' ')
+		j = skipSpace(a, k+2)
+	}
+}
+
+// skipSpace returns the index of the first byte from j on that is not
+// white space (tab, newline, form feed, carriage return or space).
+func skipSpace(b []byte, j int) int {
+	for j < len(b) && (b[j] == ' ' || b[j] == '\n' || b[j] == '\t' || b[j] == '\r' || b[j] == '\f') {
+		j++
+	}
+	return j
+}
+
+// skipNumber returns the index just past a number that starts at b[j]: an
+// optional minus sign, a digit, then digits, dots, e, E, plus and minus
+// signs; -1 when no number starts there.
+func skipNumber(b []byte, j int) int {
+	if j < len(b) && b[j] == '-' {
+		j++
+	}
+	if j >= len(b) || b[j] < '0' || b[j] > '9' {
+		return -1
+	}
+	for j++; j < len(b); j++ {
+		if c := b[j]; !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+			break
+		}
+	}
+	return j
 }
 
 func orEmpty[T any](s []T) []T {
