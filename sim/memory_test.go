@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/internal/testenv"
 	"github.com/ratesim/ratesim/traffic"
 	"github.com/stretchr/testify/require"
 )
@@ -70,6 +71,7 @@ func TestMemoryIndependentOfRequests(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("20 million decisions: not in -short or under -race")
 	}
+	testenv.Long(t, "the memory check of 20 million decisions")
 	p := algorithms.Policy{Rate: 5, Per: time.Second, Burst: 5}
 	small := liveHeap(t, uniformConfig(200_000, allAlgorithms(p)))
 	large := liveHeap(t, uniformConfig(2_000_000, allAlgorithms(p)))
@@ -93,6 +95,7 @@ func TestSteadyPathAllocatesNothing(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("18 million decisions: not in -short or under -race")
 	}
+	testenv.Long(t, "the allocation check of 18 million decisions")
 	p := algorithms.Policy{Rate: 5, Per: time.Second, Burst: 5}
 	algs := slices.DeleteFunc(allAlgorithms(p), func(a Algorithm) bool {
 		return a.Name == "sliding-log" || a.Name == "concurrency" || a.Name == "x-time-rate"
