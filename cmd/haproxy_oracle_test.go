@@ -17,6 +17,7 @@ import (
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/gateway"
 	"github.com/ratesim/ratesim/internal/gatewaytest"
+	"github.com/ratesim/ratesim/internal/testenv"
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -43,6 +44,7 @@ import (
 // moving within the run; a cause that comes back in the second run still
 // fails the test.
 func TestHAProxyOracle(t *testing.T) {
+	testenv.Long(t, "the HAProxy oracle, a live HAProxy under seconds of load")
 	oracleTwice(t, haproxyOracleRun)
 }
 

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/internal/testenv"
 )
 
 // Digests of what the engine printed before it was made faster (the
@@ -153,8 +155,11 @@ func TestEngineOutputUnchanged(t *testing.T) {
 					t.Skipf("the shared traces are not here (%v)", err)
 				}
 			}
-			if testing.Short() && len(tc.args) == 2 && tc.args[1] == "testdata/identical/mixed.yaml" {
-				t.Skip("1.6 million decisions: not in -short")
+			if len(tc.args) == 2 && tc.args[1] == "testdata/identical/mixed.yaml" {
+				if testing.Short() {
+					t.Skip("1.6 million decisions: not in -short")
+				}
+				testenv.Long(t, "the 1.6 million decisions of testdata/identical/mixed.yaml")
 			}
 			args := append(tc.args[:len(tc.args):len(tc.args)], "--format", "json")
 			status, out, errOut := run(t, args...)

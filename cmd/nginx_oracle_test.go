@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratesim/ratesim/internal/gatewaytest"
+	"github.com/ratesim/ratesim/internal/testenv"
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -70,6 +71,7 @@ func checkOf(t *testing.T, log, conf, scope string) *sim.CheckResult {
 // so a cause that is not a one-ms boundary still fails the test when it
 // comes back, and a rare one is seen in the log.
 func TestNginxOracle(t *testing.T) {
+	testenv.Long(t, "the nginx oracle, a live nginx under seconds of load")
 	oracleTwice(t, nginxOracleRun)
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/internal/redistest"
+	"github.com/ratesim/ratesim/internal/testenv"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
 )
@@ -68,7 +69,12 @@ func TestCompareRedisBuiltins(t *testing.T) {
 		}
 	}
 	for _, b := range scenarios.Builtins() {
-		t.Run(b.Name, func(t *testing.T) { check(t, compareOnRedis(t, srv.URL(), "compare", b.Name)) })
+		t.Run(b.Name, func(t *testing.T) {
+			if longOnRedis[b.Name] {
+				testenv.Long(t, b.Name+" on Redis, one of the built-ins that run the most scripts")
+			}
+			check(t, compareOnRedis(t, srv.URL(), "compare", b.Name))
+		})
 	}
 	t.Run("trace", func(t *testing.T) {
 		// an access log of 2015: instants of 1.4e18 ns, far beyond
@@ -87,6 +93,12 @@ func TestCompareRedisBuiltins(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n, "every run deletes its keys")
 }
+
+// longOnRedis are the built-ins whose replay on Redis runs the most
+// scripts: plain rows under heavy traffic, whose scripts the other
+// built-ins run too (and api-gateway's rows run on Redis in
+// TestRedisDocExample); with RATESIM_LONG=1 only.
+var longOnRedis = map[string]bool{"api-gateway": true, "retry-storm": true, "retry-storm-jitter": true}
 
 // --redis-keep leaves the keys, named ratesim:{RUN}:LABEL:KEY.
 func TestCompareRedisKeep(t *testing.T) {
