@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratesim/ratesim/internal/portable"
+	"github.com/ratesim/ratesim/internal/testenv"
 )
 
 // heapAfter runs the mixed backend (mixedConfig, its faults moved out of
@@ -49,6 +50,7 @@ func TestMemoryFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two million requests")
 	}
+	testenv.Long(t, "the memory check of 2.2 million requests")
 	small, sizeSmall := heapAfter(t, 200_000)
 	big, sizeBig := heapAfter(t, 2_000_000)
 	t.Logf("live heap %d B after 200k requests, %d B after 2M; slots and queue entries %d, %d",

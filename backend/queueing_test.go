@@ -10,6 +10,7 @@ import (
 
 	"github.com/ratesim/ratesim/internal/hist"
 	"github.com/ratesim/ratesim/internal/portable"
+	"github.com/ratesim/ratesim/internal/testenv"
 )
 
 // poisson drives b with n Poisson arrivals of rate lambda per second, from
@@ -97,6 +98,7 @@ func TestMG1Lognormal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("four million requests")
 	}
+	testenv.Long(t, "the M/G/1 check of four million requests")
 	const m, p99, rho = 10 * time.Millisecond, 60 * time.Millisecond, 0.7
 	_, sigma, err := lognormalParams(m, p99)
 	require.NoError(t, err)
