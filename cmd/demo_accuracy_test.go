@@ -14,8 +14,10 @@ import (
 // The lesson's figures are the ones replay --baseline prints for the same
 // trace and limit (the issue's: 451 of 30969 at 10 per minute, 301
 // wrongly allowed and 150 wrongly limited), and --charts draws the
-// disagreement against the limit.
+// disagreement against the limit (in SVG: PNG costs more to draw than
+// the lesson's runs, and TestDemoCharts writes PNG).
 func TestAccuracyLessonAgreesWithReplay(t *testing.T) {
+	t.Parallel()
 	path, err := bundledTrace("nasa-19950801.tsv.gz")
 	require.NoError(t, err)
 	status, csv, errOut := run(t, "replay", path, "--limit", "10/m", "--time-field", "time", "--key-field", "host",
@@ -24,16 +26,16 @@ func TestAccuracyLessonAgreesWithReplay(t *testing.T) {
 	require.Contains(t, csv, ",sliding-log,30969,451,301,150,196\n")
 
 	dir := t.TempDir()
-	status, out, errOut := run(t, "demo", "accuracy-on-real-traffic", "--charts", dir)
+	status, out, errOut := run(t, "demo", "accuracy-on-real-traffic", "--charts", dir, "--chart-format", "svg")
 	require.Equal(t, 0, status, errOut)
 	flat := strings.Join(strings.Fields(out), " ")
 	require.Contains(t, flat, "At 10/m, sliding-window decided 1.46% of the requests unlike sliding-log (301 wrongly allowed, 150 wrongly limited)")
 	require.Contains(t, flat, "Cloudflare's 0.003%")
 	require.Contains(t, flat, "of sliding-window's 451 differences at 10/m, 196 were first divergences and 255 followed")
-	info, err := os.Stat(filepath.Join(dir, "accuracy.png"))
+	info, err := os.Stat(filepath.Join(dir, "accuracy.svg"))
 	require.NoError(t, err)
 	require.Positive(t, info.Size())
-	require.Contains(t, errOut, filepath.Join(dir, "accuracy-10-per-m", "rate.png"))
+	require.Contains(t, errOut, filepath.Join(dir, "accuracy-10-per-m", "rate.svg"))
 }
 
 func TestLessonReplayUnknownTrace(t *testing.T) {
