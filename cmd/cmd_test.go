@@ -37,6 +37,7 @@ func golden(t *testing.T, name, got string) {
 }
 
 func TestCompareBuiltinsGolden(t *testing.T) {
+	t.Parallel()
 	for _, b := range scenarios.Builtins() {
 		for _, format := range formats {
 			t.Run(b.Name+"/"+format, func(t *testing.T) {

@@ -24,6 +24,7 @@ func TestDemoList(t *testing.T) {
 
 // TestDemoGolden prints every lesson, in Unicode and in ASCII.
 func TestDemoGolden(t *testing.T) {
+	t.Parallel()
 	for _, l := range lessons.All() {
 		t.Run(l.Name, func(t *testing.T) {
 			status, out, errOut := run(t, "demo", l.Name)

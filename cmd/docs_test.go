@@ -17,6 +17,7 @@ import (
 // a PNG do not). -update rewrites them; look at the new pictures before
 // committing them.
 func TestDocsCharts(t *testing.T) {
+	t.Parallel()
 	dirs, err := filepath.Glob("../docs/charts/*")
 	require.NoError(t, err)
 	require.NotEmpty(t, dirs)

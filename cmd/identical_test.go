@@ -148,6 +148,7 @@ var identicalDigests = []struct {
 const allNine = "fixed-window,sliding-log,sliding-window,token-bucket,gcra,leaky-bucket,nginx,concurrency,x-time-rate"
 
 func TestEngineOutputUnchanged(t *testing.T) {
+	t.Parallel()
 	for _, tc := range identicalDigests {
 		t.Run(filepath.Base(tc.args[1]), func(t *testing.T) {
 			if tc.args[0] == "replay" {

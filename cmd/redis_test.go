@@ -39,6 +39,7 @@ func compareOnRedis(t *testing.T, url string, args ...string) *sim.Report {
 // cluster row whose nodes decide on their own state runs none in a store,
 // and an nginx row with a zone frees nodes that Redis would keep.
 func TestCompareRedisBuiltins(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	check := func(t *testing.T, rep *sim.Report) {
 		for _, res := range rep.Results {
@@ -188,6 +189,7 @@ var evalshaCalls = regexp.MustCompile(`cmdstat_evalsha:calls=(\d+)`)
 // the figures that change from run to run (ops/s, p99, and the used memory
 // per key, which moves with the allocator).
 func TestRedisDocExample(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../docs/redis.md")
 	require.NoError(t, err)
 	lines := strings.Split(string(data), "\n")

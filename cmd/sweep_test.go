@@ -52,6 +52,7 @@ func sweepPoints(t *testing.T, args ...string) []struct {
 // prints for the scenario file with the point's values written in, on every
 // built-in (the file written by the sweep's own edit, run by compare).
 func TestSweepIsCompare(t *testing.T) {
+	t.Parallel()
 	extra := map[string][]string{
 		"sync-interval":       {"--vary", "cluster.store.rtt=1ms,4ms", "--vary", "algorithms[sync-100ms].sync=50ms,200ms"},
 		"kong-local-pods":     {"--vary", "cluster.nodes=2,3"},
@@ -152,6 +153,7 @@ func TestSweepExitStatus(t *testing.T) {
 // ratesim sweep merge, prints what one unsharded run prints, byte for
 // byte, in every format, with a goal over some keys.
 func TestSweepMergeCommand(t *testing.T) {
+	t.Parallel()
 	vary := []string{"sweep", "api-gateway", "--vary", "limit.burst=10,20,40", "--vary", "limit.rate=5,10"}
 	goal := "minimize burst subject to reject_pct(key=user-*) <= 5"
 	dir := t.TempDir()
@@ -180,6 +182,7 @@ func TestSweepMergeCommand(t *testing.T) {
 // TestSweepCharts: heatmaps for two fields, line charts for one, in PNG
 // and SVG, the same bytes every time; more fields is a usage error.
 func TestSweepCharts(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		vary []string
 		want []string
