@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"strconv"
 	"time"
 
@@ -48,8 +47,6 @@ import (
 type clusterRun struct {
 	*run      // the row's accounting (its limiter is not used)
 	ref  *run // the reference: one exact limiter on the same traffic
-	// sharedRef: ref is an earlier row's, which runs it (shareReferences)
-	sharedRef bool
 
 	cl     *cluster.Config
 	co     cluster.Coordination
@@ -502,9 +499,6 @@ func (c *clusterRun) decideBatch(batch []traffic.Arrival, d drawn) error {
 			return c.storeObsErr
 		}
 	}
-	if c.sharedRef {
-		return nil
-	}
 	return c.ref.decideBatch(batch, d)
 }
 
@@ -564,44 +558,7 @@ func (c *clusterRun) finish() error {
 			w.sampleUntil(max(end, c.last), c.run)
 		}
 	}
-	if c.sharedRef {
-		return nil
-	}
 	return c.ref.finish()
-}
-
-// clusterShareRefs, cleared by tests, lets cluster rows share their
-// references (shareReferences).
-var clusterShareRefs = true
-
-// shareReferences has the cluster rows of rows whose references would be
-// the same run share one, the first such row's: a row that runs a
-// registry algorithm with the same params as an earlier row. A reference
-// depends on nothing else of its row (the limiter is made from the name
-// and the params, and every run's draws come from the scenario's seed),
-// so each would decide exactly as the first does; a comparison of the
-// modes of one algorithm then runs one reference, not one per mode. A
-// row whose limiter Algorithm.New builds keeps its own.
-func shareReferences(rows []reader) {
-	if !clusterShareRefs {
-		return
-	}
-	var owners []*clusterRun
-	for _, rd := range rows {
-		c, ok := rd.(*clusterRun)
-		if !ok || c.alg.New != nil {
-			continue
-		}
-		for _, o := range owners {
-			if o.alg.Name == c.alg.Name && reflect.DeepEqual(o.alg.Params, c.alg.Params) {
-				c.ref, c.sharedRef = o.ref, true
-				break
-			}
-		}
-		if !c.sharedRef {
-			owners = append(owners, c)
-		}
-	}
 }
 
 // until processes every event that comes before (t, class).

@@ -222,11 +222,12 @@ func TestClusterOnNodePath(t *testing.T) {
 	}
 }
 
-// Rows of one algorithm with the same params share one reference
-// (shareReferences): random clusters with a row in each mode the
-// algorithm supports, and one more with another burst, give the same
-// report whether the rows share their references or each runs its own.
-func TestClusterSharedReference(t *testing.T) {
+// Every cluster row runs its own reference, which depends on nothing of
+// its row but the algorithm and its params: random clusters with a row in
+// each mode the algorithm supports, and one more with another burst, give
+// each row the result it gets when it runs alone, and the rows of one
+// algorithm's params report the same reference admissions.
+func TestClusterReferencePerRow(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 8))
 	for i := range 30 {
 		cfg, desc := randomCluster(r)
@@ -245,18 +246,17 @@ func TestClusterSharedReference(t *testing.T) {
 		other.Params.Burst++
 		cfg.Algorithms = append(cfg.Algorithms, other)
 
-		run := func(share bool) *Report {
-			clusterShareRefs = share
-			defer func() { clusterShareRefs = true }()
-			rep, err := Run(cfg)
+		all, err := Run(cfg)
+		require.NoError(t, err, desc)
+		for k, a := range cfg.Algorithms {
+			one := cfg
+			one.Algorithms = []Algorithm{a}
+			alone, err := Run(one)
 			require.NoError(t, err, desc)
-			return rep
+			require.Equal(t, alone.Results[0], all.Results[k], "run %d row %s: %s", i, a.Label, desc)
 		}
-		shared, own := run(true), run(false)
-		require.Equal(t, own, shared, "run %d: %s", i, desc)
-		// the rows of base's params report one reference's admissions
-		ref := shared.Results[0].Cluster.ReferenceAdmitted
-		for _, res := range shared.Results[:len(shared.Results)-1] {
+		ref := all.Results[0].Cluster.ReferenceAdmitted
+		for _, res := range all.Results[:len(all.Results)-1] {
 			require.Equal(t, ref, res.Cluster.ReferenceAdmitted, "run %d: %s", i, desc)
 		}
 	}

@@ -218,7 +218,6 @@ func Run(cfg Config) (*Report, error) {
 		}
 		return nil, firstError(errs)
 	}
-	shareReferences(live)
 	f := newFeed(&cfg, keys, stream, len(live))
 	var deciding chan struct{} // a token per run deciding, or no bound
 	if cfg.Workers > 0 {
@@ -298,12 +297,9 @@ func Run(cfg Config) (*Report, error) {
 }
 
 // runsOf returns the runs a reader holds: a cluster row's own and its
-// reference's, unless an earlier row holds that.
+// reference's.
 func runsOf(rd reader) []*run {
 	if c, ok := rd.(*clusterRun); ok {
-		if c.sharedRef {
-			return []*run{c.run}
-		}
 		return []*run{c.run, c.ref}
 	}
 	return []*run{rd.base()}
