@@ -71,18 +71,11 @@ type clusterRun struct {
 	// store-slow fault: fixedTrips), arrivals at the store and replies
 	// too. A FIFO's events are ordered as q's would be.
 	fixedTrips bool
-	// direct: central scripts run when they are sent, at the instant they
-	// reach the store (see script)
-	direct   bool
-	arrivalQ queue.Deque[cev]
-	execQ    queue.Deque[cev]
-	replyQ   queue.Deque[cev]
-	// direct: the verdicts of the scripts run when sent, in the order
-	// their replies wait in replyQ (all take the same trip back), so that
-	// a script needs no operation slot
-	directQ queue.Deque[directReply]
-	ops     []clusterOp
-	freeOps []uint32
+	arrivalQ   queue.Deque[cev]
+	execQ      queue.Deque[cev]
+	replyQ     queue.Deque[cev]
+	ops        []clusterOp
+	freeOps    []uint32
 
 	// the store
 	table    algorithms.Table       // central, racy, lease
@@ -184,12 +177,6 @@ type clusterOp struct {
 	need     int64
 	granted  int64
 	items    []syncItem // sync
-}
-
-// directReply is a direct script's verdict on its way back to the node.
-type directReply struct {
-	at  attempt
-	dec algorithms.Decision
 }
 
 // The balancers, as clusterRun.bal holds them.
@@ -294,14 +281,8 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	if cfg.ObserveStore != nil && c.co.Mode == cluster.Central {
 		c.storeObs = cfg.ObserveStore(i)
 	}
-	c.fixedTrips = cl.Store.Jitter == 0 && !clusterAlwaysQueue
-	c.direct = c.co.Mode == cluster.Central && cl.Store.Service == 0 && cl.Store.RTT <= cl.Store.Timeout &&
-		cl.Store.Jitter == 0 && !clusterAlwaysQueue
+	c.fixedTrips = cl.Store.Jitter == 0
 	for _, f := range cl.Faults {
-		switch f.Type {
-		case cluster.StoreSlow, cluster.StoreDown, cluster.StoreFlush:
-			c.direct = false
-		}
 		if f.Type == cluster.StoreSlow {
 			c.fixedTrips = false
 		}
@@ -377,10 +358,6 @@ func (ni nodeInspector) Inspect(now time.Duration, key algorithms.Key) []algorit
 	}
 	return nil
 }
-
-// clusterAlwaysQueue, set by tests, keeps every event in the cluster's
-// queue (no FIFOs), which must change nothing.
-var clusterAlwaysQueue bool
 
 // reserve sizes the store's table and the nodes' limiters for the keys 0
 // to n-1, as the engine reserves a row's limiter.
@@ -692,11 +669,6 @@ func (c *clusterRun) event(ev cev) error {
 		c.exec(ev.id, ev.at)
 	case evReply:
 		return c.reply(ev.id, ev.at)
-	case evDirectReply:
-		r := c.directQ.Front()
-		err := c.decided(&r.at, r.dec, ev.at)
-		c.directQ.DropFront()
-		return err
 	case evSync:
 		c.syncTick(int(ev.id), ev.at)
 	case evTimeout:
@@ -739,10 +711,6 @@ func (c *clusterRun) arrive(a *traffic.Arrival, n int) error {
 		}
 		return c.decided(&at, d, a.At)
 	case cluster.Central:
-		if c.direct {
-			c.script(&at)
-			return nil
-		}
 		c.send(clusterOp{kind: opScript, at: at, node: at.node}, a.At)
 	case cluster.Racy:
 		c.send(clusterOp{kind: opGet, at: at, node: at.node}, a.At)
@@ -922,35 +890,6 @@ func (c *clusterRun) failAt(slot uint32) {
 	c.q.Push(cev{at: o.deadline, sub: 1, class: classReply, kind: evTimeout, id: slot, seq: o.seq})
 }
 
-// script runs a central script for at, sent now, when the store cannot
-// change between the send and the execution in any way the script would
-// see (direct): every trip takes rtt/2, the store serves at once (no
-// service time, so no queue) and has no fault, so scripts execute in the
-// order they are sent, each rtt/2 after it, and nothing else touches the
-// store. It executes the script at once with the store's instant (or the
-// node's clock at send), as the store would rtt/2 later, and schedules the
-// reply: the verdict waits in directQ, without an operation slot (with no
-// fault on the store and a trip shorter than the timeout, nothing fails
-// or times out). TestClusterFIFOsMatchQueue holds it to the queued path.
-func (c *clusterRun) script(at *attempt) {
-	t := at.a.At
-	rtt := c.cl.Store.RTT
-	there, back := rtt/2, rtt-rtt/2
-	now := t + there
-	if c.nodeClock {
-		now = t + c.nodes[at.node].skew
-	}
-	c.storeOps++
-	c.directQ.PushBack(directReply{at: *at})
-	r := c.directQ.Back()
-	r.dec = c.table.Decide(now, algorithms.Key(at.a.Key), at.a.Cost)
-	if c.storeObs != nil {
-		c.observeStore(&r.at, r.dec, now, t+there)
-	}
-	c.seq++ // as send numbers its arrival at the store
-	c.replyQ.PushBack(cev{at: t + there + back, class: classReply, kind: evDirectReply, seq: c.nextSeq()})
-}
-
 // observeStore shows the store observer the script on at that the store
 // executed at e with now, and its verdict dec. The observer's error stops
 // the run at the next arrival or at the end (storeErr).
@@ -981,8 +920,7 @@ func (c *clusterRun) newOp(o clusterOp) uint32 {
 }
 
 // takeOp takes a free operation slot, or makes one, for the caller to
-// fill in place (script's path, which then copies no operation); its gen
-// is already the new use's and the caller keeps it.
+// fill in place; its gen is already the new use's and the caller keeps it.
 func (c *clusterRun) takeOp() (uint32, *clusterOp) {
 	if n := len(c.freeOps); n > 0 {
 		slot := c.freeOps[n-1]

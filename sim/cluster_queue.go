@@ -32,7 +32,6 @@ const (
 	evReply
 	evSync
 	evTimeout
-	evDirectReply // the reply to a script run when sent (direct): see directQ
 )
 
 // cev is one event of a cluster run's queue, ordered by (at, class, sub,
