@@ -170,8 +170,7 @@ func TestBackendAdaptiveLearns(t *testing.T) {
 // that a run crosses many batches, without a cluster and as a local
 // cluster's reference.
 func TestBackendDrawOnceAndDeferredChangeNothing(t *testing.T) {
-	defer func(n, m int, d bool) { batchArrivals, deferredMax, drawOnce = n, m, d }(batchArrivals, deferredMax, drawOnce)
-	batchArrivals = 64
+	defer func(m int, d bool) { deferredMax, drawOnce = m, d }(deferredMax, drawOnce)
 	rng := rand.New(rand.NewPCG(3, 9))
 	names := append(algorithms.Names(), "none", "aimd", "sre-throttle")
 	for _, name := range names {
@@ -189,7 +188,7 @@ func TestBackendDrawOnceAndDeferredChangeNothing(t *testing.T) {
 				}
 				run := func(deferred int, draw bool) string {
 					deferredMax, drawOnce = deferred, draw
-					rep, err := Run(cfg)
+					rep, err := runWith(cfg, feedShape{64, ringBatches})
 					require.NoError(t, err)
 					j, err := json.Marshal(rep.Results)
 					require.NoError(t, err)

@@ -54,7 +54,7 @@ type baselineRec struct {
 // each on its own goroutine. Each row has a pair with the baseline: the
 // side that is ahead leaves its decisions in the pair, the other side
 // matches its own against them as it catches up. The rows read one feed
-// whose ring holds ringBatches batches, so no row gets more than the ring
+// whose ring holds a few batches (feedShape), so no row gets more than the ring
 // ahead of another and a pair never holds more than that many decisions
 // (and a chunk): memory is bounded by the ring and the keys, never by the
 // number of requests.

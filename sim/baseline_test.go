@@ -193,9 +193,7 @@ func directCompare(label string, all []arrival, base, row []bool, horizon time.D
 // The feed's batches are made small so that rows run far apart and the
 // pairs hold and match many chunks.
 func TestBaselineRandomAgainstDirect(t *testing.T) {
-	oldBatch, oldRing := batchArrivals, ringBatches
-	batchArrivals, ringBatches = 64, 4
-	defer func() { batchArrivals, ringBatches = oldBatch, oldRing }()
+	shape := feedShape{64, 4}
 
 	pairs := [][2]string{
 		{"sliding-log", "sliding-window"},
@@ -232,7 +230,7 @@ func TestBaselineRandomAgainstDirect(t *testing.T) {
 			cfg.Algorithms[2].Label = "row2"
 			cfg.Duration = 0
 			cfg.Baseline = "base"
-			rep, err := Run(cfg)
+			rep, err := runWith(cfg, shape)
 			require.NoError(t, err)
 			base := directDecisions(t, pr[0], p, all)
 			row := directDecisions(t, pr[1], p, all)
@@ -251,9 +249,7 @@ func TestBaselineRandomAgainstDirect(t *testing.T) {
 // attempts do: the counts equal a comparison of the first attempts each
 // row's observer saw, and first divergences are not defined.
 func TestBaselineWithRetriesAgainstObserved(t *testing.T) {
-	oldBatch, oldRing := batchArrivals, ringBatches
-	batchArrivals, ringBatches = 32, 2
-	defer func() { batchArrivals, ringBatches = oldBatch, oldRing }()
+	shape := feedShape{32, 2}
 	rng := rand.New(rand.NewPCG(7, 18))
 	plan, _ := randomTraffic(rng, 3, 2000, 20*time.Second)
 	p := algorithms.Params{Policy: algorithms.Policy{Rate: 3, Per: time.Second, Burst: 3}}
@@ -265,7 +261,7 @@ func TestBaselineWithRetriesAgainstObserved(t *testing.T) {
 	cfg.Baseline = "log"
 	recs := []*recorder{{}, {}}
 	cfg.Observe = func(i int) Observer { return recs[i] }
-	rep, err := Run(cfg)
+	rep, err := runWith(cfg, shape)
 	require.NoError(t, err)
 	firsts := func(r *recorder) (out []Decision) {
 		for _, d := range r.got {
@@ -298,9 +294,7 @@ func TestBaselineWithRetriesAgainstObserved(t *testing.T) {
 // The pairs hold no more than the feed's ring lets rows get apart (and a
 // chunk), however many requests: memory does not grow with them.
 func TestBaselineMemoryBounded(t *testing.T) {
-	oldBatch, oldRing := batchArrivals, ringBatches
-	batchArrivals, ringBatches = 128, 2
-	defer func() { batchArrivals, ringBatches = oldBatch, oldRing }()
+	shape := feedShape{128, 2}
 	rng := rand.New(rand.NewPCG(3, 4))
 	plan, all := randomTraffic(rng, 4, 200000, 10*time.Minute)
 	p := algorithms.Params{Policy: algorithms.Policy{Rate: 50, Per: time.Second, Burst: 50}}
@@ -313,12 +307,12 @@ func TestBaselineMemoryBounded(t *testing.T) {
 	// run as Run does, keeping the comparator to look at
 	cfg.Baseline = ""
 	cfg.Observe = func(i int) Observer { return cmp.observer(i, nil) }
-	_, err = Run(cfg)
+	_, err = runWith(cfg, shape)
 	require.NoError(t, err)
 	res, err := cmp.finish()
 	require.NoError(t, err)
 	require.Equal(t, int64(len(all)), res[1].Compared)
-	bound := (ringBatches+1)*batchArrivals + baselineChunk
+	bound := (shape.slots+1)*shape.batch + baselineChunk
 	for _, i := range []int{1, 2} {
 		t.Logf("row %d: at most %d pending (bound %d)", i, cmp.pairs[i].peak, bound)
 		require.LessOrEqual(t, cmp.pairs[i].peak, bound, "row %d", i)

@@ -153,6 +153,11 @@ type Algorithm struct {
 // goroutine with its own limiter, retries and event queue (GOMAXPROCS of
 // them deciding at once, or cfg.Workers).
 func Run(cfg Config) (*Report, error) {
+	return runWith(cfg, feedShape{batchArrivals, ringBatches})
+}
+
+// runWith is Run with the feed's ring of shape rg.
+func runWith(cfg Config, rg feedShape) (*Report, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -218,7 +223,7 @@ func Run(cfg Config) (*Report, error) {
 		}
 		return nil, firstError(errs)
 	}
-	f := newFeed(&cfg, keys, stream, len(live))
+	f := newFeed(&cfg, keys, stream, len(live), rg)
 	var deciding chan struct{} // a token per run deciding, or no bound
 	if cfg.Workers > 0 {
 		deciding = make(chan struct{}, cfg.Workers)

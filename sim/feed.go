@@ -13,7 +13,7 @@ import (
 
 // The traffic of a run is generated once and read by every algorithm's
 // run: one producer (feed.produce) opens the plan and fills batches of
-// arrivals into a ring of ringBatches slots; each run reads every batch in
+// arrivals into a ring of slots (ringBatches of batchArrivals for Run); each run reads every batch in
 // order (fan-out). A slot is refilled only once every run has finished the
 // batch it held, so the producer waits for the slowest run and memory is
 // bounded by the ring, never by the number of requests.
@@ -21,19 +21,27 @@ import (
 // What differs between algorithms (retries, delayed releases, the
 // limiter's state) stays in each run; what does not is computed here once:
 // the first attempts themselves and how many each key sent.
-var (
-	// batchArrivals is how many arrivals a batch holds (32 bytes each).
+const (
+	// batchArrivals is how many arrivals a batch of Run's feed holds (32
+	// bytes each).
 	batchArrivals = 8192
-	// ringBatches is how many batches the ring holds.
+	// ringBatches is how many batches Run's ring holds.
 	ringBatches = 16
 )
+
+// feedShape is the shape of a feed's ring: arrivals a batch holds and
+// batches the ring holds (Run's: batchArrivals and ringBatches; the tests
+// take small ones to cross many batches).
+type feedShape struct {
+	batch, slots int
+}
 
 // feed is one Run's traffic, read once and shared by its runs.
 type feed struct {
 	cfg    *Config
 	keys   *traffic.Keys
 	stream traffic.Stream
-	// batchArrivals and ringBatches, when the feed began
+	// the ring's shape
 	size, slotsN int
 
 	mu   sync.Mutex
@@ -100,9 +108,9 @@ func (d *drawn) service(id uint64) (time.Duration, bool) {
 }
 
 // newFeed prepares the traffic of cfg, opened as keys and stream, for
-// readers runs.
-func newFeed(cfg *Config, keys *traffic.Keys, stream traffic.Stream, readers int) *feed {
-	f := &feed{cfg: cfg, keys: keys, stream: stream, size: batchArrivals, slotsN: ringBatches,
+// readers runs, in a ring of shape rg.
+func newFeed(cfg *Config, keys *traffic.Keys, stream traffic.Stream, readers int, rg feedShape) *feed {
+	f := &feed{cfg: cfg, keys: keys, stream: stream, size: rg.batch, slotsN: rg.slots,
 		finished: make([]int, readers)}
 	f.more.L, f.room.L = &f.mu, &f.mu
 	// sized once when the sources declared their keys (ranges), grown as

@@ -16,16 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// withBatches runs fn with the feed's batches set to size arrivals and
-// the ring to slots batches.
-func withBatches(t *testing.T, size, slots int, fn func()) {
-	t.Helper()
-	oldSize, oldSlots := batchArrivals, ringBatches
-	batchArrivals, ringBatches = size, slots
-	defer func() { batchArrivals, ringBatches = oldSize, oldSlots }()
-	fn()
-}
-
 // mixedConfig is traffic of every kind the engine treats differently: a
 // range of zipf clients and named keys (one inside the range), a trace
 // whose keys are interned while it is read, retries with jitter and
@@ -92,12 +82,12 @@ func TestBatchesChangeNothing(t *testing.T) {
 		rep       *Report
 		decisions [][]Decision
 	}
-	runIt := func(workers int) outcome {
+	runIt := func(workers int, shape feedShape) outcome {
 		cfg := mixedConfig(t)
 		cfg.Workers = workers
 		recs := make([]*recorder, len(cfg.Algorithms))
 		cfg.Observe = func(i int) Observer { recs[i] = &recorder{}; return recs[i] }
-		rep, err := Run(cfg)
+		rep, err := runWith(cfg, shape)
 		require.NoError(t, err)
 		o := outcome{rep: rep}
 		for _, r := range recs {
@@ -105,7 +95,7 @@ func TestBatchesChangeNothing(t *testing.T) {
 		}
 		return o
 	}
-	want := runIt(0)
+	want := runIt(0, feedShape{batchArrivals, ringBatches})
 	require.Greater(t, want.rep.Results[0].Attempts, want.rep.Results[0].Offered, "clients retried")
 	require.Positive(t, want.rep.Results[len(want.rep.Results)-1].Delayed, "the shaper delayed")
 	require.Greater(t, want.rep.Results[0].Offered, int64(10_000))
@@ -114,13 +104,11 @@ func TestBatchesChangeNothing(t *testing.T) {
 	for _, tc := range []struct{ size, slots, workers int }{
 		{1, 1, 0}, {1, 2, 1}, {7, 2, 3}, {100, 3, 0}, {4096, 4, 2},
 	} {
-		withBatches(t, tc.size, tc.slots, func() {
-			got := runIt(tc.workers)
-			require.Equal(t, want.rep, got.rep, "%+v", tc)
-			for i := range want.decisions {
-				require.True(t, slices.Equal(want.decisions[i], got.decisions[i]), "%+v: decisions of %d", tc, i)
-			}
-		})
+		got := runIt(tc.workers, feedShape{tc.size, tc.slots})
+		require.Equal(t, want.rep, got.rep, "%+v", tc)
+		for i := range want.decisions {
+			require.True(t, slices.Equal(want.decisions[i], got.decisions[i]), "%+v: decisions of %d", tc, i)
+		}
 	}
 }
 
@@ -162,13 +150,11 @@ func TestStreamErrorStopsEveryRun(t *testing.T) {
 	// A strict replay that meets a malformed line: every run ends with the
 	// stream's error, whichever batch it falls in.
 	for _, n := range []int{0, 1, 5000} {
-		withBatches(t, 64, 2, func() {
-			plan := traffic.Plan{Sources: []traffic.Source{failing{n}}}
-			cfg := baseConfig(plan, scriptedAlg("a", accepting), scriptedAlg("b", accepting), scriptedAlg("c", accepting))
-			cfg.Duration = 0
-			_, err := Run(cfg)
-			require.ErrorIs(t, err, errTrace, "%d arrivals", n)
-		})
+		plan := traffic.Plan{Sources: []traffic.Source{failing{n}}}
+		cfg := baseConfig(plan, scriptedAlg("a", accepting), scriptedAlg("b", accepting), scriptedAlg("c", accepting))
+		cfg.Duration = 0
+		_, err := runWith(cfg, feedShape{64, 2})
+		require.ErrorIs(t, err, errTrace, "%d arrivals", n)
 	}
 }
 
@@ -187,17 +173,15 @@ func (f *failAfter) Observe(*Decision) error {
 func TestRunErrorDoesNotHoldOthersUp(t *testing.T) {
 	// Run 1 fails early; the others read the rest of the traffic (far more
 	// than the ring holds) and the run reports run 1's error.
-	withBatches(t, 16, 2, func() {
-		cfg := baseConfig(steadyPlan(100_000), scriptedAlg("a", accepting), scriptedAlg("b", accepting), scriptedAlg("c", accepting))
-		cfg.Observe = func(i int) Observer {
-			if i == 1 {
-				return &failAfter{n: 10}
-			}
-			return nil
+	cfg := baseConfig(steadyPlan(100_000), scriptedAlg("a", accepting), scriptedAlg("b", accepting), scriptedAlg("c", accepting))
+	cfg.Observe = func(i int) Observer {
+		if i == 1 {
+			return &failAfter{n: 10}
 		}
-		_, err := Run(cfg)
-		require.ErrorIs(t, err, errObserver)
-	})
+		return nil
+	}
+	_, err := runWith(cfg, feedShape{16, 2})
+	require.ErrorIs(t, err, errObserver)
 }
 
 // reserving records what the engine reserved.
