@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
@@ -38,16 +37,7 @@ func (r *run) newBackend(origin, start time.Duration) error {
 	if r.sampler != nil || r.retries {
 		emit = r.backendEvent
 	}
-	if err := r.openBackend(origin, start, emit); err != nil {
-		return err
-	}
-	r.backendLazy = !r.retries
-	r.backendDeferred = r.backendLazy && emit == nil && r.limits == nil
-	r.backendUntil = r.backendLazy && !r.backendDeferred
-	if r.backendDeferred {
-		r.deferred = make([]backend.Request, 0, deferredMax)
-	}
-	return nil
+	return r.openBackend(origin, start, emit)
 }
 
 // openBackend gives r its backend, which emits its clients' outcomes to
@@ -75,61 +65,9 @@ func (r *run) limitAt(t time.Duration) {
 	r.be.Limit(t, r.limits.Limit(t))
 }
 
-// A row whose clients do not retry (r.retries false) hears of its
-// backend's events only through its limiter's samples, which it reads at
-// its next decision: its backend's events are then processed in one go
-// before each decision (the run's backendUntil), up to its instant, and
-// after the traffic, rather than one by one in the run's loop. The order
-// is the same: the loop processes the backend's events up to an instant
-// before it decides there, and the events it interleaves with them
-// (releases, the watched key's samples) do not read the backend. With
-// retries, a client event may schedule a retry before the next decision:
-// the loop then interleaves the backend's events with its own
-// (backendFirst).
-//
-// A lazy row whose backend tells it nothing at all (no limiter learns from
-// it, no limit is recorded: backendDeferred) goes further: it keeps its
-// submissions and plays them to the backend deferredMax at a time, each
-// once the backend has reached its decision's instant (Arrived + Gate)
-// (playBackend), the same calls in the same order. The backend's
-// structures (its slots, queues and histograms) are then in the cache
-// while it works, where between one decision and the next the limiter's
-// state over many keys evicts them.
-
-// deferredMax is how many submissions a deferred backend holds before it
-// plays them (a variable for the tests: 1 plays each at once).
-var deferredMax = 512
-
-// backendEnd processes every event of a lazy row's backend, the traffic
-// over.
-func (r *run) backendEnd() error {
-	if !r.backendLazy {
-		return nil
-	}
-	if err := r.playBackend(); err != nil {
-		return err
-	}
-	r.be.Until(math.MaxInt64)
-	return nil
-}
-
-// playBackend gives a deferred backend the submissions it holds.
-func (r *run) playBackend() error {
-	for i := range r.deferred {
-		q := &r.deferred[i]
-		r.be.Until(q.Arrived + q.Gate) // its decision's instant
-		if err := r.be.Submit(q); err != nil {
-			return err
-		}
-	}
-	r.deferred = r.deferred[:0]
-	return nil
-}
-
-// backendBusy reports whether the backend has events to come that the
-// run's loop processes.
+// backendBusy reports whether the backend has events to come.
 func (r *run) backendBusy() bool {
-	if r.be == nil || r.backendLazy {
+	if r.be == nil {
 		return false
 	}
 	_, ok := r.be.Next()
@@ -139,10 +77,9 @@ func (r *run) backendBusy() bool {
 // backendFirst reports whether the backend's next event comes before the
 // next retry and, when have, at or before t (the next first attempt's
 // instant): at one instant the backend's events come first. Never for a
-// row without a backend, or a lazy one (the run's backendUntil), which the
-// run's loop asks before every arrival: that test is inlined there.
+// row without a backend.
 func (r *run) backendFirst(t time.Duration, have bool) bool {
-	return r.be != nil && !r.backendLazy && r.backendNextFirst(t, have)
+	return r.be != nil && r.backendNextFirst(t, have)
 }
 
 // backendNextFirst is backendFirst for a row that interleaves its
@@ -157,48 +94,12 @@ func (r *run) backendNextFirst(t time.Duration, have bool) bool {
 // reaches the backend at admitted. In a cluster, r.node and r.epoch say
 // which node's limiter admitted it, and r.sampler is that limiter's.
 func (r *run) submit(a *traffic.Arrival, attempt int, admitted, gate time.Duration) error {
-	if r.backendDeferred {
-		// filled where it is kept, field by field: a Request built
-		// apart and copied in is read back in 16-byte words across
-		// the 8-byte stores that built it, which the processor cannot
-		// forward (a stall of each copy), and only with what a backend
-		// that emits nothing reads of it (the fields carried for the
-		// events are not kept: fillTimes)
-		n := len(r.deferred)
-		r.deferred = r.deferred[:n+1]
-		r.fillTimes(&r.deferred[n], a, attempt, admitted, gate)
-		if n+1 == deferredMax {
-			return r.playBackend()
-		}
-		return nil
-	}
-	var req backend.Request
-	r.fillRequest(&req, a, attempt, admitted, gate)
-	return r.be.Submit(&req)
-}
-
-// fillRequest sets every field of q: attempt attempt of request r.cur,
-// arrived as a, which reaches the backend at admitted, its verdict gate
-// after its arrival (see submit).
-func (r *run) fillRequest(q *backend.Request, a *traffic.Arrival, attempt int, admitted, gate time.Duration) {
-	r.fillTimes(q, a, attempt, admitted, gate)
-	q.Key, q.Source, q.Attrs, q.Node, q.Epoch, q.Cost = a.Key, a.Source, a.Attrs, r.node, r.epoch, a.Cost
-	q.InFlight = 0
+	req := backend.Request{ID: r.cur, Attempt: int32(attempt), Arrived: a.At, Admitted: admitted, Gate: gate,
+		Key: a.Key, Source: a.Source, Attrs: a.Attrs, Node: r.node, Epoch: r.epoch, Cost: a.Cost}
 	if r.sampler != nil {
-		q.InFlight = r.sampler.InFlight()
+		req.InFlight = r.sampler.InFlight()
 	}
-}
-
-// fillTimes sets what a backend reads of q (fillRequest's fields but
-// those carried for the events): its identity, instants and service time
-// when the run drew it (a first attempt's: Drawn; else the backend draws
-// it).
-func (r *run) fillTimes(q *backend.Request, a *traffic.Arrival, attempt int, admitted, gate time.Duration) {
-	q.ID, q.Attempt, q.Arrived, q.Admitted, q.Gate = r.cur, int32(attempt), a.At, admitted, gate
-	q.Service, q.Drawn = 0, false
-	if attempt == 1 {
-		q.Service, q.Drawn = r.drawn.service(r.cur)
-	}
+	return r.be.Submit(&req)
 }
 
 // backendEvent takes one of the backend's events. A client's outcome is

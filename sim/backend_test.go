@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"testing"
 	"time"
 
@@ -159,18 +158,12 @@ func TestBackendAdaptiveLearns(t *testing.T) {
 	require.Equal(t, int64(20), rep.Results[0].Accepted, "20 in flight for ever")
 }
 
-// Two ways of feeding the backends that must change nothing: the feed
-// drawing each first attempt's service time once for every row
-// (drawOnce), and a row that hears nothing from its backend playing its
-// submissions to it deferredMax at a time (backendDeferred). Each run here
-// is compared, result by result in JSON, with one where every backend
-// draws its own and takes each submission at once (deferredMax 1): every
-// algorithm, on random backends (exponential and lognormal service,
-// faults, timeouts, errors, LIFO, shapers), with batches of 64 arrivals so
-// that a run crosses many batches, without a cluster and as a local
-// cluster's reference.
-func TestBackendDrawOnceAndDeferredChangeNothing(t *testing.T) {
-	defer func(m int, d bool) { deferredMax, drawOnce = m, d }(deferredMax, drawOnce)
+// Backends across the feed's batches: every algorithm, on random
+// backends (exponential and lognormal service, faults, timeouts, errors,
+// LIFO, shapers), without a cluster and as a local cluster's reference,
+// gives the same results, in JSON, with batches of 64 arrivals (a run
+// crosses many batches with requests in its backend) as with Run's.
+func TestBackendAcrossBatches(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 9))
 	names := append(algorithms.Names(), "none", "aimd", "sre-throttle")
 	for _, name := range names {
@@ -184,50 +177,17 @@ func TestBackendDrawOnceAndDeferredChangeNothing(t *testing.T) {
 					cfg.Backend.Service = backend.Service{Dist: backend.Lognormal, Mean: 20 * ms, P99: 90 * ms}
 				}
 				if !adaptive(name) {
-					cfg.Retries = nil // a row that hears nothing from its backend: deferred
+					cfg.Retries = nil // a row that hears nothing from its backend
 				}
-				run := func(deferred int, draw bool) string {
-					deferredMax, drawOnce = deferred, draw
-					rep, err := runWith(cfg, feedShape{64, ringBatches})
+				run := func(shape feedShape) string {
+					rep, err := runWith(cfg, shape)
 					require.NoError(t, err)
 					j, err := json.Marshal(rep.Results)
 					require.NoError(t, err)
 					return string(j)
 				}
-				want := run(1, false)
-				require.Equal(t, want, run(512, true))
-				require.Equal(t, want, run(3, true))
-				require.Equal(t, want, run(7, false))
+				require.Equal(t, run(feedShape{batchArrivals, ringBatches}), run(feedShape{64, ringBatches}))
 			})
 		}
 	}
-}
-
-// TestFillRequestSetsEveryField: a deferred submission is filled where it
-// is kept, over what an earlier one left there, so fillRequest must set
-// every field of backend.Request: filled over a Request whose every field
-// holds something, it gives the one it gives over a zero Request (a field
-// added to Request and forgotten here fails this).
-func TestFillRequestSetsEveryField(t *testing.T) {
-	r := &run{cur: 7, node: 2, epoch: 3}
-	a := &traffic.Arrival{At: 5 * ms, Key: 9, Cost: 2, Source: 1}
-	var want backend.Request
-	r.fillRequest(&want, a, 2, 6*ms, ms)
-	var dirty backend.Request
-	v := reflect.ValueOf(&dirty).Elem()
-	for i := range v.NumField() {
-		f := v.Field(i)
-		switch f.Kind() {
-		case reflect.Bool:
-			f.SetBool(true)
-		case reflect.Int32, reflect.Int64:
-			f.SetInt(-99)
-		case reflect.Uint32, reflect.Uint64:
-			f.SetUint(99)
-		default:
-			t.Fatalf("field %s of kind %v: teach this test to fill it", v.Type().Field(i).Name, f.Kind())
-		}
-	}
-	r.fillRequest(&dirty, a, 2, 6*ms, ms)
-	require.Equal(t, want, dirty)
 }

@@ -439,8 +439,7 @@ func (c *clusterRun) nextSeq() uint64 {
 // decideBatch takes a batch of first attempts, each after the events
 // before it. As a run does, it has the state the attempts will read
 // fetched one chunk of prefetchLen ahead (see prefetch).
-func (c *clusterRun) decideBatch(batch []traffic.Arrival, d drawn) error {
-	c.drawn = d
+func (c *clusterRun) decideBatch(batch []traffic.Arrival) error {
 	for i := range batch {
 		if i%prefetchLen == 0 {
 			if i == 0 {
@@ -476,7 +475,7 @@ func (c *clusterRun) decideBatch(batch []traffic.Arrival, d drawn) error {
 			return c.storeObsErr
 		}
 	}
-	return c.ref.decideBatch(batch, d)
+	return c.ref.decideBatch(batch)
 }
 
 // prefetch asks for the state that the first prefetchLen arrivals of as

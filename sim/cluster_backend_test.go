@@ -363,7 +363,7 @@ func TestClusterBackendOneLocalNodeIsNoCluster(t *testing.T) {
 				cfg := randomClusterBackend(rng, name, cluster.Local)
 				cfg.Cluster.Nodes, cfg.Cluster.Skew, cfg.Cluster.Faults = 1, []time.Duration{0}, nil
 				if k == 2 {
-					cfg.Retries = nil // the engine then runs its backend lazily (backendUntil)
+					cfg.Retries = nil // no client retries: only the limiter hears the backend
 				}
 				rep, err := Run(cfg)
 				require.NoError(t, err)

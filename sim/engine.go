@@ -399,22 +399,8 @@ type run struct {
 	// sampler is the row's limiter when it learns from the backend's
 	// answers (algorithms.Sampler, with a backend); else nil
 	sampler algorithms.Sampler
-	// backendLazy: the backend's events are processed in one go before
-	// each decision and after the traffic (see backendUntil)
-	backendLazy bool
-	// backendDeferred: the submissions wait in deferred, to be played
-	// each at its decision's instant (see deferredMax)
-	backendDeferred bool
-	// backendUntil: lazy and not deferred, the row processes its
-	// backend's events up to each decision's instant before it decides
-	// (a deferred row's submissions carry that instant: playBackend)
-	backendUntil bool
-	deferred     []backend.Request
-	ids          uint64
-	cur          uint64 // the identity of the request being decided
-	// the service times of the batch being decided's first attempts,
-	// when the feed drew them for every row's backend
-	drawn drawn
+	ids     uint64
+	cur     uint64 // the identity of the request being decided
 	// in a cluster, the node that decided the request being decided and
 	// its epoch (backend.Request's Node and Epoch); 0 otherwise
 	node  int32
@@ -514,9 +500,8 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 // reader is one row's run as a reader of the feed: it decides each batch
 // of first attempts in turn, then finishes what is scheduled.
 type reader interface {
-	// decideBatch decides batch, whose first attempts' service times are
-	// in d when the feed drew them.
-	decideBatch(batch []traffic.Arrival, d drawn) error
+	// decideBatch decides batch.
+	decideBatch(batch []traffic.Arrival) error
 	finish() error
 	// base is the run that holds the row's accounting.
 	base() *run
@@ -528,7 +513,7 @@ type reader interface {
 func readFeed(f *feed, j int, deciding chan struct{}, rd reader) error {
 	var err error
 	for b := 0; ; b++ {
-		batch, d, ok := f.next(b)
+		batch, ok := f.next(b)
 		if !ok {
 			break
 		}
@@ -536,7 +521,7 @@ func readFeed(f *feed, j int, deciding chan struct{}, rd reader) error {
 			if deciding != nil {
 				deciding <- struct{}{}
 			}
-			err = rd.decideBatch(batch, d)
+			err = rd.decideBatch(batch)
 			if deciding != nil {
 				<-deciding
 			}
@@ -560,16 +545,12 @@ func (r *run) base() *run { return r }
 // algorithms.Prefetcher is told of the keys of each chunk of prefetchLen
 // arrivals one chunk ahead of deciding them, so that their state is fetched
 // from memory while the chunk before is decided.
-func (r *run) decideBatch(batch []traffic.Arrival, d drawn) error {
-	r.drawn = d
+func (r *run) decideBatch(batch []traffic.Arrival) error {
 	pf, _ := r.lim.(algorithms.Prefetcher)
 	if pf != nil && len(batch) > 0 {
 		r.prefetch(pf, batch)
 	}
 	for c := 0; c < len(batch); c += prefetchLen {
-		if r.be != nil {
-			r.drawn.prefetch(c + prefetchLen)
-		}
 		if pf != nil && c+prefetchLen < len(batch) {
 			// one chunk ahead of the decisions: its lines
 			// arrive while this chunk is decided
@@ -650,9 +631,6 @@ func (r *run) fresh(a *traffic.Arrival) error {
 			}
 			continue
 		}
-		if r.backendUntil { // the test in line: most rows have none to do
-			r.be.Until(a.At)
-		}
 		r.cur = r.ids
 		r.ids++
 		return r.decide(a, 1)
@@ -699,7 +677,7 @@ func (r *run) drain() error {
 			return err
 		}
 	}
-	return r.backendEnd()
+	return nil
 }
 
 // step comes before each event: the progress report and the samples of the

@@ -3,10 +3,8 @@ package sim
 import (
 	"io"
 	"sync"
-	"time"
 	"unsafe"
 
-	"github.com/ratesim/ratesim/backend"
 	"github.com/ratesim/ratesim/internal/prefetch"
 	"github.com/ratesim/ratesim/traffic"
 )
@@ -61,50 +59,6 @@ type feed struct {
 	// are then the first attempts (nil: each run has its own)
 	attempts *peakSet
 	lines    []uintptr // count's addresses to prefetch, reused
-	// the service times of the first attempts, drawn once for every row's
-	// backend when they vary (nil: not drawn), by slot as slots
-	draws  *backend.Draws
-	drawns []drawn
-}
-
-// drawOnce says whether the feed draws the first attempts' service times
-// for every row's backend (a variable for the tests: false leaves each
-// backend to draw its own, as it does every retry's).
-var drawOnce = true
-
-// drawn is the service times of a batch's first attempts, drawn once for
-// every row's backend (backend.Draws): svc[i] is request from+i's (nil:
-// none drawn, each backend draws its own).
-type drawn struct {
-	from uint64
-	svc  []time.Duration
-}
-
-// prefetch asks for the service times of the batch's arrivals i to
-// i+prefetchLen, one chunk ahead of the decisions as a limiter's state is:
-// the producer wrote them long before, and they are seldom in the cache of
-// the run that reads them.
-func (d *drawn) prefetch(i int) {
-	const perLine = 8 // 64-byte lines of 8-byte durations
-	if i >= len(d.svc) {
-		return
-	}
-	var lines [prefetchLen/perLine + 1]uintptr
-	n := 0
-	for j := i; j < min(i+prefetchLen, len(d.svc)); j += perLine {
-		lines[n] = uintptr(unsafe.Pointer(&d.svc[j]))
-		n++
-	}
-	prefetch.Lines(lines[:n])
-}
-
-// service returns request id's first attempt's service time when d holds
-// it.
-func (d *drawn) service(id uint64) (time.Duration, bool) {
-	if i := id - d.from; id >= d.from && i < uint64(len(d.svc)) {
-		return d.svc[i], true
-	}
-	return 0, false
 }
 
 // newFeed prepares the traffic of cfg, opened as keys and stream, for
@@ -119,11 +73,6 @@ func newFeed(cfg *Config, keys *traffic.Keys, stream traffic.Stream, readers int
 	if !retries(cfg.Retries) {
 		attempts := newPeakSet(cfg.Windows)
 		f.attempts = &attempts
-	}
-	if cfg.Backend != nil && drawOnce {
-		if d := backend.NewDraws(cfg.Backend); d.Varied() {
-			f.draws = d
-		}
 	}
 	return f
 }
@@ -146,9 +95,7 @@ func (f *feed) produce() {
 		for i := range f.slots {
 			f.slots[i] = make([]traffic.Arrival, 0, f.size)
 		}
-		f.drawns = make([]drawn, f.slotsN)
 	}
-	var id uint64 // the next first attempt's identity (run.ids)
 	cut := f.cfg.Duration > 0
 	end := f.cfg.Start + f.cfg.Duration
 	offered := f.offered
@@ -170,8 +117,6 @@ func (f *feed) produce() {
 			buf = append(buf, a)
 		}
 		f.slots[b%f.slotsN] = buf
-		f.draw(&f.drawns[b%f.slotsN], id, buf)
-		id += uint64(len(buf))
 		f.count(offered, buf)
 		if len(buf) > 0 {
 			f.mu.Lock()
@@ -192,21 +137,6 @@ func (f *feed) produce() {
 	f.ended = true
 	f.more.Broadcast()
 	f.mu.Unlock()
-}
-
-// draw fills d with the service times of batch's first attempts, the
-// first of them request id, when the feed draws them.
-func (f *feed) draw(d *drawn, id uint64, batch []traffic.Arrival) {
-	if f.draws == nil {
-		return
-	}
-	if cap(d.svc) < len(batch) {
-		d.svc = make([]time.Duration, len(batch), f.size)
-	}
-	d.from, d.svc = id, d.svc[:len(batch)]
-	for i := range batch {
-		d.svc[i] = f.draws.Service(id+uint64(i), 1)
-	}
 }
 
 // count adds the batch's arrivals to offered (which holds every key of
@@ -247,19 +177,18 @@ func (f *feed) waitRoom(b int) {
 	}
 }
 
-// next returns batch b for reader r, and its first attempts' service
-// times when drawn, waiting for the producer; ok is false once the traffic
-// has ended before batch b.
-func (f *feed) next(b int) (batch []traffic.Arrival, d drawn, ok bool) {
+// next returns batch b, waiting for the producer; ok is false once the
+// traffic has ended before batch b.
+func (f *feed) next(b int) (batch []traffic.Arrival, ok bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for f.published <= b && !f.ended {
 		f.more.Wait()
 	}
 	if f.published <= b {
-		return nil, drawn{}, false
+		return nil, false
 	}
-	return f.slots[b%f.slotsN], f.drawns[b%f.slotsN], true
+	return f.slots[b%f.slotsN], true
 }
 
 // done tells the producer that reader r has finished batch b.
