@@ -359,9 +359,16 @@ func (ni nodeInspector) Inspect(now time.Duration, key algorithms.Key) []algorit
 	return nil
 }
 
-// reserve sizes the store's table and the nodes' limiters for the keys 0
-// to n-1, as the engine reserves a row's limiter.
-func (c *clusterRun) reserve(n int) {
+// attach attaches the row's accounting and its reference (run.attach),
+// and sizes the store's table and the nodes' limiters for the keys the
+// sources declared, as a run's limiter.
+func (c *clusterRun) attach(keys *traffic.Keys, f *feed) {
+	c.run.attach(keys, f)
+	c.ref.attach(keys, f)
+	n := keys.Len()
+	if n == 0 {
+		return
+	}
 	if rs, ok := c.table.(reserver); ok {
 		rs.Reserve(n)
 	}
@@ -1139,6 +1146,13 @@ func (c *clusterRun) fault(ev cev) error {
 		nd.lease.reset()
 	}
 	return nil
+}
+
+// report is the row's result (its accounting's) with its cluster object.
+func (c *clusterRun) report(span time.Duration) Result {
+	res := c.run.result()
+	c.clusterResult(&res, span)
+	return res
 }
 
 // clusterResult completes the row's result with its cluster object.

@@ -230,25 +230,7 @@ func runWith(cfg Config, rg feedShape) (*Report, error) {
 	}
 	var wg sync.WaitGroup
 	for j, rd := range live {
-		for _, r := range runsOf(rd) {
-			r.keys, r.feed = keys, f
-			if kn, ok := r.lim.(algorithms.KeyNamer); ok {
-				kn.NameKeys(func(k algorithms.Key) string { return keys.Name(uint32(k)) })
-			}
-			// the keys the sources declared (ranges): a trace's come later
-			if n := keys.Len(); n > 0 {
-				if rs, ok := r.lim.(reserver); ok {
-					rs.Reserve(n)
-				}
-				if !r.countOnly {
-					r.rejected.reserve(n)
-					r.keyPeaks.reserve(n)
-				}
-			}
-		}
-		if c, ok := rd.(*clusterRun); ok && keys.Len() > 0 {
-			c.reserve(keys.Len())
-		}
+		rd.attach(keys, f)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -278,10 +260,7 @@ func runWith(cfg Config, rg feedShape) (*Report, error) {
 	}
 	results := make([]Result, n)
 	for i, rd := range rows {
-		results[i] = rd.base().result()
-		if c, ok := rd.(*clusterRun); ok {
-			c.clusterResult(&results[i], duration)
-		}
+		results[i] = rd.report(duration)
 		if vs != nil {
 			results[i].Baseline = vs[i]
 		}
@@ -299,15 +278,6 @@ func runWith(cfg Config, rg feedShape) (*Report, error) {
 		Keys:        f.nkeys,
 		Results:     results,
 	}, nil
-}
-
-// runsOf returns the runs a reader holds: a cluster row's own and its
-// reference's.
-func runsOf(rd reader) []*run {
-	if c, ok := rd.(*clusterRun); ok {
-		return []*run{c.run, c.ref}
-	}
-	return []*run{rd.base()}
 }
 
 // reserver is a limiter that can size its per-key state for n keys up
@@ -500,11 +470,19 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 // reader is one row's run as a reader of the feed: it decides each batch
 // of first attempts in turn, then finishes what is scheduled.
 type reader interface {
+	// attach gives the row the run's keys and feed, before the first
+	// batch: its limiters name the keys through keys, and size their
+	// state for the keys the sources declared (ranges; a trace's come
+	// later).
+	attach(keys *traffic.Keys, f *feed)
 	// decideBatch decides batch.
 	decideBatch(batch []traffic.Arrival) error
 	finish() error
 	// base is the run that holds the row's accounting.
 	base() *run
+	// report is the row's result once it has finished, the report
+	// spanning span.
+	report(span time.Duration) Result
 }
 
 // readFeed runs rd over the feed's batches as reader j, holding a token of
@@ -540,6 +518,24 @@ func readFeed(f *feed, j int, deciding chan struct{}, rd reader) error {
 }
 
 func (r *run) base() *run { return r }
+
+func (r *run) attach(keys *traffic.Keys, f *feed) {
+	r.keys, r.feed = keys, f
+	if kn, ok := r.lim.(algorithms.KeyNamer); ok {
+		kn.NameKeys(func(k algorithms.Key) string { return keys.Name(uint32(k)) })
+	}
+	if n := keys.Len(); n > 0 {
+		if rs, ok := r.lim.(reserver); ok {
+			rs.Reserve(n)
+		}
+		if !r.countOnly {
+			r.rejected.reserve(n)
+			r.keyPeaks.reserve(n)
+		}
+	}
+}
+
+func (r *run) report(time.Duration) Result { return r.result() }
 
 // decideBatch decides a batch of first attempts. A limiter that is an
 // algorithms.Prefetcher is told of the keys of each chunk of prefetchLen
