@@ -63,19 +63,15 @@ type clusterRun struct {
 	bal       uint8 // balRoundRobin, balRandom, balKeyHash
 	nodeClock bool  // central with clock: node
 
-	q   cevQueue
-	seq uint64 // the next event's and operation's sequence number
-	// Events that come in the order they are made wait in FIFOs instead of
-	// q: executions from the store's queue always (FIFO, at non-decreasing
-	// instants), and, when every trip takes the same time (no jitter, no
-	// store-slow fault: fixedTrips), arrivals at the store and replies
-	// too. A FIFO's events are ordered as q's would be.
-	fixedTrips bool
-	arrivalQ   queue.Deque[cev]
-	execQ      queue.Deque[cev]
-	replyQ     queue.Deque[cev]
-	ops        []clusterOp
-	freeOps    []uint32
+	q storeEvents // the row's own events
+	// direct: central scripts run when they are sent, at the instant they
+	// reach the store (see script), their verdicts waiting in directQ in
+	// the order their replies wait in q's FIFO (all take the same trip
+	// back), so that a script needs no operation slot
+	direct  bool
+	directQ queue.Deque[directReply]
+	ops     []clusterOp
+	freeOps []uint32
 
 	// the store
 	table    algorithms.Table       // central, racy, lease
@@ -177,6 +173,12 @@ type clusterOp struct {
 	need     int64
 	granted  int64
 	items    []syncItem // sync
+}
+
+// directReply is a direct script's verdict on its way back to the node.
+type directReply struct {
+	at  attempt
+	dec algorithms.Decision
 }
 
 // The balancers, as clusterRun.bal holds them.
@@ -281,10 +283,16 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	if cfg.ObserveStore != nil && c.co.Mode == cluster.Central {
 		c.storeObs = cfg.ObserveStore(i)
 	}
-	c.fixedTrips = cl.Store.Jitter == 0
+	c.q.fixed = cl.Store.Jitter == 0
+	c.direct = c.co.Mode == cluster.Central && cl.Store.Service == 0 && cl.Store.RTT <= cl.Store.Timeout &&
+		cl.Store.Jitter == 0
 	for _, f := range cl.Faults {
+		switch f.Type {
+		case cluster.StoreSlow, cluster.StoreDown, cluster.StoreFlush:
+			c.direct = false
+		}
 		if f.Type == cluster.StoreSlow {
-			c.fixedTrips = false
+			c.q.fixed = false
 		}
 	}
 	if cfg.Duration > 0 {
@@ -433,14 +441,7 @@ func splitParams(name string, p algorithms.Params, n, nodes int) algorithms.Para
 }
 
 func (c *clusterRun) push(ev cev) {
-	ev.seq = c.nextSeq()
-	c.q.Push(ev)
-}
-
-// nextSeq returns the next sequence number.
-func (c *clusterRun) nextSeq() uint64 {
-	c.seq++
-	return c.seq - 1
+	c.q.push(ev)
 }
 
 // decideBatch takes a batch of first attempts, each after the events
@@ -553,9 +554,9 @@ func (c *clusterRun) until(t time.Duration, class uint8) error {
 			// central's usual case: a reply is due before t, and no
 			// other source has an event at or before the reply's instant,
 			// so the reply comes first
-			if c.replyQ.Len() > 0 {
-				if r := c.replyQ.Front(); r.at < t && !c.otherBy(r.at) {
-					if err := c.event(c.replyQ.PopFront()); err != nil {
+			if r := c.q.reply(); r != nil {
+				if r.at < t && !c.otherBy(r.at) {
+					if err := c.event(c.q.pop(fifoReplies)); err != nil {
 						return err
 					}
 					continue
@@ -575,17 +576,9 @@ func (c *clusterRun) until(t time.Duration, class uint8) error {
 				best, src = e, srcRelease
 			}
 		}
-		if c.q.Len() > 0 {
-			if e := c.q.Peek(); cevLess(e, &best) {
-				best, src = *e, srcQueue
-			}
-		}
-		for i, f := range [...]*queue.Deque[cev]{&c.arrivalQ, &c.execQ, &c.replyQ} {
-			if f.Len() > 0 {
-				if e := f.Front(); cevLess(e, &best) {
-					best, src = *e, srcArrivals+i
-				}
-			}
+		where := inHeap
+		if e, w := c.q.peek(); e != nil && cevLess(e, &best) {
+			best, src, where = *e, srcStore, w
 		}
 		if c.events.len() > 0 {
 			if e := (cev{at: c.events.peek().at, class: classRetry}); cevLess(&e, &best) {
@@ -611,14 +604,8 @@ func (c *clusterRun) until(t time.Duration, class uint8) error {
 		case srcRelease:
 			rel := c.releases.Pop()
 			c.release(rel.At, rel.V)
-		case srcQueue:
-			err = c.event(c.q.Pop())
-		case srcArrivals:
-			err = c.event(c.arrivalQ.PopFront())
-		case srcExecs:
-			err = c.event(c.execQ.PopFront())
-		case srcReplies:
-			err = c.event(c.replyQ.PopFront())
+		case srcStore:
+			err = c.event(c.q.pop(where))
 		case srcRetries:
 			err = c.retryAt()
 		case srcBackend:
@@ -632,7 +619,10 @@ func (c *clusterRun) until(t time.Duration, class uint8) error {
 
 // anyBy reports whether an event of any source comes at or before t.
 func (c *clusterRun) anyBy(t time.Duration) bool {
-	return c.replyQ.Len() > 0 && c.replyQ.Front().at <= t || c.otherBy(t)
+	if r := c.q.reply(); r != nil && r.at <= t {
+		return true
+	}
+	return c.otherBy(t)
 }
 
 // otherBy reports whether an event of any source but the reply FIFO comes
@@ -640,9 +630,7 @@ func (c *clusterRun) anyBy(t time.Duration) bool {
 func (c *clusterRun) otherBy(t time.Duration) bool {
 	return c.releases.Len() > 0 && c.releases.Min() <= t ||
 		c.events.len() > 0 && c.events.peek().at <= t ||
-		c.q.Len() > 0 && c.q.Peek().at <= t ||
-		c.arrivalQ.Len() > 0 && c.arrivalQ.Front().at <= t ||
-		c.execQ.Len() > 0 && c.execQ.Front().at <= t ||
+		c.q.otherBy(t) ||
 		c.be != nil && c.backendBy(t)
 }
 
@@ -656,10 +644,7 @@ func (c *clusterRun) backendBy(t time.Duration) bool {
 const (
 	srcNone = iota
 	srcRelease
-	srcQueue
-	srcArrivals // the FIFOs, in this order
-	srcExecs
-	srcReplies
+	srcStore // the row's own events (storeEvents)
 	srcRetries
 	srcBackend
 )
@@ -679,6 +664,11 @@ func (c *clusterRun) event(ev cev) error {
 		c.syncTick(int(ev.id), ev.at)
 	case evTimeout:
 		return c.timeout(ev.id, ev.at)
+	case evDirectReply:
+		r := c.directQ.Front()
+		err := c.decided(&r.at, r.dec, ev.at)
+		c.directQ.DropFront()
+		return err
 	}
 	return nil
 }
@@ -717,6 +707,10 @@ func (c *clusterRun) arrive(a *traffic.Arrival, n int) error {
 		}
 		return c.decided(&at, d, a.At)
 	case cluster.Central:
+		if c.direct {
+			c.script(&at)
+			return nil
+		}
 		c.send(clusterOp{kind: opScript, at: at, node: at.node}, a.At)
 	case cluster.Racy:
 		c.send(clusterOp{kind: opGet, at: at, node: at.node}, a.At)
@@ -869,20 +863,14 @@ func (c *clusterRun) send(o clusterOp, t time.Duration) {
 	}
 	o.sendAt, o.back, o.deadline = t, back, t+c.cl.Store.Timeout
 	o.epoch = c.nodes[o.node].epoch
-	o.seq = c.seq
+	o.seq = c.q.seq // the number its arrival at the store takes
 	slot := c.newOp(o)
 	c.storeOps++
 	if hasReply(o.kind) && t+there > o.deadline {
 		c.failAt(slot) // it reaches the store too late to be answered
 	}
 	ev := cev{at: t + there, sub: t, class: classStoreArrival, kind: evStoreArrival, id: slot}
-	if c.fixedTrips {
-		ev.seq = c.seq
-		c.seq++
-		c.arrivalQ.PushBack(ev)
-		return
-	}
-	c.push(ev)
+	c.q.pushTrip(ev, fifoArrivals)
 }
 
 // failAt schedules the failure of operation slot at its deadline: its
@@ -893,7 +881,36 @@ func (c *clusterRun) send(o clusterOp, t time.Duration) {
 // arrives.
 func (c *clusterRun) failAt(slot uint32) {
 	o := &c.ops[slot]
-	c.q.Push(cev{at: o.deadline, sub: 1, class: classReply, kind: evTimeout, id: slot, seq: o.seq})
+	c.q.pushNumbered(cev{at: o.deadline, sub: 1, class: classReply, kind: evTimeout, id: slot, seq: o.seq})
+}
+
+// script runs a central script for at, sent now, when the store cannot
+// change between the send and the execution in any way the script would
+// see (direct): every trip takes rtt/2, the store serves at once (no
+// service time, so no queue) and has no fault, so scripts execute in the
+// order they are sent, each rtt/2 after it, and nothing else touches the
+// store. It executes the script at once with the store's instant (or the
+// node's clock at send), as the store would rtt/2 later, and schedules the
+// reply: the verdict waits in directQ, without an operation slot (with no
+// fault on the store and a trip shorter than the timeout, nothing fails
+// or times out). TestClusterFIFOsMatchQueue holds it to the queued path.
+func (c *clusterRun) script(at *attempt) {
+	t := at.a.At
+	rtt := c.cl.Store.RTT
+	there, back := rtt/2, rtt-rtt/2
+	now := t + there
+	if c.nodeClock {
+		now = t + c.nodes[at.node].skew
+	}
+	c.storeOps++
+	c.directQ.PushBack(directReply{at: *at})
+	r := c.directQ.Back()
+	r.dec = c.table.Decide(now, algorithms.Key(at.a.Key), at.a.Cost)
+	if c.storeObs != nil {
+		c.observeStore(&r.at, r.dec, now, t+there)
+	}
+	c.q.nextSeq() // as send numbers its arrival at the store
+	c.q.pushTrip(cev{at: t + there + back, class: classReply, kind: evDirectReply}, fifoReplies)
 }
 
 // observeStore shows the store observer the script on at that the store
@@ -993,7 +1010,7 @@ func (c *clusterRun) storeArrival(slot uint32, t time.Duration) {
 		c.exec(slot, e)
 		return
 	}
-	c.execQ.PushBack(cev{at: e, class: classStoreExec, kind: evStoreExec, id: slot, seq: c.nextSeq()})
+	c.q.pushExec(cev{at: e, class: classStoreExec, kind: evStoreExec, id: slot})
 }
 
 // exec executes operation slot at store time e and sends its reply.
@@ -1039,12 +1056,7 @@ func (c *clusterRun) exec(slot uint32, e time.Duration) {
 		return
 	}
 	if r := e + c.cl.Store.Service + o.back; r <= o.deadline && !o.answered {
-		ev := cev{at: r, class: classReply, kind: evReply, id: slot, seq: c.nextSeq()}
-		if c.fixedTrips {
-			c.replyQ.PushBack(ev)
-		} else {
-			c.q.Push(ev)
-		}
+		c.q.pushTrip(cev{at: r, class: classReply, kind: evReply, id: slot}, fifoReplies)
 		return
 	}
 	c.releaseOp(slot) // answered by its timeout already, or to be
