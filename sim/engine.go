@@ -188,21 +188,7 @@ func runWith(cfg Config, rg feedShape) (*Report, error) {
 			checks[i] = newCheckObserver(cfg.Check, obs)
 			obs = checks[i]
 		}
-		if cfg.Cluster != nil {
-			var c *clusterRun
-			if c, errs[i] = newClusterRun(&cfg, i, obs); errs[i] == nil {
-				rows[i] = c
-			}
-		} else {
-			var r *run
-			if r, errs[i] = newRun(&cfg, i, obs); errs[i] == nil && cfg.Backend != nil && cfg.Duration > 0 {
-				errs[i] = r.newBackend(0, cfg.Start) // a trace's, at its first arrival
-			}
-			if errs[i] == nil {
-				rows[i] = r
-			}
-		}
-		if errs[i] == nil {
+		if rows[i], errs[i] = newRow(&cfg, i, obs); errs[i] == nil {
 			live = append(live, rows[i])
 		}
 	}
@@ -465,6 +451,29 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 			state: StateSeries{Key: cfg.Inspect.Key}}
 	}
 	return r
+}
+
+// newRow builds the row of algorithm i, shown to obs: a cluster row on
+// cfg.Cluster, else a run of one limiter.
+func newRow(cfg *Config, i int, obs Observer) (reader, error) {
+	if cfg.Cluster != nil {
+		c, err := newClusterRun(cfg, i, obs)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	r, err := newRun(cfg, i, obs)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Backend != nil && cfg.Duration > 0 {
+		// a trace's at its first arrival (run.fresh)
+		if err := r.newBackend(0, cfg.Start); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 // reader is one row's run as a reader of the feed: it decides each batch
