@@ -143,12 +143,6 @@ type Request struct {
 	// sample goes back to the limiter that admitted the request.
 	Node  int32
 	Epoch uint32
-	// Drawn says that Service holds the attempt's service time before
-	// faults, as Draws.Service gives it for (ID, Attempt) under this
-	// backend's Config: the backend then takes it rather than drawing it
-	// again. A caller that feeds many backends of one Config (one per
-	// algorithm row) draws each attempt once.
-	Drawn bool
 	Cost  int64
 	// InFlight is carried for the engine: its limiter's units in flight
 	// when it admitted the request, itself included (an adaptive limit's
@@ -166,8 +160,6 @@ type Request struct {
 	// instant; its response time counts from Admitted - Gate (the
 	// arrival, plus a shaper's delay), so the store's part is in it.
 	Gate time.Duration
-	// Service: see Drawn.
-	Service time.Duration
 }
 
 // Kind is what happened to a request.
@@ -237,11 +229,10 @@ type slot struct {
 	gate     time.Duration // req.Gate
 	deadline time.Duration // math.MaxInt64: none
 	start    time.Duration
-	service  time.Duration // req.Service until it starts, then its service time
+	service  time.Duration // its service time, once it starts
 	draw     uint64        // the hash of (seed, ID), the root of its draws
 	attempt  int32         // req.Attempt
 	state    uint8
-	drawn    bool // req.Drawn
 }
 
 // tag is what a timeout reads of its slot to know whether it would do
@@ -446,10 +437,7 @@ func (b *Backend) Submit(r *Request) error {
 	}
 	s := &b.slots[i]
 	s.admitted, s.gate, s.deadline, s.attempt, s.state = r.Admitted, r.Gate, deadline, r.Attempt, stPending
-	s.service, s.drawn = r.Service, r.Drawn
-	if !r.Drawn || b.s.errs {
-		s.draw = b.s.root(r.ID) // else not read: the service is given, no error drawn
-	}
+	s.service, s.draw = 0, b.s.root(r.ID)
 	b.tags[i].clientDone = false
 	b.res.Submitted++
 	// An admission at the decision with no event of the backend at or
@@ -797,10 +785,7 @@ func (b *Backend) start(t time.Duration, i uint32) {
 		b.release(i)
 		return
 	}
-	d := s.service // Submit's copy of req.Service
-	if !s.drawn {
-		d = b.s.service(s.draw, s.attempt)
-	}
+	d := b.s.service(s.draw, s.attempt)
 	if b.is < len(b.slows) {
 		if f, ok := active(b.slows, &b.is, t); ok {
 			d = scale(d, f.Factor)

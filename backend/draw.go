@@ -192,22 +192,3 @@ func (s *sampler) fails(root uint64, attempt int32) bool {
 func scale(d time.Duration, factor float64) time.Duration {
 	return toDuration(float64(float64(d) * factor))
 }
-
-// Draws gives the service times that a backend of a Config draws, for a
-// caller that feeds many backends of that Config the same requests (one
-// per algorithm row): it draws each attempt once and passes the time in
-// Request.Service, with Drawn set.
-type Draws struct{ s sampler }
-
-// NewDraws returns the draws of the backends of cfg.
-func NewDraws(cfg *Config) *Draws { return &Draws{s: newSampler(cfg)} }
-
-// Varied reports whether the service time varies from request to request
-// (a constant one costs nothing to draw).
-func (d *Draws) Varied() bool { return d.s.dist == Exponential || d.s.dist == Lognormal }
-
-// Service is the service time, before faults, of attempt attempt of
-// request id: the one a backend of the Config draws for it.
-func (d *Draws) Service(id uint64, attempt int32) time.Duration {
-	return d.s.service(d.s.root(id), attempt)
-}

@@ -171,11 +171,15 @@ func TestLateAdmitsOrder(t *testing.T) {
 // in its place: 24 workers (sorted by default) and 40 (heaped), a bounded
 // FIFO queue, timeouts, one request in four held by a shaper, a workers
 // cut and a pause, at 90% load, so that most workers are busy at once and
-// many completions share an instant (service is constant half the time).
+// many completions share an instant (with constant service, most do).
 func TestCompletionsKeptEitherWay(t *testing.T) {
-	for _, workers := range []int{24, 40} {
+	for _, c := range []struct {
+		workers int
+		dist    Dist
+	}{{24, Exponential}, {40, Exponential}, {24, Constant}, {40, Constant}} {
+		workers := c.workers
 		run := func(swap bool) ([]Event, Result) {
-			cfg := Config{Workers: workers, Service: Service{Dist: Exponential, Mean: 10 * ms}, Queue: 50,
+			cfg := Config{Workers: workers, Service: Service{Dist: c.dist, Mean: 10 * ms}, Queue: 50,
 				Timeout: 60 * ms, Seed: 3, Bucket: 100 * ms,
 				Faults: []Fault{{Type: Workers, At: 20 * time.Second, For: 5 * time.Second, Count: workers / 2},
 					{Type: Pause, At: 40 * time.Second, For: 300 * ms}}}
@@ -199,9 +203,6 @@ func TestCompletionsKeptEitherWay(t *testing.T) {
 				r := Request{ID: uint64(i), Attempt: 1, Arrived: at, Admitted: at}
 				if i%4 == 0 {
 					r.Admitted += time.Duration(i%9) * ms
-				}
-				if i%2 == 0 {
-					r.Service, r.Drawn = 10*ms, true
 				}
 				require.NoError(t, b.Submit(&r))
 			}

@@ -325,11 +325,8 @@ type run struct {
 	res    Result
 	delays delayHist
 	// the releases to the backend: their key peaks, which count the
-	// peaks of every key together too, or, only when the key peaks are
-	// left out (noKeyPeaks), those peaks alone (peakSet, when sepPeaks)
+	// peaks of every key together too
 	keyPeaks  keyPeaks
-	peaks     peakSet
-	sepPeaks  bool
 	attempts  *peakSet // of attempts reaching the limiter, or nil: the feed's
 	series    series
 	last      time.Duration // latest release
@@ -883,11 +880,7 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 	case algorithms.Accept:
 		r.res.Accepted++
 		r.delays.addZero()
-		if r.sepPeaks {
-			r.peaks.add(decided, a.Cost)
-		} else {
-			r.keyPeaks.add(decided, a.Cost, a.Key)
-		}
+		r.keyPeaks.add(decided, a.Cost, a.Key)
 		row[colAdmitted]++
 		r.last = max(r.last, decided)
 		if r.be != nil || r.budgets != nil {
@@ -1006,11 +999,7 @@ type delayed struct {
 // release sends a delayed request to the backend at at (decide does it for
 // an accepted one).
 func (r *run) release(at time.Duration, d delayed) {
-	if r.sepPeaks {
-		r.peaks.add(at, d.cost)
-	} else {
-		r.keyPeaks.add(at, d.cost, d.key)
-	}
+	r.keyPeaks.add(at, d.cost, d.key)
 	r.series.add(at, colAdmitted)
 	r.last = max(r.last, at)
 }
@@ -1074,9 +1063,6 @@ func (r *run) result() Result {
 	}
 	p := r.alg.Params.Policy
 	res.KeyPeaks, res.Peaks = r.keyPeaks.peaks(p, r.keys.Name)
-	if r.sepPeaks {
-		res.Peaks = r.peaks.peaks(p)
-	}
 	if r.attempts == nil {
 		res.AttemptPeaks = r.feed.attempts.peaks(p)
 	} else {
