@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/ratesim/ratesim/gateway"
@@ -126,15 +125,7 @@ func runReplay(stdout, stderr io.Writer, path string, f replayFlags, burstSet bo
 	}
 	f.seedSet = false // the seed is already the scenario's
 	if f.checkField != "" {
-		c := &sim.Check{Field: f.checkField, Rejects: []int{429}, First: f.checkFirst}
-		if gw != nil {
-			for _, st := range gw.Rejects {
-				if !slices.Contains(c.Rejects, st) {
-					c.Rejects = append(c.Rejects, st)
-				}
-			}
-		}
-		f.compareFlags.check = c
+		f.compareFlags.check = &sim.Check{Field: f.checkField, Rejects: gateway.CheckRejects(gw), First: f.checkFirst}
 	}
 	return compareScenario(stdout, stderr, sc, f.compareFlags)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -243,4 +244,21 @@ func keyFieldOf(k Key, tmpl *traffic.LogTemplate, formatName, traceFormat, file 
 	}
 	return "", fmt.Errorf("%s, which a combined or common log does not carry: log it (nginx: $http_%s in a log_format) and name that field with --key-field, or give the log's format with --log-format",
 		what, strings.ReplaceAll(k.Name, "-", "_"))
+}
+
+// CheckRejects lists the HTTP statuses that mean a rejection in a log
+// that r's gateway wrote, for replay --check-field: 429, and the statuses
+// r's config rejects with (nginx's limit_req_status, say). r may be nil:
+// a log of no config, where 429 alone is a rejection.
+func CheckRejects(r *Replay) []int {
+	rejects := []int{429}
+	if r == nil {
+		return rejects
+	}
+	for _, st := range r.Rejects {
+		if !slices.Contains(rejects, st) {
+			rejects = append(rejects, st)
+		}
+	}
+	return rejects
 }

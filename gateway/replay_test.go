@@ -58,3 +58,10 @@ func TestReadReplay(t *testing.T) {
 	_, err = read(byHeader, map[string]string{"format": "combined"})
 	require.ErrorContains(t, err, "which a combined or common log does not carry: log it (nginx: $http_x_client in a log_format)")
 }
+
+// TestCheckRejects: 429 is a rejection in any log; a config adds the
+// statuses its limits reject with, once each.
+func TestCheckRejects(t *testing.T) {
+	require.Equal(t, []int{429}, CheckRejects(nil))
+	require.Equal(t, []int{429, 503}, CheckRejects(&Replay{Rejects: []int{503, 429, 503}}))
+}
