@@ -29,6 +29,7 @@ func backendConfig() *backend.Config {
 // there, and the worker's 50ms after it are wasted. Served 3, completed 3,
 // goodput 2, shed 2, timed out 1; busy 300ms of the 1s span.
 func TestBackendRow(t *testing.T) {
+	t.Parallel()
 	cfg := baseConfig(timesPlan(0, 0, 0, 0, 0), Algorithm{Name: "token-bucket", Label: "tb",
 		Params: algorithms.Params{Policy: algorithms.Policy{Rate: 10, Per: time.Second, Burst: 10}}})
 	cfg.Backend = backendConfig()
@@ -55,6 +56,7 @@ func TestBackendRow(t *testing.T) {
 // serves the first 0-100ms and the second 100-200ms, so the second waits
 // nothing in the queue. Its response (admission to end) is 100ms.
 func TestBackendShaped(t *testing.T) {
+	t.Parallel()
 	cfg := baseConfig(timesPlan(0, 0), Algorithm{Name: "leaky-bucket", Label: "lb",
 		Params: algorithms.Params{Policy: algorithms.Policy{Rate: 10, Per: time.Second, Burst: 2}}})
 	cfg.Backend = backendConfig()
@@ -77,6 +79,7 @@ func TestBackendShaped(t *testing.T) {
 // (the third request still times out at 250ms), shed 3, 7 attempts for 5
 // requests.
 func TestBackendRetryOnShed(t *testing.T) {
+	t.Parallel()
 	cfg := baseConfig(timesPlan(0, 0, 0, 0, 0), Algorithm{Name: "token-bucket", Label: "tb",
 		Params: algorithms.Params{Policy: algorithms.Policy{Rate: 10, Per: time.Second, Burst: 10}}})
 	cfg.Backend = backendConfig()
@@ -106,6 +109,7 @@ func TestBackendRetryOnShed(t *testing.T) {
 // the first is answered at 100ms, so at 150ms one more fits and the next
 // does not; the second is answered at 200ms, the fourth at 300ms.
 func TestBackendConcurrencyLearns(t *testing.T) {
+	t.Parallel()
 	cfg := baseConfig(timesPlan(0, 0, 0, 150*ms, 150*ms), Algorithm{Name: "concurrency", Label: "c",
 		Params: algorithms.Params{Policy: algorithms.Policy{Rate: 10, Per: time.Second, Burst: 10}, Max: 2, Service: 100 * ms}})
 	cfg.Backend = backendConfig()
@@ -130,6 +134,7 @@ func TestBackendConcurrencyLearns(t *testing.T) {
 // 2*inflight >= limit, the tenth to the twentieth, so 31 by 200ms. At
 // 500ms 32 arrive at once: 31 are admitted.
 func TestBackendAdaptiveLearns(t *testing.T) {
+	t.Parallel()
 	var at []time.Duration
 	for range 25 {
 		at = append(at, 0)
@@ -164,6 +169,7 @@ func TestBackendAdaptiveLearns(t *testing.T) {
 // gives the same results, in JSON, with batches of 64 arrivals (a run
 // crosses many batches with requests in its backend) as with Run's.
 func TestBackendAcrossBatches(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 9))
 	names := append(algorithms.Names(), "none", "aimd", "sre-throttle")
 	for _, name := range names {

@@ -23,6 +23,7 @@ func i64p(n int64) *int64 { return &n }
 // the log rejects. One key, no retries: the first of them is the one
 // first divergence, the nine after it follow it.
 func TestBaselineDoubleBurst(t *testing.T) {
+	t.Parallel()
 	var at []time.Duration
 	for i := range 10 {
 		at = append(at, 900*ms+time.Duration(i)*10*ms)
@@ -57,6 +58,7 @@ func TestBaselineDoubleBurst(t *testing.T) {
 //
 // and the same six again from 20s: a second first divergence.
 func TestBaselineHandWorked(t *testing.T) {
+	t.Parallel()
 	six := []time.Duration{0, 900 * ms, 1500 * ms, 1600 * ms, 1950 * ms, 2100 * ms}
 	at := slices.Clone(six)
 	at = append(at, 10*time.Second)
@@ -85,6 +87,7 @@ func TestBaselineHandWorked(t *testing.T) {
 }
 
 func TestBaselineUnknownLabel(t *testing.T) {
+	t.Parallel()
 	p := algorithms.Policy{Rate: 2, Per: time.Second, Burst: 2}
 	cfg := baseConfig(timesPlan(0), realAlg("sliding-log", p))
 	cfg.Baseline = "gcra"
@@ -193,6 +196,7 @@ func directCompare(label string, all []arrival, base, row []bool, horizon time.D
 // The feed's batches are made small so that rows run far apart and the
 // pairs hold and match many chunks.
 func TestBaselineRandomAgainstDirect(t *testing.T) {
+	t.Parallel()
 	shape := feedShape{64, 4}
 
 	pairs := [][2]string{
@@ -249,6 +253,7 @@ func TestBaselineRandomAgainstDirect(t *testing.T) {
 // attempts do: the counts equal a comparison of the first attempts each
 // row's observer saw, and first divergences are not defined.
 func TestBaselineWithRetriesAgainstObserved(t *testing.T) {
+	t.Parallel()
 	shape := feedShape{32, 2}
 	rng := rand.New(rand.NewPCG(7, 18))
 	plan, _ := randomTraffic(rng, 3, 2000, 20*time.Second)
@@ -294,6 +299,7 @@ func TestBaselineWithRetriesAgainstObserved(t *testing.T) {
 // The pairs hold no more than the feed's ring lets rows get apart (and a
 // chunk), however many requests: memory does not grow with them.
 func TestBaselineMemoryBounded(t *testing.T) {
+	t.Parallel()
 	shape := feedShape{128, 2}
 	rng := rand.New(rand.NewPCG(3, 4))
 	plan, all := randomTraffic(rng, 4, 200000, 10*time.Minute)

@@ -15,6 +15,7 @@ import (
 // value (Check's rules): $limit_req_status three ways, its dry-run forms
 // as what nginx would have done, a status admitted or rejected.
 func TestCheckAgrees(t *testing.T) {
+	t.Parallel()
 	o := newCheckObserver(&Check{Field: "f", Rejects: []int{429, 503}}, nil)
 	acc, del, rej := algorithms.Accept, algorithms.Delay, algorithms.Reject
 	for _, tc := range []struct {
@@ -44,6 +45,7 @@ func TestCheckAgrees(t *testing.T) {
 // TestCheckCounts: first attempts with a logged verdict are compared, the
 // first disagreements kept up to First, retries and "-" left out.
 func TestCheckCounts(t *testing.T) {
+	t.Parallel()
 	o := newCheckObserver(&Check{Field: "limit_req_status", First: 1}, nil)
 	dec := func(at int64, logged traffic.Logged, attempt int, v algorithms.Verdict) {
 		require.NoError(t, o.Observe(&Decision{Time: time.Second + time.Duration(at)*time.Millisecond, Key: "k", Attempt: attempt, Logged: logged,
@@ -65,5 +67,6 @@ func TestCheckCounts(t *testing.T) {
 // TestArrivalSize: the logged verdict fits in an Arrival's padding, so
 // the engine moves as many bytes per request with it as without.
 func TestArrivalSize(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, uintptr(32), unsafe.Sizeof(traffic.Arrival{}))
 }

@@ -37,6 +37,7 @@ func kongWindows(commit algorithms.Commit, co cluster.Coordination, countRejecte
 // rejects 1010 ms on the minute (60 s - 1.01 s = 58.99 s): 3 admitted,
 // extra +3.
 func TestClusterAllOfLocal(t *testing.T) {
+	t.Parallel()
 	at := []time.Duration{0, 10 * ms, 20 * ms, 30 * ms, 40 * ms, 50 * ms, 1000 * ms, 1010 * ms}
 	res, got := runCluster(t, kongWindows(algorithms.AllOrNothing, cluster.Coordination{Mode: cluster.Local}, false, 2, ms, at...))
 	requireDecisions(t, []decisionRow{
@@ -66,6 +67,7 @@ func TestClusterAllOfLocal(t *testing.T) {
 // the rejected hit at 20 ms would not have counted and 1000 ms would be
 // admitted (minute 3 of 3).
 func TestClusterAllOfCentral(t *testing.T) {
+	t.Parallel()
 	at := []time.Duration{0, 10 * ms, 20 * ms, 1000 * ms, 1010 * ms}
 	res, got := runCluster(t, kongWindows(algorithms.EveryHit, cluster.Coordination{Mode: cluster.Central}, true, 2, 2*ms, at...))
 	requireDecisions(t, []decisionRow{
@@ -92,6 +94,7 @@ func TestClusterAllOfCentral(t *testing.T) {
 // 25 ms = 59.975 s). The reference admits 2: extra +1. No update is lost:
 // with write: set the three SETs would each write 1.
 func TestClusterAllOfRacyIncr(t *testing.T) {
+	t.Parallel()
 	at := []time.Duration{0, 3 * ms, 6 * ms, 20 * ms}
 	res, got := runCluster(t, kongWindows(algorithms.AllOrNothing, cluster.Coordination{Mode: cluster.Racy, Write: cluster.WriteIncr}, false, 2, 10*ms, at...))
 	requireDecisions(t, []decisionRow{

@@ -46,6 +46,7 @@ func oneWorker(svc time.Duration, q int, timeout time.Duration) *backend.Config 
 // Responses {100, 190, 280}: mean 190, p50 190 (rank 2 of 3), p90, p99
 // and max 280. Waits {0, 90, 180}. Busy 300ms of the 3s span: 10%.
 func TestClusterBackendLocalByHand(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 2, Per: time.Second, Burst: 2}
 	cfg := clusterConfig("fixed-window", pol, cluster.Coordination{Mode: cluster.Local}, 2, ms,
 		0, 10*ms, 20*ms, 30*ms, 40*ms)
@@ -97,6 +98,7 @@ func TestClusterBackendLocalByHand(t *testing.T) {
 // store's round trip is in the response time and uses up the client's
 // patience.
 func TestClusterBackendCentralByHand(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 10, Per: time.Second, Burst: 10}
 	cfg := clusterConfig("gcra", pol, cluster.Coordination{Mode: cluster.Central}, 2, 2*ms, 0, 5*ms)
 	cfg.Backend = oneWorker(10*ms, 2, 15*ms)
@@ -141,6 +143,7 @@ func TestClusterBackendCentralByHand(t *testing.T) {
 // Served 3, goodput 2, timed out 1; responses {12, 15, 60}; attempts 3 for
 // 2 requests; added latency {2, 50, 2}: p99 50ms.
 func TestClusterBackendStoreDownByHand(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 10, Per: time.Second, Burst: 10}
 	cfg := clusterConfig("gcra", pol, cluster.Coordination{Mode: cluster.Central}, 1, 2*ms, 0, 35*ms)
 	cfg.Cluster.Store.Timeout = 50 * ms
@@ -173,6 +176,7 @@ func TestClusterBackendStoreDownByHand(t *testing.T) {
 // node 1's has not (200): rejected. A node-down throws the node's limit
 // away: its samples are dropped (TestClusterBackendConserves).
 func TestClusterBackendConcurrencyPerNode(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 1, Per: time.Second, Burst: 1}
 	cfg := clusterConfig("concurrency", pol, cluster.Coordination{Mode: cluster.Local}, 2, ms,
 		0, 10*ms, 20*ms, 30*ms, 120*ms, 130*ms)
@@ -194,6 +198,7 @@ func TestClusterBackendConcurrencyPerNode(t *testing.T) {
 // An adaptive limit runs on a cluster in local mode only: the engine
 // refuses the other modes, naming the one it takes.
 func TestClusterBackendAdaptiveModes(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, []cluster.Mode{cluster.Local}, cluster.ModesOf("aimd"))
 	pol := algorithms.Policy{Rate: 10, Per: time.Second, Burst: 10}
 	for _, m := range []cluster.Mode{cluster.Split, cluster.Central, cluster.Racy} {
@@ -224,6 +229,7 @@ func TestClusterBackendAdaptiveModes(t *testing.T) {
 // time, timed out); the retries went through the balancer (the nodes'
 // attempts add up to the row's). Each run, repeated, gives the same JSON.
 func TestClusterBackendConserves(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(14, 14))
 	var names []string
 	for _, name := range algorithms.Names() {
@@ -354,6 +360,7 @@ func randomClusterBackend(rng *rand.Rand, name string, mode cluster.Mode) Config
 // concurrency and adaptive limits included). The backend's events at an
 // instant come before the arrivals in both engines.
 func TestClusterBackendOneLocalNodeIsNoCluster(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 4))
 	names := append(algorithms.Names(), "none", "aimd", "vegas", "gradient2", "envoy-adaptive", "sre-throttle")
 	slices.Sort(names)

@@ -195,6 +195,7 @@ func randomCluster(r *rand.Rand) (Config, string) {
 // The bounds hold on randomised clusters: for every mode that has one, no
 // key is ever admitted more often in an interval of W than the bound says.
 func TestClusterBoundsHold(t *testing.T) {
+	t.Parallel()
 	runs := 400
 	if testing.Short() {
 		runs = 60
@@ -228,6 +229,7 @@ func TestClusterBoundsHold(t *testing.T) {
 
 // Where no bound exists, the overshoot grows with what drives it.
 func TestClusterUnboundedGrows(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 1, Per: time.Second, Burst: 1}
 	steady := func(every time.Duration) []time.Duration {
 		var at []time.Duration

@@ -19,6 +19,7 @@ import (
 // (with two, each node decides on the counts it last heard of, which lag
 // the other's: that is sync's own error, not the calendar's).
 func TestClusterCalendarMonth(t *testing.T) {
+	t.Parallel()
 	const day = 24 * time.Hour
 	feb := 31 * day
 	pol := algorithms.Policy{Rate: 2, Per: algorithms.CalendarMonth.Nominal(), Burst: 2, Calendar: algorithms.CalendarMonth}
@@ -56,6 +57,7 @@ func TestClusterCalendarMonth(t *testing.T) {
 // and lease take from one bucket (2 at 10ms, none at 20ms, 2 after the tick
 // at 100ms); split gives each node B=1, N=1.
 func TestClusterDiscreteRefill(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 2, Per: 100 * ms, Burst: 2}
 	at := []time.Duration{10 * ms, 11 * ms, 20 * ms, 100 * ms, 101 * ms, 102 * ms}
 	for _, c := range []struct {

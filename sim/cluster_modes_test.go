@@ -23,6 +23,7 @@ var (
 // and rejects the rest until its bucket refills one token, 500 ms. Split
 // admits 4, as the reference does: extra 0.
 func TestClusterSplit(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 4, Per: time.Second, Burst: 4}
 	at := make([]time.Duration, 8)
 	res, got := runCluster(t, clusterConfig("token-bucket", pol, cluster.Coordination{Mode: cluster.Split}, 2, ms, at...))
@@ -41,6 +42,7 @@ func TestClusterSplit(t *testing.T) {
 // Split with fewer requests per period than nodes: L=1 over 2 nodes leaves
 // node 1 no share, and it admits nothing (retry_after never).
 func TestClusterSplitNoShare(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 1, Per: time.Second, Burst: 1}
 	res, got := runCluster(t, clusterConfig("gcra", pol, cluster.Coordination{Mode: cluster.Split}, 2, ms, 0, 10*ms))
 	requireDecisions(t, []decisionRow{
@@ -56,6 +58,7 @@ func TestClusterSplitNoShare(t *testing.T) {
 // window not its own, counts from 0 and takes the state over: all five are
 // admitted, where the reference (and clock: store) admit 2.
 func TestClusterCentralNodeClockGoesBack(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 2, Per: time.Second, Burst: 2}
 	at := []time.Duration{1050 * ms, 1060 * ms, 1070 * ms, 1080 * ms, 1090 * ms}
 	run := func(clock cluster.Clock) (Result, []Decision) {
@@ -83,6 +86,7 @@ func TestClusterCentralNodeClockGoesBack(t *testing.T) {
 // third and fourth are rejected (retry_after from their GETs at 25 and 45
 // ms to the next window): 2 admitted, as the reference.
 func TestClusterRacyWrites(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 2, Per: time.Second, Burst: 2}
 	at := []time.Duration{0, 3 * ms, 20 * ms, 40 * ms}
 	run := func(w cluster.Write) (Result, []Decision) {
@@ -126,6 +130,7 @@ func TestClusterRacyWrites(t *testing.T) {
 // its other three are rejected at 12 ms with the 90 ms it gave. 10
 // admitted in all, as the reference admits 10 (6, then 4 of 8 at 10 ms).
 func TestClusterLease(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 10, Per: time.Second, Burst: 10}
 	at := []time.Duration{0, 0, 0, 0, 0, 0}
 	for range 8 {
@@ -155,6 +160,7 @@ func TestClusterLease(t *testing.T) {
 // rejected with deny (retry_after W). The one at 0 ms set TAT 1.001s, so
 // the one at 300 ms is rejected (run at 301 ms: 700 ms to wait).
 func TestClusterStoreDown(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 1, Per: time.Second, Burst: 1}
 	for _, onErr := range []cluster.OnError{cluster.Allow, cluster.Deny} {
 		t.Run(string(onErr), func(t *testing.T) {
@@ -189,6 +195,7 @@ func TestClusterStoreDown(t *testing.T) {
 // (fail open): the script still runs there and takes the key's only token,
 // so the request at 300 ms (run at 301 ms) is rejected.
 func TestClusterStoreSlow(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 1, Per: time.Second, Burst: 1}
 	run := func(rtt time.Duration) (Result, []Decision) {
 		cfg := clusterConfig("gcra", pol, cluster.Coordination{Mode: cluster.Central}, 1, 2*ms, 150*ms, 300*ms)
@@ -212,6 +219,7 @@ func TestClusterStoreSlow(t *testing.T) {
 // A store flush at 500 ms forgets the key: the request at 600 ms, which
 // TAT 1.001s would reject, is admitted.
 func TestClusterStoreFlush(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 1, Per: time.Second, Burst: 1}
 	cfg := clusterConfig("gcra", pol, cluster.Coordination{Mode: cluster.Central}, 1, 2*ms, 0, 400*ms, 600*ms)
 	cfg.Cluster.Faults = []cluster.Fault{{Type: cluster.StoreFlush, At: 500 * ms}}
@@ -228,6 +236,7 @@ func TestClusterStoreFlush(t *testing.T) {
 // node 0, which is full (TAT 1.0s after 0 and 20 ms); node 1 lost its state
 // (TAT 510 ms after 10 ms) and comes back fresh: 110 ms is admitted.
 func TestClusterNodeDown(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 2, Per: time.Second, Burst: 2}
 	cfg := clusterConfig("gcra", pol, cluster.Coordination{Mode: cluster.Local}, 2, ms,
 		0, 10*ms, 20*ms, 30*ms, 40*ms, 110*ms, 120*ms)
@@ -249,6 +258,7 @@ func TestClusterNodeDown(t *testing.T) {
 // whose faults leave no node up is an error, not a balancer looking for a
 // live node forever.
 func TestClusterAllNodesDown(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 2, Per: time.Second, Burst: 2}
 	cfg := clusterConfig("gcra", pol, cluster.Coordination{Mode: cluster.Local}, 2, ms, 0, 10*ms, 50*ms)
 	cfg.Cluster.Faults = []cluster.Fault{{Type: cluster.NodeDown, Node: 0, At: 5 * ms, For: 40 * ms},
@@ -263,6 +273,7 @@ func TestClusterAllNodesDown(t *testing.T) {
 // delays are the example's, and each takes effect 2 ms after its arrival:
 // a delayed request reaches the backend at decided + delay.
 func TestClusterCentralShaper(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 4, Per: time.Second, Burst: 4}
 	at := []time.Duration{0, 0, 0, 0, 0, 100 * ms, 600 * ms, 1700 * ms}
 	res, got := runCluster(t, clusterConfig("leaky-bucket", pol, cluster.Coordination{Mode: cluster.Central}, 1, 2*ms, at...))
@@ -285,6 +296,7 @@ func TestClusterCentralShaper(t *testing.T) {
 // (run at 11 ms: retry_after 990 ms) and retried at 12 + 990 = 1002 ms, on
 // node 0 again (2 nodes, the third arrival), run at 1003 ms: admitted.
 func TestClusterRetry(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 1, Per: time.Second, Burst: 1}
 	cfg := clusterConfig("gcra", pol, cluster.Coordination{Mode: cluster.Central}, 2, 2*ms, 0, 10*ms)
 	cfg.Retries = []traffic.RetryPolicy{{Policy: "retry-after", MaxAttempts: 3}}
@@ -303,6 +315,7 @@ func TestClusterRetry(t *testing.T) {
 // store's scripts with clock: node), and a fresh key admits its first
 // request whatever the clock.
 func TestClusterClocksBeforeZero(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 2, Per: time.Second, Burst: 2}
 	for _, name := range algorithms.Names() {
 		for _, co := range []cluster.Coordination{{Mode: cluster.Local}, {Mode: cluster.Split},
@@ -326,6 +339,7 @@ func TestClusterClocksBeforeZero(t *testing.T) {
 // placed from the first arrival: a store-down at 100ms of a trace that
 // starts at 1.7e18 ns covers its requests from 100 to 200 ms in.
 func TestClusterFaultsOnATrace(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 1, Per: time.Second, Burst: 1}
 	t0 := time.Duration(1_700_000_000) * time.Second
 	cfg := clusterConfig("gcra", pol, cluster.Coordination{Mode: cluster.Central}, 1, 2*ms, t0, t0+150*ms, t0+300*ms)
@@ -347,6 +361,7 @@ func TestClusterFaultsOnATrace(t *testing.T) {
 // has one verdict, the cluster object's admissions are the row's, and the
 // nodes' shares add up to the row's.
 func TestClusterEveryAlgorithmEveryMode(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 5, Per: time.Second, Burst: 4}
 	var at []time.Duration
 	for i := range 300 {
@@ -407,6 +422,7 @@ func TestClusterEveryAlgorithmEveryMode(t *testing.T) {
 // with a store-down fault some never run (the observer sees none of them,
 // and there are fewer scripts than attempts).
 func TestClusterStoreObserver(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 5, Per: time.Second, Burst: 4}
 	var at []time.Duration
 	for i := range 400 {

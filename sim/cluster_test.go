@@ -63,6 +63,7 @@ func requireDecisions(t *testing.T, want []decisionRow, got []Decision) {
 // at 0 and 30 ms, TAT max(0.5, 0.03) + 0.5 = 1.0s, so at 60 ms retry_after
 // = 1.0 - 0.06 - (B-1)*T = 440 ms; likewise 440 ms for nodes 1 and 2.
 func TestClusterLocalExample(t *testing.T) {
+	t.Parallel()
 	var at []time.Duration
 	for i := range 9 {
 		at = append(at, time.Duration(i)*10*ms)
@@ -95,6 +96,7 @@ func TestClusterLocalExample(t *testing.T) {
 // the script's, from 1001.3 ms to the next window: 998.7 ms). The reference
 // (window 0 twice, then window 1) admits all three: extra -1.
 func TestClusterCentralExample(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 2, Per: time.Second, Burst: 2}
 	cfg := clusterConfig("fixed-window", pol, cluster.Coordination{Mode: cluster.Central, Clock: cluster.StoreClock}, 2, 2*ms,
 		999200*us, 999400*us, 1000300*us)
@@ -121,6 +123,7 @@ func TestClusterCentralExample(t *testing.T) {
 // 1.008s: rejected, retry_after 1.008 - 0.025 = 983 ms, decided at 30 ms.
 // The reference admits 1: extra +1. Store ops: 3 GETs and 2 SETs.
 func TestClusterRacyExample(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 1, Per: time.Second, Burst: 1}
 	cfg := clusterConfig("gcra", pol, cluster.Coordination{Mode: cluster.Racy, Write: cluster.WriteSet}, 2, 10*ms,
 		0, 3*ms, 20*ms)
@@ -146,6 +149,7 @@ func TestClusterRacyExample(t *testing.T) {
 // reference's 3, extra +3. Store ops: node 1's sync at 50 ms and node 0's
 // at 100 ms (delta 3), then node 1's at 150 ms (delta 1).
 func TestClusterSyncExample(t *testing.T) {
+	t.Parallel()
 	pol := algorithms.Policy{Rate: 3, Per: time.Second, Burst: 3}
 	var at []time.Duration
 	for i := 1; i <= 6; i++ {
@@ -175,6 +179,7 @@ func TestClusterSyncExample(t *testing.T) {
 // without service time take the direct path (clusterRun.script) without
 // the fault, and the queued one with it.
 func TestClusterFIFOsMatchQueue(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 5))
 	direct := 0
 	for i := range 100 {
@@ -211,6 +216,7 @@ func TestClusterFIFOsMatchQueue(t *testing.T) {
 // modes give the same report with an observer (which takes the general
 // path through decided) as without.
 func TestClusterOnNodePath(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(8, 13))
 	for i := range 100 {
 		cfg, desc := randomCluster(r)
@@ -236,6 +242,7 @@ func TestClusterOnNodePath(t *testing.T) {
 // each row the result it gets when it runs alone, and the rows of one
 // algorithm's params report the same reference admissions.
 func TestClusterReferencePerRow(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 8))
 	for i := range 30 {
 		cfg, desc := randomCluster(r)

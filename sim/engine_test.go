@@ -64,6 +64,7 @@ func scriptedAlg(label string, rule func(int, time.Duration) algorithms.Decision
 }
 
 func TestRunCountsAndPeaks(t *testing.T) {
+	t.Parallel()
 	// Five requests at 0, 10, 20, 30, 40 ms. The script accepts the first,
 	// delays the second by 500ms, rejects the third, delays the fourth by
 	// 70ms (released at 100ms) and accepts the fifth.
@@ -111,6 +112,7 @@ func TestRunCountsAndPeaks(t *testing.T) {
 }
 
 func TestRunCutsAtDuration(t *testing.T) {
+	t.Parallel()
 	accept := func(int, time.Duration) algorithms.Decision { return algorithms.Decision{} }
 	cfg := baseConfig(timesPlan(0, 999*ms, time.Second, 2*time.Second), scriptedAlg("s", accept))
 	rep, err := Run(cfg)
@@ -119,6 +121,7 @@ func TestRunCutsAtDuration(t *testing.T) {
 }
 
 func TestRunDeterministicAcrossWorkers(t *testing.T) {
+	t.Parallel()
 	plan := traffic.Plan{Sources: []traffic.Source{
 		&traffic.Steady{Common: traffic.Common{Clients: traffic.Clients{N: 7, Prefix: "c"}, Cost: 1, End: 3 * time.Second},
 			Rate: traffic.Rate{Count: 1000, Per: time.Second}},
@@ -155,6 +158,7 @@ func TestRunDeterministicAcrossWorkers(t *testing.T) {
 }
 
 func TestRunReportsLimiterErrors(t *testing.T) {
+	t.Parallel()
 	bad := Algorithm{Name: "x", Label: "bad", New: func() (algorithms.Limiter, error) { return nil, fmt.Errorf("boom") }}
 	_, err := Run(baseConfig(timesPlan(0), bad))
 	require.EqualError(t, err, "bad: boom")
@@ -173,6 +177,7 @@ func (s *inspected) Inspect(now time.Duration, key algorithms.Key) []algorithms.
 }
 
 func TestInspectSamplesBeforeEvents(t *testing.T) {
+	t.Parallel()
 	// Requests at 0, 150ms and 150ms; samples every 100ms from the series
 	// start (0) to the end (1s). A sample at an instant is taken before
 	// the events of that instant.
@@ -208,6 +213,7 @@ func (s *stopAfter) Observe(*Decision) error {
 }
 
 func TestObserverCanStop(t *testing.T) {
+	t.Parallel()
 	accept := func(int, time.Duration) algorithms.Decision { return algorithms.Decision{} }
 	obs := &stopAfter{n: 2}
 	cfg := baseConfig(timesPlan(0, 1, 2, 3, 4), scriptedAlg("s", accept))

@@ -78,6 +78,7 @@ func mixedAlgorithms(policy algorithms.Policy) []Algorithm {
 // again and again), and however many runs decide at once, the report and
 // every decision are the same.
 func TestBatchesChangeNothing(t *testing.T) {
+	t.Parallel()
 	type outcome struct {
 		rep       *Report
 		decisions [][]Decision
@@ -147,6 +148,7 @@ func (s *failingStream) Err() error {
 }
 
 func TestStreamErrorStopsEveryRun(t *testing.T) {
+	t.Parallel()
 	// A strict replay that meets a malformed line: every run ends with the
 	// stream's error, whichever batch it falls in.
 	for _, n := range []int{0, 1, 5000} {
@@ -171,6 +173,7 @@ func (f *failAfter) Observe(*Decision) error {
 }
 
 func TestRunErrorDoesNotHoldOthersUp(t *testing.T) {
+	t.Parallel()
 	// Run 1 fails early; the others read the rest of the traffic (far more
 	// than the ring holds) and the run reports run 1's error.
 	cfg := baseConfig(steadyPlan(100_000), scriptedAlg("a", accepting), scriptedAlg("b", accepting), scriptedAlg("c", accepting))
@@ -193,6 +196,7 @@ type reserving struct {
 func (r *reserving) Reserve(n int) { r.reserved = append(r.reserved, n) }
 
 func TestReserveTheDeclaredKeys(t *testing.T) {
+	t.Parallel()
 	// 7 clients of a range and alice: 8 keys known before the first
 	// decision, reserved once.
 	lim := &reserving{scripted: scripted{rule: accepting}}
@@ -209,6 +213,7 @@ func TestReserveTheDeclaredKeys(t *testing.T) {
 }
 
 func TestPagedCounts(t *testing.T) {
+	t.Parallel()
 	var c pagedCounts
 	c.reserve(10)
 	for _, id := range []uint32{3, 3, 700, 5_000_000, 3} {

@@ -92,6 +92,7 @@ func requireKeyBruteForce(t *testing.T, keys []KeyPeak, all []Peak, rs []keyRel,
 // TestKeyPeaksByHand: small streams whose key peaks are worked out by
 // hand, each case saying why. Keys are ids: a=0, b=1, c=2, d=3.
 func TestKeyPeaksByHand(t *testing.T) {
+	t.Parallel()
 	const a, b, c, d = 0, 1, 2, 3
 	rel := func(at time.Duration, key uint32) keyRel { return keyRel{at, 1, key} }
 	type want struct {
@@ -206,6 +207,7 @@ func TestKeyPeaksByHand(t *testing.T) {
 // TestKeyPeaksReport: what peaks reports, by name and rated: the ratio is
 // count / (L*V/W) as for peaks; an empty window names no key.
 func TestKeyPeaksReport(t *testing.T) {
+	t.Parallel()
 	k := newKeyPeaks([]time.Duration{time.Second, 100 * ms})
 	k.add(0, 1, 1)
 	k.add(10*ms, 1, 1)
@@ -249,6 +251,7 @@ func randomStream(rng *rand.Rand, n, keys, gap int, cost func() int64) []keyRel 
 // fall on a grid with their windows, so that many intervals end at the
 // very instant of a release (which they leave out).
 func TestKeyPeaksMatchesBruteForce(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(11, 12))
 	costs := []func() int64{
 		func() int64 { return 1 },
@@ -318,6 +321,7 @@ func TestKeyPeaksMatchesBruteForce(t *testing.T) {
 // second key's releases, one every 100 ns from 5 ns, hold 120 and 60.
 // Every key together, the window from 0 holds both: 1320 and 660.
 func TestKeyPeaksIntervalsEndAtReleases(t *testing.T) {
+	t.Parallel()
 	var rs []keyRel
 	for i := range 3000 {
 		rs = append(rs, keyRel{time.Duration(10 * i), 1, 0})
@@ -339,6 +343,7 @@ func TestKeyPeaksIntervalsEndAtReleases(t *testing.T) {
 // every key together, window by window, count and start, over random
 // streams long and short.
 func TestKeyPeaksOneKeyIsPeaks(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(21, 22))
 	for trial := range 100 {
 		n := rng.IntN(100)
@@ -361,6 +366,7 @@ func TestKeyPeaksOneKeyIsPeaks(t *testing.T) {
 // (each key's total comes round every 16 to 32 releases), about two
 // releases a window, so that no window's sum passes 2^63-1.
 func TestKeyPeaksTotalsWrap(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(33, 34))
 	vs := []time.Duration{1000, 333}
 	for trial := range 10 {
@@ -405,6 +411,7 @@ func TestKeyPeaksMemoryFlat(t *testing.T) {
 // 0, 250, 500 and 750ms; bob's two at 100ms at 100 and 350ms
 // (the rule of docs/algorithms.md, worked example 2). gcra admits the same requests at once.
 func TestRunKeyPeaksOfShapedReleases(t *testing.T) {
+	t.Parallel()
 	p := algorithms.Policy{Rate: 4, Per: time.Second, Burst: 4}
 	plan := traffic.Plan{Sources: []traffic.Source{
 		&traffic.Times{Common: traffic.Common{Clients: traffic.Clients{Key: "alice"}, Cost: 1}, At: []time.Duration{0, 0, 0, 0}},
@@ -439,6 +446,7 @@ func TestRunKeyPeaksOfShapedReleases(t *testing.T) {
 // are its peaks (the double burst of docs/algorithms.md, with a shaper's delays
 // and rejections).
 func TestRunKeyPeaksOneKeyArePeaks(t *testing.T) {
+	t.Parallel()
 	var at []time.Duration
 	for i := 0; i < 10; i++ {
 		at = append(at, 900*ms+time.Duration(i)*10*ms, time.Second+time.Duration(i)*10*ms)

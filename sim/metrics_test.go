@@ -32,6 +32,7 @@ func bruteForcePeak(rs []release, v time.Duration) (int64, time.Duration) {
 // TestPeakSetDoubleBurst: four windows counted by one set over the same
 // releases, each with the peak worked out by hand.
 func TestPeakSetDoubleBurst(t *testing.T) {
+	t.Parallel()
 	// docs/algorithms.md, worked example 1 as fixed-window releases it: 10 requests
 	// at 900, 910, ..., 990 ms and 10 at 1000, ..., 1090 ms.
 	var rs []release
@@ -69,6 +70,7 @@ func TestPeakSetDoubleBurst(t *testing.T) {
 // window, what trying every release as a start gives; the set holds only
 // the releases of its longest window, in a ring at most twice that.
 func TestPeakSetMatchesBruteForce(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	skips := 0
 	defer func() { require.Positive(t, skips, "some flushes took the bound") }()
@@ -112,6 +114,7 @@ func TestPeakSetMatchesBruteForce(t *testing.T) {
 // give the peaks of a plain two-pointer scan over their instants (every
 // release's instant tried as a start, the earliest of equal sums kept).
 func TestPeakSetSkipMatchesTwoPointers(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 8))
 	for trial := 0; trial < 6; trial++ {
 		n := 100_000 + rng.IntN(100_000)
@@ -171,6 +174,7 @@ func twoPointerPeak(rs []release, v time.Duration) (int64, time.Duration) {
 // policy's W and W/10) and costs past 32 bits hold releases whole; a set
 // that meets such a cost midway switches and keeps its counts.
 func TestPeakSetWide(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := 0; trial < 200; trial++ {
 		n := 1 + rng.IntN(2*1024)
@@ -216,6 +220,7 @@ func TestPeakSetWide(t *testing.T) {
 
 // TestPeakSetEmpty: no release, no peak (0 from 0), for every window.
 func TestPeakSetEmpty(t *testing.T) {
+	t.Parallel()
 	p := newPeakSet([]time.Duration{time.Second, time.Millisecond})
 	require.Equal(t, []release{{0, 0}, {0, 0}}, p.finish())
 }
@@ -226,6 +231,7 @@ func TestPeakSetEmpty(t *testing.T) {
 // distribution of 0 ms ×2, 250 ms ×3, 750 ms ×1 by hand (n = 6: p50 rank
 // 3 = 250 ms, p90 rank 6 = 750 ms).
 func TestRunHist(t *testing.T) {
+	t.Parallel()
 	r := newRunHist()
 	for _, d := range []time.Duration{0, 0, 250, 250, 750, 250} {
 		r.add(d * time.Millisecond)
@@ -249,6 +255,7 @@ func TestRunHist(t *testing.T) {
 }
 
 func TestSeriesPadsToEnd(t *testing.T) {
+	t.Parallel()
 	s := series{bucket: 100 * time.Millisecond}
 	s.add(150*time.Millisecond, colOffered)
 	s.add(199*time.Millisecond, colOffered)
@@ -260,6 +267,7 @@ func TestSeriesPadsToEnd(t *testing.T) {
 }
 
 func TestEventQueueOrder(t *testing.T) {
+	t.Parallel()
 	var q eventQueue
 	// Same instant: the order of scheduling is kept within a kind.
 	for i := 0; i < 50; i++ {
@@ -276,6 +284,7 @@ func TestEventQueueOrder(t *testing.T) {
 }
 
 func TestSeriesCoarsensLongRuns(t *testing.T) {
+	t.Parallel()
 	// One request per bucket of 1ns over 3*MaxSeriesBuckets ns: the series
 	// doubles its bucket twice (to 4ns) and still counts every request.
 	s := series{bucket: 1}
@@ -302,6 +311,7 @@ func TestSeriesCoarsensLongRuns(t *testing.T) {
 // from the later release. The peaks are what trying every release as a
 // start gives, and the set stays in 8-byte entries.
 func TestPeakSetLongGaps(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
 	for trial := 0; trial < 100; trial++ {
 		n := 1 + rng.IntN(3000)
@@ -345,6 +355,7 @@ func requireBruteForce(t *testing.T, got, rs []release, vs []time.Duration, tria
 // what was stored. Over a queue that grows past two blocks of the largest
 // size, then shrinks and grows again.
 func TestRingBlocks(t *testing.T) {
+	t.Parallel()
 	var r ring[keyRelease]
 	const size = int(unsafe.Sizeof(keyRelease{}))
 	most := ringSlabBytes / (ringChunk * size) // chunks in the largest block

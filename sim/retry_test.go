@@ -18,6 +18,7 @@ func withRetry(cfg Config, p traffic.RetryPolicy) Config {
 }
 
 func TestRetryAfterHonoured(t *testing.T) {
+	t.Parallel()
 	// The script rejects every attempt with retry_after 300ms. A client
 	// honouring Retry-After with a 1s resolution comes back after 1s; with
 	// max-attempts 3 it tries at 0, 1s and 2s, then gives up.
@@ -47,6 +48,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 }
 
 func TestRetryStopsAtTheEnd(t *testing.T) {
+	t.Parallel()
 	// Retries every 400ms from 0 in a 1s scenario: attempts at 0, 400ms,
 	// 800ms; the one due at 1.2s is past the end, so the request gives up.
 	reject := func(int, time.Duration) algorithms.Decision {
@@ -61,6 +63,7 @@ func TestRetryStopsAtTheEnd(t *testing.T) {
 }
 
 func TestFixedWindowRetryAfterReturnsAtWindowStart(t *testing.T) {
+	t.Parallel()
 	// Through the real fixed-window (1 per 1s): the request at 200ms is
 	// rejected with retry_after 800ms, the start of the next window minus
 	// now. With resolution 0 the client waits exactly that and is admitted
@@ -89,6 +92,7 @@ func TestFixedWindowRetryAfterReturnsAtWindowStart(t *testing.T) {
 }
 
 func TestRetryComesAfterFreshArrivalsOfItsInstant(t *testing.T) {
+	t.Parallel()
 	// A request at 0 is rejected and retried 1s later; a fresh request
 	// also arrives at 1s. At one instant first attempts come before
 	// retries.
@@ -113,6 +117,7 @@ func TestRetryComesAfterFreshArrivalsOfItsInstant(t *testing.T) {
 }
 
 func TestRetriesDeterministicWithJitter(t *testing.T) {
+	t.Parallel()
 	plan := traffic.Plan{Sources: []traffic.Source{
 		&traffic.Steady{Common: traffic.Common{Clients: traffic.Clients{N: 20, Prefix: "c"}, Cost: 1, End: 5 * time.Second},
 			Rate: traffic.Rate{Count: 200, Per: time.Second}},
@@ -149,6 +154,7 @@ func TestRetriesDeterministicWithJitter(t *testing.T) {
 // everything (retry_after 300ms) under each policy and checks the instants
 // of its attempts.
 func TestRetryAttemptTimes(t *testing.T) {
+	t.Parallel()
 	reject := func(int, time.Duration) algorithms.Decision {
 		return algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: 300 * ms}
 	}
@@ -207,6 +213,7 @@ func TestRetryAttemptTimes(t *testing.T) {
 // bucket (not at the epoch), the report spans the first to the last
 // arrival, and retries stop one policy period after the last first attempt.
 func TestRunUntilTracesEnd(t *testing.T) {
+	t.Parallel()
 	const at = 1431856800 * time.Second // 17 May 2015 10:00:00 UTC
 	reject := func(int, time.Duration) algorithms.Decision {
 		return algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: 1}
@@ -248,6 +255,7 @@ func TestRunUntilTracesEnd(t *testing.T) {
 //     success not counted, its first rejection would have left 2 tokens
 //     and no retry.
 func TestRetryBudget(t *testing.T) {
+	t.Parallel()
 	budget := traffic.RetryPolicy{Policy: "fixed", Delay: ms, MaxAttempts: 0,
 		Budget: traffic.RetryBudget{MaxTokens: 4, RatioMilli: 1000}}
 	reject := func(int, time.Duration) algorithms.Decision {

@@ -18,6 +18,7 @@ import (
 // 256-byte node that no freed 128-byte chunk can give: refused, after
 // evicting the least recently used node.
 func TestRunNginxZone(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 100)
 	plan := traffic.Plan{Sources: []traffic.Source{
 		&traffic.Steady{Common: traffic.Common{Clients: traffic.Clients{N: 191, Prefix: "k"}, Cost: 1, End: 191 * ms},
