@@ -86,31 +86,29 @@ func TestProgressBar(t *testing.T) {
 	require.True(t, erased(errb.String()), "the bar is erased: %q", errb.String())
 }
 
-// TestProgressTrace: a trace without a duration has no total: the bar
-// says how far into the trace the run is.
-func TestProgressTrace(t *testing.T) {
-	var errb bytes.Buffer
-	clock := onTerminal(t, 80, &errb)
-	p := newProgress(&errb)
-	clock.t = clock.t.Add(2 * time.Second)
-	p.hook()(5*time.Minute+12*time.Second, 0)
-	require.Contains(t, lastDrawing(errb.String()), "replayed 5m12s of the trace")
-	p.done()
-	require.True(t, erased(errb.String()), "the bar is erased: %q", errb.String())
-}
-
-// TestProgressPoints: a sweep's bar counts its points.
-func TestProgressPoints(t *testing.T) {
-	var errb bytes.Buffer
-	clock := onTerminal(t, 80, &errb)
-	p := newProgress(&errb)
-	clock.t = clock.t.Add(2 * time.Second)
-	p.points(16.5, 64)
-	got := lastDrawing(errb.String())
-	require.True(t, strings.HasPrefix(got, "swept 16 of 64 points"), got)
-	require.Contains(t, got, "25%")
-	p.done()
-	require.True(t, erased(errb.String()), "the bar is erased: %q", errb.String())
+// TestProgressKinds: a trace without a duration has no total, so its bar
+// says how far into the trace the run is; a sweep's bar counts its points.
+func TestProgressKinds(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		draw func(p *progress)
+		want string // the drawing shows it
+		pct  string
+	}{
+		{"trace", func(p *progress) { p.hook()(5*time.Minute+12*time.Second, 0) }, "replayed 5m12s of the trace", ""},
+		{"sweep", func(p *progress) { p.points(16.5, 64) }, "swept 16 of 64 points", "25%"},
+	} {
+		var errb bytes.Buffer
+		clock := onTerminal(t, 80, &errb)
+		p := newProgress(&errb)
+		clock.t = clock.t.Add(2 * time.Second)
+		c.draw(p)
+		got := lastDrawing(errb.String())
+		require.Contains(t, got, c.want, c.name)
+		require.Contains(t, got, c.pct, c.name)
+		p.done()
+		require.True(t, erased(errb.String()), "%s: the bar is erased: %q", c.name, errb.String())
+	}
 }
 
 // TestProgressLeavesStdoutAlone runs a long compare and a sweep twice,

@@ -10,7 +10,12 @@ import (
 // attribute j-1 in the key space (traffic.Keys.Attrs), algorithms.NoKey
 // where a carries none.
 func (r *run) decideByAttrs(a *traffic.Arrival) algorithms.Decision {
-	values := r.keys.Attrs().Values(a.Attrs)
+	// a tuple never changes once made: each is looked up (under the key
+	// space's lock) once per run
+	for int(a.Attrs) >= len(r.tuples) {
+		r.tuples = append(r.tuples, r.keys.Attrs().Values(uint32(len(r.tuples))))
+	}
+	values := r.tuples[a.Attrs]
 	r.attrs = append(r.attrs[:0], algorithms.Key(a.Key))
 	for _, v := range values {
 		if v == traffic.NoValue {

@@ -365,9 +365,10 @@ type run struct {
 
 	// byAttrs is the row's limiter when its limits count by different
 	// attributes of a request (algorithms.Attributed); attrs is its
-	// arguments' buffer
+	// arguments' buffer, tuples the attribute tuples it has met
 	byAttrs algorithms.Attributed
 	attrs   []algorithms.Key
+	tuples  [][]uint32
 
 	// the run's progress report (Config.Progress through its board), and
 	// the events so far

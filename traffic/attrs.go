@@ -93,7 +93,7 @@ func (a Attrs) Names() []string {
 
 // Values returns the value ids of tuple id's attributes, one per name
 // (NoValue for an attribute the tuple lacks); the slice is shared, not to
-// be changed.
+// be changed, and a tuple never changes once made, so a reader may keep it.
 func (a Attrs) Values(id uint32) []uint32 {
 	if a.s == nil {
 		return nil
@@ -101,13 +101,6 @@ func (a Attrs) Values(id uint32) []uint32 {
 	a.s.mu.RLock()
 	defer a.s.mu.RUnlock()
 	return a.s.tuples[id]
-}
-
-// Count is how many distinct values attribute i has taken so far.
-func (a Attrs) Count(i int) int {
-	a.s.mu.RLock()
-	defer a.s.mu.RUnlock()
-	return len(a.s.values[i])
 }
 
 // Value returns the text of attribute i's value id v.
