@@ -223,3 +223,18 @@ func TestAdaptiveRowsGolden(t *testing.T) {
 	require.Equal(t, 0, status, errOut)
 	golden(t, filepath.Join("adaptive", "rows.json"), out)
 }
+
+// TestSeedFlagIsTheFilesSeed: --seed N runs what the same file with seed:
+// N runs, backend draws included.
+func TestSeedFlagIsTheFilesSeed(t *testing.T) {
+	text, err := os.ReadFile("../scenarios/builtin/protect-the-backend.yaml")
+	require.NoError(t, err)
+	require.Contains(t, string(text), "\nseed: 11\n")
+	path := filepath.Join(t.TempDir(), "protect-the-backend.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(text), "\nseed: 11\n", "\nseed: 9\n", 1)), 0o644))
+	status, want, errOut := run(t, "compare", path, "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	status, got, errOut := run(t, "compare", "protect-the-backend", "--format", "json", "--seed", "9")
+	require.Equal(t, 0, status, errOut)
+	require.Equal(t, want, got)
+}

@@ -187,8 +187,13 @@ func prepare(sc *scenarios.Scenario, o Options) (sim.Config, error) {
 		}
 	}
 	if o.Seed != nil {
+		// every draw derives from the scenario's seed: the traffic's, the
+		// backend's service times (the cluster's read sc.Seed)
 		sc.Seed = *o.Seed
 		sc.Traffic.Seed = *o.Seed
+		if sc.Backend != nil {
+			sc.Backend.Seed = *o.Seed
+		}
 	}
 	if err := selectAlgorithms(sc, o.Algorithms); err != nil {
 		return sim.Config{}, err
