@@ -34,6 +34,7 @@ type compareFlags struct {
 	charts     chartFlags
 	timeline   timelineFlags
 	redis      redisFlags
+	budget     budgetFlags
 	// check is replay --check-field's (nil for compare)
 	check *sim.Check
 }
@@ -45,6 +46,7 @@ func addOutputFlags(fl *pflag.FlagSet, f *compareFlags) {
 	addChartFlags(fl, &f.charts)
 	addTimelineFlags(fl, &f.timeline)
 	addRedisFlags(fl, &f.redis)
+	addBudgetFlags(fl, &f.budget, "a run")
 }
 
 func newCompareCmd() *cobra.Command {
@@ -128,6 +130,7 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*run
 	o.TopKeys = f.top
 	o.Check = f.check
 	o.KeepDecisions = runner.TimelineDecisions
+	o.Budget = f.budget.budget()
 	if f.seedSet {
 		o.Seed = &f.seed
 	}
@@ -150,9 +153,11 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*run
 }
 
 // runOptions are the options of every run of the command line: its
-// notes and warnings on stderr, and the key the charts inspect.
+// notes and warnings on stderr, the key the charts inspect, and the
+// default budget.
 func runOptions(stderr io.Writer, charts chartFlags) runner.Options {
 	return runner.Options{
+		Budget:     runner.DefaultBudget(),
 		Inspect:    charts.dir != "",
 		InspectKey: charts.key,
 		Note: func(sk scenarios.Skipped) {
@@ -166,7 +171,8 @@ func runOptions(stderr io.Writer, charts chartFlags) runner.Options {
 // input as usage errors: they exit 2.
 func runError(err error) error {
 	var oe *runner.OptionError
-	if errors.As(err, &oe) {
+	var be *runner.BudgetError
+	if errors.As(err, &oe) || errors.As(err, &be) {
 		return usageError{err}
 	}
 	return inputError(err)

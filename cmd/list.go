@@ -7,6 +7,7 @@ import (
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/output"
+	"github.com/ratesim/ratesim/runner"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/spf13/cobra"
 )
@@ -58,7 +59,10 @@ func newValidateCmd() *cobra.Command {
 found as file:line:column: field: what was found and what is expected. Exits
 0 when the scenario is valid, 2 when it is not. The traces of replay sources
 are opened and their first lines read, to check that their format is
-recognised.`,
+recognised. A valid scenario's estimate follows, the figures a run's budget
+holds it to (--max-requests, --max-memory): its requests, the decisions
+they make, its keys and its memory; a line says when a run would be refused
+under the default budget.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			sc, err := scenarios.Resolve(args[0])
@@ -79,6 +83,17 @@ recognised.`,
 			fmt.Fprintf(c.OutOrStdout(), "%s: ok: scenario %q, %s, %s, %s, limit %s%s\n",
 				args[0], sc.Name, count(len(sc.Algorithms), "algorithm"), count(len(sc.Traffic.Sources), "source"), duration,
 				fmt.Sprintf("%d/%s burst %d", sc.Limit.Rate, output.FormatDuration(sc.Limit.Per), sc.Limit.Burst), onCluster)
+			est, err := runner.EstimateOf(sc)
+			if err != nil {
+				return inputError(err)
+			}
+			for _, l := range est.Lines() {
+				fmt.Fprintf(c.OutOrStdout(), "  %s\n", l)
+			}
+			if runner.DefaultBudget().Check(est) != nil {
+				fmt.Fprintf(c.OutOrStdout(), "  over the default budget (%s requests, %s): a run needs --max-requests or --max-memory\n",
+					runner.Count(runner.DefaultMaxRequests), runner.Bytes(runner.DefaultMaxMemory))
+			}
 			return nil
 		},
 	}

@@ -78,6 +78,9 @@ type Options struct {
 	// Warn is told the warnings of the scenario's replays (a trace read
 	// out of order, say).
 	Warn func(msg string)
+	// Budget, when not zero, bounds the run's estimate (EstimateOf): a
+	// run over it does not start, and Run returns a *BudgetError.
+	Budget Budget
 }
 
 // Report is a finished run.
@@ -114,6 +117,15 @@ func Run(sc *scenarios.Scenario, o Options) (*Report, error) {
 	cfg, err := prepare(sc, o)
 	if err != nil {
 		return nil, err
+	}
+	if o.Budget != (Budget{}) {
+		est, err := EstimateOf(sc)
+		if err != nil {
+			return nil, err
+		}
+		if err := o.Budget.Check(est); err != nil {
+			return nil, err
+		}
 	}
 	if o.Inspect {
 		if cfg.Inspect, err = inspect(sc, &cfg, o.InspectKey); err != nil {

@@ -1,0 +1,125 @@
+package cmd
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// runaway is a scenario of one steady source of one key at rate for
+// duration.
+func runaway(t *testing.T, rate, duration string) string {
+	return writeFile(t, "runaway.yaml", "name: runaway\nduration: "+duration+
+		"\nlimit: {rate: 100, per: 1s}\ntraffic:\n  - type: steady\n    key: k\n    rate: "+rate+"\n")
+}
+
+// TestRunawayRefused: the runaway scenarios stop before they start, exit
+// 2, with the estimate and the flags that raise the budget, each in well
+// under a second; validate says they are valid and prints the estimate.
+func TestRunawayRefused(t *testing.T) {
+	for _, c := range []struct {
+		name, rate, duration string
+		args                 []string
+		over                 []string // what the refusal says
+	}{
+		// 3.6e15 requests (1e9 a second for 3.6e6 s), over --max-requests;
+		// the peaks of the 1s window would hold 1e9 instants (8 bytes
+		// each): 7.5 GiB, over --max-memory
+		{"1e9/s for 1000h", "1000000000/s", "1000h", []string{"--algorithms", "gcra"}, []string{
+			"3,600,000,000,000,000 requests to decide, over --max-requests 1,000,000,000",
+			"7.5 GiB of memory, over --max-memory 4.0 GiB: the exact peaks of offered traffic hold each distinct instant of the 1s window, up to 1,000,000,000 of them (7.5 GiB)",
+			"  requests: exactly 3,600,000,000,000,000\n",
+		}},
+		// 1e9 requests for gcra alone is within the default; the peaks'
+		// 1e9 instants are not
+		{"1e9/s for 1s", "1000000000/s", "1s", []string{"--algorithms", "gcra"}, []string{
+			"the run is too big to start: 7.5 GiB of memory, over --max-memory 4.0 GiB: the exact peaks",
+			"  requests: exactly 1,000,000,000\n  decisions: 1,000,000,000 (every attempt by 1 limiter)\n",
+		}},
+		// the largest rate: more requests in 1s than an int64 holds
+		{"the largest rate", "9223372036854775807/s", "1s", nil, []string{
+			"9,223,372,036,854,775,807 or more requests to decide, over --max-requests 1,000,000,000",
+			"  requests: 9,223,372,036,854,775,807 or more\n",
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := runaway(t, c.rate, c.duration)
+			start := time.Now()
+			status, out, errOut := run(t, append([]string{"compare", path}, c.args...)...)
+			require.Less(t, time.Since(start), time.Second)
+			require.Equal(t, 2, status, errOut)
+			require.Empty(t, out)
+			for _, s := range c.over {
+				require.Contains(t, errOut, s)
+			}
+			require.Contains(t, errOut, "raise --max-requests or --max-memory (2e9, 8GiB, unlimited) to run it anyway\n")
+
+			status, out, errOut = run(t, "validate", path)
+			require.Equal(t, 0, status, errOut)
+			require.Contains(t, out, ": ok: scenario \"runaway\"")
+			require.Contains(t, out, "\n  over the default budget (1,000,000,000 requests, 4.0 GiB): a run needs --max-requests or --max-memory\n")
+		})
+	}
+}
+
+// TestBudgetFlags: double-burst makes 20 requests, each decided by its 8
+// rows: 160 decisions. A budget of 159 refuses it, 160 runs it; the
+// figures take units, and a bad one is a usage error.
+func TestBudgetFlags(t *testing.T) {
+	status, _, errOut := run(t, "compare", "--max-requests", "159")
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, "ratesim: the run is too big to start: 160 requests to decide, over --max-requests 159; its estimate:\n"+
+		"  requests: exactly 20\n  decisions: 160 (every attempt by 8 limiters)\n  keys: at most 2\n")
+	for _, ok := range [][]string{
+		{"--max-requests", "160"},
+		{"--max-requests", "1.6e2"},
+		{"--max-requests", "unlimited", "--max-memory", "unlimited"},
+		{"--max-memory", "64MiB"},
+	} {
+		status, _, errOut = run(t, append([]string{"compare", "--format", "csv"}, ok...)...)
+		require.Equal(t, 0, status, "%v: %s", ok, errOut)
+	}
+	// the base of a run is 32 MiB: 32MiB is just under its estimate
+	status, _, errOut = run(t, "compare", "--max-memory", "32MiB")
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, "of memory, over --max-memory 32.0 MiB; its estimate:")
+	for _, bad := range [][]string{
+		{"--max-requests", "lots", `invalid argument "lots" for "--max-requests" flag: "lots": want a count (2000000, 2e6) or unlimited`},
+		{"--max-memory", "4GiBs", `"4GiBs": want bytes with a unit (4GiB, 512MiB, 8GB, 2e9) or unlimited`},
+		{"--max-memory", "0", `"0": want more than 0 (or unlimited)`},
+	} {
+		status, _, errOut = run(t, "compare", bad[0], bad[1])
+		require.Equal(t, 2, status)
+		require.Contains(t, errOut, bad[2])
+	}
+}
+
+func TestParseBudget(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		bytes bool
+		want  int64
+	}{
+		{"2e9", false, 2_000_000_000},
+		{"1_000_000", false, 1_000_000},
+		{"4GiB", true, 4 << 30},
+		{"1.5GiB", true, 3 << 29},
+		{"8GB", true, 8_000_000_000},
+		{"512 MiB", true, 512 << 20},
+		{"2e9", true, 2_000_000_000},
+		{"unlimited", true, 0},
+		{"1e30", false, math.MaxInt64},
+	} {
+		got, err := parseBudget(c.in, c.bytes)
+		require.NoError(t, err, c.in)
+		require.Equal(t, c.want, got, c.in)
+	}
+	for _, bad := range []string{"", "GiB", "1/2", "-3", "x"} {
+		_, err := parseBudget(bad, true)
+		require.Error(t, err, bad)
+	}
+	require.True(t, strings.HasPrefix(budgetValue{n: new(int64), bytes: true}.String(), "unlimited"))
+}

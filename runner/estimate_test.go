@@ -1,0 +1,160 @@
+package runner
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/scenarios"
+	"github.com/ratesim/ratesim/traffic"
+)
+
+func parse(t *testing.T, text string) *scenarios.Scenario {
+	t.Helper()
+	sc, err := scenarios.Parse("t.yaml", []byte(text))
+	require.NoError(t, err)
+	return sc
+}
+
+// TestEstimateByHand holds estimates to figures worked out by hand.
+func TestEstimateByHand(t *testing.T) {
+	// double-burst: two bursts of 10 of alice, decided by the 8 rows of
+	// the default list: 160 decisions; the 20 instants are all within
+	// the 1s window (900ms..1090ms), 8 bytes each
+	e, err := EstimateOf(doubleBurst(t))
+	require.NoError(t, err)
+	require.Equal(t, int64(20), e.Requests)
+	require.Equal(t, traffic.Exact, e.Accuracy)
+	require.Equal(t, 8, e.Runs)
+	require.Equal(t, int64(160), e.Work)
+	require.Equal(t, int64(2), e.Keys, "alice twice: the sources may share keys")
+	require.Equal(t, traffic.Bound, e.KeysAccuracy)
+	require.Equal(t, time.Second, e.Window)
+	require.Equal(t, int64(20), e.Instants)
+	require.Equal(t, int64(160), e.PeakBytes)
+
+	// 10/s for 10s to 4 clients, with retries of at most 3 attempts: 100
+	// first attempts, 200 retries at most, by 2 rows: 600 decisions. A 1s
+	// window holds ceil(10) + 1 = 11 first attempts and 22 retries.
+	e, err = EstimateOf(parse(t, `name: r
+duration: 10s
+limit: {rate: 5, per: 1s, burst: 5}
+algorithms: [{name: gcra}, {name: fixed-window}]
+clients: {retry: {policy: fixed, delay: 100ms, max-attempts: 3}}
+traffic:
+  - {type: steady, rate: 10/s, clients: 4, key-prefix: c}
+`))
+	require.NoError(t, err)
+	require.Equal(t, int64(100), e.Requests)
+	require.Equal(t, int64(200), e.Retries)
+	require.Equal(t, "fixed: max-attempts 3", e.RetryBound)
+	require.Equal(t, int64(600), e.Work)
+	require.Equal(t, int64(4), e.Keys)
+	require.Equal(t, traffic.Exact, e.KeysAccuracy)
+	require.Equal(t, int64(33), e.Instants, "11 first attempts and 22 retries")
+	// with retries, each row keeps its own peaks of attempts: 2 x 33 x 8
+	require.Equal(t, int64(2*33*8), e.PeakBytes)
+
+	// unlimited attempts of a fixed 1s wait over 10s: at most 10 + 1
+	// attempts after the first of each request
+	e, err = EstimateOf(parse(t, `name: r
+duration: 10s
+limit: {rate: 5, per: 1s, burst: 5}
+algorithms: [{name: gcra}]
+clients: {retry: {policy: fixed, delay: 1s, max-attempts: unlimited}}
+traffic:
+  - {type: steady, rate: 10/s, key: k}
+`))
+	require.NoError(t, err)
+	require.Equal(t, int64(100*11), e.Retries)
+	require.Equal(t, "fixed: unlimited attempts, one per 1s at most", e.RetryBound)
+
+	// a cluster of 4 nodes: a central row sends one script per attempt,
+	// a racy one a GET and a SET; each row also runs its reference: 4
+	// runs of 100 requests and 300 store operations
+	e, err = EstimateOf(parse(t, `name: c
+duration: 10s
+limit: {rate: 5, per: 1s, burst: 5}
+algorithms: [{name: gcra, coordination: central}, {name: gcra, label: racy, coordination: racy}]
+cluster: {nodes: 4}
+traffic:
+  - {type: steady, rate: 10/s, key: k}
+`))
+	require.NoError(t, err)
+	require.Equal(t, 4, e.Runs)
+	require.Equal(t, int64(300), e.StoreOps)
+	require.Equal(t, int64(4*100+300), e.Work)
+}
+
+// TestEstimateMemory: the key state and the peaks, by hand. 1000 clients
+// at 1000/s for 10s, one gcra row at 10/s burst 5: the keys take 64 bytes
+// each and 32 in the one run (96,000); the 1s window holds at most 1001
+// attempts, and gcra releases at most 5 + 10*(1+2) = 35 a key a window,
+// more than the window's attempts over 1000 keys: 1001 releases of 16
+// bytes (16,016); the peaks 1001 instants of 8 bytes (8,008).
+func TestEstimateMemory(t *testing.T) {
+	e, err := EstimateOf(parse(t, `name: m
+duration: 10s
+limit: {rate: 10, per: 1s, burst: 5}
+algorithms: [{name: gcra}]
+traffic:
+  - {type: steady, rate: 1000/s, clients: 1000, key-prefix: c}
+report: {windows: [1s]}
+`))
+	require.NoError(t, err)
+	require.Equal(t, int64(96_000), e.KeyBytes)
+	require.Equal(t, int64(16_016), e.WindowBytes)
+	require.Equal(t, int64(8_008), e.PeakBytes)
+	require.Equal(t, int64(32<<20+96_000+16_016+8_008), e.Memory)
+
+	// one key: gcra's 35 releases bound the window's, not the 1001
+	// attempts
+	e, err = EstimateOf(parse(t, `name: m
+duration: 10s
+limit: {rate: 10, per: 1s, burst: 5}
+algorithms: [{name: gcra}]
+traffic:
+  - {type: steady, rate: 1000/s, key: k}
+report: {windows: [1s]}
+`))
+	require.NoError(t, err)
+	require.Equal(t, int64(35*16), e.WindowBytes)
+}
+
+// TestBudgetRefusesBeforeRunning: a run over its budget returns the
+// estimate in a *BudgetError and decides nothing; the zero budget checks
+// nothing.
+func TestBudgetRefusesBeforeRunning(t *testing.T) {
+	_, err := Run(doubleBurst(t), Options{Budget: Budget{MaxRequests: 159}})
+	var be *BudgetError
+	require.True(t, errors.As(err, &be), "%v", err)
+	require.Equal(t, int64(160), be.Estimate.Work)
+	_, err = Run(doubleBurst(t), Options{Budget: Budget{MaxRequests: 160}})
+	require.NoError(t, err)
+	_, err = Run(doubleBurst(t), Options{Algorithms: "gcra", Budget: Budget{MaxRequests: 20}})
+	require.NoError(t, err, "the rows kept count, not the file's")
+}
+
+// TestBuiltinsFitTheDefaultBudget: every built-in scenario (the lessons
+// run built-ins) runs under the default budget.
+func TestBuiltinsFitTheDefaultBudget(t *testing.T) {
+	for _, b := range scenarios.Builtins() {
+		sc, err := scenarios.Builtin(b.Name)
+		require.NoError(t, err)
+		e, err := EstimateOf(sc)
+		require.NoError(t, err)
+		require.NoError(t, DefaultBudget().Check(e), b.Name)
+	}
+}
+
+func TestFigures(t *testing.T) {
+	require.Equal(t, "1,000,000,000", Count(1e9))
+	require.Equal(t, "999", Count(999))
+	require.Equal(t, "9,223,372,036,854,775,807 or more", Count(traffic.Unbounded))
+	require.Equal(t, "4.0 GiB", Bytes(4<<30))
+	require.Equal(t, "7.5 GiB", Bytes(8e9), "7.45 rounded up")
+	require.Equal(t, "808 B", Bytes(808))
+	require.Equal(t, "8192.0 PiB or more", Bytes(traffic.Unbounded))
+}
