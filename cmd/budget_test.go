@@ -123,3 +123,23 @@ func TestParseBudget(t *testing.T) {
 	}
 	require.True(t, strings.HasPrefix(budgetValue{n: new(int64), bytes: true}.String(), "unlimited"))
 }
+
+// TestSweepBudget: double-burst's 4 points of limit.burst each decide
+// 160 requests (20 by 8 rows): a point over --max-requests stops the
+// sweep before any point runs, and so do the 640 of all four over
+// --max-total-requests.
+func TestSweepBudget(t *testing.T) {
+	args := []string{"sweep", "double-burst", "--vary", "limit.burst=5..20:5"}
+	status, out, errOut := run(t, append(args, "--max-requests", "159")...)
+	require.Equal(t, 2, status)
+	require.Empty(t, out)
+	require.Contains(t, errOut, "ratesim: point limit.burst=5 is too big to start: 160 requests to decide, over --max-requests 159; its estimate:\n")
+	status, out, errOut = run(t, append(args, "--max-total-requests", "639")...)
+	require.Equal(t, 2, status)
+	require.Empty(t, out)
+	require.Contains(t, errOut, "ratesim: the sweep of 4 points is too big to start: 640 requests to decide, over --max-total-requests 639; its estimate:\n"+
+		"  requests: exactly 80\n")
+	require.Contains(t, errOut, "\nraise --max-total-requests (2e10, unlimited) to run it anyway\n")
+	status, _, errOut = run(t, append(args, "--max-requests", "160", "--max-total-requests", "640")...)
+	require.Equal(t, 0, status, errOut)
+}

@@ -34,6 +34,9 @@ type sweepFlags struct {
 	shard    string
 	baseline string
 	charts   chartFlags
+	budget   budgetFlags
+	// total is --max-total-requests
+	total int64
 }
 
 func newSweepCmd() *cobra.Command {
@@ -70,6 +73,9 @@ the shards into the output of one whole run.`,
 	fl.StringVarP(&f.output, "output", "o", "", "write the output to this file instead of standard output (a shard's JSON, say)")
 	fl.StringVar(&f.shard, "shard", "", "K/N: run only the points whose index mod N is K, and write them as JSON for 'sweep merge'")
 	addSweepChartFlags(fl, &f.charts)
+	addBudgetFlags(fl, &f.budget, "a sweep with a point")
+	f.total = runner.DefaultMaxTotalRequests
+	fl.Var(budgetValue{n: &f.total}, "max-total-requests", "refuse a sweep whose points together decide more requests than this (2e10, unlimited)")
 	c.AddCommand(newSweepMergeCmd())
 	return c
 }
@@ -96,10 +102,12 @@ as the sweep takes them.`,
 	return c
 }
 
-// sweepUsage makes the sweep package's flag errors usage errors.
+// sweepUsage makes the sweep package's flag errors, and a sweep over its
+// budget, usage errors.
 func sweepUsage(err error) error {
 	var u *sweep.Usage
-	if errors.As(err, &u) {
+	var be *runner.BudgetError
+	if errors.As(err, &u) || errors.As(err, &be) {
 		return usageError{err}
 	}
 	return err
@@ -164,7 +172,7 @@ func runSweep(stdout, stderr io.Writer, name string, f sweepFlags, formatSet boo
 	for _, sk := range sc.Skipped {
 		fmt.Fprintf(stderr, "note: %s left out: %s\n", sk.Name, sk.Reason)
 	}
-	opts := sweep.Options{Base: base, Fields: fields, Shard: shard}
+	opts := sweep.Options{Base: base, Fields: fields, Shard: shard, Budget: f.budget.budget(), MaxTotalRequests: f.total}
 	if f.baseline != "" {
 		if opts.Baseline, err = runner.Baseline(sc, f.baseline); err != nil {
 			return usageError{err}

@@ -201,6 +201,29 @@ func releasesPerKey(a scenarios.Algorithm, v time.Duration) (int64, bool) {
 	return satAdd(satAdd(p.Burst, p.NginxBurst), satMul(p.Rate, periods)), true
 }
 
+// Add adds the estimate of another run to e, as the total of a sweep's
+// points: the requests, decisions and operations summed; the keys, the
+// window's instants and the memory the most of one run (the points of a
+// sweep do not all run at once).
+func (e *Estimate) Add(x *Estimate) {
+	e.Requests = satAdd(e.Requests, x.Requests)
+	e.Retries = satAdd(e.Retries, x.Retries)
+	e.StoreOps = satAdd(e.StoreOps, x.StoreOps)
+	e.Work = satAdd(e.Work, x.Work)
+	e.Rows += x.Rows
+	e.Runs += x.Runs
+	e.Accuracy, e.KeysAccuracy = max(e.Accuracy, x.Accuracy), max(e.KeysAccuracy, x.KeysAccuracy)
+	if x.RetryBound != "" && !strings.Contains(e.RetryBound, x.RetryBound) {
+		e.RetryBound = strings.TrimPrefix(e.RetryBound+"; "+x.RetryBound, "; ")
+	}
+	e.Keys = max(e.Keys, x.Keys)
+	e.Window = max(e.Window, x.Window)
+	if x.Memory > e.Memory {
+		e.Memory, e.KeyBytes, e.WindowBytes = x.Memory, x.KeyBytes, x.WindowBytes
+		e.Instants, e.PeakBytes = x.Instants, x.PeakBytes
+	}
+}
+
 // retriesPer is the most attempts after the first that policy p allows a
 // request in a run of duration d (0: until the traces end), and why.
 func retriesPer(p traffic.RetryPolicy, d time.Duration) (int64, string) {
@@ -279,22 +302,33 @@ type BudgetError struct {
 	Estimate *Estimate
 	Budget   Budget
 	// What names the run: "" for a run, "point limit.burst=5" or "the
-	// sweep's 12 points" for a sweep.
-	What string
+	// sweep of 12 points" for a sweep; Flag the flag that raises its
+	// request budget ("" for --max-requests).
+	What, Flag string
 }
 
 func (e *BudgetError) Error() string {
 	var over []string
 	est, b := e.Estimate, e.Budget
+	flag := "--max-requests"
+	if e.Flag != "" {
+		flag = e.Flag
+	}
 	if b.MaxRequests > 0 && est.Work > b.MaxRequests {
-		over = append(over, fmt.Sprintf("%s requests to decide, over --max-requests %s", Count(est.Work), Count(b.MaxRequests)))
+		over = append(over, fmt.Sprintf("%s requests to decide, over %s %s", Count(est.Work), flag, Count(b.MaxRequests)))
 	}
 	if b.MaxMemory > 0 && est.Memory > b.MaxMemory {
 		msg := fmt.Sprintf("%s of memory, over --max-memory %s", Bytes(est.Memory), Bytes(b.MaxMemory))
-		if est.PeakBytes > b.MaxMemory {
-			// the exact peaks need it all: say so rather than approximate
+		// the part that needs it all: exact figures are not approximated
+		switch {
+		case est.PeakBytes > b.MaxMemory:
 			msg += fmt.Sprintf(": the exact peaks of offered traffic hold each distinct instant of the %s window, up to %s of them (%s)",
 				formatDuration(est.Window), Count(est.Instants), Bytes(est.PeakBytes))
+		case est.WindowBytes > b.MaxMemory:
+			msg += fmt.Sprintf(": the exact key peaks (and sliding logs) hold each request admitted in the %s window (%s)",
+				formatDuration(est.Window), Bytes(est.WindowBytes))
+		case est.KeyBytes > b.MaxMemory:
+			msg += fmt.Sprintf(": the state of %s keys (%s)", Count(est.Keys), Bytes(est.KeyBytes))
 		}
 		over = append(over, msg)
 	}
@@ -302,8 +336,12 @@ func (e *BudgetError) Error() string {
 	if e.What != "" {
 		what = e.What
 	}
-	return fmt.Sprintf("%s is too big to start: %s; its estimate:\n  %s\nraise --max-requests or --max-memory (2e9, 8GiB, unlimited) to run it anyway",
-		what, strings.Join(over, "; "), strings.Join(est.Lines(), "\n  "))
+	raise := "--max-requests or --max-memory (2e9, 8GiB, unlimited)"
+	if e.Flag != "" {
+		raise = e.Flag + " (2e10, unlimited)"
+	}
+	return fmt.Sprintf("%s is too big to start: %s; its estimate:\n  %s\nraise %s to run it anyway",
+		what, strings.Join(over, "; "), strings.Join(est.Lines(), "\n  "), raise)
 }
 
 // Check returns a *BudgetError when the estimate is over the budget.

@@ -69,6 +69,12 @@ type Options struct {
 	// the points under way) out of total. It is called from several
 	// goroutines, one at a time.
 	Progress func(done float64, total int)
+	// Budget, when not zero, bounds each point's estimate
+	// (runner.EstimateOf), and MaxTotalRequests (when > 0) the decisions
+	// of the points of the shard together: a sweep over either does not
+	// start, and Run returns a *runner.BudgetError.
+	Budget           runner.Budget
+	MaxTotalRequests int64
 }
 
 // Sweep is the outcome: the points of the grid (of the shard) in grid
@@ -165,6 +171,9 @@ func Run(o Options) (*Sweep, error) {
 			s.Points = append(s.Points, Point{Index: i, Values: ValuesAt(o.Fields, i)})
 		}
 	}
+	if err := checkBudget(o, s.Points); err != nil {
+		return nil, err
+	}
 	par := o.Parallel
 	if par <= 0 {
 		par = runtime.GOMAXPROCS(0)
@@ -202,6 +211,41 @@ func Run(o Options) (*Sweep, error) {
 		wg.Wait()
 	}
 	return s, nil
+}
+
+// checkBudget estimates every point before any runs: one over the
+// budget, or all of them together over MaxTotalRequests, stops the sweep.
+// A point whose scenario is in error is left to report it.
+func checkBudget(o Options, pts []Point) error {
+	if o.Budget == (runner.Budget{}) && o.MaxTotalRequests <= 0 {
+		return nil
+	}
+	sum := &runner.Estimate{}
+	for _, p := range pts {
+		data, err := o.Base.Edit(o.Fields, p.Values)
+		if err != nil {
+			continue
+		}
+		sc, err := scenarios.Parse(o.Base.File, data)
+		if err != nil {
+			continue
+		}
+		e, err := runner.EstimateOf(sc)
+		if err != nil {
+			continue
+		}
+		if err := o.Budget.Check(e); err != nil {
+			be := err.(*runner.BudgetError)
+			be.What = "point " + Describe(o.Fields, p.Values)
+			return be
+		}
+		sum.Add(e)
+	}
+	if o.MaxTotalRequests > 0 && sum.Work > o.MaxTotalRequests {
+		return &runner.BudgetError{Estimate: sum, Budget: runner.Budget{MaxRequests: o.MaxTotalRequests},
+			What: fmt.Sprintf("the sweep of %d points", len(pts)), Flag: "--max-total-requests"}
+	}
+	return nil
 }
 
 // group prepares the points and groups those that can share one sim.Run,
