@@ -160,7 +160,7 @@ func EstimateOf(sc *scenarios.Scenario) (*Estimate, error) {
 	if e.Retries > 0 {
 		peakSets = int64(max(e.Runs, 1))
 	}
-	e.PeakBytes = satMul(satMul(e.Instants, entry), peakSets)
+	e.PeakBytes = satMul(ringBytes(e.Instants, entry), peakSets)
 	e.KeyBytes = satMul(e.Keys, satAdd(keyBytes, satMul(runKeys, runKeyBytes)))
 	for _, a := range sc.Algorithms {
 		// the key peaks' releases of the longest window, and a sliding
@@ -175,10 +175,20 @@ func EstimateOf(sc *scenarios.Scenario) (*Estimate, error) {
 		if a.Name == "sliding-log" {
 			n++
 		}
-		e.WindowBytes = satAdd(e.WindowBytes, satMul(satMul(rel, releaseBytes), n))
+		e.WindowBytes = satAdd(e.WindowBytes, satMul(ringBytes(rel, releaseBytes), n))
 	}
 	e.Memory = satAdd(satAdd(satAdd(baseBytes, e.PeakBytes), e.KeyBytes), e.WindowBytes)
 	return e, nil
+}
+
+// ringBytes is the most memory a ring of sim's peaks takes to hold n
+// entries of size bytes (sim/peaks.go, ring): whole chunks of 1024
+// entries, a chunk or two spare and the releases stored but not yet
+// counted (2048 entries in all), in blocks that double up to 8 MiB, so
+// that they hold at most twice what is used, or 8 MiB more.
+func ringBytes(n, size int64) int64 {
+	used := satMul(satAdd(n, 2*1024), size)
+	return satAdd(used, min(used, 8<<20))
 }
 
 // releasesPerKey is the most requests a row admits of one key in a

@@ -22,7 +22,8 @@ func parse(t *testing.T, text string) *scenarios.Scenario {
 func TestEstimateByHand(t *testing.T) {
 	// double-burst: two bursts of 10 of alice, decided by the 8 rows of
 	// the default list: 160 decisions; the 20 instants are all within
-	// the 1s window (900ms..1090ms), 8 bytes each
+	// the 1s window (900ms..1090ms), 8 bytes each in a ring that holds
+	// 2048 entries more and may double: (20 + 2048) * 8 * 2
 	e, err := EstimateOf(doubleBurst(t))
 	require.NoError(t, err)
 	require.Equal(t, int64(20), e.Requests)
@@ -33,7 +34,7 @@ func TestEstimateByHand(t *testing.T) {
 	require.Equal(t, traffic.Bound, e.KeysAccuracy)
 	require.Equal(t, time.Second, e.Window)
 	require.Equal(t, int64(20), e.Instants)
-	require.Equal(t, int64(160), e.PeakBytes)
+	require.Equal(t, int64((20+2048)*8*2), e.PeakBytes)
 
 	// 10/s for 10s to 4 clients, with retries of at most 3 attempts: 100
 	// first attempts, 200 retries at most, by 2 rows: 600 decisions. A 1s
@@ -54,8 +55,8 @@ traffic:
 	require.Equal(t, int64(4), e.Keys)
 	require.Equal(t, traffic.Exact, e.KeysAccuracy)
 	require.Equal(t, int64(33), e.Instants, "11 first attempts and 22 retries")
-	// with retries, each row keeps its own peaks of attempts: 2 x 33 x 8
-	require.Equal(t, int64(2*33*8), e.PeakBytes)
+	// with retries, each of the 2 rows keeps its own peaks of attempts
+	require.Equal(t, int64(2*(33+2048)*8*2), e.PeakBytes)
 
 	// unlimited attempts of a fixed 1s wait over 10s: at most 10 + 1
 	// attempts after the first of each request
@@ -93,7 +94,8 @@ traffic:
 // each and 32 in the one run (96,000); the 1s window holds at most 1001
 // attempts, and gcra releases at most 5 + 10*(1+2) = 35 a key a window,
 // more than the window's attempts over 1000 keys: 1001 releases of 16
-// bytes (16,016); the peaks 1001 instants of 8 bytes (8,008).
+// bytes; the peaks 1001 instants of 8 bytes. Each is held in a ring of
+// 2048 entries more, whose blocks may double it.
 func TestEstimateMemory(t *testing.T) {
 	e, err := EstimateOf(parse(t, `name: m
 duration: 10s
@@ -105,9 +107,9 @@ report: {windows: [1s]}
 `))
 	require.NoError(t, err)
 	require.Equal(t, int64(96_000), e.KeyBytes)
-	require.Equal(t, int64(16_016), e.WindowBytes)
-	require.Equal(t, int64(8_008), e.PeakBytes)
-	require.Equal(t, int64(32<<20+96_000+16_016+8_008), e.Memory)
+	require.Equal(t, int64((1001+2048)*16*2), e.WindowBytes)
+	require.Equal(t, int64((1001+2048)*8*2), e.PeakBytes)
+	require.Equal(t, int64(32<<20+96_000+(1001+2048)*16*2+(1001+2048)*8*2), e.Memory)
 
 	// one key: gcra's 35 releases bound the window's, not the 1001
 	// attempts
@@ -120,7 +122,7 @@ traffic:
 report: {windows: [1s]}
 `))
 	require.NoError(t, err)
-	require.Equal(t, int64(35*16), e.WindowBytes)
+	require.Equal(t, int64((35+2048)*16*2), e.WindowBytes)
 }
 
 // TestBudgetRefusesBeforeRunning: a run over its budget returns the
