@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -140,14 +141,22 @@ func TestBudgetRefusesBeforeRunning(t *testing.T) {
 }
 
 // TestBuiltinsFitTheDefaultBudget: every built-in scenario (the lessons
-// run built-ins) runs under the default budget.
+// run built-ins) and the benchmark files the README and docs/big-runs.md
+// tell a user to run run under the default budget.
 func TestBuiltinsFitTheDefaultBudget(t *testing.T) {
+	names := []string{}
 	for _, b := range scenarios.Builtins() {
-		sc, err := scenarios.Builtin(b.Name)
+		names = append(names, b.Name)
+	}
+	bench, err := filepath.Glob("../scenarios/bench/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, bench)
+	for _, name := range append(names, bench...) {
+		sc, err := scenarios.Resolve(name)
 		require.NoError(t, err)
 		e, err := EstimateOf(sc)
 		require.NoError(t, err)
-		require.NoError(t, DefaultBudget().Check(e), b.Name)
+		require.NoError(t, DefaultBudget().Check(e), name)
 	}
 }
 
