@@ -149,11 +149,13 @@ func EstimateOf(sc *scenarios.Scenario) (*Estimate, error) {
 	e.Work = satAdd(e.Work, e.StoreOps)
 
 	// the peaks of attempts hold one entry per distinct instant of the
-	// longest window: 8 bytes while it is at most 2^32-1 ns, else 16
-	// (sim/peaks.go); with retries each run keeps its own
+	// longest window: 8 bytes while it is at most 2^32-1 ns and the cost
+	// at one instant fits in 32 bits (a window of fewer requests than
+	// that, of cost 1), else 16 (sim/peaks.go); with retries each run
+	// keeps its own
 	e.Instants = min(satAdd(all.Instants, retryWindow), window, int64(e.Window))
 	entry := int64(8)
-	if e.Window > math.MaxUint32 {
+	if e.Window > math.MaxUint32 || window > math.MaxUint32 {
 		entry = 16
 	}
 	peakSets := int64(1)
