@@ -99,7 +99,17 @@ func EstimateOf(sc *scenarios.Scenario) (*Estimate, error) {
 		more, why := retriesPer(p, sc.Duration)
 		if more > 0 {
 			e.Retries = satAdd(e.Retries, satMul(s.Requests, more))
-			retryWindow = satAdd(retryWindow, satMul(s.Window, more))
+			// a window's retries come from the first attempts of the
+			// window and of as long before it as the waits last
+			inWindow := s.Window
+			if spread := waits(p, more); spread > 0 {
+				wide, err := traffic.SizeOf(src, sc.Duration, satDuration(e.Window, spread))
+				if err != nil {
+					return nil, err
+				}
+				inWindow = wide.Window
+			}
+			retryWindow = satAdd(retryWindow, satMul(inWindow, more))
 			if !slices.Contains(reasons, why) {
 				reasons = append(reasons, why)
 			}
@@ -234,6 +244,33 @@ func (e *Estimate) Add(x *Estimate) {
 		e.Memory, e.KeyBytes, e.WindowBytes = x.Memory, x.KeyBytes, x.WindowBytes
 		e.Instants, e.PeakBytes = x.Instants, x.PeakBytes
 	}
+}
+
+// waits is the longest a request's retries after the first attempt can
+// spread over, more of them under policy p: 0 for immediate, the sum of
+// the fixed or backoff waits (jitter only shortens them), and for
+// retry-after, whose waits are the limiter's, no bound.
+func waits(p traffic.RetryPolicy, more int64) time.Duration {
+	switch p.Policy {
+	case "immediate":
+		return 0
+	case "fixed", "backoff":
+		q := p
+		q.Jitter, q.MaxAttempts = "", 0
+		var sum time.Duration
+		for k := int64(1); k <= more && k < 1<<20; k++ {
+			w, _ := q.Wait(int(k), 0, nil)
+			if sum = satDuration(sum, w); sum == math.MaxInt64 {
+				break
+			}
+		}
+		return sum
+	}
+	return math.MaxInt64
+}
+
+func satDuration(a, b time.Duration) time.Duration {
+	return time.Duration(satAdd(int64(a), int64(b)))
 }
 
 // retriesPer is the most attempts after the first that policy p allows a

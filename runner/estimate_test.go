@@ -39,7 +39,9 @@ func TestEstimateByHand(t *testing.T) {
 
 	// 10/s for 10s to 4 clients, with retries of at most 3 attempts: 100
 	// first attempts, 200 retries at most, by 2 rows: 600 decisions. A 1s
-	// window holds ceil(10) + 1 = 11 first attempts and 22 retries.
+	// window holds ceil(10) + 1 = 11 first attempts, and the retries of
+	// the first attempts of 1.2s (the window and two waits of 100ms before
+	// it): 2 x (ceil(12) + 1) = 26.
 	e, err = EstimateOf(parse(t, `name: r
 duration: 10s
 limit: {rate: 5, per: 1s, burst: 5}
@@ -55,9 +57,9 @@ traffic:
 	require.Equal(t, int64(600), e.Work)
 	require.Equal(t, int64(4), e.Keys)
 	require.Equal(t, traffic.Exact, e.KeysAccuracy)
-	require.Equal(t, int64(33), e.Instants, "11 first attempts and 22 retries")
+	require.Equal(t, int64(37), e.Instants, "11 first attempts and 26 retries")
 	// with retries, each of the 2 rows keeps its own peaks of attempts
-	require.Equal(t, int64(2*(33+2048)*8*2), e.PeakBytes)
+	require.Equal(t, int64(2*(37+2048)*8*2), e.PeakBytes)
 
 	// unlimited attempts of a fixed 1s wait over 10s: at most 10 + 1
 	// attempts after the first of each request
@@ -72,6 +74,20 @@ traffic:
 	require.NoError(t, err)
 	require.Equal(t, int64(100*11), e.Retries)
 	require.Equal(t, "fixed: unlimited attempts, one per 1s at most", e.RetryBound)
+
+	// retry-after waits what the limiter says: a window may hold the
+	// retries of every first attempt, 2 x 100, beside its own 11
+	e, err = EstimateOf(parse(t, `name: r
+duration: 10s
+limit: {rate: 5, per: 1s, burst: 5}
+algorithms: [{name: gcra}]
+clients: {retry: {policy: retry-after, max-attempts: 3}}
+traffic:
+  - {type: steady, rate: 10/s, key: k}
+`))
+	require.NoError(t, err)
+	require.Equal(t, int64(200), e.Retries)
+	require.Equal(t, int64(211), e.Instants)
 
 	// a cluster of 4 nodes: a central row sends one script per attempt,
 	// a racy one a GET and a SET; each row also runs its reference: 4
