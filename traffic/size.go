@@ -388,6 +388,12 @@ func (r *Replay) size(v time.Duration) (Size, error) {
 		}
 		rd = gz
 	}
+	keys := func(lines int64) int64 {
+		if r.KeyField == "none" {
+			return 1 // every request under one key
+		}
+		return lines
+	}
 	buf := make([]byte, sizeSample)
 	n, err := io.ReadFull(rd, buf)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
@@ -401,7 +407,7 @@ func (r *Replay) size(v time.Duration) (Size, error) {
 		// the whole trace is in the sample: its lines, of which a header
 		// or a malformed line is no request
 		lines = int64(len(splitLines(buf)))
-		return Size{Requests: lines, Keys: lines, Window: lines, Instants: lines, Accuracy: Bound}, nil
+		return Size{Requests: lines, Keys: keys(lines), Window: lines, Instants: lines, Accuracy: Bound}, nil
 	default:
 		ls := splitLines(buf)
 		if len(ls) > 1 {
@@ -422,7 +428,7 @@ func (r *Replay) size(v time.Duration) (Size, error) {
 			lines = int64(est)
 		}
 	}
-	return Size{Requests: lines, Keys: lines, Window: lines, Instants: lines, Accuracy: Sampled}, nil
+	return Size{Requests: lines, Keys: keys(lines), Window: lines, Instants: lines, Accuracy: Sampled}, nil
 }
 
 // splitLines cuts b into its lines, without their ends.

@@ -178,6 +178,11 @@ func TestSizeReplay(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Size{Requests: 100_000, Keys: 100_000, Window: 100_000, Instants: 100_000, Accuracy: Sampled}, got)
 
+	// key-field none: one key
+	got, err = SizeOf(&Replay{Path: plain, KeyField: "none"}, 0, time.Second)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), got.Keys)
+
 	gz := filepath.Join(dir, "big.csv.gz")
 	f, err := os.Create(gz)
 	require.NoError(t, err)
