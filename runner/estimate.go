@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/cluster"
+	"github.com/ratesim/ratesim/internal/human"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/traffic"
 )
@@ -372,10 +373,10 @@ func (e *BudgetError) Error() string {
 		switch {
 		case est.PeakBytes > b.MaxMemory:
 			msg += fmt.Sprintf(": the exact peaks of offered traffic hold each distinct instant of the %s window, up to %s of them (%s)",
-				formatDuration(est.Window), Count(est.Instants), Bytes(est.PeakBytes))
+				human.Duration(est.Window), Count(est.Instants), Bytes(est.PeakBytes))
 		case est.WindowBytes > b.MaxMemory:
 			msg += fmt.Sprintf(": the exact key peaks (and sliding logs) hold each request admitted in the %s window (%s)",
-				formatDuration(est.Window), Bytes(est.WindowBytes))
+				human.Duration(est.Window), Bytes(est.WindowBytes))
 		case est.KeyBytes > b.MaxMemory:
 			msg += fmt.Sprintf(": the state of %s keys (%s)", Count(est.Keys), Bytes(est.KeyBytes))
 		}
@@ -415,7 +416,7 @@ func (e *Estimate) Lines() []string {
 	work += ")"
 	keys := "keys: " + figure(e.KeysAccuracy, e.Keys)
 	mem := fmt.Sprintf("memory: about %s (peaks of offered traffic: %s distinct instants of the %s window at most, %s)",
-		Bytes(e.Memory), Count(e.Instants), formatDuration(e.Window), Bytes(e.PeakBytes))
+		Bytes(e.Memory), Count(e.Instants), human.Duration(e.Window), Bytes(e.PeakBytes))
 	return []string{req, work, keys, mem}
 }
 
@@ -475,15 +476,4 @@ func Bytes(n int64) string {
 	unit := int64(1) << (10 * u)
 	tenths := (n/unit)*10 + ((n%unit)*10+unit-1)/unit
 	return fmt.Sprintf("%d.%d %s%s", tenths/10, tenths%10, units[u], more)
-}
-
-// formatDuration writes d as the report does (1s, 100ms, 1m30s).
-func formatDuration(d time.Duration) string {
-	s := d.String()
-	for _, u := range []string{"h0m0s", "m0s"} {
-		if strings.HasSuffix(s, u) {
-			s = strings.TrimSuffix(s, u) + u[:1]
-		}
-	}
-	return s
 }
