@@ -49,10 +49,11 @@ type Estimate struct {
 	Instants  int64
 	PeakBytes int64
 	// Memory is the run's memory, about: PeakBytes, the keys' state in
-	// every run (KeyBytes), and what grows with the attempts of the
-	// longest window (WindowBytes: the key peaks' releases, a sliding
-	// log's entries), over a fixed base.
-	Memory, KeyBytes, WindowBytes int64
+	// every run (KeyBytes), what grows with the attempts of the longest
+	// window (WindowBytes: the key peaks' releases, a sliding log's
+	// entries) and the retries waiting at once in every run (RetryBytes),
+	// over a fixed base.
+	Memory, KeyBytes, WindowBytes, RetryBytes int64
 }
 
 // The memory model of an estimate, from the engine's measured figures
@@ -71,6 +72,9 @@ const (
 	// releaseBytes is an entry of the key peaks (one per release of the
 	// longest window, sim/keypeaks.go) and of a sliding log.
 	releaseBytes = 16
+	// retryBytes is a retry waiting in a run's queue of events: the
+	// request (about 48 bytes) in a slice that may be twice its length.
+	retryBytes = 96
 )
 
 // EstimateOf works out the size of a run of sc as it stands (the
@@ -85,7 +89,7 @@ func EstimateOf(sc *scenarios.Scenario) (*Estimate, error) {
 		e.Window = sc.Limit.Per
 	}
 	var all traffic.Size
-	var retryWindow int64
+	var retryWindow, pending int64
 	var reasons []string
 	for i, src := range sc.Traffic.Sources {
 		s, err := traffic.SizeOf(src, sc.Duration, e.Window)
@@ -101,16 +105,25 @@ func EstimateOf(sc *scenarios.Scenario) (*Estimate, error) {
 		if more > 0 {
 			e.Retries = satAdd(e.Retries, satMul(s.Requests, more))
 			// a window's retries come from the first attempts of the
-			// window and of as long before it as the waits last
-			inWindow := s.Window
+			// window and of as long before it as the waits last; the
+			// retries waiting at once, from those of the waits
+			inWindow, waiting := s.Window, s.Window
 			if spread := waits(p, more); spread > 0 {
 				wide, err := traffic.SizeOf(src, sc.Duration, satDuration(e.Window, spread))
 				if err != nil {
 					return nil, err
 				}
 				inWindow = wide.Window
+				if spread < math.MaxInt64 {
+					wide, err = traffic.SizeOf(src, sc.Duration, spread)
+					if err != nil {
+						return nil, err
+					}
+				}
+				waiting = wide.Window
 			}
 			retryWindow = satAdd(retryWindow, satMul(inWindow, more))
+			pending = satAdd(pending, satMul(waiting, more))
 			if !slices.Contains(reasons, why) {
 				reasons = append(reasons, why)
 			}
@@ -190,7 +203,9 @@ func EstimateOf(sc *scenarios.Scenario) (*Estimate, error) {
 		}
 		e.WindowBytes = satAdd(e.WindowBytes, satMul(ringBytes(rel, releaseBytes), n))
 	}
-	e.Memory = satAdd(satAdd(satAdd(baseBytes, e.PeakBytes), e.KeyBytes), e.WindowBytes)
+	// every run keeps its own retries waiting
+	e.RetryBytes = satMul(satMul(pending, retryBytes), int64(e.Runs))
+	e.Memory = satAdd(satAdd(satAdd(satAdd(baseBytes, e.PeakBytes), e.KeyBytes), e.WindowBytes), e.RetryBytes)
 	return e, nil
 }
 
@@ -242,7 +257,7 @@ func (e *Estimate) Add(x *Estimate) {
 	e.Keys = max(e.Keys, x.Keys)
 	e.Window = max(e.Window, x.Window)
 	if x.Memory > e.Memory {
-		e.Memory, e.KeyBytes, e.WindowBytes = x.Memory, x.KeyBytes, x.WindowBytes
+		e.Memory, e.KeyBytes, e.WindowBytes, e.RetryBytes = x.Memory, x.KeyBytes, x.WindowBytes, x.RetryBytes
 		e.Instants, e.PeakBytes = x.Instants, x.PeakBytes
 	}
 }
@@ -267,7 +282,7 @@ func waits(p traffic.RetryPolicy, more int64) time.Duration {
 		}
 		return sum
 	}
-	return math.MaxInt64
+	return math.MaxInt64 // retry-after: the limiter's waits
 }
 
 func satDuration(a, b time.Duration) time.Duration {

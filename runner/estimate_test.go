@@ -60,6 +60,9 @@ traffic:
 	require.Equal(t, int64(37), e.Instants, "11 first attempts and 26 retries")
 	// with retries, each of the 2 rows keeps its own peaks of attempts
 	require.Equal(t, int64(2*(37+2048)*8*2), e.PeakBytes)
+	// the retries waiting at once are those of the first attempts of the
+	// 200ms the waits last, 2 x (ceil(2) + 1), 96 bytes each in each row
+	require.Equal(t, int64(2*3*96*2), e.RetryBytes)
 
 	// unlimited attempts of a fixed 1s wait over 10s: at most 10 + 1
 	// attempts after the first of each request
