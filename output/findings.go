@@ -39,7 +39,8 @@ import (
 // admitted exactly as it, and what each row's store failures did.
 //
 // Ties name every algorithm tied, in the report's order. Peak counts are
-// cost, written as requests. The table, Markdown and any later front end show
+// cost: requests when every request costs 1, else in the traffic's cost
+// unit ("179786 tokens"), never called requests (docs/metrics.md). The table, Markdown and any later front end show
 // the same sentences.
 func Findings(r *sim.Report) []string {
 	if r == nil || len(r.Results) == 0 {
@@ -140,12 +141,12 @@ func peakFindings(r *sim.Report, v int64, src peakSource) []string {
 	for _, g := range groups {
 		if r.Keys > 1 {
 			out = append(out, fmt.Sprintf("%s let one key through at %s its limit of %s per %s: %s, %s in %s starting at %s.",
-				Join(g.labels), FormatRatio(best), g.limit, window, oneLine(g.key), plural(g.count, "request"),
+				Join(g.labels), FormatRatio(best), g.limit, window, oneLine(g.key), costCount(r, g.count, "request"),
 				window, reportInstant(r, g.start)))
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s let %s through in %s starting at %s: %s the limit of %s per %s.",
-			Join(g.labels), plural(g.count, "request"), window, reportInstant(r, g.start),
+			Join(g.labels), costCount(r, g.count, "request"), window, reportInstant(r, g.start),
 			FormatRatio(best), g.limit, window))
 	}
 	return out
@@ -335,8 +336,12 @@ func rejectFinding(r *sim.Report) string {
 			fewestLabels = append(fewestLabels, r.Results[i].Label)
 		}
 	}
-	return fmt.Sprintf("%s rejected the most requests (%d), %s the fewest (%d).",
-		Join(mostLabels), most, Join(fewestLabels), fewest)
+	what := "requests"
+	if retried(r) {
+		what = "attempts" // rejected counts every refused attempt
+	}
+	return fmt.Sprintf("%s rejected the most %s (%d), %s the fewest (%d).",
+		Join(mostLabels), what, most, Join(fewestLabels), fewest)
 }
 
 // herdFindings, when clients retried, names the algorithm whose attempts
@@ -379,7 +384,7 @@ func herdFindings(r *sim.Report, ws []int64) []string {
 			ratio = fmt.Sprintf(" (%s the limit of %s per %s)", FormatRatio(float64(p.Ratio)), limitPer(limitOf(r, res), v), window)
 		}
 		return fmt.Sprintf("%s %s: %s in %s starting at %s%s, %d retries, %s gave up.",
-			res.Label, verb, plural(p.Count, "attempt"), window, reportInstant(r, p.StartNs), ratio,
+			res.Label, verb, costCount(r, p.Count, "attempt"), window, reportInstant(r, p.StartNs), ratio,
 			res.Attempts-res.Offered, plural(res.GaveUp, "request"))
 	}
 	out := []string{say("drew the largest herd of attempts", &r.Results[hi], hiP)}
@@ -413,10 +418,10 @@ func backendFindings(r *sim.Report, v int64) []string {
 	}
 	window := FormatDuration(time.Duration(v))
 	out := []string{fmt.Sprintf("%s let the most reach the backend, all %d keys together: %s in %s starting at %s.",
-		r.Results[hi].Label, r.Keys, plural(hiP.Count, "request"), window, reportInstant(r, hiP.StartNs))}
+		r.Results[hi].Label, r.Keys, costCount(r, hiP.Count, "request"), window, reportInstant(r, hiP.StartNs))}
 	if loP.Count < hiP.Count {
 		out = append(out, fmt.Sprintf("%s the fewest: %s in %s starting at %s.",
-			r.Results[lo].Label, plural(loP.Count, "request"), window, reportInstant(r, loP.StartNs)))
+			r.Results[lo].Label, costCount(r, loP.Count, "request"), window, reportInstant(r, loP.StartNs)))
 	}
 	return out
 }

@@ -35,7 +35,7 @@ func TestFindingsRetryStorm(t *testing.T) {
 		"sliding-log-strict drew the largest herd of attempts: 420 attempts in 6s starting at 1m, 1050 retries, 300 requests gave up.",
 		"gcra-shaping drew the smallest: 60 attempts in 6s starting at 2m30s, 300 retries, 50 requests gave up.",
 		"gcra-shaping delayed the most requests: 350, by up to 2s.",
-		"sliding-log-strict rejected the most requests (1350), gcra-shaping the fewest (350).",
+		"sliding-log-strict rejected the most attempts (1350), gcra-shaping the fewest (350).",
 	}
 	checkFindings(t, retryStorm(), want)
 }
@@ -180,7 +180,7 @@ func TestFindingsFollowFigures(t *testing.T) {
 			"sliding-log-strict drew the largest herd of attempts: 420 attempts in 6s starting at 1m, 1050 retries, 300 requests gave up.",
 			"gcra-shaping drew the smallest: 60 attempts in 6s starting at 2m30s, 300 retries, 50 requests gave up.",
 			"Only gcra-shaping delayed requests: 350, by up to 2s.",
-			"sliding-log-strict rejected the most requests (1350), gcra-shaping the fewest (350).",
+			"sliding-log-strict rejected the most attempts (1350), gcra-shaping the fewest (350).",
 		})
 	})
 	t.Run("delays", func(t *testing.T) {

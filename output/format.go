@@ -115,6 +115,20 @@ func Join(items []string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
+// costCount writes n of cost, a figure of the peaks: "20 requests" (of
+// noun) when every request of r costs 1, else in r's cost unit: "179786
+// tokens", "1200 tokens of attempts".
+func costCount(r *sim.Report, n int64, noun string) string {
+	if r.CostUnit == "" {
+		return plural(n, noun)
+	}
+	s := strconv.FormatInt(n, 10) + " " + r.CostUnit
+	if noun != "request" {
+		s += " of " + noun + "s"
+	}
+	return s
+}
+
 // plural writes "1 request", "20 requests".
 func plural(n int64, noun string) string {
 	s := strconv.FormatInt(n, 10) + " " + noun

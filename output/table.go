@@ -3,9 +3,10 @@ package output
 import (
 	"bytes"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -15,32 +16,42 @@ import (
 )
 
 // Table writes the comparison for a terminal: a heading line (scenario,
-// policy, duration, seed), a plain ASCII table with one row per result, and
-// the Findings, one sentence a line, after a blank line.
+// policy, duration, seed), a plain ASCII table with one row per result,
+// the definitions its figures need (Definitions), and the Findings, one
+// sentence a line, after a blank line.
 //
-// Columns: algorithm (the label), accepted, delayed, rejected, accept %
-// ((accepted+delayed)/attempts, one decimal), with a baseline row
-// (docs/accuracy.md) "vs LABEL" (the first attempts decided differently from it,
-// "451 (1.46%)"), "wrongly allowed" and "wrongly limited", then p99 delay,
-// one "peak/V" column
-// per report window with cells like "20 (2.0x)" (count and ratio), when
-// clients retried the requests given up and "attempts/V", the busiest V of
-// attempts (first tries and retries) reaching the limiter for the shortest
-// report window V, where a retry herd shows, and bytes/key (the most bytes
-// of state one key held).
+// Each heading says on a second line what its column counts: requests,
+// attempts (first tries and retries) or the traffic's cost unit
+// (sim.Report.CostUnit). The columns (columns) are: algorithm (the
+// label), accepted, delayed, rejected, accept % ((accepted+delayed)/
+// attempts, one decimal), with a baseline row (docs/accuracy.md) "vs
+// LABEL" (the first attempts decided differently from it, "451 (1.46%)"),
+// "wrongly allowed" and "wrongly limited", then p99 delay, one "peak/V"
+// column per report window with cells like "20 (2.0x)" (count and ratio),
+// when clients retried the requests given up and "attempts/V", the busiest
+// V of attempts reaching the limiter for the shortest report window V,
+// where a retry herd shows, the cluster's and the backend's columns, and
+// bytes/key (the most bytes of state one key held).
 //
 // With several keys the limit is per key, so the peak columns are the key
 // peaks: "key peak/V", the most one key released in any V, with its ratio
 // to the limit ("20 (2.0x)"). What every key together released is a load
-// on the backend that no limit applies to: "all keys/V" gives it as
-// requests, without a ratio, for the first report window only (the
-// policy's W by default), so that the table keeps one column per window
-// and one more; every window's figure is in the JSON and CSV. The attempts
-// column, every key together too, is then a count without a ratio.
-// "Who was limited" follows: per algorithm, how many keys it rejected at
-// all and its top keys by rejections, the algorithms with the same list on
-// one line (LimitedKeys).
-func Table(w io.Writer, r *sim.Report) error {
+// on the backend that no limit applies to: "all keys/V" gives it without a
+// ratio, for the first report window only (the policy's W by default); the
+// attempts column, every key together too, is then a count without a
+// ratio. "Who was limited" follows: per algorithm, how many keys it
+// rejected at all and its top keys by rejections, the algorithms with the
+// same list on one line (LimitedKeys).
+//
+// The table fits in TableWidth columns: it leaves out its least telling
+// columns until it does, and says which (fitTable); TableOf chooses them.
+// JSON, CSV, Markdown and HTML have every column.
+func Table(w io.Writer, r *sim.Report) error { return TableOf(w, r, nil) }
+
+// TableOf writes Table with the columns names asks for (ParseColumns), or,
+// for nil names, those that fit in TableWidth, saying under the table
+// which were left out.
+func TableOf(w io.Writer, r *sim.Report, names []string) error {
 	if r == nil {
 		return errNilReport
 	}
@@ -55,10 +66,26 @@ func Table(w io.Writer, r *sim.Report) error {
 		buf.WriteString(s)
 		buf.WriteByte('\n')
 	}
-	if err := renderTable(&buf, r, renderer.NewBlueprint(tw.Rendition{
-		Symbols: tw.NewSymbols(tw.StyleASCII),
-	}), false); err != nil {
+	rend := func() tw.Renderer {
+		return renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})
+	}
+	cols := pick(columns(r, false), names)
+	var left []string
+	if names == nil {
+		var err error
+		if left, err = fitTable(&buf, r, rend); err != nil {
+			return err
+		}
+	} else if err := renderTable(&buf, r, cols, rend(), false); err != nil {
 		return err
+	}
+	for _, s := range Definitions(r, shown(cols, left)) {
+		buf.WriteString(s)
+		buf.WriteByte('\n')
+	}
+	if s := leftOut(left); s != "" {
+		buf.WriteString(s)
+		buf.WriteByte('\n')
 	}
 	if f := Findings(r); len(f) > 0 {
 		buf.WriteByte('\n')
@@ -72,6 +99,50 @@ func Table(w io.Writer, r *sim.Report) error {
 	section(&buf, "Replayed on Redis:", RedisLines(r), false)
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// shown are the names of the columns of cols not left out.
+func shown(cols []column, left []string) []string {
+	var out []string
+	for _, c := range cols {
+		if !slices.Contains(left, c.name) {
+			out = append(out, c.name)
+		}
+	}
+	return out
+}
+
+// leftOut says which columns the default table left out to fit.
+func leftOut(left []string) string {
+	if len(left) == 0 {
+		return ""
+	}
+	return "More columns with --columns all: " + strings.Join(left, ", ") + "."
+}
+
+// Definitions are the sentences under the table that say what its less
+// obvious figures count, for the columns named (every column for nil):
+// only those that the run's figures make matter (docs/metrics.md).
+func Definitions(r *sim.Report, names []string) []string {
+	has := func(name string) bool { return names == nil || slices.Contains(names, name) }
+	var delayed bool
+	for i := range r.Results {
+		delayed = delayed || r.Results[i].Delayed > 0
+	}
+	var out []string
+	if has("accept%") && delayed {
+		out = append(out, "accept % counts the delayed requests as accepted: (accepted + delayed) / attempts.")
+	}
+	if has("rejected") && retried(r) {
+		out = append(out, "rejected counts attempts: a request refused, retried and refused again counts twice.")
+	}
+	if has("p99-delay") && delayed {
+		out = append(out, "p99 delay is over every admitted request, 0 for those not delayed; the findings give the longest.")
+	}
+	if r.CostUnit != "" {
+		out = append(out, "Peaks and limits count "+r.CostUnit+" (each request's cost); accepted, delayed and rejected count requests.")
+	}
+	return out
 }
 
 // section writes a titled list of lines after the table, if there are
@@ -119,7 +190,7 @@ func LimitedKeys(r *sim.Report) []string {
 	byList := map[string]*group{}
 	for i := range r.Results {
 		res := &r.Results[i]
-		list := limitedList(res, r.Keys)
+		list := limitedList(res, r.Keys, retried(r))
 		g, ok := byList[list]
 		if !ok {
 			g = &group{list: list}
@@ -153,9 +224,13 @@ func LimitedKeys(r *sim.Report) []string {
 // limitedList writes how many of the report's keys res limited, and its top
 // keys by rejections: "8 of 100 keys: user-0 (2341 requests, 2022
 // rejected), ...", or "no key".
-func limitedList(res *sim.Result, keys int64) string {
+func limitedList(res *sim.Result, keys int64, retried bool) string {
 	if res.Keys.Limited == 0 {
 		return "no key"
+	}
+	rejected := " rejected"
+	if retried {
+		rejected = " attempts rejected" // retries refused again count again
 	}
 	var b strings.Builder
 	b.WriteString(strconv.FormatInt(res.Keys.Limited, 10) + " of " + strconv.FormatInt(keys, 10) + " keys")
@@ -165,7 +240,7 @@ func limitedList(res *sim.Result, keys int64) string {
 		} else {
 			b.WriteString(", ")
 		}
-		b.WriteString(oneLine(k.Key) + " (" + plural(k.Offered, "request") + ", " + strconv.FormatInt(k.Rejected, 10) + " rejected)")
+		b.WriteString(oneLine(k.Key) + " (" + plural(k.Offered, "request") + ", " + strconv.FormatInt(k.Rejected, 10) + rejected + ")")
 	}
 	if int64(len(res.Keys.Top)) < res.Keys.Limited {
 		b.WriteString(", ...")
@@ -176,7 +251,11 @@ func limitedList(res *sim.Result, keys int64) string {
 // Markdown writes the comparison as GitHub-flavoured Markdown: the heading
 // line, the table of Table as a Markdown table, and the Findings as a bullet
 // list.
-func Markdown(w io.Writer, r *sim.Report) error {
+func Markdown(w io.Writer, r *sim.Report) error { return MarkdownOf(w, r, nil) }
+
+// MarkdownOf writes Markdown with the columns names asks for
+// (ParseColumns); nil: every column (a page has no width to fit).
+func MarkdownOf(w io.Writer, r *sim.Report, names []string) error {
 	if r == nil {
 		return errNilReport
 	}
@@ -195,8 +274,14 @@ func Markdown(w io.Writer, r *sim.Report) error {
 		}
 		buf.WriteByte('\n')
 	}
-	if err := renderTable(&buf, r, renderer.NewMarkdown(), true); err != nil {
+	cols := pick(columns(r, true), names)
+	if err := renderTable(&buf, r, cols, renderer.NewMarkdown(), true); err != nil {
 		return err
+	}
+	if d := Definitions(r, shown(cols, nil)); len(d) > 0 {
+		buf.WriteByte('\n')
+		buf.WriteString(markdownText(strings.Join(d, " ")))
+		buf.WriteByte('\n')
 	}
 	if f := Findings(r); len(f) > 0 {
 		buf.WriteByte('\n')
@@ -213,63 +298,31 @@ func Markdown(w io.Writer, r *sim.Report) error {
 	return err
 }
 
-// renderTable writes the results table with the given tablewriter renderer.
-// Numbers are right-aligned; header cells are kept as written (tablewriter
-// upper-cases them by default). Widths ignore the locale's East Asian
-// setting, which tablewriter otherwise detects from LANG and LC_ALL, so that
-// a label with an ambiguous-width character gives the same bytes in every
-// locale; that setting is a process-wide one of tablewriter's.
-func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bool) error {
-	ws := windows(r)
-	perKey := r.Keys > 1
-	header := []string{"algorithm"}
-	cl := clustered(r)
-	if cl {
-		header = append(header, clusterHeader...)
-	}
-	header = append(header, "accepted", "delayed", "rejected", "accept %")
-	vs := baselineLabel(r)
-	if vs != "" {
-		header = append(header, baselineHeader(vs)...)
-	}
-	chk := checkField(r)
-	if chk != "" {
-		header = append(header, checkHeader(chk))
-	}
-	header = append(header, "p99 delay")
-	for _, v := range ws {
-		if perKey {
-			header = append(header, "key peak/"+FormatDuration(time.Duration(v)))
-		} else {
-			header = append(header, "peak/"+FormatDuration(time.Duration(v)))
+// renderTable writes the results table of the columns cols with the given
+// tablewriter renderer. Numbers are right-aligned; header cells are kept as
+// written (tablewriter upper-cases them by default), with what a column
+// counts on a second line (in Markdown, in parentheses). Widths ignore the
+// locale's East Asian setting, which tablewriter otherwise detects from
+// LANG and LC_ALL, so that a label with an ambiguous-width character gives
+// the same bytes in every locale; that setting is a process-wide one of
+// tablewriter's.
+func renderTable(buf *bytes.Buffer, r *sim.Report, cols []column, rend tw.Renderer, markdown bool) error {
+	header := make([]string, len(cols))
+	align := make([]tw.Align, len(cols))
+	for i, c := range cols {
+		header[i] = c.head
+		if c.unit != "" {
+			if markdown {
+				header[i] += " (" + c.unit + ")"
+			} else {
+				header[i] += "\n" + c.unit
+			}
+		}
+		align[i] = tw.AlignRight
+		if c.left {
+			align[i] = tw.AlignLeft
 		}
 	}
-	if perKey && len(ws) > 0 {
-		header = append(header, "all keys/"+FormatDuration(time.Duration(ws[0])))
-	}
-	herd := retried(r)
-	if herd {
-		// the busiest shortest window of attempts, first tries and retries
-		header = append(header, "gave up", "attempts/"+FormatDuration(time.Duration(ws[len(ws)-1])))
-	}
-	if cl {
-		header = append(header, clusterTailHeader...)
-	}
-	be := withBackend(r)
-	if be {
-		header = append(header, backendHeader...)
-	}
-	header = append(header, "bytes/key")
-
-	align := make([]tw.Align, len(header))
-	for i := range align {
-		align[i] = tw.AlignRight
-	}
-	align[0] = tw.AlignLeft
-	if cl {
-		align[1] = tw.AlignLeft // the mode
-	}
-
 	t := tablewriter.NewTable(buf,
 		tablewriter.WithRenderer(rend),
 		tablewriter.WithEastAsian(tw.Off),
@@ -279,70 +332,75 @@ func renderTable(buf *bytes.Buffer, r *sim.Report, rend tw.Renderer, markdown bo
 	)
 	t.Header(header)
 	for i := range r.Results {
-		res := &r.Results[i]
-		label := res.Label
-		if markdown {
-			label = markdownCell(label)
-		} else {
-			label = oneLine(label)
+		row := make([]string, len(cols))
+		for j, c := range cols {
+			row[j] = c.cell(&r.Results[i])
 		}
-		row := []string{label}
-		if cl {
-			row = append(row, modeCell(res.Cluster))
-		}
-		row = append(row,
-			strconv.FormatInt(res.Accepted, 10),
-			strconv.FormatInt(res.Delayed, 10),
-			strconv.FormatInt(res.Rejected, 10),
-			formatPercent(res.Accepted+res.Delayed, res.Attempts),
-		)
-		if vs != "" {
-			row = append(row, baselineCells(res, vs)...)
-		}
-		if chk != "" {
-			row = append(row, checkCell(res.Check))
-		}
-		row = append(row, FormatDuration(time.Duration(res.DelayNs.P99)))
-		for _, v := range ws {
-			cell := "-"
-			if perKey {
-				if p, ok := findKeyPeak(res.KeyPeaks, v); ok {
-					cell = countRatio(p.Count, p.Ratio)
-				}
-			} else if p, ok := peakFor(res, v); ok {
-				cell = countRatio(p.Count, p.Ratio)
-			}
-			row = append(row, cell)
-		}
-		if perKey && len(ws) > 0 {
-			cell := "-"
-			if p, ok := peakFor(res, ws[0]); ok {
-				cell = strconv.FormatInt(p.Count, 10)
-			}
-			row = append(row, cell)
-		}
-		if herd {
-			cell := "-"
-			if p, ok := findPeak(res.AttemptPeaks, ws[len(ws)-1]); ok {
-				cell = countRatio(p.Count, p.Ratio)
-				if perKey {
-					cell = strconv.FormatInt(p.Count, 10)
-				}
-			}
-			row = append(row, strconv.FormatInt(res.GaveUp, 10), cell)
-		}
-		if cl {
-			row = append(row, clusterCells(res.Cluster)...)
-		}
-		if be {
-			row = append(row, backendCells(res.Backend)...)
-		}
-		row = append(row, strconv.FormatInt(res.Memory.BytesPerKeyMax, 10))
 		if err := t.Append(row); err != nil {
 			return err
 		}
 	}
 	return t.Render()
+}
+
+// fitTable writes the table of r's columns that fits in TableWidth: it
+// leaves out a column at a time until the table fits or only the columns
+// never left out remain: first those whose every cell is 0 or "-", then
+// those of the highest rank. It returns the names of the columns left
+// out, in the table's order.
+func fitTable(buf *bytes.Buffer, r *sim.Report, rend func() tw.Renderer) ([]string, error) {
+	all := columns(r, false)
+	cols := slices.Clone(all)
+	rank := func(c column) int {
+		if c.rank > 0 && empty(r, c) {
+			return c.rank + 100
+		}
+		return c.rank
+	}
+	for {
+		var b bytes.Buffer
+		if err := renderTable(&b, r, cols, rend(), false); err != nil {
+			return nil, err
+		}
+		drop := -1
+		if widest(b.Bytes()) > TableWidth {
+			for i, c := range cols {
+				if c.rank > 0 && (drop < 0 || rank(c) >= rank(cols[drop])) {
+					drop = i
+				}
+			}
+		}
+		if drop < 0 {
+			buf.Write(b.Bytes())
+			var left []string
+			for _, c := range all {
+				if !slices.ContainsFunc(cols, func(k column) bool { return k.name == c.name }) {
+					left = append(left, c.name)
+				}
+			}
+			return left, nil
+		}
+		cols = slices.Delete(cols, drop, drop+1)
+	}
+}
+
+// empty reports whether every cell of the column is 0 or "-".
+func empty(r *sim.Report, c column) bool {
+	for i := range r.Results {
+		if s := c.cell(&r.Results[i]); s != "0" && s != "-" {
+			return false
+		}
+	}
+	return true
+}
+
+// widest is the width of the widest line of text, in characters.
+func widest(text []byte) int {
+	w := 0
+	for _, line := range strings.Split(string(text), "\n") {
+		w = max(w, utf8.RuneCountInString(line))
+	}
+	return w
 }
 
 // countRatio writes a peak's cell: "20 (2.0x)".

@@ -170,6 +170,7 @@ func Run(sc *scenarios.Scenario, o Options) (*Report, error) {
 		return nil, err
 	}
 	rep.Traces = sim.TraceSummaries(sc.Traffic)
+	rep.CostUnit = traffic.CostUnit(sc.Traffic)
 	if parts != nil {
 		if err := parts.join(o.Decisions); err != nil {
 			return nil, err

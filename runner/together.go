@@ -5,6 +5,7 @@ import (
 
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
+	"github.com/ratesim/ratesim/traffic"
 )
 
 // Together reports whether two scenarios differ in their algorithm rows
@@ -51,6 +52,7 @@ func RunTogether(scs []*scenarios.Scenario, o Options) ([]*Report, error) {
 		one.Limit = sim.LimitOf(sc.Limit)
 		one.Results = rep.Results[at : at+n : at+n]
 		one.Traces = traces
+		one.CostUnit = traffic.CostUnit(sc.Traffic)
 		at += n
 		c := cfgs[i]
 		c.TopKeys, c.KeyGlobs, c.Baseline = o.TopKeys, o.KeyGlobs, o.Baseline

@@ -30,6 +30,11 @@ type Report struct {
 	// Traces summarises the recorded traces replayed, if any (filled by
 	// the caller from the replay sources after the run).
 	Traces []TraceSummary `json:"traces,omitempty"`
+	// CostUnit names what the peaks and limits count when a request may
+	// cost more than 1 (traffic.CostUnit: "tokens", "cost units"); ""
+	// when every request costs 1 and they count requests (filled by the
+	// caller from the traffic).
+	CostUnit string `json:"cost_unit,omitempty"`
 }
 
 // TraceSummary is what reading one recorded trace found: how many lines
