@@ -54,7 +54,7 @@ func writeCharts(stderr io.Writer, o *runner.Report, f chartFlags) error {
 	if err := os.MkdirAll(f.dir, 0o755); err != nil {
 		return usagef("--charts: %v", err)
 	}
-	for _, c := range output.Charts(o.Report, o.Decisions) {
+	for _, c := range runCharts(o) {
 		path := filepath.Join(f.dir, c.Name+"."+format)
 		if err := writeChart(path, c, format); err != nil {
 			return err

@@ -27,6 +27,8 @@ type compareFlags struct {
 	format     string
 	algorithms string
 	decisions  string
+	columns    string
+	report     string
 	seed       uint64
 	seedSet    bool
 	top        int
@@ -37,12 +39,17 @@ type compareFlags struct {
 	budget     budgetFlags
 	// check is replay --check-field's (nil for compare)
 	check *sim.Check
+	// page is what --report says of the run besides its figures: the
+	// command line, the title and the scenario's text
+	page output.Page
 }
 
 // addOutputFlags adds the flags that say what compare and replay print and
 // write besides the comparison itself.
 func addOutputFlags(fl *pflag.FlagSet, f *compareFlags) {
 	fl.StringVar(&f.baseline, "baseline", "", "hold every row against this row (a label, usually sliding-log): requests decided differently")
+	fl.StringVar(&f.columns, "columns", "", "the table's columns, comma-separated (all: every one; default: those that fit 120 columns): "+strings.Join(output.ColumnNames(), ", "))
+	fl.StringVar(&f.report, "report", "", "write the run as one self-contained HTML page (scenario, command, table, findings, charts) to this file")
 	addChartFlags(fl, &f.charts)
 	addTimelineFlags(fl, &f.timeline)
 	addRedisFlags(fl, &f.redis)
@@ -63,6 +70,7 @@ the comparison. SCENARIO is a scenario file or the name of a built-in scenario
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			f.seedSet = c.Flags().Changed("seed")
+			f.page.Command = commandLine(c)
 			name := defaultScenario
 			if len(args) == 1 {
 				name = args[0]
@@ -91,6 +99,13 @@ func runCompare(stdout, stderr io.Writer, name string, f compareFlags) error {
 	if err := scenarios.CheckFiles(sc); err != nil {
 		return usageError{err}
 	}
+	if f.report != "" {
+		_, data, err := scenarios.ResolveText(name)
+		if err != nil {
+			return usageError{err}
+		}
+		f.page.Title, f.page.Scenario = pageTitle("compare", sc.Name), string(data)
+	}
 	return compareScenario(stdout, stderr, sc, f)
 }
 
@@ -101,7 +116,13 @@ func compareScenario(stdout, stderr io.Writer, sc *scenarios.Scenario, f compare
 	if err != nil {
 		return err
 	}
-	if err := render(stdout, o.Report, f.format); err != nil {
+	cols, _ := parseColumns(f.columns) // checked by runScenario
+	if cols != nil && (f.format == "table" || f.format == "markdown") {
+		for _, name := range output.MissingColumns(o.Report, cols) {
+			fmt.Fprintf(stderr, "note: --columns: this run has no column %s\n", name)
+		}
+	}
+	if err := render(stdout, o.Report, f.format, cols); err != nil {
 		return err
 	}
 	if f.format == "table" {
@@ -109,7 +130,30 @@ func compareScenario(stdout, stderr io.Writer, sc *scenarios.Scenario, f compare
 			return err
 		}
 	}
-	return writeCharts(stderr, o, f.charts)
+	if err := writeCharts(stderr, o, f.charts); err != nil {
+		return err
+	}
+	if f.report == "" {
+		return nil
+	}
+	p := f.page
+	if p.Title == "" {
+		p.Title = pageTitle("compare", o.Report.Scenario)
+	}
+	p.Parts = []output.PagePart{{Report: o.Report, Charts: runCharts(o)}}
+	return writeReport(stderr, f.report, p)
+}
+
+// parseColumns reads --columns: nil for "" (the default columns).
+func parseColumns(s string) ([]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	cols, err := output.ParseColumns(s)
+	if err != nil {
+		return nil, usagef("--columns: %v", err)
+	}
+	return cols, nil
 }
 
 // runScenario checks the flags, runs the scenario through the runner
@@ -124,7 +168,17 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*run
 	if err := checkChartFlags(f.charts); err != nil {
 		return nil, err
 	}
-	o := runOptions(stderr, f.charts)
+	if _, err := parseColumns(f.columns); err != nil {
+		return nil, err
+	}
+	if err := checkOutPaths(
+		outPath{flag: "--charts", path: f.charts.dir, dir: true},
+		outPath{flag: "--decisions", path: f.decisions},
+		outPath{flag: "--report", path: f.report},
+	); err != nil {
+		return nil, err
+	}
+	o := runOptions(stderr, f.charts, f.report != "")
 	o.Algorithms = f.algorithms
 	o.Baseline = f.baseline
 	o.TopKeys = f.top
@@ -153,12 +207,12 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*run
 }
 
 // runOptions are the options of every run of the command line: its
-// notes and warnings on stderr, the key the charts inspect, and the
-// default budget.
-func runOptions(stderr io.Writer, charts chartFlags) runner.Options {
+// notes and warnings on stderr, the key the charts inspect (when charts
+// are drawn: --charts, or the page of --report), and the default budget.
+func runOptions(stderr io.Writer, charts chartFlags, report bool) runner.Options {
 	return runner.Options{
 		Budget:     runner.DefaultBudget(),
-		Inspect:    charts.dir != "",
+		Inspect:    charts.dir != "" || report,
 		InspectKey: charts.key,
 		Note: func(sk scenarios.Skipped) {
 			fmt.Fprintf(stderr, "note: %s left out: %s\n", sk.Name, sk.Reason)
@@ -178,8 +232,9 @@ func runError(err error) error {
 	return inputError(err)
 }
 
-// render writes the report in one of the formats.
-func render(w io.Writer, rep *sim.Report, format string) error {
+// render writes the report in one of the formats; cols are the columns
+// of a table (nil: the default ones).
+func render(w io.Writer, rep *sim.Report, format string, cols []string) error {
 	bw := bufio.NewWriter(w)
 	var err error
 	switch format {
@@ -188,9 +243,9 @@ func render(w io.Writer, rep *sim.Report, format string) error {
 	case "csv":
 		err = output.CSV(bw, rep)
 	case "markdown":
-		err = output.Markdown(bw, rep)
+		err = output.MarkdownOf(bw, rep, cols)
 	default:
-		err = output.Table(bw, rep)
+		err = output.TableOf(bw, rep, cols)
 	}
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ratesim/ratesim/lessons"
+	"github.com/ratesim/ratesim/output"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/spf13/cobra"
 )
@@ -17,6 +19,8 @@ import (
 type demoFlags struct {
 	charts   chartFlags
 	timeline timelineFlags
+	report   string
+	command  string // the command line, for the page of --report
 }
 
 func newDemoCmd() *cobra.Command {
@@ -41,12 +45,14 @@ run's charts into a directory named after its scenario).`,
 			if !ok {
 				return usagef("no lesson %q (lessons: %s)", args[0], strings.Join(lessons.Names(), ", "))
 			}
+			f.command = commandLine(c)
 			return runLesson(c.OutOrStdout(), c.ErrOrStderr(), l, scenarios.Builtin, f)
 		},
 	}
 	fl := c.Flags()
 	addChartFlags(fl, &f.charts)
 	addTimelineFlags(fl, &f.timeline)
+	fl.StringVar(&f.report, "report", "", "write the lesson as one self-contained HTML page (its words, scenarios, tables, findings and charts) to this file")
 	return c
 }
 
@@ -65,19 +71,35 @@ func runLesson(stdout, stderr io.Writer, l *lessons.Lesson, load func(string) (*
 	if err := checkChartFlags(f.charts); err != nil {
 		return err
 	}
+	if err := checkOutPaths(
+		outPath{flag: "--charts", path: f.charts.dir, dir: true},
+		outPath{flag: "--report", path: f.report},
+	); err != nil {
+		return err
+	}
 	var runs []*lessons.Run
+	var texts []string // the scenarios' texts, for --report
 	for i, lr := range l.Runs {
 		var sc *scenarios.Scenario
 		var err error
+		var text string
 		if lr.Replay != nil {
-			sc, err = lessonReplay(lr.Replay)
+			var doc []byte
+			sc, doc, err = lessonReplay(lr.Replay)
+			text = scenarioYAML(doc)
 		} else {
 			sc, err = load(lr.Scenario)
+			if err == nil && f.report != "" {
+				var data []byte
+				_, data, err = scenarios.ResolveText(lr.Scenario)
+				text = string(data)
+			}
 		}
 		if err != nil {
 			return err
 		}
-		o := runOptions(stderr, lessonCharts(l, lr, f.charts))
+		texts = append(texts, "# "+lr.Scenario+"\n"+text)
+		o := runOptions(stderr, lessonCharts(l, lr, f.charts), f.report != "")
 		bar := newProgress(stderr) // nil unless stderr is a terminal
 		o.Progress = bar.hook()
 		run, err := l.Run(i, sc, o)
@@ -110,7 +132,25 @@ func runLesson(stdout, stderr io.Writer, l *lessons.Lesson, load func(string) (*
 			fmt.Fprintf(stderr, "wrote %s\n", path)
 		}
 	}
-	return nil
+	if f.report == "" {
+		return nil
+	}
+	// the page: the lesson's words and its own charts, then each run
+	var words bytes.Buffer
+	opt.Width, opt.Term = 80, output.TermOptions{Width: 100}
+	if err := l.Write(&words, runs, opt); err != nil {
+		return err
+	}
+	p := output.Page{
+		Title:    "ratesim demo " + l.Name + ": " + l.Title,
+		Command:  f.command,
+		Scenario: strings.Join(texts, "---\n"),
+		Parts:    []output.PagePart{{Heading: "Lesson", Text: words.String(), Charts: l.Charts(runs)}},
+	}
+	for i, lr := range l.Runs {
+		p.Parts = append(p.Parts, output.PagePart{Heading: "Run: " + lr.Scenario, Report: runs[i].Report, Charts: runCharts(runs[i])})
+	}
+	return writeReport(stderr, f.report, p)
 }
 
 // lessonCharts are the chart flags of one run of a lesson: a lesson of

@@ -39,6 +39,6 @@ func TestAccuracyLessonAgreesWithReplay(t *testing.T) {
 }
 
 func TestLessonReplayUnknownTrace(t *testing.T) {
-	_, err := lessonReplay(&lessons.Replay{Trace: "nope.tsv", Limit: "1/s"})
+	_, _, err := lessonReplay(&lessons.Replay{Trace: "nope.tsv", Limit: "1/s"})
 	require.Error(t, err)
 }

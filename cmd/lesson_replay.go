@@ -11,23 +11,24 @@ import (
 )
 
 // lessonReplay builds the scenario of a lesson's run that replays a
-// bundled trace, as `ratesim replay` does with the run's flags.
-func lessonReplay(r *lessons.Replay) (*scenarios.Scenario, error) {
+// bundled trace, as `ratesim replay` does with the run's flags, and
+// returns it with its document (JSON).
+func lessonReplay(r *lessons.Replay) (*scenarios.Scenario, []byte, error) {
 	path, err := bundledTrace(r.Trace)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f := replayFlags{fields: map[string]*string{}, limit: r.Limit}
 	f.seed = 1
 	for field, v := range r.Fields {
 		f.fields[field] = &v
 	}
-	sc, err := replayScenario(path, f, false, nil)
+	sc, doc, err := replayScenario(path, f, false, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sc.Name = r.Name
-	return sc, nil
+	return sc, doc, nil
 }
 
 // bundledTrace writes a bundled trace into the temporary directory, once

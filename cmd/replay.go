@@ -71,6 +71,7 @@ docs/replay.md and docs/gateways.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			f.seedSet = c.Flags().Changed("seed")
+			f.page.Command = commandLine(c)
 			if f.gateway == "" && !c.Flags().Changed("limit") {
 				return usagef(`required flag(s) "limit" not set (or replay through a gateway config with --gateway)`)
 			}
@@ -119,10 +120,11 @@ func runReplay(stdout, stderr io.Writer, path string, f replayFlags, burstSet bo
 	if f.checkFirst < 1 {
 		return usagef("--check-first: %d: want at least 1", f.checkFirst)
 	}
-	sc, err := replayScenario(path, f, burstSet, gw)
+	sc, doc, err := replayScenario(path, f, burstSet, gw)
 	if err != nil {
 		return err
 	}
+	f.page.Title, f.page.Scenario = pageTitle("replay", path), scenarioYAML(doc)
 	f.seedSet = false // the seed is already the scenario's
 	if f.checkField != "" {
 		f.compareFlags.check = &sim.Check{Field: f.checkField, Rejects: gateway.CheckRejects(gw), First: f.checkFirst}
@@ -133,8 +135,8 @@ func runReplay(stdout, stderr io.Writer, path string, f replayFlags, burstSet bo
 // replayScenario builds the scenario of a replay from the flags: it writes
 // the scenario as a document and reads it with the scenario parser, so the
 // flags get exactly the checks a scenario file gets, then names the flag of
-// every problem found.
-func replayScenario(path string, f replayFlags, burstSet bool, gw *gateway.Replay) (*scenarios.Scenario, error) {
+// every problem found. It returns the document too (JSON).
+func replayScenario(path string, f replayFlags, burstSet bool, gw *gateway.Replay) (*scenarios.Scenario, []byte, error) {
 	src := map[string]any{"type": "replay", "path": path}
 	for field, v := range f.fields {
 		if *v != "" {
@@ -151,7 +153,7 @@ func replayScenario(path string, f replayFlags, burstSet bool, gw *gateway.Repla
 	} else {
 		rate, err := scenarios.ParseRate(f.limit)
 		if err != nil {
-			return nil, usagef("--limit: %v", err)
+			return nil, nil, usagef("--limit: %v", err)
 		}
 		limit := map[string]any{"rate": rate.Count, "per": rate.Per.String()}
 		if burstSet {
@@ -170,7 +172,7 @@ func replayScenario(path string, f replayFlags, burstSet bool, gw *gateway.Repla
 	doc["traffic"] = []any{src}
 	data, err := json.Marshal(doc)
 	if err != nil {
-		return nil, usagef("--speed: %q: want a number, e.g. 2 or 0.5", f.speed)
+		return nil, nil, usagef("--speed: %q: want a number, e.g. 2 or 0.5", f.speed)
 	}
 	sc, err := scenarios.Parse("flags", data)
 	if err == nil {
@@ -181,13 +183,13 @@ func replayScenario(path string, f replayFlags, burstSet bool, gw *gateway.Repla
 		if gw != nil {
 			gwFormat = gw.FormatName
 		}
-		return nil, usageError{flagErrors(err, path, gwFormat)}
+		return nil, nil, usageError{flagErrors(err, path, gwFormat)}
 	}
 	if gw != nil {
 		// the trace is the gateway's, read with its config's log format
 		gw.NameTrace(sc)
 	}
-	return sc, nil
+	return sc, data, nil
 }
 
 // flagErrors rewrites the errors of a scenario built from flags so that

@@ -5,6 +5,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -66,7 +67,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) 
 	}()
 	root := newRoot(stdin, stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(withCommandLine(context.Background(), args))
 	if err == nil {
 		return exitOK
 	}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,8 @@ func addSweepChartFlags(fl *pflag.FlagSet, f *chartFlags) {
 
 type sweepFlags struct {
 	output   string
+	report   string
+	page     output.Page // what --report says besides the sweep: the command, the scenario
 	vary     []string
 	format   string
 	goal     string
@@ -62,6 +65,7 @@ the shards into the output of one whole run.`,
   ratesim sweep sync-interval --vary cluster.nodes=2,4,8 --vary algorithms[sync-100ms].sync=10ms..1s*10 --shard 0/4 > shard-0.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			f.page.Command = commandLine(c)
 			return runSweep(c.OutOrStdout(), c.ErrOrStderr(), args[0], f, c.Flags().Changed("format"))
 		},
 	}
@@ -76,6 +80,7 @@ the shards into the output of one whole run.`,
 	addBudgetFlags(fl, &f.budget, "a sweep with a point")
 	f.total = runner.DefaultMaxTotalRequests
 	fl.Var(budgetValue{n: &f.total}, "max-total-requests", "refuse a sweep whose points together decide more requests than this (2e10, unlimited)")
+	addSweepReportFlag(fl, &f.report)
 	c.AddCommand(newSweepMergeCmd())
 	return c
 }
@@ -91,6 +96,7 @@ as the sweep takes them.`,
 		Example: `  ratesim sweep merge shard-*.json --goal "minimize burst subject to reject_pct <= 1"`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			f.page.Command = commandLine(c)
 			return runSweepMerge(c.OutOrStdout(), c.ErrOrStderr(), args, f)
 		},
 	}
@@ -99,7 +105,22 @@ as the sweep takes them.`,
 	fl.StringVar(&f.goal, "goal", "", "rank the points, as sweep --goal")
 	fl.StringVarP(&f.output, "output", "o", "", "write the output to this file instead of standard output")
 	addSweepChartFlags(fl, &f.charts)
+	addSweepReportFlag(fl, &f.report)
 	return c
+}
+
+// addSweepReportFlag adds --report to sweep and sweep merge.
+func addSweepReportFlag(fl *pflag.FlagSet, report *string) {
+	fl.StringVar(report, "report", "", "write the sweep as one self-contained HTML page (scenario, command, table, charts) to this file")
+}
+
+// checkSweepPaths checks the output paths of a sweep before it runs.
+func checkSweepPaths(f sweepFlags) error {
+	return checkOutPaths(
+		outPath{flag: "--charts", path: f.charts.dir, dir: true},
+		outPath{flag: "--output", path: f.output},
+		outPath{flag: "--report", path: f.report},
+	)
 }
 
 // sweepUsage makes the sweep package's flag errors, and a sweep over its
@@ -169,6 +190,10 @@ func runSweep(stdout, stderr io.Writer, name string, f sweepFlags, formatSet boo
 	if f.charts.dir != "" && len(fields) > 2 {
 		return usagef("--charts: a sweep draws charts for one or two varied fields, this one has %d", len(fields))
 	}
+	if err := checkSweepPaths(f); err != nil {
+		return err
+	}
+	f.page.Title, f.page.Scenario = pageTitle("sweep", sc.Name), string(data)
 	for _, sk := range sc.Skipped {
 		fmt.Fprintf(stderr, "note: %s left out: %s\n", sk.Name, sk.Reason)
 	}
@@ -243,6 +268,9 @@ func finishSweep(stdout, stderr io.Writer, s *sweep.Sweep, goal *sweep.Goal, f s
 	if err := writeSweepCharts(stderr, s, goal, bests, f.charts); err != nil {
 		return err
 	}
+	if err := writeSweepReport(stderr, s, goal, bests, f); err != nil {
+		return err
+	}
 	failed := 0
 	for _, p := range s.Points {
 		if p.Error != "" {
@@ -293,6 +321,10 @@ func runSweepMerge(stdout, stderr io.Writer, files []string, f sweepFlags) error
 	if err := checkChartFlags(f.charts); err != nil {
 		return err
 	}
+	if err := checkSweepPaths(f); err != nil {
+		return err
+	}
+	f.page.Title = pageTitle("sweep", s.Scenario)
 	return finishSweep(stdout, stderr, s, goal, f)
 }
 
@@ -305,6 +337,28 @@ func parseShard(s string) (sweep.Shard, error) {
 		return sweep.Shard{}, usagef("--shard: %q: want K/N with 0 <= K < N, e.g. 0/4 (from a batch runner's index: --shard $JOB_COMPLETION_INDEX/4)", s)
 	}
 	return sweep.Shard{K: ki, N: ni}, nil
+}
+
+// writeSweepReport writes the page of --report: the sweep's table as the
+// terminal shows it, and its charts when it has one or two varied fields.
+func writeSweepReport(stderr io.Writer, s *sweep.Sweep, goal *sweep.Goal, bests []sweep.Best, f sweepFlags) error {
+	if f.report == "" {
+		return nil
+	}
+	var table bytes.Buffer
+	if err := sweep.Table(&table, s, goal, bests); err != nil {
+		return err
+	}
+	var charts []output.Chart
+	if len(s.Fields) <= 2 {
+		var err error
+		if charts, err = sweep.Charts(s, goal, bests); err != nil {
+			return usagef("--report: %v", err)
+		}
+	}
+	p := f.page
+	p.Parts = []output.PagePart{{Text: table.String(), Charts: charts}}
+	return writeReport(stderr, f.report, p)
 }
 
 // writeSweepCharts draws the sweep's charts into --charts DIR and says on

@@ -1,0 +1,97 @@
+package cmd
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/output"
+	"github.com/ratesim/ratesim/scenarios"
+)
+
+// TestDefaultTableFits: the default table of every built-in fits in 120
+// columns, and says which columns it left out; --columns all shows them.
+func TestDefaultTableFits(t *testing.T) {
+	t.Parallel()
+	for _, b := range scenarios.Builtins() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			status, out, errOut := run(t, "compare", b.Name, "--no-timeline")
+			require.Equal(t, 0, status, errOut)
+			table := tableLines(out)
+			require.NotEmpty(t, table)
+			for _, l := range table {
+				require.LessOrEqual(t, utf8.RuneCountInString(l), output.TableWidth, "%s: %s", b.Name, l)
+			}
+			if !strings.Contains(out, "More columns with --columns all: ") {
+				return
+			}
+			status, all, errOut := run(t, "compare", b.Name, "--no-timeline", "--columns", "all")
+			require.Equal(t, 0, status, errOut)
+			require.Greater(t, len(tableLines(all)[0]), len(table[0]), "--columns all shows more")
+		})
+	}
+}
+
+// tableLines are the lines of the table in a compare's output.
+func tableLines(out string) []string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "+-") || strings.HasPrefix(l, "| ") {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// TestColumnsFlag: --columns keeps the columns named, in the table's
+// order, the algorithm first; a name that is no column exits 2 before the
+// run; one that this run lacks is a note.
+func TestColumnsFlag(t *testing.T) {
+	t.Parallel()
+	status, out, errOut := run(t, "compare", "double-burst", "--no-timeline", "--columns", "peak/1s,accepted")
+	require.Equal(t, 0, status, errOut)
+	table := tableLines(out)
+	require.Equal(t, "| algorithm      | accepted |   peak/1s |", table[1])
+	require.Equal(t, "|                | requests |  requests |", table[2])
+	require.Contains(t, out, "| fixed-window   |       20 | 20 (2.0x) |")
+
+	status, _, errOut = run(t, "compare", "double-burst", "--columns", "accepted,goodput")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, errOut, "note: --columns: this run has no column goodput")
+
+	status, out, errOut = run(t, "compare", "double-burst", "--columns", "acepted")
+	require.Equal(t, 2, status)
+	require.Empty(t, out)
+	require.Contains(t, errOut, `ratesim: --columns: "acepted" is not a column (want algorithm, mode, accepted,`)
+}
+
+// TestUnitsNamed: the figures say what they count. A replay whose cost is
+// a token count gives its peaks in tokens, never as requests; a run with
+// retries counts its rejections as attempts.
+func TestUnitsNamed(t *testing.T) {
+	t.Parallel()
+	status, out, errOut := run(t, "replay", "../../shared/traces/azure_llm_2023_conv.csv", "--limit", "90000/m",
+		"--cost-field", "ContextTokens", "--key-field", "none", "--no-timeline")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, "token-bucket, gcra and x-time-rate let 179786 tokens through in 1m")
+	require.NotContains(t, out, "179786 requests")
+	require.Contains(t, out, "| token-bucket   |     9626 |")
+	require.Contains(t, out, "Peaks and limits count tokens (each request's cost); accepted, delayed and rejected count requests.")
+	heading := tableLines(out)[2]
+	require.Equal(t, 2, strings.Count(heading, "tokens"), "both peak columns count tokens: %s", heading)
+	require.Equal(t, 3, strings.Count(heading, "requests"), "accepted, delayed and rejected count requests: %s", heading)
+
+	status, out, errOut = run(t, "compare", "retry-storm", "--no-timeline")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, "rejected counts attempts: a request refused, retried and refused again counts twice.")
+	require.Contains(t, out, "rejected the most attempts (")
+	require.Contains(t, tableLines(out)[2], "| attempts |")
+
+	status, out, errOut = run(t, "compare", "token-vs-leaky", "--no-timeline")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, "p99 delay is over every admitted request, 0 for those not delayed; the findings give the longest.")
+	require.Contains(t, out, "accept % counts the delayed requests as accepted: (accepted + delayed) / attempts.")
+}
