@@ -8,6 +8,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/ratesim/ratesim/output"
+	"github.com/ratesim/ratesim/sweep"
 )
 
 // progress draws a progress bar for a long run on stderr, and only when
@@ -96,14 +97,20 @@ func (p *progress) update(done, total time.Duration) {
 		"simulated "+output.FormatDuration(done.Round(time.Millisecond))+" of "+output.FormatDuration(total))
 }
 
-// points redraws the bar of a sweep, if it is time to: done of total
-// points (fractions for the points under way).
-func (p *progress) points(done float64, total int) {
+// points redraws the bar of a sweep, if it is time to: the points done
+// of the total (fractions for the points under way). While a run replays
+// a trace of unknown length the bar turns, saying how far into the trace
+// it is.
+func (p *progress) points(s sweep.Progress) {
 	if !p.due() {
 		return
 	}
-	p.draw(min(done/float64(max(total, 1)), 1),
-		"swept "+strconv.Itoa(int(done))+" of "+strconv.Itoa(total)+" points")
+	what := "swept " + strconv.Itoa(int(s.Done)) + " of " + strconv.Itoa(s.Total) + " points"
+	if s.Replayed > 0 {
+		p.draw(-1, what+", replayed "+output.FormatDuration(s.Replayed.Round(time.Millisecond))+" of the trace")
+		return
+	}
+	p.draw(min(s.Done/float64(max(s.Total, 1)), 1), what)
 }
 
 // due says whether to redraw now: not before progressDelay, then every
@@ -124,15 +131,26 @@ func (p *progress) draw(share float64, what string) {
 	// beside the bar; a narrow terminal gets a shorter bar, or none. Both
 	// are set without drawing: the bar draws itself when its percentage
 	// changes (Describe would draw it once more)
-	progressbar.OptionSetWidth(max(0, min(barWidth, p.width-len(what)-30)))(p.bar)
+	width := max(0, min(barWidth, p.width-len(what)-30))
+	if share < 0 {
+		width = max(width, 2) // a spinner of no width never turns
+	}
+	progressbar.OptionSetWidth(width)(p.bar)
 	progressbar.OptionSetDescription(what + " ")(p.bar)
 	if share < 0 {
 		if !p.spinning {
 			p.bar.ChangeMax64(-1)
 			p.spinning = true
 		}
+		// a spinner draws itself only when its turn moves the share it
+		// shows, which a narrow one does not always do: draw it here
 		p.bar.Add64(1)
+		_ = p.bar.RenderBlank()
 		return
+	}
+	if p.spinning { // a sweep's trace has ended: a bar again
+		p.bar.ChangeMax64(barScale)
+		p.spinning = false
 	}
 	p.bar.Set64(int64(share * barScale))
 }

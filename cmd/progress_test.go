@@ -2,11 +2,14 @@ package cmd
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/sweep"
 )
 
 func TestProgressNotOnAPipe(t *testing.T) {
@@ -96,7 +99,10 @@ func TestProgressKinds(t *testing.T) {
 		pct  string
 	}{
 		{"trace", func(p *progress) { p.hook()(5*time.Minute+12*time.Second, 0) }, "replayed 5m12s of the trace", ""},
-		{"sweep", func(p *progress) { p.points(16.5, 64) }, "swept 16 of 64 points", "25%"},
+		{"sweep", func(p *progress) { p.points(sweep.Progress{Done: 16.5, Total: 64}) }, "swept 16 of 64 points", "25%"},
+		{"sweep of a trace", func(p *progress) {
+			p.points(sweep.Progress{Done: 2, Total: 8, Replayed: 12*time.Minute + 3*time.Second})
+		}, "swept 2 of 8 points, replayed 12m3s of the trace", ""},
 	} {
 		var errb bytes.Buffer
 		clock := onTerminal(t, 80, &errb)
@@ -123,12 +129,28 @@ traffic:
   - type: steady
     rate: 100000/s
 `)
+	// a trace replayed without a duration: its length is known at its end
+	var trace strings.Builder
+	trace.WriteString("time\n")
+	for i := range 200000 {
+		trace.WriteString(strconv.Itoa(i) + "\n")
+	}
+	tracePath := writeFile(t, "trace.csv", trace.String())
+	replay := writeFile(t, "replay.yaml", `name: replay
+limit: 100/s
+traffic:
+  - type: replay
+    path: `+tracePath+`
+    time-field: time
+    time-unit: ms
+`)
 	for _, c := range []struct {
 		args []string
 		says string
 	}{
 		{[]string{"compare", path, "--algorithms", "fixed-window,gcra"}, "simulated "},
 		{[]string{"sweep", path, "--vary", "limit.burst=1,5,10"}, "swept "},
+		{[]string{"sweep", replay, "--vary", "limit.burst=1,5,10"}, "replayed "},
 	} {
 		var plainOut, plainErr bytes.Buffer
 		require.Equal(t, 0, runWith(&plainOut, &plainErr, c.args...))
@@ -140,7 +162,7 @@ traffic:
 		asTerminal(t, 80, &errb)
 		require.Equal(t, 0, runWith(&out, &errb, c.args...))
 		progressDelay, progressEvery = delay, every
-		require.Contains(t, errb.String(), c.says, c.args[0])
+		require.Contains(t, errb.String(), c.says, "%v: %q", c.args, errb.String())
 		require.True(t, erased(errb.String()), "%s: the bar is erased at the end: %q", c.args[0], errb.String())
 		require.Equal(t, plainOut.String(), out.String(), c.args[0])
 	}

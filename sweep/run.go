@@ -65,10 +65,11 @@ type Options struct {
 	// PointsPerRun how many points one holds (default PointsPerRun).
 	Parallel     int
 	PointsPerRun int
-	// Progress, when set, is told how many points are done (fractions for
-	// the points under way) out of total. It is called from several
-	// goroutines, one at a time.
-	Progress func(done float64, total int)
+	// Progress, when set, is told how far the sweep is: how many points
+	// are done (fractions for the points under way) out of the total, and
+	// how far into a trace of unknown length a run is. It is called from
+	// several goroutines, one at a time.
+	Progress func(Progress)
 	// Budget, when not zero, bounds each point's estimate
 	// (runner.EstimateOf), and MaxTotalRequests (when > 0) the decisions
 	// of the points of the shard together: a sweep over either does not
