@@ -151,6 +151,7 @@ traffic:
 		{[]string{"compare", path, "--algorithms", "fixed-window,gcra"}, "simulated "},
 		{[]string{"sweep", path, "--vary", "limit.burst=1,5,10"}, "swept "},
 		{[]string{"sweep", replay, "--vary", "limit.burst=1,5,10"}, "replayed "},
+		{[]string{"traffic", path}, "simulated "},
 	} {
 		var plainOut, plainErr bytes.Buffer
 		require.Equal(t, 0, runWith(&plainOut, &plainErr, c.args...))

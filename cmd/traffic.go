@@ -54,6 +54,12 @@ writes an access log stamped to the second. Synthetic traffic starts at time 0
 				stream = &shifted{Stream: stream, by: shift}
 			}
 			out := c.OutOrStdout()
+			// a bar on a terminal's stderr, unless the arrivals go to that
+			// terminal too
+			if bar := newProgress(c.ErrOrStderr()); bar != nil && (outPath != "" || !isTerminal(out)) {
+				stream = &progressStream{Stream: stream, report: bar.hook(), total: sc.Duration, shift: shift}
+				defer bar.done()
+			}
 			if outPath != "" {
 				f, err := os.Create(outPath)
 				if err != nil {
@@ -92,6 +98,28 @@ func (s *shifted) Next(a *traffic.Arrival) bool {
 		return false
 	}
 	a.At += s.by
+	return true
+}
+
+// progressStream tells a progress bar how far a stream of arrivals has
+// got, every progressArrivals arrivals.
+type progressStream struct {
+	traffic.Stream
+	report       func(done, total time.Duration)
+	total, shift time.Duration
+	n            int
+}
+
+// progressArrivals is how many arrivals pass between two reports.
+const progressArrivals = 1 << 16
+
+func (s *progressStream) Next(a *traffic.Arrival) bool {
+	if !s.Stream.Next(a) {
+		return false
+	}
+	if s.n++; s.n%progressArrivals == 0 {
+		s.report(a.At-s.shift, s.total)
+	}
 	return true
 }
 
