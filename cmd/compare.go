@@ -200,7 +200,7 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*run
 	if err != nil {
 		return nil, runError(err)
 	}
-	if err := checkOnRedis(rep.Config, rep.Report, f.redis); err != nil {
+	if err := checkOnRedis(stderr, rep.Config, rep.Report, f.redis); err != nil {
 		return nil, err
 	}
 	return rep, nil

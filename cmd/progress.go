@@ -113,6 +113,21 @@ func (p *progress) points(s sweep.Progress) {
 	p.draw(min(s.Done/float64(max(s.Total, 1)), 1), what)
 }
 
+// redis redraws the bar of a replay on Redis, if it is time to: row i of
+// n, named label, has replayed done of total (0: a trace without a
+// duration, whose rows count whole).
+func (p *progress) redis(label string, i, n int, done, total time.Duration) {
+	if !p.due() {
+		return
+	}
+	share := 0.0
+	if total > 0 {
+		share = float64(min(done, total)) / float64(total)
+	}
+	p.draw(min((float64(i)+share)/float64(max(n, 1)), 1),
+		"on Redis: "+label+" ("+strconv.Itoa(i+1)+" of "+strconv.Itoa(n)+"), "+output.FormatDuration(done.Round(time.Millisecond)))
+}
+
 // due says whether to redraw now: not before progressDelay, then every
 // progressEvery.
 func (p *progress) due() bool {

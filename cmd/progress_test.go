@@ -103,6 +103,7 @@ func TestProgressKinds(t *testing.T) {
 		{"sweep of a trace", func(p *progress) {
 			p.points(sweep.Progress{Done: 2, Total: 8, Replayed: 12*time.Minute + 3*time.Second})
 		}, "swept 2 of 8 points, replayed 12m3s of the trace", ""},
+		{"redis", func(p *progress) { p.redis("gcra", 1, 4, 1500*time.Millisecond, 3*time.Second) }, "on Redis: gcra (2 of 4), 1.5s", "37%"},
 	} {
 		var errb bytes.Buffer
 		clock := onTerminal(t, 80, &errb)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -32,7 +33,7 @@ func addRedisFlags(fl *pflag.FlagSet, f *redisFlags) {
 
 // checkOnRedis replays cfg's rows on Redis when --redis is given and puts
 // what it found in rep.
-func checkOnRedis(cfg sim.Config, rep *sim.Report, f redisFlags) error {
+func checkOnRedis(stderr io.Writer, cfg sim.Config, rep *sim.Report, f redisFlags) error {
 	if f.url == "" {
 		return nil
 	}
@@ -49,7 +50,15 @@ func checkOnRedis(cfg sim.Config, rep *sim.Report, f redisFlags) error {
 	if _, err := rand.Read(id[:]); err != nil {
 		return err
 	}
-	res, err := redischeck.Check(ctx, c, cfg, rep, redischeck.Options{Run: hex.EncodeToString(id[:]), Keep: f.keep, Depth: f.depth})
+	o := redischeck.Options{Run: hex.EncodeToString(id[:]), Keep: f.keep, Depth: f.depth}
+	bar := newProgress(stderr) // nil unless stderr is a terminal
+	if bar != nil {
+		o.Progress = func(i int, done, total time.Duration) {
+			bar.redis(cfg.Algorithms[i].Label, i, len(cfg.Algorithms), done, total)
+		}
+	}
+	res, err := redischeck.Check(ctx, c, cfg, rep, o)
+	bar.done()
 	var re redischeck.RangeError
 	if errors.As(err, &re) {
 		return usageError{fmt.Errorf("--redis: %w", err)}

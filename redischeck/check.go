@@ -44,6 +44,11 @@ type Options struct {
 	// Wall returns the wall clock, for the throughput and latency figures
 	// (the only ones that are not the same from run to run).
 	Wall func() time.Time
+	// Progress, when set, is told how far the replay of row i (of
+	// cfg.Algorithms) has got: the virtual time its simulation has
+	// reached, of the run's duration (0 for a trace without one), as
+	// sim.Config.Progress says it.
+	Progress func(i int, done, total time.Duration)
 }
 
 // Check replays every row of cfg that has a script on c, and returns each
@@ -239,6 +244,9 @@ func checkRow(ctx context.Context, c *redis.Client, cfg sim.Config, i int, rep *
 	one := cfg
 	one.Algorithms = []sim.Algorithm{alg}
 	one.Observe, one.ObserveStore, one.Progress, one.Inspect = nil, nil, nil, nil
+	if o.Progress != nil {
+		one.Progress = func(done, total time.Duration) { o.Progress(i, done, total) }
+	}
 	if cfg.Cluster != nil {
 		one.ObserveStore = func(int) sim.Observer { return f }
 	} else {
