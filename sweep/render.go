@@ -110,6 +110,7 @@ type jsonSweep struct {
 	Shard    *jsonShard  `json:"shard,omitempty"`
 	Vary     []jsonVary  `json:"vary"`
 	KeyGlobs []string    `json:"key_globs,omitempty"`
+	CostUnit string      `json:"cost_unit,omitempty"`
 	Points   []jsonPoint `json:"points"`
 	Goal     string      `json:"goal,omitempty"`
 	Best     []jsonBest  `json:"best,omitempty"`
@@ -119,7 +120,7 @@ type jsonSweep struct {
 // answer as "best", one entry per label. A shard's output says which shard
 // it is ("shard": {"k": K, "n": N}); ratesim sweep merge reads it back.
 func JSON(w io.Writer, s *Sweep, g *Goal, bests []Best) error {
-	out := jsonSweep{Version: version.String(), Scenario: s.Scenario, KeyGlobs: s.KeyGlobs, Points: []jsonPoint{}}
+	out := jsonSweep{Version: version.String(), Scenario: s.Scenario, KeyGlobs: s.KeyGlobs, CostUnit: s.CostUnit, Points: []jsonPoint{}}
 	if s.Shard.N > 0 {
 		out.Shard = &jsonShard{K: s.Shard.K, N: s.Shard.N}
 	}
@@ -175,6 +176,7 @@ func ReadJSON(r io.Reader) (*Sweep, error) {
 			Values []json.RawMessage `json:"values"`
 		} `json:"vary"`
 		KeyGlobs []string `json:"key_globs"`
+		CostUnit string   `json:"cost_unit"`
 		Points   []struct {
 			Index     int                        `json:"index"`
 			Values    map[string]json.RawMessage `json:"values"`
@@ -191,7 +193,7 @@ func ReadJSON(r io.Reader) (*Sweep, error) {
 	if in.Scenario == "" || len(in.Vary) == 0 {
 		return nil, fmt.Errorf("not a sweep's JSON output: no scenario or no vary")
 	}
-	s := &Sweep{Scenario: in.Scenario, KeyGlobs: in.KeyGlobs}
+	s := &Sweep{Scenario: in.Scenario, KeyGlobs: in.KeyGlobs, CostUnit: in.CostUnit}
 	if in.Shard != nil {
 		s.Shard = Shard{K: in.Shard.K, N: in.Shard.N}
 	}
@@ -300,7 +302,7 @@ func Merge(shards []*Sweep) (*Sweep, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("shards %s are missing", strings.Join(missing, ", "))
 	}
-	out := &Sweep{Scenario: first.Scenario, Fields: first.Fields, Total: first.Total, KeyGlobs: first.KeyGlobs}
+	out := &Sweep{Scenario: first.Scenario, Fields: first.Fields, Total: first.Total, KeyGlobs: first.KeyGlobs, CostUnit: first.CostUnit}
 	for i, p := range byIndex {
 		if p == nil {
 			return nil, fmt.Errorf("point %d is in no shard", i)
@@ -470,6 +472,32 @@ func decode(s *Sweep) (*decoded, error) {
 	return d, nil
 }
 
+// unit is what column c counts, for the second line of its heading
+// (docs/metrics.md): requests, attempts (rejections, when clients
+// retried) or the cost unit of the peaks; "" for a duration, a share or
+// a ratio.
+func (d *decoded) unit(s *Sweep, c column) string {
+	switch c.head {
+	case "accepted", "delayed", "extra", "goodput", "shed":
+		return "requests"
+	case "rejected":
+		for _, rs := range d.rows {
+			for _, r := range rs {
+				if r.Attempts > r.Offered {
+					return "attempts"
+				}
+			}
+		}
+		return "requests"
+	case "key peak":
+		if s.CostUnit != "" {
+			return s.CostUnit
+		}
+		return "requests"
+	}
+	return ""
+}
+
 // heading is the line above the table.
 func heading(s *Sweep) string {
 	var dims []string
@@ -525,7 +553,15 @@ func table(w io.Writer, s *Sweep, g *Goal, bests []Best, markdown bool) error {
 	}
 	header = append(header, "algorithm")
 	for _, c := range d.columns {
-		header = append(header, c.head)
+		h := c.head
+		if u := d.unit(s, c); u != "" {
+			if markdown {
+				h += " (" + u + ")"
+			} else {
+				h += "\n" + u
+			}
+		}
+		header = append(header, h)
 	}
 	extra := goalColumns(g)
 	for _, t := range extra {

@@ -33,6 +33,7 @@ import (
 	"github.com/ratesim/ratesim/runner"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
+	"github.com/ratesim/ratesim/traffic"
 )
 
 // PointsPerRun is how many points share one sim.Run at most (and so one
@@ -88,6 +89,9 @@ type Sweep struct {
 	Shard    Shard
 	KeyGlobs []string
 	Points   []Point
+	// CostUnit is what the peaks count when a request may cost more than
+	// 1 (traffic.CostUnit of the scenario's traffic); "" for requests.
+	CostUnit string
 }
 
 // Point is one grid point: its index in the grid, the value of each field,
@@ -166,7 +170,8 @@ func Run(o Options) (*Sweep, error) {
 		return nil, err
 	}
 	total := GridSize(o.Fields)
-	s := &Sweep{Scenario: o.Base.Sc.Name, Fields: o.Fields, Total: total, Shard: o.Shard, KeyGlobs: o.KeyGlobs}
+	s := &Sweep{Scenario: o.Base.Sc.Name, Fields: o.Fields, Total: total, Shard: o.Shard, KeyGlobs: o.KeyGlobs,
+		CostUnit: traffic.CostUnit(o.Base.Sc.Traffic)}
 	for i := range total {
 		if o.Shard.Has(i) {
 			s.Points = append(s.Points, Point{Index: i, Values: ValuesAt(o.Fields, i)})
