@@ -95,3 +95,19 @@ func TestUnitsNamed(t *testing.T) {
 	require.Contains(t, out, "p99 delay is over every admitted request, 0 for those not delayed; the findings give the longest.")
 	require.Contains(t, out, "accept % counts the delayed requests as accepted: (accepted + delayed) / attempts.")
 }
+
+// TestSweepTableFits: a sweep's table fits in 120 columns too, saying
+// which columns it left out; the CSV keeps them.
+func TestSweepTableFits(t *testing.T) {
+	t.Parallel()
+	status, out, errOut := run(t, "sweep", "kong-local-pods-backend", "--vary", "limit.burst=5,10")
+	require.Equal(t, 0, status, errOut)
+	for _, l := range strings.Split(out, "\n") {
+		require.LessOrEqual(t, utf8.RuneCountInString(l), output.TableWidth, l)
+	}
+	require.Contains(t, out, "Left out to fit 120 columns (in --format csv and json): delayed, p99 delay, store ops/req, p99 added, shed.\n")
+	require.Contains(t, tableLines(out)[1], "| accepted | rejected | reject % |  key peak   |      extra      | goodput  | p99 response |")
+	status, csv, errOut := run(t, "sweep", "kong-local-pods-backend", "--vary", "limit.burst=5,10", "--format", "csv")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, strings.SplitN(csv, "\n", 2)[0], "store_ops_per_attempt")
+}

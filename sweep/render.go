@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -546,78 +548,10 @@ func table(w io.Writer, s *Sweep, g *Goal, bests []Best, markdown bool) error {
 	buf.WriteString("\n")
 	if markdown {
 		buf.WriteString("\n")
-	}
-	var header []string
-	for _, f := range s.Fields {
-		header = append(header, f.Path)
-	}
-	header = append(header, "algorithm")
-	for _, c := range d.columns {
-		h := c.head
-		if u := d.unit(s, c); u != "" {
-			if markdown {
-				h += " (" + u + ")"
-			} else {
-				h += "\n" + u
-			}
+		if err := d.render(&buf, s, g, d.columns, true); err != nil {
+			return err
 		}
-		header = append(header, h)
-	}
-	extra := goalColumns(g)
-	for _, t := range extra {
-		header = append(header, t.Text)
-	}
-	align := make([]tw.Align, len(header))
-	for i := range align {
-		align[i] = tw.AlignRight
-	}
-	align[len(s.Fields)] = tw.AlignLeft
-	var rend tw.Renderer = renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})
-	if markdown {
-		rend = renderer.NewMarkdown()
-	}
-	t := tablewriter.NewTable(&buf,
-		tablewriter.WithRenderer(rend),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAlignment(tw.AlignCenter),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-	)
-	t.Header(toAny(header)...)
-	for i := range s.Points {
-		p := &s.Points[i]
-		var vals []string
-		for _, v := range p.Values {
-			vals = append(vals, v.Text)
-		}
-		if p.Error != "" {
-			row := append(append([]string{}, vals...), "error (below)")
-			for range len(d.columns) + len(extra) {
-				row = append(row, "-")
-			}
-			if err := t.Append(toAny(row)...); err != nil {
-				return err
-			}
-			continue
-		}
-		for ri, r := range d.rows[i] {
-			row := append(append([]string{}, vals...), r.Label)
-			for _, c := range d.columns {
-				row = append(row, c.cell(&r))
-			}
-			for _, t := range extra {
-				if v, ok := t.value(p, ri, &r); ok {
-					row = append(row, formatFigure(v, t.isDuration(s.Fields)))
-				} else {
-					row = append(row, "-")
-				}
-			}
-			if err := t.Append(toAny(row)...); err != nil {
-				return err
-			}
-		}
-	}
-	if err := t.Render(); err != nil {
+	} else if err := d.fit(&buf, s, g); err != nil {
 		return err
 	}
 	if errs := errorLines(s); len(errs) > 0 {
@@ -643,6 +577,153 @@ func table(w io.Writer, s *Sweep, g *Goal, bests []Best, markdown bool) error {
 	}
 	_, err = w.Write(buf.Bytes())
 	return err
+}
+
+// render writes the table of the columns cols (and the goal's).
+func (d *decoded) render(buf *bytes.Buffer, s *Sweep, g *Goal, cols []column, markdown bool) error {
+	var header []string
+	for _, f := range s.Fields {
+		header = append(header, f.Path)
+	}
+	header = append(header, "algorithm")
+	for _, c := range cols {
+		h := c.head
+		if u := d.unit(s, c); u != "" {
+			if markdown {
+				h += " (" + u + ")"
+			} else {
+				h += "\n" + u
+			}
+		}
+		header = append(header, h)
+	}
+	extra := goalColumns(g)
+	for _, t := range extra {
+		header = append(header, t.Text)
+	}
+	align := make([]tw.Align, len(header))
+	for i := range align {
+		align[i] = tw.AlignRight
+	}
+	align[len(s.Fields)] = tw.AlignLeft
+	var rend tw.Renderer = renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})
+	if markdown {
+		rend = renderer.NewMarkdown()
+	}
+	t := tablewriter.NewTable(buf,
+		tablewriter.WithRenderer(rend),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAlignment(tw.AlignCenter),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+	)
+	t.Header(toAny(header)...)
+	for i := range s.Points {
+		p := &s.Points[i]
+		var vals []string
+		for _, v := range p.Values {
+			vals = append(vals, v.Text)
+		}
+		if p.Error != "" {
+			row := append(append([]string{}, vals...), "error (below)")
+			for range len(cols) + len(extra) {
+				row = append(row, "-")
+			}
+			if err := t.Append(toAny(row)...); err != nil {
+				return err
+			}
+			continue
+		}
+		for ri, r := range d.rows[i] {
+			row := append(append([]string{}, vals...), r.Label)
+			for _, c := range cols {
+				row = append(row, c.cell(&r))
+			}
+			for _, t := range extra {
+				if v, ok := t.value(p, ri, &r); ok {
+					row = append(row, formatFigure(v, t.isDuration(s.Fields)))
+				} else {
+					row = append(row, "-")
+				}
+			}
+			if err := t.Append(toAny(row)...); err != nil {
+				return err
+			}
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// fit writes the table that fits in output.TableWidth, as compare's
+// does: it leaves out a column at a time, first those whose every cell is
+// 0 or "-", then the store's figures, shed, delayed and the p99 delay,
+// and says under the table which it left out (the CSV and JSON have
+// them). The varied fields, the algorithm, accepted, rejected, the key
+// peak, the goal's columns and the backend's goodput and p99 response
+// stay.
+func (d *decoded) fit(buf *bytes.Buffer, s *Sweep, g *Goal) error {
+	rank := map[string]int{"store ops/req": 6, "p99 added": 6, "delayed": 5, "shed": 4, "p99 delay": 3, "reject %": 2, "extra": 1}
+	score := func(c column) int {
+		r := rank[c.head]
+		if r > 0 && d.empty(c) {
+			r += 100
+		}
+		return r
+	}
+	cols := slices.Clone(d.columns)
+	var left []string
+	for {
+		var b bytes.Buffer
+		if err := d.render(&b, s, g, cols, false); err != nil {
+			return err
+		}
+		drop := -1
+		if widest(b.String()) > output.TableWidth {
+			for i, c := range cols {
+				if score(c) > 0 && (drop < 0 || score(c) >= score(cols[drop])) {
+					drop = i
+				}
+			}
+		}
+		if drop < 0 {
+			buf.Write(b.Bytes())
+			break
+		}
+		cols = slices.Delete(cols, drop, drop+1)
+	}
+	for _, c := range d.columns {
+		if !slices.ContainsFunc(cols, func(k column) bool { return k.head == c.head }) {
+			left = append(left, c.head)
+		}
+	}
+	if len(left) > 0 {
+		buf.WriteString("Left out to fit " + strconv.Itoa(output.TableWidth) + " columns (in --format csv and json): " + strings.Join(left, ", ") + ".\n")
+	}
+	return nil
+}
+
+// empty reports whether every cell of column c is 0 or "-".
+func (d *decoded) empty(c column) bool {
+	for _, rs := range d.rows {
+		for i := range rs {
+			if v := c.cell(&rs[i]); v != "0" && v != "-" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// widest is the width of the widest line of text, in characters.
+func widest(text string) int {
+	w := 0
+	for _, line := range strings.Split(text, "\n") {
+		w = max(w, utf8.RuneCountInString(line))
+	}
+	return w
 }
 
 // goalColumns are the goal's metrics that the table does not show
