@@ -63,6 +63,12 @@ type Options struct {
 	// most requests when that is "" (--charts, --chart-key).
 	Inspect    bool
 	InspectKey string
+	// Windows counts, for each row, the cost released in the trailing
+	// policy window at every instant (sim.Result.Window), and with several
+	// keys the same for the key of the row's key peak (KeyWindow), for
+	// charts (--charts). The key's is counted on a second run of the
+	// scenario, which is deterministic: no key but that one is followed.
+	Windows bool
 	// KeepDecisions keeps each row's decisions in the report (for a
 	// timeline) when no row makes more than this many; 0 keeps none.
 	KeepDecisions int
@@ -142,20 +148,27 @@ func Run(sc *scenarios.Scenario, o Options) (*Report, error) {
 	if o.KeepDecisions > 0 {
 		kept = make([]*keeper, len(cfg.Algorithms))
 	}
-	if kept != nil || parts != nil {
+	var counters []*sim.WindowCounter
+	if o.Windows {
+		counters = allKeysCounters(&cfg)
+	}
+	if kept != nil || parts != nil || counters != nil {
 		cfg.Observe = func(i int) sim.Observer {
-			var k sim.Observer
+			var t tee
 			if kept != nil {
 				kept[i] = &keeper{max: o.KeepDecisions}
-				k = kept[i]
+				t = append(t, kept[i])
 			}
-			if parts == nil {
-				return k
+			if parts != nil {
+				t = append(t, parts.writers[i])
 			}
-			if k == nil {
-				return parts.writers[i]
+			if counters != nil {
+				t = append(t, counters[i])
 			}
-			return &tee{k, parts.writers[i]}
+			if len(t) == 1 {
+				return t[0]
+			}
+			return &t
 		}
 	}
 	if o.Warn != nil {
@@ -171,8 +184,14 @@ func Run(sc *scenarios.Scenario, o Options) (*Report, error) {
 	}
 	rep.Traces = sim.TraceSummaries(sc.Traffic)
 	rep.CostUnit = traffic.CostUnit(sc.Traffic)
+	clusterFaults(&cfg, rep)
 	if parts != nil {
 		if err := parts.join(o.Decisions); err != nil {
+			return nil, err
+		}
+	}
+	if counters != nil {
+		if err := countWindows(sc, cfg, rep, counters); err != nil {
 			return nil, err
 		}
 	}
@@ -304,22 +323,26 @@ func (k *keeper) Observe(d *sim.Decision) error {
 	return nil
 }
 
-// tee sends every decision to two observers, until each stops observing.
-type tee [2]sim.Observer
+// tee sends every decision to several observers, until each stops
+// observing.
+type tee []sim.Observer
 
 func (t *tee) Observe(d *sim.Decision) error {
-	for i, o := range t {
+	live := false
+	for i, o := range *t {
 		if o == nil {
 			continue
 		}
 		err := o.Observe(d)
 		if errors.Is(err, sim.ErrStopObserving) {
-			t[i] = nil
+			(*t)[i] = nil
 		} else if err != nil {
 			return err
+		} else {
+			live = true
 		}
 	}
-	if t[0] == nil && t[1] == nil {
+	if !live {
 		return sim.ErrStopObserving
 	}
 	return nil

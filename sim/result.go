@@ -148,6 +148,11 @@ type Result struct {
 	// charts; nil when nothing was watched or the algorithm cannot show
 	// its state.
 	State *StateSeries `json:"-"`
+	// Window is the cost every key together released in the trailing
+	// policy window at every instant, and KeyWindow the same for the key of
+	// the policy window's key peak, for charts; nil unless the caller
+	// counted them (NewWindowCounter), KeyWindow nil with one key.
+	Window, KeyWindow *WindowSeries `json:"-"`
 	// NodeStates is, for a row on a cluster, the watched key's state where
 	// the row keeps it: on each node (local, split) or in the store
 	// (central, racy, lease), each with its Where.
@@ -364,6 +369,16 @@ type ClusterResult struct {
 	FailOpen    int64       `json:"fail_open"`
 	FailClosed  int64       `json:"fail_closed"`
 	PerNode     []NodeCount `json:"per_node"`
+	// Faults are the cluster's faults on the run's clock (from the first
+	// arrival for a recorded trace), for charts; the caller fills them.
+	Faults []ClusterFault `json:"-"`
+}
+
+// ClusterFault is one cluster fault's window [StartNs, EndNs) and its type
+// (node-down, store-down, store-slow, store-flush: an instant).
+type ClusterFault struct {
+	Type           string
+	StartNs, EndNs int64
 }
 
 // LatencyPercentiles are the p50, p99 and max of a latency, by nearest rank.
