@@ -49,19 +49,19 @@ func TestCompareCharts(t *testing.T) {
 	require.Equal(t, plain, out, "charts change nothing on stdout")
 
 	files := chartFiles(t, dir)
-	for _, want := range []string{"rate.png", "multiples.png", "peaks.png", "delay.png", "timeline.png"} {
+	for _, want := range []string{"window.png", "rate.png", "multiples.png", "peaks.png", "delay.png", "timeline.png"} {
 		require.Contains(t, files, want)
 	}
 	// state.png comes with the algorithms that can show their state
 	for _, f := range files {
-		require.True(t, slices.Contains([]string{"rate.png", "multiples.png", "peaks.png", "delay.png",
+		require.True(t, slices.Contains([]string{"window.png", "rate.png", "multiples.png", "peaks.png", "delay.png",
 			"state.png", "timeline.png"}, f), "unexpected file %s", f)
 		data, err := os.ReadFile(filepath.Join(dir, f))
 		require.NoError(t, err)
 		require.True(t, bytes.HasPrefix(data, pngMagic), "%s is not a PNG", f)
 	}
 	var want []string
-	for _, name := range []string{"rate", "multiples", "peaks", "delay", "state", "timeline"} {
+	for _, name := range []string{"window", "rate", "multiples", "peaks", "delay", "state", "timeline"} {
 		if slices.Contains(files, name+".png") {
 			want = append(want, filepath.Join(dir, name+".png"))
 		}
@@ -108,7 +108,8 @@ func TestChartsNoTimelineForLongRuns(t *testing.T) {
 }
 
 // TestReplayCharts: a replayed trace keeps its timestamps; its time axis
-// counts seconds from the first request, named in the label.
+// reads the clock (UTC), from the first request's second, named in the
+// label.
 func TestReplayCharts(t *testing.T) {
 	dir := t.TempDir()
 	var log bytes.Buffer
@@ -122,7 +123,8 @@ func TestReplayCharts(t *testing.T) {
 	require.Equal(t, 0, status, errOut)
 	rate, err := os.ReadFile(filepath.Join(out, "rate.svg"))
 	require.NoError(t, err)
-	require.Contains(t, string(rate), "time (s from 2015-05-17T10:05:03Z)")
+	require.Contains(t, string(rate), "time (UTC) from 2015-05-17T10:05:03Z")
+	require.Contains(t, string(rate), ">10:05:04<", "the ticks read the clock")
 	require.FileExists(t, filepath.Join(out, "timeline.svg"))
 }
 

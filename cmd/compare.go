@@ -213,6 +213,7 @@ func runOptions(stderr io.Writer, charts chartFlags, report bool) runner.Options
 	return runner.Options{
 		Budget:     runner.DefaultBudget(),
 		Inspect:    charts.dir != "" || report,
+		Windows:    charts.dir != "" || report,
 		InspectKey: charts.key,
 		Note: func(sk scenarios.Skipped) {
 			fmt.Fprintf(stderr, "note: %s left out: %s\n", sk.Name, sk.Reason)

@@ -55,6 +55,9 @@ import (
 // the gauges that are bounds (capacity, burst, max, limit) as labelled
 // reference lines instead of data lines: a change of drawing in
 // output alone; the sampled state, and every other digest, are the same.
+// They and the timeline.svg digests were made again when time axes got
+// five to ten round ticks (clock ticks for a replay): again a change of
+// drawing alone.
 var identicalDigests = []struct {
 	args      []string // the command, without --format json
 	json, csv string   // sha256 of stdout, of the decisions file
@@ -82,7 +85,7 @@ var identicalDigests = []struct {
 		json: "44d027054cbeacaf8a43d8498d3dd7eb0d87588d37ffc25f8b0f92e0e7ea547b",
 		csv:  "11229a2da8864e9708c4ffe6a13ba920c669c4c6729e3805e2844db22b626c68",
 		charts: map[string]string{
-			"state.svg": "4664e1ec240a3ccabb47829da845e9d8c71025fc4f879267e3304f8056ce8aaa",
+			"state.svg": "60949dfafef588860c6bdd898da5bc3af9d0bcacae84335f1461bc9848c75f24",
 		}},
 	{args: []string{"compare", "cron-aligned", "--algorithms", allNine},
 		json: "090379f87ba831de673c4f1162f020b173df0d420f1ed3a69eba541894f44310",
@@ -91,8 +94,8 @@ var identicalDigests = []struct {
 		json: "3bb3dda3acb18de1ff5c1b082c0d4dda4a12322c5dfe52bd233c6317137a7e49",
 		csv:  "0ca0582b43b68d0caf3afd6336a549db9b5e6e5f3e3840f2467eb86e1eaa84c2",
 		charts: map[string]string{
-			"state.svg":    "b0557d9d94628fdb0827dad15a0e44c9b87fdc58277822ea8e6cee01623c8c02",
-			"timeline.svg": "25b647ac402b661ef8b396ae3dc4df9ec46094c0cfe06e0012e9b3d8dc33c437",
+			"state.svg":    "ce42122caaa1228e398777f70982510e660dfa68269d8f751268094f6bf13041",
+			"timeline.svg": "6d7196f5094160f82e1901819352ad8461aba84622f1a5e6efade89cd8dde3d3",
 		}},
 	{args: []string{"compare", "testdata/identical/mixed.yaml"},
 		json: "0903b42776000d9ef7ba19d0972b94703d82f88524b12e56b8cce825280280e2",
@@ -107,8 +110,8 @@ var identicalDigests = []struct {
 		json: "6a36204853723da6f50d90cfa7649f477e114742aece2c5cb45a3e2179c32623",
 		csv:  "35169920b055025e996ea04fb72f2f4ed66ed33106c661ba45a319260ca0094a",
 		charts: map[string]string{
-			"state.svg":    "1c09cf07b535e7f68e7fbf31cf3e91fee404545b7b6149ef8a99dc3d8977d3d0",
-			"timeline.svg": "8ee20374cf27bc272c89ecbe25b5cf3cf8b079b4eac0833462b19c4e44c73e38",
+			"state.svg":    "3b90eb83b26f1e8e5b7fdcb5394481c8c6a9543cc22314eb4976a0dbe6c8420e",
+			"timeline.svg": "70108dbe5bff36206a959e616d62fd6621a5b06f574907d9814cc59dc6f1508a",
 		}},
 	{args: []string{"compare", "kong-local-pods"},
 		json: "7be0ded9baeb723fca435fee573018aec16bcf840bf59467ed82e0e29f999447",
@@ -132,14 +135,14 @@ var identicalDigests = []struct {
 		json: "3d2708698136a5f5ea738b48c5675b2c62a152ab0f92d7694c4b9d24e15906c1",
 		csv:  "011b2686a93649c0ae51005dcce72a63c9b7c5fae78d3828910f7d4bcbc37da0",
 		charts: map[string]string{
-			"state.svg": "574c679082aaee58ddfc64e9fa877499c1cad1892931b446a8484755ee7533ea",
+			"state.svg": "90c8c724fa5a0a959482cdcc1c1acf83a1ede7a3d463375fd2be7db490fd0db1",
 		}},
 	// a trace: keys interned while it is read, 1,753 of them
 	{args: []string{"replay", "../../shared/traces/elastic_apache_logs.log", "--limit", "1/s", "--burst", "5", "--algorithms", allNine},
 		json: "73e0f66f27b900c87fb88a504ad11df5454df515a1721eadb9b2758c092ac62a",
 		csv:  "8ab8f777b846d0303d0a675ba2b719569ebc5f852f0ab4c2a7be4e19b48cc585",
 		charts: map[string]string{
-			"state.svg": "303fb2d1212504e77f5a2f166350c1ac7d1b7629316cbb6629878ff748dd107b",
+			"state.svg": "6110f5c3ffd4181af640a2e63ef2723232c8c572a683f4723ce91586199cd977",
 		}},
 }
 

@@ -102,6 +102,7 @@ func Charts(r *sim.Report, decisions [][]sim.Decision) []Chart {
 			charts = append(charts, Chart{Name: name, Title: fig.title, fig: *fig})
 		}
 	}
+	add("window", windowChart(r))
 	add("rate", rateChart(r))
 	add("multiples", multiplesChart(r))
 	add("peaks", peaksChart(r))
@@ -158,6 +159,8 @@ type figure struct {
 	body            func(c draw.Canvas)
 	// plot is the one plot a single-plot body draws, for tests
 	plot *plot.Plot
+	// series are the lines drawn, for the charts that list them (Series)
+	series []Series
 }
 
 // legendItem is one entry of a figure's legend: a thumbnail (usually the
@@ -401,10 +404,104 @@ func timeBaseOf(r *sim.Report) timeBase {
 	}
 	origin := r.StartNs - r.StartNs%int64(time.Second)
 	return timeBase{origin: origin,
-		label: "time (s from " + time.Unix(0, origin).UTC().Format(time.RFC3339) + ")"}
+		label: "time (UTC) from " + time.Unix(0, origin).UTC().Format(time.RFC3339)}
 }
 
 func (t timeBase) x(ns int64) float64 { return float64(ns-t.origin) / 1e9 }
+
+// ticks are the ticks of a time axis: seconds for synthetic traffic, the
+// clock (UTC) for replayed traffic.
+func (t timeBase) ticks() plot.Ticker {
+	if t.origin == 0 {
+		return niceTicks{}
+	}
+	return clockTicks{origin: t.origin}
+}
+
+// niceTicks label an axis at 1, 2 or 5 times a power of ten, five to ten
+// labels, with unlabelled minor ticks between; integer keeps steps of at
+// least 1 (an axis of counts).
+type niceTicks struct{ integer bool }
+
+func (n niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	span := hi - lo
+	if !(span > 0) || math.IsInf(span, 0) {
+		return plainTicks{}.Ticks(lo, hi)
+	}
+	step := math.Pow(10, math.Floor(math.Log10(span/10)))
+	for _, m := range []float64{1, 2, 5, 10, 20} {
+		if span/(step*m) <= 10 {
+			step *= m
+			break
+		}
+	}
+	if n.integer && step < 1 {
+		step = 1
+	}
+	minor := step / 5
+	if step/minor != 5 || (n.integer && minor < 1) {
+		minor = step
+	}
+	dec := 0
+	for v := step; v < 1-1e-9 && dec < 9; v *= 10 {
+		dec++
+	}
+	var ticks []plot.Tick
+	for k := math.Ceil(lo / minor); k*minor <= hi+minor*1e-9; k++ {
+		v := k * minor
+		t := plot.Tick{Value: v}
+		if r := math.Mod(math.Abs(v)+step*1e-9, step); r < step*1e-6 {
+			if math.Abs(v) < step*1e-9 {
+				v = 0
+			}
+			t.Label = strconv.FormatFloat(v, 'f', dec, 64)
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
+}
+
+// clockSteps are the steps of a clock axis, in seconds.
+var clockSteps = []int64{1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200,
+	3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400, 14 * 86400, 28 * 86400}
+
+// clockTicks label an axis of seconds from origin (ns since the epoch) with
+// the time of day, UTC, at round steps (a minute, 15 minutes, 6 hours, a
+// day), at most eight labels: "14:05", "14:05:30" under a minute, "Mar 4"
+// for steps of days, "Mar 4 18:00" when the axis spans several days.
+type clockTicks struct{ origin int64 }
+
+func (c clockTicks) Ticks(lo, hi float64) []plot.Tick {
+	span := hi - lo
+	step := clockSteps[len(clockSteps)-1]
+	for _, s := range clockSteps {
+		if span/float64(s) <= 8 {
+			step = s
+			break
+		}
+	}
+	layout := "15:04"
+	switch {
+	case step >= 86400:
+		layout = "Jan 2"
+	case span > 86400:
+		layout = "Jan 2 15:04"
+	case step < 60:
+		layout = "15:04:05"
+	}
+	stepNs := step * int64(time.Second)
+	first := c.origin + int64(math.Floor(lo*1e9))
+	first -= first % stepNs
+	var ticks []plot.Tick
+	for t := first; float64(t-c.origin)/1e9 <= hi; t += stepNs {
+		x := float64(t-c.origin) / 1e9
+		if x < lo {
+			continue
+		}
+		ticks = append(ticks, plot.Tick{Value: x, Label: time.Unix(0, t).UTC().Format(layout)})
+	}
+	return ticks
+}
 
 // subtitle is the line under a chart's title: the scenario, its policy and
 // how many keys shared it.

@@ -73,6 +73,7 @@ func backendChart(r *sim.Report) *figure {
 			p.Add(h)
 		}
 		p.X.Min, p.X.Max = bp.xmin, bp.xmax
+		p.X.Tick.Marker = bp.tb.ticks()
 		p.Y.Min, p.Y.Max = 0, bp.ymax[i%backendCols]*1.05
 		p.Y.Label.Text = pn.ylabel
 		if i+backendCols >= len(bp.panels) {

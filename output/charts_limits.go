@@ -44,6 +44,7 @@ func limitsChart(r *sim.Report) *figure {
 	p := newPlot()
 	p.Y.Label.Text = "concurrency limit (requests in flight)"
 	p.X.Label.Text = tb.label
+	p.X.Tick.Marker = tb.ticks()
 	var shades []faultShade
 	for _, f := range first.FaultWindows {
 		shades = append(shades, faultShade{x0: tb.x(f.StartNs), x1: faultEndX(tb, f.EndNs), tint: faultTints[f.Type]})

@@ -28,8 +28,15 @@ var windowColors = []color.Color{
 // With several keys the limit is per key, and the bars are the key peaks:
 // the most one key released, over its limit (every key together is held
 // against no limit, and shows in the rate chart).
+//
+// The policy's own window is drawn against its limit; the report's other
+// windows only when the scenario chose them (report.windows other than
+// the default W and W/10), grey and labelled as observation windows: a
+// count over a shorter window held to the limit pro rata is no breach (a
+// leaky bucket at 5/s releases one request in some 100ms, "2x" a tenth of
+// the limit, by design).
 func peaksChart(r *sim.Report) *figure {
-	ws := windows(r)
+	ws, observed := chartWindows(r)
 	if len(ws) == 0 {
 		return nil
 	}
@@ -54,9 +61,13 @@ func peaksChart(r *sim.Report) *figure {
 	}
 	var sets []barSet
 	for j, v := range ws {
-		lb := &logBars{values: make([]float64, n), width: bar,
-			color: windowColors[j%len(windowColors)],
-			line:  draw.LineStyle{Color: color.Gray{Y: 0x44}, Width: 0.5}}
+		obs := observed[v]
+		col := windowColors[j%len(windowColors)]
+		if obs {
+			col = observationColors[j%len(observationColors)]
+		}
+		lb := &logBars{values: make([]float64, n), width: bar, color: col,
+			line: draw.LineStyle{Color: color.Gray{Y: 0x44}, Width: 0.5}}
 		lb.offset = bar * (vg.Length(j) - vg.Length(len(ws)-1)/2)
 		var set barSet
 		for i := range r.Results {
@@ -64,7 +75,7 @@ func peaksChart(r *sim.Report) *figure {
 			if perKey {
 				var kp sim.KeyPeak
 				kp, ok = findKeyPeak(r.Results[i].KeyPeaks, v)
-				pk.Ratio = kp.Ratio
+				pk.Ratio, pk.Count = kp.Ratio, kp.Count
 			}
 			if !ok {
 				continue
@@ -76,13 +87,22 @@ func peaksChart(r *sim.Report) *figure {
 				low = math.Min(low, val)
 			}
 			set.xys = append(set.xys, plotter.XY{X: float64(i), Y: val})
-			set.texts = append(set.texts, FormatRatio(val))
+			if obs { // a count, not a verdict
+				set.texts = append(set.texts, strconv.FormatInt(pk.Count, 10))
+			} else {
+				set.texts = append(set.texts, FormatRatio(val))
+			}
 		}
 		set.b = lb
 		sets = append(sets, set)
 		what := "peak in any "
 		if perKey {
 			what = "one key's peak in any "
+		}
+		if obs {
+			legend = append(legend, legendItem{"observation window " + FormatDuration(time.Duration(v)) +
+				" (no limit of its own; height against " + limitPer(r.Limit, v) + " pro rata, label the count)", lb})
+			continue
 		}
 		legend = append(legend, legendItem{what + FormatDuration(time.Duration(v)) + " (limit " +
 			limitPer(r.Limit, v) + ")", lb})
@@ -136,6 +156,32 @@ func peaksChart(r *sim.Report) *figure {
 		body: func(c draw.Canvas) { p.Draw(c) },
 		plot: p,
 	}
+}
+
+// observationColors are the bars of observation windows: greys, never a
+// colour that reads as a verdict.
+var observationColors = []color.Color{rgb(0xbdbdbd), rgb(0x969696), rgb(0xd9d9d9)}
+
+// chartWindows are the windows the peaks chart draws: the policy's, and
+// the others of the report only when the scenario chose them, which
+// observed marks (docs/charts.md). The default windows are the policy's W
+// and W/10.
+func chartWindows(r *sim.Report) (ws []int64, observed map[int64]bool) {
+	all := windows(r)
+	w := r.Limit.PerNs
+	tenth := max(w/10, 1)
+	def := len(all) == 2 && all[0] == w && all[1] == tenth || len(all) == 1 && all[0] == w
+	observed = map[int64]bool{}
+	for _, v := range all {
+		switch {
+		case v == w:
+			ws = append(ws, v)
+		case !def:
+			ws = append(ws, v)
+			observed[v] = true
+		}
+	}
+	return ws, observed
 }
 
 // ratioSteps are the ticks of a ratio axis in each decade: 1x, 2x, 5x.

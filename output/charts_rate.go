@@ -18,12 +18,20 @@ type seriesDraw struct {
 	tb       timeBase
 	bucketNs int64
 	k        int
+	// spanEnd is the end of a recorded trace's traffic, inside its last
+	// bucket (0 for synthetic traffic, whose buckets it fills)
+	spanEnd int64
 }
 
 // seriesDrawOf returns how r's series are drawn with at most maxPoints
 // steps a line, or false when no result has a series.
 func seriesDrawOf(r *sim.Report, maxPoints int) (seriesDraw, bool) {
 	d := seriesDraw{tb: timeBaseOf(r), k: 1}
+	if AbsoluteTimes(r) {
+		// the last arrival's instant is in the span: its bucket runs to
+		// the next nanosecond
+		d.spanEnd = r.StartNs + r.DurationNs + 1
+	}
 	n := 0
 	for i := range r.Results {
 		s := &r.Results[i].Series
@@ -77,17 +85,33 @@ func (d seriesDraw) rates(s *sim.Series, counts []int64) plotter.XYs {
 		k = max(1, int(d.bucketNs*int64(d.k)/s.BucketNs))
 	}
 	xys := make(plotter.XYs, 0, (len(counts)+k-1)/k+1)
-	for i := 0; i < len(counts); i += k {
-		j := min(i+k, len(counts))
+	last := len(counts)
+	var endNs int64
+	for i := 0; i < last; i += k {
+		j := min(i+k, last)
 		var sum int64
 		for _, c := range counts[i:j] {
 			sum += c
 		}
-		secs := float64(int64(j-i)*s.BucketNs) / 1e9
-		xys = append(xys, plotter.XY{X: d.tb.x(s.StartNs + int64(i)*s.BucketNs), Y: float64(sum) / secs})
+		from := s.StartNs + int64(i)*s.BucketNs
+		to := s.StartNs + int64(j)*s.BucketNs
+		if d.spanEnd > from && d.spanEnd < to && j == last {
+			// the traffic ends inside the last step: its rate over the
+			// part it covers, or none when that is under half of it
+			if 2*(d.spanEnd-from) < to-from {
+				last = i
+				break
+			}
+			to = d.spanEnd
+		}
+		secs := float64(to-from) / 1e9
+		endNs = to
+		xys = append(xys, plotter.XY{X: d.tb.x(from), Y: float64(sum) / secs})
 	}
-	end := d.tb.x(s.StartNs + int64(len(counts))*s.BucketNs)
-	xys = append(xys, plotter.XY{X: end, Y: xys[len(xys)-1].Y})
+	if len(xys) == 0 {
+		return nil
+	}
+	xys = append(xys, plotter.XY{X: d.tb.x(endNs), Y: xys[len(xys)-1].Y})
 	return xys
 }
 
@@ -124,7 +148,13 @@ func firstSeries(r *sim.Report) *sim.Series {
 
 // limitLines are the horizontal lines of the limits the results enforced,
 // in requests per second, one per distinct limit, with their legend.
+//
+// With several keys there are none: the limit is per key, and these
+// charts draw every key together (the window chart holds one key to it).
 func limitLines(r *sim.Report) ([]*hline, []legendItem) {
+	if r.Keys > 1 {
+		return nil, nil
+	}
 	var lines []*hline
 	var items []legendItem
 	seen := map[float64]bool{}
@@ -158,7 +188,9 @@ func rateChart(r *sim.Report) *figure {
 	}
 	p := newPlot()
 	p.X.Label.Text = d.tb.label
+	p.X.Tick.Marker = d.tb.ticks()
 	p.Y.Label.Text = d.label()
+	p.Y.Tick.Marker = niceTicks{}
 	var legend []legendItem
 	if s := firstSeries(r); s != nil {
 		if xys := d.rates(s, s.Offered); xys != nil {
@@ -167,6 +199,8 @@ func rateChart(r *sim.Report) *figure {
 			legend = append(legend, legendItem{"offered (first attempts)", off})
 		}
 	}
+	shades, faultItems := clusterShades(r, d.tb)
+	addShades(p, shades) // over the offered area, under the lines
 	for i := range r.Results {
 		res := &r.Results[i]
 		xys := d.rates(&res.Series, res.Series.Admitted)
@@ -182,11 +216,16 @@ func rateChart(r *sim.Report) *figure {
 		p.Add(h)
 	}
 	legend = append(legend, items...)
+	legend = append(legend, faultItems...)
 	p.Y.Min = 0
 	p.Y.Max = math.Max(p.Y.Max*1.05, 1)
+	sub := subtitle(r) + " (admitted by release time; offered by arrival)"
+	if r.Keys > 1 {
+		sub += "; every key together: the limit is per key (window chart)"
+	}
 	return &figure{
 		title:    "Requests admitted to the backend, per second",
-		subtitle: subtitle(r) + " (admitted by release time; offered by arrival)",
+		subtitle: sub,
 		legend:   legend,
 		width:    720, height: 432,
 		body: func(c draw.Canvas) { p.Draw(c) },
@@ -268,6 +307,7 @@ func multiplesChart(r *sim.Report) *figure {
 			}
 		}
 		p.X.Min, p.X.Max = xmin, xmax
+		p.X.Tick.Marker = d.tb.ticks()
 		p.Y.Min, p.Y.Max = 0, ymax*1.05
 		if i/cols == rows-1 || i+cols >= len(panels) {
 			p.X.Label.Text = d.tb.label

@@ -77,6 +77,7 @@ func stateChart(r *sim.Report) *figure {
 	rows := (len(plots) + cols - 1) / cols
 	for i, p := range plots {
 		p.X.Min, p.X.Max = xmin, xmax
+		p.X.Tick.Marker = tb.ticks()
 		p.Y.Min, p.Y.Max = ymin, ymax*1.05
 		if refs {
 			p.Y.Max = ymax * 1.12 // room for a reference line's label

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot"
 
 	"github.com/ratesim/ratesim/algorithms"
@@ -312,8 +313,26 @@ func TestTimeAxisOfReplay(t *testing.T) {
 		Offered: []int64{1, 2}, Attempts: []int64{1, 2}, Admitted: []int64{1, 2},
 		Delayed: []int64{0, 0}, Rejected: []int64{0, 0}}
 	tb := timeBaseOf(rep)
-	if want := "time (s from 2024-05-01T12:00:00Z)"; tb.label != want {
+	if want := "time (UTC) from 2024-05-01T12:00:00Z"; tb.label != want {
 		t.Errorf("label %q, want %q", tb.label, want)
+	}
+	// the ticks read the clock: a few, at round steps
+	for _, c := range []struct {
+		hi   float64
+		want []string
+	}{
+		{3, []string{"12:00:00", "12:00:01", "12:00:02", "12:00:03"}},
+		{5 * 3600, []string{"12:00", "13:00", "14:00", "15:00", "16:00", "17:00"}},
+		{3 * 86400, []string{"May 1 12:00", "May 2 00:00", "May 2 12:00", "May 3 00:00", "May 3 12:00", "May 4 00:00", "May 4 12:00"}},
+		{40 * 86400, []string{"May 2", "May 9", "May 16", "May 23", "May 30", "Jun 6"}},
+	} {
+		var got []string
+		for _, tk := range tb.ticks().Ticks(0, c.hi) {
+			got = append(got, tk.Label)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("ticks of 0 to %vs: %q, want %q", c.hi, got, c.want)
+		}
 	}
 	if x := tb.x(start + 1500*ms); x != 1.5 {
 		t.Errorf("1.5s after 12:00:00 drawn at %v", x)
@@ -422,8 +441,8 @@ func allocated(fn func()) uint64 {
 // and a 0 (nothing released) is drawn at the bottom of the axis.
 func TestPeaksChartLogScale(t *testing.T) {
 	rep := doubleBurst()
-	rep.Results[1].Peaks[1].Ratio = 50
-	rep.Results[2].Peaks[1].Ratio = 0
+	rep.Results[1].Peaks[0].Ratio = 50
+	rep.Results[2].Peaks[0].Ratio = 0
 	fig := peaksChart(rep)
 	p := fig.plot
 	if p == nil {
@@ -518,4 +537,54 @@ func TestStateChartBounds(t *testing.T) {
 	if _, ok := boundGauge(two, 0); ok {
 		t.Error("a constant gauge that another goes above taken for a bound")
 	}
+}
+
+// TestNiceTicks: five to ten labels at round steps, counts in whole
+// numbers.
+func TestNiceTicks(t *testing.T) {
+	labels := func(tk plot.Ticker, lo, hi float64) []string {
+		var out []string
+		for _, x := range tk.Ticks(lo, hi) {
+			if x.Label != "" {
+				out = append(out, x.Label)
+			}
+		}
+		return out
+	}
+	require.Equal(t, []string{"0", "1", "2", "3", "4", "5", "6"}, labels(niceTicks{}, 0, 6.5))
+	require.Equal(t, []string{"0.0", "0.5", "1.0", "1.5", "2.0", "2.5", "3.0"}, labels(niceTicks{}, 0, 3))
+	require.Equal(t, []string{"0", "20", "40", "60", "80", "100", "120"}, labels(niceTicks{}, 0, 125))
+	require.Equal(t, []string{"0", "1", "2", "3", "4", "5"}, labels(niceTicks{integer: true}, 0, 5.4))
+	require.Equal(t, []string{"0", "1", "2"}, labels(niceTicks{integer: true}, 0, 2.2))
+}
+
+// TestPeaksChartWindows: by default the peaks chart holds each row to its
+// policy's window only (the default W/10 is no limit: a leaky bucket's one
+// request in 100ms at 5/s is no breach); a window the scenario chose is
+// drawn as an observation window, grey, labelled with its count, never as
+// a multiple of a limit.
+func TestPeaksChartWindows(t *testing.T) {
+	rep := doubleBurst() // windows 1s and 100ms: the default
+	fig := peaksChart(rep)
+	var texts []string
+	for _, it := range fig.legend {
+		texts = append(texts, it.text)
+	}
+	require.Equal(t, []string{"peak in any 1s (limit 10)", "the limit (ratio 1.0)"}, texts)
+	svg := string(renderChart(t, Chart{Name: "peaks", fig: *fig}, "svg"))
+	require.NotContains(t, svg, ">10.0x<", "the 100ms bars are not drawn")
+
+	for i := range rep.Results { // report.windows: [1s, 100ms, 250ms]
+		rep.Results[i].Peaks = append(rep.Results[i].Peaks, sim.Peak{WindowNs: 250 * ms, Count: 7, Ratio: 2.8})
+	}
+	fig = peaksChart(rep)
+	texts = nil
+	for _, it := range fig.legend {
+		texts = append(texts, it.text)
+	}
+	require.Contains(t, texts, "observation window 100ms (no limit of its own; height against 1 pro rata, label the count)")
+	require.Contains(t, texts, "observation window 250ms (no limit of its own; height against 2.5 pro rata, label the count)")
+	svg = string(renderChart(t, Chart{Name: "peaks", fig: *fig}, "svg"))
+	require.NotContains(t, svg, ">2.8x<", "an observation window's bar is labelled with its count")
+	require.Contains(t, svg, ">7<")
 }

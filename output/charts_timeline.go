@@ -69,6 +69,7 @@ func timelineChart(r *sim.Report, decisions [][]sim.Decision) *figure {
 	n := len(r.Results)
 	p := newPlot()
 	p.X.Label.Text = tb.label
+	p.X.Tick.Marker = tb.ticks()
 	row := func(i int) float64 { return float64(n - 1 - i) }
 	var acc, del, rej, rel plotter.XYs
 	var lines [][2]plotter.XY
