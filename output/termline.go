@@ -51,6 +51,7 @@ type termMarks struct {
 	empty, boundary, tick string
 	one, several          [nKinds]string
 	released              string // the label of a row of releases
+	rejected              string // the label of a row of rejections
 }
 
 var (
@@ -59,12 +60,14 @@ var (
 		one:      [nKinds]string{kindAccept: "•", kindDelay: "◦", kindReject: "×"},
 		several:  [nKinds]string{kindAccept: "●", kindDelay: "○", kindReject: "✕"},
 		released: "  └ released",
+		rejected: "  └ rejected",
 	}
 	asciiMarks = termMarks{
 		empty: ".", boundary: "|", tick: "'",
 		one:      [nKinds]string{kindAccept: "o", kindDelay: "d", kindReject: "x"},
 		several:  [nKinds]string{kindAccept: "O", kindDelay: "D", kindReject: "X"},
 		released: "  > released",
+		rejected: "  > rejected",
 	}
 )
 
@@ -84,7 +87,11 @@ var kindColor = [nKinds]string{kindAccept: "\x1b[32m", kindDelay: "\x1b[33m", ki
 //
 // (ASCII, then Unicode). A slot with several attempts shows the most
 // notable verdict (rejected, then delayed, then admitted) in its capital
-// or heavy form (O D X, ● ○ ✕). Under an algorithm that delayed requests, a
+// or heavy form (O D X, ● ○ ✕); where a column holds both admissions and
+// rejections, the algorithm's rejections go on a "rejected" line of their
+// own under it, so that no admission hides under a rejection (a burst
+// through a token bucket shows what its burst let through). Under an
+// algorithm that delayed requests, a
 // "released" line marks when they reached the backend (o •, O ●); those
 // released after the drawn span are counted in a note under the axis.
 //
@@ -165,6 +172,7 @@ func TermTimeline(w io.Writer, r *sim.Report, decisions [][]sim.Decision, opt Te
 		first, last time.Duration
 	}
 	var notes []*note
+	split := false
 	for i := range r.Results {
 		if i >= len(decisions) {
 			break
@@ -197,7 +205,16 @@ func TermTimeline(w io.Writer, r *sim.Report, decisions [][]sim.Decision, opt Te
 			releases[g.slotOf(at)][kindAccept]++
 		}
 		p.text(pad(labels[i], labelW))
-		g.row(p, &m, arrivals, aw)
+		if rejections := splitRejections(arrivals); rejections != nil {
+			// admissions and rejections share a column: each on its line,
+			// so that no admission hides under a rejection
+			split = true
+			g.row(p, &m, arrivals, aw)
+			p.text("\n" + pad(m.rejected, labelW))
+			g.row(p, &m, rejections, aw)
+		} else {
+			g.row(p, &m, arrivals, aw)
+		}
 		p.text("\n")
 		if delayed {
 			p.text(pad(m.released, labelW))
@@ -232,8 +249,30 @@ func TermTimeline(w io.Writer, r *sim.Report, decisions [][]sim.Decision, opt Te
 			each + "," + when + ".\n")
 	}
 	legend(p, &m, g, width)
+	if split {
+		p.text(strings.TrimSpace(m.rejected) + ": where a column holds admissions and rejections, the rejections are on this line\n")
+	}
 	_, err := w.Write(p.buf.Bytes())
 	return err
+}
+
+// splitRejections moves a row's rejections to a line of their own when a
+// column holds both an admission (accepted or delayed) and a rejection,
+// and returns that line; nil, leaving counts alone, when none does.
+func splitRejections(counts [][nKinds]int) [][nKinds]int {
+	mixed := false
+	for _, c := range counts {
+		mixed = mixed || c[kindReject] > 0 && c[kindAccept]+c[kindDelay] > 0
+	}
+	if !mixed {
+		return nil
+	}
+	rej := make([][nKinds]int, len(counts))
+	for i := range counts {
+		rej[i][kindReject] = counts[i][kindReject]
+		counts[i][kindReject] = 0
+	}
+	return rej
 }
 
 func kindOf(v algorithms.Verdict) int {

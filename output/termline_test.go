@@ -72,7 +72,7 @@ o admitted  d delayed  x rejected  ODX several in a column (most notable)
 func TestTermTimelineSeveralInOneSlot(t *testing.T) {
 	// On 40 columns the 5ms slots no longer fit: 10ms slots still give each
 	// request its own column; 20ms slots put two in each, and a slot with
-	// an admitted and a rejected request shows the rejection.
+	// admitted and rejected requests shows both, on two lines.
 	r, ds := burstDecisions()
 	got := drawTerm(t, r, ds, TermOptions{Width: 40, ASCII: true})
 	lines := strings.Split(got, "\n")
@@ -90,9 +90,9 @@ func TestTermTimelineSeveralInOneSlot(t *testing.T) {
 	}
 	r1 := &sim.Report{Limit: sim.Limit{Rate: 1, PerNs: s, Burst: 1}, Results: []sim.Result{{Label: "a"}}}
 	got = drawTerm(t, r1, [][]sim.Decision{one}, TermOptions{Width: 40, ASCII: true})
-	row := strings.Split(got, "\n")[1]
-	if !strings.HasPrefix(row, "a             X") {
-		t.Errorf("a slot with an admitted and a rejected request shows X: %q", row)
+	rows := strings.Split(got, "\n")
+	if !strings.HasPrefix(rows[1], "a             O") || !strings.HasPrefix(rows[2], "  > rejected  x") {
+		t.Errorf("a slot with two admitted and a rejected request shows O, and x on the rejected line: %q", rows[1:3])
 	}
 }
 
@@ -207,5 +207,47 @@ func TestLevel(t *testing.T) {
 		if got := level(tc.c, tc.top, 9); got != tc.want {
 			t.Errorf("level(%d, %d) = %d, want %d", tc.c, tc.top, got, tc.want)
 		}
+	}
+}
+
+// TestTermTimelineBurstAgainstPace: eight requests in 50ms, at 200ms a
+// column, through a token bucket of burst 5 (five admitted, three
+// rejected) and a leaky bucket (one admitted, four delayed, three
+// rejected): the burst's column shows the admissions on the row's line
+// and the rejections on a line of their own, where one mark used to say
+// only "rejected".
+func TestTermTimelineBurstAgainstPace(t *testing.T) {
+	l := sim.Limit{Rate: 5, PerNs: s, Burst: 5}
+	r := &sim.Report{Scenario: "burst", Limit: l, DurationNs: 10 * s, Results: []sim.Result{
+		{Label: "token-bucket", Limit: l}, {Label: "leaky-bucket", Limit: l},
+	}}
+	ds := make([][]sim.Decision, 2)
+	for i := range 8 {
+		d := sim.Decision{Time: time.Duration(int64(i) * 50 * ms / 8), Key: "k", Cost: 1, Attempt: 1}
+		tb, lb := d, d
+		if i >= 5 {
+			tb.Verdict = algorithms.Reject
+		}
+		switch {
+		case i >= 5:
+			lb.Verdict = algorithms.Reject
+		case i > 0:
+			lb.Verdict, lb.Delay = algorithms.Delay, time.Duration(int64(i)*200*ms)
+		}
+		ds[0], ds[1] = append(ds[0], tb), append(ds[1], lb)
+	}
+	late := sim.Decision{Time: time.Duration(9 * s), Key: "k", Cost: 1, Attempt: 1}
+	ds[0], ds[1] = append(ds[0], late), append(ds[1], late)
+	got := drawTerm(t, r, ds, TermOptions{Width: 80, ASCII: true})
+	lines := strings.Split(got, "\n")
+	if !strings.HasPrefix(lines[1], "token-bucket  O") || !strings.HasPrefix(lines[2], "  > rejected  X") {
+		t.Errorf("token-bucket's burst:\n%s", got)
+	}
+	if !strings.HasPrefix(lines[3], "leaky-bucket  D") || !strings.HasPrefix(lines[4], "  > rejected  X") ||
+		!strings.HasPrefix(lines[5], "  > released  .oooo") {
+		t.Errorf("leaky-bucket's burst:\n%s", got)
+	}
+	if !strings.Contains(got, "> rejected: where a column holds admissions and rejections") {
+		t.Errorf("no legend of the rejected line:\n%s", got)
 	}
 }
