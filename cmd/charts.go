@@ -18,10 +18,11 @@ type chartFlags struct {
 	dir    string // --charts DIR: write charts there
 	format string // --chart-format: png or svg
 	key    string // --chart-key: the key whose state is drawn ("": the busiest)
+	lead   string // a lesson's chart to write first ("": the usual order)
 }
 
 func addChartFlags(fl *pflag.FlagSet, f *chartFlags) {
-	fl.StringVar(&f.dir, "charts", "", "write charts (rate, multiples, peaks, delay, state, timeline, extra, backend) to this directory, creating it")
+	fl.StringVar(&f.dir, "charts", "", "write charts (window, rate, multiples, peaks, delay, state, timeline, extra, backend) to this directory, creating it")
 	fl.StringVar(&f.format, "chart-format", "png", "chart image format: "+strings.Join(output.ChartFormats(), ", "))
 	fl.StringVar(&f.key, "chart-key", "", "draw the state of this key (default: the key with the most requests)")
 }
@@ -54,7 +55,11 @@ func writeCharts(stderr io.Writer, o *runner.Report, f chartFlags) error {
 	if err := os.MkdirAll(f.dir, 0o755); err != nil {
 		return usagef("--charts: %v", err)
 	}
-	for _, c := range runCharts(o) {
+	charts := runCharts(o)
+	if i := slices.IndexFunc(charts, func(c output.Chart) bool { return c.Name == f.lead }); i > 0 {
+		charts = slices.Concat(charts[i:i+1], charts[:i], charts[i+1:])
+	}
+	for _, c := range charts {
 		path := filepath.Join(f.dir, c.Name+"."+format)
 		if err := writeChart(path, c, format); err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -117,12 +118,11 @@ func runLesson(stdout, stderr io.Writer, l *lessons.Lesson, load func(string) (*
 	if err := l.Write(stdout, runs, opt); err != nil {
 		return err
 	}
-	for i, lr := range l.Runs {
-		if err := writeCharts(stderr, runs[i], lessonCharts(l, lr, f.charts)); err != nil {
-			return err
-		}
-	}
+	// the lesson's own charts first: they are the picture it reads
 	if f.charts.dir != "" {
+		if err := os.MkdirAll(f.charts.dir, 0o755); err != nil {
+			return usagef("--charts: %v", err)
+		}
 		format := cmp.Or(f.charts.format, "png")
 		for _, c := range l.Charts(runs) {
 			path := filepath.Join(f.charts.dir, c.Name+"."+format)
@@ -130,6 +130,11 @@ func runLesson(stdout, stderr io.Writer, l *lessons.Lesson, load func(string) (*
 				return err
 			}
 			fmt.Fprintf(stderr, "wrote %s\n", path)
+		}
+	}
+	for i, lr := range l.Runs {
+		if err := writeCharts(stderr, runs[i], lessonCharts(l, lr, f.charts)); err != nil {
+			return err
 		}
 	}
 	if f.report == "" {
@@ -160,5 +165,6 @@ func lessonCharts(l *lessons.Lesson, lr lessons.RunSpec, f chartFlags) chartFlag
 	if len(l.Runs) > 1 && f.dir != "" {
 		f.dir = filepath.Join(f.dir, lr.Scenario)
 	}
+	f.lead = l.Lead()
 	return f
 }

@@ -40,7 +40,35 @@ var chooseParameters = register(Lesson{
 		"draws this heatmap for every algorithm of the scenario; docs/sweep.md has the goal language.",
 	figures: chooseFigures,
 	picture: choosePicture,
+	charts:  chooseCharts,
 })
+
+// chooseCharts draws the heatmap the lesson reads: the real clients'
+// reject % at every rate and burst of the sweep, the best point ringed.
+func chooseCharts(runs []*Run) []output.Chart {
+	s, err := chooseSweep()
+	if err != nil {
+		return nil
+	}
+	goal, err := sweep.ParseGoal(chooseGoal, s.Fields)
+	if err != nil {
+		return nil
+	}
+	bests, err := goal.Rank(s)
+	if err != nil {
+		return nil
+	}
+	charts, err := sweep.Charts(s, goal, bests)
+	if err != nil {
+		return nil
+	}
+	for _, c := range charts {
+		if strings.HasPrefix(c.Title, "reject_pct(key=user-*)") {
+			return []output.Chart{c}
+		}
+	}
+	return nil
+}
 
 // The lesson's grid and goal.
 var (

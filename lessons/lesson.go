@@ -57,6 +57,10 @@ type Lesson struct {
 	// charts draws the lesson's own charts of its runs (Charts); nil:
 	// none.
 	charts func(runs []*Run) []output.Chart
+	// lead is the chart of each run that proves the lesson's point, drawn
+	// first (Lead); "" keeps the usual order, whose first is the window
+	// chart.
+	lead string
 
 	// Baseline, when set, holds every row of each run against this row
 	// (--baseline, docs/accuracy.md).
@@ -82,6 +86,10 @@ type Replay struct {
 	Limit  string
 	Fields map[string]string
 }
+
+// Lead is the name of the chart of each run to draw first ("": the usual
+// order); the lesson's own charts (Charts) come before it.
+func (l *Lesson) Lead() string { return l.lead }
 
 // Charts draws the lesson's own charts of its runs, besides each run's
 // (none for most lessons).

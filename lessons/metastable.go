@@ -20,6 +20,7 @@ import (
 // jittered backoff does not.
 var metastable = register(Lesson{
 	order: 8,
+	lead:  "backend", // the goodput that does not come back
 	Name:  "metastable",
 	Title: "a retry-driven metastable failure: the surge ends, the overload does not; what a limiter, jitter and a retry budget do",
 	Runs: []RunSpec{

@@ -14,6 +14,7 @@ import (
 // systems that do not tolerate sudden variations of load" on the other.
 var protectTheBackend = register(Lesson{
 	order: 7,
+	lead:  "backend", // the queue and the p99 the bursts make
 	Name:  "protect-the-backend",
 	Title: "what the limiter does to the backend: the token bucket's bursts queue, the leaky bucket's cadence does not",
 	Runs:  []RunSpec{{Scenario: "protect-the-backend", Algorithms: ""}},

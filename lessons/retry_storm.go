@@ -14,6 +14,7 @@ import (
 // same clients with full jitter (two runs).
 var retryStorm = register(Lesson{
 	order: 4,
+	lead:  "multiples", // the rejections of each wave come back with the next
 	Name:  "retry-storm",
 	Title: "the herd: clients that honour Retry-After return together; jitter spreads them",
 	Runs:  []RunSpec{{Scenario: "retry-storm", Algorithms: "fixed-window"}, {Scenario: "retry-storm-jitter", Algorithms: "fixed-window"}},

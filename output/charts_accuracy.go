@@ -88,7 +88,12 @@ func AccuracyChart(runs []AccuracyRun, subtitle string, reference float64, refer
 		p.Add(ref)
 		legend = append(legend, legendItem{referenceText, ref})
 	}
+	var drawn []Series
+	for _, s := range rows {
+		drawn = append(drawn, seriesOf("", s.label+": differs", s.differs), seriesOf("", s.label+": wrongly allowed", s.wrong))
+	}
 	fig := figure{
+		series:   drawn,
 		title:    "Disagreement with " + base + " against the limit",
 		subtitle: subtitle,
 		legend:   legend,

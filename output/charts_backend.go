@@ -3,6 +3,7 @@ package output
 import (
 	"image/color"
 	"math"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -82,8 +83,19 @@ func backendChart(r *sim.Report) *figure {
 		plots = append(plots, p)
 	}
 	rows := len(bp.panels) / backendCols
+	var series []Series
+	for _, pn := range bp.panels {
+		for _, l := range pn.lines {
+			label := ""
+			if strings.HasSuffix(pn.title, ": goodput") {
+				label = "goodput"
+			}
+			series = append(series, seriesOf(pn.title, label, l.XYs))
+		}
+	}
 	return &figure{
-		title: "Backend health over time, per algorithm",
+		series: series,
+		title:  "Backend health over time, per algorithm",
 		subtitle: subtitle(bp.r) + "; " + FormatDuration(time.Duration(bp.stepNs)) +
 			" buckets, the same axes in every column",
 		legend: bp.legend,

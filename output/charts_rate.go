@@ -298,6 +298,14 @@ func multiplesChart(r *sim.Report) *figure {
 	cols := panelCols(len(panels))
 	rows := (len(panels) + cols - 1) / cols
 	plots := make([]*plot.Plot, len(panels))
+	var series []Series
+	for _, pn := range panels {
+		for j, l := range pn.lines {
+			if l != nil {
+				series = append(series, seriesOf(pn.label, []string{"offered", "admitted", "delayed", "rejected"}[j], l.XYs))
+			}
+		}
+	}
 	for i, pn := range panels {
 		p := newPlot()
 		p.Title.Text = pn.label
@@ -318,6 +326,7 @@ func multiplesChart(r *sim.Report) *figure {
 		plots[i] = p
 	}
 	return &figure{
+		series:   series,
 		title:    "Offered, admitted, delayed and rejected, per second, per algorithm",
 		subtitle: subtitle(r) + "; same axes on every panel, " + d.label(),
 		legend:   legend,

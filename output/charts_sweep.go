@@ -133,7 +133,16 @@ func heatmapFigure(g *SweepGrid, m *SweepMetric) *figure {
 	}
 	pal := sweepPalette()
 	var plots []*plot.Plot
+	var series []Series
 	for li, label := range g.Labels {
+		for r, row := range m.Values[li] { // a row of cells: X the column, Y the figure
+			sr := Series{Panel: label, Label: g.YField + "=" + g.YValues[r]}
+			for c, v := range row {
+				sr.X = append(sr.X, float64(c))
+				sr.Y = append(sr.Y, v)
+			}
+			series = append(series, sr)
+		}
 		p := newPlot()
 		p.Title.Text = label
 		p.X.Label.Text, p.Y.Label.Text = g.XField, g.YField
@@ -179,7 +188,7 @@ func heatmapFigure(g *SweepGrid, m *SweepMetric) *figure {
 		sub += "; ringed: the goal's best point"
 	}
 	return &figure{title: m.Title, subtitle: sub, width: width, height: height,
-		body: func(c draw.Canvas) { drawPanels(c, plots, ncols) }}
+		body: func(c draw.Canvas) { drawPanels(c, plots, ncols) }, series: series}
 }
 
 // bestMark rings a point.

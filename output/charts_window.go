@@ -24,8 +24,19 @@ type Series struct {
 }
 
 // Series returns the lines the chart draws, for the charts that list them
-// (window; nil for the others).
+// (window, multiples, backend, accuracy; a sweep's heatmap, a series per
+// row of cells, Y the cells' figures; nil for the others).
 func (c Chart) Series() []Series { return c.fig.series }
+
+// seriesOf is a Series of the points xys.
+func seriesOf(panel, label string, xys plotter.XYs) Series {
+	s := Series{Panel: panel, Label: label}
+	for _, xy := range xys {
+		s.X = append(s.X, xy.X)
+		s.Y = append(s.Y, xy.Y)
+	}
+	return s
+}
 
 // rateRow reports whether res holds a rate (so much per window), which a
 // limit line on the window chart stands for: not a concurrency limit, an
@@ -120,12 +131,7 @@ func windowChart(r *sim.Report) *figure {
 		if withLegend {
 			legend = append(legend, legendItem{label, l})
 		}
-		sr := Series{Panel: panel, Label: label}
-		for _, xy := range xys {
-			sr.X = append(sr.X, xy.X)
-			sr.Y = append(sr.Y, xy.Y)
-		}
-		series = append(series, sr)
+		series = append(series, seriesOf(panel, label, xys))
 	}
 	// the panel held to the limit: one key's, or the only key's
 	limited := newPanel("")
