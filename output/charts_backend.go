@@ -221,11 +221,15 @@ func backendPanelsOf(r *sim.Report) *backendPanels {
 		bp.ymax[2] = math.Max(bp.ymax[2], h.y)
 	}
 
+	clusterFaults, clusterItems := clusterShades(r, tb)
 	for ri, res := range results {
 		ls := &all[ri]
 		var shades []faultShade
 		for _, f := range res.Backend.FaultWindows {
 			shades = append(shades, faultShade{x0: tb.x(f.StartNs), x1: faultEndX(tb, f.EndNs), tint: faultTints[f.Type]})
+		}
+		if clusterFaults != nil {
+			shades = append(shades, clusterFaults.windows...)
 		}
 		queue := backendPanel{title: res.Label + ": queue", ylabel: "requests waiting", shades: shades}
 		if anyQueueMax {
@@ -259,6 +263,7 @@ func backendPanelsOf(r *sim.Report) *backendPanels {
 			bp.legend = append(bp.legend, legendItem{"fault: " + string(t), &faultShade{tint: faultTints[t]}})
 		}
 	}
+	bp.legend = append(bp.legend, clusterItems...)
 	return bp
 }
 

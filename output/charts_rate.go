@@ -93,11 +93,20 @@ func (d seriesDraw) rates(s *sim.Series, counts []int64) plotter.XYs {
 		for _, c := range counts[i:j] {
 			sum += c
 		}
+		if j-i < k && 2*(j-i) < k && i > 0 {
+			// a last drawn step of under half the others' buckets: its
+			// average would not compare with theirs (a trace that ends
+			// after a busy minute of a quiet five)
+			last = i
+			break
+		}
 		from := s.StartNs + int64(i)*s.BucketNs
 		to := s.StartNs + int64(j)*s.BucketNs
-		if d.spanEnd > from && d.spanEnd < to && j == last {
-			// the traffic ends inside the last step: its rate over the
-			// part it covers, or none when that is under half of it
+		if d.spanEnd > from && d.spanEnd < to {
+			// the traffic ends inside this step: its rate over the part
+			// it covers, or none when that is under half of it (with
+			// the steps after it, which only releases of delayed
+			// requests fill)
 			if 2*(d.spanEnd-from) < to-from {
 				last = i
 				break
@@ -221,7 +230,7 @@ func rateChart(r *sim.Report) *figure {
 	p.Y.Max = math.Max(p.Y.Max*1.05, 1)
 	sub := subtitle(r) + " (admitted by release time; offered by arrival)"
 	if r.Keys > 1 {
-		sub += "; every key together: the limit is per key (window chart)"
+		sub += "; all keys together (the per-key limit: window chart)"
 	}
 	return &figure{
 		title:    "Requests admitted to the backend, per second",

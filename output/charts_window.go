@@ -136,6 +136,7 @@ func windowChart(r *sim.Report) *figure {
 	// the panel held to the limit: one key's, or the only key's
 	limited := newPanel("")
 	limitedName := "every request"
+	oneKey := false // every row's key peak is one key's, which the title names
 	if keyed {
 		limitedName = "the busiest key"
 		keys := map[string]bool{}
@@ -145,7 +146,8 @@ func windowChart(r *sim.Report) *figure {
 			}
 		}
 		limited.Title.Text = "the key of each row's key peak (the limit is per key)"
-		if len(keys) == 1 {
+		oneKey = len(keys) == 1
+		if oneKey {
 			for k := range keys {
 				limited.Title.Text = "key " + k + ", the busiest (the limit is per key)"
 			}
@@ -169,7 +171,7 @@ func windowChart(r *sim.Report) *figure {
 			label += " (its rule lets up to " + strconv.FormatInt(n, 10) + " through in any " +
 				FormatDuration(time.Duration(l.PerNs)) + ": " + how + ")"
 		}
-		if keyed && len(r.Results) > 1 {
+		if keyed && !oneKey {
 			label += ", key " + s.Key
 		}
 		addLine(limited, limitedName, i, s, label, true)

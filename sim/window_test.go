@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -109,4 +110,27 @@ func TestWindowCounterAgainstTwin(t *testing.T) {
 			require.Zero(t, s.Max[len(s.Max)-1], "seed %d: the series ends once the window is empty", seed)
 		}
 	}
+}
+
+// TestWindowCounterMemory: a long run (a million releases, a thousand a
+// second for over a quarter of an hour) holds one window of releases and at
+// most windowSteps steps: the heap grows by well under a megabyte, not by
+// the 16 MB a million releases would take.
+func TestWindowCounterMemory(t *testing.T) {
+	c := NewAllKeysCounter(time.Second)
+	d := Decision{Key: "k", Cost: 1}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range int64(1_000_000) {
+		d.Time = time.Duration(i) * time.Millisecond
+		d.Decided = d.Time
+		require.NoError(t, c.Observe(&d))
+	}
+	s := c.Series()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	require.Equal(t, int64(1000), slices.Max(s.Max))
+	require.LessOrEqual(t, len(s.Max), windowSteps)
+	require.Less(t, int64(after.HeapAlloc)-int64(before.HeapAlloc), int64(1<<20))
 }
