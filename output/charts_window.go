@@ -208,8 +208,29 @@ func windowChart(r *sim.Report) *figure {
 		}
 		plots = append(plots, all)
 	}
-	for _, p := range plots {
+	// one key busy in a small part of a long run (a replay of days): its
+	// panel shows that part, said in its title
+	var zoom [2]float64
+	if keyed {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for i := range r.Results {
+			if s := r.Results[i].KeyWindow; s != nil {
+				lo = math.Min(lo, tb.x(s.StartNs))
+				hi = math.Max(hi, tb.x(s.StartNs+int64(len(s.Max))*s.StepNs))
+			}
+		}
+		if hi > lo && hi-lo < (xEnd-x0)/10 {
+			pad := (hi - lo) / 20
+			zoom = [2]float64{math.Max(x0, lo-pad), math.Min(xEnd, hi+pad)}
+			limited.Title.Text += ", zoomed to its span"
+		}
+	}
+	for i, p := range plots {
 		p.X.Min, p.X.Max = x0, xEnd
+		if i == 0 && zoom[1] > zoom[0] {
+			p.X.Min, p.X.Max = zoom[0], zoom[1]
+			p.X.Label.Text = tb.label
+		}
 		p.Y.Min = 0
 		p.Y.Max = math.Max(p.Y.Max*1.08, 1)
 		p.X.Tick.Marker = tb.ticks()
