@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/ratesim/ratesim/internal/didyoumean"
 	"github.com/ratesim/ratesim/lessons"
 	"github.com/ratesim/ratesim/output"
 	"github.com/ratesim/ratesim/scenarios"
@@ -44,7 +45,11 @@ run's charts into a directory named after its scenario).`,
 			}
 			l, ok := lessons.Named(args[0])
 			if !ok {
-				return usagef("no lesson %q (lessons: %s)", args[0], strings.Join(lessons.Names(), ", "))
+				hint := ""
+				if s := didyoumean.Closest(args[0], lessons.Names()); s != "" {
+					hint = fmt.Sprintf("; did you mean %q?", s)
+				}
+				return usagef("no lesson %q (lessons: %s)%s", args[0], strings.Join(lessons.Names(), ", "), hint)
 			}
 			f.command = commandLine(c)
 			return runLesson(c.OutOrStdout(), c.ErrOrStderr(), l, scenarios.Builtin, f)

@@ -1,9 +1,11 @@
 package runner
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/ratesim/ratesim/internal/didyoumean"
 	"github.com/ratesim/ratesim/scenarios"
 )
 
@@ -74,8 +76,8 @@ func selectAlgorithms(sc *scenarios.Scenario, list string) error {
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return optionErrorf("--algorithms", "%s not in scenario %s (it has %s)",
-			strings.Join(missing, ", "), sc.Name, strings.Join(labels(sc), ", "))
+		return optionErrorf("--algorithms", "%s not in scenario %s (it has %s)%s",
+			strings.Join(missing, ", "), sc.Name, strings.Join(labels(sc), ", "), didYouMean(missing, sc))
 	}
 	sc.Algorithms = kept
 	return nil
@@ -120,6 +122,32 @@ func baselineOf(sc *scenarios.Scenario, want string, selected bool) (string, err
 }
 
 // labels are the labels of the scenario's rows, in order.
+// didYouMean returns "; did you mean "gcra"?" for the one name of missing
+// close to a row's label or name (didyoumean.Closest), "; did you mean
+// "gcra" for GCRA, "leaky-bucket" for leaky_bucket?" for several, or "".
+func didYouMean(missing []string, sc *scenarios.Scenario) string {
+	var have []string
+	for _, a := range sc.Algorithms {
+		have = append(have, a.Label)
+		if !slices.Contains(have, a.Name) {
+			have = append(have, a.Name)
+		}
+	}
+	var hints []string
+	for _, m := range missing {
+		if s := didyoumean.Closest(m, have); s != "" {
+			hints = append(hints, fmt.Sprintf("%q for %s", s, m))
+		}
+	}
+	switch {
+	case len(hints) == 0:
+		return ""
+	case len(missing) == 1:
+		return fmt.Sprintf("; did you mean %q?", didyoumean.Closest(missing[0], have))
+	}
+	return "; did you mean " + strings.Join(hints, ", ") + "?"
+}
+
 func labels(sc *scenarios.Scenario) []string {
 	var have []string
 	for _, a := range sc.Algorithms {

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/ratesim/ratesim/internal/didyoumean"
 )
 
 //go:embed builtin/*.yaml
@@ -90,8 +92,7 @@ func Resolve(arg string) (*Scenario, error) {
 	if isBuiltin(arg) {
 		return Builtin(arg)
 	}
-	return nil, fmt.Errorf("%s: no such file, and no built-in scenario of that name (built-ins: %s)",
-		arg, strings.Join(builtinNames, ", "))
+	return nil, noScenario(arg)
 }
 
 // ResolveText returns the text of the scenario arg names, as Resolve finds
@@ -116,6 +117,16 @@ func ResolveText(arg string) (file string, data []byte, err error) {
 		data, err := builtinFS.ReadFile("builtin/" + arg + ".yaml")
 		return "builtin:" + arg, data, err
 	}
-	return "", nil, fmt.Errorf("%s: no such file, and no built-in scenario of that name (built-ins: %s)",
-		arg, strings.Join(builtinNames, ", "))
+	return "", nil, noScenario(arg)
+}
+
+// noScenario is the error for an arg that names neither a file nor a
+// built-in, with the built-in it was likely meant to be.
+func noScenario(arg string) error {
+	hint := ""
+	if s := didyoumean.Closest(arg, builtinNames); s != "" {
+		hint = fmt.Sprintf("; did you mean %q?", s)
+	}
+	return fmt.Errorf("%s: no such file, and no built-in scenario of that name (built-ins: %s)%s",
+		arg, strings.Join(builtinNames, ", "), hint)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml/token"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/internal/didyoumean"
 	"github.com/ratesim/ratesim/traffic"
 )
 
@@ -339,38 +340,10 @@ func unknownField(fields []string) func(string) string {
 }
 
 // suggest returns the name in names closest to s, if it is close enough to
-// be a likely typo.
+// be a likely typo (didyoumean.Closest: case, '_' for '-' and transposed
+// letters included).
 func suggest(s string, names []string) string {
-	best, bestDist := "", 3
-	for _, n := range names {
-		if dist := editDistance(s, n); dist < bestDist && 2*dist <= len(n) {
-			best, bestDist = n, dist
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 64
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return didyoumean.Closest(s, names)
 }
 
 // list reads v as a sequence and returns its items.
