@@ -42,6 +42,10 @@ func checkOnRedis(stderr io.Writer, cfg sim.Config, rep *sim.Report, f redisFlag
 	}
 	ctx := context.Background()
 	c, err := redislua.Dial(ctx, f.url, f.timeout)
+	var refused *redislua.RefusedError
+	if errors.As(err, &refused) {
+		return usageError{fmt.Errorf("--redis %w", err)}
+	}
 	if err != nil {
 		return err
 	}

@@ -227,3 +227,35 @@ func TestRedisDocExample(t *testing.T) {
 	}
 	require.Equal(t, want, got)
 }
+
+// Each row that has no script says its own reason: haproxy's counter is in
+// integers (no "floating point"), all-of commits several limits together;
+// x-time-rate does decide in floating point. A row that was replayed
+// reports a used memory per key that is either measured (above 0) or said
+// not to be, never "0 B used per key".
+func TestCompareRedisReasonsAndMemory(t *testing.T) {
+	srv := redistest.Start(t)
+	path := writeFile(t, "rows.yaml", `name: rows
+duration: 3s
+limit: 5/s
+algorithms:
+  - token-bucket
+  - x-time-rate
+  - {name: haproxy, label: hap, rate: 5, per: 1s}
+  - {name: all-of, label: both, limits: [{name: token-bucket, rate: 5, burst: 2}, {name: fixed-window, rate: 20, per: 1m}]}
+traffic:
+  - {type: steady, key: client, rate: 8/s}
+`)
+	for range 5 {
+		status, out, errOut := run(t, "compare", path, "--redis", srv.URL())
+		require.Equal(t, 0, status, errOut)
+		require.Contains(t, out, "x-time-rate   not replayed: x-time-rate has no script: it decides in floating point\n")
+		require.Contains(t, out, "hap           not replayed: haproxy has no script: ratesim has no script of HAProxy's stick-table counter (freq_ctr.c, in integers)")
+		require.Contains(t, out, "both          not replayed: all-of has no script: its limits commit together")
+		require.Regexp(t, `token-bucket  \d+ decisions, 0 mismatched; MEMORY USAGE max \d+ B, ([1-9]\d* B used per key|used memory per key not measured) \(1 key\)`, out)
+		require.NotContains(t, out, " 0 B used per key")
+	}
+	status, out, errOut := run(t, "compare", path, "--redis", srv.URL(), "--redis-keep", "--algorithms", "token-bucket")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, "used memory per key not measured (1 key)")
+}

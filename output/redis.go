@@ -24,8 +24,9 @@ func onRedis(r *sim.Report) bool {
 
 // RedisLines returns a line per result replayed on Redis: "gcra  1,000
 // decisions, 0 mismatched; MEMORY USAGE max 72 B, 88 B used per key (10
-// keys); 180,000 ops/s, p99 1.2ms", or the first mismatch in full, or why
-// the row was not replayed.
+// keys); 180,000 ops/s, p99 1.2ms" ("used memory per key not measured"
+// when it is 0: with --redis-keep, or no difference to measure), or the
+// first mismatch in full, or why the row was not replayed.
 func RedisLines(r *sim.Report) []string {
 	if !onRedis(r) {
 		return nil
@@ -52,8 +53,12 @@ func RedisLines(r *sim.Report) []string {
 				" attempt " + strconv.Itoa(m.Attempt) + ": simulation " + redisDecisionText(m.Simulation) +
 				", redis " + redisDecisionText(m.Redis) + ")"
 		}
+		used := "used memory per key not measured"
+		if x.UsedMemoryPerKey > 0 {
+			used = strconv.FormatInt(x.UsedMemoryPerKey, 10) + " B used per key"
+		}
 		line += "; MEMORY USAGE max " + strconv.FormatInt(x.MemoryUsageMax, 10) + " B, " +
-			strconv.FormatInt(x.UsedMemoryPerKey, 10) + " B used per key (" + plural(x.Keys, "key") + "); " +
+			used + " (" + plural(x.Keys, "key") + "); " +
 			strconv.FormatInt(x.OpsPerS, 10) + " ops/s, p99 " + FormatDuration(time.Duration(x.P99Ns))
 		out = append(out, line)
 	}
@@ -90,6 +95,10 @@ func redisCSV(x *sim.RedisResult) []string {
 		return row
 	}
 	i64 := func(n int64) string { return strconv.FormatInt(n, 10) }
-	return []string{i64(x.Decisions), i64(x.Mismatches), i64(x.MemoryUsageMax), i64(x.UsedMemoryPerKey),
+	used := "" // not measured
+	if x.UsedMemoryPerKey > 0 {
+		used = i64(x.UsedMemoryPerKey)
+	}
+	return []string{i64(x.Decisions), i64(x.Mismatches), i64(x.MemoryUsageMax), used,
 		i64(x.OpsPerS), i64(x.P99Ns), ""}
 }

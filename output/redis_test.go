@@ -48,6 +48,22 @@ func TestRedisLines(t *testing.T) {
 	require.Contains(t, buf.String(), "\nReplayed on Redis:\n\n- "+l0+" 20 decisions")
 }
 
+// A used memory per key of 0 is one not measured (--redis-keep, or no
+// difference to measure): the line says so, and the CSV leaves it empty,
+// rather than report 0 B.
+func TestRedisUsedMemoryNotMeasured(t *testing.T) {
+	r := redisReport()
+	r.Results[0].Redis.UsedMemoryPerKey = 0
+	line := RedisLines(r)[0]
+	require.Contains(t, line, "MEMORY USAGE max 72 B, used memory per key not measured (1 key);")
+	require.NotContains(t, line, "0 B used")
+	var buf bytes.Buffer
+	require.NoError(t, CSV(&buf, r))
+	rows, err := csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	require.Equal(t, []string{"20", "0", "72", "", "180000", "1200000", ""}, rows[1][len(rows[1])-len(redisCSVHeader):])
+}
+
 func TestRedisCSV(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, CSV(&buf, redisReport()))

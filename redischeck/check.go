@@ -88,7 +88,11 @@ func skipped(cfg sim.Config, alg *sim.Algorithm) string {
 	case alg.Params.NginxZone != 0:
 		return "its zone frees nodes under memory pressure, which the script, with Redis keeping every key, does not"
 	case !redislua.Has(alg.Name):
-		return alg.Name + " has no script: it decides in floating point"
+		why := redislua.NoScript(alg.Name)
+		if why == "" {
+			why = "ratesim has no Lua script of it"
+		}
+		return alg.Name + " has no script: " + why
 	case redislua.Unsupported(alg.Params) != nil:
 		return redislua.Unsupported(alg.Params).Error()
 	case cfg.Cluster == nil:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
-	"strconv"
 	"strings"
 	"time"
 
@@ -47,20 +46,6 @@ func lcm(a, b int64) int64 {
 	return int64(lo)
 }
 
-// usedMemory returns INFO memory's used_memory.
-func usedMemory(ctx context.Context, c *redis.Client) (int64, error) {
-	info, err := c.Info(ctx, "memory").Result()
-	if err != nil {
-		return 0, fmt.Errorf("INFO memory: %w", err)
-	}
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
-			return strconv.ParseInt(v, 10, 64)
-		}
-	}
-	return 0, fmt.Errorf("INFO memory has no used_memory")
-}
-
 // keyPattern is the SCAN pattern of a row's keys: its prefix, with the
 // glob's special characters escaped, then anything.
 func keyPattern(prefix string) string {
@@ -78,15 +63,72 @@ func keyPattern(prefix string) string {
 
 // measure counts the keys the row left, takes the largest MEMORY USAGE
 // among them (beside those sampled during the run) and the used memory per
-// key: INFO's used_memory with the keys against without them (they are
-// deleted, and then put back by nothing: with keep, Redis keeps them and
-// the figure is left out).
+// key: what deleting them frees of INFO's used_memory, over the keys. Each
+// batch of keys is deleted by a script that reads used_memory before and
+// after its DEL (freeKeys): nothing else Redis does in the meantime
+// (another client, its cron resizing a client's buffers, the replies of
+// the readings themselves) is counted. With keep, Redis keeps the keys and
+// the used memory per key is not measured (0); nor when nothing was freed.
 func measure(ctx context.Context, c *redis.Client, prefix string, res *sim.RedisResult, keep bool) error {
-	with, err := usedMemory(ctx, c)
+	pattern := keyPattern(prefix)
+	err := scanKeys(ctx, c, pattern, func(keys []string) error {
+		pipe := c.Pipeline()
+		usage := make([]*redis.IntCmd, len(keys))
+		for j, k := range keys {
+			usage[j] = pipe.MemoryUsage(ctx, k, 0)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return fmt.Errorf("MEMORY USAGE: %w", err)
+		}
+		for _, u := range usage {
+			res.MemoryUsageMax = max(res.MemoryUsageMax, u.Val())
+		}
+		res.Keys += int64(len(keys))
+		return nil
+	})
+	if err != nil || keep || res.Keys == 0 {
+		return err
+	}
+	var freed, deleted int64
+	err = scanKeys(ctx, c, pattern, func(keys []string) error {
+		for len(keys) > 0 {
+			batch := keys[:min(len(keys), 500)]
+			keys = keys[len(batch):]
+			r, err := freeKeys.Run(ctx, c, batch).Int64Slice()
+			if err != nil {
+				return fmt.Errorf("DEL: %w", err)
+			}
+			if len(r) != 3 {
+				return fmt.Errorf("DEL: want used_memory, the keys deleted and used_memory, got %v", r)
+			}
+			freed += r[0] - r[2]
+			deleted += r[1]
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	pattern := keyPattern(prefix)
+	if deleted > 0 && freed > 0 {
+		res.UsedMemoryPerKey = freed / deleted
+	}
+	return nil
+}
+
+// freeKeys deletes its KEYS and returns INFO's used_memory before, how
+// many keys it deleted, and used_memory after. DEL, not UNLINK: it frees
+// before the second reading.
+var freeKeys = redis.NewScript(`
+local function used()
+  return tonumber(string.match(redis.call('INFO', 'memory'), 'used_memory:(%d+)'))
+end
+local before = used()
+local n = redis.call('DEL', unpack(KEYS))
+return {before, n, used()}
+`)
+
+// scanKeys calls f with each batch of the keys that match pattern.
+func scanKeys(ctx context.Context, c *redis.Client, pattern string, f func(keys []string) error) error {
 	var cursor uint64
 	for {
 		keys, next, err := c.Scan(ctx, cursor, pattern, 1000).Result()
@@ -94,46 +136,14 @@ func measure(ctx context.Context, c *redis.Client, prefix string, res *sim.Redis
 			return fmt.Errorf("SCAN %s: %w", pattern, err)
 		}
 		if len(keys) > 0 {
-			pipe := c.Pipeline()
-			usage := make([]*redis.IntCmd, len(keys))
-			for j, k := range keys {
-				usage[j] = pipe.MemoryUsage(ctx, k, 0)
-			}
-			if _, err := pipe.Exec(ctx); err != nil {
-				return fmt.Errorf("MEMORY USAGE: %w", err)
-			}
-			for _, u := range usage {
-				res.MemoryUsageMax = max(res.MemoryUsageMax, u.Val())
-			}
-			res.Keys += int64(len(keys))
-			if !keep {
-				if err := c.Unlink(ctx, keys...).Err(); err != nil {
-					return fmt.Errorf("UNLINK: %w", err)
-				}
+			if err := f(keys); err != nil {
+				return err
 			}
 		}
 		if cursor = next; cursor == 0 {
-			break
+			return nil
 		}
 	}
-	if res.Keys > 0 && !keep {
-		// UNLINK frees a large value in the background: wait until the
-		// memory stops falling
-		without, err := usedMemory(ctx, c)
-		for tries := 0; err == nil && tries < 50; tries++ {
-			time.Sleep(2 * time.Millisecond)
-			var now int64
-			if now, err = usedMemory(ctx, c); now == without {
-				break
-			}
-			without = now
-		}
-		if err != nil {
-			return err
-		}
-		res.UsedMemoryPerKey = max(with-without, 0) / res.Keys
-	}
-	return nil
 }
 
 // latencies keeps the latencies of a row's decisions in buckets of 1/16

@@ -341,13 +341,20 @@ func TestServerKilled(t *testing.T) {
 }
 
 // TestUnreachable: an address where no Redis listens is a clear error
-// within the timeout.
+// within the timeout; one that refuses the connection says so, as a
+// *RefusedError.
 func TestUnreachable(t *testing.T) {
 	ctx := context.Background()
 	for _, url := range []string{"unix://" + t.TempDir() + "/none.sock", "redis://127.0.0.1:1/0", "redis://10.255.255.1:6379/0"} {
 		start := time.Now()
 		_, err := Dial(ctx, url, time.Second)
-		if err == nil || !strings.Contains(err.Error(), "does not answer within 1s") {
+		var refused *RefusedError
+		switch {
+		case errors.As(err, &refused):
+			if want := url + ": the connection is refused: no Redis listens at 127.0.0.1:1 (want"; !strings.HasPrefix(err.Error(), want) {
+				t.Fatalf("%s: got %v, want %s...", url, err, want)
+			}
+		case err == nil || !strings.Contains(err.Error(), "does not answer within 1s"):
 			t.Fatalf("%s: got %v", url, err)
 		}
 		if d := time.Since(start); d > 3*time.Second {

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/internal/didyoumean"
 	"github.com/ratesim/ratesim/internal/version"
 )
 
@@ -161,7 +162,28 @@ func lookup(name string) (script, error) {
 	if name == "x-time-rate" {
 		return script{}, fmt.Errorf("x-time-rate has no Lua script: it is the golang.org/x/time/rate library, which decides in floating point (want one of %s)", strings.Join(Names(), ", "))
 	}
-	return script{}, fmt.Errorf("unknown algorithm %q (want one of %s)", name, strings.Join(Names(), ", "))
+	if why := NoScript(name); why != "" {
+		return script{}, fmt.Errorf("%s has no Lua script: %s (want one of %s)", name, why, strings.Join(Names(), ", "))
+	}
+	hint := ""
+	if s := didyoumean.Closest(name, Names()); s != "" {
+		hint = fmt.Sprintf("; did you mean %q?", s)
+	}
+	return script{}, fmt.Errorf("unknown algorithm %q (want one of %s)%s", name, strings.Join(Names(), ", "), hint)
+}
+
+// NoScript says why an algorithm of ratesim that limits a rate has no
+// script, each its own reason, or "" for a name it does not know.
+func NoScript(name string) string {
+	switch name {
+	case "x-time-rate":
+		return "it decides in floating point"
+	case "haproxy":
+		return "ratesim has no script of HAProxy's stick-table counter (freq_ctr.c, in integers), which the simulation runs to the letter"
+	case "all-of":
+		return "its limits commit together (all-or-nothing, every-hit or in-order), and a script decides one limit alone"
+	}
+	return ""
 }
 
 // Names returns the algorithms that have a script, in report order: every

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
@@ -228,8 +229,11 @@ func (r *Runner) send(ctx context.Context, batch []Request, fn func(Request, alg
 
 // Dial connects to the Redis at url (redis://host:port/db, rediss://...,
 // or unix:///path/redis.sock) and checks that it answers within timeout.
-// The client does not retry commands (see NewRunner).
+// The client does not retry commands (see NewRunner). go-redis's own log
+// is silenced (this package never prints): what goes wrong is in the
+// errors returned, a refused connection a *RefusedError.
 func Dial(ctx context.Context, url string, timeout time.Duration) (*redis.Client, error) {
+	redis.SetLogger(silent{})
 	opts, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("redis URL %q: %v (want redis://host:port/db or unix:///path/redis.sock)", url, err)
@@ -242,7 +246,28 @@ func Dial(ctx context.Context, url string, timeout time.Duration) (*redis.Client
 	defer cancel()
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, &RefusedError{URL: url, Addr: opts.Addr, Err: err}
+		}
 		return nil, fmt.Errorf("redis at %s does not answer within %v: %v", url, timeout, err)
 	}
 	return c, nil
 }
+
+// RefusedError is a Redis URL where nothing listens: the connection was
+// refused.
+type RefusedError struct {
+	URL, Addr string
+	Err       error
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("%s: the connection is refused: no Redis listens at %s (want the address of a running redis-server, redis://host:port/db or unix:///path/redis.sock)", e.URL, e.Addr)
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// silent is go-redis's logger for Dial's clients: it drops every line.
+type silent struct{}
+
+func (silent) Printf(context.Context, string, ...any) {}
