@@ -1,7 +1,9 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -67,9 +69,9 @@ with exit status 2. See docs/gateways.md.`,
 			if _, err := gateway.ParseEnvoyVersion(envoyVersion); err != nil {
 				return usageError{err}
 			}
-			data, err := os.ReadFile(args[0])
+			data, err := readConfig(args[0])
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			if from == "" {
 				from = gateway.Guess(args[0], data)
@@ -98,4 +100,23 @@ with exit status 2. See docs/gateways.md.`,
 	c.Flags().StringVar(&scope, "scope", "", "keep one scope: an nginx location (\"SERVER LOCATION\" or the location), Kong's route or service, an envoy descriptor path (several joined by \" + \"), Traefik's router or middleware, an HAProxy section, or a row label")
 	c.Flags().StringVar(&envoyVersion, "envoy-version", "", "envoy-local: the envoy whose buckets to model, X.Y (default: the newest; before 1.31 buckets refill tokens_per_fill at once every fill_interval)")
 	return c
+}
+
+// readConfig reads import's CONFIG, saying in ratesim's words what is wrong
+// with a path that is no file (docs/gateways.md).
+func readConfig(path string) ([]byte, error) {
+	const want = "want a gateway's config file: an nginx.conf, a Kong declarative config, an envoy config, a Traefik dynamic config or an haproxy.cfg"
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, usagef("%s: is a directory, %s", path, want)
+	}
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		return data, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, usagef("%s: no such file, %s", path, want)
+	case errors.Is(err, fs.ErrPermission):
+		return nil, usagef("%s: permission denied: ratesim cannot read it", path)
+	}
+	return nil, usagef("%s: cannot read it (%v)", path, errors.Unwrap(err))
 }

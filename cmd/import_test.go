@@ -110,7 +110,7 @@ func TestImportErrors(t *testing.T) {
 		{[]string{"import", write("t.toml", "[http.middlewares.m.rateLimit]\naverage = 5\nburts = 2\n")}, "ratesim: reading " + filepath.Join(dir, "t.toml") + " with the traefik reader (--from traefik)\n" + filepath.Join(dir, "t.toml") + ":3:1: http.middlewares.m.rateLimit.burts: unknown field (want average, period, burst, sourceCriterion, redis)\n"},
 		{[]string{"import", "../examples/haproxy-broken.cfg", "--from", "haproxy"}, "../examples/haproxy-broken.cfg:4:5: stick-table: expire 10s is shorter than twice the http_req_rate period 10s: an entry can expire while its counter still counts, which ratesim does not model (want expire >= 20s)\n"},
 		{[]string{"import", "../examples/haproxy.cfg", "--from", "haproxy", "--scope", "nope"}, "ratesim: --scope \"nope\": no scope of ../examples/haproxy.cfg has that name (its scopes: \"api\", \"partners\")\n"},
-		{[]string{"import", filepath.Join(dir, "missing.conf")}, "ratesim: open " + filepath.Join(dir, "missing.conf") + ": no such file or directory\n"},
+		{[]string{"import", filepath.Join(dir, "missing.conf")}, "ratesim: " + filepath.Join(dir, "missing.conf") + ": no such file, want a gateway's config file: an nginx.conf, a Kong declarative config, an envoy config, a Traefik dynamic config or an haproxy.cfg\n"},
 	} {
 		status, out, errOut := run(t, tc.args...)
 		require.Equal(t, 2, status, tc.args)

@@ -17,6 +17,7 @@ import (
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/traffic"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit statuses (docs/commands.md).
@@ -106,7 +107,7 @@ Start with:  ratesim compare        (the built-in double-burst scenario)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+		return usageError{fmt.Errorf("%w (see '%s --help')", flagValueError(err), c.CommandPath())}
 	})
 	root.AddCommand(
 		newCompareCmd(),
@@ -125,6 +126,34 @@ Start with:  ratesim compare        (the built-in double-burst scenario)
 		c.Args = wrapArgs(c.Args)
 	}
 	return root
+}
+
+// flagValueError rewrites pflag's error for a value its type cannot parse
+// ("invalid argument "-3" for "--seed" flag: strconv.ParseUint: parsing
+// "-3": invalid syntax") in the words of the other errors: the flag, the
+// value and what the flag wants (docs/commands.md, Errors). Other errors
+// pass unchanged.
+func flagValueError(err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) {
+		return err
+	}
+	var want string
+	switch ive.GetFlag().Value.Type() {
+	case "uint64":
+		want = "a whole number from 0 to 18446744073709551615"
+	case "int", "int64":
+		want = "a whole number"
+	case "duration":
+		want = "a duration such as 2s, 500ms or 1m30s"
+	case "bool":
+		want = "true or false"
+	case "float64":
+		want = "a number"
+	default:
+		return err
+	}
+	return fmt.Errorf("--%s: %q: want %s", ive.GetFlag().Name, ive.GetValue(), want)
 }
 
 // wrapArgs makes argument-count errors usage errors.

@@ -249,7 +249,7 @@ func TestReplayOpenErrors(t *testing.T) {
 		{Replay{Path: csv, KeyField: "3"}, "key-field 3: want a column from 1 to 2 (columns: time, user)"},
 		{Replay{Path: csv, CostField: "0"}, "cost-field 0: want a column from 1 to 2 (columns: time, user)"},
 		{Replay{Path: nocol}, "no time column: set time-field (columns: when, user)"},
-		{Replay{Path: garbage}, "cannot recognise the format from the first lines (want combined, common, csv, tsv or jsonl; set format)"},
+		{Replay{Path: garbage}, "cannot recognise the format from the first lines (want combined, common, csv, tsv or jsonl; set --trace-format, or format in a scenario file)"},
 		{Replay{Path: replayDir + "combined.log", Columns: []string{"a"}}, "columns: applies to csv and tsv only, and the file looks like a combined log"},
 		{Replay{Path: replayDir + "common.log", KeyField: "referer"}, `key-field "referer": a common log's fields are ip, ident, user, request or status (or none) (format common, recognised)`},
 		{Replay{Path: gz}, "not a valid gzip file: gzip: invalid header"},

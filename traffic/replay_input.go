@@ -286,11 +286,11 @@ func (s *replayStream) chooseParser() error {
 			s.parser = emptyParser{}
 			return nil
 		case len(sample) == 0:
-			return &ReplayError{Path: r.Path, Msg: fmt.Sprintf("cannot recognise the format: the first %d KiB are empty lines (set format)", readBuffer>>10)}
+			return &ReplayError{Path: r.Path, Msg: fmt.Sprintf("cannot recognise the format: the first %d KiB are empty lines (set --trace-format, or format in a scenario file)", readBuffer>>10)}
 		}
 		s.format = detect(sample)
 		if s.format == "" {
-			return &ReplayError{Path: r.Path, Msg: fmt.Sprintf("cannot recognise the format from the first lines (want %s; set format)", orWords(ReplayFormats[1:]))}
+			return &ReplayError{Path: r.Path, Msg: fmt.Sprintf("cannot recognise the format from the first lines (want %s; set --trace-format, or format in a scenario file)", orWords(ReplayFormats[1:]))}
 		}
 		if isLog(s.format) {
 			if msg := checkLogFields(s.format, r.TimeField, r.KeyField, r.CostField, r.CheckField); msg != "" {
