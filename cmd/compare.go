@@ -42,6 +42,8 @@ type compareFlags struct {
 	// page is what --report says of the run besides its figures: the
 	// command line, the title and the scenario's text
 	page output.Page
+	// maxBad is --max-bad, the malformed lines a trace may have
+	maxBad string
 }
 
 // addOutputFlags adds the flags that say what compare and replay print and
@@ -54,6 +56,7 @@ func addOutputFlags(fl *pflag.FlagSet, f *compareFlags) {
 	addTimelineFlags(fl, &f.timeline)
 	addRedisFlags(fl, &f.redis)
 	addBudgetFlags(fl, &f.budget, "a run")
+	fl.StringVar(&f.maxBad, "max-bad", "", "a trace with more malformed lines than this, a count (10) or a share (5%), is an error (exit 2); without it, more than 10% warns")
 }
 
 func newCompareCmd() *cobra.Command {
@@ -112,8 +115,15 @@ func runCompare(stdout, stderr io.Writer, name string, f compareFlags) error {
 // compareScenario runs a scenario and prints the comparison: the main job
 // of compare and replay.
 func compareScenario(stdout, stderr io.Writer, sc *scenarios.Scenario, f compareFlags) error {
+	maxBad, err := parseMaxBad(f.maxBad)
+	if err != nil {
+		return err
+	}
 	o, err := runScenario(stderr, sc, f)
 	if err != nil {
+		return err
+	}
+	if err := checkBadLines(stderr, o.Report.Traces, maxBad); err != nil {
 		return err
 	}
 	cols, _ := parseColumns(f.columns) // checked by runScenario

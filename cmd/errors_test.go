@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"net"
 	"path/filepath"
 	"strings"
@@ -66,4 +67,49 @@ func TestFirstHourErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A trace of which more than 10% of the lines are malformed warns with the
+// share, and the run goes on; --max-bad, a count or a percentage, makes
+// more than it allows exit 2 with nothing on stdout.
+func TestMaxBad(t *testing.T) {
+	good := func(s int) string {
+		return fmt.Sprintf("1.2.3.4 - - [10/Oct/2000:13:55:%02d -0700] \"GET / HTTP/1.0\" 200 2326\n", s)
+	}
+	// 5 of 8 lines malformed
+	path := writeFile(t, "m.log", good(36)+"bad\nbad\n"+good(37)+"bad\nbad\nbad\n"+good(38))
+	// 1 of 10: not above 10%
+	fine := writeFile(t, "f.log", good(30)+good(31)+good(32)+good(33)+"bad\n"+good(34)+good(35)+good(36)+good(37)+good(38))
+	warning := "ratesim: warning: " + path + ": 5 of 8 lines malformed (62.5%): the figures rest on the 3 lines used (--max-bad N or P% makes this an error)\n"
+	for _, tc := range []struct {
+		args   []string
+		status int
+		stderr string
+	}{
+		{[]string{path}, 0, warning},
+		{[]string{fine}, 0, ""},
+		{[]string{path, "--max-bad", "60%"}, 2, "ratesim: " + path + ": 5 of 8 lines malformed (62.5%), more than --max-bad 60% allows\n"},
+		{[]string{path, "--max-bad", "62.5%"}, 0, ""},
+		{[]string{path, "--max-bad", "62.499%"}, 2, "ratesim: " + path + ": 5 of 8 lines malformed (62.5%), more than --max-bad 62.499% allows\n"},
+		{[]string{path, "--max-bad", "4"}, 2, "ratesim: " + path + ": 5 of 8 lines malformed (62.5%), more than --max-bad 4 allows\n"},
+		{[]string{path, "--max-bad", "5"}, 0, ""},
+		{[]string{fine, "--max-bad", "0"}, 2, "ratesim: " + fine + ": 1 of 10 lines malformed (10.0%), more than --max-bad 0 allows\n"},
+		{[]string{path, "--max-bad", "ten"}, 2, `ratesim: --max-bad: "ten": want a count of lines (10) or a percentage of them from 0% to 100% (2.5%)` + "\n"},
+		{[]string{path, "--max-bad", "101%"}, 2, `ratesim: --max-bad: "101%": want a count of lines (10) or a percentage of them from 0% to 100% (2.5%)` + "\n"},
+	} {
+		args := append([]string{"replay", "--limit", "1/s", "--format", "csv", "--algorithms", "gcra"}, tc.args...)
+		status, out, errOut := run(t, args...)
+		require.Equal(t, tc.status, status, "%v: %s", tc.args, errOut)
+		require.Equal(t, tc.stderr, errOut, "%v", tc.args)
+		if tc.status == 0 {
+			require.Contains(t, out, "gcra")
+		} else {
+			require.Empty(t, out)
+		}
+	}
+	// a scenario that replays the trace warns the same
+	sc := writeFile(t, "s.yaml", "name: s\nlimit: 1/s\nalgorithms: [gcra]\ntraffic:\n  - {type: replay, path: "+path+"}\n")
+	status, _, errOut := run(t, "compare", sc)
+	require.Equal(t, 0, status, errOut)
+	require.Equal(t, warning, errOut)
 }
