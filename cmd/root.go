@@ -125,6 +125,7 @@ Start with:  ratesim compare        (the built-in double-burst scenario)
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)
 	}
+	addCompletions(root)
 	return root
 }
 
