@@ -32,7 +32,8 @@ func TestReplayBadLines(t *testing.T) {
 	status, out, errOut := run(t, "replay", path, "--limit", "10/s", "--trace-format", "combined")
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, out, "8 lines read, 2 used, 6 malformed")
-	for _, want := range []string{":2: ", ":3: bad time", ":4: bad month", ":5: missing field"} {
+	// each bad line with the column of what is wrong in it
+	for _, want := range []string{":2:13: missing field", ":3:14: bad time", ":4:14: bad month", ":5:12: missing field", ":6:1: not UTF-8"} {
 		require.Contains(t, out, want)
 	}
 	require.Contains(t, out, "line too long 1")
@@ -43,7 +44,7 @@ func TestReplayBadLines(t *testing.T) {
 	status, out, errOut = run(t, "replay", path, "--limit", "10/s", "--strict")
 	require.Equal(t, 2, status)
 	require.Empty(t, out)
-	require.Contains(t, errOut, "bad.log: line 2:")
+	require.Contains(t, errOut, "bad.log: line 2, column 13: missing field")
 }
 
 func TestReplayMissingAndEmpty(t *testing.T) {

@@ -271,7 +271,7 @@ func TestCheckFiles(t *testing.T) {
 	require.Equal(t, []string{
 		file + `:5:26: traffic[1].path: "nope.log": no such file or directory` + read("nope.log"),
 		file + `:6:26: traffic[2].path: "garbage.txt": cannot recognise the format from the first lines (want combined, common, csv, tsv or jsonl; set --trace-format, or format in a scenario file)` + read("garbage.txt"),
-		file + `:7:26: traffic[3].path: "bad.log": line 1: missing field: truncated: no closing quote of the request (strict stops there)` + read("bad.log"),
+		file + `:7:26: traffic[3].path: "bad.log": line 1, column 42: missing field: truncated: no closing quote of the request (strict stops there)` + read("bad.log"),
 		file + `:8:26: traffic[4].path: "a.csv": no time column: set time-field (columns: when, user)` + read("a.csv"),
 		file + `:9:26: traffic[5].path: "empty.log": empty: no line to replay` + read("empty.log"),
 		file + `:10:26: traffic[6].path: ` + quote(filepath.Join(dir, "nope.log")) + `: no such file or directory`,

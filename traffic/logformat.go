@@ -385,5 +385,5 @@ func ParseLogged(b []byte) (Logged, badLine) {
 	if n, ok := digits(b); ok && len(b) == 3 && n >= 100 {
 		return Logged(n), badLine{}
 	}
-	return 0, badLine{"bad check", fmt.Sprintf("%s is not a verdict (want PASSED, DELAYED, REJECTED, DELAYED_DRY_RUN, REJECTED_DRY_RUN, an HTTP status or -)", quoteBytes(b))}
+	return 0, badLine{reason: "bad check", detail: fmt.Sprintf("%s is not a verdict (want PASSED, DELAYED, REJECTED, DELAYED_DRY_RUN, REJECTED_DRY_RUN, an HTTP status or -)", quoteBytes(b))}
 }

@@ -189,12 +189,15 @@ type ReplayStats struct {
 type LineError struct {
 	File string
 	Line int64
-	Msg  string
+	// Col is the 1-based byte column of what is wrong (1: the line as a
+	// whole)
+	Col int
+	Msg string
 }
 
-// Error is "file:line: msg".
+// Error is "file:line:col: msg".
 func (e *LineError) Error() string {
-	return e.File + ":" + strconv.FormatInt(e.Line, 10) + ": " + e.Msg
+	return e.File + ":" + strconv.FormatInt(e.Line, 10) + ":" + strconv.Itoa(max(e.Col, 1)) + ": " + e.Msg
 }
 
 // ReplayError is a trace that cannot be replayed at all (missing file,
@@ -445,14 +448,14 @@ func (r *Replay) Check() error {
 		case bad.reason == "":
 			good++
 		case firstBad == nil:
-			firstBad = &LineError{File: r.Path, Line: s.in.lines.n, Msg: bad.message()}
+			firstBad = &LineError{File: r.Path, Line: s.in.lines.n, Col: max(bad.col, 1), Msg: bad.message()}
 		}
 	}
 	switch {
 	case firstBad != nil && r.Strict:
-		return &ReplayError{Path: r.Path, Msg: fmt.Sprintf("line %d: %s (strict stops there)", firstBad.Line, firstBad.Msg)}
+		return &ReplayError{Path: r.Path, Msg: fmt.Sprintf("line %d, column %d: %s (strict stops there)", firstBad.Line, firstBad.Col, firstBad.Msg)}
 	case firstBad != nil && good == 0:
-		return &ReplayError{Path: r.Path, Msg: fmt.Sprintf("none of the first %d lines can be read as %s: line %d: %s", tried, s.format, firstBad.Line, firstBad.Msg)}
+		return &ReplayError{Path: r.Path, Msg: fmt.Sprintf("none of the first %d lines can be read as %s: line %d, column %d: %s", tried, s.format, firstBad.Line, firstBad.Col, firstBad.Msg)}
 	case tried == 0:
 		return &ReplayError{Path: r.Path, Msg: "empty: no line to replay"}
 	}
@@ -473,6 +476,47 @@ type parsedLine struct {
 type badLine struct {
 	reason string // the ByReason key
 	detail string
+	// col is the 1-based byte column of what is wrong, 0 when not known
+	// (then the line as a whole: column 1)
+	col int
+}
+
+// at sets b's column to where field, a subslice of line, starts, unless b
+// has one already (the innermost reader knows best) or field is not in
+// line.
+func (b badLine) at(line, field []byte) badLine {
+	if b.reason == "" || b.col != 0 {
+		return b
+	}
+	if off := offset(line, field); off >= 0 {
+		b.col = off + 1
+	}
+	return b
+}
+
+// atCol sets b's column to col (1-based) unless b has one already or col
+// is not known (0).
+func (b badLine) atCol(col int) badLine {
+	if b.reason != "" && b.col == 0 && col > 0 {
+		b.col = col
+	}
+	return b
+}
+
+// offset returns where field starts in line, of which it is a subslice
+// (len(line) for an empty one at its end), or -1 when it is not one.
+func offset(line, field []byte) int {
+	if field == nil {
+		return -1
+	}
+	off := cap(line) - cap(field)
+	if off < 0 || off > len(line) {
+		return -1
+	}
+	if cap(field) > 0 && &line[:cap(line)][off] != &field[:1][0] {
+		return -1
+	}
+	return off
 }
 
 func (b badLine) message() string {
@@ -646,13 +690,13 @@ func (s *replayStream) readLine() ([]byte, badLine, error) {
 	}
 	switch {
 	case tooLong:
-		return nil, badLine{"line too long", fmt.Sprintf("longer than %d bytes", maxLine)}, nil
+		return nil, badLine{reason: "line too long", detail: fmt.Sprintf("longer than %d bytes", maxLine)}, nil
 	case line == nil:
 		return nil, badLine{}, nil
 	case len(line) == 0 || isBlank(line):
-		return line, badLine{"empty line", ""}, nil
+		return line, badLine{reason: "empty line", detail: ""}, nil
 	case !validUTF8(line):
-		return line, badLine{"not UTF-8", "binary or mis-encoded bytes"}, nil
+		return line, badLine{reason: "not UTF-8", detail: "binary or mis-encoded bytes"}, nil
 	}
 	return line, badLine{}, nil
 }
@@ -678,7 +722,7 @@ func (s *replayStream) readOne() bool {
 	if bad.reason != "" {
 		s.stats.Malformed++
 		s.stats.ByReason[bad.reason]++
-		le := LineError{File: s.r.Path, Line: s.in.lines.n, Msg: bad.message()}
+		le := LineError{File: s.r.Path, Line: s.in.lines.n, Col: bad.col, Msg: bad.message()}
 		if s.r.Strict {
 			s.stats.FirstBad = append(s.stats.FirstBad, le)
 			s.err = &le

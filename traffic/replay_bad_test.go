@@ -21,10 +21,10 @@ var badLog = struct {
 }{
 	reasons: map[string]int64{"missing field": 2, "bad time": 1, "bad month": 1, "not UTF-8": 1, "empty line": 1},
 	first: []LineError{
-		{File: replayDir + "bad.log", Line: 2, Msg: "missing field: truncated: no closing quote of the request"},
-		{File: replayDir + "bad.log", Line: 3, Msg: `bad time: "32/Oct/2000:13:55:36 +0000": no day 32 of month 10`},
-		{File: replayDir + "bad.log", Line: 4, Msg: `bad month: "Okt" is not a month (want Jan, Feb, Mar, Apr, May, Jun, Jul, Aug, Sep, Oct, Nov or Dec)`},
-		{File: replayDir + "bad.log", Line: 5, Msg: "missing field: no size after the status"},
+		{File: replayDir + "bad.log", Line: 2, Col: 42, Msg: "missing field: truncated: no closing quote of the request"},
+		{File: replayDir + "bad.log", Line: 3, Col: 14, Msg: `bad time: "32/Oct/2000:13:55:36 +0000": no day 32 of month 10`},
+		{File: replayDir + "bad.log", Line: 4, Col: 14, Msg: `bad month: "Okt" is not a month (want Jan, Feb, Mar, Apr, May, Jun, Jul, Aug, Sep, Oct, Nov or Dec)`},
+		{File: replayDir + "bad.log", Line: 5, Col: 62, Msg: "missing field: no size after the status"},
 		{File: replayDir + "bad.log", Line: 6, Msg: "not UTF-8: binary or mis-encoded bytes"},
 		// line 7, the empty one, is the sixth: counted, not listed
 	},
@@ -49,7 +49,7 @@ func TestReplayStrict(t *testing.T) {
 	var le *LineError
 	require.True(t, errors.As(got.err, &le))
 	require.Equal(t, badLog.first[0], *le)
-	require.EqualError(t, got.err, "testdata/replay/bad.log:2: missing field: truncated: no closing quote of the request")
+	require.EqualError(t, got.err, "testdata/replay/bad.log:2:42: missing field: truncated: no closing quote of the request")
 	require.Empty(t, got.at)
 	require.Equal(t, int64(2), got.stats.Lines)
 	require.Equal(t, int64(1), got.stats.Malformed)
@@ -81,7 +81,7 @@ func TestReplayLongLines(t *testing.T) {
 	require.Equal(t, []LineError{
 		{File: path, Line: 3, Msg: "line too long: longer than 1048576 bytes"},
 		{File: path, Line: 4, Msg: "line too long: longer than 1048576 bytes"},
-		{File: path, Line: 5, Msg: "missing field: the line ends after the host"},
+		{File: path, Line: 5, Col: maxLine + 1, Msg: "missing field: the line ends after the host"},
 	}, got.stats.FirstBad)
 	t.Run("last line without newline", func(t *testing.T) {
 		path := writeTrace(t, "long.log", good("1.1.1.1")+strings.Repeat("y", maxLine+10))
@@ -115,28 +115,28 @@ func TestReplayBadCSV(t *testing.T) {
 			"2000-10-10T13:55:36Z,a\"b,1\n",
 			Replay{KeyField: "key", CostField: "cost", Format: "csv"},
 			[]string{
-				"3: bad quote: a quoted field is not closed on its line",
-				"4: bad quote: text after the closing quote of a field",
-				"5: missing field: the line has 1 columns, the key (key) is column 2",
-				"6: missing field: the line has 2 columns, the cost (cost) is column 3",
-				"7: missing field: empty key (column 2, key)",
-				`8: bad cost: "0" is not an integer >= 1`,
-				`9: bad cost: "-1" is not an integer >= 1`,
-				`10: bad cost: "1.5" is not an integer >= 1`,
-				`11: bad time: "2000-13-10T13:55:36Z": no month 13`,
-				`12: bad time: "1969-12-31T23:59:59Z" is before 1970`,
-				`13: bad time: "2263-01-01T00:00:00Z" is beyond 2262-04-11T23:47:16Z`,
-				`14: bad time: "yesterday" is not a time (want RFC 3339 like 2006-01-02T15:04:05.999Z, 2006-01-02 15:04:05.9999999, 02/Jan/2006:15:04:05 -0700 or a Unix time; or set time-layout or time-unit)`,
-				"15: bad quote: a quote at column 23, in a field that does not start with one (quote the field and double the quote)",
+				"3:1: bad quote: a quoted field is not closed on its line",
+				"4:1: bad quote: text after the closing quote of a field",
+				"5:21: missing field: the line has 1 columns, the key (key) is column 2",
+				"6:23: missing field: the line has 2 columns, the cost (cost) is column 3",
+				"7:22: missing field: empty key (column 2, key)",
+				`8:24: bad cost: "0" is not an integer >= 1`,
+				`9:24: bad cost: "-1" is not an integer >= 1`,
+				`10:24: bad cost: "1.5" is not an integer >= 1`,
+				`11:1: bad time: "2000-13-10T13:55:36Z": no month 13`,
+				`12:1: bad time: "1969-12-31T23:59:59Z" is before 1970`,
+				`13:1: bad time: "2263-01-01T00:00:00Z" is beyond 2262-04-11T23:47:16Z`,
+				`14:1: bad time: "yesterday" is not a time (want RFC 3339 like 2006-01-02T15:04:05.999Z, 2006-01-02 15:04:05.9999999, 02/Jan/2006:15:04:05 -0700 or a Unix time; or set time-layout or time-unit)`,
+				"15:23: bad quote: a quote at column 23, in a field that does not start with one (quote the field and double the quote)",
 			}},
 		{"tsv", "t\tk\n1438936711\tx\n\n-5\tx\n1e9\tx\n99999999999999999999\tx\n1438936711\n",
 			Replay{TimeField: "t", KeyField: "k", Format: "tsv", TimeUnit: "s"},
 			[]string{
-				"3: empty line",
-				`4: bad time: "-5" is before 1970`,
-				`5: bad time: "1e9" is not a number (want digits, maybe with a decimal point)`,
-				`6: bad time: "99999999999999999999" is beyond 2262-04-11T23:47:16Z`,
-				"7: missing field: the line has 1 columns, the key (k) is column 2",
+				"3:1: empty line",
+				`4:1: bad time: "-5" is before 1970`,
+				`5:1: bad time: "1e9" is not a number (want digits, maybe with a decimal point)`,
+				`6:1: bad time: "99999999999999999999" is beyond 2262-04-11T23:47:16Z`,
+				"7:11: missing field: the line has 1 columns, the key (k) is column 2",
 			}},
 		{"jsonl", `{"time": 971186136, "k": "a"}` + "\n" +
 			"{not json\n" +
@@ -150,15 +150,15 @@ func TestReplayBadCSV(t *testing.T) {
 			`{"time": "", "k": "a"}` + "\n",
 			Replay{KeyField: "k", Format: "jsonl"},
 			[]string{
-				"2: bad JSON: invalid character 'n' looking for beginning of object key string",
-				"3: bad JSON: json: cannot unmarshal array into Go value of type map[string]json.RawMessage",
-				"4: bad JSON: null, want an object",
-				"5: missing field: no time field (want one named time, timestamp, @timestamp, ts, datetime, time_s, time_ms, time_us or time_ns, or set time-field)",
-				`6: bad time: field "time" is not a string or a number`,
-				`7: bad key: field "k" is not a string or a number`,
-				`8: missing field: no field "k" (the key)`,
-				`9: missing field: empty key (field "k")`,
-				"10: missing field: empty time",
+				"2:2: bad JSON: invalid character 'n' looking for beginning of object key string",
+				"3:1: bad JSON: json: cannot unmarshal array into Go value of type map[string]json.RawMessage",
+				"4:1: bad JSON: null, want an object",
+				"5:1: missing field: no time field (want one named time, timestamp, @timestamp, ts, datetime, time_s, time_ms, time_us or time_ns, or set time-field)",
+				`6:2: bad time: field "time" is not a string or a number`,
+				`7:21: bad key: field "k" is not a string or a number`,
+				`8:1: missing field: no field "k" (the key)`,
+				`9:21: missing field: empty key (field "k")`,
+				"10:2: missing field: empty time",
 			}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -272,14 +272,14 @@ func TestReplayCheck(t *testing.T) {
 	require.NoError(t, (&Replay{Path: replayDir + "bad.log"}).Check())
 	// the bad line 2 stops a strict run
 	require.EqualError(t, (&Replay{Path: replayDir + "bad.log", Strict: true}).Check(),
-		"testdata/replay/bad.log: line 2: missing field: truncated: no closing quote of the request (strict stops there)")
+		"testdata/replay/bad.log: line 2, column 42: missing field: truncated: no closing quote of the request (strict stops there)")
 	// the first 5 lines are all bad
 	path := writeTrace(t, "t.log", strings.Repeat(`1.1.1.1 - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200`+"\n", 6))
 	require.EqualError(t, (&Replay{Path: path, Format: "combined"}).Check(),
-		path+": none of the first 5 lines can be read as combined: line 1: missing field: no size after the status")
+		path+": none of the first 5 lines can be read as combined: line 1, column 62: missing field: no size after the status")
 	// a layout that does not fit
 	require.EqualError(t, (&Replay{Path: replayDir + "header.csv", TimeLayout: "02/01/2006 15:04:05"}).Check(),
-		`testdata/replay/header.csv: none of the first 3 lines can be read as csv: line 2: bad time: "2023-11-16 18:15:46.6805900" does not match time-layout "02/01/2006 15:04:05"`)
+		`testdata/replay/header.csv: none of the first 3 lines can be read as csv: line 2, column 1: bad time: "2023-11-16 18:15:46.6805900" does not match time-layout "02/01/2006 15:04:05"`)
 }
 
 // TestReplayClose: a stream closed early sends nothing more and closes

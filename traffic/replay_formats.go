@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unsafe"
 )
@@ -28,7 +29,16 @@ func unitOfName(name string) int64 {
 	return 0
 }
 
-func missingField(detail string) badLine { return badLine{"missing field", detail} }
+// orEnd is rest, the part of line still to read, or line's end when
+// nothing is left (rest may then be nil).
+func orEnd(line, rest []byte) []byte {
+	if len(rest) == 0 {
+		return line[len(line):]
+	}
+	return rest
+}
+
+func missingField(detail string) badLine { return badLine{reason: "missing field", detail: detail} }
 
 // parseCost reads an integer >= 1.
 func parseCost(b []byte) (int64, badLine) {
@@ -36,15 +46,15 @@ func parseCost(b []byte) (int64, badLine) {
 	var v int64
 	for _, c := range b {
 		if c < '0' || c > '9' {
-			return 0, badLine{"bad cost", fmt.Sprintf("%s is not an integer >= 1", quoteBytes(b))}
+			return 0, badLine{reason: "bad cost", detail: fmt.Sprintf("%s is not an integer >= 1", quoteBytes(b))}
 		}
 		if v > (math.MaxInt64-int64(c-'0'))/10 {
-			return 0, badLine{"bad cost", fmt.Sprintf("%s is out of range", quoteBytes(b))}
+			return 0, badLine{reason: "bad cost", detail: fmt.Sprintf("%s is out of range", quoteBytes(b))}
 		}
 		v = v*10 + int64(c-'0')
 	}
 	if len(b) == 0 || v < 1 {
-		return 0, badLine{"bad cost", fmt.Sprintf("%s is not an integer >= 1", quoteBytes(b))}
+		return 0, badLine{reason: "bad cost", detail: fmt.Sprintf("%s is not an integer >= 1", quoteBytes(b))}
 	}
 	return v, badLine{}
 }
@@ -79,37 +89,39 @@ func splitLog(line []byte, f *logFields, refAgent bool) badLine {
 	f.host, rest = logToken(line)
 	switch {
 	case len(f.host) == 0:
-		return missingField("no client host at the start of the line")
+		return missingField("no client host at the start of the line").at(line, line)
 	case len(rest) == 0:
-		return missingField("the line ends after the host")
+		return missingField("the line ends after the host").at(line, line[len(line):])
 	}
 	f.ident, rest = logToken(rest)
 	f.user, rest = logToken(rest)
 	if len(rest) == 0 || rest[0] != '[' {
-		return missingField("no [time] after host, ident and user")
+		return missingField("no [time] after host, ident and user").at(line, orEnd(line, rest))
 	}
 	j := bytes.IndexByte(rest, ']')
 	if j < 0 {
-		return missingField("truncated: no ] closing the [time]")
+		return missingField("truncated: no ] closing the [time]").at(line, orEnd(line, rest))
 	}
 	f.time, f.timeBracketed = rest[1:j], rest[:j+1]
 	rest = skipSpaces(rest[j+1:])
 	if len(rest) == 0 || rest[0] != '"' {
-		return missingField(`no "request" after the [time]`)
+		return missingField(`no "request" after the [time]`).at(line, orEnd(line, rest))
 	}
 	q := closingQuote(rest[1:])
 	if q < 0 {
-		return missingField("truncated: no closing quote of the request")
+		return missingField("truncated: no closing quote of the request").at(line, orEnd(line, rest))
 	}
 	f.request = rest[1 : 1+q]
 	rest = skipSpaces(rest[2+q:])
+	afterRequest := rest
 	f.status, rest = logToken(rest)
 	if len(f.status) == 0 {
-		return missingField("no status after the request")
+		return missingField("no status after the request").at(line, orEnd(line, afterRequest))
 	}
+	afterStatus := rest
 	f.size, rest = logToken(rest)
 	if len(f.size) == 0 {
-		return missingField("no size after the status")
+		return missingField("no size after the status").at(line, orEnd(line, afterStatus))
 	}
 	if refAgent && len(rest) > 0 && rest[0] == '"' {
 		// referer and agent: a line cut short in them has every field a
@@ -303,7 +315,7 @@ func (p *logParser) parse(line []byte, out *parsedLine) badLine {
 		out.t, out.whole, bad = p.tp.parseLayout(f.time)
 	}
 	if bad.reason != "" {
-		return bad
+		return bad.at(line, f.time)
 	}
 	switch p.key {
 	case logIP:
@@ -333,13 +345,13 @@ func (p *logParser) parse(line []byte, out *parsedLine) badLine {
 	}
 	if p.cost {
 		if out.cost, bad = parseCost(f.size); bad.reason != "" {
-			return bad
+			return bad.at(line, f.size)
 		}
 	}
 	if p.check {
 		out.logged, bad = ParseLogged(f.status)
 	}
-	return bad
+	return bad.at(line, f.status)
 }
 
 // ---- CSV and TSV ----
@@ -357,6 +369,9 @@ type sepParser struct {
 	costCol int   // -1: the source's cost
 	chkCol  int   // -1: no check field
 	fields  [][]byte
+	// read: the csv reader read the line last split (its FieldPos are the
+	// fields')
+	read bool
 }
 
 // lineFeed is an io.Reader of one line at a time: the line set, then
@@ -503,6 +518,7 @@ func (p *sepParser) split(line []byte) ([][]byte, badLine) {
 	p.feed.b = line
 	rec, err := p.csv.Read()
 	p.feed.b = nil
+	p.read = err == nil
 	switch {
 	case err == io.EOF: // not reached: a blank line is not split
 		return append(p.fields, nil), badLine{}
@@ -522,16 +538,32 @@ func quoteError(err error, n int) badLine {
 	var pe *csv.ParseError
 	switch {
 	case errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrBareQuote):
-		return badLine{"bad quote", fmt.Sprintf("a quote at column %d, in a field that does not start with one (quote the field and double the quote)", pe.Column)}
+		return badLine{reason: "bad quote", detail: fmt.Sprintf("a quote at column %d, in a field that does not start with one (quote the field and double the quote)", pe.Column), col: pe.Column}
 	case errors.As(err, &pe) && pe.Column > n:
 		// the line ended inside the quotes
-		return badLine{"bad quote", "a quoted field is not closed on its line"}
+		return badLine{reason: "bad quote", detail: "a quoted field is not closed on its line"}
 	}
-	return badLine{"bad quote", "text after the closing quote of a field"}
+	return badLine{reason: "bad quote", detail: "text after the closing quote of a field"}
 }
 
 // readOnlyBytes is s's bytes, not copied: never written to.
 func readOnlyBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// colOf is the 1-based byte column where field i of the line last split
+// starts (0 when not known).
+func (p *sepParser) colOf(line []byte, i int) int {
+	if p.csv == nil {
+		if i >= len(p.fields) {
+			return 0
+		}
+		return offset(line, p.fields[i]) + 1
+	}
+	if !p.read || i >= len(p.fields) {
+		return 0
+	}
+	_, col := p.csv.FieldPos(i)
+	return col
+}
 
 func (p *sepParser) missing(fields [][]byte, col int, option string) badLine {
 	return missingField(fmt.Sprintf("the line has %d columns, the %s (%s) is column %d", len(fields), option, p.names[col], col+1))
@@ -542,35 +574,37 @@ func (p *sepParser) parse(line []byte, out *parsedLine) badLine {
 	if bad.reason != "" {
 		return bad
 	}
+	end := line[len(line):] // where a missing column would be
 	if p.timeCol >= len(fields) {
-		return p.missing(fields, p.timeCol, "time")
+		return p.missing(fields, p.timeCol, "time").at(line, end)
 	}
 	out.t, out.whole, bad = p.tp.parse(bytes.TrimSpace(fields[p.timeCol]), p.unit)
 	if bad.reason != "" {
-		return bad
+		return bad.atCol(p.colOf(line, p.timeCol))
 	}
 	if p.keyCol >= 0 {
 		if p.keyCol >= len(fields) {
-			return p.missing(fields, p.keyCol, "key")
+			return p.missing(fields, p.keyCol, "key").at(line, end)
 		}
 		out.key = fields[p.keyCol]
 		if len(out.key) == 0 {
-			return missingField(fmt.Sprintf("empty key (column %d, %s)", p.keyCol+1, p.names[p.keyCol]))
+			return missingField(fmt.Sprintf("empty key (column %d, %s)", p.keyCol+1, p.names[p.keyCol])).atCol(p.colOf(line, p.keyCol))
 		}
 	}
 	if p.costCol >= 0 {
 		if p.costCol >= len(fields) {
-			return p.missing(fields, p.costCol, "cost")
+			return p.missing(fields, p.costCol, "cost").at(line, end)
 		}
 		if out.cost, bad = parseCost(fields[p.costCol]); bad.reason != "" {
-			return bad
+			return bad.atCol(p.colOf(line, p.costCol))
 		}
 	}
 	if p.chkCol >= 0 {
 		if p.chkCol >= len(fields) {
-			return p.missing(fields, p.chkCol, "check field")
+			return p.missing(fields, p.chkCol, "check field").at(line, end)
 		}
 		out.logged, bad = ParseLogged(bytes.TrimSpace(fields[p.chkCol]))
+		bad = bad.atCol(p.colOf(line, p.chkCol))
 	}
 	return bad
 }
@@ -583,6 +617,7 @@ type jsonParser struct {
 	unit                                       int64 // of the time field's name, when set
 	m                                          map[string]json.RawMessage
 	str                                        string
+	cur                                        string // the field parse read last
 }
 
 func newJSONParser(r *Replay, tp *timeParser) *jsonParser {
@@ -627,7 +662,7 @@ func (p *jsonParser) value(name string) (text []byte, scalar, found bool, bad ba
 	switch raw[0] {
 	case '"':
 		if err := json.Unmarshal(raw, &p.str); err != nil {
-			return nil, false, true, badLine{"bad JSON", err.Error()}
+			return nil, false, true, badLine{reason: "bad JSON", detail: err.Error()}
 		}
 		return []byte(p.str), true, true, badLine{}
 	case '{', '[', 't', 'f':
@@ -637,12 +672,30 @@ func (p *jsonParser) value(name string) (text []byte, scalar, found bool, bad ba
 }
 
 func (p *jsonParser) parse(line []byte, out *parsedLine) badLine {
+	p.cur = ""
+	bad := p.parseObject(line, out)
+	if bad.reason != "" && bad.col == 0 && p.cur != "" {
+		// the column of the field's name, where it is first written so
+		if i := bytes.Index(line, []byte(strconv.Quote(p.cur))); i >= 0 {
+			bad.col = i + 1
+		}
+	}
+	return bad
+}
+
+// parseObject is parse; p.cur is the field it read last.
+func (p *jsonParser) parseObject(line []byte, out *parsedLine) badLine {
 	clear(p.m)
 	if err := json.Unmarshal(line, &p.m); err != nil {
-		return badLine{"bad JSON", err.Error()}
+		bad := badLine{reason: "bad JSON", detail: err.Error()}
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			bad.col = int(se.Offset) // the byte after which the error was found
+		}
+		return bad
 	}
 	if p.m == nil { // the line was null
-		return badLine{"bad JSON", "null, want an object"}
+		return badLine{reason: "bad JSON", detail: "null, want an object"}
 	}
 	name, unit := p.timeField, p.unit
 	if name == "" {
@@ -651,12 +704,13 @@ func (p *jsonParser) parse(line []byte, out *parsedLine) badLine {
 		}
 		unit = unitOfName(name)
 	}
+	p.cur = name
 	text, scalar, found, bad := p.value(name)
 	switch {
 	case bad.reason != "":
 		return bad
 	case !found:
-		return missingField(fmt.Sprintf("no field %q (the time)", name))
+		return missingField(fmt.Sprintf("no field %q (the time)", name)).atCol(1)
 	case !scalar:
 		return badTime("field %q is not a string or a number", name)
 	}
@@ -665,34 +719,37 @@ func (p *jsonParser) parse(line []byte, out *parsedLine) badLine {
 		return bad
 	}
 	if p.keyField != "" {
+		p.cur = p.keyField
 		text, scalar, found, bad := p.value(p.keyField)
 		switch {
 		case bad.reason != "":
 			return bad
 		case !found:
-			return missingField(fmt.Sprintf("no field %q (the key)", p.keyField))
+			return missingField(fmt.Sprintf("no field %q (the key)", p.keyField)).atCol(1)
 		case !scalar:
-			return badLine{"bad key", fmt.Sprintf("field %q is not a string or a number", p.keyField)}
+			return badLine{reason: "bad key", detail: fmt.Sprintf("field %q is not a string or a number", p.keyField)}
 		case len(text) == 0:
 			return missingField(fmt.Sprintf("empty key (field %q)", p.keyField))
 		}
 		out.key = text
 	}
 	if p.costField != "" {
+		p.cur = p.costField
 		text, scalar, found, bad := p.value(p.costField)
 		switch {
 		case bad.reason != "":
 			return bad
 		case !found:
-			return missingField(fmt.Sprintf("no field %q (the cost)", p.costField))
+			return missingField(fmt.Sprintf("no field %q (the cost)", p.costField)).atCol(1)
 		case !scalar:
-			return badLine{"bad cost", fmt.Sprintf("field %q is not a string or a number", p.costField)}
+			return badLine{reason: "bad cost", detail: fmt.Sprintf("field %q is not a string or a number", p.costField)}
 		}
 		if out.cost, bad = parseCost(text); bad.reason != "" {
 			return bad
 		}
 	}
 	if p.checkField != "" {
+		p.cur = p.checkField
 		text, scalar, found, bad := p.value(p.checkField)
 		switch {
 		case bad.reason != "":
@@ -700,7 +757,7 @@ func (p *jsonParser) parse(line []byte, out *parsedLine) badLine {
 		case !found:
 			return badLine{} // not logged: not compared
 		case !scalar:
-			return badLine{"bad check", fmt.Sprintf("field %q is not a string or a number", p.checkField)}
+			return badLine{reason: "bad check", detail: fmt.Sprintf("field %q is not a string or a number", p.checkField)}
 		}
 		out.logged, bad = ParseLogged(text)
 		return bad

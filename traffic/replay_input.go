@@ -337,4 +337,4 @@ func (s *replayStream) chooseParser() error {
 // emptyParser stands for the parser of an empty file: it is never called.
 type emptyParser struct{}
 
-func (emptyParser) parse([]byte, *parsedLine) badLine { return badLine{"empty line", ""} }
+func (emptyParser) parse([]byte, *parsedLine) badLine { return badLine{reason: "empty line"} }

@@ -142,7 +142,7 @@ func TestReplayLogFields(t *testing.T) {
 		require.Equal(t, []int64{100, 200, 50}, got.costs)
 		require.Equal(t, []time.Duration{s2000 + 250*time.Millisecond, s2000 + 750*time.Millisecond, s2000 + 1500*time.Millisecond}, got.at)
 		require.Equal(t, map[string]int64{"bad cost": 1}, got.stats.ByReason)
-		require.Equal(t, []LineError{{File: replayDir + "combined.log", Line: 3, Msg: `bad cost: "-" is not an integer >= 1`}}, got.stats.FirstBad)
+		require.Equal(t, []LineError{{File: replayDir + "combined.log", Line: 3, Col: 64, Msg: `bad cost: "-" is not an integer >= 1`}}, got.stats.FirstBad)
 	})
 	t.Run("a source's cost", func(t *testing.T) {
 		got := replayAll(t, &Replay{Common: Common{Cost: 5}, Path: replayDir + "combined.log"})

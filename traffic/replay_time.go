@@ -31,7 +31,7 @@ func newTimeParser(r *Replay) (*timeParser, error) {
 const maxSecond = math.MaxInt64 / int64(time.Second)
 
 func badTime(format string, args ...any) badLine {
-	return badLine{"bad time", fmt.Sprintf(format, args...)}
+	return badLine{reason: "bad time", detail: fmt.Sprintf(format, args...)}
 }
 
 // parse reads a time field: with the layout or the unit when set, else as
@@ -44,7 +44,7 @@ func (p *timeParser) parse(b []byte, nameUnit int64) (int64, bool, badLine) {
 	case p.unit != 0:
 		return parseUnix(b, p.unit)
 	case len(b) == 0:
-		return 0, false, badLine{"missing field", "empty time"}
+		return 0, false, badLine{reason: "missing field", detail: "empty time"}
 	case isNumeric(b):
 		unit := nameUnit
 		if unit == 0 {
@@ -134,7 +134,7 @@ func guessUnit(b []byte) int64 {
 // integer ns (digits below a ns are dropped). Integer seconds are whole.
 func parseUnix(b []byte, unit int64) (int64, bool, badLine) {
 	if len(b) == 0 {
-		return 0, false, badLine{"missing field", "empty time"}
+		return 0, false, badLine{reason: "missing field", detail: "empty time"}
 	}
 	if b[0] == '-' {
 		return 0, false, badTime("%s is %s", quoteBytes(b), tooEarly)
@@ -467,7 +467,7 @@ func parseCLFTime(b []byte) (int64, bool, badLine) {
 	var c civil
 	c.mo = month(b[3:6])
 	if c.mo == 0 {
-		return 0, false, badLine{"bad month", fmt.Sprintf("%q is not a month (want Jan, Feb, Mar, Apr, May, Jun, Jul, Aug, Sep, Oct, Nov or Dec)", b[3:6])}
+		return 0, false, badLine{reason: "bad month", detail: fmt.Sprintf("%q is not a month (want Jan, Feb, Mar, Apr, May, Jun, Jul, Aug, Sep, Oct, Nov or Dec)", b[3:6])}
 	}
 	var ok [5]bool
 	c.d, ok[0] = digits(b[0:2])
