@@ -1,8 +1,12 @@
 package cmd
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -112,4 +116,28 @@ func TestMaxBad(t *testing.T) {
 	status, _, errOut := run(t, "compare", sc)
 	require.Equal(t, 0, status, errOut)
 	require.Equal(t, warning, errOut)
+}
+
+// go-redis logs a failed dial on the process's stderr (its own logger,
+// not the command's writer): Dial silences it, so a refused connection
+// prints only ratesim's error. The test runs ratesim in a process of its
+// own (this test binary again) to see that process's stderr whole.
+func TestRedisRefusedLogsNothing(t *testing.T) {
+	if addr := os.Getenv("RATESIM_TEST_REFUSED"); addr != "" {
+		os.Exit(Run([]string{"compare", "--redis", "redis://" + addr, "--algorithms", "gcra"}, strings.NewReader(""), io.Discard, os.Stderr))
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	c := exec.Command(os.Args[0], "-test.run=^TestRedisRefusedLogsNothing$")
+	c.Env = append(os.Environ(), "RATESIM_TEST_REFUSED="+addr)
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	err = c.Run()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, stderr.String())
+	require.Equal(t, 2, exit.ExitCode(), stderr.String())
+	require.Equal(t, "ratesim: --redis redis://"+addr+": the connection is refused: no Redis listens at "+addr+
+		" (want the address of a running redis-server, redis://host:port/db or unix:///path/redis.sock)\n", stderr.String())
 }
