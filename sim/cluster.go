@@ -283,6 +283,7 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	if cfg.ObserveStore != nil && c.co.Mode == cluster.Central {
 		c.storeObs = cfg.ObserveStore(i)
 	}
+	c.q.trips(cl)
 	c.q.fixed = cl.Store.Jitter == 0
 	c.direct = c.co.Mode == cluster.Central && cl.Store.Service == 0 && cl.Store.RTT <= cl.Store.Timeout &&
 		cl.Store.Jitter == 0

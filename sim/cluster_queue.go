@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"math/bits"
 	"time"
 
+	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/internal/queue"
 )
 
@@ -64,8 +66,8 @@ func cevLess(a, b *cev) bool {
 
 func (a *cev) Less(b *cev) bool { return cevLess(a, b) }
 
-// cevQueue is a min-heap of cev.
-type cevQueue = queue.Heap[cev, *cev]
+// cevHeap is a min-heap of cev.
+type cevHeap = queue.Heap[cev, *cev]
 
 // storeEvents are a cluster row's own events (faults, operations reaching
 // the store and executing there, replies and timeouts, syncs), taken in
@@ -76,9 +78,14 @@ type cevQueue = queue.Heap[cev, *cev]
 // fault), arrivals at the store and replies too. The FIFOs make a central
 // row without jitter more than twice as quick as the heap alone;
 // TestClusterFIFOsMatchQueue holds them to it.
+//
+// The heap is a timing wheel (cevWheel) that spans a round trip: with
+// jitter, each operation's arrival at the store and its reply wait there,
+// a one-way trip ahead of now, thousands at once under heavy traffic,
+// which a binary heap sifted each through all its levels.
 type storeEvents struct {
-	heap  cevQueue
-	seq   uint64 // the next event's and operation's sequence number
+	heap  *cevWheel // see trips
+	seq   uint64    // the next event's and operation's sequence number
 	fixed bool
 	fifos [3]queue.Deque[cev] // by fifoArrivals, fifoExecs, fifoReplies
 }
@@ -89,6 +96,32 @@ const (
 	fifoExecs
 	fifoReplies
 	inHeap = -1
+)
+
+// trips sizes the heap for cl's round trips (see storeEvents): its wheel
+// of wheelSlots slots spans the longest, jitter and store-slow faults
+// included, so that an operation's arrival at the store and its reply, a
+// one-way trip ahead each, fall in it. It must be called before the first
+// push.
+func (s *storeEvents) trips(cl *cluster.Config) {
+	d := cl.Store.RTT
+	for _, f := range cl.Faults {
+		if f.Type == cluster.StoreSlow {
+			d = max(d, f.RTT)
+		}
+	}
+	d += 2 * cl.Store.Jitter
+	shift := 0
+	if per := d / wheelSlots; per > 1 {
+		shift = bits.Len64(uint64(per - 1))
+	}
+	s.heap = newCevWheel(uint(shift), wheelBits)
+}
+
+// The wheel of storeEvents has 1 << wheelBits slots.
+const (
+	wheelBits  = 10
+	wheelSlots = 1 << wheelBits
 )
 
 // nextSeq returns the next sequence number.
