@@ -71,26 +71,25 @@ type cevHeap = queue.Heap[cev, *cev]
 
 // storeEvents are a cluster row's own events (faults, operations reaching
 // the store and executing there, replies and timeouts, syncs), taken in
-// cevLess order. Most wait in a heap. Those made in the order they come
-// wait in FIFOs instead, which a heap would order the same: executions
-// from the store's queue always (FIFO, at non-decreasing instants), and,
-// when every trip takes the same time (fixed: no jitter, no store-slow
-// fault), arrivals at the store and replies too. The FIFOs make a central
-// row without jitter more than twice as quick as the heap alone;
-// TestClusterFIFOsMatchQueue holds them to it.
-//
-// The heap is a timing wheel (cevWheel) that spans a round trip: with
-// jitter, each operation's arrival at the store and its reply wait there,
-// a one-way trip ahead of now, thousands at once under heavy traffic,
-// which a binary heap sifted each through all its levels.
+// cevLess order. Most wait in a timing wheel (cevWheel) that spans a round
+// trip: with jitter, each operation's arrival at the store and its reply
+// wait there, a one-way trip ahead of now, over a thousand at once under
+// heavy traffic, which a binary heap sifted each through all its levels.
+// Those made in the order they come wait in FIFOs instead, which the
+// wheel would order the same: executions from the store's queue always
+// (FIFO, at non-decreasing instants), and, when every trip takes the same
+// time (fixed: no jitter, no store-slow fault), arrivals at the store and
+// replies too. The FIFOs make a central row without jitter more than
+// twice as quick as a heap alone; TestClusterFIFOsMatchQueue holds them
+// to it.
 type storeEvents struct {
-	heap  *cevWheel // see trips
+	wheel *cevWheel // see trips
 	seq   uint64    // the next event's and operation's sequence number
 	fixed bool
 	fifos [3]queue.Deque[cev] // by fifoArrivals, fifoExecs, fifoReplies
 }
 
-// The FIFOs of storeEvents; inHeap stands for the heap.
+// The FIFOs of storeEvents; inHeap stands for the wheel.
 const (
 	fifoArrivals = iota
 	fifoExecs
@@ -98,8 +97,8 @@ const (
 	inHeap = -1
 )
 
-// trips sizes the heap for cl's round trips (see storeEvents): its wheel
-// of wheelSlots slots spans the longest, jitter and store-slow faults
+// trips sizes the wheel for cl's round trips (see storeEvents): its
+// wheelSlots slots span the longest, jitter and store-slow faults
 // included, so that an operation's arrival at the store and its reply, a
 // one-way trip ahead each, fall in it. It must be called before the first
 // push.
@@ -115,7 +114,7 @@ func (s *storeEvents) trips(cl *cluster.Config) {
 	if per := d / wheelSlots; per > 1 {
 		shift = bits.Len64(uint64(per - 1))
 	}
-	s.heap = newCevWheel(uint(shift), wheelBits)
+	s.wheel = newCevWheel(uint(shift), wheelBits)
 }
 
 // The wheel of storeEvents has 1 << wheelBits slots.
@@ -130,28 +129,28 @@ func (s *storeEvents) nextSeq() uint64 {
 	return s.seq - 1
 }
 
-// push adds ev to the heap with the next sequence number.
+// push adds ev to the wheel with the next sequence number.
 func (s *storeEvents) push(ev cev) {
 	ev.seq = s.nextSeq()
-	s.heap.Push(ev)
+	s.wheel.Push(ev)
 }
 
 // pushNumbered adds ev, numbered already (a timeout takes its
-// operation's number), to the heap.
+// operation's number), to the wheel.
 func (s *storeEvents) pushNumbered(ev cev) {
-	s.heap.Push(ev)
+	s.wheel.Push(ev)
 }
 
 // pushTrip adds ev, an arrival at the store (fifoArrivals) or a reply
 // (fifoReplies), with the next sequence number: to its FIFO when the trips
-// are fixed, else to the heap.
+// are fixed, else to the wheel.
 func (s *storeEvents) pushTrip(ev cev, fifo int) {
 	ev.seq = s.nextSeq()
 	if s.fixed {
 		s.fifos[fifo].PushBack(ev)
 		return
 	}
-	s.heap.Push(ev)
+	s.wheel.Push(ev)
 }
 
 // pushExec adds ev, an execution from the store's queue, with the next
@@ -166,8 +165,8 @@ func (s *storeEvents) pushExec(ev cev) {
 func (s *storeEvents) peek() (*cev, int) {
 	var best *cev
 	where := inHeap
-	if s.heap.Len() > 0 {
-		best = s.heap.Peek()
+	if s.wheel.Len() > 0 {
+		best = s.wheel.Peek()
 	}
 	for i := range s.fifos {
 		if f := &s.fifos[i]; f.Len() > 0 {
@@ -182,7 +181,7 @@ func (s *storeEvents) peek() (*cev, int) {
 // pop takes the first event of where (as peek gave it).
 func (s *storeEvents) pop(where int) cev {
 	if where == inHeap {
-		return s.heap.Pop()
+		return s.wheel.Pop()
 	}
 	return s.fifos[where].PopFront()
 }
@@ -198,7 +197,7 @@ func (s *storeEvents) reply() *cev {
 // otherBy reports whether an event but those of the replies' FIFO comes at
 // or before t.
 func (s *storeEvents) otherBy(t time.Duration) bool {
-	return s.heap.Len() > 0 && s.heap.Peek().at <= t ||
+	return s.wheel.Len() > 0 && s.wheel.Peek().at <= t ||
 		s.fifos[fifoArrivals].Len() > 0 && s.fifos[fifoArrivals].Front().at <= t ||
 		s.fifos[fifoExecs].Len() > 0 && s.fifos[fifoExecs].Front().at <= t
 }
