@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goccy/go-yaml/ast"
-
 	"github.com/ratesim/ratesim/backend"
 	"github.com/ratesim/ratesim/traffic"
 )
@@ -103,8 +101,7 @@ func (d *decoder) backend(v val) backendInfo {
 		})
 		sv := m.get("service")
 		if sv.ok() {
-			switch sv.n.(type) {
-			case *ast.MappingNode, *ast.MappingValueNode:
+			if isMap(sv.n) {
 				d.errAt(sv.pos, sv.path, "a distribution needs workers (add backend.workers, or write the pure delay as a duration like 20ms)")
 				return bi
 			}
@@ -133,7 +130,7 @@ func (d *decoder) backend(v val) backendInfo {
 		bi.svc = service{s.Mean, mean}
 	}
 	if qv := m.get("queue"); qv.set {
-		if s, isStr := qv.n.(*ast.StringNode); isStr && s.Value == "unbounded" {
+		if isString(qv.n) && qv.n.Text == "unbounded" {
 			cfg.Queue = backend.Unbounded
 		} else {
 			q, ok := d.integer(qv, 0, math.MaxInt, wantQueue)
@@ -191,9 +188,9 @@ func (d *decoder) serviceDist(v val) (backend.Service, val, bool) {
 	if !v.ok() {
 		return backend.Service{}, v, false
 	}
-	switch v.n.(type) {
-	case *ast.MappingNode, *ast.MappingValueNode:
-	case *ast.StringNode, *ast.IntegerNode, *ast.FloatNode:
+	switch {
+	case isMap(v.n):
+	case isScalar(v.n):
 		dur, ok := d.duration(v, false)
 		return backend.Service{Dist: backend.Constant, Mean: dur}, v, ok
 	default:

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/goccy/go-yaml/ast"
-
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/cluster"
 )
@@ -161,8 +159,8 @@ func (d *decoder) skew(v val, n int) []time.Duration {
 	if !v.ok() {
 		return nil
 	}
-	switch v.n.(type) {
-	case *ast.SequenceNode:
+	switch {
+	case v.n.Kind == List:
 		items, _ := d.list(v, wantSkewField)
 		out := make([]time.Duration, 0, len(items))
 		for _, it := range items {
@@ -174,7 +172,7 @@ func (d *decoder) skew(v val, n int) []time.Duration {
 				plural(len(items), "skew"), plural(n, "node"))
 		}
 		return out
-	case *ast.StringNode, *ast.IntegerNode, *ast.FloatNode:
+	case isScalar(v.n):
 		s, ok := d.durationIn(v, -maxClusterDuration, maxClusterDuration, wantSkew)
 		if !ok || n == 0 {
 			return nil

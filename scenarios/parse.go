@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goccy/go-yaml/ast"
-
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/traffic"
@@ -68,23 +66,44 @@ var (
 // file:line:col: path: message.
 func Parse(file string, data []byte) (*Scenario, error) {
 	d := &decoder{file: file}
-	sc := d.scenario(data)
+	var sc *Scenario
+	if f := d.decodeFile(data); f != nil {
+		sc = d.scenario(f)
+	}
+	return d.result(sc)
+}
+
+// Validate checks f: the error is an Errors listing every problem (up to
+// 20), each named by its field path, and by file:line:col when f was read
+// from a file (File.From names the file).
+func Validate(f *File) error {
+	_, err := Build(f)
+	return err
+}
+
+// Build makes the scenario f describes, or says what is wrong with it as
+// Validate does.
+func Build(f *File) (*Scenario, error) {
+	d := &decoder{file: f.From}
+	return d.result(d.scenario(f))
+}
+
+// result is the scenario read, or every error found, in position order.
+func (d *decoder) result(sc *Scenario) (*Scenario, error) {
 	if len(d.errs) > 0 || sc == nil {
 		if len(d.errs) == 0 { // cannot happen: every failure reports
 			d.errAt(position{1, 1}, "", "invalid scenario")
 		}
 		return nil, d.errs.sorted()
 	}
-	sc.File = file
+	sc.File = d.file
 	return sc, nil
 }
 
-func (d *decoder) scenario(data []byte) *Scenario {
-	body := d.document(data)
-	if body == nil {
-		return nil
-	}
-	top, ok := d.mapping(d.node(body, "", position{1, 1}), "a mapping with name, limit and traffic")
+func (d *decoder) scenario(f *File) *Scenario {
+	root, at := f.root()
+	d.broken = at.broken
+	top, ok := d.mapping(root, "a mapping with name, limit and traffic")
 	if !ok {
 		return nil
 	}
@@ -304,9 +323,9 @@ func (d *decoder) limit(v val) (limitInfo, bool) {
 	if !v.ok() {
 		return li, false
 	}
-	switch v.n.(type) {
-	case *ast.MappingNode, *ast.MappingValueNode:
-	case *ast.StringNode, *ast.IntegerNode, *ast.FloatNode:
+	switch {
+	case isMap(v.n):
+	case isScalar(v.n):
 		r, ok := d.rate(v)
 		li.policy = algorithms.Policy{Rate: r.Count, Per: r.Per, Burst: r.Count}
 		return li, ok
@@ -396,7 +415,7 @@ func (d *decoder) retry(v val) (traffic.RetryPolicy, bool) {
 	}
 	rp.MaxAttempts = defaultMaxAttempts
 	if av := m.get("max-attempts"); av.set {
-		if s, ok := av.n.(*ast.StringNode); ok && s.Value == "unlimited" {
+		if isString(av.n) && av.n.Text == "unlimited" {
 			if policy == "immediate" {
 				d.errAt(av.pos, av.path, `"unlimited": immediate retries at one instant must stop (want an integer >= 1)`)
 				good = false
@@ -489,9 +508,7 @@ func (d *decoder) retryBudget(v val) (traffic.RetryBudget, bool) {
 		d.missing(rv, wantRatio)
 		return b, false
 	}
-	switch rv.n.(type) {
-	case *ast.IntegerNode, *ast.FloatNode:
-	default:
+	if !isNumber(rv.n) {
 		d.typeErr(rv, wantRatio)
 		return b, false
 	}
@@ -513,9 +530,7 @@ func (d *decoder) factor(v val) (traffic.Fraction, bool) {
 		return traffic.Fraction{}, false
 	}
 	const want = "a decimal >= 1 like 2 or 1.5"
-	switch v.n.(type) {
-	case *ast.IntegerNode, *ast.FloatNode:
-	default:
+	if !isNumber(v.n) {
 		d.typeErr(v, want)
 		return traffic.Fraction{}, false
 	}
@@ -694,9 +709,9 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 	}
 	var m *mapping
 	nameVal := it
-	switch it.n.(type) {
-	case *ast.StringNode:
-	case *ast.MappingNode, *ast.MappingValueNode:
+	switch {
+	case isString(it.n):
+	case isMap(it.n):
 		m, _ = d.mapping(it, wantAlgorithm)
 		nameVal = m.get("name")
 		if !nameVal.set {
@@ -1364,7 +1379,7 @@ func (d *decoder) allOf(it val, m *mapping, nameVal val, lim limitInfo, limOK bo
 		if !slices.Contains(algorithms.AllOfMembers, ma.Name) {
 			at := item
 			if item.n != nil {
-				if _, isMap := item.n.(*ast.StringNode); !isMap {
+				if !isString(item.n) {
 					if mm, ok := d.mapping(item, wantAlgorithm); ok {
 						at = mm.get("name")
 					}

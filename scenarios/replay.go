@@ -10,8 +10,6 @@ import (
 	// database installed.
 	_ "time/tzdata"
 
-	"github.com/goccy/go-yaml/ast"
-
 	"github.com/ratesim/ratesim/internal/intmath"
 	"github.com/ratesim/ratesim/traffic"
 )
@@ -212,8 +210,8 @@ func (d *decoder) fieldName(v val, format string) (string, bool) {
 	if !v.ok() {
 		return "", false
 	}
-	if n, ok := v.n.(*ast.IntegerNode); ok {
-		text := scalarText(n)
+	if v.n.Kind == Integer {
+		text := v.n.Text
 		if format == "jsonl" || format == "combined" || format == "common" || format == "nginx" {
 			d.errAt(v.pos, v.path, "found integer %s, want a field name (column numbers are for csv and tsv)", text)
 			return "", false
@@ -279,9 +277,7 @@ func (d *decoder) speed(v val) (traffic.Fraction, bool) {
 	if !v.ok() {
 		return traffic.Fraction{}, false
 	}
-	switch v.n.(type) {
-	case *ast.IntegerNode, *ast.FloatNode:
-	default:
+	if !isNumber(v.n) {
 		d.typeErr(v, wantSpeed)
 		return traffic.Fraction{}, false
 	}

@@ -25,7 +25,7 @@ type position struct{ line, col int }
 
 // val is one value of the file: a field of a mapping or an item of a list.
 type val struct {
-	n    ast.Node // the value with anchors removed; nil when absent or unusable
+	n    *vnode   // the value; nil when absent or unusable
 	path string   // e.g. traffic[1].rate
 	pos  position // of the value, or of the enclosing mapping when absent
 	set  bool     // written in the file
@@ -38,8 +38,8 @@ func (v val) ok() bool { return v.set && !v.bad }
 // found writes the value of a scalar for a message: strings quoted,
 // numbers as written.
 func (v val) found() string {
-	if s, ok := v.n.(*ast.StringNode); ok {
-		return quote(s.Value)
+	if v.n != nil && (v.n.Kind == Plain || v.n.Kind == Quoted) {
+		return quote(v.n.Text)
 	}
 	return scalarText(v.n)
 }
@@ -94,7 +94,7 @@ func (d *decoder) errAt(p position, path, format string, args ...any) {
 
 // typeErr reports that v is not of the kind wanted.
 func (d *decoder) typeErr(v val, want string) {
-	d.errAt(v.pos, v.path, "found %s, want %s", describe(v.n), want)
+	d.errAt(v.pos, v.path, "found %s, want %s", describe(v.n.value()), want)
 }
 
 // missing reports a required field that is absent.
@@ -142,27 +142,25 @@ func posOf(n ast.Node) position {
 	return tokenPos(n.GetToken())
 }
 
-// describe says what n is, for "found ..." messages.
-func describe(n ast.Node) string {
-	switch v := n.(type) {
-	case nil, *ast.NullNode:
+// describe says what v is, for "found ..." messages.
+func describe(v Value) string {
+	switch v.Kind {
+	case Unset, Null:
 		return "null"
-	case *ast.MappingNode, *ast.MappingValueNode:
+	case Mapping:
 		return "a mapping"
-	case *ast.SequenceNode:
+	case List:
 		return "a list"
-	case *ast.StringNode:
-		return "string " + quote(v.Value)
-	case *ast.LiteralNode:
-		return "string " + quote(literalText(v))
-	case *ast.IntegerNode:
-		return "integer " + scalarText(n)
-	case *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
-		return "number " + scalarText(n)
-	case *ast.BoolNode:
-		return "boolean " + scalarText(n)
+	case Plain, Quoted, Literal:
+		return "string " + quote(v.Text)
+	case Integer:
+		return "integer " + v.Text
+	case Float, Infinity, NaN:
+		return "number " + v.Text
+	case Boolean:
+		return "boolean " + v.Text
 	}
-	return "a " + n.Type().YAMLName()
+	return "a " + v.Text
 }
 
 func literalText(n *ast.LiteralNode) string {
@@ -172,8 +170,8 @@ func literalText(n *ast.LiteralNode) string {
 	return n.Value.Value
 }
 
-// scalarText is the text of a scalar as written (without quotes).
-func scalarText(n ast.Node) string {
+// scalarTextOf is the text of a scalar node as written (without quotes).
+func scalarTextOf(n ast.Node) string {
 	switch v := n.(type) {
 	case *ast.StringNode:
 		return v.Value
@@ -189,8 +187,33 @@ func scalarText(n ast.Node) string {
 	return ""
 }
 
-// isPlain reports whether n is an unquoted string scalar.
-func isPlain(n *ast.StringNode) bool {
+// scalarText is the text of a value as written (a string without its
+// quotes).
+func scalarText(n *vnode) string {
+	if n == nil {
+		return ""
+	}
+	return n.Text
+}
+
+// value is n's Value; a null for nil.
+func (n *vnode) value() Value {
+	if n == nil {
+		return Value{Kind: Null}
+	}
+	return n.Value
+}
+
+// kind is n's kind; Unset for nil.
+func (n *vnode) kind() Kind {
+	if n == nil {
+		return Unset
+	}
+	return n.Kind
+}
+
+// isPlainNode reports whether n is an unquoted string scalar.
+func isPlainNode(n *ast.StringNode) bool {
 	return n.Token != nil && n.Token.Type == token.StringType
 }
 
@@ -240,82 +263,21 @@ func parseYAML(data []byte) (f *ast.File, err error) {
 	return parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
 }
 
-// node makes the val of a value node written at path, removing anchors and
-// reporting the YAML features ratesim does not take (aliases, tags).
-func (d *decoder) node(n ast.Node, path string, at position) val {
-	v := val{path: path, set: true, pos: at}
-	for {
-		switch x := n.(type) {
-		case *ast.AnchorNode:
-			n = x.Value
-			continue
-		case *ast.AliasNode:
-			d.errAt(posOf(x), path, "YAML aliases (*name) are not supported: write the value out")
-			v.bad = true
-			return v
-		case *ast.TagNode:
-			d.errAt(posOf(x), path, "YAML tags (%s) are not supported: remove the tag", scalarText(x))
-			v.bad = true
-			return v
-		}
-		break
-	}
-	v.n = n
-	if n != nil {
-		v.pos = posOf(n)
-	}
-	return v
-}
-
-// mapping reads v as a mapping of field names, reporting keys that are not
-// names and duplicate keys. want says what v should be.
+// mapping reads v as a mapping of field names; want says what v should
+// be.
 func (d *decoder) mapping(v val, want string) (*mapping, bool) {
 	if !v.ok() {
 		return nil, false
 	}
-	var values []*ast.MappingValueNode
-	switch n := v.n.(type) {
-	case *ast.MappingNode:
-		values = n.Values
-	case *ast.MappingValueNode:
-		values = []*ast.MappingValueNode{n}
-	default:
+	if v.n.Kind != Mapping {
 		d.typeErr(v, want)
 		return nil, false
 	}
 	m := &mapping{val: v, items: map[string]val{}, keyPos: map[string]position{}}
-	for _, mv := range values {
-		if mv == nil {
-			continue
-		}
-		kpos := posOf(mv.Key)
-		if mv.Key == nil {
-			kpos = tokenPos(mv.Start)
-		}
-		name, ok := mv.Key.(*ast.StringNode)
-		if !ok {
-			if d.broken == nil {
-				d.broken = map[string]bool{}
-			}
-			d.broken[v.path] = true
-			switch mv.Key.(type) {
-			case *ast.MergeKeyNode:
-				d.errAt(kpos, v.path, "YAML merge keys (<<) are not supported: write the fields out")
-			case *ast.MappingKeyNode:
-				d.errAt(kpos, v.path, "found a complex key (?), want a field name")
-			default:
-				d.errAt(kpos, v.path, "found %s as a key, want a field name", describe(mv.Key))
-			}
-			continue
-		}
-		path := join(v.path, name.Value)
-		if first, dup := m.keyPos[name.Value]; dup {
-			d.errAt(kpos, path, "duplicate key (first at %d:%d)", first.line, first.col)
-			continue
-		}
-		m.keys = append(m.keys, name.Value)
-		m.keyPos[name.Value] = kpos
-		m.items[name.Value] = d.node(mv.Value, path, kpos)
+	for _, e := range v.n.entries {
+		m.keys = append(m.keys, e.key)
+		m.keyPos[e.key] = e.kpos
+		m.items[e.key] = e.v
 	}
 	return m, true
 }
@@ -351,16 +313,11 @@ func (d *decoder) list(v val, want string) ([]val, bool) {
 	if !v.ok() {
 		return nil, false
 	}
-	seq, ok := v.n.(*ast.SequenceNode)
-	if !ok {
+	if v.n.Kind != List {
 		d.typeErr(v, want)
 		return nil, false
 	}
-	items := make([]val, 0, len(seq.Values))
-	for i, n := range seq.Values {
-		items = append(items, d.node(n, index(v.path, i), v.pos))
-	}
-	return items, true
+	return v.n.items, true
 }
 
 // str reads a string; nonEmpty rejects "".
@@ -369,13 +326,11 @@ func (d *decoder) str(v val, nonEmpty bool) (string, bool) {
 		return "", false
 	}
 	var s string
-	switch n := v.n.(type) {
-	case *ast.StringNode:
-		s = n.Value
-	case *ast.LiteralNode:
-		s = literalText(n)
-	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
-		d.errAt(v.pos, v.path, "found %s, want a string (quote it: %q)", describe(n), scalarText(n))
+	switch v.n.Kind {
+	case Plain, Quoted, Literal:
+		s = v.n.Text
+	case Integer, Float, Boolean, Infinity, NaN:
+		d.errAt(v.pos, v.path, "found %s, want a string (quote it: %q)", describe(v.n.Value), v.n.Text)
 		return "", false
 	default:
 		d.typeErr(v, "a string")
@@ -405,15 +360,15 @@ func (d *decoder) integer(v val, lo, hi int64, want string) (int64, bool) {
 		return 0, false
 	}
 	text := ""
-	switch n := v.n.(type) {
-	case *ast.IntegerNode:
-		text = scalarText(n)
-	case *ast.StringNode:
-		if !isPlain(n) || !isDecimal(n.Value) {
+	switch v.n.Kind {
+	case Integer:
+		text = v.n.Text
+	case Plain, Quoted:
+		if v.n.Kind != Plain || !isDecimal(v.n.Text) {
 			d.typeErr(v, want)
 			return 0, false
 		}
-		text = n.Value // an integer too large for goccy's integer node
+		text = v.n.Text // an integer too large for goccy's integer node
 	default:
 		d.typeErr(v, want)
 		return 0, false
@@ -439,15 +394,15 @@ func (d *decoder) uinteger(v val, want string) (uint64, bool) {
 		return 0, false
 	}
 	text := ""
-	switch n := v.n.(type) {
-	case *ast.IntegerNode:
-		text = scalarText(n)
-	case *ast.StringNode:
-		if !isPlain(n) || !isDecimal(n.Value) {
+	switch v.n.Kind {
+	case Integer:
+		text = v.n.Text
+	case Plain, Quoted:
+		if v.n.Kind != Plain || !isDecimal(v.n.Text) {
 			d.typeErr(v, want)
 			return 0, false
 		}
-		text = n.Value
+		text = v.n.Text
 	default:
 		d.typeErr(v, want)
 		return 0, false
@@ -477,12 +432,11 @@ func (d *decoder) boolean(v val) (bool, bool) {
 	if !v.ok() {
 		return false, false
 	}
-	b, ok := v.n.(*ast.BoolNode)
-	if !ok {
+	if v.n.Kind != Boolean {
 		d.typeErr(v, "true or false")
 		return false, false
 	}
-	return b.Value, true
+	return strings.EqualFold(v.n.Text, "true"), true
 }
 
 // durationText returns the text of a value written as a duration: a string
@@ -491,9 +445,9 @@ func (d *decoder) durationText(v val) (string, bool) {
 	if !v.ok() {
 		return "", false
 	}
-	switch v.n.(type) {
-	case *ast.StringNode, *ast.IntegerNode, *ast.FloatNode:
-		return scalarText(v.n), true
+	switch v.n.Kind {
+	case Plain, Quoted, Integer, Float:
+		return v.n.Text, true
 	}
 	d.typeErr(v, "a duration like 900ms")
 	return "", false
@@ -561,9 +515,7 @@ func (d *decoder) number(v val, want string) (float64, bool) {
 	if !v.ok() {
 		return 0, false
 	}
-	switch v.n.(type) {
-	case *ast.IntegerNode, *ast.FloatNode:
-	default:
+	if !isNumber(v.n) {
 		d.typeErr(v, want)
 		return 0, false
 	}
@@ -589,9 +541,7 @@ func (d *decoder) rateWith(v val, minCount int64, zeroMsg string) (traffic.Rate,
 	if !v.ok() {
 		return traffic.Rate{}, false
 	}
-	switch v.n.(type) {
-	case *ast.StringNode, *ast.IntegerNode, *ast.FloatNode:
-	default:
+	if !isScalar(v.n) {
 		d.typeErr(v, "a rate like 10/s, 600/m or 5/100ms")
 		return traffic.Rate{}, false
 	}
@@ -606,6 +556,24 @@ func (d *decoder) rateWith(v val, minCount int64, zeroMsg string) (traffic.Rate,
 	}
 	return r, true
 }
+
+// isNumber reports whether n was written as an integer or a decimal.
+func isNumber(n *vnode) bool { return n.kind() == Integer || n.kind() == Float }
+
+// isScalar reports whether n was written as a string or a number.
+func isScalar(n *vnode) bool {
+	switch n.kind() {
+	case Plain, Quoted, Integer, Float:
+		return true
+	}
+	return false
+}
+
+// isString reports whether n was written as a string, quoted or not.
+func isString(n *vnode) bool { return n.kind() == Plain || n.kind() == Quoted }
+
+// isMap reports whether n was written as a mapping.
+func isMap(n *vnode) bool { return n.kind() == Mapping }
 
 // ParseYAML parses data (a byte order mark first is dropped) as the
 // scenario loader does: duplicate keys are left for the caller's walk to

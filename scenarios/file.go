@@ -1,0 +1,424 @@
+package scenarios
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+)
+
+// File is a scenario as written (docs/scenario-file.md): every field holds
+// its value as text, as the file wrote it, so that a message can quote it
+// and Marshal writes it back the same. Decode fills a File from YAML and
+// remembers where each field was written; a File built or edited in code
+// has no positions, and its problems are named by field path alone.
+// Validate checks a File and Build makes the engine's Scenario of it.
+type File struct {
+	Name        String     `yaml:"name,omitempty"`
+	Description String     `yaml:"description,omitempty"`
+	Seed        Int        `yaml:"seed,omitempty"`
+	Duration    Duration   `yaml:"duration,omitempty"`
+	Limit       *Limit     `yaml:"limit,omitempty"`
+	Algorithms  []AlgEntry `yaml:"algorithms,omitempty"`
+	Traffic     []Source   `yaml:"traffic,omitempty"`
+	Clients     *Clients   `yaml:"clients,omitempty"`
+	Backend     *Backend   `yaml:"backend,omitempty"`
+	Report      *Report    `yaml:"report,omitempty"`
+	Cluster     *Cluster   `yaml:"cluster,omitempty"`
+
+	// From is where the file was read: its path, builtin:NAME, or what
+	// built it ("flags"). It names the file in errors, and a replay's path
+	// is relative to its folder.
+	From string `yaml:"-"`
+
+	// at is where Decode found each field; nil for a File built in code.
+	at *positions
+}
+
+// Limit is the scenario's limit: written as a rate (Short, limit: 10/s)
+// or as a mapping {rate, per, burst}.
+type Limit struct {
+	Short Rate     `yaml:"-" form:"scalar"`
+	Rate  Int      `yaml:"rate,omitempty"`
+	Per   Duration `yaml:"per,omitempty"`
+	Burst Int      `yaml:"burst,omitempty"`
+}
+
+// AlgEntry is one entry of the algorithms list: a bare name (Bare) or a
+// mapping with a name, the policy's overrides and the algorithm's options.
+type AlgEntry struct {
+	Bare  String `yaml:"-" form:"scalar"`
+	Name  String `yaml:"name,omitempty"`
+	Label String `yaml:"label,omitempty"`
+	// by: an all-of limit's attribute
+	By    String   `yaml:"by,omitempty"`
+	Rate  Int      `yaml:"rate,omitempty"`
+	Per   Duration `yaml:"per,omitempty"`
+	Burst Int      `yaml:"burst,omitempty"`
+
+	CountRejected  Bool       `yaml:"count-rejected,omitempty"`
+	MaxDelay       Duration   `yaml:"max-delay,omitempty"`
+	FillInterval   Duration   `yaml:"fill-interval,omitempty"`
+	IdleReset      Duration   `yaml:"idle-reset,omitempty"`
+	TokensPerFill  Int        `yaml:"tokens-per-fill,omitempty"`
+	Nodelay        Bool       `yaml:"nodelay,omitempty"`
+	Delay          Int        `yaml:"delay,omitempty"`
+	Zone           Size       `yaml:"zone,omitempty"`
+	Max            Int        `yaml:"max,omitempty"`
+	Window         Duration   `yaml:"window,omitempty"`
+	MinSamples     Int        `yaml:"min-samples,omitempty"`
+	InitialLimit   Int        `yaml:"initial-limit,omitempty"`
+	MinLimit       Int        `yaml:"min-limit,omitempty"`
+	MaxLimit       Int        `yaml:"max-limit,omitempty"`
+	Interval       Duration   `yaml:"interval,omitempty"`
+	MinRTTInterval Duration   `yaml:"min-rtt-calc-interval,omitempty"`
+	K              Number     `yaml:"k,omitempty"`
+	Commit         String     `yaml:"commit,omitempty"`
+	Limits         []AlgEntry `yaml:"limits,omitempty"`
+
+	// how the row runs on a cluster (docs/cluster.md)
+	Coordination String   `yaml:"coordination,omitempty"`
+	Clock        String   `yaml:"clock,omitempty"`
+	Write        String   `yaml:"write,omitempty"`
+	Sync         Duration `yaml:"sync,omitempty"`
+	Lease        Int      `yaml:"lease,omitempty"`
+	LeaseTTL     Duration `yaml:"lease-ttl,omitempty"`
+	OnStoreError String   `yaml:"on-store-error,omitempty"`
+}
+
+// LabelText is the entry's label as written, else its name.
+func (a *AlgEntry) LabelText() string {
+	switch {
+	case a.Bare.Set():
+		return a.Bare.Text
+	case a.Label.Set():
+		return a.Label.Text
+	}
+	return a.Name.Text
+}
+
+// Source is one traffic source: the fields of every type, of which its
+// type takes some (docs/scenario-file.md).
+type Source struct {
+	Type       String     `yaml:"type,omitempty"`
+	Key        String     `yaml:"key,omitempty"`
+	Clients    Int        `yaml:"clients,omitempty"`
+	KeyPrefix  String     `yaml:"key-prefix,omitempty"`
+	Cost       Int        `yaml:"cost,omitempty"`
+	Start      Duration   `yaml:"start,omitempty"`
+	End        Duration   `yaml:"end,omitempty"`
+	Retry      *Retry     `yaml:"retry,omitempty"`
+	Attributes Attributes `yaml:"attributes,omitempty"`
+
+	At      Instants `yaml:"at,omitempty"`
+	Count   Int      `yaml:"count,omitempty"`
+	Over    Duration `yaml:"over,omitempty"`
+	Rate    Rate     `yaml:"rate,omitempty"`
+	KeyDist String   `yaml:"key-dist,omitempty"`
+	ZipfS   Number   `yaml:"zipf-s,omitempty"`
+	Every   Duration `yaml:"every,omitempty"`
+	Offset  Duration `yaml:"offset,omitempty"`
+	On      Duration `yaml:"on,omitempty"`
+	Off     Duration `yaml:"off,omitempty"`
+	From    Rate     `yaml:"from,omitempty"`
+	To      Rate     `yaml:"to,omitempty"`
+
+	// a replay's (docs/replay.md)
+	Path       String   `yaml:"path,omitempty"`
+	Format     String   `yaml:"format,omitempty"`
+	TimeField  String   `yaml:"time-field,omitempty"`
+	KeyField   String   `yaml:"key-field,omitempty"`
+	CostField  String   `yaml:"cost-field,omitempty"`
+	Columns    []String `yaml:"columns,omitempty"`
+	TimeLayout String   `yaml:"time-layout,omitempty"`
+	TimeUnit   String   `yaml:"time-unit,omitempty"`
+	Timezone   String   `yaml:"timezone,omitempty"`
+	Reorder    Duration `yaml:"reorder,omitempty"`
+	Spread     String   `yaml:"spread,omitempty"`
+	Speed      Number   `yaml:"speed,omitempty"`
+	Strict     Bool     `yaml:"strict,omitempty"`
+	LogFormat  String   `yaml:"log-format,omitempty"`
+	LogEscape  String   `yaml:"log-escape,omitempty"`
+	CheckField String   `yaml:"check-field,omitempty"`
+}
+
+// Instants is a source's at: one instant (a burst's, One) or a list (the
+// times source's, List).
+type Instants struct {
+	One  Duration   `yaml:"-" form:"scalar"`
+	List []Duration `yaml:"-" form:"list"`
+}
+
+// Attributes are a source's attributes, in the order written.
+type Attributes []Attribute
+
+// Attribute is one attribute a source gives its requests.
+type Attribute struct {
+	Name  string
+	Value String
+}
+
+// Clients is the scenario-wide clients section.
+type Clients struct {
+	Retry *Retry `yaml:"retry,omitempty"`
+}
+
+// Retry is a retry policy (docs/scenario-file.md).
+type Retry struct {
+	Policy      String   `yaml:"policy,omitempty"`
+	Delay       Duration `yaml:"delay,omitempty"`
+	Factor      Number   `yaml:"factor,omitempty"`
+	Cap         Duration `yaml:"cap,omitempty"`
+	Jitter      String   `yaml:"jitter,omitempty"`
+	Resolution  Duration `yaml:"resolution,omitempty"`
+	MaxAttempts Int      `yaml:"max-attempts,omitempty"`
+	On          []String `yaml:"on,omitempty"`
+	Budget      *Budget  `yaml:"budget,omitempty"`
+}
+
+// Budget is a retry policy's budget, gRPC's retry throttling.
+type Budget struct {
+	MaxTokens  Int    `yaml:"max-tokens,omitempty"`
+	TokenRatio Number `yaml:"token-ratio,omitempty"`
+}
+
+// Backend is the backend section (docs/backend.md).
+type Backend struct {
+	Workers     Int            `yaml:"workers,omitempty"`
+	Service     *Service       `yaml:"service,omitempty"`
+	Queue       Int            `yaml:"queue,omitempty"`
+	Discipline  String         `yaml:"discipline,omitempty"`
+	Timeout     Duration       `yaml:"timeout,omitempty"`
+	DropExpired Bool           `yaml:"drop-expired,omitempty"`
+	Errors      Number         `yaml:"errors,omitempty"`
+	Faults      []BackendFault `yaml:"faults,omitempty"`
+}
+
+// Service is backend.service: a duration (Short) or a distribution.
+type Service struct {
+	Short Duration `yaml:"-" form:"scalar"`
+	Dist  String   `yaml:"dist,omitempty"`
+	Mean  Duration `yaml:"mean,omitempty"`
+	P99   Duration `yaml:"p99,omitempty"`
+}
+
+// BackendFault is one fault of the backend.
+type BackendFault struct {
+	Type   String   `yaml:"type,omitempty"`
+	At     Duration `yaml:"at,omitempty"`
+	For    Duration `yaml:"for,omitempty"`
+	Factor Number   `yaml:"factor,omitempty"`
+	Count  Int      `yaml:"count,omitempty"`
+}
+
+// Report is the report section.
+type Report struct {
+	Windows []Duration `yaml:"windows,omitempty"`
+	Bucket  Duration   `yaml:"bucket,omitempty"`
+}
+
+// Cluster is the cluster section (docs/cluster.md).
+type Cluster struct {
+	Nodes        Int            `yaml:"nodes,omitempty"`
+	Balancer     String         `yaml:"balancer,omitempty"`
+	Skew         *Skew          `yaml:"skew,omitempty"`
+	Store        *Store         `yaml:"store,omitempty"`
+	OnStoreError String         `yaml:"on-store-error,omitempty"`
+	Faults       []ClusterFault `yaml:"faults,omitempty"`
+}
+
+// Skew is cluster.skew: one value spread over the nodes (One), or one
+// per node (Each).
+type Skew struct {
+	One  Duration   `yaml:"-" form:"scalar"`
+	Each []Duration `yaml:"-" form:"list"`
+}
+
+// Store is the cluster's store.
+type Store struct {
+	RTT     Duration `yaml:"rtt,omitempty"`
+	Jitter  Duration `yaml:"jitter,omitempty"`
+	Service Duration `yaml:"service,omitempty"`
+	Timeout Duration `yaml:"timeout,omitempty"`
+}
+
+// ClusterFault is one fault of the cluster.
+type ClusterFault struct {
+	Type String   `yaml:"type,omitempty"`
+	Node Int      `yaml:"node,omitempty"`
+	At   Duration `yaml:"at,omitempty"`
+	For  Duration `yaml:"for,omitempty"`
+	RTT  Duration `yaml:"rtt,omitempty"`
+}
+
+// Kind is what YAML made of a value.
+type Kind uint8
+
+// The kinds of a Value; Unset is a field not written.
+const (
+	Unset   Kind = iota
+	Plain        // an unquoted string
+	Quoted       // a quoted string
+	Literal      // a block string (| or >)
+	Integer
+	Float
+	Infinity // .inf
+	NaN      // .nan
+	Boolean
+	Null
+	List    // a list where one value was wanted
+	Mapping // a mapping where one value was wanted
+	Other   // any other node; Text is its YAML name
+)
+
+// Value is one value as written: its text (a string's without its quotes)
+// and what YAML made of it. The zero Value is a field not written.
+type Value struct {
+	Text string
+	Kind Kind
+}
+
+// Set reports whether the value was written.
+func (v Value) Set() bool { return v.Kind != Unset }
+
+// IsZero reports whether the value is unset, for omitempty.
+func (v Value) IsZero() bool { return v.Kind == Unset }
+
+// MarshalYAML writes the value as it was written.
+func (v Value) MarshalYAML() ([]byte, error) {
+	switch v.Kind {
+	case Plain, Integer, Float, Infinity, NaN, Boolean, Null:
+		if v.Text == "" {
+			return []byte(`""`), nil
+		}
+		return []byte(v.Text), nil
+	case Quoted, Literal:
+		return []byte(strconv.Quote(v.Text)), nil
+	}
+	return []byte("null"), nil
+}
+
+func (v *Value) value() *Value { return v }
+
+// The types of the fields: each holds a Value, and says what the field
+// takes.
+type (
+	// Duration is a duration like 900ms (or 0).
+	Duration struct{ Value }
+	// Rate is a rate like 10/s or 5/100ms.
+	Rate struct{ Value }
+	// Int is a decimal integer.
+	Int struct{ Value }
+	// Number is a decimal number like 1.5.
+	Number struct{ Value }
+	// Bool is true or false.
+	Bool struct{ Value }
+	// String is a string.
+	String struct{ Value }
+	// Size is a size as nginx writes it (32k, 10m).
+	Size struct{ Value }
+)
+
+// plainKind is the kind YAML gives text written unquoted.
+func plainKind(text string) Kind {
+	if _, err := strconv.ParseInt(text, 10, 64); err == nil {
+		return Integer
+	}
+	if _, err := strconv.ParseFloat(text, 64); err == nil && strings.ContainsAny(text, ".eE") &&
+		!strings.ContainsAny(text, "xXpP_") && !strings.EqualFold(strings.TrimLeft(text, "+-"), "inf") &&
+		!strings.EqualFold(text, "nan") && !strings.HasPrefix(strings.TrimLeft(text, "+-"), "inf") {
+		return Float
+	}
+	switch text {
+	case "true", "false", "True", "False", "TRUE", "FALSE":
+		return Boolean
+	case "", "~", "null", "Null", "NULL":
+		return Null
+	}
+	return Plain
+}
+
+// ValueOf is text as if written unquoted in a file: 5 is an integer, 1.5
+// a number, true a boolean, 10ms a string.
+func ValueOf(text string) Value { return Value{Text: text, Kind: plainKind(text)} }
+
+// DurationOf is a duration written as text (900ms).
+func DurationOf(text string) Duration { return Duration{ValueOf(text)} }
+
+// RateOf is a rate written as text (10/s).
+func RateOf(text string) Rate { return Rate{ValueOf(text)} }
+
+// IntOf is an integer.
+func IntOf(n int64) Int { return Int{Value{Text: strconv.FormatInt(n, 10), Kind: Integer}} }
+
+// UintOf is an integer >= 0.
+func UintOf(n uint64) Int { return Int{Value{Text: strconv.FormatUint(n, 10), Kind: Integer}} }
+
+// NumberOf is a number written as text (1.5).
+func NumberOf(text string) Number { return Number{ValueOf(text)} }
+
+// BoolOf is a boolean.
+func BoolOf(b bool) Bool { return Bool{Value{Text: strconv.FormatBool(b), Kind: Boolean}} }
+
+// StringOf is a string, whatever it looks like.
+func StringOf(s string) String { return String{Value{Text: s, Kind: Quoted}} }
+
+// Marshal writes f as YAML, each value as it was written.
+func Marshal(f *File) ([]byte, error) {
+	return yaml.MarshalWithOptions(f, yaml.UseLiteralStyleIfMultiline(true))
+}
+
+// MarshalYAML writes a limit written as a rate as that rate.
+func (l Limit) MarshalYAML() (any, error) {
+	if l.Short.Set() {
+		return l.Short.Value, nil
+	}
+	type plain Limit
+	return plain(l), nil
+}
+
+// MarshalYAML writes an entry written as a name as that name.
+func (a AlgEntry) MarshalYAML() (any, error) {
+	if a.Bare.Set() {
+		return a.Bare.Value, nil
+	}
+	type plain AlgEntry
+	return plain(a), nil
+}
+
+// MarshalYAML writes a service written as a duration as that duration.
+func (s Service) MarshalYAML() (any, error) {
+	if s.Short.Set() {
+		return s.Short.Value, nil
+	}
+	type plain Service
+	return plain(s), nil
+}
+
+// MarshalYAML writes one instant or the list.
+func (in Instants) MarshalYAML() (any, error) {
+	if in.List != nil {
+		return in.List, nil
+	}
+	return in.One.Value, nil
+}
+
+// IsZero reports whether at was not written.
+func (in Instants) IsZero() bool { return in.List == nil && !in.One.Set() }
+
+// MarshalYAML writes one skew or the list.
+func (s Skew) MarshalYAML() (any, error) {
+	if s.Each != nil {
+		return s.Each, nil
+	}
+	return s.One.Value, nil
+}
+
+// MarshalYAML writes the attributes in order.
+func (a Attributes) MarshalYAML() (any, error) {
+	m := make(yaml.MapSlice, len(a))
+	for i, at := range a {
+		m[i] = yaml.MapItem{Key: at.Name, Value: at.Value.Value}
+	}
+	return m, nil
+}
