@@ -260,12 +260,12 @@ func group(o Options, pts []Point) [][]*prepared {
 	var groups [][]*prepared
 	for i := range pts {
 		p := &pts[i]
-		data, err := o.Base.Edit(o.Fields, p.Values)
+		f, err := o.Base.Point(o.Fields, p.Values)
 		if err != nil {
 			p.Error = err.Error()
 			continue
 		}
-		sc, err := scenarios.Parse(o.Base.File, data)
+		sc, err := scenarios.Build(f)
 		if err == nil {
 			err = scenarios.CheckFiles(sc)
 		}
