@@ -102,7 +102,8 @@ func (d *decoder) result(sc *Scenario) (*Scenario, error) {
 
 func (d *decoder) scenario(f *File) *Scenario {
 	root, at := f.root()
-	d.broken = at.broken
+	d.broken, d.at = at.broken, at
+	d.pending("v:")
 	top, ok := d.mapping(root, "a mapping with name, limit and traffic")
 	if !ok {
 		return nil
@@ -1002,10 +1003,7 @@ func (d *decoder) source(it val, per time.Duration, limOK bool) (*sourceSpec, bo
 	}
 	switch {
 	case kv.set && cv.set:
-		later := "clients"
-		if before(m.keyPos["clients"], m.keyPos["key"]) {
-			later = "key"
-		}
+		later := later(m, "key", "clients")
 		d.errAt(m.keyPos[later], join(m.path, later), "want key or clients, not both")
 		good = false
 	case kv.set:
@@ -1259,10 +1257,6 @@ func article(typ string) string {
 		return "an"
 	}
 	return "a"
-}
-
-func before(a, b position) bool {
-	return a.line < b.line || a.line == b.line && a.col < b.col
 }
 
 // report reads report.windows and report.bucket; their defaults are W and

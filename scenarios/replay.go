@@ -185,7 +185,7 @@ func (d *decoder) replay(m *mapping, c traffic.Common, good bool) (*traffic.Repl
 
 // later is whichever of fields a and b of m was written last.
 func later(m *mapping, a, b string) string {
-	if before(m.keyPos[a], m.keyPos[b]) {
+	if slices.Index(m.keys, a) < slices.Index(m.keys, b) {
 		return b
 	}
 	return a

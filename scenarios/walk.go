@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 
@@ -28,11 +29,17 @@ type positions struct {
 	// unknown holds, by mapping, the keys that are no field of the File,
 	// in the order written: Validate says why each is refused there.
 	unknown map[string][]string
+	// errs are the walker's problems: with a value (an alias, a tag) by
+	// "v:" and its path, with the keys of a mapping (merge keys, duplicate
+	// keys) by "k:" and the mapping's path. The checks report them as they
+	// read that value or mapping, as a reader of the YAML would: nothing
+	// is said of what a field refused for another reason holds.
+	errs map[string]Errors
 }
 
 func newPositions() *positions {
 	return &positions{at: map[string]position{}, key: map[string]position{}, shape: map[string]Value{},
-		bad: map[string]bool{}, broken: map[string]bool{}, unknown: map[string][]string{}}
+		bad: map[string]bool{}, broken: map[string]bool{}, unknown: map[string][]string{}, errs: map[string]Errors{}}
 }
 
 // Decode reads the scenario in data into a File, checks it as Validate
@@ -60,6 +67,11 @@ func Decode(from string, data []byte) (*File, error) {
 func Read(from string, data []byte) (*File, error) {
 	d := &decoder{file: from}
 	f := d.decodeFile(data)
+	if f != nil {
+		for _, errs := range f.at.errs {
+			d.errs = append(d.errs, errs...)
+		}
+	}
 	if len(d.errs) > 0 {
 		return f, d.errs.sorted()
 	}
@@ -98,11 +110,11 @@ func (w *walker) strip(n ast.Node, path string, at position) (ast.Node, bool) {
 			n = x.Value
 			continue
 		case *ast.AliasNode:
-			w.d.errAt(posOf(x), path, "YAML aliases (*name) are not supported: write the value out")
+			w.errAt("v:"+path, posOf(x), path, "YAML aliases (*name) are not supported: write the value out")
 			w.at.bad[path] = true
 			return nil, false
 		case *ast.TagNode:
-			w.d.errAt(posOf(x), path, "YAML tags (%s) are not supported: remove the tag", scalarTextOf(x))
+			w.errAt("v:"+path, posOf(x), path, "YAML tags (%s) are not supported: remove the tag", scalarTextOf(x))
 			w.at.bad[path] = true
 			return nil, false
 		}
@@ -228,23 +240,29 @@ func (w *walker) pairs(n ast.Node, path string, each func(key string, kpos posit
 			w.at.broken[path] = true
 			switch mv.Key.(type) {
 			case *ast.MergeKeyNode:
-				w.d.errAt(kpos, path, "YAML merge keys (<<) are not supported: write the fields out")
+				w.errAt("k:"+path, kpos, path, "YAML merge keys (<<) are not supported: write the fields out")
 			case *ast.MappingKeyNode:
-				w.d.errAt(kpos, path, "found a complex key (?), want a field name")
+				w.errAt("k:"+path, kpos, path, "found a complex key (?), want a field name")
 			default:
-				w.d.errAt(kpos, path, "found %s as a key, want a field name", describe(kindOf(mv.Key)))
+				w.errAt("k:"+path, kpos, path, "found %s as a key, want a field name", describe(kindOf(mv.Key)))
 			}
 			continue
 		}
 		p := join(path, name.Value)
 		if first, dup := seen[name.Value]; dup {
-			w.d.errAt(kpos, p, "duplicate key (first at %d:%d)", first.line, first.col)
+			w.errAt("k:"+path, kpos, p, "duplicate key (first at %d:%d)", first.line, first.col)
 			continue
 		}
 		seen[name.Value] = kpos
 		w.at.key[p] = kpos
 		each(name.Value, kpos, mv.Value)
 	}
+}
+
+// errAt keeps a problem for the checks to report with the value or
+// mapping at.
+func (w *walker) errAt(at string, p position, path, format string, args ...any) {
+	w.at.errs[at] = append(w.at.errs[at], &Error{File: w.d.file, Line: p.line, Col: p.col, Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
 func isMappingNode(n ast.Node) bool {

@@ -79,6 +79,8 @@ type decoder struct {
 	// (merge keys, non-string keys): a field missing from them may be
 	// hidden there, so it is not reported missing.
 	broken map[string]bool
+	// at is where the File checked was read (nil when built in code).
+	at *positions
 	// workers says the backend section writes workers: retries may then
 	// follow sheds, timeouts and errors.
 	workers bool
@@ -274,12 +276,21 @@ func (d *decoder) mapping(v val, want string) (*mapping, bool) {
 		return nil, false
 	}
 	m := &mapping{val: v, items: map[string]val{}, keyPos: map[string]position{}}
+	d.pending("k:" + v.path)
 	for _, e := range v.n.entries {
+		d.pending("v:" + e.v.path)
 		m.keys = append(m.keys, e.key)
 		m.keyPos[e.key] = e.kpos
 		m.items[e.key] = e.v
 	}
 	return m, true
+}
+
+// pending reports the walker's problems kept at key (see positions.errs).
+func (d *decoder) pending(key string) {
+	if d.at != nil {
+		d.errs = append(d.errs, d.at.errs[key]...)
+	}
 }
 
 // allow reports every field of m not in allowed, with the message unknown
@@ -316,6 +327,9 @@ func (d *decoder) list(v val, want string) ([]val, bool) {
 	if v.n.Kind != List {
 		d.typeErr(v, want)
 		return nil, false
+	}
+	for _, it := range v.n.items {
+		d.pending("v:" + it.path)
 	}
 	return v.n.items, true
 }
