@@ -92,7 +92,7 @@ func runLesson(stdout, stderr io.Writer, l *lessons.Lesson, load func(string) (*
 		if lr.Replay != nil {
 			var doc []byte
 			sc, doc, err = lessonReplay(lr.Replay)
-			text = scenarioYAML(doc)
+			text = string(doc)
 		} else {
 			sc, err = load(lr.Scenario)
 			if err == nil && f.report != "" {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/ratesim/ratesim/gateway"
@@ -124,7 +125,7 @@ func runReplay(stdout, stderr io.Writer, path string, f replayFlags, burstSet bo
 	if err != nil {
 		return err
 	}
-	f.page.Title, f.page.Scenario = pageTitle("replay", path), scenarioYAML(doc)
+	f.page.Title, f.page.Scenario = pageTitle("replay", path), string(doc)
 	f.seedSet = false // the seed is already the scenario's
 	if f.checkField != "" {
 		f.compareFlags.check = &sim.Check{Field: f.checkField, Rejects: gateway.CheckRejects(gw), First: f.checkFirst}
@@ -132,95 +133,106 @@ func runReplay(stdout, stderr io.Writer, path string, f replayFlags, burstSet bo
 	return compareScenario(stdout, stderr, sc, f.compareFlags)
 }
 
-// replayScenario builds the scenario of a replay from the flags: it writes
-// the scenario as a document and reads it with the scenario parser, so the
-// flags get exactly the checks a scenario file gets, then names the flag of
-// every problem found. It returns the document too (JSON).
+// replayScenario builds the scenario of a replay from the flags: a
+// scenario file of one replay source, checked as a file is, with every
+// problem named by its flag (or the trace file). It returns the file's
+// text too.
 func replayScenario(path string, f replayFlags, burstSet bool, gw *gateway.Replay) (*scenarios.Scenario, []byte, error) {
-	src := map[string]any{"type": "replay", "path": path}
-	for field, v := range f.fields {
-		if *v != "" {
-			src[field] = *v
-		}
-	}
-	if f.checkField != "" {
-		src["check-field"] = f.checkField
-	}
-	var doc map[string]any
+	file := scenarios.ReplayFile(path, f.seed)
 	if gw != nil {
-		doc = gw.Doc
-		gw.Source(src)
+		// the config's rows and limit, with the trace's source
+		rf := file
+		file = gw.Doc
+		file.From, file.Name, file.Seed, file.Traffic = rf.From, rf.Name, rf.Seed, rf.Traffic
 	} else {
 		rate, err := scenarios.ParseRate(f.limit)
 		if err != nil {
 			return nil, nil, usagef("--limit: %v", err)
 		}
-		limit := map[string]any{"rate": rate.Count, "per": rate.Per.String()}
+		file.Limit = scenarios.LimitOf(rate)
 		if burstSet {
-			limit["burst"] = f.burst
+			file.Limit.Burst = scenarios.IntOf(f.burst)
 		}
-		doc = map[string]any{"limit": limit}
 	}
+	src := "traffic[0]."
+	flags := map[string]string{"limit": "--limit", "limit.rate": "--limit", "limit.per": "--limit", "limit.burst": "--burst"}
+	set := func(field, flag string, v scenarios.Value) {
+		flags[src+field] = flag
+		if v.Set() {
+			// the source has every field a flag names
+			_ = file.Set(src+field, v)
+		}
+	}
+	for _, sf := range replayStringFields {
+		v := scenarios.Value{}
+		if text := f.fields[sf.field]; text != nil && *text != "" {
+			v = scenarios.TextOf(*text).Value
+		}
+		set(sf.field, "--"+sf.flag, v)
+	}
+	v := scenarios.Value{}
+	if f.checkField != "" {
+		v = scenarios.TextOf(f.checkField).Value
+	}
+	set("check-field", "--check-field", v)
+	if gw != nil {
+		gw.Source(&file.Traffic[0])
+		if gw.FormatName != "" {
+			flags[src+"log-format"] = gw.FormatName
+		}
+	}
+	set("log-escape", "--log-escape", scenarios.Value{})
+	v = scenarios.Value{}
 	if f.strict {
-		src["strict"] = true
+		v = scenarios.BoolOf(true).Value
 	}
+	set("strict", "--strict", v)
+	v = scenarios.Value{}
 	if f.speed != "" {
-		src["speed"] = json.Number(f.speed)
+		if _, err := json.Marshal(json.Number(f.speed)); err != nil {
+			return nil, nil, usagef("--speed: %q: want a number, e.g. 2 or 0.5", f.speed)
+		}
+		v = scenarios.NumberOf(f.speed).Value
 	}
-	doc["name"] = "replay " + path
-	doc["seed"] = f.seed
-	doc["traffic"] = []any{src}
-	data, err := json.Marshal(doc)
-	if err != nil {
-		return nil, nil, usagef("--speed: %q: want a number, e.g. 2 or 0.5", f.speed)
-	}
-	sc, err := scenarios.Parse("flags", data)
+	set("speed", "--speed", v)
+	flags[src+"path"] = path
+	sc, err := scenarios.Build(file)
 	if err == nil {
 		err = scenarios.CheckFiles(sc)
 	}
 	if err != nil {
-		gwFormat := ""
-		if gw != nil {
-			gwFormat = gw.FormatName
-		}
-		return nil, nil, usageError{flagErrors(err, path, gwFormat)}
+		return nil, nil, usageError{flagErrors(err, flags)}
 	}
 	if gw != nil {
 		// the trace is the gateway's, read with its config's log format
 		gw.NameTrace(sc)
 	}
-	return sc, data, nil
+	text, err := scenarios.Marshal(file)
+	return sc, text, err
 }
 
 // flagErrors rewrites the errors of a scenario built from flags so that
-// each names the flag (or the trace file) instead of a place in the
-// document.
-func flagErrors(err error, path, gwFormat string) error {
+// each names the flag (or the trace file) of its field path, in the
+// order of the paths.
+func flagErrors(err error, flags map[string]string) error {
 	list, ok := err.(scenarios.Errors)
 	if !ok {
 		return err
 	}
+	list = slices.Clone(list)
+	slices.SortStableFunc(list, func(a, b *scenarios.Error) int { return strings.Compare(a.Path, b.Path) })
 	var lines []string
 	for _, e := range list {
 		name, msg := e.Path, e.Msg
-		switch {
-		case e.Path == "traffic[0].path":
-			name = path
+		if flag, ok := flags[e.Path]; ok {
+			name = flag
+		}
+		if e.Path == "traffic[0].path" {
 			// the message starts with the path, quoted (and shortened when
 			// long): the file is named already
 			if i := strings.Index(msg, `": `); strings.HasPrefix(msg, `"`) && i > 0 {
 				msg = msg[i+3:]
 			}
-		case e.Path == "traffic[0].format":
-			name = "--trace-format"
-		case e.Path == "traffic[0].log-format" && gwFormat != "":
-			name = gwFormat
-		case strings.HasPrefix(e.Path, "traffic[0]."):
-			name = "--" + strings.TrimPrefix(e.Path, "traffic[0].")
-		case e.Path == "limit.burst":
-			name = "--burst"
-		case strings.HasPrefix(e.Path, "limit"):
-			name = "--limit"
 		}
 		lines = append(lines, name+": "+msg)
 	}

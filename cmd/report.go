@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
 	"github.com/ratesim/ratesim/output"
@@ -47,16 +46,6 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// scenarioYAML writes a scenario document built as JSON (replay's) as the
-// YAML a scenario file would hold.
-func scenarioYAML(data []byte) string {
-	y, err := yaml.JSONToYAML(data)
-	if err != nil {
-		return string(data) // JSON is YAML too
-	}
-	return string(y)
 }
 
 // runCharts are the charts of a finished run: what --charts writes and

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/goccy/go-yaml"
-
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/traffic"
 )
@@ -19,9 +17,9 @@ import (
 // for the trace's), the key field of the log, the log's format when the
 // config says it, and the statuses its limits reject with.
 type Replay struct {
-	// Doc is the scenario of the config's import as a document, without
-	// its name, traffic and duration.
-	Doc map[string]any
+	// Doc is the scenario file of the config's import, without its name,
+	// traffic and duration.
+	Doc *scenarios.File
 	// KeyField is the replay source's key-field ("" when the user set it).
 	KeyField string
 	// LogFormat and LogEscape are the log_format the config writes the
@@ -68,12 +66,10 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 		return nil, err
 	}
 	g := &Replay{}
-	if err := yaml.Unmarshal([]byte(text), &g.Doc); err != nil {
+	if g.Doc, err = scenarios.Read(file, []byte(text)); err != nil || g.Doc == nil {
 		return nil, fmt.Errorf("--gateway %s: %w: %v", file, ErrImportText, err)
 	}
-	delete(g.Doc, "traffic")
-	delete(g.Doc, "duration")
-	delete(g.Doc, "name")
+	g.Doc.Traffic, g.Doc.Duration, g.Doc.Name = nil, scenarios.Duration{}, scenarios.String{}
 	if r, ok := cfg.(Rejecter); ok {
 		if g.Rejects, err = r.RejectStatuses(o.Options); err != nil {
 			return nil, err
@@ -127,21 +123,21 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 	return g, err
 }
 
-// Source sets the fields of a replay source document that come from the
-// config: the key field, the log format and its time.
-func (g *Replay) Source(src map[string]any) {
+// Source sets the fields of a replay source that come from the config:
+// the key field, the log format and its time.
+func (g *Replay) Source(src *scenarios.Source) {
 	if g.KeyField != "" {
-		src["key-field"] = g.KeyField
+		src.KeyField = scenarios.TextOf(g.KeyField)
 	}
 	if g.LogFormat != "" {
-		src["log-format"] = g.LogFormat
+		src.LogFormat = scenarios.TextOf(g.LogFormat)
 		if g.LogEscape != "" && g.LogEscape != "default" {
-			src["log-escape"] = g.LogEscape
+			src.LogEscape = scenarios.TextOf(g.LogEscape)
 		}
-		if _, set := src["time-field"]; g.TimeField != "" && !set {
-			src["time-field"] = g.TimeField
-			if _, set := src["time-unit"]; !set && src["time-layout"] == nil {
-				src["time-unit"] = g.TimeUnit
+		if g.TimeField != "" && !src.TimeField.Set() {
+			src.TimeField = scenarios.TextOf(g.TimeField)
+			if !src.TimeUnit.Set() && !src.TimeLayout.Set() {
+				src.TimeUnit = scenarios.TextOf(g.TimeUnit)
 			}
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/scenarios"
 )
 
 // TestReadReplay: the field of the log that holds each request's key is
@@ -31,12 +33,12 @@ func TestReadReplay(t *testing.T) {
 	require.Equal(t, "$msec $limit_req_status $http_x_client $status", g.LogFormat)
 	require.Equal(t, "nginx", g.TraceFormat)
 	require.Equal(t, []int{503}, g.Rejects)
-	require.NotContains(t, g.Doc, "traffic")
-	require.Contains(t, g.Doc, "algorithms")
-	src := map[string]any{"type": "replay"}
-	g.Source(src)
-	require.Equal(t, map[string]any{"type": "replay", "key-field": "http_x_client",
-		"log-format": "$msec $limit_req_status $http_x_client $status"}, src)
+	require.Nil(t, g.Doc.Traffic)
+	require.NotEmpty(t, g.Doc.Algorithms)
+	src := scenarios.Source{Type: scenarios.TextOf("replay")}
+	g.Source(&src)
+	require.Equal(t, scenarios.Source{Type: scenarios.TextOf("replay"), KeyField: scenarios.TextOf("http_x_client"),
+		LogFormat: scenarios.TextOf("$msec $limit_req_status $http_x_client $status")}, src)
 
 	g, err = read(byHeader, map[string]string{"key-field": "x"})
 	require.NoError(t, err)

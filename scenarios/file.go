@@ -360,8 +360,27 @@ func NumberOf(text string) Number { return Number{ValueOf(text)} }
 // BoolOf is a boolean.
 func BoolOf(b bool) Bool { return Bool{Value{Text: strconv.FormatBool(b), Kind: Boolean}} }
 
-// StringOf is a string, whatever it looks like.
+// StringOf is a string, whatever it looks like, written quoted.
 func StringOf(s string) String { return String{Value{Text: s, Kind: Quoted}} }
+
+// TextOf is a string, whatever it looks like, written unquoted when YAML
+// reads it back as that string (api, 10ms) and quoted otherwise ("5",
+// "true", "a: b").
+func TextOf(s string) String {
+	if plainKind(s) == Plain && textSafe(s) {
+		return String{Value{Text: s, Kind: Plain}}
+	}
+	return StringOf(s)
+}
+
+// textSafe reports whether s reads back as the same string written
+// unquoted: no YAML indicator first, no ": " or " #" inside, no space at
+// either end, one line.
+func textSafe(s string) bool {
+	return s != "" && !strings.ContainsAny(s[:1], "-?:,[]{}#&*!|>'\"%@` \t") &&
+		!strings.Contains(s, ": ") && !strings.Contains(s, " #") && !strings.ContainsAny(s, "\n\r") &&
+		!strings.HasSuffix(s, " ") && !strings.HasSuffix(s, ":")
+}
 
 // Marshal writes f as YAML, each value as it was written.
 func Marshal(f *File) ([]byte, error) {

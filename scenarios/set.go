@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ratesim/ratesim/traffic"
 )
 
 // Set puts v at the field path of f (seed, limit.burst, traffic[0].rate,
@@ -192,4 +194,21 @@ func formatDuration(d time.Duration) string {
 		}
 	}
 	return strconv.FormatInt(int64(d), 10) + "ns"
+}
+
+// ReplayFile is the scenario file of a replay of the trace at path, as
+// ratesim replay makes it from its flags (docs/replay.md): named "replay
+// PATH", with seed, of one replay source; the limit is the caller's.
+func ReplayFile(path string, seed uint64) *File {
+	return &File{
+		From:    "flags",
+		Name:    TextOf("replay " + path),
+		Seed:    UintOf(seed),
+		Traffic: []Source{{Type: TextOf("replay"), Path: TextOf(path)}},
+	}
+}
+
+// LimitOf is the limit of rate r, written out as {rate, per}.
+func LimitOf(r traffic.Rate) *Limit {
+	return &Limit{Rate: IntOf(r.Count), Per: Duration{TextOf(r.Per.String()).Value}}
 }
