@@ -12,23 +12,25 @@ import (
 
 // lessonReplay builds the scenario of a lesson's run that replays a
 // bundled trace, as `ratesim replay` does with the run's flags, and
-// returns it with its document (JSON).
+// returns it with its file's text.
 func lessonReplay(r *lessons.Replay) (*scenarios.Scenario, []byte, error) {
 	path, err := bundledTrace(r.Trace)
 	if err != nil {
 		return nil, nil, err
 	}
-	f := replayFlags{fields: map[string]*string{}, limit: r.Limit}
-	f.seed = 1
-	for field, v := range r.Fields {
-		f.fields[field] = &v
-	}
-	sc, doc, err := replayScenario(path, f, false, nil)
+	f, err := r.File(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	sc.Name = r.Name
-	return sc, doc, nil
+	sc, err := scenarios.Build(f)
+	if err == nil {
+		err = scenarios.CheckFiles(sc)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	text, err := scenarios.Marshal(f)
+	return sc, text, err
 }
 
 // bundledTrace writes a bundled trace into the temporary directory, once
