@@ -93,21 +93,22 @@ func chooseSweep() (*sweep.Sweep, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, err := scenarios.Parse(file, data)
+	f, err := scenarios.Decode(file, data)
 	if err != nil {
 		return nil, err
 	}
-	var gcra []scenarios.Algorithm
-	for _, a := range sc.Algorithms {
-		if a.Label == "gcra" {
+	// the lesson reads gcra's figures only: each point runs gcra alone
+	var gcra []scenarios.AlgEntry
+	for _, a := range f.Algorithms {
+		if a.LabelText() == "gcra" {
 			gcra = append(gcra, a)
 		}
 	}
 	if len(gcra) == 0 {
-		return nil, fmt.Errorf("%s has no algorithm labelled gcra", sc.Name)
+		return nil, fmt.Errorf("%s has no algorithm labelled gcra", file)
 	}
-	sc.Algorithms = gcra
-	base, err := sweep.NewBase(file, data, sc)
+	f.Algorithms = gcra
+	base, err := sweep.BaseOf(f)
 	if err != nil {
 		return nil, err
 	}

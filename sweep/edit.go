@@ -26,6 +26,16 @@ func NewBase(file string, data []byte, sc *scenarios.Scenario) (*Base, error) {
 	return &Base{File: file, Sc: sc, f: f}, nil
 }
 
+// BaseOf is the base of a sweep from the scenario file f, which may have
+// been edited in code.
+func BaseOf(f *scenarios.File) (*Base, error) {
+	sc, err := scenarios.Build(f)
+	if err != nil {
+		return nil, err
+	}
+	return &Base{File: f.From, Sc: sc, f: f}, nil
+}
+
 // Point returns the scenario file of a grid point: the base's with each
 // field set to its value, as a user would write it by hand.
 func (b *Base) Point(fields []Field, values []Value) (*scenarios.File, error) {
