@@ -161,15 +161,15 @@ func runSweep(stdout, stderr io.Writer, name string, f sweepFlags, formatSet boo
 	if err != nil {
 		return usageError{err}
 	}
-	sc, err := scenarios.Parse(file, data)
+	sf, err := scenarios.Decode(file, data)
 	if err != nil {
 		return usageError{err}
 	}
-	if err := scenarios.CheckFiles(sc); err != nil {
+	base, err := sweep.BaseOf(sf)
+	if err != nil {
 		return usageError{err}
 	}
-	base, err := sweep.NewBase(file, data, sc)
-	if err != nil {
+	if err := scenarios.CheckFiles(base.Sc); err != nil {
 		return usageError{err}
 	}
 	if err := sweep.CheckFields(base, fields); err != nil {
@@ -193,13 +193,13 @@ func runSweep(stdout, stderr io.Writer, name string, f sweepFlags, formatSet boo
 	if err := checkSweepPaths(f); err != nil {
 		return err
 	}
-	f.page.Title, f.page.Scenario = pageTitle("sweep", sc.Name), string(data)
-	for _, sk := range sc.Skipped {
+	f.page.Title, f.page.Scenario = pageTitle("sweep", base.Sc.Name), string(data)
+	for _, sk := range base.Sc.Skipped {
 		fmt.Fprintf(stderr, "note: %s left out: %s\n", sk.Name, sk.Reason)
 	}
 	opts := sweep.Options{Base: base, Fields: fields, Shard: shard, Budget: f.budget.budget(), MaxTotalRequests: f.total}
 	if f.baseline != "" {
-		if opts.Baseline, err = runner.Baseline(sc, f.baseline); err != nil {
+		if opts.Baseline, err = runner.Baseline(base.Sc, f.baseline); err != nil {
 			return usageError{err}
 		}
 	}
