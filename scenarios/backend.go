@@ -26,14 +26,14 @@ const (
 )
 
 var (
-	backendFields = []string{"workers", "service", "queue", "discipline", "timeout", "drop-expired", "errors", "faults"}
-	serviceFields = []string{"dist", "mean", "p99"}
+	backendFields = fieldNames[Backend]()
+	serviceFields = fieldNames[Service]()
 	dists         = names([]backend.Dist{backend.Constant, backend.Exponential, backend.Lognormal})
 	disciplines   = names([]backend.Discipline{backend.FIFO, backend.LIFO})
 	// backendFaultTypes are the backend's fault types, in the order
 	// messages list them.
 	backendFaultTypes  = []backend.FaultType{backend.Slow, backend.Pause, backend.Workers, backend.Trigger}
-	backendFaultFields = []string{"type", "at", "for", "factor", "count"}
+	backendFaultFields = fieldNames[BackendFault]()
 	// backendFaultApplies lists the fields each fault type takes.
 	backendFaultApplies = map[backend.FaultType][]string{
 		backend.Slow:    {"type", "at", "for", "factor"},

@@ -26,9 +26,9 @@ const (
 )
 
 var (
-	clusterFields = []string{"nodes", "balancer", "skew", "store", "on-store-error", "faults"}
-	storeFields   = []string{"rtt", "jitter", "service", "timeout"}
-	faultFields   = []string{"type", "node", "at", "for", "rtt"}
+	clusterFields = fieldNames[Cluster]()
+	storeFields   = fieldNames[Store]()
+	faultFields   = fieldNames[ClusterFault]()
 	// faultApplies lists the fields each fault type takes.
 	faultApplies = map[cluster.FaultType][]string{
 		cluster.NodeDown:   {"type", "node", "at", "for"},

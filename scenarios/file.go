@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -100,46 +102,48 @@ func (a *AlgEntry) LabelText() string {
 // Source is one traffic source: the fields of every type, of which its
 // type takes some (docs/scenario-file.md).
 type Source struct {
-	Type       String     `yaml:"type,omitempty"`
-	Key        String     `yaml:"key,omitempty"`
-	Clients    Int        `yaml:"clients,omitempty"`
-	KeyPrefix  String     `yaml:"key-prefix,omitempty"`
-	Cost       Int        `yaml:"cost,omitempty"`
-	Start      Duration   `yaml:"start,omitempty"`
-	End        Duration   `yaml:"end,omitempty"`
-	Retry      *Retry     `yaml:"retry,omitempty"`
-	Attributes Attributes `yaml:"attributes,omitempty"`
+	Type       String     `yaml:"type,omitempty" common:"all"`
+	Key        String     `yaml:"key,omitempty" common:"synthetic"`
+	Clients    Int        `yaml:"clients,omitempty" common:"synthetic"`
+	KeyPrefix  String     `yaml:"key-prefix,omitempty" common:"synthetic"`
+	Cost       Int        `yaml:"cost,omitempty" common:"all"`
+	Start      Duration   `yaml:"start,omitempty" common:"all"`
+	End        Duration   `yaml:"end,omitempty" common:"all"`
+	Retry      *Retry     `yaml:"retry,omitempty" common:"all"`
+	Attributes Attributes `yaml:"attributes,omitempty" common:"synthetic"`
 
-	At      Instants `yaml:"at,omitempty"`
-	Count   Int      `yaml:"count,omitempty"`
-	Over    Duration `yaml:"over,omitempty"`
-	Rate    Rate     `yaml:"rate,omitempty"`
-	KeyDist String   `yaml:"key-dist,omitempty"`
-	ZipfS   Number   `yaml:"zipf-s,omitempty"`
-	Every   Duration `yaml:"every,omitempty"`
-	Offset  Duration `yaml:"offset,omitempty"`
-	On      Duration `yaml:"on,omitempty"`
-	Off     Duration `yaml:"off,omitempty"`
-	From    Rate     `yaml:"from,omitempty"`
-	To      Rate     `yaml:"to,omitempty"`
+	// the fields of the types in their types tag, in the order their
+	// messages list them
+	At      Instants `yaml:"at,omitempty" types:"times burst"`
+	Every   Duration `yaml:"every,omitempty" types:"aligned"`
+	Offset  Duration `yaml:"offset,omitempty" types:"aligned"`
+	Count   Int      `yaml:"count,omitempty" types:"burst aligned"`
+	Over    Duration `yaml:"over,omitempty" types:"burst aligned"`
+	Rate    Rate     `yaml:"rate,omitempty" types:"steady poisson onoff"`
+	KeyDist String   `yaml:"key-dist,omitempty" types:"poisson"`
+	ZipfS   Number   `yaml:"zipf-s,omitempty" types:"poisson"`
+	On      Duration `yaml:"on,omitempty" types:"onoff"`
+	Off     Duration `yaml:"off,omitempty" types:"onoff"`
+	From    Rate     `yaml:"from,omitempty" types:"ramp"`
+	To      Rate     `yaml:"to,omitempty" types:"ramp"`
 
 	// a replay's (docs/replay.md)
-	Path       String   `yaml:"path,omitempty"`
-	Format     String   `yaml:"format,omitempty"`
-	TimeField  String   `yaml:"time-field,omitempty"`
-	KeyField   String   `yaml:"key-field,omitempty"`
-	CostField  String   `yaml:"cost-field,omitempty"`
-	Columns    []String `yaml:"columns,omitempty"`
-	TimeLayout String   `yaml:"time-layout,omitempty"`
-	TimeUnit   String   `yaml:"time-unit,omitempty"`
-	Timezone   String   `yaml:"timezone,omitempty"`
-	Reorder    Duration `yaml:"reorder,omitempty"`
-	Spread     String   `yaml:"spread,omitempty"`
-	Speed      Number   `yaml:"speed,omitempty"`
-	Strict     Bool     `yaml:"strict,omitempty"`
-	LogFormat  String   `yaml:"log-format,omitempty"`
-	LogEscape  String   `yaml:"log-escape,omitempty"`
-	CheckField String   `yaml:"check-field,omitempty"`
+	Path       String   `yaml:"path,omitempty" types:"replay"`
+	Format     String   `yaml:"format,omitempty" types:"replay"`
+	TimeField  String   `yaml:"time-field,omitempty" types:"replay"`
+	KeyField   String   `yaml:"key-field,omitempty" types:"replay"`
+	CostField  String   `yaml:"cost-field,omitempty" types:"replay"`
+	Columns    []String `yaml:"columns,omitempty" types:"replay"`
+	TimeLayout String   `yaml:"time-layout,omitempty" types:"replay"`
+	TimeUnit   String   `yaml:"time-unit,omitempty" types:"replay"`
+	Timezone   String   `yaml:"timezone,omitempty" types:"replay"`
+	Reorder    Duration `yaml:"reorder,omitempty" types:"replay"`
+	Spread     String   `yaml:"spread,omitempty" types:"replay"`
+	Speed      Number   `yaml:"speed,omitempty" types:"replay"`
+	Strict     Bool     `yaml:"strict,omitempty" types:"replay"`
+	LogFormat  String   `yaml:"log-format,omitempty" types:"replay"`
+	LogEscape  String   `yaml:"log-escape,omitempty" types:"replay"`
+	CheckField String   `yaml:"check-field,omitempty" types:"replay"`
 }
 
 // Instants is a source's at: one instant (a burst's, One) or a list (the
@@ -440,4 +444,33 @@ func (a Attributes) MarshalYAML() (any, error) {
 		m[i] = yaml.MapItem{Key: at.Name, Value: at.Value.Value}
 	}
 	return m, nil
+}
+
+// fieldNames are the keys of T's fields in order: what a mapping of T
+// takes, as its messages list them.
+func fieldNames[T any]() []string {
+	var names []string
+	t := reflect.TypeFor[T]()
+	for i := range t.NumField() {
+		if name := tagName(t.Field(i)); name != "" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// sourceFieldsBy is the keys of the Source fields whose tag says one of
+// values.
+func sourceFieldsBy(tag string, values ...string) []string {
+	var names []string
+	t := reflect.TypeFor[Source]()
+	for i := range t.NumField() {
+		for _, v := range strings.Fields(t.Field(i).Tag.Get(tag)) {
+			if slices.Contains(values, v) {
+				names = append(names, tagName(t.Field(i)))
+				break
+			}
+		}
+	}
+	return names
 }

@@ -30,24 +30,22 @@ const (
 )
 
 var (
-	topFields    = []string{"name", "description", "seed", "duration", "limit", "algorithms", "traffic", "clients", "backend", "report", "cluster"}
-	limitFields  = []string{"rate", "per", "burst"}
+	// the fields each mapping takes are its File type's (file.go)
+	topFields    = fieldNames[File]()
+	limitFields  = fieldNames[Limit]()
 	policyFields = []string{"rate", "per", "burst"} // every algorithm entry may override these
-	commonFields = []string{"type", "key", "clients", "key-prefix", "cost", "start", "end", "retry", "attributes"}
+	commonFields = sourceFieldsBy("common", "all", "synthetic")
 	// sourceTypes are the source types, in the order messages list them.
 	sourceTypes  = []string{"times", "burst", "steady", "poisson", "aligned", "onoff", "ramp", "replay"}
-	sourceFields = map[string][]string{
-		"times":   {"at"},
-		"burst":   {"at", "count", "over"},
-		"steady":  {"rate"},
-		"poisson": {"rate", "key-dist", "zipf-s"},
-		"aligned": {"every", "offset", "count", "over"},
-		"onoff":   {"rate", "on", "off"},
-		"ramp":    {"from", "to"},
-		"replay":  replayFields,
-	}
+	sourceFields = func() map[string][]string {
+		m := map[string][]string{}
+		for _, typ := range sourceTypes {
+			m[typ] = sourceFieldsBy("types", typ)
+		}
+		return m
+	}()
 	keyDists     = []string{string(traffic.KeyUniform), string(traffic.KeyZipf)}
-	retryFields  = []string{"policy", "delay", "factor", "cap", "jitter", "resolution", "max-attempts", "on", "budget"}
+	retryFields  = fieldNames[Retry]()
 	retryApplies = map[string][]string{
 		"none":        {"policy"},
 		"immediate":   {"policy", "max-attempts", "on", "budget"},
@@ -55,10 +53,10 @@ var (
 		"backoff":     {"policy", "delay", "factor", "cap", "jitter", "max-attempts", "on", "budget"},
 		"retry-after": {"policy", "resolution", "max-attempts", "on", "budget"},
 	}
-	budgetFields  = []string{"max-tokens", "token-ratio"}
+	budgetFields  = fieldNames[Budget]()
 	retryPolicies = []string{"none", "immediate", "fixed", "backoff", "retry-after"}
 	jitters       = []string{"none", "full", "equal"}
-	reportFields  = []string{"windows", "bucket"}
+	reportFields  = fieldNames[Report]()
 )
 
 // Parse reads the scenario in data; file names it in errors. On failure

@@ -22,12 +22,10 @@ const (
 
 // replayFields are the fields of a replay source besides type, cost,
 // start, end and retry.
-var replayFields = []string{"path", "format", "time-field", "key-field", "cost-field", "columns",
-	"time-layout", "time-unit", "timezone", "reorder", "spread", "speed", "strict",
-	"log-format", "log-escape", "check-field"}
+var replayFields = sourceFieldsBy("types", "replay")
 
 // replayCommon are the common fields a replay source takes.
-var replayCommon = []string{"type", "cost", "start", "end", "retry"}
+var replayCommon = sourceFieldsBy("common", "all")
 
 // replayRef is where a replay source's path was written, for CheckFiles.
 type replayRef struct {
