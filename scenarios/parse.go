@@ -765,6 +765,33 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 		}
 		return fmt.Sprintf("%s takes no option %q (its options: %s)", name, k, strings.Join(info.Options, ", "))
 	})
+	written, labelVal, good := d.entryOptions(m, &a, allowed, labelVal, lim, ci)
+	p := &a.Params
+	if good && p.FillInterval > 0 && p.TokensPerFill > 0 {
+		good = d.discreteRate(m, p, written)
+	}
+	// How the entry runs on the cluster is not the algorithm's business:
+	// Coord, not Params, and not in Set.
+	coord, ok := d.coordination(it, m, name, p.Policy, ci)
+	a.Coord, good = coord, good && ok
+	if !good {
+		return Algorithm{}, val{}, false
+	}
+	if limOK {
+		if err := build(name, a.Params); err != nil {
+			d.paramErr(err, written, it, a.Label, lim, svc)
+			return Algorithm{}, val{}, false
+		}
+	}
+	return a, labelVal, true
+}
+
+// entryOptions reads the overrides and options of the algorithm entry m
+// into a, in the order written (allowed are the fields it takes; the
+// coordination options are read apart). It returns where each was written
+// and where the label was (labelVal when the entry sets none).
+func (d *decoder) entryOptions(m *mapping, a *Algorithm, allowed []string, labelVal val, lim limitInfo, ci clusterInfo) (map[string]val, val, bool) {
+	name := a.Name
 	p := &a.Params
 	good := true
 	written := map[string]val{}
@@ -801,27 +828,6 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 		case k == "burst":
 			p.Burst, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1")
 			a.Set[k], burstSet = p.Burst, true
-		case k == "count-rejected":
-			p.CountRejected, ok = d.boolean(v)
-			a.Set[k] = p.CountRejected
-		case k == "max-delay":
-			p.MaxDelay, ok = d.duration(v, false)
-			a.Set[k] = p.MaxDelay.String()
-		case k == "fill-interval":
-			p.FillInterval, ok = d.duration(v, true)
-			a.Set[k] = p.FillInterval.String()
-		case k == "idle-reset":
-			p.IdleReset, ok = d.duration(v, true)
-			a.Set[k] = p.IdleReset.String()
-		case k == "tokens-per-fill":
-			p.TokensPerFill, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1 (envoy's tokens_per_fill)")
-			a.Set[k] = p.TokensPerFill
-		case k == "nodelay":
-			p.Nodelay, ok = d.boolean(v)
-			a.Set[k] = p.Nodelay
-		case k == "delay":
-			p.NginxDelay, ok = d.integer(v, 0, math.MaxInt64, "an integer >= 0")
-			a.Set[k] = p.NginxDelay
 		case k == "zone":
 			var text string
 			p.NginxZone, text, ok = d.zoneSize(v)
@@ -830,40 +836,8 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 				d.errAt(m.keyPos[k], v.path, "%s: nginx's zone is one nginx's shared memory: it is not modelled on a cluster (remove zone or the cluster section)", v.found())
 				ok = false
 			}
-		case k == "max":
-			p.Max, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1")
-			a.Set[k] = p.Max
-		case k == "window":
-			p.Window, ok = d.duration(v, true)
-			a.Set[k] = p.Window.String()
-		case k == "min-samples":
-			p.MinSamples, ok = d.integer(v, 10, 1<<30, "an integer >= 10 (samples a window needs, as the Java requires)")
-			a.Set[k] = p.MinSamples
-		case k == "initial-limit" || k == "min-limit" || k == "max-limit":
-			var n int64
-			n, ok = d.integer(v, 1, 1<<30, "an integer from 1 to 2^30: requests in flight")
-			switch k {
-			case "initial-limit":
-				p.InitialLimit = n
-			case "min-limit":
-				p.MinLimit = n
-			default:
-				p.MaxLimit = n
-			}
-			a.Set[k] = n
-		case k == "interval":
-			p.Interval, ok = d.duration(v, true)
-			a.Set[k] = p.Interval.String()
-		case k == "min-rtt-calc-interval":
-			p.MinRTTInterval, ok = d.duration(v, true)
-			a.Set[k] = p.MinRTTInterval.String()
-		case k == "k":
-			p.K, ok = d.number(v, "a multiplier > 0, like 2 or 1.5")
-			if ok && !(p.K > 0) {
-				d.errAt(v.pos, v.path, "%s: want a multiplier > 0, like 2 or 1.5 (the book: 2)", v.found())
-				ok = false
-			}
-			a.Set[k] = p.K
+		case algorithmOptions[k] != nil:
+			a.Set[k], ok = algorithmOptions[k](d, v, p)
 		default:
 			// an option in Info.Options that this loader does not know
 			d.errAt(m.keyPos[k], v.path, "option %q is not supported by the scenario loader", k)
@@ -873,23 +847,101 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 	if rateSet && !burstSet && !lim.burstSet {
 		p.Burst = p.Rate // the burst defaults to the rate
 	}
-	if good && p.FillInterval > 0 && p.TokensPerFill > 0 {
-		good = d.discreteRate(m, p, written)
-	}
-	// How the entry runs on the cluster is not the algorithm's business:
-	// Coord, not Params, and not in Set.
-	coord, ok := d.coordination(it, m, name, p.Policy, ci)
-	a.Coord, good = coord, good && ok
-	if !good {
-		return Algorithm{}, val{}, false
-	}
-	if limOK {
-		if err := build(name, a.Params); err != nil {
-			d.paramErr(err, written, it, a.Label, lim, svc)
-			return Algorithm{}, val{}, false
+	return written, labelVal, good
+}
+
+// wantInFlightLimit is what an adaptive limit's initial-limit, min-limit
+// and max-limit take.
+const wantInFlightLimit = "an integer from 1 to 2^30: requests in flight"
+
+// algorithmOptions read the options of an algorithm entry besides label,
+// rate, per, burst and zone: each sets its field of the Params and
+// returns the value as Algorithm.Set holds it.
+var algorithmOptions = map[string]func(d *decoder, v val, p *algorithms.Params) (any, bool){
+	"count-rejected": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.CountRejected, ok = d.boolean(v)
+		return p.CountRejected, ok
+	},
+	"max-delay": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.MaxDelay, ok = d.duration(v, false)
+		return p.MaxDelay.String(), ok
+	},
+	"fill-interval": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.FillInterval, ok = d.duration(v, true)
+		return p.FillInterval.String(), ok
+	},
+	"idle-reset": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.IdleReset, ok = d.duration(v, true)
+		return p.IdleReset.String(), ok
+	},
+	"tokens-per-fill": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.TokensPerFill, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1 (envoy's tokens_per_fill)")
+		return p.TokensPerFill, ok
+	},
+	"nodelay": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.Nodelay, ok = d.boolean(v)
+		return p.Nodelay, ok
+	},
+	"delay": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.NginxDelay, ok = d.integer(v, 0, math.MaxInt64, "an integer >= 0")
+		return p.NginxDelay, ok
+	},
+	"max": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.Max, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1")
+		return p.Max, ok
+	},
+	"window": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.Window, ok = d.duration(v, true)
+		return p.Window.String(), ok
+	},
+	"min-samples": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.MinSamples, ok = d.integer(v, 10, 1<<30, "an integer >= 10 (samples a window needs, as the Java requires)")
+		return p.MinSamples, ok
+	},
+	"initial-limit": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		n, ok := d.integer(v, 1, 1<<30, wantInFlightLimit)
+		p.InitialLimit = n
+		return n, ok
+	},
+	"min-limit": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		n, ok := d.integer(v, 1, 1<<30, wantInFlightLimit)
+		p.MinLimit = n
+		return n, ok
+	},
+	"max-limit": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		n, ok := d.integer(v, 1, 1<<30, wantInFlightLimit)
+		p.MaxLimit = n
+		return n, ok
+	},
+	"interval": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.Interval, ok = d.duration(v, true)
+		return p.Interval.String(), ok
+	},
+	"min-rtt-calc-interval": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.MinRTTInterval, ok = d.duration(v, true)
+		return p.MinRTTInterval.String(), ok
+	},
+	"k": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.K, ok = d.number(v, "a multiplier > 0, like 2 or 1.5")
+		if ok && !(p.K > 0) {
+			d.errAt(v.pos, v.path, "%s: want a multiplier > 0, like 2 or 1.5 (the book: 2)", v.found())
+			ok = false
 		}
-	}
-	return a, labelVal, true
+		return p.K, ok
+	},
 }
 
 // discreteRate makes a token-bucket row with fill-interval D and
@@ -993,6 +1045,14 @@ func (d *decoder) source(it val, per time.Duration, limOK bool) (*sourceSpec, bo
 		return fmt.Sprintf("unknown field (%s %s source takes %s and %s)", article(typ), typ, strings.Join(own, ", "), strings.Join(common, ", "))
 	})
 	s := &sourceSpec{v: it, typ: typ, start: m.get("start")}
+	c, ok := d.sourceCommon(m, typ, s)
+	return s, d.sourceOfType(m, typ, c, s, per, limOK, good && ok)
+}
+
+// sourceCommon reads the fields every source type takes (a replay only
+// cost, start, end and retry) into s and the Common they make.
+func (d *decoder) sourceCommon(m *mapping, typ string, s *sourceSpec) (traffic.Common, bool) {
+	good := true
 	c := traffic.Common{Cost: 1, Clients: traffic.Clients{Key: defaultKey}}
 
 	kv, cv, pv := m.get("key"), m.get("clients"), m.get("key-prefix")
@@ -1047,117 +1107,164 @@ func (d *decoder) source(it val, per time.Duration, limOK bool) (*sourceSpec, bo
 		attrs, ok := d.attributes(v)
 		s.attrs, good = attrs, good && ok
 	}
+	return c, good
+}
 
+// sourceOfType reads the fields of a source's own type into s; good says
+// whether its common fields were read.
+func (d *decoder) sourceOfType(m *mapping, typ string, c traffic.Common, s *sourceSpec, per time.Duration, limOK, good bool) bool {
 	switch typ {
 	case "times":
-		src := &traffic.Times{Common: c}
-		av := m.get("at")
-		if !av.set {
-			d.missing(av, "a list of instants like [0ms, 400ms]")
-			good = false
-		} else if items, ok := d.list(av, "a list of instants like [0ms, 400ms]"); ok {
-			if len(items) == 0 {
-				d.errAt(av.pos, av.path, "empty list (want at least one instant)")
-				good = false
-			}
-			for _, item := range items {
-				t, ok := d.duration(item, false)
-				if ok && t == math.MaxInt64 { // its end, t+1ns, would overflow
-					d.errAt(item.pos, item.path, "%s: want an instant before %v", item.found(), time.Duration(t))
-					ok = false
-				}
-				src.At, good = append(src.At, t), good && ok
-			}
-		} else {
-			good = false
-		}
-		s.src, s.common = src, &src.Common
+		src, ok := d.timesSource(m, c, good)
+		s.src, s.common, good = src, &src.Common, ok
 	case "burst":
-		src := &traffic.Burst{Common: c}
-		if av := m.get("at"); av.set {
-			at, ok := d.duration(av, false)
-			src.At, good = at, good && ok
-		} else {
-			d.missing(av, "a duration >= 0: the instant of the first request")
-			good = false
-		}
-		if nv := m.get("count"); nv.set {
-			n, ok := d.integer(nv, 1, math.MaxInt64, "an integer >= 1")
-			src.Count, good = n, good && ok
-		} else {
-			d.missing(nv, "an integer >= 1: the requests each client sends")
-			good = false
-		}
-		if ov := m.get("over"); ov.set {
-			over, ok := d.duration(ov, false)
-			src.Over, good = over, good && ok
-		}
-		if good && src.At >= math.MaxInt64-src.Over { // its end, at+over+1ns, would overflow
-			d.errAt(m.keyPos["at"], join(m.path, "at"), "at + over is beyond the largest time %v", time.Duration(math.MaxInt64))
-			good = false
-		}
-		s.src, s.common = src, &src.Common
+		src, ok := d.burstSource(m, c, good)
+		s.src, s.common, good = src, &src.Common, ok
 	case "steady":
-		src := &traffic.Steady{Common: c}
-		if rv := m.get("rate"); rv.set {
-			r, ok := d.rate(rv)
-			src.Rate, good = r, good && ok
-		} else {
-			d.missing(rv, "a rate like 10/s, 600/m or 5/100ms")
-			good = false
-		}
-		s.src, s.common = src, &src.Common
+		src, ok := d.steadySource(m, c, good)
+		s.src, s.common, good = src, &src.Common, ok
 	case "poisson":
-		src := &traffic.Poisson{Common: c}
-		src.Rate, good = d.sourceRate(m, good)
-		src.KeyDist, src.ZipfS, good = d.keyDist(m, c.Clients.N > 0, good)
-		s.src, s.common = src, &src.Common
+		src, ok := d.poissonSource(m, c, good)
+		s.src, s.common, good = src, &src.Common, ok
 	case "aligned":
-		src := &traffic.Aligned{Common: c}
-		src.Every, src.Offset, src.Count, src.Over, good = d.aligned(m, per, limOK, good)
-		s.src, s.common = src, &src.Common
+		src, ok := d.alignedSource(m, c, per, limOK, good)
+		s.src, s.common, good = src, &src.Common, ok
 	case "onoff":
-		src := &traffic.OnOff{Common: c}
-		src.Rate, good = d.sourceRate(m, good)
-		for _, f := range []struct {
-			name, want string
-			dst        *time.Duration
-		}{
-			{"on", "a duration > 0: how long the source sends, each time", &src.On},
-			{"off", "a duration > 0: how long the source is silent, each time", &src.Off},
-		} {
-			v := m.get(f.name)
-			if !v.set {
-				d.missing(v, f.want)
-				good = false
-				continue
-			}
-			dur, ok := d.duration(v, true)
-			*f.dst, good = dur, good && ok
-		}
-		s.src, s.common = src, &src.Common
+		src, ok := d.onoffSource(m, c, good)
+		s.src, s.common, good = src, &src.Common, ok
 	case "ramp":
-		src := &traffic.Ramp{Common: c}
-		if v := m.get("from"); v.set {
-			r, ok := d.rateWith(v, 0, "")
-			src.From, good = r, good && ok
-		} else {
-			d.missing(v, "a rate like 0/s or 10/s: the rate at start")
-			good = false
-		}
-		if v := m.get("to"); v.set {
-			r, ok := d.rateWith(v, 1, "the count must be at least 1 ("+wantRate+"; only from may be 0/s)")
-			src.To, good = r, good && ok
-		} else {
-			d.missing(v, "a rate like 10/s: the rate at end")
-			good = false
-		}
-		s.src, s.common = src, &src.Common
+		src, ok := d.rampSource(m, c, good)
+		s.src, s.common, good = src, &src.Common, ok
 	case "replay":
 		src, ref, ok := d.replay(m, c, good)
 		s.src, s.common, s.ref, good = src, &src.Common, ref, ok
 	}
-	return s, good
+	return good
+}
+
+// timesSource reads the fields of a times source.
+func (d *decoder) timesSource(m *mapping, c traffic.Common, good bool) (*traffic.Times, bool) {
+	src := &traffic.Times{Common: c}
+	av := m.get("at")
+	if !av.set {
+		d.missing(av, "a list of instants like [0ms, 400ms]")
+		good = false
+	} else if items, ok := d.list(av, "a list of instants like [0ms, 400ms]"); ok {
+		if len(items) == 0 {
+			d.errAt(av.pos, av.path, "empty list (want at least one instant)")
+			good = false
+		}
+		for _, item := range items {
+			t, ok := d.duration(item, false)
+			if ok && t == math.MaxInt64 { // its end, t+1ns, would overflow
+				d.errAt(item.pos, item.path, "%s: want an instant before %v", item.found(), time.Duration(t))
+				ok = false
+			}
+			src.At, good = append(src.At, t), good && ok
+		}
+	} else {
+		good = false
+	}
+	return src, good
+}
+
+// burstSource reads the fields of a burst source.
+func (d *decoder) burstSource(m *mapping, c traffic.Common, good bool) (*traffic.Burst, bool) {
+	src := &traffic.Burst{Common: c}
+	if av := m.get("at"); av.set {
+		at, ok := d.duration(av, false)
+		src.At, good = at, good && ok
+	} else {
+		d.missing(av, "a duration >= 0: the instant of the first request")
+		good = false
+	}
+	if nv := m.get("count"); nv.set {
+		n, ok := d.integer(nv, 1, math.MaxInt64, "an integer >= 1")
+		src.Count, good = n, good && ok
+	} else {
+		d.missing(nv, "an integer >= 1: the requests each client sends")
+		good = false
+	}
+	if ov := m.get("over"); ov.set {
+		over, ok := d.duration(ov, false)
+		src.Over, good = over, good && ok
+	}
+	if good && src.At >= math.MaxInt64-src.Over { // its end, at+over+1ns, would overflow
+		d.errAt(m.keyPos["at"], join(m.path, "at"), "at + over is beyond the largest time %v", time.Duration(math.MaxInt64))
+		good = false
+	}
+	return src, good
+}
+
+// steadySource reads the fields of a steady source.
+func (d *decoder) steadySource(m *mapping, c traffic.Common, good bool) (*traffic.Steady, bool) {
+	src := &traffic.Steady{Common: c}
+	if rv := m.get("rate"); rv.set {
+		r, ok := d.rate(rv)
+		src.Rate, good = r, good && ok
+	} else {
+		d.missing(rv, "a rate like 10/s, 600/m or 5/100ms")
+		good = false
+	}
+	return src, good
+}
+
+// poissonSource reads the fields of a poisson source.
+func (d *decoder) poissonSource(m *mapping, c traffic.Common, good bool) (*traffic.Poisson, bool) {
+	src := &traffic.Poisson{Common: c}
+	src.Rate, good = d.sourceRate(m, good)
+	src.KeyDist, src.ZipfS, good = d.keyDist(m, c.Clients.N > 0, good)
+	return src, good
+}
+
+// alignedSource reads the fields of an aligned source.
+func (d *decoder) alignedSource(m *mapping, c traffic.Common, per time.Duration, limOK bool, good bool) (*traffic.Aligned, bool) {
+	src := &traffic.Aligned{Common: c}
+	src.Every, src.Offset, src.Count, src.Over, good = d.aligned(m, per, limOK, good)
+	return src, good
+}
+
+// onoffSource reads the fields of an onoff source.
+func (d *decoder) onoffSource(m *mapping, c traffic.Common, good bool) (*traffic.OnOff, bool) {
+	src := &traffic.OnOff{Common: c}
+	src.Rate, good = d.sourceRate(m, good)
+	for _, f := range []struct {
+		name, want string
+		dst        *time.Duration
+	}{
+		{"on", "a duration > 0: how long the source sends, each time", &src.On},
+		{"off", "a duration > 0: how long the source is silent, each time", &src.Off},
+	} {
+		v := m.get(f.name)
+		if !v.set {
+			d.missing(v, f.want)
+			good = false
+			continue
+		}
+		dur, ok := d.duration(v, true)
+		*f.dst, good = dur, good && ok
+	}
+	return src, good
+}
+
+// rampSource reads the fields of a ramp source.
+func (d *decoder) rampSource(m *mapping, c traffic.Common, good bool) (*traffic.Ramp, bool) {
+	src := &traffic.Ramp{Common: c}
+	if v := m.get("from"); v.set {
+		r, ok := d.rateWith(v, 0, "")
+		src.From, good = r, good && ok
+	} else {
+		d.missing(v, "a rate like 0/s or 10/s: the rate at start")
+		good = false
+	}
+	if v := m.get("to"); v.set {
+		r, ok := d.rateWith(v, 1, "the count must be at least 1 ("+wantRate+"; only from may be 0/s)")
+		src.To, good = r, good && ok
+	} else {
+		d.missing(v, "a rate like 10/s: the rate at end")
+		good = false
+	}
+	return src, good
 }
 
 // sourceRate reads the required rate of a steady, poisson or onoff source.

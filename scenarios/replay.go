@@ -46,6 +46,18 @@ func (d *decoder) replay(m *mapping, c traffic.Common, good bool) (*traffic.Repl
 	src.Common.Start, src.Common.End = 0, 0
 	src.Clients = traffic.Clients{}
 
+	ref, ok := d.replayPath(m, src)
+	format, fok := d.replayFormat(m, src)
+	good = good && ok && fok
+	good = d.replayFields(m, src, format) && good
+	good = d.replayReading(m, src, format) && good
+	return src, ref, good
+}
+
+// replayPath reads a replay's path into src.
+func (d *decoder) replayPath(m *mapping, src *traffic.Replay) (*replayRef, bool) {
+	var ref *replayRef
+	good := true
 	if v := m.get("path"); v.set {
 		p, ok := d.str(v, true)
 		src.Path, good = d.resolve(p), good && ok
@@ -56,6 +68,14 @@ func (d *decoder) replay(m *mapping, c traffic.Common, good bool) (*traffic.Repl
 		d.missing(v, "the trace file: an access log, CSV, TSV or JSON lines, maybe gzipped")
 		good = false
 	}
+	return ref, good
+}
+
+// replayFormat reads a replay's format, or its log-format and log-escape,
+// into src; it returns the format the trace is read as (auto, nginx for a
+// log-format).
+func (d *decoder) replayFormat(m *mapping, src *traffic.Replay) (string, bool) {
+	good := true
 	format := "auto"
 	if v := m.get("format"); v.set {
 		f, ok := d.choice(v, "format", traffic.ReplayFormats)
@@ -88,6 +108,13 @@ func (d *decoder) replay(m *mapping, c traffic.Common, good bool) (*traffic.Repl
 		d.errAt(m.keyPos["log-escape"], e.path, "applies to a log-format only")
 		good = false
 	}
+	return format, good
+}
+
+// replayFields reads which fields of the trace hold each request's time,
+// key and cost, and a header-less file's columns, into src.
+func (d *decoder) replayFields(m *mapping, src *traffic.Replay, format string) bool {
+	good := true
 	log := format == "combined" || format == "common"
 	logKeys := traffic.LogKeyFields
 	if format == "common" {
@@ -130,6 +157,14 @@ func (d *decoder) replay(m *mapping, c traffic.Common, good bool) (*traffic.Repl
 		}
 		src.Columns, good = cols, good && ok
 	}
+	return good
+}
+
+// replayReading reads how a replay reads its times (layout or unit, zone),
+// orders and spreads them, its speed, strictness and check field, into
+// src.
+func (d *decoder) replayReading(m *mapping, src *traffic.Replay, format string) bool {
+	good := true
 	layoutVal, unitVal := m.get("time-layout"), m.get("time-unit")
 	if layoutVal.set && unitVal.set {
 		k := later(m, "time-layout", "time-unit")
@@ -172,13 +207,13 @@ func (d *decoder) replay(m *mapping, c traffic.Common, good bool) (*traffic.Repl
 	}
 	if v := m.get("check-field"); v.set {
 		f, ok := d.fieldName(v, format)
-		if ok && log && f != "status" {
+		if ok && (format == "combined" || format == "common") && f != "status" {
 			d.errAt(v.pos, v.path, "%s: a %s log's verdict is its status (want status)", v.found(), format)
 			ok = false
 		}
 		src.CheckField, good = f, good && ok
 	}
-	return src, ref, good
+	return good
 }
 
 // later is whichever of fields a and b of m was written last.
