@@ -147,6 +147,36 @@ func (d *decoder) scenario(f *File) *Scenario {
 	sc.Algorithms, sc.Skipped = d.algorithms(top.get("algorithms"), lim, limOK, svc, ci)
 
 	srcs, srcOK := d.traffic(top.get("traffic"), per, limOK)
+	replays, srcOK, durOK := d.runLength(sc, top, srcs, durVal, per, limOK, srcOK, durOK)
+	if durOK && sc.Duration > 0 && replays == 0 {
+		d.faultsInRun(ci, sc.Duration)
+		d.backendFaultsInRun(bi, sc.Duration)
+	}
+	if durOK && sc.Duration > 0 {
+		d.sourceEnds(sc, srcs)
+	}
+	d.plan(sc, srcs)
+	if srcOK {
+		d.resolveBy(sc, sc.Traffic.Attributes(), ci.cfg != nil)
+	}
+	sc.Windows, sc.Bucket = d.report(top.get("report"), per)
+	// The backend draws from the scenario's seed and reports in its buckets;
+	// its Start stays 0 (the engine moves it, and the faults, to a recorded
+	// trace's first arrival), MaxBuckets and RecoverWindow the backend's
+	// defaults.
+	if sc.Backend != nil {
+		sc.Backend.Seed, sc.Backend.Bucket = sc.Seed, sc.Bucket
+	}
+	return sc
+}
+
+// runLength checks that the sources and the duration go together (replay
+// sources alone and without a duration; every synthetic source ending
+// when there is no duration) and, when none is written, derives the
+// duration from the latest end of the sources, rounded up to a multiple
+// of per. It returns how many sources are replays and whether the
+// sources and the duration are usable.
+func (d *decoder) runLength(sc *Scenario, top *mapping, srcs []*sourceSpec, durVal val, per time.Duration, limOK, srcOK, durOK bool) (int, bool, bool) {
 	replays := 0
 	for _, s := range srcs {
 		if s.typ == "replay" {
@@ -193,33 +223,38 @@ func (d *decoder) scenario(f *File) *Scenario {
 			}
 		}
 	}
-	if durOK && sc.Duration > 0 && replays == 0 {
-		d.faultsInRun(ci, sc.Duration)
-		d.backendFaultsInRun(bi, sc.Duration)
-	}
-	if durOK && sc.Duration > 0 {
-		for _, s := range srcs {
-			if s.typ == "replay" {
-				continue // its start and end cut the trace, not time
-			}
-			end := sc.Duration
-			if s.endSet && s.end < end {
-				end = s.end
-			}
-			s.common.End = end
-			if r, ok := s.src.(*traffic.Ramp); ok {
-				// the rate reaches to at the source's own end, even past
-				// the duration, which then only cuts the ramp
-				r.Until = sc.Duration
-				if s.endSet {
-					r.Until = s.end
-				}
-			}
-			if s.common.Start >= sc.Duration {
-				d.errAt(s.start.pos, s.start.path, "%s: at or after the scenario's end %v, so the source sends nothing", s.start.found(), sc.Duration)
+	return replays, srcOK, durOK
+}
+
+// sourceEnds ends every synthetic source at the scenario's duration, or
+// its own end when earlier; a ramp reaches its to at its own end.
+func (d *decoder) sourceEnds(sc *Scenario, srcs []*sourceSpec) {
+	for _, s := range srcs {
+		if s.typ == "replay" {
+			continue // its start and end cut the trace, not time
+		}
+		end := sc.Duration
+		if s.endSet && s.end < end {
+			end = s.end
+		}
+		s.common.End = end
+		if r, ok := s.src.(*traffic.Ramp); ok {
+			// the rate reaches to at the source's own end, even past
+			// the duration, which then only cuts the ramp
+			r.Until = sc.Duration
+			if s.endSet {
+				r.Until = s.end
 			}
 		}
+		if s.common.Start >= sc.Duration {
+			d.errAt(s.start.pos, s.start.path, "%s: at or after the scenario's end %v, so the source sends nothing", s.start.found(), sc.Duration)
+		}
 	}
+}
+
+// plan makes the scenario's traffic plan of its sources: their seeds,
+// attributes and retry policies.
+func (d *decoder) plan(sc *Scenario, srcs []*sourceSpec) {
 	sc.Traffic.Seed = sc.Seed
 	seen := map[string]int{}
 	for i, s := range srcs {
@@ -246,18 +281,6 @@ func (d *decoder) scenario(f *File) *Scenario {
 		}
 		sc.Retries = append(sc.Retries, retry)
 	}
-	if srcOK {
-		d.resolveBy(sc, sc.Traffic.Attributes(), ci.cfg != nil)
-	}
-	sc.Windows, sc.Bucket = d.report(top.get("report"), per)
-	// The backend draws from the scenario's seed and reports in its buckets;
-	// its Start stays 0 (the engine moves it, and the faults, to a recorded
-	// trace's first arrival), MaxBuckets and RecoverWindow the backend's
-	// defaults.
-	if sc.Backend != nil {
-		sc.Backend.Seed, sc.Backend.Bucket = sc.Seed, sc.Bucket
-	}
-	return sc
 }
 
 // keysOf describes the keys of a source for its seed name.
