@@ -84,6 +84,14 @@ algorithms: [{name: all-of, limits: [{name: fixed-window}, {name: nginx, by: glo
 			return
 		}
 		checkInvariants(t, sc)
+		// its File, written back, reads as the same scenario
+		file, err := Decode("f.yaml", data)
+		require.NoError(t, err)
+		out, err := Marshal(file)
+		require.NoError(t, err)
+		again, err := Parse("f.yaml", out)
+		require.NoError(t, err, "%s", out)
+		require.Equal(t, withoutPositions(sc), withoutPositions(again), "%s", out)
 		// whatever Parse accepts opens and streams in time order; a replay
 		// source's file may be missing or unreadable, which Open says
 		_, stream, err := sc.Traffic.Open()
@@ -266,4 +274,19 @@ func TestExtremeValues(t *testing.T) {
 	} else {
 		require.Greater(t, accepted, 1000/extremeStride)
 	}
+}
+
+// withoutPositions is sc without where its parts were written, which a
+// File written back moves.
+func withoutPositions(sc *Scenario) *Scenario {
+	c := *sc
+	c.replays = slices.Clone(sc.replays)
+	for i := range c.replays {
+		c.replays[i].pos = position{}
+	}
+	c.Algorithms = slices.Clone(sc.Algorithms)
+	for i := range c.Algorithms {
+		c.Algorithms[i].by = nil
+	}
+	return &c
 }
