@@ -435,24 +435,46 @@ func (d *decoder) retry(v val) (traffic.RetryPolicy, bool) {
 	if policy == "none" {
 		return rp, good
 	}
-	rp.MaxAttempts = defaultMaxAttempts
-	if av := m.get("max-attempts"); av.set {
-		if isString(av.n) && av.n.Text == "unlimited" {
-			if policy == "immediate" {
-				d.errAt(av.pos, av.path, `"unlimited": immediate retries at one instant must stop (want an integer >= 1)`)
-				good = false
-			} else {
-				rp.MaxAttempts = 0
-			}
-		} else {
-			want := "an integer >= 1 or unlimited"
-			if policy == "immediate" {
-				want = "an integer >= 1"
-			}
-			n, ok := d.integer(av, 1, math.MaxInt32, want)
-			rp.MaxAttempts, good = int(n), good && ok
-		}
+	rp.MaxAttempts, ok = d.maxAttempts(m, policy)
+	good = d.retryWaits(m, &rp) && good && ok
+	if ov := m.get("on"); ov.set {
+		on, ok := d.retryOn(ov)
+		rp.On, good = on, good && ok
 	}
+	if bv := m.get("budget"); bv.set {
+		b, ok := d.retryBudget(bv)
+		rp.Budget, good = b, good && ok
+	}
+	return rp, good
+}
+
+// maxAttempts reads a retry policy's max-attempts (default 3; unlimited
+// is 0, which immediate retries may not be).
+func (d *decoder) maxAttempts(m *mapping, policy string) (int, bool) {
+	av := m.get("max-attempts")
+	unlimited := av.set && isString(av.n) && av.n.Text == "unlimited"
+	switch {
+	case !av.set:
+		return defaultMaxAttempts, true
+	case unlimited && policy == "immediate":
+		d.errAt(av.pos, av.path, `"unlimited": immediate retries at one instant must stop (want an integer >= 1)`)
+		return defaultMaxAttempts, false
+	case unlimited:
+		return 0, true
+	}
+	want := "an integer >= 1 or unlimited"
+	if policy == "immediate" {
+		want = "an integer >= 1"
+	}
+	n, ok := d.integer(av, 1, math.MaxInt32, want)
+	return int(n), ok
+}
+
+// retryWaits reads how long a retry policy waits (delay; a backoff's
+// factor, cap and jitter; retry-after's resolution) into rp.
+func (d *decoder) retryWaits(m *mapping, rp *traffic.RetryPolicy) bool {
+	good := true
+	policy := rp.Policy
 	if policy == "fixed" || policy == "backoff" {
 		dv := m.get("delay")
 		if !dv.set {
@@ -494,15 +516,7 @@ func (d *decoder) retry(v val) (traffic.RetryPolicy, bool) {
 			rp.Resolution, good = r, good && ok
 		}
 	}
-	if ov := m.get("on"); ov.set {
-		on, ok := d.retryOn(ov)
-		rp.On, good = on, good && ok
-	}
-	if bv := m.get("budget"); bv.set {
-		b, ok := d.retryBudget(bv)
-		rp.Budget, good = b, good && ok
-	}
-	return rp, good
+	return good
 }
 
 // retryBudget reads a retry policy's budget: gRPC's retry throttling,
