@@ -228,11 +228,11 @@ func checkBudget(o Options, pts []Point) error {
 	}
 	sum := &runner.Estimate{}
 	for _, p := range pts {
-		data, err := o.Base.Edit(o.Fields, p.Values)
+		f, err := o.Base.Point(o.Fields, p.Values)
 		if err != nil {
 			continue
 		}
-		sc, err := scenarios.Parse(o.Base.File, data)
+		sc, err := scenarios.Build(f)
 		if err != nil {
 			continue
 		}
