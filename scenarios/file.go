@@ -291,15 +291,29 @@ func (v Value) IsZero() bool { return v.Kind == Unset }
 // MarshalYAML writes the value as it was written.
 func (v Value) MarshalYAML() ([]byte, error) {
 	switch v.Kind {
-	case Plain, Integer, Float, Infinity, NaN, Boolean, Null:
+	case Plain:
+		if plainKind(v.Text) != Plain || !plainSafe(v.Text) {
+			return []byte(strconv.Quote(v.Text)), nil
+		}
+		return []byte(v.Text), nil
+	case Integer, Float, Infinity, NaN, Boolean, Null:
 		if v.Text == "" {
-			return []byte(`""`), nil
+			return []byte("null"), nil
 		}
 		return []byte(v.Text), nil
 	case Quoted, Literal:
 		return []byte(strconv.Quote(v.Text)), nil
 	}
 	return []byte("null"), nil
+}
+
+// plainSafe reports whether s reads back as the same string written
+// unquoted: no YAML indicator first, no ": " or " #" inside, no space at
+// either end, one line.
+func plainSafe(s string) bool {
+	return s != "" && !strings.ContainsAny(s[:1], "-?:,[]{}#&*!|>'\"%@` \t") &&
+		!strings.Contains(s, ": ") && !strings.Contains(s, " #") && !strings.ContainsAny(s, "\n\r") &&
+		!strings.HasSuffix(s, " ") && !strings.HasSuffix(s, ":")
 }
 
 func (v *Value) value() *Value { return v }
@@ -371,19 +385,10 @@ func StringOf(s string) String { return String{Value{Text: s, Kind: Quoted}} }
 // reads it back as that string (api, 10ms) and quoted otherwise ("5",
 // "true", "a: b").
 func TextOf(s string) String {
-	if plainKind(s) == Plain && textSafe(s) {
+	if plainKind(s) == Plain && plainSafe(s) {
 		return String{Value{Text: s, Kind: Plain}}
 	}
 	return StringOf(s)
-}
-
-// textSafe reports whether s reads back as the same string written
-// unquoted: no YAML indicator first, no ": " or " #" inside, no space at
-// either end, one line.
-func textSafe(s string) bool {
-	return s != "" && !strings.ContainsAny(s[:1], "-?:,[]{}#&*!|>'\"%@` \t") &&
-		!strings.Contains(s, ": ") && !strings.Contains(s, " #") && !strings.ContainsAny(s, "\n\r") &&
-		!strings.HasSuffix(s, " ") && !strings.HasSuffix(s, ":")
 }
 
 // Marshal writes f as YAML, each value as it was written.

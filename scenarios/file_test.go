@@ -46,3 +46,18 @@ func TestSetByPath(t *testing.T) {
 	require.EqualError(t, c.Set("traffic[3].rate", ValueOf("1/s")), "[3]: the scenario's traffic has 1 entries, want an index 0..0")
 	require.EqualError(t, c.Set("name.x", ValueOf("1")), "name is not a mapping, cannot set x in it")
 }
+
+// TestMarshalText: a value written back reads as the same value; text
+// that YAML would read otherwise unquoted is quoted.
+func TestMarshalText(t *testing.T) {
+	f := &File{Name: String{ValueOf("a: b")}, Description: String{ValueOf("-x")},
+		Duration: DurationOf("1s"), Limit: &Limit{Short: RateOf("10/s")},
+		Traffic: []Source{{Type: StringOf("steady"), Key: String{ValueOf("#k")}, Rate: RateOf("5/s")}}}
+	out, err := Marshal(f)
+	require.NoError(t, err)
+	require.Equal(t, "name: \"a: b\"\ndescription: \"-x\"\nduration: 1s\nlimit: 10/s\ntraffic:\n- type: \"steady\"\n  key: \"#k\"\n  rate: 5/s\n", string(out))
+	back, err := Read("m.yaml", out)
+	require.NoError(t, err)
+	require.Equal(t, "a: b", back.Name.Text)
+	require.Equal(t, "#k", back.Traffic[0].Key.Text)
+}
