@@ -12,8 +12,8 @@ import (
 // A row's backend (Config.Backend, docs/backend.md): the run submits each
 // admitted attempt at its decision, to reach the backend at its admission
 // (the decision, plus a shaper's delay), and processes the backend's
-// events in time order with its own: at one instant the backend's first,
-// then retries, then first attempts. A client that the backend sheds,
+// events in time order with its own (queue.go): at one instant the
+// backend's first, then first attempts, then retries. A client that the backend sheds,
 // times out or fails may retry, as its policy's `on` says.
 
 // newBackend gives r its own backend, its faults on the run's clock from
@@ -55,6 +55,7 @@ func (r *run) openBackend(origin, start time.Duration, emit func(backend.Event))
 	}
 	be.OnlyClientEvents()
 	r.be = be
+	r.beSrc = r.q.add(backendSource{r})
 	return nil
 }
 
@@ -63,30 +64,6 @@ func (r *run) openBackend(origin, start time.Duration, emit func(backend.Event))
 // timers move it in between: it is seen at the next of those).
 func (r *run) limitAt(t time.Duration) {
 	r.be.Limit(t, r.limits.Limit(t))
-}
-
-// backendBusy reports whether the backend has events to come.
-func (r *run) backendBusy() bool {
-	if r.be == nil {
-		return false
-	}
-	_, ok := r.be.Next()
-	return ok
-}
-
-// backendFirst reports whether the backend's next event comes before the
-// next retry and, when have, at or before t (the next first attempt's
-// instant): at one instant the backend's events come first. Never for a
-// row without a backend.
-func (r *run) backendFirst(t time.Duration, have bool) bool {
-	return r.be != nil && r.backendNextFirst(t, have)
-}
-
-// backendNextFirst is backendFirst for a row that interleaves its
-// backend's events with its own.
-func (r *run) backendNextFirst(t time.Duration, have bool) bool {
-	bt, ok := r.be.Next()
-	return ok && (!have || bt <= t) && (r.events.len() == 0 || bt <= r.events.peek().at)
 }
 
 // submit gives the backend attempt a of request r.cur, whose verdict
@@ -99,7 +76,9 @@ func (r *run) submit(a *traffic.Arrival, attempt int, admitted, gate time.Durati
 	if r.sampler != nil {
 		req.InFlight = r.sampler.InFlight()
 	}
-	return r.be.Submit(&req)
+	err := r.be.Submit(&req)
+	r.q.read(r.beSrc) // its first event may be this admission, or one it made
+	return err
 }
 
 // backendEvent takes one of the backend's events. A client's outcome is

@@ -45,7 +45,7 @@ import (
 // sync at the instant of an arrival at that node comes after the arrival,
 // and a reply at the instant of an arrival is heard first.
 type clusterRun struct {
-	*run      // the row's accounting (its limiter is not used)
+	acct *run // the row's accounting and its queue (it has no limiter)
 	ref  *run // the reference: one exact limiter on the same traffic
 
 	cl     *cluster.Config
@@ -63,7 +63,8 @@ type clusterRun struct {
 	bal       uint8 // balRoundRobin, balRandom, balKeyHash
 	nodeClock bool  // central with clock: node
 
-	q storeEvents // the row's own events
+	q        storeEvents // the row's own events, one source of acct's queue
+	storeSrc int         // their index in it
 	// direct: central scripts run when they are sent, at the instant they
 	// reach the store (see script), their verdicts waiting in directQ in
 	// the order their replies wait in q's FIFO (all take the same trip
@@ -87,8 +88,6 @@ type clusterRun struct {
 	orderLo  uint64 // the sequence number of order[0]
 	arrivals uint64 // attempts that reached the balancer
 
-	// Config.Inspect: the watched key's state on each node or in the store
-	watchers []*watcher
 	// Config.ObserveStore's observer, what it is shown, and its error
 	storeObs    Observer
 	storeDec    Decision
@@ -208,11 +207,11 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	ref.progress, ref.watch, ref.countOnly = nil, nil, true
+	ref.progress, ref.watchers, ref.countOnly = nil, nil, true
 	name, p := alg.Name, alg.Params
 	// the row's accounting has no limiter, so no watcher: the cluster's
 	// watchers sample where the state is
-	c := &clusterRun{run: newRunOf(cfg, i, obs, nil), ref: ref, cl: cl,
+	c := &clusterRun{acct: newRunOf(cfg, i, obs, nil), ref: ref, cl: cl,
 		co:      alg.Coord.WithDefaults(p.Burst, p.Per, cl.Nodes),
 		nodes:   make([]clusterNode, cl.Nodes),
 		perNode: make([]NodeCount, cl.Nodes),
@@ -222,6 +221,7 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 		netRng:   rand.New(rand.NewPCG(cfg.Seed, 0x3c6ef372fe94f82b)),
 		failWait: alg.Params.Per,
 	}
+	c.acct.retryBy(c.arrive)
 	for n := range c.nodes {
 		c.nodes[n].skew = cl.Skew[n]
 		c.perNode[n].Node = n
@@ -284,6 +284,7 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 		c.storeObs = cfg.ObserveStore(i)
 	}
 	c.q.trips(cl)
+	c.storeSrc = c.acct.q.add(storeSource{c}) // once its wheel is sized
 	c.q.fixed = cl.Store.Jitter == 0
 	c.direct = c.co.Mode == cluster.Central && cl.Store.Service == 0 && cl.Store.RTT <= cl.Store.Timeout &&
 		cl.Store.Jitter == 0
@@ -335,7 +336,7 @@ func (c *clusterRun) scheduleFaults(origin time.Duration) {
 // state lives there (sync's counts are not an algorithm's state).
 func (c *clusterRun) watch(in *Inspect) {
 	add := func(where string, i algorithms.Inspector) {
-		c.watchers = append(c.watchers, &watcher{in: i, key: in.Key, every: in.Every,
+		c.acct.watchers = append(c.acct.watchers, &watcher{in: i, key: in.Key, every: in.Every,
 			state: StateSeries{Key: in.Key, Where: where}})
 	}
 	if i, ok := c.table.(algorithms.Inspector); ok {
@@ -372,7 +373,7 @@ func (ni nodeInspector) Inspect(now time.Duration, key algorithms.Key) []algorit
 // and sizes the store's table and the nodes' limiters for the keys the
 // sources declared, as a run's limiter.
 func (c *clusterRun) attach(keys *traffic.Keys, f *feed) {
-	c.run.attach(keys, f)
+	c.acct.attach(keys, f)
 	c.ref.attach(keys, f)
 	n := keys.Len()
 	if n == 0 {
@@ -388,13 +389,15 @@ func (c *clusterRun) attach(keys *traffic.Keys, f *feed) {
 	}
 }
 
+func (c *clusterRun) base() *run { return c.acct }
+
 // faultEnd marks the event of a fault's end in its id.
 const faultEnd = 1 << 31
 
 // newNodeLimiter gives node n a fresh limiter: the row's policy (local) or
 // the node's share of it (split).
 func (c *clusterRun) newNodeLimiter(n int) error {
-	alg := c.alg
+	alg := c.acct.alg
 	p := alg.Params
 	if c.co.Mode == cluster.Split {
 		p = splitParams(alg.Name, p, n, len(c.nodes))
@@ -406,10 +409,10 @@ func (c *clusterRun) newNodeLimiter(n int) error {
 	}
 	nd := &c.nodes[n]
 	var err error
-	if nd.lim, err = newLimiter(c.cfg, alg, p); err != nil {
+	if nd.lim, err = newLimiter(c.acct.cfg, alg, p); err != nil {
 		return err
 	}
-	if c.cfg.Backend != nil {
+	if c.acct.cfg.Backend != nil {
 		nd.sampler, _ = nd.lim.(algorithms.Sampler)
 		nd.limits, _ = nd.lim.(algorithms.LimitReporter)
 	}
@@ -441,8 +444,33 @@ func splitParams(name string, p algorithms.Params, n, nodes int) algorithms.Para
 	return p
 }
 
+// push adds ev to the row's own events (storeEvents.push).
 func (c *clusterRun) push(ev cev) {
 	c.q.push(ev)
+	c.acct.q.wake(c.storeSrc, ev.at, ev.class)
+}
+
+// pushTrip adds ev, an arrival at the store or a reply, to the row's own
+// events (storeEvents.pushTrip).
+func (c *clusterRun) pushTrip(ev cev, fifo int) {
+	c.q.pushTrip(ev, fifo)
+	c.acct.q.wake(c.storeSrc, ev.at, ev.class)
+}
+
+// storeSource is a cluster row's own events (storeEvents) as a source of
+// its queue.
+type storeSource struct{ c *clusterRun }
+
+func (s storeSource) first() (time.Duration, uint8, bool) {
+	if e, _ := s.c.q.peek(); e != nil {
+		return e.at, e.class, true
+	}
+	return 0, 0, false
+}
+
+func (s storeSource) fire() error {
+	_, where := s.c.q.peek()
+	return s.c.event(s.c.q.pop(where))
 }
 
 // decideBatch takes a batch of first attempts, each after the events
@@ -459,24 +487,26 @@ func (c *clusterRun) decideBatch(batch []traffic.Arrival) error {
 			}
 		}
 		a := &batch[i]
-		if !c.started {
-			c.started, c.first = true, a.At
-			if c.cfg.Duration == 0 {
-				c.series.setStart(a.At - a.At%c.series.bucket)
+		if !c.acct.started {
+			c.acct.started, c.acct.first = true, a.At
+			if c.acct.cfg.Duration == 0 {
+				c.acct.series.setStart(a.At - a.At%c.acct.series.bucket)
 				c.scheduleFaults(a.At)
-				if c.cfg.Backend != nil {
-					if err := c.newBackend(a.At, a.At-a.At%c.series.bucket); err != nil {
+				if c.acct.cfg.Backend != nil {
+					if err := c.newBackend(a.At, a.At-a.At%c.acct.series.bucket); err != nil {
 						return err
 					}
 				}
 			}
 		}
-		c.lastFresh = a.At
-		if err := c.until(a.At, classArrival); err != nil {
-			return err
+		c.acct.lastFresh = a.At
+		if !c.acct.quiet(a.At) {
+			if err := c.acct.until(a.At, classArrival); err != nil {
+				return err
+			}
 		}
-		c.cur = c.ids
-		c.ids++
+		c.acct.cur = c.acct.ids
+		c.acct.ids++
 		if err := c.arrive(a, 1); err != nil {
 			return err
 		}
@@ -497,9 +527,9 @@ func (c *clusterRun) prefetch(as []traffic.Arrival) {
 	horizon := chunk[len(chunk)-1].At
 	if pf, ok := c.table.(algorithms.Prefetcher); ok {
 		for j := range chunk {
-			c.ahead[j] = algorithms.Key(chunk[j].Key)
+			c.acct.ahead[j] = algorithms.Key(chunk[j].Key)
 		}
-		pf.Prefetch(c.ahead[:len(chunk)], horizon)
+		pf.Prefetch(c.acct.ahead[:len(chunk)], horizon)
 		return
 	}
 	if !c.onNode || c.bal != balRoundRobin || c.downN > 0 {
@@ -513,19 +543,19 @@ func (c *clusterRun) prefetch(as []traffic.Arrival) {
 		}
 		k := 0
 		for j := (node - c.rr + n) % n; j < len(chunk); j += n {
-			c.ahead[k] = algorithms.Key(chunk[j].Key)
+			c.acct.ahead[k] = algorithms.Key(chunk[j].Key)
 			k++
 		}
-		pf.Prefetch(c.ahead[:k], horizon)
+		pf.Prefetch(c.acct.ahead[:k], horizon)
 	}
 }
 
 // finish runs what is still scheduled once the traffic has ended.
 func (c *clusterRun) finish() error {
-	if c.end == 0 {
-		c.end = c.lastFresh + c.cfg.Limit.Per
+	if c.acct.end == 0 {
+		c.acct.end = c.acct.lastFresh + c.acct.cfg.Limit.Per
 	}
-	if err := c.until(math.MaxInt64, 0); err != nil {
+	if err := c.acct.until(math.MaxInt64, 0); err != nil {
 		return err
 	}
 	if c.storeObsErr != nil {
@@ -534,121 +564,9 @@ func (c *clusterRun) finish() error {
 	if err := c.flushOrder(true); err != nil {
 		return err
 	}
-	if c.watchers != nil {
-		end := c.cfg.Start + c.cfg.Duration
-		if c.cfg.Duration == 0 {
-			end = c.lastFresh
-		}
-		for _, w := range c.watchers {
-			w.sampleUntil(max(end, c.last), c.run)
-		}
-	}
+	c.acct.sampleEnd()
 	return c.ref.finish()
 }
-
-// until processes every event that comes before (t, class).
-func (c *clusterRun) until(t time.Duration, class uint8) error {
-	for {
-		if c.progress != nil {
-			c.step(true, t)
-		} else if c.watchers == nil {
-			// central's usual case: a reply is due before t, and no
-			// other source has an event at or before the reply's instant,
-			// so the reply comes first
-			if r := c.q.reply(); r != nil {
-				if r.at < t && !c.otherBy(r.at) {
-					if err := c.event(c.q.pop(fifoReplies)); err != nil {
-						return err
-					}
-					continue
-				}
-			}
-			if !c.anyBy(t) {
-				return nil // nothing comes before (t, class): the usual case
-			}
-		}
-
-		// the candidates: the release queue, the cluster queue, the
-		// timeouts, the retries
-		best := cev{at: t, class: class}
-		src := srcNone
-		if c.releases.Len() > 0 {
-			if e := (cev{at: c.releases.Min(), class: classRelease}); cevLess(&e, &best) {
-				best, src = e, srcRelease
-			}
-		}
-		where := inHeap
-		if e, w := c.q.peek(); e != nil && cevLess(e, &best) {
-			best, src, where = *e, srcStore, w
-		}
-		if c.events.len() > 0 {
-			if e := (cev{at: c.events.peek().at, class: classRetry}); cevLess(&e, &best) {
-				best, src = e, srcRetries
-			}
-		}
-		if c.be != nil {
-			if bt, ok := c.be.Next(); ok {
-				if e := (cev{at: bt, class: classBackend}); cevLess(&e, &best) {
-					best, src = e, srcBackend
-				}
-			}
-		}
-		if src != srcNone || t != math.MaxInt64 { // not the end of finish
-			for _, w := range c.watchers {
-				w.sampleUntil(best.at, c.run) // before the events at best.at
-			}
-		}
-		var err error
-		switch src {
-		case srcNone:
-			return nil
-		case srcRelease:
-			rel := c.releases.Pop()
-			c.release(rel.At, rel.V)
-		case srcStore:
-			err = c.event(c.q.pop(where))
-		case srcRetries:
-			err = c.retryAt()
-		case srcBackend:
-			c.be.Step()
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// anyBy reports whether an event of any source comes at or before t.
-func (c *clusterRun) anyBy(t time.Duration) bool {
-	if r := c.q.reply(); r != nil && r.at <= t {
-		return true
-	}
-	return c.otherBy(t)
-}
-
-// otherBy reports whether an event of any source but the reply FIFO comes
-// at or before t.
-func (c *clusterRun) otherBy(t time.Duration) bool {
-	return c.releases.Len() > 0 && c.releases.Min() <= t ||
-		c.events.len() > 0 && c.events.peek().at <= t ||
-		c.q.otherBy(t) ||
-		c.be != nil && c.backendBy(t)
-}
-
-// backendBy reports whether the backend has an event at or before t.
-func (c *clusterRun) backendBy(t time.Duration) bool {
-	bt, ok := c.be.Next()
-	return ok && bt <= t
-}
-
-// The sources of a cluster run's events, as until picks them.
-const (
-	srcNone = iota
-	srcRelease
-	srcStore // the row's own events (storeEvents)
-	srcRetries
-	srcBackend
-)
 
 // event processes one event of the cluster queue.
 func (c *clusterRun) event(ev cev) error {
@@ -674,25 +592,16 @@ func (c *clusterRun) event(ev cev) error {
 	return nil
 }
 
-// retryAt makes the next scheduled retry, at the balancer.
-func (c *clusterRun) retryAt() error {
-	retry, n, ok := c.nextRetry()
-	if !ok {
-		return nil
-	}
-	return c.arrive(&retry, n)
-}
-
 // arrive takes an attempt at the balancer: it counts it, picks a node and
 // has the node decide as the mode says.
 func (c *clusterRun) arrive(a *traffic.Arrival, n int) error {
-	row := c.series.row(a.At)
-	c.arrived(a, n, row)
+	row := c.acct.series.row(a.At)
+	c.acct.arrived(a, n, row)
 	node := c.pick(a)
-	if c.onNode && c.obs == nil && c.be == nil {
+	if c.onNode && c.acct.obs == nil && c.acct.be == nil {
 		return c.decideOnNode(a, n, node, row)
 	}
-	at := attempt{a: *a, n: int32(n), node: int32(node), seq: c.arrivals, id: c.cur}
+	at := attempt{a: *a, n: int32(n), node: int32(node), seq: c.arrivals, id: c.acct.cur}
 	c.arrivals++
 	c.perNode[node].Attempts++
 	key := algorithms.Key(a.Key)
@@ -747,7 +656,7 @@ func (c *clusterRun) decideOnNode(a *traffic.Arrival, n, node int, row *[5]int64
 		pn.Admitted++
 	}
 	c.added.add(0)
-	return c.verdict(a, n, d, a.At, row)
+	return c.acct.verdict(a, n, d, a.At, row)
 }
 
 // pick returns the node the balancer sends a to.
@@ -766,7 +675,7 @@ func (c *clusterRun) pick(a *traffic.Arrival) int {
 		}
 	case balKeyHash:
 		h := fnv.New64a()
-		h.Write([]byte(c.keys.Name(a.Key)))
+		h.Write([]byte(c.acct.keys.Name(a.Key)))
 		i := int(h.Sum64() % uint64(n))
 		for c.nodes[i].down {
 			i = (i + 1) % n
@@ -795,18 +704,18 @@ func (c *clusterRun) decided(at *attempt, d algorithms.Decision, when time.Durat
 		pn.Admitted++
 	}
 	c.added.add(when - at.a.At)
-	if c.be != nil {
-		c.cur, c.node = at.id, at.node
+	if c.acct.be != nil {
+		c.acct.cur, c.acct.node = at.id, at.node
 		nd := &c.nodes[at.node]
-		c.epoch, c.run.sampler = nd.epoch, nd.sampler
+		c.acct.epoch, c.acct.sampler = nd.epoch, nd.sampler
 	}
-	if c.obs != nil {
+	if c.acct.obs != nil {
 		c.showInOrder(at, d, when)
 		if err := c.flushOrder(false); err != nil {
 			return err
 		}
 	}
-	return c.verdict(&at.a, int(at.n), d, when, c.series.row(at.a.At))
+	return c.acct.verdict(&at.a, int(at.n), d, when, c.acct.series.row(at.a.At))
 }
 
 // showInOrder keeps the decision on at until every earlier arrival's has
@@ -816,7 +725,7 @@ func (c *clusterRun) showInOrder(at *attempt, d algorithms.Decision, when time.D
 	for len(c.order) <= i {
 		c.order = append(c.order, orderSlot{})
 	}
-	c.order[i] = orderSlot{ok: true, d: Decision{Time: at.a.At, Key: c.keys.Name(at.a.Key),
+	c.order[i] = orderSlot{ok: true, d: Decision{Time: at.a.At, Key: c.acct.keys.Name(at.a.Key),
 		Cost: at.a.Cost, Attempt: int(at.n), Decision: d, Node: int(at.node), Decided: when, Logged: at.a.Logged}}
 }
 
@@ -825,10 +734,10 @@ func (c *clusterRun) showInOrder(at *attempt, d algorithms.Decision, when time.D
 func (c *clusterRun) flushOrder(end bool) error {
 	k := 0
 	for k < len(c.order) && (c.order[k].ok || end) {
-		if c.order[k].ok && c.obs != nil {
-			err := c.obs.Observe(&c.order[k].d)
+		if c.order[k].ok && c.acct.obs != nil {
+			err := c.acct.obs.Observe(&c.order[k].d)
 			if errors.Is(err, ErrStopObserving) {
-				c.obs = nil
+				c.acct.obs = nil
 			} else if err != nil {
 				return err
 			}
@@ -871,7 +780,7 @@ func (c *clusterRun) send(o clusterOp, t time.Duration) {
 		c.failAt(slot) // it reaches the store too late to be answered
 	}
 	ev := cev{at: t + there, sub: t, class: classStoreArrival, kind: evStoreArrival, id: slot}
-	c.q.pushTrip(ev, fifoArrivals)
+	c.pushTrip(ev, fifoArrivals)
 }
 
 // failAt schedules the failure of operation slot at its deadline: its
@@ -882,7 +791,9 @@ func (c *clusterRun) send(o clusterOp, t time.Duration) {
 // arrives.
 func (c *clusterRun) failAt(slot uint32) {
 	o := &c.ops[slot]
-	c.q.pushNumbered(cev{at: o.deadline, sub: 1, class: classReply, kind: evTimeout, id: slot, seq: o.seq})
+	ev := cev{at: o.deadline, sub: 1, class: classReply, kind: evTimeout, id: slot, seq: o.seq}
+	c.q.pushNumbered(ev)
+	c.acct.q.wake(c.storeSrc, ev.at, ev.class)
 }
 
 // script runs a central script for at, sent now, when the store cannot
@@ -911,7 +822,7 @@ func (c *clusterRun) script(at *attempt) {
 		c.observeStore(&r.at, r.dec, now, t+there)
 	}
 	c.q.nextSeq() // as send numbers its arrival at the store
-	c.q.pushTrip(cev{at: t + there + back, class: classReply, kind: evDirectReply}, fifoReplies)
+	c.pushTrip(cev{at: t + there + back, class: classReply, kind: evDirectReply}, fifoReplies)
 }
 
 // observeStore shows the store observer the script on at that the store
@@ -922,7 +833,7 @@ func (c *clusterRun) observeStore(at *attempt, dec algorithms.Decision, now, e t
 		return
 	}
 	a := &at.a
-	c.storeDec = Decision{Time: now, Key: c.keys.Name(a.Key), Cost: a.Cost, Attempt: int(at.n),
+	c.storeDec = Decision{Time: now, Key: c.acct.keys.Name(a.Key), Cost: a.Cost, Attempt: int(at.n),
 		Decision: dec, Node: int(at.node), Decided: e}
 	if err := c.storeObs.Observe(&c.storeDec); err != nil {
 		c.storeObs = nil
@@ -1012,6 +923,7 @@ func (c *clusterRun) storeArrival(slot uint32, t time.Duration) {
 		return
 	}
 	c.q.pushExec(cev{at: e, class: classStoreExec, kind: evStoreExec, id: slot})
+	c.acct.q.wake(c.storeSrc, e, classStoreExec)
 }
 
 // exec executes operation slot at store time e and sends its reply.
@@ -1057,7 +969,7 @@ func (c *clusterRun) exec(slot uint32, e time.Duration) {
 		return
 	}
 	if r := e + c.cl.Store.Service + o.back; r <= o.deadline && !o.answered {
-		c.q.pushTrip(cev{at: r, class: classReply, kind: evReply, id: slot}, fifoReplies)
+		c.pushTrip(cev{at: r, class: classReply, kind: evReply, id: slot}, fifoReplies)
 		return
 	}
 	c.releaseOp(slot) // answered by its timeout already, or to be
@@ -1163,7 +1075,7 @@ func (c *clusterRun) fault(ev cev) error {
 
 // report is the row's result (its accounting's) with its cluster object.
 func (c *clusterRun) report(span time.Duration) Result {
-	res := c.run.result()
+	res := c.acct.result()
 	c.clusterResult(&res, span)
 	return res
 }
@@ -1208,7 +1120,7 @@ func (c *clusterRun) clusterResult(res *Result, span time.Duration) {
 	cr.AddedLatencyNs = LatencyPercentiles{P50: p.P50, P99: p.P99, Max: p.Max}
 	res.Cluster = cr
 	res.Memory = c.memory()
-	for _, w := range c.watchers {
+	for _, w := range c.acct.watchers {
 		res.NodeStates = append(res.NodeStates, w.state)
 	}
 }

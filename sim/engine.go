@@ -13,7 +13,8 @@
 // Events are ordered by time; at one instant, releases of delayed requests
 // come first, then first attempts in the order the traffic produced them
 // (sources in file order, clients by index), then retries in the order they
-// were scheduled.
+// were scheduled; a backend's events come before first attempts (see
+// queue.go, which orders every source's events).
 //
 // Clients retry a rejected request as their source's retry policy says
 // (traffic.RetryPolicy.Wait); a retry is a new arrival of the same request
@@ -321,6 +322,11 @@ type run struct {
 	// time order, and a release pops once the clock has reached it.
 	events   eventQueue
 	releases timeq.Queue[delayed]
+	// q orders the events of every source of the row (queue.go): relSrc,
+	// retrySrc (-1 when no client retries) and beSrc (-1 without a
+	// backend) are its sources' indices, and a cluster's store is one more
+	q                       agenda
+	relSrc, retrySrc, beSrc int
 
 	res    Result
 	delays delayHist
@@ -340,7 +346,7 @@ type run struct {
 	budgets  []*traffic.Budgets
 	retries  bool                        // some client retries
 	rejected pagedCounts                 // rejected attempts by key id (first attempts: feed.offered)
-	watch    *watcher                    // Config.Inspect, or nil
+	watchers []*watcher                  // Config.Inspect's: the limiter's, or a cluster's nodes' or store's
 	ahead    [prefetchLen]algorithms.Key // the keys of the next arrivals, for Prefetch
 	// be is the row's backend (Config.Backend), or nil; ids counts the
 	// first attempts so far, each request's identity in the backend (the
@@ -393,7 +399,9 @@ func newRun(cfg *Config, i int, obs Observer) (*run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", alg.Label, err)
 	}
-	return newRunOf(cfg, i, obs, lim), nil
+	r := newRunOf(cfg, i, obs, lim)
+	r.retryBy(r.decide)
+	return r, nil
 }
 
 // newLimiter builds alg's limiter with params p: alg.New's, when set,
@@ -445,10 +453,20 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 		r.byAttrs = at
 	}
 	if in, ok := lim.(algorithms.Inspector); ok && cfg.Inspect != nil && cfg.Inspect.Every > 0 {
-		r.watch = &watcher{in: in, key: cfg.Inspect.Key, every: cfg.Inspect.Every,
-			state: StateSeries{Key: cfg.Inspect.Key}}
+		r.watchers = []*watcher{{in: in, key: cfg.Inspect.Key, every: cfg.Inspect.Every,
+			state: StateSeries{Key: cfg.Inspect.Key}}}
 	}
+	r.q = newAgenda()
+	r.relSrc, r.retrySrc, r.beSrc = r.q.add(releaseSource{r}), -1, -1
 	return r
+}
+
+// retryBy makes try take the row's retries (the run's own decide, or a
+// cluster's balancer), when its clients retry.
+func (r *run) retryBy(try func(a *traffic.Arrival, attempt int) error) {
+	if r.retries {
+		r.retrySrc = r.q.add(retrySource{r, try})
+	}
 }
 
 // newRow builds the row of algorithm i, shown to obs: a cluster row on
@@ -579,14 +597,19 @@ func (r *run) finish() error {
 	if r.feed.err != nil {
 		return r.feed.err
 	}
-	if r.watch != nil {
-		end := r.cfg.Start + r.cfg.Duration
-		if r.cfg.Duration == 0 {
-			end = r.lastFresh
-		}
-		r.sampleUntil(max(end, r.last))
-	}
+	r.sampleEnd()
 	return nil
+}
+
+// sampleEnd samples the watched key up to the end of the run.
+func (r *run) sampleEnd() {
+	end := r.cfg.Start + r.cfg.Duration
+	if r.cfg.Duration == 0 {
+		end = r.lastFresh
+	}
+	for _, w := range r.watchers {
+		w.sampleUntil(max(end, r.last), r)
+	}
 }
 
 // prefetch tells pf of the keys of the first prefetchLen arrivals of as.
@@ -613,49 +636,24 @@ func (r *run) fresh(a *traffic.Arrival) error {
 		}
 	}
 	r.lastFresh = a.At
-	for {
-		if r.progress != nil || r.watch != nil {
-			r.step(true, a.At)
+	if !r.quiet(a.At) {
+		if err := r.until(a.At, classArrival); err != nil {
+			return err
 		}
-		// at one instant, releases come before first attempts and retries
-		// after them
-		if r.releaseFirst() && r.releases.Min() <= a.At {
-			rel := r.releases.Pop()
-			r.release(rel.At, rel.V)
-			continue
-		}
-		if r.backendFirst(a.At, true) {
-			r.be.Step()
-			continue
-		}
-		if r.events.len() > 0 && r.events.peek().at < a.At {
-			if err := r.retryNow(); err != nil {
-				return err
-			}
-			continue
-		}
-		r.cur = r.ids
-		r.ids++
-		return r.decide(a, 1)
 	}
+	r.cur = r.ids
+	r.ids++
+	return r.decide(a, 1)
 }
 
-// releaseFirst reports whether the next scheduled event is a release: there
-// is one, and no retry comes before it.
-func (r *run) releaseFirst() bool {
-	return r.releases.Len() > 0 && (r.events.len() == 0 || r.releases.Min() <= r.events.peek().at)
-}
-
-// scheduled reports whether anything is scheduled, and the instant of the
-// earliest event if so.
+// scheduled reports whether a release or a retry is scheduled, and the
+// instant of the earliest if so.
 func (r *run) scheduled() (time.Duration, bool) {
-	switch {
-	case r.releaseFirst():
-		return r.releases.Min(), true
-	case r.events.len() > 0:
-		return r.events.peek().at, true
+	at := r.q.heads[r.relSrc].at
+	if r.retrySrc >= 0 {
+		at = min(at, r.q.heads[r.retrySrc].at)
 	}
-	return 0, false
+	return at, at != noHead.at
 }
 
 // drain ends the traffic: the events still scheduled, in time order.
@@ -663,52 +661,16 @@ func (r *run) drain() error {
 	if r.end == 0 {
 		r.end = r.lastFresh + r.cfg.Limit.Per
 	}
-	for r.events.len() > 0 || r.releases.Len() > 0 || r.backendBusy() {
-		if r.progress != nil || r.watch != nil {
-			r.step(false, 0)
-		}
-		if r.releaseFirst() {
-			rel := r.releases.Pop()
-			r.release(rel.At, rel.V)
-			continue
-		}
-		if r.backendFirst(0, false) {
-			r.be.Step()
-			continue
-		}
-		if err := r.retryNow(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.until(math.MaxInt64, 0)
 }
 
-// step comes before each event: the progress report and the samples of the
-// watched key up to the event's instant (the first attempt at fresh when
-// have, or the next scheduled event if earlier). Its callers skip the call
-// when the run has neither.
+// step comes before each event when the run reports its progress: every
+// ProgressEvery events, the instant of the next (the first attempt at
+// fresh when have, or the next scheduled event if earlier).
 func (r *run) step(have bool, fresh time.Duration) {
-	if r.progress != nil {
-		if r.steps++; r.steps%ProgressEvery == 0 {
-			r.reportProgress(have, fresh)
-		}
+	if r.steps++; r.steps%ProgressEvery == 0 {
+		r.reportProgress(have, fresh)
 	}
-	if r.watch != nil {
-		t := fresh
-		if next, ok := r.scheduled(); ok && (!have || next < t) {
-			t = next
-		}
-		r.sampleUntil(t)
-	}
-}
-
-// retryNow makes the next scheduled retry.
-func (r *run) retryNow() error {
-	retry, n, ok := r.nextRetry()
-	if !ok {
-		return nil
-	}
-	return r.decide(&retry, n)
 }
 
 // nextRetry takes the next scheduled retry off the queue: its attempt and
@@ -741,12 +703,6 @@ func (r *run) reportProgress(have bool, fresh time.Duration) {
 		done = min(done, r.cfg.Duration)
 	}
 	r.progress(done, r.cfg.Duration)
-}
-
-// sampleUntil samples the watched key at every sample instant up to and
-// including t, before the events at t.
-func (r *run) sampleUntil(t time.Duration) {
-	r.watch.sampleUntil(t, r)
 }
 
 // sampleUntil samples w's key at every sample instant up to and including
@@ -892,6 +848,7 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 		r.delays.add(d.Delay)
 		row[colDelayed]++
 		r.releases.Push(decided+d.Delay, delayed{a.Cost, a.Key})
+		r.q.wake(r.relSrc, decided+d.Delay, classRelease)
 		if r.be != nil || r.budgets != nil {
 			return r.admitted(a, attempt, decided+d.Delay, decided-a.At)
 		}
@@ -968,6 +925,7 @@ func (r *run) retry(a *traffic.Arrival, id uint64, attempt int, from, retryAfter
 		if at >= from && (r.end == 0 || at < r.end) && attempt < math.MaxInt32 {
 			r.events.push(event{at: at, id: id, cost: a.Cost, key: a.Key,
 				source: a.Source, attempt: int32(attempt + 1), attrs: a.Attrs})
+			r.q.wake(r.retrySrc, at, classRetry)
 			return
 		}
 	}
@@ -1059,8 +1017,8 @@ func (r *run) result() Result {
 	res.Limit = LimitOf(r.alg.Params.Policy)
 	res.DelayNs = r.delays.percentiles()
 	res.Delays = r.delays.distribution()
-	if r.watch != nil {
-		res.State = &r.watch.state
+	if r.lim != nil && r.watchers != nil { // a cluster row's are its nodes' or its store's
+		res.State = &r.watchers[0].state
 	}
 	p := r.alg.Params.Policy
 	res.KeyPeaks, res.Peaks = r.keyPeaks.peaks(p, r.keys.Name)
