@@ -19,9 +19,9 @@ import (
 // source's own order (the store's send times and sequence numbers, the
 // backend's) decides within a class.
 //
-// A row without a cluster has no store source, and the same order: its
-// releases, its backend's events and its retries at the instant of a first
-// attempt come before it, after it and after it.
+// A row without a cluster has no store source, and the same order: at the
+// instant of a first attempt, its releases and its backend's events come
+// before it, its retries after it.
 
 // source is one source of a row's events.
 type source interface {
