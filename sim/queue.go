@@ -138,9 +138,6 @@ func (r *run) until(t time.Duration, class uint8) error {
 		}
 		i, at := q.next(t, class)
 		if r.watchers != nil && (i >= 0 || t != math.MaxInt64) { // not the end of the run
-			if r.lim != nil {
-				at = r.watchedUntil(t)
-			}
 			for _, w := range r.watchers {
 				w.sampleUntil(at, r) // before the events at at
 			}
@@ -152,22 +149,6 @@ func (r *run) until(t time.Duration, class uint8) error {
 			return err
 		}
 	}
-}
-
-// watchedUntil is how far a row of one limiter samples its watched key
-// before its next event: up to its next first attempt at t (none at the
-// end), or its next release or retry if earlier, even when its backend
-// has an event before them. (A cluster's watchers sample up to the next
-// event of any source.)
-func (r *run) watchedUntil(t time.Duration) time.Duration {
-	have := t != math.MaxInt64
-	if !have {
-		t = 0
-	}
-	if next, ok := r.scheduled(); ok && (!have || next < t) {
-		t = next
-	}
-	return t
 }
 
 // quiet reports whether nothing of the row's comes before a first attempt
