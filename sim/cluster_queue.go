@@ -185,19 +185,3 @@ func (s *storeEvents) pop(where int) cev {
 	}
 	return s.fifos[where].PopFront()
 }
-
-// reply returns the first reply of the replies' FIFO, or nil.
-func (s *storeEvents) reply() *cev {
-	if f := &s.fifos[fifoReplies]; f.Len() > 0 {
-		return f.Front()
-	}
-	return nil
-}
-
-// otherBy reports whether an event but those of the replies' FIFO comes at
-// or before t.
-func (s *storeEvents) otherBy(t time.Duration) bool {
-	return s.wheel.Len() > 0 && s.wheel.Peek().at <= t ||
-		s.fifos[fifoArrivals].Len() > 0 && s.fifos[fifoArrivals].Front().at <= t ||
-		s.fifos[fifoExecs].Len() > 0 && s.fifos[fifoExecs].Front().at <= t
-}
