@@ -87,9 +87,13 @@ with exit status 2. See docs/gateways.md.`,
 			if err != nil {
 				return usageError{err}
 			}
-			out, err := g.Scenario(gateway.Options{Scope: scope, SplitLimits: split, EnvoyVersion: envoyVersion})
+			im, err := g.Scenario(gateway.Options{Scope: scope, SplitLimits: split, EnvoyVersion: envoyVersion})
 			if err != nil {
 				return usageError{err}
+			}
+			out, err := im.Text()
+			if err != nil {
+				return err
 			}
 			_, err = fmt.Fprint(c.OutOrStdout(), out)
 			return err

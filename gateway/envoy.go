@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ratesim/ratesim/scenarios"
 )
 
 // This file reads the config of envoy's ratelimit service
@@ -342,81 +344,83 @@ func checked(ds []*EnvoyDescriptor) (kept []*EnvoyDescriptor, dropped []string) 
 	return kept, dropped
 }
 
-// Scenario writes the limits of e as a ratesim scenario: one
-// fixed-window row with count-rejected per descriptor with a rate_limit
-// (envoy's ratelimit increments a window's counter by every hit, over the
-// limit too, and then compares), labelled by its path; an unlimited one
-// is a comment. o.Scope names one descriptor, or several joined by " + "
+// Scenario makes the limits of e a ratesim scenario: one fixed-window
+// row with count-rejected per descriptor with a rate_limit (envoy's
+// ratelimit increments a window's counter by every hit, over the limit
+// too, and then compares), labelled by its path; an unlimited one is a
+// comment. o.Scope names one descriptor, or several joined by " + "
 // (those one request carries, as envoy's rate_limits actions build them):
 // one row, an all-of with commit every-hit when several limits are checked
 // (the service increments every descriptor's counter and answers
 // OVER_LIMIT if any is over).
-func (e *Envoy) Scenario(o Options) (string, error) {
+func (e *Envoy) Scenario(o Options) (*Import, error) {
 	ds, err := e.pick(o.Scope)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	var b strings.Builder
 	base := filepath.Base(e.File)
-	fmt.Fprintf(&b, "# Imported from %s by ratesim import --from envoy: the rate limits of\n", commentSafe(base))
-	fmt.Fprintf(&b, "# domain %s for envoy's ratelimit service, one row per descriptor, labelled\n", commentSafe(e.Domain))
-	b.WriteString("# by its path of key or key=value entries. The service counts every hit, over\n")
-	b.WriteString("# the limit too, in fixed windows aligned to the Unix epoch (a week starts on\n")
-	b.WriteString("# Thursday, a month is 30 days, a year 365): fixed-window with count-rejected.\n")
-	b.WriteString("# Which descriptors a request carries is set by envoy's rate_limits actions,\n")
-	b.WriteString("# not in this file: --scope \"A + B\" writes the row of a request carrying A and B.\n")
-	b.WriteString("# No cluster section: every instance of the service counts in one Redis with\n")
-	b.WriteString("# INCRBY, one atomic counter per window, which one limiter decides alike.\n")
-	writeNames(&b, base, fmt.Sprintf("The rate limits of domain %s in %s.", e.Domain, base))
+	im := newImport(base, fmt.Sprintf("The rate limits of domain %s in %s.", e.Domain, base),
+		"Imported from "+base+" by ratesim import --from envoy: the rate limits of",
+		"domain "+e.Domain+" for envoy's ratelimit service, one row per descriptor, labelled",
+		"by its path of key or key=value entries. The service counts every hit, over",
+		"the limit too, in fixed windows aligned to the Unix epoch (a week starts on",
+		"Thursday, a month is 30 days, a year 365): fixed-window with count-rejected.",
+		"Which descriptors a request carries is set by envoy's rate_limits actions,",
+		"not in this file: --scope \"A + B\" writes the row of a request carrying A and B.",
+		"No cluster section: every instance of the service counts in one Redis with",
+		"INCRBY, one atomic counter per window, which one limiter decides alike.")
 	var first *EnvoyDescriptor
 	if o.Scope != "" {
 		kept, dropped := checked(ds)
 		if len(kept) == 0 {
-			return "", fmt.Errorf("--scope %q: envoy's ratelimit checks no limit for such a request (%s)", o.Scope, strings.Join(dropped, "; "))
+			return nil, fmt.Errorf("--scope %q: envoy's ratelimit checks no limit for such a request (%s)", o.Scope, strings.Join(dropped, "; "))
 		}
 		first = kept[0]
-		e.header(&b, first)
-		e.requestRow(&b, base, o.Scope, kept, dropped, o.SplitLimits)
+		e.header(im, first)
+		e.requestRow(im, base, o.Scope, kept, dropped, o.SplitLimits)
 	} else {
 		first = ds[slices.IndexFunc(ds, func(d *EnvoyDescriptor) bool { return !d.Unlimited })]
-		e.header(&b, first)
+		e.header(im, first)
 		for _, d := range ds {
-			e.comments(&b, base, d, "  ")
+			im.note(e.comments(base, d)...)
 			if d.Unlimited {
 				continue
 			}
-			fmt.Fprintf(&b, "  - {name: fixed-window, label: %s, %s}\n", yamlString(d.Path()), envoyFields(d))
+			row := envoyEntry(d)
+			row.Label = str(d.Path())
+			im.row(row)
 		}
 	}
-	writePlaceholderTraffic(&b, 2*first.Rate, durationText(first.Per))
-	return b.String(), nil
+	im.placeholderTraffic(2*first.Rate, durationText(first.Per))
+	return im, nil
 }
 
-// header writes the scenario's limit (the first row's) and duration.
-func (e *Envoy) header(b *strings.Builder, first *EnvoyDescriptor) {
-	fmt.Fprintf(b, "limit: {rate: %d, per: %s}\n", first.Rate, durationText(first.Per))
-	b.WriteString("duration: 10s\n")
-	b.WriteString("algorithms:\n")
+// header sets the scenario's limit (the first row's) and duration.
+func (e *Envoy) header(im *Import, first *EnvoyDescriptor) {
+	im.File.Limit = limit(first.Rate, durationText(first.Per))
+	im.File.Duration = scenarios.DurationOf("10s")
 }
 
-// requestRow writes the one row of a request carrying the descriptors of
+// requestRow adds the one row of a request carrying the descriptors of
 // --scope: kept are the limits the service checks. With split, an all-of
 // row is followed by a row per member (--split-limits).
-func (e *Envoy) requestRow(b *strings.Builder, base, scope string, kept []*EnvoyDescriptor, dropped []string, split bool) {
-	fmt.Fprintf(b, "  # --scope %s: a request that carries these descriptors\n", commentSafe(scope))
+func (e *Envoy) requestRow(im *Import, base, scope string, kept []*EnvoyDescriptor, dropped []string, split bool) {
+	im.note("--scope " + scope + ": a request that carries these descriptors")
 	for _, why := range dropped {
-		fmt.Fprintf(b, "  # not checked: %s\n", commentSafe(why))
+		im.note("not checked: " + why)
 	}
 	kept, shadow := enforcedOnly(kept)
 	for _, d := range shadow {
-		fmt.Fprintf(b, "  # left out: %s is in shadow_mode (counted, never rejecting: it changes no verdict)\n", commentSafe(d.Path()))
+		im.note("left out: " + d.Path() + " is in shadow_mode (counted, never rejecting: it changes no verdict)")
 	}
 	if len(kept) == 1 {
-		e.comments(b, base, kept[0], "  ")
-		fmt.Fprintf(b, "  - {name: fixed-window, label: %s, %s}\n", yamlString(scope), envoyFields(kept[0]))
+		im.note(e.comments(base, kept[0])...)
+		row := envoyEntry(kept[0])
+		row.Label = str(scope)
+		im.row(row)
 		return
 	}
-	keyNote(b, "  ", func(yield func(Key) bool) {
+	im.note(keyNote(func(yield func(Key) bool) {
 		for _, d := range kept {
 			for _, k := range envoyDescKeys(d) {
 				if !yield(k) {
@@ -424,59 +428,56 @@ func (e *Envoy) requestRow(b *strings.Builder, base, scope string, kept []*Envoy
 				}
 			}
 		}
-	})
-	b.WriteString("  # envoy's ratelimit increments every descriptor's counter by the hit and answers\n")
-	b.WriteString("  # OVER_LIMIT if any is over: all-of with commit every-hit.\n")
+	})...)
+	im.note("envoy's ratelimit increments every descriptor's counter by the hit and answers",
+		"OVER_LIMIT if any is over: all-of with commit every-hit.")
 	if slices.ContainsFunc(kept, func(d *EnvoyDescriptor) bool { return d.QuotaMode }) {
-		b.WriteString("  # NOTE: a quota_mode limit rejects only when every quota limit of the request is\n")
-		b.WriteString("  # over; the row rejects when any is (quota_mode is not modelled together).\n")
+		im.note("NOTE: a quota_mode limit rejects only when every quota limit of the request is",
+			"over; the row rejects when any is (quota_mode is not modelled together).")
 	}
-	fmt.Fprintf(b, "  - name: all-of\n    label: %s\n    commit: every-hit\n    limits:\n", yamlString(scope))
+	row := im.row(scenarios.AlgEntry{Name: str("all-of"), Label: str(scope), Commit: str("every-hit")})
 	for _, d := range kept {
-		e.comments(b, base, d, "      ")
-		fmt.Fprintf(b, "      - {name: fixed-window, %s}\n", envoyFields(d))
+		im.member(row, envoyEntry(d), e.comments(base, d)...)
 	}
 	if !split {
 		return
 	}
 	var members []splitMember
 	for _, d := range kept {
-		members = append(members, splitMember{label: "(" + d.Path() + " alone)", alg: "fixed-window", fields: envoyFields(d),
-			comment: func(b *strings.Builder, indent string) { e.comments(b, base, d, indent) }})
+		members = append(members, splitMember{label: "(" + d.Path() + " alone)", entry: envoyEntry(d), comment: e.comments(base, d)})
 	}
-	writeSplitRows(b, labels{}, scope, []string{
+	im.splitRows(labels{}, scope, []string{
 		"--split-limits: each descriptor's limit above on its own (its counter counts",
 		"every hit as in the all-of row, and it rejects only when that counter is over),",
 		"to compare with the all-of row",
-	}, members, "")
+	}, members, nil)
 }
 
-// comments writes the comment lines of one descriptor: where it is, its
+// comments are the comment lines of one descriptor: where it is, its
 // limit and key, and what of it the row does not do.
-func (e *Envoy) comments(b *strings.Builder, base string, d *EnvoyDescriptor, indent string) {
-	fmt.Fprintf(b, "%s# %s:%d: descriptor %s", indent, commentSafe(base), d.Where.Line, commentSafe(d.Path()))
+func (e *Envoy) comments(base string, d *EnvoyDescriptor) []string {
+	head := fmt.Sprintf("%s:%d: descriptor %s", base, d.Where.Line, d.Path())
 	if d.Unlimited {
-		b.WriteString(": unlimited: the service never limits it (no row)\n")
-		return
+		return []string{head + ": unlimited: the service never limits it (no row)"}
 	}
-	fmt.Fprintf(b, ": %d per %s", d.Rate, commentSafe(strings.ToUpper(d.Unit)))
+	head += fmt.Sprintf(": %d per %s", d.Rate, strings.ToUpper(d.Unit))
 	if strings.ToUpper(d.Unit) == "WEEK" {
-		b.WriteString(" (weeks start on Thursday, 00:00 UTC)")
+		head += " (weeks start on Thursday, 00:00 UTC)"
 	}
 	if u := strings.ToUpper(d.Unit); u == "MONTH" || u == "YEAR" {
-		fmt.Fprintf(b, " (%s days, from the Unix epoch)", map[string]string{"MONTH": "30", "YEAR": "365"}[u])
+		head += fmt.Sprintf(" (%s days, from the Unix epoch)", map[string]string{"MONTH": "30", "YEAR": "365"}[u])
 	}
 	keys := envoyDescKeys(d)
 	if len(keys) == 1 && keys[0].Kind == KeyGlobal {
-		b.WriteString(", one counter for every request that carries it")
+		head += ", one counter for every request that carries it"
 	} else {
 		var ks []string
 		for _, k := range keys {
 			ks = append(ks, k.short())
 		}
-		fmt.Fprintf(b, ", a counter per %s", strings.Join(ks, " and "))
+		head += ", a counter per " + strings.Join(ks, " and ")
 	}
-	b.WriteString("\n")
+	lines := []string{head}
 	if len(d.Siblings) > 0 {
 		last := d.Entries[len(d.Entries)-1]
 		var vs []string
@@ -487,7 +488,7 @@ func (e *Envoy) comments(b *strings.Builder, base string, d *EnvoyDescriptor, in
 		if len(vs) > 1 {
 			which = "which have descriptors of their own"
 		}
-		fmt.Fprintf(b, "%s#   not for %s, %s\n", indent, commentSafe(strings.Join(vs, ", ")), which)
+		lines = append(lines, fmt.Sprintf("  not for %s, %s", strings.Join(vs, ", "), which))
 	}
 	for _, en := range d.Entries {
 		if strings.Contains(en.Value, "*") {
@@ -495,25 +496,28 @@ func (e *Envoy) comments(b *strings.Builder, base string, d *EnvoyDescriptor, in
 			if d.ShareThreshold {
 				how = "share_threshold: all of them in one counter"
 			}
-			fmt.Fprintf(b, "%s#   %s matches every value of %s that fits the wildcard (%s)\n", indent, commentSafe(en.String()), commentSafe(en.Key), how)
+			lines = append(lines, fmt.Sprintf("  %s matches every value of %s that fits the wildcard (%s)", en.String(), en.Key, how))
 		}
 	}
 	if d.LimitName != "" {
-		fmt.Fprintf(b, "%s#   named %s", indent, commentSafe(d.LimitName))
+		named := "  named " + d.LimitName
 		if by := e.replacedBy(d.LimitName); len(by) > 0 {
-			fmt.Fprintf(b, ": not checked for a request that also carries %s (replaces)", commentSafe(strings.Join(by, " or ")))
+			named += ": not checked for a request that also carries " + strings.Join(by, " or ") + " (replaces)"
 		}
-		b.WriteString("\n")
+		lines = append(lines, named)
 	}
 	if len(d.Replaces) > 0 {
-		fmt.Fprintf(b, "%s#   replaces %s: a request carrying both is not checked against those\n", indent, commentSafe(strings.Join(d.Replaces, ", ")))
+		lines = append(lines, "  replaces "+strings.Join(d.Replaces, ", ")+": a request carrying both is not checked against those")
 	}
 	if d.ShadowMode {
-		fmt.Fprintf(b, "%s#   shadow_mode: the service only logs an over-limit verdict and answers OK;\n%s#   the row decides as if it were enforced\n", indent, indent)
+		lines = append(lines, "  shadow_mode: the service only logs an over-limit verdict and answers OK;",
+			"  the row decides as if it were enforced")
 	}
 	if d.QuotaMode {
-		fmt.Fprintf(b, "%s#   quota_mode: over the limit rejects only when every quota descriptor of the\n%s#   request is over (alone, as here, that is when this one is)\n", indent, indent)
+		lines = append(lines, "  quota_mode: over the limit rejects only when every quota descriptor of the",
+			"  request is over (alone, as here, that is when this one is)")
 	}
+	return lines
 }
 
 // enforcedOnly leaves out the limits in shadow_mode when others remain:
@@ -533,18 +537,21 @@ func enforcedOnly(ds []*EnvoyDescriptor) (kept, shadow []*EnvoyDescriptor) {
 	return kept, shadow
 }
 
-// keyNote writes a NOTE when the keys of an all-of row's members differ:
+// keyNote is a NOTE when the keys of an all-of row's members differ:
 // the row applies every member to the one key of each request.
-func keyNote(b *strings.Builder, indent string, keys iter.Seq[Key]) {
+func keyNote(keys iter.Seq[Key]) []string {
 	var names []string
 	for k := range keys {
 		if s := k.short(); !slices.Contains(names, s) {
 			names = append(names, s)
 		}
 	}
-	if len(names) > 1 {
-		fmt.Fprintf(b, "%s# NOTE: these limits count by different keys (%s); the row applies them\n", indent, commentSafe(strings.Join(names, ", ")))
-		fmt.Fprintf(b, "%s# all to the one key of each request, so it is envoy's only when those keys agree.\n", indent)
+	if len(names) < 2 {
+		return nil
+	}
+	return []string{
+		"NOTE: these limits count by different keys (" + strings.Join(names, ", ") + "); the row applies them",
+		"all to the one key of each request, so it is envoy's only when those keys agree.",
 	}
 }
 
@@ -560,9 +567,10 @@ func (e *Envoy) replacedBy(name string) []string {
 	return by
 }
 
-// envoyFields writes a descriptor's fixed-window fields.
-func envoyFields(d *EnvoyDescriptor) string {
-	return fmt.Sprintf("rate: %d, per: %s, count-rejected: true", d.Rate, durationText(d.Per))
+// envoyEntry is a descriptor's fixed-window row.
+func envoyEntry(d *EnvoyDescriptor) scenarios.AlgEntry {
+	return scenarios.AlgEntry{Name: str("fixed-window"), Rate: scenarios.IntOf(d.Rate), Per: scenarios.DurationOf(durationText(d.Per)),
+		CountRejected: scenarios.BoolOf(true)}
 }
 
 // Keys returns what the descriptors o.Scope picks count by, each once, in

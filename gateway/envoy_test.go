@@ -74,7 +74,7 @@ func TestEnvoyUnits(t *testing.T) {
 	// of the rate with per
 	e, err := ReadEnvoy("y.yaml", []byte("domain: d\ndescriptors:\n  - {key: k, rate_limit: {unit: YEAR, requests_per_unit: 1000000}}\n"))
 	require.NoError(t, err)
-	out, err := e.Scenario(Options{})
+	out, err := text(e.Scenario(Options{}))
 	require.NoError(t, err)
 	_, err = scenarios.Parse("y.yaml", []byte(out))
 	require.NoError(t, err, out)
@@ -91,7 +91,7 @@ func TestEnvoyWindowsAlign(t *testing.T) {
 	src := "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: WEEK, requests_per_unit: 1}\n  - key: m\n    rate_limit: {unit: MONTH, requests_per_unit: 1}\n"
 	e, err := ReadEnvoy("w.yaml", []byte(src))
 	require.NoError(t, err)
-	out, err := e.Scenario(Options{})
+	out, err := text(e.Scenario(Options{}))
 	require.NoError(t, err)
 	sc, err := scenarios.Parse("w.yaml", []byte(out))
 	require.NoError(t, err, out)
@@ -144,7 +144,7 @@ func TestEnvoyEveryHit(t *testing.T) {
 	src := "domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: SECOND, requests_per_unit: 1}\n  - key: b\n    rate_limit: {unit: MINUTE, requests_per_unit: 3}\n"
 	e, err := ReadEnvoy("h.yaml", []byte(src))
 	require.NoError(t, err)
-	out, err := e.Scenario(Options{Scope: "a + b"})
+	out, err := text(e.Scenario(Options{Scope: "a + b"}))
 	require.NoError(t, err)
 	sc, err := scenarios.Parse("h.yaml", []byte(out))
 	require.NoError(t, err, out)
@@ -185,9 +185,9 @@ func TestEnvoySplitLimits(t *testing.T) {
 	src := "domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: SECOND, requests_per_unit: 1}\n  - key: b\n    rate_limit: {unit: MINUTE, requests_per_unit: 3}\n"
 	e, err := ReadEnvoy("h.yaml", []byte(src))
 	require.NoError(t, err)
-	plain, err := e.Scenario(Options{Scope: "a + b"})
+	plain, err := text(e.Scenario(Options{Scope: "a + b"}))
 	require.NoError(t, err)
-	out, err := e.Scenario(Options{Scope: "a + b", SplitLimits: true})
+	out, err := text(e.Scenario(Options{Scope: "a + b", SplitLimits: true}))
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(out, strings.TrimSuffix(plain, plain[strings.Index(plain, "traffic:\n"):])), "the all-of row is unchanged, first")
 	require.Contains(t, out, "  # h.yaml:3: descriptor a: 1 per SECOND, a counter per value of a\n"+
@@ -212,7 +212,7 @@ func TestEnvoySplitLimits(t *testing.T) {
 	// the golden's config, a request with a descriptor in shadow_mode: the
 	// all-of leaves it out, and so do the split rows
 	e = readWith(t, "testdata/envoy-ratelimit.yaml", ReadEnvoy)
-	out, err = e.Scenario(Options{Scope: "remote_address + client_id + generic_key=default", SplitLimits: true})
+	out, err = text(e.Scenario(Options{Scope: "remote_address + client_id + generic_key=default", SplitLimits: true}))
 	require.NoError(t, err)
 	sc, err = scenarios.Parse("s.yaml", []byte(out))
 	require.NoError(t, err, out)
@@ -229,9 +229,9 @@ func TestEnvoySplitLimits(t *testing.T) {
 	require.Equal(t, time.Second, sc.Algorithms[2].Params.Per)
 
 	// no all-of row, no split rows: the whole file's import is the golden's
-	plain, err = e.Scenario(Options{})
+	plain, err = text(e.Scenario(Options{}))
 	require.NoError(t, err)
-	out, err = e.Scenario(Options{SplitLimits: true})
+	out, err = text(e.Scenario(Options{SplitLimits: true}))
 	require.NoError(t, err)
 	require.Equal(t, plain, out)
 	want, err := os.ReadFile("testdata/envoy-ratelimit.golden.yaml")
@@ -242,7 +242,7 @@ func TestEnvoySplitLimits(t *testing.T) {
 // The imported scenario is a golden file, and it loads.
 func TestEnvoyScenario(t *testing.T) {
 	e := readWith(t, "testdata/envoy-ratelimit.yaml", ReadEnvoy)
-	out, err := e.Scenario(Options{})
+	out, err := text(e.Scenario(Options{}))
 	require.NoError(t, err)
 	golden := "testdata/envoy-ratelimit.golden.yaml"
 	if *update {
@@ -266,7 +266,7 @@ func TestEnvoyScope(t *testing.T) {
 	e := readWith(t, "testdata/envoy-ratelimit.yaml", ReadEnvoy)
 	// header_match=api/remote_address's limit replaces api_total, the
 	// limit of header_match=api: only the first is checked.
-	out, err := e.Scenario(Options{Scope: "header_match=api + header_match=api/remote_address"})
+	out, err := text(e.Scenario(Options{Scope: "header_match=api + header_match=api/remote_address"}))
 	require.NoError(t, err)
 	require.Contains(t, out, "# not checked: header_match=api (named api_total) is replaced by header_match=api/remote_address\n")
 	require.Contains(t, out, "  - {name: fixed-window, label: \"header_match=api + header_match=api/remote_address\", rate: 1000, per: 1h, count-rejected: true}\n")
@@ -276,7 +276,7 @@ func TestEnvoyScope(t *testing.T) {
 
 	// client_id is in shadow mode: it never rejects, so the row leaves it
 	// out; the two others count by different keys, which a NOTE says.
-	out, err = e.Scenario(Options{Scope: "remote_address + client_id + generic_key=default"})
+	out, err = text(e.Scenario(Options{Scope: "remote_address + client_id + generic_key=default"}))
 	require.NoError(t, err)
 	require.Contains(t, out, "# left out: client_id is in shadow_mode")
 	require.Contains(t, out, "# NOTE: these limits count by different keys (client address, one key for every request)")
@@ -287,15 +287,15 @@ func TestEnvoyScope(t *testing.T) {
 	// a path with a + in it is one descriptor, not two
 	plus, err := ReadEnvoy("p.yaml", []byte("domain: d\ndescriptors:\n  - {key: k, value: a+b, rate_limit: {unit: SECOND, requests_per_unit: 1}}\n"))
 	require.NoError(t, err)
-	out, err = plus.Scenario(Options{Scope: "k=a+b"})
+	out, err = text(plus.Scenario(Options{Scope: "k=a+b"}))
 	require.NoError(t, err)
 	require.Contains(t, out, "  - {name: fixed-window, label: \"k=a+b\", rate: 1, per: 1s, count-rejected: true}\n")
 
-	_, err = e.Scenario(Options{Scope: "remote_address=10.0.0.1"})
+	_, err = text(e.Scenario(Options{Scope: "remote_address=10.0.0.1"}))
 	require.EqualError(t, err, `--scope "remote_address=10.0.0.1": envoy's ratelimit checks no limit for such a request (remote_address=10.0.0.1 is unlimited)`)
-	_, err = e.Scenario(Options{Scope: "remote_address + remote_address"})
+	_, err = text(e.Scenario(Options{Scope: "remote_address + remote_address"}))
 	require.EqualError(t, err, `--scope "remote_address + remote_address": "remote_address" is named twice`)
-	_, err = e.Scenario(Options{Scope: "nope"})
+	_, err = text(e.Scenario(Options{Scope: "nope"}))
 	require.ErrorContains(t, err, `--scope "nope": no descriptor of testdata/envoy-ratelimit.yaml with a rate_limit is "nope" (its descriptors: "remote_address", "remote_address=10.0.0.1",`)
 }
 
@@ -405,7 +405,7 @@ func FuzzReadEnvoy(f *testing.F) {
 		if !readOK(t, err) {
 			return
 		}
-		out, err := e.Scenario(Options{Scope: scope})
+		out, err := text(e.Scenario(Options{Scope: scope}))
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "--scope") {
 				t.Fatal(err)
@@ -418,7 +418,7 @@ func FuzzReadEnvoy(f *testing.F) {
 		if _, err := scenarios.Parse("f.yaml", []byte(out)); err != nil {
 			t.Fatalf("imported scenario does not load: %v\n%s", err, out)
 		}
-		split, err := e.Scenario(Options{Scope: scope, SplitLimits: true})
+		split, err := text(e.Scenario(Options{Scope: scope, SplitLimits: true}))
 		if err != nil {
 			t.Fatal(err)
 		}

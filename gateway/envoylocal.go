@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ratesim/ratesim/scenarios"
 )
 
 // This file reads envoy's HTTP local_ratelimit filter
@@ -759,75 +761,86 @@ func (l *EnvoyLocal) pick(scope string, discrete bool) ([]localRow, error) {
 	return []localRow{owner.request(scope, descs, discrete)}, nil
 }
 
-// Scenario writes the local_ratelimit configs of l as a ratesim scenario:
-// a token-bucket row per scope's default bucket and per descriptor (an
+// Scenario makes the local_ratelimit configs of l a ratesim scenario: a
+// token-bucket row per scope's default bucket and per descriptor (an
 // all-of with commit in-order when the default bucket is taken from too),
 // with rate tokens_per_fill per fill_interval and burst max_tokens,
 // refilled continuously (envoy 1.31 and later) or, for o.EnvoyVersion
 // before 1.31, tokens_per_fill at once every fill_interval. A scope whose
 // filter is not enabled is a comment.
-func (l *EnvoyLocal) Scenario(o Options) (string, error) {
+func (l *EnvoyLocal) Scenario(o Options) (*Import, error) {
 	discrete, err := ParseEnvoyVersion(o.EnvoyVersion)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	rows, err := l.pick(o.Scope, discrete)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if len(rows) == 0 {
-		return "", fmt.Errorf("--scope %q: that scope has no token bucket", o.Scope)
+		return nil, fmt.Errorf("--scope %q: that scope has no token bucket", o.Scope)
 	}
 	if discrete {
 		if err := l.checkMultiples(rows); err != nil {
-			return "", err
+			return nil, err
 		}
 	}
-	var b strings.Builder
 	base := filepath.Base(l.File)
-	version := "envoy 1.31 and later refill continuously: token-bucket rows with rate\n# tokens_per_fill per fill_interval and burst max_tokens (before 1.31: import\n# --envoy-version 1.30)."
+	version := []string{
+		"full; envoy 1.31 and later refill continuously: token-bucket rows with rate",
+		"tokens_per_fill per fill_interval and burst max_tokens (before 1.31: import",
+		"--envoy-version 1.30).",
+	}
 	if discrete {
-		version = fmt.Sprintf("envoy %s (before 1.31) refills tokens_per_fill at once every fill_interval,\n# on a timer started with the config: token-bucket rows with fill-interval and\n# tokens-per-fill, burst max_tokens.", o.EnvoyVersion)
+		version = []string{
+			"full; envoy " + o.EnvoyVersion + " (before 1.31) refills tokens_per_fill at once every fill_interval,",
+			"on a timer started with the config: token-bucket rows with fill-interval and",
+			"tokens-per-fill, burst max_tokens.",
+		}
 	}
-	fmt.Fprintf(&b, "# Imported from %s by ratesim import --from envoy-local: envoy's local_ratelimit\n", commentSafe(base))
-	b.WriteString("# token buckets, one row per scope (the filter's own config, or a virtual host's\n")
-	b.WriteString("# or route's typed_per_filter_config) and one per descriptor. Each bucket starts\n")
-	fmt.Fprintf(&b, "# full; %s\n", version)
-	b.WriteString("# A request matching descriptors takes a token from each (slowest-filling first),\n")
-	b.WriteString("# then from the default bucket, stopping at the first that is empty, with no\n")
-	b.WriteString("# refund: all-of with commit in-order. Which descriptors a request carries is set\n")
-	b.WriteString("# by envoy's rate_limits actions: --scope \"A + B\" writes the row of one matching A and B.\n")
-	b.WriteString("# Each envoy keeps its own buckets: N envoys behind a balancer admit up to N times\n")
-	b.WriteString("# these limits. No cluster section (the config does not say N): to see it, add\n")
-	b.WriteString("# cluster: {nodes: N} and coordination: local to plain rows (docs/cluster.md).\n")
+	head := []string{
+		"Imported from " + base + " by ratesim import --from envoy-local: envoy's local_ratelimit",
+		"token buckets, one row per scope (the filter's own config, or a virtual host's",
+		"or route's typed_per_filter_config) and one per descriptor. Each bucket starts",
+	}
+	head = append(head, version...)
+	head = append(head,
+		"A request matching descriptors takes a token from each (slowest-filling first),",
+		"then from the default bucket, stopping at the first that is empty, with no",
+		"refund: all-of with commit in-order. Which descriptors a request carries is set",
+		"by envoy's rate_limits actions: --scope \"A + B\" writes the row of one matching A and B.",
+		"Each envoy keeps its own buckets: N envoys behind a balancer admit up to N times",
+		"these limits. No cluster section (the config does not say N): to see it, add",
+		"cluster: {nodes: N} and coordination: local to plain rows (docs/cluster.md).")
 	for _, n := range l.Notes {
-		fmt.Fprintf(&b, "# NOTE: %s\n", commentSafe(n))
+		head = append(head, "NOTE: "+n)
 	}
-	writeNames(&b, base, "The local_ratelimit token buckets of "+base+".")
+	im := newImport(base, "The local_ratelimit token buckets of "+base+".", head...)
 	first := rows[0].buckets()[0]
-	fmt.Fprintf(&b, "limit: {rate: %d, per: %s, burst: %d}\n", first.TokensPerFill, durationText(first.FillInterval), first.MaxTokens)
-	b.WriteString("duration: 10s\nalgorithms:\n")
+	im.File.Limit = limit(first.TokensPerFill, durationText(first.FillInterval))
+	im.File.Limit.Burst = scenarios.IntOf(first.MaxTokens)
+	im.File.Duration = scenarios.DurationOf("10s")
 	var split labels // the labels of --split-limits rows, when it is given
 	if o.SplitLimits {
 		split = labels{}
 	}
 	if o.Scope == "" {
 		for _, s := range l.Scopes {
-			l.scopeComment(&b, base, s)
+			im.note(l.scopeComment(base, s)...)
 			if !s.Enabled.none() {
 				for _, row := range s.rows(discrete) {
-					l.writeRow(&b, base, row, discrete, split)
+					l.addRow(im, base, row, discrete, split)
 				}
 			}
 		}
 	} else {
-		l.scopeComment(&b, base, rows[0].scope)
+		im.note(l.scopeComment(base, rows[0].scope)...)
 		for _, row := range rows {
-			l.writeRow(&b, base, row, discrete, split)
+			l.addRow(im, base, row, discrete, split)
 		}
 	}
-	writePlaceholderTraffic(&b, 2*first.TokensPerFill, durationText(first.FillInterval))
-	return b.String(), nil
+	im.placeholderTraffic(2*first.TokensPerFill, durationText(first.FillInterval))
+	return im, nil
 }
 
 // buckets are the row's buckets in envoy's order.
@@ -863,21 +876,20 @@ func (l *EnvoyLocal) checkMultiples(rows []localRow) error {
 	return nil
 }
 
-// scopeComment writes the comment lines of a scope: where it is, and what
-// of it the rows do not model.
-func (l *EnvoyLocal) scopeComment(b *strings.Builder, base string, s *LocalScope) {
-	fmt.Fprintf(b, "  # %s:%d: local_ratelimit of %s (stat_prefix %s)", commentSafe(base), s.Where.Line, commentSafe(s.Name), commentSafe(s.StatPrefix))
+// scopeComment is the comment lines of a scope: where it is, and what of
+// it the rows do not model.
+func (l *EnvoyLocal) scopeComment(base string, s *LocalScope) []string {
+	head := fmt.Sprintf("%s:%d: local_ratelimit of %s (stat_prefix %s)", base, s.Where.Line, s.Name, s.StatPrefix)
 	if s.Enabled.none() {
 		what := "unset (envoy's default: 0%)"
 		if s.Enabled.Set {
 			what = s.Enabled.String()
 		}
-		fmt.Fprintf(b, ": filter_enabled %s: the filter passes every request (no row)\n", commentSafe(what))
-		return
+		return []string{head + ": filter_enabled " + what + ": the filter passes every request (no row)"}
 	}
-	fmt.Fprintf(b, "; rejects with %s\n", commentSafe(s.Status))
+	lines := []string{head + "; rejects with " + s.Status}
 	if !s.Enabled.all() {
-		fmt.Fprintf(b, "  #   filter_enabled %s: envoy checks only that share of the requests; the rows check all\n", commentSafe(s.Enabled.String()))
+		lines = append(lines, "  filter_enabled "+s.Enabled.String()+": envoy checks only that share of the requests; the rows check all")
 	}
 	switch {
 	case s.Enforced.none():
@@ -885,47 +897,56 @@ func (l *EnvoyLocal) scopeComment(b *strings.Builder, base string, s *LocalScope
 		if s.Enforced.Set {
 			what = s.Enforced.String()
 		}
-		fmt.Fprintf(b, "  #   filter_enforced %s: envoy takes the tokens but passes every request (it only\n  #   counts it as rate limited); the rows reject as if enforced\n", commentSafe(what))
+		lines = append(lines, "  filter_enforced "+what+": envoy takes the tokens but passes every request (it only",
+			"  counts it as rate limited); the rows reject as if enforced")
 	case !s.Enforced.all():
-		fmt.Fprintf(b, "  #   filter_enforced %s: envoy rejects only that share of the requests it limits; the rows reject all\n", commentSafe(s.Enforced.String()))
+		lines = append(lines, "  filter_enforced "+s.Enforced.String()+": envoy rejects only that share of the requests it limits; the rows reject all")
 	}
 	if s.PerConnection {
-		b.WriteString("  #   local_rate_limit_per_downstream_connection: each connection has its own buckets\n")
+		lines = append(lines, "  local_rate_limit_per_downstream_connection: each connection has its own buckets")
 	}
 	if s.LocalCluster {
-		b.WriteString("  #   local_cluster_rate_limit: envoy shares each bucket's tokens among the instances of\n  #   its local cluster; the rows are the whole limit, as one envoy would enforce it\n")
+		lines = append(lines, "  local_cluster_rate_limit: envoy shares each bucket's tokens among the instances of",
+			"  its local cluster; the rows are the whole limit, as one envoy would enforce it")
 	}
 	if s.Bucket == nil {
-		b.WriteString("  #   no token_bucket: only requests that match a descriptor are limited here\n")
+		lines = append(lines, "  no token_bucket: only requests that match a descriptor are limited here")
 	}
+	return lines
 }
 
-// writeRow writes one row: a token-bucket, or an all-of in-order, then,
-// when split is not nil (--split-limits), a row per bucket of an all-of
-// (labels unique in split).
-func (l *EnvoyLocal) writeRow(b *strings.Builder, base string, row localRow, discrete bool, split labels) {
+// addRow adds one row: a token-bucket, or an all-of in-order, then, when
+// split is not nil (--split-limits), a row per bucket of an all-of (labels
+// unique in split).
+func (l *EnvoyLocal) addRow(im *Import, base string, row localRow, discrete bool, split labels) {
 	if len(row.descs) == 0 {
-		bucketComment(b, base, "the default bucket", *row.scope.Bucket, "  ")
-		fmt.Fprintf(b, "  - {name: token-bucket, label: %s, %s}\n", yamlString(row.label), bucketFields(*row.scope.Bucket, discrete))
+		e := bucketEntry(*row.scope.Bucket, discrete)
+		e.Label = str(row.label)
+		im.note(bucketComment(base, "the default bucket", *row.scope.Bucket))
+		im.row(e)
 		return
 	}
 	for _, d := range row.descs {
 		if d.ShadowMode {
-			fmt.Fprintf(b, "  #   descriptor %s is in shadow_mode: envoy takes its token but never rejects for it;\n  #   the row rejects as if it did\n", commentSafe(d.Path()))
+			im.note("  descriptor "+d.Path()+" is in shadow_mode: envoy takes its token but never rejects for it;",
+				"  the row rejects as if it did")
 		}
 		for _, e := range d.Entries {
 			if e.Value == "" {
-				fmt.Fprintf(b, "  #   entry %s has no value: recent envoys keep a bucket per value of %s (up to\n  #   max_dynamic_descriptors, least recently used evicted, not modelled)\n", commentSafe(e.Key), commentSafe(e.Key))
+				im.note("  entry "+e.Key+" has no value: recent envoys keep a bucket per value of "+e.Key+" (up to",
+					"  max_dynamic_descriptors, least recently used evicted, not modelled)")
 			}
 		}
 	}
 	if len(row.descs) == 1 && !row.dflt {
 		d := row.descs[0]
-		bucketComment(b, base, "descriptor "+d.Path(), d.Bucket, "  ")
-		fmt.Fprintf(b, "  - {name: token-bucket, label: %s, %s}\n", yamlString(row.label), bucketFields(d.Bucket, discrete))
+		e := bucketEntry(d.Bucket, discrete)
+		e.Label = str(row.label)
+		im.note(bucketComment(base, "descriptor "+d.Path(), d.Bucket))
+		im.row(e)
 		return
 	}
-	keyNote(b, "  ", func(yield func(Key) bool) {
+	im.note(keyNote(func(yield func(Key) bool) {
 		for _, d := range row.descs {
 			for _, k := range localDescKeys(d) {
 				if !yield(k) {
@@ -936,52 +957,50 @@ func (l *EnvoyLocal) writeRow(b *strings.Builder, base string, row localRow, dis
 		if row.dflt {
 			yield(Key{Kind: KeyGlobal})
 		}
-	})
-	fmt.Fprintf(b, "  - name: all-of\n    label: %s\n    commit: in-order\n    limits:\n", yamlString(row.label))
+	})...)
+	i := im.row(scenarios.AlgEntry{Name: str("all-of"), Label: str(row.label), Commit: str("in-order")})
 	for _, d := range row.descs {
-		bucketComment(b, base, "descriptor "+d.Path(), d.Bucket, "      ")
-		fmt.Fprintf(b, "      - {name: token-bucket, %s}\n", bucketFields(d.Bucket, discrete))
+		im.member(i, bucketEntry(d.Bucket, discrete), bucketComment(base, "descriptor "+d.Path(), d.Bucket))
 	}
 	if row.dflt {
-		bucketComment(b, base, "then the default bucket (always_consume_default_token_bucket)", *row.scope.Bucket, "      ")
-		fmt.Fprintf(b, "      - {name: token-bucket, %s}\n", bucketFields(*row.scope.Bucket, discrete))
+		im.member(i, bucketEntry(*row.scope.Bucket, discrete), bucketComment(base, "then the default bucket (always_consume_default_token_bucket)", *row.scope.Bucket))
 	}
 	if split == nil {
 		return
 	}
 	var members []splitMember
 	for _, d := range row.descs {
-		members = append(members, splitMember{label: "(" + d.Path() + " alone)", alg: "token-bucket", fields: bucketFields(d.Bucket, discrete),
-			comment: func(b *strings.Builder, indent string) {
-				bucketComment(b, base, "descriptor "+d.Path(), d.Bucket, indent)
-			}})
+		members = append(members, splitMember{label: "(" + d.Path() + " alone)", entry: bucketEntry(d.Bucket, discrete),
+			comment: []string{bucketComment(base, "descriptor "+d.Path(), d.Bucket)}})
 	}
 	if row.dflt {
-		members = append(members, splitMember{label: "(default bucket alone)", alg: "token-bucket", fields: bucketFields(*row.scope.Bucket, discrete),
-			comment: func(b *strings.Builder, indent string) {
-				bucketComment(b, base, "the default bucket", *row.scope.Bucket, indent)
-			}})
+		members = append(members, splitMember{label: "(default bucket alone)", entry: bucketEntry(*row.scope.Bucket, discrete),
+			comment: []string{bucketComment(base, "the default bucket", *row.scope.Bucket)}})
 	}
-	writeSplitRows(b, split, row.label, []string{
+	im.splitRows(split, row.label, []string{
 		"--split-limits: each bucket above on its own (it takes a token whenever it has",
 		"one, whatever the others hold), to compare with the all-of row",
-	}, members, "")
+	}, members, nil)
 }
 
-// bucketComment writes where a bucket is and what it holds.
-func bucketComment(b *strings.Builder, base, what string, t LocalBucket, indent string) {
-	fmt.Fprintf(b, "%s# %s:%d: %s: max_tokens %d, tokens_per_fill %d, fill_interval %s\n",
-		indent, commentSafe(base), t.Where.Line, commentSafe(what), t.MaxTokens, t.TokensPerFill, durationText(t.FillInterval))
+// bucketComment is the comment line of a bucket: where it is and what it
+// holds.
+func bucketComment(base, what string, t LocalBucket) string {
+	return fmt.Sprintf("%s:%d: %s: max_tokens %d, tokens_per_fill %d, fill_interval %s",
+		base, t.Where.Line, what, t.MaxTokens, t.TokensPerFill, durationText(t.FillInterval))
 }
 
-// bucketFields writes a bucket's token-bucket fields: rate and per for a
+// bucketEntry is a bucket's token-bucket row: rate and per for a
 // continuous refill, fill-interval and tokens-per-fill for a discrete one;
 // burst is max_tokens.
-func bucketFields(t LocalBucket, discrete bool) string {
+func bucketEntry(t LocalBucket, discrete bool) scenarios.AlgEntry {
+	e := scenarios.AlgEntry{Name: str("token-bucket"), Burst: scenarios.IntOf(t.MaxTokens)}
 	if discrete {
-		return fmt.Sprintf("burst: %d, fill-interval: %s, tokens-per-fill: %d", t.MaxTokens, durationText(t.FillInterval), t.TokensPerFill)
+		e.FillInterval, e.TokensPerFill = scenarios.DurationOf(durationText(t.FillInterval)), scenarios.IntOf(t.TokensPerFill)
+		return e
 	}
-	return fmt.Sprintf("rate: %d, per: %s, burst: %d", t.TokensPerFill, durationText(t.FillInterval), t.MaxTokens)
+	e.Rate, e.Per = scenarios.IntOf(t.TokensPerFill), scenarios.DurationOf(durationText(t.FillInterval))
+	return e
 }
 
 // Keys returns what the rows o.Scope picks count by, each once, in order:

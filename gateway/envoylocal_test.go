@@ -61,7 +61,7 @@ func TestEnvoyLocalScenario(t *testing.T) {
 		{"envoy-local-filter", "", "envoy-local-filter.golden.yaml", 2},
 	} {
 		l := readWith(t, "testdata/"+tc.config+".yaml", ReadEnvoyLocal)
-		out, err := l.Scenario(Options{EnvoyVersion: tc.version})
+		out, err := text(l.Scenario(Options{EnvoyVersion: tc.version}))
 		require.NoError(t, err)
 		golden := "testdata/" + tc.golden
 		if *update {
@@ -85,14 +85,14 @@ func TestEnvoyLocalScenario(t *testing.T) {
 // default bucket (always_consume_default_token_bucket, default true).
 func TestEnvoyLocalRows(t *testing.T) {
 	l := readWith(t, "testdata/envoy-local.yaml", ReadEnvoyLocal)
-	out, err := l.Scenario(Options{Scope: "ingress/api/reports plan=free"})
+	out, err := text(l.Scenario(Options{Scope: "ingress/api/reports plan=free"}))
 	require.NoError(t, err)
 	require.Contains(t, out, "  - name: all-of\n    label: \"ingress/api/reports plan=free\"\n    commit: in-order\n    limits:\n")
 	require.Contains(t, out, "      - {name: token-bucket, rate: 1, per: 2s, burst: 2}\n") // plan=free: 1 token per 2s, 2 at most
 	require.Contains(t, out, "      - {name: token-bucket, rate: 10, per: 1s, burst: 20}\n")
 	require.Contains(t, out, "# envoy-local.yaml:57: local_ratelimit of ingress/api/reports (stat_prefix reports); rejects with 503\n")
 
-	out, err = l.Scenario(Options{Scope: "ingress/api/prefix /login", EnvoyVersion: "1.30.4"})
+	out, err = text(l.Scenario(Options{Scope: "ingress/api/prefix /login", EnvoyVersion: "1.30.4"}))
 	require.NoError(t, err)
 	require.Contains(t, out, "  - {name: token-bucket, label: \"ingress/api/prefix /login\", burst: 5, fill-interval: 12s, tokens-per-fill: 1}\n")
 	require.Contains(t, out, "filter_enforced 50%: envoy rejects only that share of the requests it limits; the rows reject all\n")
@@ -100,7 +100,7 @@ func TestEnvoyLocalRows(t *testing.T) {
 	// A request matching both descriptors: the slower-filling first.
 	// plan=free fills 0.5 a second, plan=pro 10: free, then pro, then the
 	// default bucket, whatever the order they are named in.
-	out, err = l.Scenario(Options{Scope: "ingress/api/reports plan=pro + ingress/api/reports plan=free"})
+	out, err = text(l.Scenario(Options{Scope: "ingress/api/reports plan=pro + ingress/api/reports plan=free"}))
 	require.NoError(t, err)
 	sc, err := scenarios.Parse("s.yaml", []byte(out))
 	require.NoError(t, err, out)
@@ -110,11 +110,11 @@ func TestEnvoyLocalRows(t *testing.T) {
 	}
 	require.Equal(t, []int64{2, 10, 20}, got)
 
-	_, err = l.Scenario(Options{Scope: "ingress/api/reports plan=pro + ingress"})
+	_, err = text(l.Scenario(Options{Scope: "ingress/api/reports plan=pro + ingress"}))
 	require.EqualError(t, err, `--scope "ingress/api/reports plan=pro + ingress": "ingress" is not a descriptor's row (join descriptors of one scope with " + ")`)
-	_, err = l.Scenario(Options{Scope: "admin"})
+	_, err = text(l.Scenario(Options{Scope: "admin"}))
 	require.ErrorContains(t, err, `--scope "admin": no row of testdata/envoy-local.yaml is "admin" (its rows: "ingress", "ingress/api/prefix /login", `)
-	_, err = l.Scenario(Options{EnvoyVersion: "one"})
+	_, err = text(l.Scenario(Options{EnvoyVersion: "one"}))
 	require.EqualError(t, err, `--envoy-version "one": want an envoy version such as 1.30 or 1.31.2`)
 }
 
@@ -138,7 +138,7 @@ func TestEnvoyLocalOrder(t *testing.T) {
 		{"1.31", "max_tokens 2"}, // b
 		{"1.30", "max_tokens 1"}, // a, the config's first
 	} {
-		out, err := l.Scenario(Options{Scope: "s k=a + s k=b", EnvoyVersion: tc.version})
+		out, err := text(l.Scenario(Options{Scope: "s k=a + s k=b", EnvoyVersion: tc.version}))
 		require.NoError(t, err)
 		i := strings.Index(out, "descriptor k=")
 		require.Contains(t, out[i:i+60], tc.first, tc.version)
@@ -155,7 +155,7 @@ func TestEnvoyLocalInOrder(t *testing.T) {
 		"descriptors:\n  - {entries: [{key: k, value: v}], token_bucket: {max_tokens: 2, tokens_per_fill: 1, fill_interval: 100s}}\n"
 	l, err := ReadEnvoyLocal("i.yaml", []byte(src))
 	require.NoError(t, err)
-	out, err := l.Scenario(Options{Scope: "s k=v"})
+	out, err := text(l.Scenario(Options{Scope: "s k=v"}))
 	require.NoError(t, err)
 	sc, err := scenarios.Parse("i.yaml", []byte(out))
 	require.NoError(t, err, out)
@@ -263,7 +263,7 @@ func TestReadEnvoyLocalErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := ReadEnvoyLocal("l.yaml", []byte(tc.src))
 			if err == nil {
-				_, err = l.Scenario(Options{EnvoyVersion: tc.version})
+				_, err = text(l.Scenario(Options{EnvoyVersion: tc.version}))
 			}
 			requireGatewayError(t, err, tc.want)
 		})
@@ -288,7 +288,7 @@ func FuzzReadEnvoyLocal(f *testing.F) {
 		if !readOK(t, err) {
 			return
 		}
-		out, err := l.Scenario(Options{Scope: scope, EnvoyVersion: version})
+		out, err := text(l.Scenario(Options{Scope: scope, EnvoyVersion: version}))
 		if err != nil {
 			var ge *Error
 			if !errors.As(err, &ge) && !strings.HasPrefix(err.Error(), "--") {
@@ -299,7 +299,7 @@ func FuzzReadEnvoyLocal(f *testing.F) {
 		if _, err := l.Keys(Options{Scope: scope, EnvoyVersion: version}); err != nil {
 			t.Fatal(err)
 		}
-		split, err := l.Scenario(Options{Scope: scope, EnvoyVersion: version, SplitLimits: true})
+		split, err := text(l.Scenario(Options{Scope: scope, EnvoyVersion: version, SplitLimits: true}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -326,12 +326,12 @@ func TestEnvoyLocalSplitLimits(t *testing.T) {
 		{"", "envoy-local.golden.yaml", "rate: 1, per: 2s, burst: 2", "rate: 10, per: 1s, burst: 20"},
 		{"1.30", "envoy-local-1.30.golden.yaml", "burst: 2, fill-interval: 2s, tokens-per-fill: 1", "burst: 20, fill-interval: 1s, tokens-per-fill: 10"},
 	} {
-		plain, err := l.Scenario(Options{EnvoyVersion: tc.version})
+		plain, err := text(l.Scenario(Options{EnvoyVersion: tc.version}))
 		require.NoError(t, err)
 		want, err := os.ReadFile("testdata/" + tc.golden)
 		require.NoError(t, err)
 		require.Equal(t, string(want), plain)
-		out, err := l.Scenario(Options{EnvoyVersion: tc.version, SplitLimits: true})
+		out, err := text(l.Scenario(Options{EnvoyVersion: tc.version, SplitLimits: true}))
 		require.NoError(t, err)
 		// envoy-local.yaml:67, plan=free: max_tokens 2, tokens_per_fill 1,
 		// fill_interval 2s; :60, the default bucket: 20, 10, 1s
@@ -366,7 +366,7 @@ func TestEnvoyLocalSplitLimits(t *testing.T) {
 	// --scope "A + B": the request's row takes from plan=pro (30 per 3s, 10
 	// a second, fills faster than plan=free's 1 per 2s) after plan=free,
 	// then the default bucket: three split rows, in that order
-	out, err := l.Scenario(Options{Scope: "ingress/api/reports plan=pro + ingress/api/reports plan=free", SplitLimits: true})
+	out, err := text(l.Scenario(Options{Scope: "ingress/api/reports plan=pro + ingress/api/reports plan=free", SplitLimits: true}))
 	require.NoError(t, err)
 	sc, err := scenarios.Parse("s.yaml", []byte(out))
 	require.NoError(t, err, out)

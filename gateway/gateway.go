@@ -15,10 +15,10 @@ import (
 // Config is a gateway config, read: its limits, ready to be written as a
 // scenario.
 type Config interface {
-	// Scenario writes the config's limits as a ratesim scenario (YAML):
-	// algorithm rows with a comment naming the config file and line of
-	// each limit, and a cluster section where the config implies one.
-	Scenario(o Options) (string, error)
+	// Scenario makes the config's limits a ratesim scenario: algorithm
+	// rows with comments naming the config file and line of each limit,
+	// and a cluster section where the config implies one.
+	Scenario(o Options) (*Import, error)
 	// Keys says what each limit of the scopes o picks counts by, for
 	// replay --gateway, which takes each request's key from a log; one
 	// entry per distinct key, in the order of the config.

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ratesim/ratesim/scenarios"
 )
 
 // HAProxyTable is one stick-table: the table of the proxy section that
@@ -681,44 +683,42 @@ func (r *haproxyReader) denyStatus(l hline, cw int) (int, error) {
 	return status, nil
 }
 
-// Scenario writes the limits as a ratesim scenario (YAML): one haproxy row
-// per frontend or listen section, labelled by its name, with comments
-// naming the lines of the section, its track-sc, its table and its deny.
-// The scenario's limit is the first row's; its traffic a placeholder at
-// twice that rate.
-func (h *HAProxy) Scenario(o Options) (string, error) {
+// Scenario makes the limits a ratesim scenario: one haproxy row per
+// frontend or listen section, labelled by its name, with comments naming
+// the lines of the section, its track-sc, its table and its deny. The
+// scenario's limit is the first row's; its traffic a placeholder at twice
+// that rate.
+func (h *HAProxy) Scenario(o Options) (*Import, error) {
 	lims, err := h.pick(o.Scope)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	var b strings.Builder
 	base := filepath.Base(h.File)
-	fmt.Fprintf(&b, "# Imported from %s by ratesim import --from haproxy: one row per frontend or\n", base)
-	b.WriteString("# listen section whose http-request deny tests a tracked http_req_rate. HAProxy\n")
-	b.WriteString("# counts every request, denied ones too, before the deny reads the rate.\n")
-	writeNames(&b, base, "The http_req_rate limits of "+base+".")
+	im := newImport(base, "The http_req_rate limits of "+base+".",
+		"Imported from "+base+" by ratesim import --from haproxy: one row per frontend or",
+		"listen section whose http-request deny tests a tracked http_req_rate. HAProxy",
+		"counts every request, denied ones too, before the deny reads the rate.")
 	first := lims[0]
-	fmt.Fprintf(&b, "limit: {rate: %d, per: %s}\n", first.Limit, durationText(first.Track.Table.Period))
-	fmt.Fprintf(&b, "duration: %s\n", durationText(max(10*time.Second, 3*first.Track.Table.Period)))
-	b.WriteString("algorithms:\n")
+	im.File.Limit = limit(first.Limit, durationText(first.Track.Table.Period))
+	im.File.Duration = scenarios.DurationOf(durationText(max(10*time.Second, 3*first.Track.Table.Period)))
 	for _, l := range lims {
 		t, tr := l.Track.Table, l.Track
-		fmt.Fprintf(&b, "  # %s:%d: %s %s; denies with %d\n", commentSafe(base), l.Where.Line, l.Kind, commentSafe(l.Name), l.Status)
-		fmt.Fprintf(&b, "  # %s:%d: %s; key %s\n", commentSafe(base), tr.Where.Line, commentSafe(tr.Text), commentSafe(tr.Key.String()))
-		fmt.Fprintf(&b, "  # %s:%d: table %s: %s (its size is not modelled)\n", commentSafe(base), t.Where.Line, commentSafe(t.Name), commentSafe(t.Text))
-		fmt.Fprintf(&b, "  # %s:%d: %s", commentSafe(base), l.DenyWhere.Line, commentSafe(l.Deny))
+		deny := fmt.Sprintf("%s:%d: %s", base, l.DenyWhere.Line, l.Deny)
 		if l.CondWhere.Line != l.DenyWhere.Line {
-			fmt.Fprintf(&b, "; acl at %s:%d: %s", commentSafe(base), l.CondWhere.Line, commentSafe(l.Cond))
+			deny += fmt.Sprintf("; acl at %s:%d: %s", base, l.CondWhere.Line, l.Cond)
 		}
-		fmt.Fprintf(&b, ": denied when the rate including the request is > %d\n", l.Limit)
+		im.note(fmt.Sprintf("%s:%d: %s %s; denies with %d", base, l.Where.Line, l.Kind, l.Name, l.Status),
+			fmt.Sprintf("%s:%d: %s; key %s", base, tr.Where.Line, tr.Text, tr.Key.String()),
+			fmt.Sprintf("%s:%d: table %s: %s (its size is not modelled)", base, t.Where.Line, t.Name, t.Text),
+			deny+fmt.Sprintf(": denied when the rate including the request is > %d", l.Limit))
 		if len(l.SharedWith) > 0 {
-			fmt.Fprintf(&b, "  # NOTE: table %s also counts the requests of %s, in the same entries;\n", commentSafe(t.Name), commentSafe(strings.Join(l.SharedWith, ", ")))
-			b.WriteString("  # this row counts only the requests of its own section.\n")
+			im.note(fmt.Sprintf("NOTE: table %s also counts the requests of %s, in the same entries;", t.Name, strings.Join(l.SharedWith, ", ")),
+				"this row counts only the requests of its own section.")
 		}
-		fmt.Fprintf(&b, "  - {name: haproxy, label: %s, rate: %d, per: %s}\n", yamlString(l.Name), l.Limit, durationText(t.Period))
+		im.row(scenarios.AlgEntry{Name: str("haproxy"), Label: str(l.Name), Rate: scenarios.IntOf(l.Limit), Per: scenarios.DurationOf(durationText(t.Period))})
 	}
-	writePlaceholderTraffic(&b, 2*first.Limit, durationText(first.Track.Table.Period))
-	return b.String(), nil
+	im.placeholderTraffic(2*first.Limit, durationText(first.Track.Table.Period))
+	return im, nil
 }
 
 // pick returns the limits that scope names: all of them when it is "",

@@ -52,7 +52,7 @@ func TestReadHAProxy(t *testing.T) {
 	keys, err = h.Keys(Options{Scope: "api"})
 	require.NoError(t, err)
 	require.Equal(t, "the header x-api-key", keys[0].String())
-	_, err = h.Scenario(Options{Scope: "nope"})
+	_, err = text(h.Scenario(Options{Scope: "nope"}))
 	require.EqualError(t, err, `--scope "nope": no scope of testdata/haproxy.cfg has that name (its scopes: "www", "api", "admin")`)
 }
 
@@ -60,7 +60,7 @@ func TestReadHAProxy(t *testing.T) {
 // row per limit.
 func TestHAProxyScenario(t *testing.T) {
 	h := readWith(t, "testdata/haproxy.cfg", ReadHAProxy)
-	out, err := h.Scenario(Options{})
+	out, err := text(h.Scenario(Options{}))
 	require.NoError(t, err)
 	const golden = "testdata/haproxy.yaml"
 	if *update {
@@ -160,7 +160,7 @@ func FuzzReadHAProxy(f *testing.F) {
 		if !readOK(t, err) {
 			return
 		}
-		out, err := h.Scenario(Options{})
+		out, err := text(h.Scenario(Options{}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,7 +67,8 @@ func golden(t *testing.T, name, out string) {
 
 // Each example config in examples/ imports (with the gateway guessed from
 // its content, as import does without --from) to the scenario beside it,
-// as docs/gateways.md and examples/README.md say, and that scenario loads.
+// as docs/gateways.md and examples/README.md say, and that scenario loads
+// as the same scenario as the File the import made.
 func TestExamples(t *testing.T) {
 	for _, tc := range []struct{ from, config, scenario string }{
 		{"nginx", "nginx.conf", "nginx.yaml"},
@@ -83,12 +84,26 @@ func TestExamples(t *testing.T) {
 			require.Equal(t, tc.from, Guess(tc.config, data))
 			c, err := Read(tc.from, "examples/"+tc.config, data)
 			require.NoError(t, err)
-			out, err := c.Scenario(Options{})
+			im, err := c.Scenario(Options{})
+			require.NoError(t, err)
+			out, err := im.Text()
 			require.NoError(t, err)
 			want, err := os.ReadFile("../examples/" + tc.scenario)
 			require.NoError(t, err)
 			require.Equal(t, string(want), out)
-			parseImported(t, out)
+			// the File is the scenario its text is
+			im.File.From = "import.yaml"
+			built, err := scenarios.Build(im.File)
+			require.NoError(t, err)
+			require.Equal(t, parseImported(t, out), built)
 		})
 	}
+}
+
+// text is the scenario of im as ratesim import prints it.
+func text(im *Import, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	return im.Text()
 }

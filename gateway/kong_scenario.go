@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/ratesim/ratesim/scenarios"
 )
 
 // KongDefaultNodes is the nodes of the cluster section Kong's import
@@ -16,7 +18,9 @@ const KongDefaultNodes = 3
 // with the commit of its windows and whether they count rejected hits.
 type kongMode struct {
 	coordination string // local, central, racy, sync
-	extra        string // the row's other cluster fields (write, sync, on-store-error)
+	write        string // the row's other cluster fields, "" when unset
+	sync         string
+	onStoreError string
 	commit       string // all-or-nothing or every-hit
 	countRej     bool
 	why          string // the comment that says so
@@ -43,7 +47,7 @@ type kongMode struct {
 func (p *KongPlugin) mode() kongMode {
 	store := ""
 	if !p.FaultTolerant {
-		store = ", on-store-error: deny"
+		store = "deny"
 	}
 	if p.Name == "rate-limiting" {
 		switch p.Policy {
@@ -51,19 +55,19 @@ func (p *KongPlugin) mode() kongMode {
 			return kongMode{coordination: "local", commit: "all-or-nothing",
 				why: "policy local: each node counts alone; every window counts an admitted request only"}
 		case "cluster":
-			return kongMode{coordination: "racy", extra: ", write: incr" + store, commit: "all-or-nothing",
+			return kongMode{coordination: "racy", write: "incr", onStoreError: store, commit: "all-or-nothing",
 				why: "policy cluster: the database's counts are read, then an admitted request incremented (racy reads)"}
 		}
 		if p.SyncRate > 0 {
 			if len(p.Windows) == 1 {
-				return kongMode{coordination: "sync", extra: ", sync: " + seconds(p.SyncRate) + store, commit: "all-or-nothing",
+				return kongMode{coordination: "sync", sync: seconds(p.SyncRate), onStoreError: store, commit: "all-or-nothing",
 					why: "policy redis, sync_rate " + strconv.FormatFloat(p.SyncRate, 'g', -1, 64) + ": each node counts locally and adds its counts to redis every sync_rate"}
 			}
-			return kongMode{coordination: "central", extra: store, commit: "every-hit", countRej: true,
+			return kongMode{coordination: "central", onStoreError: store, commit: "every-hit", countRej: true,
 				why:  "policy redis: one INCR per window per hit in redis; every window counts every hit, admitted or not",
 				note: "sync_rate " + strconv.FormatFloat(p.SyncRate, 'g', -1, 64) + " (counts batched every sync_rate) is not modelled for several windows: the row counts every hit in redis at once"}
 		}
-		return kongMode{coordination: "central", extra: store, commit: "every-hit", countRej: true,
+		return kongMode{coordination: "central", onStoreError: store, commit: "every-hit", countRej: true,
 			why: "policy redis: one INCR per window per hit in redis; every window counts every hit, admitted or not"}
 	}
 	m := kongMode{commit: "every-hit", countRej: p.CountRejected}
@@ -75,20 +79,20 @@ func (p *KongPlugin) mode() kongMode {
 	case p.Policy == "local" || p.SyncRate == -1:
 		m.coordination, m.why = "local", "strategy "+p.Policy+", sync_rate -1: each node counts alone"+pen
 	case p.SyncRate == 0 && p.Policy == "redis":
-		m.coordination, m.extra, m.why = "central", store, "strategy redis, sync_rate 0: every hit counted in redis at once"+pen
+		m.coordination, m.onStoreError, m.why = "central", store, "strategy redis, sync_rate 0: every hit counted in redis at once"+pen
 	case p.SyncRate == 0:
-		m.coordination, m.extra, m.why = "racy", ", write: incr"+store, "strategy cluster, sync_rate 0: the database's counts read, then incremented"+pen
+		m.coordination, m.write, m.onStoreError, m.why = "racy", "incr", store, "strategy cluster, sync_rate 0: the database's counts read, then incremented"+pen
 		m.commit, m.countRej = "all-or-nothing", false
 		if p.CountRejected {
-			m.coordination, m.extra = "central", store
+			m.coordination, m.write = "central", ""
 			m.commit, m.countRej = "every-hit", true
 			m.note = "the database's counts are read and incremented for every hit: modelled as central (atomic), without the stale reads of the database"
 		}
 	case len(p.Windows) == 1:
-		m.coordination, m.extra, m.why = "sync", ", sync: "+seconds(p.SyncRate)+store, "strategy "+p.Policy+", sync_rate "+strconv.FormatFloat(p.SyncRate, 'g', -1, 64)+": each node counts locally and syncs every sync_rate"+pen
+		m.coordination, m.sync, m.onStoreError, m.why = "sync", seconds(p.SyncRate), store, "strategy "+p.Policy+", sync_rate "+strconv.FormatFloat(p.SyncRate, 'g', -1, 64)+": each node counts locally and syncs every sync_rate"+pen
 		m.countRej = false
 	default:
-		m.coordination, m.extra, m.why = "central", store, "strategy "+p.Policy+pen
+		m.coordination, m.onStoreError, m.why = "central", store, "strategy "+p.Policy+pen
 		m.note = "sync_rate " + strconv.FormatFloat(p.SyncRate, 'g', -1, 64) + " (counts synchronised every sync_rate) is not modelled for several windows: the row counts every hit in the store at once"
 	}
 	return m
@@ -104,40 +108,40 @@ func seconds(s float64) string {
 	return strconv.FormatInt(ms, 10) + "ms"
 }
 
-// Scenario writes the limits of k as a ratesim scenario (YAML): one
-// algorithm row per scope, labelled by the scope's name, on a cluster of
+// Scenario makes the limits of k a ratesim scenario: one algorithm row
+// per scope, labelled by the scope's name, on a cluster of
 // KongDefaultNodes nodes (see mode for each policy's coordination). A
 // plugin with one window is a fixed-window row; one with several is an
 // all-of row of a fixed-window per window (rate-limiting-advanced's
 // sliding windows are sliding-window rows). Each row has comments naming
 // the file and line of its route (or service), of its plugin and of each
 // window.
-func (k *Kong) Scenario(o Options) (string, error) {
+func (k *Kong) Scenario(o Options) (*Import, error) {
 	scopes, err := k.pick(o.Scope)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	var b strings.Builder
 	base := filepath.Base(k.File)
-	fmt.Fprintf(&b, "# Imported from %s by ratesim import --from kong: one row per route (or\n", base)
-	b.WriteString("# service without routes) with the rate-limiting plugin that Kong runs there,\n")
-	b.WriteString("# after its precedence (consumer > route > service > global), and one per\n")
-	b.WriteString("# consumer whose own plugin applies instead. Several windows are one all-of row.\n")
-	writeNames(&b, base, "The rate limits of "+base+".")
+	im := newImport(base, "The rate limits of "+base+".",
+		"Imported from "+base+" by ratesim import --from kong: one row per route (or",
+		"service without routes) with the rate-limiting plugin that Kong runs there,",
+		"after its precedence (consumer > route > service > global), and one per",
+		"consumer whose own plugin applies instead. Several windows are one all-of row.")
 	first := scopes[0].Plugin.Windows[0]
-	fmt.Fprintf(&b, "limit: {rate: %d, per: %s}\n", first.Rate(), first.Per)
-	fmt.Fprintf(&b, "duration: %s\n", placeholderDuration(first.Per))
-	fmt.Fprintf(&b, "# Kong's config does not say how many nodes run it: %d is a placeholder, set\n", KongDefaultNodes)
-	b.WriteString("# nodes to yours (with 1 node, local is exact). The store (redis, or the\n")
-	b.WriteString("# database of policy cluster) is 1 ms away: set store.rtt to yours.\n")
-	fmt.Fprintf(&b, "cluster:\n  nodes: %d\n  store: {rtt: 1ms}\n", KongDefaultNodes)
-	b.WriteString("algorithms:\n")
+	im.File.Limit = limit(first.Rate(), first.Per)
+	im.File.Duration = scenarios.DurationOf(placeholderDuration(first.Per))
+	im.Layout.Head["cluster"] = []string{
+		fmt.Sprintf("Kong's config does not say how many nodes run it: %d is a placeholder, set", KongDefaultNodes),
+		"nodes to yours (with 1 node, local is exact). The store (redis, or the",
+		"database of policy cluster) is 1 ms away: set store.rtt to yours.",
+	}
+	im.File.Cluster = &scenarios.Cluster{Nodes: scenarios.IntOf(KongDefaultNodes), Store: &scenarios.Store{RTT: scenarios.DurationOf("1ms")}}
 	names := labels{}
 	for _, s := range scopes {
-		k.writeRow(&b, base, s, names.unique(s.Name()), names, o.SplitLimits)
+		k.addRow(im, base, s, names.unique(s.Name()), names, o.SplitLimits)
 	}
-	writePlaceholderTraffic(&b, 2*first.Rate(), rateUnit(first.Per))
-	return b.String(), nil
+	im.placeholderTraffic(2*first.Rate(), rateUnit(first.Per))
+	return im, nil
 }
 
 // placeholderDuration is two windows of per, at least 10s.
@@ -176,10 +180,23 @@ func rateUnit(per string) string {
 	return per
 }
 
-// writeRow writes the row of scope s, labelled label, and with split,
-// when it is an all-of, a row per window after it (labels unique in
-// names).
-func (k *Kong) writeRow(b *strings.Builder, base string, s *KongScope, label string, names labels, split bool) {
+// cluster sets the row's cluster fields.
+func (m kongMode) cluster(e *scenarios.AlgEntry) {
+	e.Coordination = str(m.coordination)
+	if m.write != "" {
+		e.Write = str(m.write)
+	}
+	if m.sync != "" {
+		e.Sync = scenarios.DurationOf(m.sync)
+	}
+	if m.onStoreError != "" {
+		e.OnStoreError = str(m.onStoreError)
+	}
+}
+
+// addRow adds the row of scope s, labelled label, and with split, when it
+// is an all-of, a row per window after it (labels unique in names).
+func (k *Kong) addRow(im *Import, base string, s *KongScope, label string, names labels, split bool) {
 	p := s.Plugin
 	m := p.mode()
 	where := "route " + s.Route
@@ -194,43 +211,40 @@ func (k *Kong) writeRow(b *strings.Builder, base string, s *KongScope, label str
 	if s.Consumer != "" {
 		where += ", consumer " + s.Consumer
 	}
-	fmt.Fprintf(b, "  # %s:%d: %s; %s at %s:%d (on %s); rejects with %d\n", commentSafe(base), s.Where.Line, commentSafe(where),
-		p.Name, commentSafe(base), p.Where.Line, commentSafe(p.scopeText()), p.ErrorCode)
-	fmt.Fprintf(b, "  # %s\n", commentSafe(m.why))
-	fmt.Fprintf(b, "  # %s\n", commentSafe(p.keyText()))
+	im.note(fmt.Sprintf("%s:%d: %s; %s at %s:%d (on %s); rejects with %d", base, s.Where.Line, where,
+		p.Name, base, p.Where.Line, p.scopeText(), p.ErrorCode), m.why, p.keyText())
 	if len(p.Ignored) > 0 {
-		fmt.Fprintf(b, "  # not modelled: %s (the store is the cluster section's)\n", commentSafe(strings.Join(p.Ignored, ", ")))
+		im.note("not modelled: " + strings.Join(p.Ignored, ", ") + " (the store is the cluster section's)")
 	}
 	if m.note != "" {
-		fmt.Fprintf(b, "  # NOTE: %s\n", commentSafe(m.note))
+		im.note("NOTE: " + m.note)
 	}
 	alg := "fixed-window"
 	if p.Sliding {
 		alg = "sliding-window"
 	}
-	fields := func(w KongWindow) string {
-		f := fmt.Sprintf("rate: %d, per: %s", w.Rate(), w.Per)
+	entry := func(w KongWindow) scenarios.AlgEntry {
+		e := scenarios.AlgEntry{Name: str(alg), Rate: scenarios.IntOf(w.Rate()), Per: scenarios.DurationOf(w.Per)}
 		if m.countRej {
-			f += ", count-rejected: true"
+			e.CountRejected = scenarios.BoolOf(true)
 		}
-		return f
+		return e
 	}
 	if len(p.Windows) == 1 {
 		w := p.Windows[0]
-		windowComment(b, base, p, w, "  ")
-		fmt.Fprintf(b, "  - {name: %s, label: %s, %s, coordination: %s%s}\n", alg, yamlString(label), fields(w), m.coordination, m.extra)
+		e := entry(w)
+		e.Label = str(label)
+		m.cluster(&e)
+		im.note(windowComment(base, p, w))
+		im.row(e)
 		return
 	}
-	fmt.Fprintf(b, "  - name: all-of\n    label: %s\n    commit: %s\n    coordination: %s\n", yamlString(label), m.commit, m.coordination)
-	for _, kv := range strings.Split(strings.TrimPrefix(m.extra, ", "), ", ") {
-		if kv != "" {
-			fmt.Fprintf(b, "    %s\n", kv)
-		}
-	}
-	b.WriteString("    limits:\n")
+	row := scenarios.AlgEntry{Name: str("all-of"), Label: str(label), Commit: str(m.commit)}
+	m.cluster(&row)
+	i := im.row(row)
+	im.Layout.Order[fmt.Sprintf("algorithms[%d]", i)] = []string{"name", "label", "commit", "coordination", "write", "sync", "on-store-error"}
 	for _, w := range p.Windows {
-		windowComment(b, base, p, w, "      ")
-		fmt.Fprintf(b, "      - {name: %s, %s}\n", alg, fields(w))
+		im.member(i, entry(w), windowComment(base, p, w))
 	}
 	if !split {
 		return
@@ -250,33 +264,31 @@ func (k *Kong) writeRow(b *strings.Builder, base string, s *KongScope, label str
 	}
 	var members []splitMember
 	for _, w := range p.Windows {
-		members = append(members, splitMember{label: w.Name, alg: alg, fields: fields(w),
-			comment: func(b *strings.Builder, indent string) { windowComment(b, base, p, w, indent) }})
+		members = append(members, splitMember{label: w.Name, entry: entry(w), comment: []string{windowComment(base, p, w)}})
 	}
-	writeSplitRows(b, names, label, why, members, ", coordination: "+m.coordination+m.extra)
+	im.splitRows(names, label, why, members, m.cluster)
 }
 
-// windowComment writes where a window is written, and why its rate is
-// what it is when the limit is not whole.
-func windowComment(b *strings.Builder, base string, p *KongPlugin, w KongWindow, indent string) {
+// windowComment says where a window is written, and why its rate is what
+// it is when the limit is not whole.
+func windowComment(base string, p *KongPlugin, w KongWindow) string {
 	lim := strconv.FormatFloat(w.Limit, 'g', -1, 64)
-	name := w.Name
+	var c string
 	if p.Name == "rate-limiting-advanced" {
-		name = "limit " + lim + " per window_size " + strings.TrimSuffix(w.Name, "s")
-		fmt.Fprintf(b, "%s# %s:%d: %s", indent, commentSafe(base), w.Where.Line, name)
+		c = fmt.Sprintf("%s:%d: limit %s per window_size %s", base, w.Where.Line, lim, strings.TrimSuffix(w.Name, "s"))
 	} else {
-		fmt.Fprintf(b, "%s# %s:%d: %s: %s", indent, commentSafe(base), w.Where.Line, name, lim)
+		c = fmt.Sprintf("%s:%d: %s: %s", base, w.Where.Line, w.Name, lim)
 	}
 	switch w.Per {
 	case "1mo":
-		b.WriteString(" (the calendar month, UTC)")
+		c += " (the calendar month, UTC)"
 	case "1y":
-		b.WriteString(" (the calendar year, UTC)")
+		c += " (the calendar year, UTC)"
 	}
 	if float64(w.Rate()) != w.Limit {
-		fmt.Fprintf(b, " (Kong admits while the count is below %s: %d a window)", lim, w.Rate())
+		c += fmt.Sprintf(" (Kong admits while the count is below %s: %d a window)", lim, w.Rate())
 	}
-	b.WriteString("\n")
+	return c
 }
 
 // keyText says what the plugin counts by.

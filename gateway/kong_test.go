@@ -94,7 +94,7 @@ func TestKongPrecedence(t *testing.T) {
 // The rows of each policy, read back by the scenario parser.
 func TestKongScenarioRows(t *testing.T) {
 	k := readWith(t, "testdata/kong.deck.yaml", ReadKong)
-	out, err := k.Scenario(Options{})
+	out, err := text(k.Scenario(Options{}))
 	require.NoError(t, err)
 	golden(t, "kong.scenario.yaml", out)
 	sc := parseImported(t, out)
@@ -165,10 +165,10 @@ func TestKongScenarioRows(t *testing.T) {
 // those of the golden, unchanged and in their places.
 func TestKongSplitLimits(t *testing.T) {
 	k := readWith(t, "testdata/kong.deck.yaml", ReadKong)
-	plain, err := k.Scenario(Options{})
+	plain, err := text(k.Scenario(Options{}))
 	require.NoError(t, err)
 	golden(t, "kong.scenario.yaml", plain) // without the flag: the golden
-	out, err := k.Scenario(Options{SplitLimits: true})
+	out, err := text(k.Scenario(Options{SplitLimits: true}))
 	require.NoError(t, err)
 	sc := parseImported(t, out)
 	var labels []string
@@ -232,7 +232,7 @@ func TestKongSplitLimitsSync(t *testing.T) {
 	src := "_format_version: \"3.0\"\nplugins:\n  - name: rate-limiting\n    config: {second: 2, hour: 50, policy: redis, sync_rate: 1, redis: {host: r}}\n"
 	k, err := ReadKong("k.yaml", []byte(src))
 	require.NoError(t, err)
-	out, err := k.Scenario(Options{SplitLimits: true})
+	out, err := text(k.Scenario(Options{SplitLimits: true}))
 	require.NoError(t, err)
 	require.Contains(t, out, "  # the NOTE above holds for these rows too (a plugin of one window would be coordination sync)\n"+
 		"  # k.yaml:4: second: 2\n  - {name: fixed-window, label: \"global second\", rate: 2, per: 1s, count-rejected: true, coordination: central}\n"+
@@ -248,7 +248,7 @@ func TestKongFractionAndSync(t *testing.T) {
 	src := "_format_version: \"3.0\"\nplugins:\n  - name: rate-limiting\n    config: {second: 2.5, policy: redis, sync_rate: 0.5, redis: {host: r}}\n"
 	k, err := ReadKong("k.yaml", []byte(src))
 	require.NoError(t, err)
-	out, err := k.Scenario(Options{})
+	out, err := text(k.Scenario(Options{}))
 	require.NoError(t, err)
 	require.Contains(t, out, "# k.yaml:4: second: 2.5 (Kong admits while the count is below 2.5: 3 a window)\n")
 	require.Contains(t, out, "{name: fixed-window, label: global, rate: 3, per: 1s, coordination: sync, sync: 500ms}\n")
@@ -259,16 +259,16 @@ func TestKongFractionAndSync(t *testing.T) {
 
 func TestKongScope(t *testing.T) {
 	k := readWith(t, "testdata/kong.deck.yaml", ReadKong)
-	out, err := k.Scenario(Options{Scope: "orders-create"})
+	out, err := text(k.Scenario(Options{Scope: "orders-create"}))
 	require.NoError(t, err)
 	require.Len(t, parseImported(t, out).Algorithms, 1, "the scope of that name")
-	out, err = k.Scenario(Options{Scope: "orders"})
+	out, err = text(k.Scenario(Options{Scope: "orders"}))
 	require.NoError(t, err)
 	require.Len(t, parseImported(t, out).Algorithms, 4, "no scope of that name: the service's routes, alice's too")
-	out, err = k.Scenario(Options{Scope: "health (consumer alice)"})
+	out, err = text(k.Scenario(Options{Scope: "health (consumer alice)"}))
 	require.NoError(t, err)
 	require.Len(t, parseImported(t, out).Algorithms, 1)
-	_, err = k.Scenario(Options{Scope: "nope"})
+	_, err = text(k.Scenario(Options{Scope: "nope"}))
 	require.ErrorContains(t, err, `--scope "nope": no scope, route or service of testdata/kong.deck.yaml has that name (its scopes: "orders-list", `)
 
 	keys, err := k.Keys(Options{})
@@ -364,14 +364,14 @@ func FuzzReadKong(f *testing.F) {
 		if !readOK(t, err) {
 			return
 		}
-		out, err := k.Scenario(Options{})
+		out, err := text(k.Scenario(Options{}))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(out, "# Imported from") {
 			t.Fatalf("no scenario:\n%s", out)
 		}
-		if _, err := k.Scenario(Options{SplitLimits: true}); err != nil {
+		if _, err := text(k.Scenario(Options{SplitLimits: true})); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := k.Keys(Options{}); err != nil {

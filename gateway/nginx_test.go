@@ -77,7 +77,7 @@ func TestReadNginxSnippet(t *testing.T) {
 func TestNginxScenario(t *testing.T) {
 	for _, name := range []string{"nginx", "conf.d-snippet"} {
 		n := readWith(t, "testdata/"+name+".conf", ReadNginx)
-		out, err := n.Scenario(Options{})
+		out, err := text(n.Scenario(Options{}))
 		require.NoError(t, err)
 		golden := "testdata/" + name + ".yaml"
 		if *update {
@@ -94,7 +94,7 @@ func TestNginxScenario(t *testing.T) {
 
 func TestNginxScenarioRows(t *testing.T) {
 	n := readWith(t, "testdata/nginx.conf", ReadNginx)
-	out, err := n.Scenario(Options{Scope: "/search"})
+	out, err := text(n.Scenario(Options{Scope: "/search"}))
 	require.NoError(t, err)
 	sc, err := scenarios.Parse("s.yaml", []byte(out))
 	require.NoError(t, err)
@@ -110,12 +110,12 @@ func TestNginxScenarioRows(t *testing.T) {
 	require.True(t, m.NginxBurstSet)
 	require.Equal(t, int64(10), m.NginxDelay)
 
-	out, err = n.Scenario(Options{Scope: "api.example.com = /login"})
+	out, err = text(n.Scenario(Options{Scope: "api.example.com = /login"}))
 	require.NoError(t, err)
 	require.Contains(t, out, "nginx keeps 16 milli-requests/s: one request every 1m2.5s")
 	require.Contains(t, out, "{name: nginx, label: \"api.example.com = /login\", rate: 1, per: 1m, burst: 3, nodelay: true}")
 
-	_, err = n.Scenario(Options{Scope: "/nope"})
+	_, err = text(n.Scenario(Options{Scope: "/nope"}))
 	require.EqualError(t, err, `--scope "/nope": no scope of testdata/nginx.conf has that name (its scopes: "api.example.com /", "api.example.com /search", "api.example.com = /login", "internal")`)
 }
 
@@ -124,7 +124,7 @@ func TestNginxScenarioRows(t *testing.T) {
 // fields; a location with one limit_req gets no extra row.
 func TestNginxSplitLimits(t *testing.T) {
 	n := readWith(t, "testdata/nginx.conf", ReadNginx)
-	out, err := n.Scenario(Options{SplitLimits: true})
+	out, err := text(n.Scenario(Options{SplitLimits: true}))
 	require.NoError(t, err)
 	sc, err := scenarios.Parse("s.yaml", []byte(out))
 	require.NoError(t, err, out)
@@ -207,7 +207,7 @@ func FuzzReadNginx(f *testing.F) {
 		if !readOK(t, err) {
 			return
 		}
-		out, err := n.Scenario(Options{})
+		out, err := text(n.Scenario(Options{}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -61,7 +61,11 @@ var ErrImportText = errors.New("the scenario of its import does not read back")
 // or scope would do.
 func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 	file := o.File
-	text, err := cfg.Scenario(o.Options)
+	im, err := cfg.Scenario(o.Options)
+	if err != nil {
+		return nil, err
+	}
+	text, err := im.Text()
 	if err != nil {
 		return nil, err
 	}

@@ -7,37 +7,36 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ratesim/ratesim/scenarios"
 )
 
-// Scenario writes the limits of n as a ratesim scenario (YAML): one
-// algorithm row per scope, labelled by the scope's name. A scope with one
-// limit_req is an nginx row; one with several is an all-of row with
-// commit all-or-nothing, nginx's rule for several limits (a request
-// charges no zone unless every zone passes it, and waits the largest
-// delay). Each row has a comment naming the file and line of each of its
-// limit_req, and of its limit_req_zone. o.Scope, when not empty, keeps
-// the one scope whose name it is (or whose location it is, when that is
-// unique).
+// Scenario makes the limits of n a ratesim scenario: one algorithm row
+// per scope, labelled by the scope's name. A scope with one limit_req is
+// an nginx row; one with several is an all-of row with commit
+// all-or-nothing, nginx's rule for several limits (a request charges no
+// zone unless every zone passes it, and waits the largest delay). Each
+// row has a comment naming the file and line of each of its limit_req,
+// and of its limit_req_zone. o.Scope, when not empty, keeps the one scope
+// whose name it is (or whose location it is, when that is unique).
 //
 // The scenario's limit is the first row's first limit, and its traffic a
 // placeholder (a steady source at twice that rate) for the user to
 // replace: the config says nothing of the traffic.
-func (n *Nginx) Scenario(o Options) (string, error) {
+func (n *Nginx) Scenario(o Options) (*Import, error) {
 	scopes, err := n.pick(o.Scope)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	var b strings.Builder
 	base := filepath.Base(n.File)
-	fmt.Fprintf(&b, "# Imported from %s by ratesim import --from nginx: one row per location,\n", base)
-	b.WriteString("# with the limit_req that apply there (inherited from server and http when\n")
-	b.WriteString("# the location has none of its own). Several limit_req are one all-of row:\n")
-	b.WriteString("# nginx charges no zone unless all pass, and delays by the largest delay.\n")
-	writeNames(&b, base, "The limit_req of "+base+".")
+	im := newImport(base, "The limit_req of "+base+".",
+		"Imported from "+base+" by ratesim import --from nginx: one row per location,",
+		"with the limit_req that apply there (inherited from server and http when",
+		"the location has none of its own). Several limit_req are one all-of row:",
+		"nginx charges no zone unless all pass, and delays by the largest delay.")
 	first := scopes[0].Limits[0].Zone
-	fmt.Fprintf(&b, "limit: {rate: %d, per: %s}\n", first.Rate, per(first))
-	b.WriteString("duration: 10s\n")
-	b.WriteString("algorithms:\n")
+	im.File.Limit = limit(first.Rate, per(first))
+	im.File.Duration = scenarios.DurationOf("10s")
 	names := labels{}
 	for _, s := range scopes {
 		label := s.Name()
@@ -52,40 +51,40 @@ func (n *Nginx) Scenario(o Options) (string, error) {
 		if s.Server != "" {
 			where += " (server " + s.Server + ")"
 		}
-		fmt.Fprintf(&b, "  # %s:%d: %s; rejects with %d", commentSafe(base), s.Where.Line, commentSafe(where), s.Status)
+		head := fmt.Sprintf("%s:%d: %s; rejects with %d", base, s.Where.Line, where, s.Status)
 		if s.DryRun {
-			b.WriteString("; limit_req_dry_run on: nginx passes every request and only logs the verdict")
+			head += "; limit_req_dry_run on: nginx passes every request and only logs the verdict"
 		}
-		b.WriteString("\n")
+		im.note(head)
 		if len(s.Limits) == 1 {
 			l := s.Limits[0]
-			limitComment(&b, base, l, "  ")
-			fmt.Fprintf(&b, "  - {name: nginx, label: %s, %s}\n", yamlString(label), limitFields(l))
+			e := limitEntry(l)
+			e.Label = str(label)
+			im.note(limitComment(base, l))
+			im.row(e)
 			continue
 		}
 		if keys := distinctKeys(s.Limits); len(keys) > 1 {
-			fmt.Fprintf(&b, "  # NOTE: these limits have different keys (%s); the row applies them all\n", commentSafe(strings.Join(keys, ", ")))
-			b.WriteString("  # to the one key of each request, so it is nginx's only when those keys agree.\n")
+			im.note(fmt.Sprintf("NOTE: these limits have different keys (%s); the row applies them all", strings.Join(keys, ", ")),
+				"to the one key of each request, so it is nginx's only when those keys agree.")
 		}
-		fmt.Fprintf(&b, "  - name: all-of\n    label: %s\n    commit: all-or-nothing\n    limits:\n", yamlString(label))
+		row := im.row(scenarios.AlgEntry{Name: str("all-of"), Label: str(label), Commit: str("all-or-nothing")})
 		for _, l := range s.Limits {
-			limitComment(&b, base, l, "      ")
-			fmt.Fprintf(&b, "      - {name: nginx, %s}\n", limitFields(l))
+			im.member(row, limitEntry(l), limitComment(base, l))
 		}
 		if o.SplitLimits {
 			var members []splitMember
 			for _, l := range s.Limits {
-				members = append(members, splitMember{label: "zone=" + l.Zone.Name, alg: "nginx", fields: limitFields(l),
-					comment: func(b *strings.Builder, indent string) { limitComment(b, base, l, indent) }})
+				members = append(members, splitMember{label: "zone=" + l.Zone.Name, entry: limitEntry(l), comment: []string{limitComment(base, l)}})
 			}
-			writeSplitRows(&b, names, label, []string{
+			im.splitRows(names, label, []string{
 				"--split-limits: each limit_req above on its own (it charges every request",
 				"it passes, whatever the others decide), to compare with the all-of row",
-			}, members, "")
+			}, members, nil)
 		}
 	}
-	writePlaceholderTraffic(&b, 2*first.Rate, map[int64]string{1: "s", 60: "m"}[first.PerS])
-	return b.String(), nil
+	im.placeholderTraffic(2*first.Rate, map[int64]string{1: "s", 60: "m"}[first.PerS])
+	return im, nil
 }
 
 func per(z *NginxZone) string {
@@ -95,16 +94,16 @@ func per(z *NginxZone) string {
 	return "1s"
 }
 
-// limitComment writes the comment line of one limit_req: where it and its
+// limitComment is the comment line of one limit_req: where it and its
 // zone are, and nginx's truncated rate when it is not whole.
-func limitComment(b *strings.Builder, base string, l NginxLimit, indent string) {
+func limitComment(base string, l NginxLimit) string {
 	z := l.Zone
-	fmt.Fprintf(b, "%s# %s:%d: %s; zone %s at %s:%d: key %s, rate=%d%s",
-		indent, commentSafe(base), l.Where.Line, commentSafe(l.Text), commentSafe(z.Name), commentSafe(base), z.Where.Line, commentSafe(z.Key), z.Rate, map[int64]string{1: "r/s", 60: "r/m"}[z.PerS])
+	c := fmt.Sprintf("%s:%d: %s; zone %s at %s:%d: key %s, rate=%d%s",
+		base, l.Where.Line, l.Text, z.Name, base, z.Where.Line, z.Key, z.Rate, map[int64]string{1: "r/s", 60: "r/m"}[z.PerS])
 	if milli := z.Rate * 1000 / z.PerS; z.Rate*1000%z.PerS != 0 {
-		fmt.Fprintf(b, " (nginx keeps %d milli-requests/s: one request every %s)", milli, msPer(milli))
+		c += fmt.Sprintf(" (nginx keeps %d milli-requests/s: one request every %s)", milli, msPer(milli))
 	}
-	fmt.Fprintf(b, ", %s (the zone's size is not modelled)\n", commentSafe(z.Size))
+	return c + ", " + z.Size + " (the zone's size is not modelled)"
 }
 
 // msPer returns the time one request takes at milli milli-requests/s,
@@ -118,33 +117,16 @@ func msPer(milli int64) string {
 	return d.String()
 }
 
-// limitFields writes the row fields of one limit_req.
-func limitFields(l NginxLimit) string {
-	s := fmt.Sprintf("rate: %d, per: %s, burst: %d", l.Zone.Rate, per(l.Zone), l.Burst)
+// limitEntry is the nginx row of one limit_req.
+func limitEntry(l NginxLimit) scenarios.AlgEntry {
+	e := scenarios.AlgEntry{Name: str("nginx"), Rate: scenarios.IntOf(l.Zone.Rate), Per: scenarios.DurationOf(per(l.Zone)), Burst: scenarios.IntOf(l.Burst)}
 	if l.Nodelay {
-		s += ", nodelay: true"
+		e.Nodelay = scenarios.BoolOf(true)
 	}
 	if l.Delay > 0 {
-		s += fmt.Sprintf(", delay: %d", l.Delay)
+		e.Delay = scenarios.IntOf(l.Delay)
 	}
-	return s
-}
-
-// yamlString quotes s for YAML when it needs it (a double-quoted YAML
-// string reads Go's quoting of printable ASCII alike).
-func yamlString(s string) string {
-	plain := s != ""
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			plain = false
-		}
-	}
-	if plain {
-		if _, err := strconv.ParseFloat(s, 64); err != nil && s != "true" && s != "false" && s != "null" {
-			return s
-		}
-	}
-	return strconv.Quote(s)
+	return e
 }
 
 // distinctKeys returns the zones' keys of limits, each once, in order.
@@ -156,12 +138,6 @@ func distinctKeys(limits []NginxLimit) []string {
 		}
 	}
 	return keys
-}
-
-// commentSafe keeps text from a config on one comment line: a quoted
-// nginx word may hold line breaks.
-func commentSafe(s string) string {
-	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s)
 }
 
 // pick returns the scopes that scope names: all of them when it is "",

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ratesim/ratesim/scenarios"
 )
 
 // This file holds what several readers share: the parts of the scenario
@@ -34,19 +36,95 @@ func noLimits(file, why string) error {
 	return &Error{File: file, Msg: "no limits at all: " + why}
 }
 
-// writeNames writes a scenario's name, the config file's base name
-// without its extension, and its description.
-func writeNames(b *strings.Builder, base, description string) {
-	fmt.Fprintf(b, "name: %s\n", yamlString(strings.TrimSuffix(base, filepath.Ext(base))))
-	fmt.Fprintf(b, "description: %s\n", yamlString(description))
+// Import is the scenario an importer makes of a config: the File, and how
+// ratesim import writes it, with comments that say where in the config
+// each limit is and what of it the rows do not model.
+type Import struct {
+	File   *scenarios.File
+	Layout scenarios.Layout
+	notes  []string // comment lines for the next row
 }
 
-// writePlaceholderTraffic writes a scenario's traffic: a steady source of
-// rate a unit (twice the first row's limit), for the user to replace, as
-// the config says nothing of the traffic.
-func writePlaceholderTraffic(b *strings.Builder, rate int64, unit string) {
-	b.WriteString("traffic:\n  # a placeholder: replace it with your traffic, or replay an access log\n")
-	fmt.Fprintf(b, "  - {type: steady, key: client, rate: %d/%s}\n", rate, unit)
+// newImport starts the scenario of the config base: its name (the file's
+// base name without its extension), its description and the comment
+// lines above them. The limit, duration and cluster are written first.
+func newImport(base, description string, head ...string) *Import {
+	return &Import{
+		File: &scenarios.File{Name: str(strings.TrimSuffix(base, filepath.Ext(base))), Description: str(description)},
+		Layout: scenarios.Layout{
+			Head:  map[string][]string{"name": head},
+			Foot:  map[string][]string{},
+			Order: map[string][]string{"": {"name", "description", "limit", "duration", "cluster"}},
+			Flow:  true,
+		},
+	}
+}
+
+// Text writes the scenario as ratesim import prints it.
+func (im *Import) Text() (string, error) {
+	out, err := scenarios.MarshalLayout(im.File, im.Layout)
+	return string(out), err
+}
+
+// note adds comment lines before the next row, or after the last row
+// when no row follows.
+func (im *Import) note(lines ...string) { im.notes = append(im.notes, lines...) }
+
+// row appends the row e, with the lines noted before it, and returns its
+// index.
+func (im *Import) row(e scenarios.AlgEntry) int {
+	i := len(im.File.Algorithms)
+	im.File.Algorithms = append(im.File.Algorithms, e)
+	im.comment(fmt.Sprintf("algorithms[%d]", i), im.notes)
+	im.notes = nil
+	return i
+}
+
+// member appends the limit e, with the comment lines before it, to the
+// all-of row i.
+func (im *Import) member(i int, e scenarios.AlgEntry, lines ...string) {
+	row := &im.File.Algorithms[i]
+	im.comment(fmt.Sprintf("algorithms[%d].limits[%d]", i, len(row.Limits)), lines)
+	row.Limits = append(row.Limits, e)
+}
+
+func (im *Import) comment(path string, lines []string) {
+	if len(lines) > 0 {
+		im.Layout.Head[path] = lines
+	}
+}
+
+// placeholderTraffic ends the scenario with its traffic: a steady source
+// of rate a unit (twice the first row's limit), for the user to replace,
+// as the config says nothing of the traffic.
+func (im *Import) placeholderTraffic(rate int64, unit string) {
+	if len(im.notes) > 0 {
+		im.Layout.Foot["algorithms"] = im.notes
+		im.notes = nil
+	}
+	im.File.Traffic = []scenarios.Source{{Type: str("steady"), Key: str("client"), Rate: scenarios.RateOf(fmt.Sprintf("%d/%s", rate, unit))}}
+	im.Layout.Head["traffic[0]"] = []string{"a placeholder: replace it with your traffic, or replay an access log"}
+}
+
+// str is s as a scenario's string, quoted when it is not a plain word.
+func str(s string) scenarios.String {
+	plain := s != ""
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			plain = false
+		}
+	}
+	if plain {
+		if _, err := strconv.ParseFloat(s, 64); err != nil && s != "true" && s != "false" && s != "null" {
+			return scenarios.String{Value: scenarios.Value{Text: s, Kind: scenarios.Plain}}
+		}
+	}
+	return scenarios.StringOf(s)
+}
+
+// limit is the scenario's limit: rate per per.
+func limit(rate int64, per string) *scenarios.Limit {
+	return &scenarios.Limit{Rate: scenarios.IntOf(rate), Per: scenarios.DurationOf(per)}
 }
 
 // pickNamed returns the scopes that scope names: all of them when it is
@@ -111,25 +189,27 @@ func entriesPath(entries []EnvoyEntry) string {
 
 // splitMember is one limit of an all-of row as --split-limits writes it
 // alone: its own part of the label, the comment lines that say where it
-// is, and the fields it has in the all-of row.
+// is, and its entry in the all-of row.
 type splitMember struct {
-	label   string                                  // appended to the all-of row's label
-	comment func(b *strings.Builder, indent string) // its comment lines, as in the all-of row
-	alg     string                                  // its algorithm
-	fields  string                                  // its fields, as in the all-of row
+	label   string   // appended to the all-of row's label
+	comment []string // its comment lines, as in the all-of row
+	entry   scenarios.AlgEntry
 }
 
-// writeSplitRows writes what --split-limits (docs/gateways.md) adds after
-// the all-of row labelled row: the comment lines why (each written after
-// "  # "), then one row per member, labelled "ROW MEMBER" (made unique by
-// names), with exactly the member's fields and then extra (the all-of
-// row's cluster fields, ", coordination: ..."; "" without a cluster).
-func writeSplitRows(b *strings.Builder, names labels, row string, why []string, members []splitMember, extra string) {
-	for _, line := range why {
-		fmt.Fprintf(b, "  # %s\n", commentSafe(line))
-	}
+// splitRows adds what --split-limits (docs/gateways.md) writes after the
+// all-of row labelled row: the comment lines why, then one row per
+// member, labelled "ROW MEMBER" (made unique by names), with exactly the
+// member's fields, and then what extra sets (the all-of row's cluster
+// fields; nil without a cluster).
+func (im *Import) splitRows(names labels, row string, why []string, members []splitMember, extra func(*scenarios.AlgEntry)) {
+	im.note(why...)
 	for _, m := range members {
-		m.comment(b, "  ")
-		fmt.Fprintf(b, "  - {name: %s, label: %s, %s%s}\n", m.alg, yamlString(names.unique(row+" "+m.label)), m.fields, extra)
+		e := m.entry
+		e.Label = str(names.unique(row + " " + m.label))
+		if extra != nil {
+			extra(&e)
+		}
+		im.note(m.comment...)
+		im.row(e)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ratesim/ratesim/scenarios"
 )
 
 // Traefik is what a Traefik dynamic configuration (YAML or TOML) limits:
@@ -352,46 +354,45 @@ func sourceCriterion(v *tree) (string, error) {
 	return key, nil
 }
 
-// Scenario writes the limits of t as a ratesim scenario (YAML): one
-// x-time-rate row per router and rateLimit middleware it uses (Traefik
-// builds a middleware's limiter for each router that uses it, so each
-// router has its own buckets), and one per middleware that no router
-// uses, labelled by its name. A row is rate.NewLimiter(average/period,
-// burst) with Traefik's max-delay and its idle TTL as idle-reset; each has
-// comments naming the file and line of its router and middleware.
-func (t *Traefik) Scenario(o Options) (string, error) {
+// Scenario makes the limits of t a ratesim scenario: one x-time-rate row
+// per router and rateLimit middleware it uses (Traefik builds a
+// middleware's limiter for each router that uses it, so each router has
+// its own buckets), and one per middleware that no router uses, labelled
+// by its name. A row is rate.NewLimiter(average/period, burst) with
+// Traefik's max-delay and its idle TTL as idle-reset; each has comments
+// naming the file and line of its router and middleware.
+func (t *Traefik) Scenario(o Options) (*Import, error) {
 	scopes, err := t.pick(o.Scope)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	var b strings.Builder
 	base := filepath.Base(t.File)
-	fmt.Fprintf(&b, "# Imported from %s by ratesim import --from traefik: one row per router and\n", base)
-	b.WriteString("# rateLimit middleware it uses (each router has its own buckets), and one per\n")
-	b.WriteString("# rateLimit middleware no router uses. Each row is golang.org/x/time/rate, as\n")
-	b.WriteString("# Traefik runs it, with Traefik's max-delay and idle TTL.\n")
-	writeNames(&b, base, "The rateLimit middlewares of "+base+".")
+	im := newImport(base, "The rateLimit middlewares of "+base+".",
+		"Imported from "+base+" by ratesim import --from traefik: one row per router and",
+		"rateLimit middleware it uses (each router has its own buckets), and one per",
+		"rateLimit middleware no router uses. Each row is golang.org/x/time/rate, as",
+		"Traefik runs it, with Traefik's max-delay and idle TTL.")
 	first := scopes[0].Limit
-	fmt.Fprintf(&b, "limit: {rate: %d, per: %s, burst: %d}\n", first.Average, durationText(first.Period), first.Burst)
+	im.File.Limit = limit(first.Average, durationText(first.Period))
+	im.File.Limit.Burst = scenarios.IntOf(first.Burst)
 	dur := 2 * first.Period
 	if dur < 10*time.Second {
 		dur = 10 * time.Second
 	}
-	fmt.Fprintf(&b, "duration: %s\n", durationText(dur))
-	b.WriteString("algorithms:\n")
+	im.File.Duration = scenarios.DurationOf(durationText(dur))
 	for _, l := range t.Unlimited {
-		fmt.Fprintf(&b, "  # %s:%d: middleware %s: average %d: no limit (Traefik's rate is then infinite): no row\n", commentSafe(base), l.Where.Line, commentSafe(l.Middleware), l.Average)
+		im.note(fmt.Sprintf("%s:%d: middleware %s: average %d: no limit (Traefik's rate is then infinite): no row", base, l.Where.Line, l.Middleware, l.Average))
 	}
 	for _, s := range scopes {
 		l := s.Limit
 		if s.Router != "" {
-			fmt.Fprintf(&b, "  # %s:%d: router %s uses middleware %s (%s:%d)", commentSafe(base), s.Where.Line, commentSafe(s.Router), commentSafe(l.Middleware), commentSafe(base), l.Where.Line)
+			where := fmt.Sprintf("%s:%d: router %s uses middleware %s (%s:%d)", base, s.Where.Line, s.Router, l.Middleware, base, l.Where.Line)
 			if s.Others > 0 {
-				fmt.Fprintf(&b, ", one of its %d rateLimit middlewares (each its own row; Traefik applies them in turn)", s.Others+1)
+				where += fmt.Sprintf(", one of its %d rateLimit middlewares (each its own row; Traefik applies them in turn)", s.Others+1)
 			}
-			b.WriteString("\n")
+			im.note(where)
 		} else {
-			fmt.Fprintf(&b, "  # %s:%d: middleware %s, which no router in %s uses\n", commentSafe(base), l.Where.Line, commentSafe(l.Middleware), commentSafe(base))
+			im.note(fmt.Sprintf("%s:%d: middleware %s, which no router in %s uses", base, l.Where.Line, l.Middleware, base))
 		}
 		burst := fmt.Sprintf("burst %d", l.Burst)
 		if l.BurstText == "" {
@@ -399,27 +400,28 @@ func (t *Traefik) Scenario(o Options) (string, error) {
 		} else if n, _ := strconv.ParseInt(l.BurstText, 10, 64); n < 1 {
 			burst = fmt.Sprintf("burst %s, which Traefik raises to 1", l.BurstText)
 		}
-		fmt.Fprintf(&b, "  # average %d per period %s: rate %s/s, %s; ", l.Average, durationText(l.Period),
+		how := fmt.Sprintf("average %d per period %s: rate %s/s, %s; ", l.Average, durationText(l.Period),
 			strconv.FormatFloat(float64(l.Average*int64(time.Second))/float64(l.Period), 'g', -1, 64), burst)
 		if l.MaxDelay == 500*time.Millisecond && float64(l.Average*int64(time.Second))/float64(l.Period) < 1 {
-			b.WriteString("a request waits up to 500ms (rate below 1/s)")
+			how += "a request waits up to 500ms (rate below 1/s)"
 		} else {
-			fmt.Fprintf(&b, "a request waits up to 1s/(2*int(rate)) = %s", l.MaxDelay)
+			how += fmt.Sprintf("a request waits up to 1s/(2*int(rate)) = %s", l.MaxDelay)
 		}
-		fmt.Fprintf(&b, ", else 429; a source idle for %s is forgotten (its bucket comes back full)\n", durationText(l.TTL))
+		im.note(how + fmt.Sprintf(", else 429; a source idle for %s is forgotten (its bucket comes back full)", durationText(l.TTL)))
 		if l.Key == "" {
-			b.WriteString("  # counts by the client address (Traefik's default, RemoteAddr)\n")
+			im.note("counts by the client address (Traefik's default, RemoteAddr)")
 		} else {
-			fmt.Fprintf(&b, "  # counts by %s\n", commentSafe(l.Key))
+			im.note("counts by " + l.Key)
 		}
 		if l.Redis {
-			b.WriteString("  # NOTE: redis is set: Traefik then keeps the buckets in Redis (its own script), which the row does not model: the row is the in-memory limiter\n")
+			im.note("NOTE: redis is set: Traefik then keeps the buckets in Redis (its own script), which the row does not model: the row is the in-memory limiter")
 		}
-		fmt.Fprintf(&b, "  - {name: x-time-rate, label: %s, rate: %d, per: %s, burst: %d, max-delay: %s, idle-reset: %s}\n",
-			yamlString(s.Name()), l.Average, durationText(l.Period), l.Burst, durationText(l.MaxDelay), durationText(l.TTL))
+		im.row(scenarios.AlgEntry{Name: str("x-time-rate"), Label: str(s.Name()), Rate: scenarios.IntOf(l.Average),
+			Per: scenarios.DurationOf(durationText(l.Period)), Burst: scenarios.IntOf(l.Burst),
+			MaxDelay: scenarios.DurationOf(durationText(l.MaxDelay)), IdleReset: scenarios.DurationOf(durationText(l.TTL))})
 	}
-	writePlaceholderTraffic(&b, 2*first.Average, rateUnit(durationText(first.Period)))
-	return b.String(), nil
+	im.placeholderTraffic(2*first.Average, rateUnit(durationText(first.Period)))
+	return im, nil
 }
 
 // pick returns the scopes that scope names: all when "", else those whose

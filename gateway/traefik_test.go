@@ -88,7 +88,7 @@ func indent(s, by string) string {
 func TestTraefikScenario(t *testing.T) {
 	for _, name := range []string{"traefik.yml", "traefik.toml"} {
 		tr := readWith(t, "testdata/"+name, ReadTraefik)
-		out, err := tr.Scenario(Options{})
+		out, err := text(tr.Scenario(Options{}))
 		require.NoError(t, err)
 		golden(t, strings.ReplaceAll(name, ".", "-")+".scenario.yaml", out)
 		sc := parseImported(t, out)
@@ -103,7 +103,7 @@ func TestTraefikScenario(t *testing.T) {
 		}
 	}
 	tr := readWith(t, "testdata/traefik.yml", ReadTraefik)
-	out, err := tr.Scenario(Options{})
+	out, err := text(tr.Scenario(Options{}))
 	require.NoError(t, err)
 	require.Contains(t, out, "  - {name: x-time-rate, label: login, rate: 6, per: 1m, burst: 1, max-delay: 500ms, idle-reset: 11s}\n")
 	require.Contains(t, out, "  # traefik.yml:36: middleware off: average 0: no limit (Traefik's rate is then infinite): no row\n")
@@ -118,10 +118,10 @@ func TestTraefikScenario(t *testing.T) {
 
 func TestTraefikScopeAndKeys(t *testing.T) {
 	tr := readWith(t, "testdata/traefik.yml", ReadTraefik)
-	out, err := tr.Scenario(Options{Scope: "api-limit"})
+	out, err := text(tr.Scenario(Options{Scope: "api-limit"}))
 	require.NoError(t, err)
 	require.Len(t, parseImported(t, out).Algorithms, 2, "the routers api and admin use it")
-	_, err = tr.Scenario(Options{Scope: "nope"})
+	_, err = text(tr.Scenario(Options{Scope: "nope"}))
 	require.EqualError(t, err, `--scope "nope": no scope, router or middleware of testdata/traefik.yml has that name (its scopes: "api", "login", "admin", "by-key")`)
 	keys, err := tr.Keys(Options{})
 	require.NoError(t, err)
@@ -194,7 +194,7 @@ func FuzzReadTraefik(f *testing.F) {
 		if !readOK(t, err) {
 			return
 		}
-		if _, err := tr.Scenario(Options{}); err != nil {
+		if _, err := text(tr.Scenario(Options{})); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := tr.Keys(Options{}); err != nil {
