@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -42,9 +41,6 @@ func readGateway(stderr io.Writer, path string, f replayFlags, burstSet bool) (*
 	g, err := gateway.ReadReplay(cfg, gateway.ReplayOptions{
 		Options: gateway.Options{Scope: f.scope}, From: from, File: file, Trace: path, Fields: fields,
 	})
-	if errors.Is(err, gateway.ErrImportText) {
-		return nil, err
-	}
 	if err != nil {
 		return nil, usageError{err}
 	}

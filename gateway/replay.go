@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -12,9 +11,9 @@ import (
 )
 
 // Replay is what a replay of a trace through a gateway's config takes from
-// the config (replay --gateway, docs/replay.md): the scenario document
-// its import gives (rows, limit, cluster; traffic and duration left out
-// for the trace's), the key field of the log, the log's format when the
+// the config (replay --gateway, docs/replay.md): the scenario its import
+// makes (rows, limit, cluster; name, traffic and duration left out for
+// the trace's), the key field of the log, the log's format when the
 // config says it, and the statuses its limits reject with.
 type Replay struct {
 	// Doc is the scenario file of the config's import, without its name,
@@ -50,10 +49,6 @@ type ReplayOptions struct {
 	Fields map[string]string
 }
 
-// ErrImportText is the error of a config whose import's scenario does not
-// read back (a fault of the reader, not of the config).
-var ErrImportText = errors.New("the scenario of its import does not read back")
-
 // ReadReplay reads what a replay of o.Trace through cfg takes from it:
 // the rows, the field of the log that holds each request's key, the log's
 // format. A key the log does not carry, limits that count by different
@@ -65,14 +60,7 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 	if err != nil {
 		return nil, err
 	}
-	text, err := im.Text()
-	if err != nil {
-		return nil, err
-	}
-	g := &Replay{}
-	if g.Doc, err = scenarios.Read(file, []byte(text)); err != nil || g.Doc == nil {
-		return nil, fmt.Errorf("--gateway %s: %w: %v", file, ErrImportText, err)
-	}
+	g := &Replay{Doc: im.File}
 	g.Doc.Traffic, g.Doc.Duration, g.Doc.Name = nil, scenarios.Duration{}, scenarios.String{}
 	if r, ok := cfg.(Rejecter); ok {
 		if g.Rejects, err = r.RejectStatuses(o.Options); err != nil {
