@@ -764,7 +764,11 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 	}
 	info, known := algorithms.Lookup(name)
 	if !known {
-		d.errAt(nameVal.pos, nameVal.path, "%s: unknown algorithm (want %s)", quote(name), orList(algorithms.Names()))
+		msg := fmt.Sprintf("%s: unknown algorithm (want %s)", quote(name), orList(algorithms.Names()))
+		if s := suggest(name, algorithms.Names()); s != "" {
+			msg += fmt.Sprintf("; did you mean %q?", s)
+		}
+		d.errAt(nameVal.pos, nameVal.path, "%s", msg)
 		return Algorithm{}, val{}, false
 	}
 	if info.Adaptive && !d.workers {

@@ -57,7 +57,11 @@ var invalid = []struct {
 	{"adaptive without workers", "name: t\nlimit: 10/s\nalgorithms: [gcra, aimd]\ntraffic: [{type: times, at: [0s]}]\n",
 		`s.yaml:3:20: algorithms[1]: aimd: an adaptive limit learns from the backend's answers: it needs a backend with workers (add backend.workers)`},
 	{"unknown algorithm", "name: t\nlimit: 10/s\nalgorithms: [fixed-window, token-buckets]\ntraffic: [{type: times, at: [0s]}]\n",
-		`s.yaml:3:28: algorithms[1]: "token-buckets": unknown algorithm (want fixed-window, sliding-log, sliding-window, token-bucket, gcra, leaky-bucket, nginx, concurrency, x-time-rate, none, aimd, vegas, gradient2, envoy-adaptive or sre-throttle)`},
+		`s.yaml:3:28: algorithms[1]: "token-buckets": unknown algorithm (want fixed-window, sliding-log, sliding-window, token-bucket, gcra, leaky-bucket, nginx, concurrency, x-time-rate, none, aimd, vegas, gradient2, envoy-adaptive or sre-throttle); did you mean "token-bucket"?`},
+	// case and _ for - are the slips a name's suggestion must cover
+	{"algorithm in snake case", "name: t\nlimit: 10/s\nalgorithms: [leaky_bucket, GCRA]\ntraffic: [{type: times, at: [0s]}]\n",
+		`s.yaml:3:14: algorithms[0]: "leaky_bucket": unknown algorithm (want fixed-window, sliding-log, sliding-window, token-bucket, gcra, leaky-bucket, nginx, concurrency, x-time-rate, none, aimd, vegas, gradient2, envoy-adaptive or sre-throttle); did you mean "leaky-bucket"?
+s.yaml:3:28: algorithms[1]: "GCRA": unknown algorithm (want fixed-window, sliding-log, sliding-window, token-bucket, gcra, leaky-bucket, nginx, concurrency, x-time-rate, none, aimd, vegas, gradient2, envoy-adaptive or sre-throttle); did you mean "gcra"?`},
 	{"unknown algorithm in a mapping", "name: t\nlimit: 10/s\nalgorithms:\n  - name: fixed\ntraffic: [{type: times, at: [0s]}]\n",
 		`s.yaml:4:11: algorithms[0].name: "fixed": unknown algorithm (want fixed-window, sliding-log, sliding-window, token-bucket, gcra, leaky-bucket, nginx, concurrency, x-time-rate, none, aimd, vegas, gradient2, envoy-adaptive or sre-throttle)`},
 	{"option not taken", "name: t\nlimit: 10/s\nalgorithms:\n  - token-bucket\n  - name: fixed-window\n    nodelay: true\ntraffic: [{type: times, at: [0s]}]\n",
