@@ -109,7 +109,7 @@ func windowChart(r *sim.Report) *figure {
 	}
 	xEnd := tb.x(r.StartNs + r.DurationNs)
 	w := time.Duration(r.Limit.PerNs)
-	yLabel := "admitted in the last " + FormatDuration(w) + " (cost)"
+	yLabel := countUnit(r) + " admitted in the last " + FormatDuration(w)
 	var (
 		legend []legendItem
 		series []Series
