@@ -296,7 +296,7 @@ func (s *Poisson) size(end, v time.Duration) Size {
 	}
 	m := float64(s.Rate.Per) / float64(s.Rate.Count)
 	mu := math.Exp(-1/(2*m)) / -math.Expm1(-1/m)
-	sigma2 := 2*m*m + m + 0.25
+	sigma2 := float64(2*m*m) + m + 0.25 // products rounded: no fused multiply-add (docs/development.md)
 	bound := func(t time.Duration) int64 {
 		if t <= 0 {
 			return 0
@@ -307,7 +307,7 @@ func (s *Poisson) size(end, v time.Duration) Size {
 		ft := float64(t)
 		mean := ft / mu
 		sd := math.Sqrt(ft * sigma2 / (mu * mu * mu))
-		b := math.Ceil(mean + 10*sd + 1)
+		b := math.Ceil(mean + float64(10*sd) + 1)
 		if !(b < math.MaxInt64/2) {
 			return Unbounded
 		}
