@@ -241,9 +241,10 @@ func checkBudget(o Options, pts []Point) error {
 			continue
 		}
 		if err := o.Budget.Check(e); err != nil {
-			be := err.(*runner.BudgetError)
-			be.What = "point " + Describe(o.Fields, p.Values)
-			return be
+			if be, ok := errors.AsType[*runner.BudgetError](err); ok {
+				be.What = "point " + Describe(o.Fields, p.Values)
+			}
+			return err
 		}
 		sum.Add(e)
 	}
