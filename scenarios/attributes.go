@@ -16,9 +16,9 @@ const (
 
 // attributes reads a source's attributes: a mapping of names to the
 // string value the source gives every request it sends (docs/scenario-file.md).
-func (d *decoder) attributes(v val) (map[string]string, bool) {
+func (d *decoder) attributes(v val, as Attributes) (map[string]string, bool) {
 	const want = "a mapping of attribute names to values, e.g. {route: /checkout, server: api}"
-	m, ok := d.mapping(v, want)
+	m, ok := d.mapping(v, want, as)
 	if !ok {
 		return nil, false
 	}
@@ -28,13 +28,14 @@ func (d *decoder) attributes(v val) (map[string]string, bool) {
 	}
 	attrs := map[string]string{}
 	good := true
-	for _, k := range m.keys {
+	for _, a := range as {
+		k := a.Name
 		if k == byKey || k == byGlobal || k == "" {
 			d.errAt(m.keyPos[k], join(m.path, k), "%s: reserved (a limit's by: key counts by the request's key, by: global every request together); name the attribute otherwise", quote(k))
 			good = false
 			continue
 		}
-		s, ok := d.str(m.items[k], false)
+		s, ok := d.str(m.get(k, a.Value.Value), false)
 		attrs[k], good = s, good && ok
 	}
 	return attrs, good

@@ -81,16 +81,16 @@ type backendFaultRef struct {
 // duration >= 0 (default 0), the pure delay of docs/scenario-file.md; with
 // workers the model of docs/backend.md, with its defaults filled in (see
 // docs/scenario-file.md).
-func (d *decoder) backend(v val) backendInfo {
+func (d *decoder) backend(v val, b *Backend) backendInfo {
 	var bi backendInfo
 	if !v.set {
 		return bi
 	}
-	m, ok := d.mapping(v, "a mapping {workers, service, queue, discipline, timeout, drop-expired, errors, faults}")
+	m, ok := d.mapping(v, "a mapping {workers, service, queue, discipline, timeout, drop-expired, errors, faults}", b)
 	if !ok {
 		return bi
 	}
-	wv := m.get("workers")
+	wv := m.get("workers", b.Workers.Value)
 	bi.workers = wv.set
 	if !wv.set {
 		d.allow(m, []string{"service"}, func(k string) string {
@@ -99,7 +99,7 @@ func (d *decoder) backend(v val) backendInfo {
 			}
 			return unknownField(backendFields)(k)
 		})
-		sv := m.get("service")
+		sv := m.get("service", b.Service.written())
 		if sv.ok() {
 			if isMap(sv.n) {
 				d.errAt(sv.pos, sv.path, "a distribution needs workers (add backend.workers, or write the pure delay as a duration like 20ms)")
@@ -120,16 +120,16 @@ func (d *decoder) backend(v val) backendInfo {
 		workers = int(n)
 	}
 
-	sv := m.get("service")
+	sv := m.get("service", b.Service.written())
 	if !sv.set {
 		d.missing(sv, wantService)
 		good = false
 	} else {
-		s, mean, ok := d.serviceDist(sv)
+		s, mean, ok := d.serviceDist(sv, b.Service)
 		cfg.Service, good = s, good && ok
 		bi.svc = service{s.Mean, mean}
 	}
-	if qv := m.get("queue"); qv.set {
+	if qv := m.get("queue", b.Queue.Value); qv.set {
 		if isString(qv.n) && qv.n.Text == "unbounded" {
 			cfg.Queue = backend.Unbounded
 		} else {
@@ -137,16 +137,16 @@ func (d *decoder) backend(v val) backendInfo {
 			cfg.Queue, good = int(q), good && ok
 		}
 	}
-	if dv := m.get("discipline"); dv.set {
+	if dv := m.get("discipline", b.Discipline.Value); dv.set {
 		s, ok := d.choice(dv, "discipline", disciplines)
 		cfg.Discipline, good = backend.Discipline(s), good && ok
 	}
 	timeoutOK := true
-	if tv := m.get("timeout"); tv.set {
+	if tv := m.get("timeout", b.Timeout.Value); tv.set {
 		cfg.Timeout, timeoutOK = d.duration(tv, false)
 		good = good && timeoutOK
 	}
-	if xv := m.get("drop-expired"); xv.set {
+	if xv := m.get("drop-expired", b.DropExpired.Value); xv.set {
 		b, ok := d.boolean(xv)
 		if ok && b && timeoutOK && cfg.Timeout == 0 {
 			d.errAt(xv.pos, xv.path, "true: applies only with a timeout > 0 (without one no client gives up, and nothing expires)")
@@ -154,7 +154,7 @@ func (d *decoder) backend(v val) backendInfo {
 		}
 		cfg.DropExpired, good = b, good && ok
 	}
-	if ev := m.get("errors"); ev.set {
+	if ev := m.get("errors", b.Errors.Value); ev.set {
 		x, ok := d.number(ev, wantErrors)
 		if ok && !(x >= 0 && x <= 1) {
 			d.errAt(ev.pos, ev.path, "%s: outside [0, 1] (want %s)", ev.found(), wantErrors)
@@ -162,7 +162,7 @@ func (d *decoder) backend(v val) backendInfo {
 		}
 		cfg.Errors, good = x, good && ok
 	}
-	faults, faultsOK := d.backendFaults(m.get("faults"), workers)
+	faults, faultsOK := d.backendFaults(m.get("faults", listOf(b.Faults)), b.Faults, workers)
 	bi.faults = faults
 	for _, f := range bi.faults {
 		cfg.Faults = append(cfg.Faults, f.f)
@@ -184,7 +184,7 @@ func (d *decoder) backend(v val) backendInfo {
 
 // serviceDist reads backend.service with workers: a duration, constant, or
 // a mapping {dist, mean, p99}. It returns where the mean was written.
-func (d *decoder) serviceDist(v val) (backend.Service, val, bool) {
+func (d *decoder) serviceDist(v val, sv *Service) (backend.Service, val, bool) {
 	if !v.ok() {
 		return backend.Service{}, v, false
 	}
@@ -197,9 +197,9 @@ func (d *decoder) serviceDist(v val) (backend.Service, val, bool) {
 		d.typeErr(v, wantService)
 		return backend.Service{}, v, false
 	}
-	m, _ := d.mapping(v, wantService)
+	m, _ := d.mapping(v, wantService, sv)
 	d.allow(m, serviceFields, unknownField(serviceFields))
-	dv, mv, pv := m.get("dist"), m.get("mean"), m.get("p99")
+	dv, mv, pv := m.get("dist", sv.Dist.Value), m.get("mean", sv.Mean.Value), m.get("p99", sv.P99.Value)
 	if !dv.set {
 		d.missing(dv, orList(dists))
 		return backend.Service{}, mv, false
@@ -248,18 +248,18 @@ func (d *decoder) serviceDist(v val) (backend.Service, val, bool) {
 
 // backendFaults reads backend.faults for a backend of workers (0 when
 // workers is invalid); faults of one type may not overlap.
-func (d *decoder) backendFaults(v val, workers int) ([]backendFaultRef, bool) {
+func (d *decoder) backendFaults(v val, fs []BackendFault, workers int) ([]backendFaultRef, bool) {
 	if !v.set {
 		return nil, true
 	}
-	items, ok := d.list(v, wantBackendFaults)
+	items, ok := d.list(v, wantBackendFaults, len(fs), func(int) Value { return Value{Kind: Mapping} })
 	if !ok {
 		return nil, false
 	}
 	var out []backendFaultRef
 	good := true
-	for _, it := range items {
-		f, ok := d.backendFault(it, workers)
+	for i, it := range items {
+		f, ok := d.backendFault(it, &fs[i], workers)
 		if ok {
 			out = append(out, f)
 		}
@@ -269,22 +269,22 @@ func (d *decoder) backendFaults(v val, workers int) ([]backendFaultRef, bool) {
 }
 
 // backendFault reads one fault.
-func (d *decoder) backendFault(it val, workers int) (backendFaultRef, bool) {
-	m, s, good, ok := d.faultHead(it, names(backendFaultTypes), backendFaultFields,
+func (d *decoder) backendFault(it val, bf *BackendFault, workers int) (backendFaultRef, bool) {
+	m, s, good, ok := d.faultHead(it, bf, bf.Type.Value, names(backendFaultTypes), backendFaultFields,
 		func(typ string) []string { return backendFaultApplies[backend.FaultType(typ)] }, nil)
 	if !ok {
 		return backendFaultRef{}, false
 	}
 	typ := backend.FaultType(s)
-	at, start, atOK := d.faultStart(m)
+	at, start, atOK := d.faultStart(m.get("at", bf.At.Value))
 	f := backendFaultRef{v: it, at: at, f: backend.Fault{Type: typ, At: start}}
 	var forOK bool
-	f.f.For, forOK = d.faultLength(m, at, start, atOK)
+	f.f.For, forOK = d.faultLength(m.get("for", bf.For.Value), at, start, atOK)
 	good = good && atOK && forOK
 	switch typ {
 	case backend.Slow:
 		const want = "a number > 0 like 5: the service times' multiplier"
-		xv := m.get("factor")
+		xv := m.get("factor", bf.Factor.Value)
 		if !xv.set {
 			d.missing(xv, want)
 			return f, false
@@ -301,7 +301,7 @@ func (d *decoder) backendFault(it val, workers int) (backendFaultRef, bool) {
 		if workers == 0 { // workers is invalid, and reported
 			want, hi = "an integer >= 0: the workers left", maxWorkers-1
 		}
-		cv := m.get("count")
+		cv := m.get("count", bf.Count.Value)
 		if !cv.set {
 			d.missing(cv, want)
 			return f, false
@@ -350,9 +350,9 @@ func (d *decoder) backendFaultsInRun(bi backendInfo, dur time.Duration) {
 
 // retryOn reads a retry policy's on: a non-empty list of distinct causes.
 // Only a backend with workers sheds, times out or fails requests.
-func (d *decoder) retryOn(v val) (traffic.RetryOn, bool) {
+func (d *decoder) retryOn(v val, on []String) (traffic.RetryOn, bool) {
 	want := "a list of causes: " + orList(causeNames)
-	items, ok := d.list(v, want)
+	items, ok := d.list(v, want, len(on), func(i int) Value { return on[i].Value })
 	if !ok {
 		return 0, false
 	}

@@ -93,38 +93,38 @@ type faultRef struct {
 
 // cluster reads the cluster section: nodes (required), balancer, skew,
 // store, on-store-error and faults, with their defaults filled in.
-func (d *decoder) cluster(v val) clusterInfo {
+func (d *decoder) cluster(v val, c *Cluster) clusterInfo {
 	ci := clusterInfo{set: v.set}
 	if !v.set {
 		return ci
 	}
-	m, ok := d.mapping(v, "a mapping with nodes (and balancer, skew, store, on-store-error, faults)")
+	m, ok := d.mapping(v, "a mapping with nodes (and balancer, skew, store, on-store-error, faults)", c)
 	if !ok {
 		return ci
 	}
 	d.allow(m, clusterFields, unknownField(clusterFields))
 	cfg := &cluster.Config{Balancer: cluster.RoundRobin, OnStoreError: cluster.Allow}
 	ci.cfg = cfg
-	if nv := m.get("nodes"); nv.set {
+	if nv := m.get("nodes", c.Nodes.Value); nv.set {
 		if n, ok := d.integer(nv, 1, maxNodes, wantNodes); ok {
 			cfg.Nodes, ci.nodes = int(n), int(n)
 		}
 	} else {
 		d.missing(nv, wantNodes+": the number of gateway nodes")
 	}
-	if bv := m.get("balancer"); bv.set {
+	if bv := m.get("balancer", c.Balancer.Value); bv.set {
 		if s, ok := d.choice(bv, "balancer", names(cluster.Balancers)); ok {
 			cfg.Balancer = cluster.Balancer(s)
 		}
 	}
-	cfg.Skew = d.skew(m.get("skew"), ci.nodes)
-	cfg.Store = d.store(m.get("store"))
-	if ev := m.get("on-store-error"); ev.set {
+	cfg.Skew = d.skew(m.get("skew", c.Skew.written()), c.Skew, ci.nodes)
+	cfg.Store = d.store(m.get("store", sectionOf(c.Store)), c.Store)
+	if ev := m.get("on-store-error", c.OnStoreError.Value); ev.set {
 		if s, ok := d.choice(ev, "on-store-error", onErrors); ok {
 			cfg.OnStoreError = cluster.OnError(s)
 		}
 	}
-	ci.faults = d.faults(m.get("faults"), ci.nodes)
+	ci.faults = d.faults(m.get("faults", listOf(c.Faults)), c.Faults, ci.nodes)
 	for _, f := range ci.faults {
 		cfg.Faults = append(cfg.Faults, f.f)
 	}
@@ -152,7 +152,7 @@ func (d *decoder) durationIn(v val, lo, hi time.Duration, want string) (time.Dur
 // skew reads cluster.skew for n nodes (0 when nodes is invalid): a list of
 // n signed durations, or one value v spread over [-v, v]
 // (cluster.SpreadSkew); default 0 for every node.
-func (d *decoder) skew(v val, n int) []time.Duration {
+func (d *decoder) skew(v val, sk *Skew, n int) []time.Duration {
 	if !v.set {
 		return make([]time.Duration, n)
 	}
@@ -161,7 +161,7 @@ func (d *decoder) skew(v val, n int) []time.Duration {
 	}
 	switch {
 	case v.n.Kind == List:
-		items, _ := d.list(v, wantSkewField)
+		items, _ := d.list(v, wantSkewField, len(sk.Each), func(i int) Value { return sk.Each[i].Value })
 		out := make([]time.Duration, 0, len(items))
 		for _, it := range items {
 			s, _ := d.durationIn(it, -maxClusterDuration, maxClusterDuration, wantSkew)
@@ -193,28 +193,29 @@ func plural(n int, noun string) string {
 
 // store reads cluster.store: rtt (default 1ms), jitter and service (default
 // 0), each from 0 to 1h, and timeout (default 1s), > 0 and at most 1h.
-func (d *decoder) store(v val) cluster.Store {
+func (d *decoder) store(v val, s *Store) cluster.Store {
 	st := cluster.Store{RTT: cluster.DefaultRTT, Timeout: cluster.DefaultTimeout}
 	if !v.set {
 		return st
 	}
-	m, ok := d.mapping(v, "a mapping {rtt, jitter, service, timeout}")
+	m, ok := d.mapping(v, "a mapping {rtt, jitter, service, timeout}", s)
 	if !ok {
 		return st
 	}
 	d.allow(m, storeFields, unknownField(storeFields))
 	for _, f := range []struct {
 		name string
+		x    Value
 		dst  *time.Duration
 		lo   time.Duration
 		want string
 	}{
-		{"rtt", &st.RTT, 0, wantClusterDur},
-		{"jitter", &st.Jitter, 0, wantClusterDur},
-		{"service", &st.Service, 0, wantClusterDur},
-		{"timeout", &st.Timeout, 1, wantClusterPos},
+		{"rtt", s.RTT.Value, &st.RTT, 0, wantClusterDur},
+		{"jitter", s.Jitter.Value, &st.Jitter, 0, wantClusterDur},
+		{"service", s.Service.Value, &st.Service, 0, wantClusterDur},
+		{"timeout", s.Timeout.Value, &st.Timeout, 1, wantClusterPos},
 	} {
-		if fv := m.get(f.name); fv.set {
+		if fv := m.get(f.name, f.x); fv.set {
 			if dur, ok := d.durationIn(fv, f.lo, maxClusterDuration, f.want); ok {
 				*f.dst = dur
 			}
@@ -226,17 +227,17 @@ func (d *decoder) store(v val) cluster.Store {
 // faults reads cluster.faults for n nodes (0 when nodes is invalid) and
 // checks them together: no two faults of one target overlap, and some node
 // is up at every instant.
-func (d *decoder) faults(v val, n int) []faultRef {
+func (d *decoder) faults(v val, fs []ClusterFault, n int) []faultRef {
 	if !v.set {
 		return nil
 	}
-	items, ok := d.list(v, wantFaultsField)
+	items, ok := d.list(v, wantFaultsField, len(fs), func(int) Value { return Value{Kind: Mapping} })
 	if !ok {
 		return nil
 	}
 	var out []faultRef
-	for _, it := range items {
-		if f, ok := d.fault(it, n); ok {
+	for i, it := range items {
+		if f, ok := d.fault(it, &fs[i], n); ok {
 			out = append(out, f)
 		}
 	}
@@ -246,8 +247,8 @@ func (d *decoder) faults(v val, n int) []faultRef {
 }
 
 // fault reads one fault.
-func (d *decoder) fault(it val, n int) (faultRef, bool) {
-	m, s, good, ok := d.faultHead(it, names(cluster.FaultTypes), faultFields,
+func (d *decoder) fault(it val, cf *ClusterFault, n int) (faultRef, bool) {
+	m, s, good, ok := d.faultHead(it, cf, cf.Type.Value, names(cluster.FaultTypes), faultFields,
 		func(typ string) []string { return faultApplies[cluster.FaultType(typ)] },
 		func(typ, k string) string {
 			if cluster.FaultType(typ) == cluster.StoreFlush && k == "for" {
@@ -259,19 +260,19 @@ func (d *decoder) fault(it val, n int) (faultRef, bool) {
 		return faultRef{}, false
 	}
 	typ := cluster.FaultType(s)
-	at, start, atOK := d.faultStart(m)
+	at, start, atOK := d.faultStart(m.get("at", cf.At.Value))
 	f := faultRef{v: it, at: at, f: cluster.Fault{Type: typ, At: start}}
 	good = good && atOK
 	if slices.Contains(faultApplies[typ], "for") {
 		var forOK bool
-		f.f.For, forOK = d.faultLength(m, at, start, atOK)
+		f.f.For, forOK = d.faultLength(m.get("for", cf.For.Value), at, start, atOK)
 		good = good && forOK
 	}
 	if typ == cluster.NodeDown {
-		good = d.faultNode(m, &f.f, n) && good
+		good = d.faultNode(m.get("node", cf.Node.Value), &f.f, n) && good
 	}
 	if typ == cluster.StoreSlow {
-		rv := m.get("rtt")
+		rv := m.get("rtt", cf.RTT.Value)
 		rttOK := false
 		if rv.set {
 			f.f.RTT, rttOK = d.durationIn(rv, 0, maxClusterDuration, wantClusterDur)
@@ -285,8 +286,7 @@ func (d *decoder) fault(it val, n int) (faultRef, bool) {
 
 // faultNode reads a node-down fault's node, in [0, n) (n = 0: nodes is
 // invalid, any node up to the largest cluster's).
-func (d *decoder) faultNode(m *mapping, f *cluster.Fault, n int) bool {
-	nv := m.get("node")
+func (d *decoder) faultNode(nv val, f *cluster.Fault, n int) bool {
 	want := fmt.Sprintf("a node from 0 to %d: the cluster has %d nodes", n-1, n)
 	switch n {
 	case 0:
@@ -385,13 +385,13 @@ func (d *decoder) faultsInRun(ci clusterInfo, dur time.Duration) {
 // as a bare name; p is the entry's policy, overrides applied. Without a
 // cluster section every coordination field is an error and the Mode stays
 // empty.
-func (d *decoder) coordination(entry val, m *mapping, name string, p algorithms.Policy, ci clusterInfo) (cluster.Coordination, bool) {
+func (d *decoder) coordination(entry val, m *mapping, e *AlgEntry, name string, p algorithms.Policy, ci clusterInfo) (cluster.Coordination, bool) {
 	written := func(k string) (val, bool) {
 		if m == nil {
 			return val{}, false
 		}
-		v, ok := m.items[k]
-		return v, ok
+		v := m.get(k, e.coordValue(k))
+		return v, v.set
 	}
 	if !ci.set {
 		good := true
@@ -506,4 +506,25 @@ func defaultCoordination(name string) (cluster.Coordination, string) {
 			orList(names(cluster.ModesOf(name)))
 	}
 	return cluster.Coordination{}.WithDefaults(0, 0, 0), ""
+}
+
+// coordValue is the coordination field k (one of coordFields) of e.
+func (e *AlgEntry) coordValue(k string) Value {
+	switch k {
+	case "coordination":
+		return e.Coordination.Value
+	case "clock":
+		return e.Clock.Value
+	case "write":
+		return e.Write.Value
+	case "sync":
+		return e.Sync.Value
+	case "lease":
+		return e.Lease.Value
+	case "lease-ttl":
+		return e.LeaseTTL.Value
+	case "on-store-error":
+		return e.OnStoreError.Value
+	}
+	return Value{}
 }

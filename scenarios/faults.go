@@ -10,21 +10,22 @@ import (
 )
 
 // faultHead reads what every fault of a list (the cluster's, the
-// backend's) starts with: a mapping whose type, one of types, says which of
-// fields apply (applies(type), the type's first); a field that applies to
-// none is unknown, one that applies to another type is an error that says
-// so (notFor, when it has more to say for the type and field, else the
-// fields the type takes). It returns the mapping and the type, and whether
-// every field applied; ok is false when there is no mapping or no valid
-// type, and then there is nothing more to read.
-func (d *decoder) faultHead(it val, types, fields []string, applies func(typ string) []string,
+// backend's) starts with: a mapping (sec, the typed fault) whose type
+// (typeValue), one of types, says which of fields apply (applies(type),
+// the type's first); a field that applies to none is unknown, one that
+// applies to another type is an error that says so (notFor, when it has
+// more to say for the type and field, else the fields the type takes). It
+// returns the mapping and the type, and whether every field applied; ok is
+// false when there is no mapping or no valid type, and then there is
+// nothing more to read.
+func (d *decoder) faultHead(it val, sec any, typeValue Value, types, fields []string, applies func(typ string) []string,
 	notFor func(typ, k string) string) (m *mapping, typ string, fieldsOK, ok bool) {
-	m, ok = d.mapping(it, "a mapping with a type ("+orList(types)+")")
+	m, ok = d.mapping(it, "a mapping with a type ("+orList(types)+")", sec)
 	if !ok {
 		return nil, "", false, false
 	}
 	unknown := unknownField(fields)
-	tv := m.get("type")
+	tv := m.get("type", typeValue)
 	if !tv.set {
 		d.missing(tv, orList(types))
 		d.allow(m, fields, unknown)
@@ -52,20 +53,18 @@ func (d *decoder) faultHead(it val, types, fields []string, applies func(typ str
 }
 
 // faultStart reads a fault's at: when it starts, a duration >= 0.
-func (d *decoder) faultStart(m *mapping) (at val, start time.Duration, ok bool) {
-	at = m.get("at")
+func (d *decoder) faultStart(at val) (val, time.Duration, bool) {
 	if !at.set {
 		d.missing(at, "a duration >= 0: when the fault starts")
 		return at, 0, false
 	}
-	start, ok = d.duration(at, false)
+	start, ok := d.duration(at, false)
 	return at, start, ok
 }
 
 // faultLength reads a fault's for: how long it lasts, a duration > 0 that
 // keeps at + for a time (start is at's, startOK whether it was read).
-func (d *decoder) faultLength(m *mapping, at val, start time.Duration, startOK bool) (time.Duration, bool) {
-	fv := m.get("for")
+func (d *decoder) faultLength(fv, at val, start time.Duration, startOK bool) (time.Duration, bool) {
 	if !fv.set {
 		d.missing(fv, "a duration > 0: how long the fault lasts")
 		return 0, false

@@ -99,54 +99,57 @@ func (d *decoder) result(sc *Scenario) (*Scenario, error) {
 }
 
 func (d *decoder) scenario(f *File) *Scenario {
-	root, at := f.root()
-	d.broken, d.at = at.broken, at
+	d.at = f.at
+	if d.at == nil {
+		d.at = newPositions()
+	}
+	d.broken = d.at.broken
 	d.pending("v:")
-	top, ok := d.mapping(root, "a mapping with name, limit and traffic")
+	top, ok := d.mapping(d.at.of("", Value{Kind: Mapping}, position{}), "a mapping with name, limit and traffic", f)
 	if !ok {
 		return nil
 	}
 	d.allow(top, topFields, unknownField(topFields))
 	sc := &Scenario{Seed: 1}
 
-	if v := top.get("name"); v.set {
+	if v := top.get("name", f.Name.Value); v.set {
 		sc.Name, _ = d.str(v, true)
 	} else {
 		d.missing(v, "a string naming the scenario")
 	}
-	if v := top.get("description"); v.set {
+	if v := top.get("description", f.Description.Value); v.set {
 		s, _ := d.str(v, false)
 		sc.Description = strings.TrimSpace(s)
 	}
-	if v := top.get("seed"); v.set {
+	if v := top.get("seed", f.Seed.Value); v.set {
 		if s, ok := d.uinteger(v, "an integer >= 0"); ok {
 			sc.Seed = s
 		}
 	}
-	durVal := top.get("duration")
+	durVal := top.get("duration", f.Duration.Value)
 	durOK := true
 	if durVal.set {
 		sc.Duration, durOK = d.duration(durVal, true)
 	}
 
-	lim, limOK := d.limit(top.get("limit"))
+	lim, limOK := d.limit(top.get("limit", f.Limit.written()), f.Limit)
 	sc.Limit = lim.policy
 	per := time.Second // stands in for W when the limit is invalid
 	if limOK {
 		per = lim.policy.Per
 	}
 
-	bi := d.backend(top.get("backend"))
+	bi := d.backend(top.get("backend", sectionOf(f.Backend)), f.Backend)
 	d.workers = bi.workers
 	svc := bi.svc
 	sc.Service = svc.service
 	sc.Backend = bi.cfg
-	sc.Retry = d.clients(top.get("clients"))
-	ci := d.cluster(top.get("cluster"))
+	sc.Retry = d.clients(top.get("clients", sectionOf(f.Clients)), f.Clients)
+	ci := d.cluster(top.get("cluster", sectionOf(f.Cluster)), f.Cluster)
 	sc.Cluster = ci.cfg
-	sc.Algorithms, sc.Skipped = d.algorithms(top.get("algorithms"), lim, limOK, svc, ci)
+	sc.Algorithms, sc.Skipped = d.algorithms(top.get("algorithms", listOf(f.Algorithms)), f.Algorithms, lim, limOK, svc, ci)
 
-	srcs, srcOK := d.traffic(top.get("traffic"), per, limOK)
+	srcs, srcOK := d.traffic(top.get("traffic", listOf(f.Traffic)), f.Traffic, per, limOK)
 	replays, srcOK, durOK := d.runLength(sc, top, srcs, durVal, per, limOK, srcOK, durOK)
 	if durOK && sc.Duration > 0 && replays == 0 {
 		d.faultsInRun(ci, sc.Duration)
@@ -159,7 +162,7 @@ func (d *decoder) scenario(f *File) *Scenario {
 	if srcOK {
 		d.resolveBy(sc, sc.Traffic.Attributes(), ci.cfg != nil)
 	}
-	sc.Windows, sc.Bucket = d.report(top.get("report"), per)
+	sc.Windows, sc.Bucket = d.report(top.get("report", sectionOf(f.Report)), f.Report, per)
 	// The backend draws from the scenario's seed and reports in its buckets;
 	// its Start stays 0 (the engine moves it, and the faults, to a recorded
 	// trace's first arrival), MaxBuckets and RecoverWindow the backend's
@@ -336,7 +339,7 @@ func (l limitInfo) field(name string) val {
 
 const wantLimit = "a rate like 10/s or a mapping {rate, per, burst}"
 
-func (d *decoder) limit(v val) (limitInfo, bool) {
+func (d *decoder) limit(v val, l *Limit) (limitInfo, bool) {
 	li := limitInfo{whole: v, fields: map[string]val{}}
 	if !v.set {
 		d.missing(v, wantLimit)
@@ -355,10 +358,10 @@ func (d *decoder) limit(v val) (limitInfo, bool) {
 		d.typeErr(v, wantLimit)
 		return li, false
 	}
-	m, _ := d.mapping(v, wantLimit)
+	m, _ := d.mapping(v, wantLimit, l)
 	d.allow(m, limitFields, func(string) string { return "unknown field (want rate, per or burst)" })
 	ok := true
-	rv := m.get("rate")
+	rv := m.get("rate", l.Rate.Value)
 	if rv.set {
 		li.fields["rate"] = rv
 		li.policy.Rate, ok = d.integer(rv, 1, math.MaxInt64, "an integer >= 1 (requests per per)")
@@ -367,13 +370,13 @@ func (d *decoder) limit(v val) (limitInfo, bool) {
 		ok = false
 	}
 	li.policy.Per = time.Second
-	if pv := m.get("per"); pv.set {
+	if pv := m.get("per", l.Per.Value); pv.set {
 		li.fields["per"] = pv
 		p, cal, pok := d.period(pv)
 		li.policy.Per, li.policy.Calendar, ok = p, cal, ok && pok
 	}
 	li.policy.Burst = li.policy.Rate
-	if bv := m.get("burst"); bv.set {
+	if bv := m.get("burst", l.Burst.Value); bv.set {
 		li.fields["burst"] = bv
 		li.burstSet = true
 		b, bok := d.integer(bv, 1, math.MaxInt64, "an integer >= 1")
@@ -382,18 +385,18 @@ func (d *decoder) limit(v val) (limitInfo, bool) {
 	return li, ok
 }
 
-func (d *decoder) clients(v val) traffic.RetryPolicy {
+func (d *decoder) clients(v val, c *Clients) traffic.RetryPolicy {
 	none := traffic.RetryPolicy{Policy: "none"}
 	if !v.set {
 		return none
 	}
-	m, ok := d.mapping(v, "a mapping {retry}")
+	m, ok := d.mapping(v, "a mapping {retry}", c)
 	if !ok {
 		return none
 	}
 	d.allow(m, []string{"retry"}, func(string) string { return "unknown field (want retry)" })
-	if rv := m.get("retry"); rv.set {
-		if p, ok := d.retry(rv); ok {
+	if rv := m.get("retry", sectionOf(c.Retry)); rv.set {
+		if p, ok := d.retry(rv, c.Retry); ok {
 			return p
 		}
 	}
@@ -401,13 +404,13 @@ func (d *decoder) clients(v val) traffic.RetryPolicy {
 }
 
 // retry reads a retry policy mapping.
-func (d *decoder) retry(v val) (traffic.RetryPolicy, bool) {
-	m, ok := d.mapping(v, "a mapping with a policy ("+orList(retryPolicies)+")")
+func (d *decoder) retry(v val, r *Retry) (traffic.RetryPolicy, bool) {
+	m, ok := d.mapping(v, "a mapping with a policy ("+orList(retryPolicies)+")", r)
 	if !ok {
 		return traffic.RetryPolicy{}, false
 	}
 	policy := "none"
-	if pv := m.get("policy"); pv.set {
+	if pv := m.get("policy", r.Policy.Value); pv.set {
 		s, ok := d.str(pv, true)
 		if !ok {
 			return traffic.RetryPolicy{}, false
@@ -435,14 +438,14 @@ func (d *decoder) retry(v val) (traffic.RetryPolicy, bool) {
 	if policy == "none" {
 		return rp, good
 	}
-	rp.MaxAttempts, ok = d.maxAttempts(m, policy)
-	good = d.retryWaits(m, &rp) && good && ok
-	if ov := m.get("on"); ov.set {
-		on, ok := d.retryOn(ov)
+	rp.MaxAttempts, ok = d.maxAttempts(m.get("max-attempts", r.MaxAttempts.Value), policy)
+	good = d.retryWaits(m, r, &rp) && good && ok
+	if ov := m.get("on", listOf(r.On)); ov.set {
+		on, ok := d.retryOn(ov, r.On)
 		rp.On, good = on, good && ok
 	}
-	if bv := m.get("budget"); bv.set {
-		b, ok := d.retryBudget(bv)
+	if bv := m.get("budget", sectionOf(r.Budget)); bv.set {
+		b, ok := d.retryBudget(bv, r.Budget)
 		rp.Budget, good = b, good && ok
 	}
 	return rp, good
@@ -450,8 +453,7 @@ func (d *decoder) retry(v val) (traffic.RetryPolicy, bool) {
 
 // maxAttempts reads a retry policy's max-attempts (default 3; unlimited
 // is 0, which immediate retries may not be).
-func (d *decoder) maxAttempts(m *mapping, policy string) (int, bool) {
-	av := m.get("max-attempts")
+func (d *decoder) maxAttempts(av val, policy string) (int, bool) {
 	unlimited := av.set && isString(av.n) && av.n.Text == "unlimited"
 	switch {
 	case !av.set:
@@ -472,11 +474,11 @@ func (d *decoder) maxAttempts(m *mapping, policy string) (int, bool) {
 
 // retryWaits reads how long a retry policy waits (delay; a backoff's
 // factor, cap and jitter; retry-after's resolution) into rp.
-func (d *decoder) retryWaits(m *mapping, rp *traffic.RetryPolicy) bool {
+func (d *decoder) retryWaits(m *mapping, r *Retry, rp *traffic.RetryPolicy) bool {
 	good := true
 	policy := rp.Policy
 	if policy == "fixed" || policy == "backoff" {
-		dv := m.get("delay")
+		dv := m.get("delay", r.Delay.Value)
 		if !dv.set {
 			what := "the wait before each retry"
 			if policy == "backoff" {
@@ -492,11 +494,11 @@ func (d *decoder) retryWaits(m *mapping, rp *traffic.RetryPolicy) bool {
 	if policy == "backoff" {
 		rp.Factor = traffic.Fraction{Num: 2, Den: 1}
 		rp.Jitter = "none"
-		if fv := m.get("factor"); fv.set {
+		if fv := m.get("factor", r.Factor.Value); fv.set {
 			f, ok := d.factor(fv)
 			rp.Factor, good = f, good && ok
 		}
-		if cv := m.get("cap"); cv.set {
+		if cv := m.get("cap", r.Cap.Value); cv.set {
 			c, ok := d.duration(cv, true)
 			if ok && rp.Delay > 0 && c < rp.Delay {
 				d.errAt(cv.pos, cv.path, "%s: below the base delay %v (want cap >= delay)", cv.found(), rp.Delay)
@@ -504,14 +506,14 @@ func (d *decoder) retryWaits(m *mapping, rp *traffic.RetryPolicy) bool {
 			}
 			rp.Cap, good = c, good && ok
 		}
-		if jv := m.get("jitter"); jv.set {
+		if jv := m.get("jitter", r.Jitter.Value); jv.set {
 			j, ok := d.choice(jv, "jitter", jitters)
 			rp.Jitter, good = j, good && ok
 		}
 	}
 	if policy == "retry-after" {
 		rp.Resolution = time.Second
-		if rv := m.get("resolution"); rv.set {
+		if rv := m.get("resolution", r.Resolution.Value); rv.set {
 			r, ok := d.duration(rv, false)
 			rp.Resolution, good = r, good && ok
 		}
@@ -522,16 +524,16 @@ func (d *decoder) retryWaits(m *mapping, rp *traffic.RetryPolicy) bool {
 // retryBudget reads a retry policy's budget: gRPC's retry throttling,
 // {max-tokens: 1 to 1000, token-ratio: a decimal > 0 with at most three
 // decimal places}, both required, as gRPC's retryThrottling requires them.
-func (d *decoder) retryBudget(v val) (traffic.RetryBudget, bool) {
+func (d *decoder) retryBudget(v val, bu *Budget) (traffic.RetryBudget, bool) {
 	const wantRatio = "a decimal > 0 with at most 3 decimal places, like 0.1: the tokens a success gives back"
-	m, ok := d.mapping(v, "a mapping {max-tokens, token-ratio}")
+	m, ok := d.mapping(v, "a mapping {max-tokens, token-ratio}", bu)
 	if !ok {
 		return traffic.RetryBudget{}, false
 	}
 	d.allow(m, budgetFields, unknownField(budgetFields))
 	var b traffic.RetryBudget
 	good := true
-	mv := m.get("max-tokens")
+	mv := m.get("max-tokens", bu.MaxTokens.Value)
 	if !mv.set {
 		d.missing(mv, "an integer from 1 to 1000: the tokens a client holds when full")
 		good = false
@@ -539,7 +541,7 @@ func (d *decoder) retryBudget(v val) (traffic.RetryBudget, bool) {
 		n, ok := d.integer(mv, 1, 1000, "an integer from 1 to 1000: the tokens a client holds when full")
 		b.MaxTokens, good = n, good && ok
 	}
-	rv := m.get("token-ratio")
+	rv := m.get("token-ratio", bu.TokenRatio.Value)
 	if !rv.set {
 		d.missing(rv, wantRatio)
 		return b, false
@@ -548,7 +550,7 @@ func (d *decoder) retryBudget(v val) (traffic.RetryBudget, bool) {
 		d.typeErr(rv, wantRatio)
 		return b, false
 	}
-	milli, msg := parseMilli(scalarText(rv.n))
+	milli, msg := parseMilli(rv.n.Text)
 	if msg == "" && milli == 0 {
 		msg = "want " + wantRatio
 	}
@@ -570,7 +572,7 @@ func (d *decoder) factor(v val) (traffic.Fraction, bool) {
 		d.typeErr(v, want)
 		return traffic.Fraction{}, false
 	}
-	text := scalarText(v.n)
+	text := v.n.Text
 	f, msg := parseFactor(text)
 	if msg != "" {
 		d.errAt(v.pos, v.path, "%s: %s", text, msg)
@@ -595,11 +597,11 @@ type Skipped struct {
 }
 
 // algorithms reads the algorithms list, or makes the default one.
-func (d *decoder) algorithms(v val, lim limitInfo, limOK bool, svc service, ci clusterInfo) ([]Algorithm, []Skipped) {
+func (d *decoder) algorithms(v val, entries []AlgEntry, lim limitInfo, limOK bool, svc service, ci clusterInfo) ([]Algorithm, []Skipped) {
 	if !v.set {
 		return d.defaultAlgorithms(lim, limOK, svc, ci)
 	}
-	items, ok := d.list(v, "a list of algorithm names or mappings with a name")
+	items, ok := d.list(v, "a list of algorithm names or mappings with a name", len(entries), func(i int) Value { return entries[i].written() })
 	if !ok {
 		return nil, nil
 	}
@@ -609,8 +611,8 @@ func (d *decoder) algorithms(v val, lim limitInfo, limOK bool, svc service, ci c
 	}
 	var out []Algorithm
 	labels := map[string]val{}
-	for _, it := range items {
-		a, labelVal, ok := d.algorithm(it, lim, limOK, svc, ci)
+	for i, it := range items {
+		a, labelVal, ok := d.algorithm(it, &entries[i], lim, limOK, svc, ci)
 		if !ok {
 			continue
 		}
@@ -739,7 +741,7 @@ const wantAlgorithm = "an algorithm name or a mapping with a name"
 
 // algorithm reads one entry of the algorithms list; it returns where the
 // label was written (or the entry, for the name's label).
-func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci clusterInfo) (Algorithm, val, bool) {
+func (d *decoder) algorithm(it val, e *AlgEntry, lim limitInfo, limOK bool, svc service, ci clusterInfo) (Algorithm, val, bool) {
 	if !it.ok() {
 		return Algorithm{}, val{}, false
 	}
@@ -748,8 +750,8 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 	switch {
 	case isString(it.n):
 	case isMap(it.n):
-		m, _ = d.mapping(it, wantAlgorithm)
-		nameVal = m.get("name")
+		m, _ = d.mapping(it, wantAlgorithm, e)
+		nameVal = m.get("name", e.Name.Value)
 		if !nameVal.set {
 			d.missing(nameVal, "an algorithm: "+orList(algorithms.Names()))
 			return Algorithm{}, val{}, false
@@ -776,13 +778,13 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 		return Algorithm{}, val{}, false
 	}
 	if name == "all-of" {
-		return d.allOf(it, m, nameVal, lim, limOK, svc, ci)
+		return d.allOf(it, m, e, nameVal, lim, limOK, svc, ci)
 	}
 	a := Algorithm{Name: name, Label: name, Set: map[string]any{},
 		Params: algorithms.Params{Policy: lim.policy, Service: svc.service}}
 	labelVal := it
 	if m == nil {
-		coord, ok := d.coordination(it, nil, name, a.Params.Policy, ci)
+		coord, ok := d.coordination(it, nil, e, name, a.Params.Policy, ci)
 		if !ok {
 			return Algorithm{}, val{}, false
 		}
@@ -806,14 +808,14 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 		}
 		return fmt.Sprintf("%s takes no option %q (its options: %s)", name, k, strings.Join(info.Options, ", "))
 	})
-	written, labelVal, good := d.entryOptions(m, &a, allowed, labelVal, lim, ci)
+	written, labelVal, good := d.entryOptions(m, e, &a, allowed, labelVal, lim, ci)
 	p := &a.Params
 	if good && p.FillInterval > 0 && p.TokensPerFill > 0 {
 		good = d.discreteRate(m, p, written)
 	}
 	// How the entry runs on the cluster is not the algorithm's business:
 	// Coord, not Params, and not in Set.
-	coord, ok := d.coordination(it, m, name, p.Policy, ci)
+	coord, ok := d.coordination(it, m, e, name, p.Policy, ci)
 	a.Coord, good = coord, good && ok
 	if !good {
 		return Algorithm{}, val{}, false
@@ -827,154 +829,198 @@ func (d *decoder) algorithm(it val, lim limitInfo, limOK bool, svc service, ci c
 	return a, labelVal, true
 }
 
-// entryOptions reads the overrides and options of the algorithm entry m
-// into a, in the order written (allowed are the fields it takes; the
+// entryOptions reads the overrides and options of the algorithm entry e,
+// the mapping m, into a (allowed are the fields it takes; the
 // coordination options are read apart). It returns where each was written
 // and where the label was (labelVal when the entry sets none).
-func (d *decoder) entryOptions(m *mapping, a *Algorithm, allowed []string, labelVal val, lim limitInfo, ci clusterInfo) (map[string]val, val, bool) {
-	name := a.Name
-	p := &a.Params
+func (d *decoder) entryOptions(m *mapping, e *AlgEntry, a *Algorithm, allowed []string, labelVal val, lim limitInfo, ci clusterInfo) (map[string]val, val, bool) {
 	good := true
-	written := map[string]val{}
-	rateSet, burstSet := false, false
 	for _, k := range m.keys {
-		if k == "name" || slices.Contains(coordFields, k) {
-			continue // coordination options: below
-		}
-		if k == "by" && d.member {
-			d.memberBy = m.items[k] // the all-of row resolves it
-			continue
-		}
-		if !slices.Contains(allowed, k) {
-			good = false
-			continue
-		}
-		v := m.items[k]
-		written[k] = v
-		var ok bool
-		switch {
-		case k == "label":
-			a.Label, ok = d.str(v, true)
-			labelVal = v
-		case k == "rate":
-			p.Rate, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1 (requests per per)")
-			a.Set[k], rateSet = p.Rate, true
-		case k == "per":
-			p.Per, p.Calendar, ok = d.period(v)
-			a.Set[k] = p.PerString()
-		case k == "burst" && name == "nginx":
-			p.NginxBurst, ok = d.integer(v, 0, math.MaxInt64, "an integer >= 0 (nginx's burst=N admits N+1 at once)")
-			p.NginxBurstSet = true
-			a.Set[k] = p.NginxBurst
-		case k == "burst":
-			p.Burst, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1")
-			a.Set[k], burstSet = p.Burst, true
-		case k == "zone":
-			var text string
-			p.NginxZone, text, ok = d.zoneSize(v)
-			a.Set[k] = text
-			if ok && ci.set {
-				d.errAt(m.keyPos[k], v.path, "%s: nginx's zone is one nginx's shared memory: it is not modelled on a cluster (remove zone or the cluster section)", v.found())
-				ok = false
-			}
-		case algorithmOptions[k] != nil:
-			a.Set[k], ok = algorithmOptions[k](d, v, p)
-		default:
+		good = good && slices.Contains(allowed, k)
+	}
+	if by := m.get("by", e.By.Value); by.set && d.member {
+		d.memberBy = by // the all-of row resolves it
+	}
+	o := &entryReader{m: m, allowed: allowed, written: map[string]val{}}
+	labelVal, good = d.entryPolicy(o, e, a, labelVal, lim, good)
+	good = d.entryExtras(o, e, a, ci) && good
+	for _, k := range m.keys {
+		if _, read := o.written[k]; !read && slices.Contains(allowed, k) && !slices.Contains(entryFields, k) {
 			// an option in Info.Options that this loader does not know
-			d.errAt(m.keyPos[k], v.path, "option %q is not supported by the scenario loader", k)
+			d.errAt(m.keyPos[k], join(m.path, k), "option %q is not supported by the scenario loader", k)
 		}
-		good = good && ok
+	}
+	return o.written, labelVal, good
+}
+
+// entryReader reads the fields an algorithm entry takes, keeping where
+// each was written.
+type entryReader struct {
+	m       *mapping
+	allowed []string
+	written map[string]val
+}
+
+// field is the entry's field k, holding x; ok when written and taken.
+func (o *entryReader) field(k string, x Value) (val, bool) {
+	v := o.m.get(k, x)
+	if !v.set || !slices.Contains(o.allowed, k) {
+		return v, false
+	}
+	o.written[k] = v
+	return v, true
+}
+
+// entryPolicy reads an entry's label and its overrides of the policy.
+func (d *decoder) entryPolicy(o *entryReader, e *AlgEntry, a *Algorithm, labelVal val, lim limitInfo, good bool) (val, bool) {
+	p := &a.Params
+	var ok bool
+	if v, set := o.field("label", e.Label.Value); set {
+		a.Label, ok = d.str(v, true)
+		labelVal, good = v, good && ok
+	}
+	rateSet, burstSet := false, false
+	if v, set := o.field("rate", e.Rate.Value); set {
+		p.Rate, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1 (requests per per)")
+		a.Set["rate"], rateSet, good = p.Rate, true, good && ok
+	}
+	if v, set := o.field("per", e.Per.Value); set {
+		p.Per, p.Calendar, ok = d.period(v)
+		a.Set["per"], good = p.PerString(), good && ok
+	}
+	if v, set := o.field("burst", e.Burst.Value); set && a.Name == "nginx" {
+		p.NginxBurst, ok = d.integer(v, 0, math.MaxInt64, "an integer >= 0 (nginx's burst=N admits N+1 at once)")
+		p.NginxBurstSet = true
+		a.Set["burst"], good = p.NginxBurst, good && ok
+	} else if set {
+		p.Burst, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1")
+		a.Set["burst"], burstSet, good = p.Burst, true, good && ok
 	}
 	if rateSet && !burstSet && !lim.burstSet {
 		p.Burst = p.Rate // the burst defaults to the rate
 	}
-	return written, labelVal, good
+	return labelVal, good
+}
+
+// entryExtras reads an entry's zone and the algorithm's options.
+func (d *decoder) entryExtras(o *entryReader, e *AlgEntry, a *Algorithm, ci clusterInfo) bool {
+	p := &a.Params
+	good := true
+	if v, set := o.field("zone", e.Zone.Value); set {
+		var text string
+		var ok bool
+		p.NginxZone, text, ok = d.zoneSize(v)
+		a.Set["zone"] = text
+		if ok && ci.set {
+			d.errAt(o.m.keyPos["zone"], v.path, "%s: nginx's zone is one nginx's shared memory: it is not modelled on a cluster (remove zone or the cluster section)", v.found())
+			ok = false
+		}
+		good = good && ok
+	}
+	for _, opt := range algorithmOptions {
+		if v, set := o.field(opt.name, opt.field(e)); set {
+			var ok bool
+			a.Set[opt.name], ok = opt.read(d, v, p)
+			good = good && ok
+		}
+	}
+	return good
 }
 
 // wantInFlightLimit is what an adaptive limit's initial-limit, min-limit
 // and max-limit take.
 const wantInFlightLimit = "an integer from 1 to 2^30: requests in flight"
 
-// algorithmOptions read the options of an algorithm entry besides label,
-// rate, per, burst and zone: each sets its field of the Params and
-// returns the value as Algorithm.Set holds it.
-var algorithmOptions = map[string]func(d *decoder, v val, p *algorithms.Params) (any, bool){
-	"count-rejected": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+// algorithmOption is an option of an algorithm entry besides label, rate,
+// per, burst and zone: its field of the entry, and how it is read into its
+// field of the Params (read returns the value as Algorithm.Set holds it).
+type algorithmOption struct {
+	name  string
+	field func(e *AlgEntry) Value
+	read  func(d *decoder, v val, p *algorithms.Params) (any, bool)
+}
+
+// entryFields are the fields of an algorithm entry.
+var entryFields = fieldNames[AlgEntry]()
+
+// algorithmOptions are the options, in the entry's order.
+var algorithmOptions = []algorithmOption{
+	{"count-rejected", func(e *AlgEntry) Value { return e.CountRejected.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
 		var ok bool
 		p.CountRejected, ok = d.boolean(v)
 		return p.CountRejected, ok
-	},
-	"max-delay": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+	}},
+	{"max-delay", func(e *AlgEntry) Value { return e.MaxDelay.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
 		var ok bool
 		p.MaxDelay, ok = d.duration(v, false)
 		return p.MaxDelay.String(), ok
-	},
-	"fill-interval": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+	}},
+	{"fill-interval", func(e *AlgEntry) Value { return e.FillInterval.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
 		var ok bool
 		p.FillInterval, ok = d.duration(v, true)
 		return p.FillInterval.String(), ok
-	},
-	"idle-reset": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+	}},
+	{"idle-reset", func(e *AlgEntry) Value { return e.IdleReset.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
 		var ok bool
 		p.IdleReset, ok = d.duration(v, true)
 		return p.IdleReset.String(), ok
-	},
-	"tokens-per-fill": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+	}},
+	{"tokens-per-fill", func(e *AlgEntry) Value { return e.TokensPerFill.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
 		var ok bool
 		p.TokensPerFill, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1 (envoy's tokens_per_fill)")
 		return p.TokensPerFill, ok
-	},
-	"nodelay": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+	}},
+	{"nodelay", func(e *AlgEntry) Value { return e.Nodelay.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
 		var ok bool
 		p.Nodelay, ok = d.boolean(v)
 		return p.Nodelay, ok
-	},
-	"delay": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+	}},
+	{"delay", func(e *AlgEntry) Value { return e.Delay.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
 		var ok bool
 		p.NginxDelay, ok = d.integer(v, 0, math.MaxInt64, "an integer >= 0")
 		return p.NginxDelay, ok
-	},
-	"max": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+	}},
+	{"max", func(e *AlgEntry) Value { return e.Max.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
 		var ok bool
 		p.Max, ok = d.integer(v, 1, math.MaxInt64, "an integer >= 1")
 		return p.Max, ok
-	},
-	"window": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+	}},
+	{"window", func(e *AlgEntry) Value { return e.Window.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
 		var ok bool
 		p.Window, ok = d.duration(v, true)
 		return p.Window.String(), ok
-	},
-	"min-samples": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+	}},
+	{"min-samples", func(e *AlgEntry) Value { return e.MinSamples.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
 		var ok bool
 		p.MinSamples, ok = d.integer(v, 10, 1<<30, "an integer >= 10 (samples a window needs, as the Java requires)")
 		return p.MinSamples, ok
-	},
-	"initial-limit": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+	}},
+	{"initial-limit", func(e *AlgEntry) Value { return e.InitialLimit.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
 		n, ok := d.integer(v, 1, 1<<30, wantInFlightLimit)
 		p.InitialLimit = n
 		return n, ok
-	},
-	"min-limit": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+	}},
+	{"min-limit", func(e *AlgEntry) Value { return e.MinLimit.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
 		n, ok := d.integer(v, 1, 1<<30, wantInFlightLimit)
 		p.MinLimit = n
 		return n, ok
-	},
-	"max-limit": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+	}},
+	{"max-limit", func(e *AlgEntry) Value { return e.MaxLimit.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
 		n, ok := d.integer(v, 1, 1<<30, wantInFlightLimit)
 		p.MaxLimit = n
 		return n, ok
-	},
-	"interval": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+	}},
+	{"interval", func(e *AlgEntry) Value { return e.Interval.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
 		var ok bool
 		p.Interval, ok = d.duration(v, true)
 		return p.Interval.String(), ok
-	},
-	"min-rtt-calc-interval": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+	}},
+	{"min-rtt-calc-interval", func(e *AlgEntry) Value { return e.MinRTTInterval.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
 		var ok bool
 		p.MinRTTInterval, ok = d.duration(v, true)
 		return p.MinRTTInterval.String(), ok
-	},
-	"k": func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+	}},
+	{"k", func(e *AlgEntry) Value { return e.K.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
 		var ok bool
 		p.K, ok = d.number(v, "a multiplier > 0, like 2 or 1.5")
 		if ok && !(p.K > 0) {
@@ -982,7 +1028,7 @@ var algorithmOptions = map[string]func(d *decoder, v val, p *algorithms.Params) 
 			ok = false
 		}
 		return p.K, ok
-	},
+	}},
 }
 
 // discreteRate makes a token-bucket row with fill-interval D and
@@ -1027,12 +1073,12 @@ type sourceSpec struct {
 
 // traffic reads the list of sources; per is the policy's W, the default
 // every of an aligned source (limOK says whether it is the policy's).
-func (d *decoder) traffic(v val, per time.Duration, limOK bool) ([]*sourceSpec, bool) {
+func (d *decoder) traffic(v val, srcs []Source, per time.Duration, limOK bool) ([]*sourceSpec, bool) {
 	if !v.set {
 		d.missing(v, "a list of traffic sources")
 		return nil, false
 	}
-	items, ok := d.list(v, "a list of traffic sources")
+	items, ok := d.list(v, "a list of traffic sources", len(srcs), func(int) Value { return Value{Kind: Mapping} })
 	if !ok {
 		return nil, false
 	}
@@ -1042,8 +1088,8 @@ func (d *decoder) traffic(v val, per time.Duration, limOK bool) ([]*sourceSpec, 
 	}
 	var out []*sourceSpec
 	all := true
-	for _, it := range items {
-		s, ok := d.source(it, per, limOK)
+	for i, it := range items {
+		s, ok := d.source(it, &srcs[i], per, limOK)
 		if ok {
 			out = append(out, s)
 		}
@@ -1052,13 +1098,13 @@ func (d *decoder) traffic(v val, per time.Duration, limOK bool) ([]*sourceSpec, 
 	return out, all
 }
 
-func (d *decoder) source(it val, per time.Duration, limOK bool) (*sourceSpec, bool) {
+func (d *decoder) source(it val, src *Source, per time.Duration, limOK bool) (*sourceSpec, bool) {
 	supported := sourceTypes
-	m, ok := d.mapping(it, "a mapping with a type ("+orList(supported)+")")
+	m, ok := d.mapping(it, "a mapping with a type ("+orList(supported)+")", src)
 	if !ok {
 		return nil, false
 	}
-	tv := m.get("type")
+	tv := m.get("type", src.Type.Value)
 	if !tv.set {
 		d.missing(tv, orList(supported))
 		return nil, false
@@ -1085,18 +1131,18 @@ func (d *decoder) source(it val, per time.Duration, limOK bool) (*sourceSpec, bo
 		}
 		return fmt.Sprintf("unknown field (%s %s source takes %s and %s)", article(typ), typ, strings.Join(own, ", "), strings.Join(common, ", "))
 	})
-	s := &sourceSpec{v: it, typ: typ, start: m.get("start")}
-	c, ok := d.sourceCommon(m, typ, s)
-	return s, d.sourceOfType(m, typ, c, s, per, limOK, good && ok)
+	s := &sourceSpec{v: it, typ: typ, start: m.get("start", src.Start.Value)}
+	c, ok := d.sourceCommon(m, src, typ, s)
+	return s, d.sourceOfType(m, src, typ, c, s, per, limOK, good && ok)
 }
 
 // sourceCommon reads the fields every source type takes (a replay only
 // cost, start, end and retry) into s and the Common they make.
-func (d *decoder) sourceCommon(m *mapping, typ string, s *sourceSpec) (traffic.Common, bool) {
+func (d *decoder) sourceCommon(m *mapping, src *Source, typ string, s *sourceSpec) (traffic.Common, bool) {
 	good := true
 	c := traffic.Common{Cost: 1, Clients: traffic.Clients{Key: defaultKey}}
 
-	kv, cv, pv := m.get("key"), m.get("clients"), m.get("key-prefix")
+	kv, cv, pv := m.get("key", src.Key.Value), m.get("clients", src.Clients.Value), m.get("key-prefix", src.KeyPrefix.Value)
 	if typ == "replay" {
 		kv, cv, pv = val{}, val{}, val{} // reported above
 	}
@@ -1122,7 +1168,7 @@ func (d *decoder) sourceCommon(m *mapping, typ string, s *sourceSpec) (traffic.C
 			c.Clients.Prefix, good = prefix, good && ok
 		}
 	}
-	if v := m.get("cost"); v.set {
+	if v := m.get("cost", src.Cost.Value); v.set {
 		cost, ok := d.integer(v, 1, math.MaxInt64, "an integer >= 1")
 		c.Cost, good = cost, good && ok
 	}
@@ -1131,7 +1177,7 @@ func (d *decoder) sourceCommon(m *mapping, typ string, s *sourceSpec) (traffic.C
 		c.Start, startOK = d.duration(s.start, false)
 		good = good && startOK
 	}
-	if v := m.get("end"); v.set {
+	if v := m.get("end", src.End.Value); v.set {
 		end, ok := d.duration(v, true)
 		if ok && startOK && end <= c.Start {
 			d.errAt(v.pos, v.path, "%s: want an end after start %v", v.found(), c.Start)
@@ -1140,12 +1186,12 @@ func (d *decoder) sourceCommon(m *mapping, typ string, s *sourceSpec) (traffic.C
 		s.end, s.endSet, good = end, true, good && ok
 		c.End = end
 	}
-	if v := m.get("retry"); v.set {
-		rp, ok := d.retry(v)
+	if v := m.get("retry", sectionOf(src.Retry)); v.set {
+		rp, ok := d.retry(v, src.Retry)
 		c.Retry, good = &rp, good && ok
 	}
-	if v := m.get("attributes"); v.set {
-		attrs, ok := d.attributes(v)
+	if v := m.get("attributes", attributesOf(src.Attributes)); v.set {
+		attrs, ok := d.attributes(v, src.Attributes)
 		s.attrs, good = attrs, good && ok
 	}
 	return c, good
@@ -1153,44 +1199,44 @@ func (d *decoder) sourceCommon(m *mapping, typ string, s *sourceSpec) (traffic.C
 
 // sourceOfType reads the fields of a source's own type into s; good says
 // whether its common fields were read.
-func (d *decoder) sourceOfType(m *mapping, typ string, c traffic.Common, s *sourceSpec, per time.Duration, limOK, good bool) bool {
+func (d *decoder) sourceOfType(m *mapping, in *Source, typ string, c traffic.Common, s *sourceSpec, per time.Duration, limOK, good bool) bool {
 	switch typ {
 	case "times":
-		src, ok := d.timesSource(m, c, good)
+		src, ok := d.timesSource(m, in, c, good)
 		s.src, s.common, good = src, &src.Common, ok
 	case "burst":
-		src, ok := d.burstSource(m, c, good)
+		src, ok := d.burstSource(m, in, c, good)
 		s.src, s.common, good = src, &src.Common, ok
 	case "steady":
-		src, ok := d.steadySource(m, c, good)
+		src, ok := d.steadySource(m, in, c, good)
 		s.src, s.common, good = src, &src.Common, ok
 	case "poisson":
-		src, ok := d.poissonSource(m, c, good)
+		src, ok := d.poissonSource(m, in, c, good)
 		s.src, s.common, good = src, &src.Common, ok
 	case "aligned":
-		src, ok := d.alignedSource(m, c, per, limOK, good)
+		src, ok := d.alignedSource(m, in, c, per, limOK, good)
 		s.src, s.common, good = src, &src.Common, ok
 	case "onoff":
-		src, ok := d.onoffSource(m, c, good)
+		src, ok := d.onoffSource(m, in, c, good)
 		s.src, s.common, good = src, &src.Common, ok
 	case "ramp":
-		src, ok := d.rampSource(m, c, good)
+		src, ok := d.rampSource(m, in, c, good)
 		s.src, s.common, good = src, &src.Common, ok
 	case "replay":
-		src, ref, ok := d.replay(m, c, good)
+		src, ref, ok := d.replay(m, in, c, good)
 		s.src, s.common, s.ref, good = src, &src.Common, ref, ok
 	}
 	return good
 }
 
 // timesSource reads the fields of a times source.
-func (d *decoder) timesSource(m *mapping, c traffic.Common, good bool) (*traffic.Times, bool) {
+func (d *decoder) timesSource(m *mapping, in *Source, c traffic.Common, good bool) (*traffic.Times, bool) {
 	src := &traffic.Times{Common: c}
-	av := m.get("at")
+	av := m.get("at", in.At.written())
 	if !av.set {
 		d.missing(av, "a list of instants like [0ms, 400ms]")
 		good = false
-	} else if items, ok := d.list(av, "a list of instants like [0ms, 400ms]"); ok {
+	} else if items, ok := d.list(av, "a list of instants like [0ms, 400ms]", len(in.At.List), func(i int) Value { return in.At.List[i].Value }); ok {
 		if len(items) == 0 {
 			d.errAt(av.pos, av.path, "empty list (want at least one instant)")
 			good = false
@@ -1210,23 +1256,23 @@ func (d *decoder) timesSource(m *mapping, c traffic.Common, good bool) (*traffic
 }
 
 // burstSource reads the fields of a burst source.
-func (d *decoder) burstSource(m *mapping, c traffic.Common, good bool) (*traffic.Burst, bool) {
+func (d *decoder) burstSource(m *mapping, in *Source, c traffic.Common, good bool) (*traffic.Burst, bool) {
 	src := &traffic.Burst{Common: c}
-	if av := m.get("at"); av.set {
+	if av := m.get("at", in.At.written()); av.set {
 		at, ok := d.duration(av, false)
 		src.At, good = at, good && ok
 	} else {
 		d.missing(av, "a duration >= 0: the instant of the first request")
 		good = false
 	}
-	if nv := m.get("count"); nv.set {
+	if nv := m.get("count", in.Count.Value); nv.set {
 		n, ok := d.integer(nv, 1, math.MaxInt64, "an integer >= 1")
 		src.Count, good = n, good && ok
 	} else {
 		d.missing(nv, "an integer >= 1: the requests each client sends")
 		good = false
 	}
-	if ov := m.get("over"); ov.set {
+	if ov := m.get("over", in.Over.Value); ov.set {
 		over, ok := d.duration(ov, false)
 		src.Over, good = over, good && ok
 	}
@@ -1238,9 +1284,9 @@ func (d *decoder) burstSource(m *mapping, c traffic.Common, good bool) (*traffic
 }
 
 // steadySource reads the fields of a steady source.
-func (d *decoder) steadySource(m *mapping, c traffic.Common, good bool) (*traffic.Steady, bool) {
+func (d *decoder) steadySource(m *mapping, in *Source, c traffic.Common, good bool) (*traffic.Steady, bool) {
 	src := &traffic.Steady{Common: c}
-	if rv := m.get("rate"); rv.set {
+	if rv := m.get("rate", in.Rate.Value); rv.set {
 		r, ok := d.rate(rv)
 		src.Rate, good = r, good && ok
 	} else {
@@ -1251,32 +1297,33 @@ func (d *decoder) steadySource(m *mapping, c traffic.Common, good bool) (*traffi
 }
 
 // poissonSource reads the fields of a poisson source.
-func (d *decoder) poissonSource(m *mapping, c traffic.Common, good bool) (*traffic.Poisson, bool) {
+func (d *decoder) poissonSource(m *mapping, in *Source, c traffic.Common, good bool) (*traffic.Poisson, bool) {
 	src := &traffic.Poisson{Common: c}
-	src.Rate, good = d.sourceRate(m, good)
-	src.KeyDist, src.ZipfS, good = d.keyDist(m, c.Clients.N > 0, good)
+	src.Rate, good = d.sourceRate(m.get("rate", in.Rate.Value), good)
+	src.KeyDist, src.ZipfS, good = d.keyDist(m, in, c.Clients.N > 0, good)
 	return src, good
 }
 
 // alignedSource reads the fields of an aligned source.
-func (d *decoder) alignedSource(m *mapping, c traffic.Common, per time.Duration, limOK bool, good bool) (*traffic.Aligned, bool) {
+func (d *decoder) alignedSource(m *mapping, in *Source, c traffic.Common, per time.Duration, limOK bool, good bool) (*traffic.Aligned, bool) {
 	src := &traffic.Aligned{Common: c}
-	src.Every, src.Offset, src.Count, src.Over, good = d.aligned(m, per, limOK, good)
+	src.Every, src.Offset, src.Count, src.Over, good = d.aligned(m, in, per, limOK, good)
 	return src, good
 }
 
 // onoffSource reads the fields of an onoff source.
-func (d *decoder) onoffSource(m *mapping, c traffic.Common, good bool) (*traffic.OnOff, bool) {
+func (d *decoder) onoffSource(m *mapping, in *Source, c traffic.Common, good bool) (*traffic.OnOff, bool) {
 	src := &traffic.OnOff{Common: c}
-	src.Rate, good = d.sourceRate(m, good)
+	src.Rate, good = d.sourceRate(m.get("rate", in.Rate.Value), good)
 	for _, f := range []struct {
 		name, want string
+		x          Value
 		dst        *time.Duration
 	}{
-		{"on", "a duration > 0: how long the source sends, each time", &src.On},
-		{"off", "a duration > 0: how long the source is silent, each time", &src.Off},
+		{"on", "a duration > 0: how long the source sends, each time", in.On.Value, &src.On},
+		{"off", "a duration > 0: how long the source is silent, each time", in.Off.Value, &src.Off},
 	} {
-		v := m.get(f.name)
+		v := m.get(f.name, f.x)
 		if !v.set {
 			d.missing(v, f.want)
 			good = false
@@ -1289,16 +1336,16 @@ func (d *decoder) onoffSource(m *mapping, c traffic.Common, good bool) (*traffic
 }
 
 // rampSource reads the fields of a ramp source.
-func (d *decoder) rampSource(m *mapping, c traffic.Common, good bool) (*traffic.Ramp, bool) {
+func (d *decoder) rampSource(m *mapping, in *Source, c traffic.Common, good bool) (*traffic.Ramp, bool) {
 	src := &traffic.Ramp{Common: c}
-	if v := m.get("from"); v.set {
+	if v := m.get("from", in.From.Value); v.set {
 		r, ok := d.rateWith(v, 0, "")
 		src.From, good = r, good && ok
 	} else {
 		d.missing(v, "a rate like 0/s or 10/s: the rate at start")
 		good = false
 	}
-	if v := m.get("to"); v.set {
+	if v := m.get("to", in.To.Value); v.set {
 		r, ok := d.rateWith(v, 1, "the count must be at least 1 ("+wantRate+"; only from may be 0/s)")
 		src.To, good = r, good && ok
 	} else {
@@ -1309,8 +1356,7 @@ func (d *decoder) rampSource(m *mapping, c traffic.Common, good bool) (*traffic.
 }
 
 // sourceRate reads the required rate of a steady, poisson or onoff source.
-func (d *decoder) sourceRate(m *mapping, good bool) (traffic.Rate, bool) {
-	rv := m.get("rate")
+func (d *decoder) sourceRate(rv val, good bool) (traffic.Rate, bool) {
 	if !rv.set {
 		d.missing(rv, "a rate like 10/s, 600/m or 5/100ms")
 		return traffic.Rate{}, false
@@ -1322,12 +1368,15 @@ func (d *decoder) sourceRate(m *mapping, good bool) (traffic.Rate, bool) {
 // keyDist reads a poisson source's key-dist and zipf-s: with clients, the
 // distribution (default uniform) and for zipf its exponent (default 1.1);
 // with a single key, neither.
-func (d *decoder) keyDist(m *mapping, clients bool, good bool) (traffic.KeyDist, float64, bool) {
-	dv, sv := m.get("key-dist"), m.get("zipf-s")
+func (d *decoder) keyDist(m *mapping, in *Source, clients bool, good bool) (traffic.KeyDist, float64, bool) {
+	dv, sv := m.get("key-dist", in.KeyDist.Value), m.get("zipf-s", in.ZipfS.Value)
 	if !clients {
-		for _, k := range []string{"key-dist", "zipf-s"} {
-			if v := m.get(k); v.set {
-				d.errAt(m.keyPos[k], v.path, "applies only with clients (a single key has no distribution)")
+		for _, f := range []struct {
+			k string
+			v val
+		}{{"key-dist", dv}, {"zipf-s", sv}} {
+			if f.v.set {
+				d.errAt(m.keyPos[f.k], f.v.path, "applies only with clients (a single key has no distribution)")
 				good = false
 			}
 		}
@@ -1367,14 +1416,14 @@ func (d *decoder) keyDist(m *mapping, clients bool, good bool) (traffic.KeyDist,
 // aligned reads an aligned source's every (default the policy's per W),
 // offset (default 0, may be negative), count (default 1) and over (default
 // 0), with |offset| < every and over < every.
-func (d *decoder) aligned(m *mapping, per time.Duration, limOK bool, good bool) (every, offset time.Duration, count int64, over time.Duration, _ bool) {
+func (d *decoder) aligned(m *mapping, in *Source, per time.Duration, limOK bool, good bool) (every, offset time.Duration, count int64, over time.Duration, _ bool) {
 	every, count = per, 1
 	everyOK, everyNote := limOK, " (the policy's per)"
-	if v := m.get("every"); v.set {
+	if v := m.get("every", in.Every.Value); v.set {
 		every, everyOK = d.duration(v, true)
 		good, everyNote = good && everyOK, ""
 	}
-	if v := m.get("offset"); v.set {
+	if v := m.get("offset", in.Offset.Value); v.set {
 		off, ok := d.signedDuration(v)
 		if ok && everyOK && (off <= -every || off >= every) {
 			d.errAt(v.pos, v.path, "%s: want |offset| < every %v%s", v.found(), every, everyNote)
@@ -1382,11 +1431,11 @@ func (d *decoder) aligned(m *mapping, per time.Duration, limOK bool, good bool) 
 		}
 		offset, good = off, good && ok
 	}
-	if v := m.get("count"); v.set {
+	if v := m.get("count", in.Count.Value); v.set {
 		n, ok := d.integer(v, 1, math.MaxInt64, "an integer >= 1")
 		count, good = n, good && ok
 	}
-	if v := m.get("over"); v.set {
+	if v := m.get("over", in.Over.Value); v.set {
 		o, ok := d.duration(v, false)
 		if ok && everyOK && o >= every {
 			d.errAt(v.pos, v.path, "%s: want over < every %v%s, so that occurrences do not overlap", v.found(), every, everyNote)
@@ -1407,7 +1456,7 @@ func article(typ string) string {
 
 // report reads report.windows and report.bucket; their defaults are W and
 // W/10 (rounded down, at least 1ns).
-func (d *decoder) report(v val, per time.Duration) ([]time.Duration, time.Duration) {
+func (d *decoder) report(v val, r *Report, per time.Duration) ([]time.Duration, time.Duration) {
 	tenth := max(per/10, 1)
 	windows := []time.Duration{per}
 	if tenth != per {
@@ -1417,14 +1466,14 @@ func (d *decoder) report(v val, per time.Duration) ([]time.Duration, time.Durati
 	if !v.set {
 		return windows, bucket
 	}
-	m, ok := d.mapping(v, "a mapping {windows, bucket}")
+	m, ok := d.mapping(v, "a mapping {windows, bucket}", r)
 	if !ok {
 		return windows, bucket
 	}
 	d.allow(m, reportFields, func(string) string { return "unknown field (want windows or bucket)" })
-	if wv := m.get("windows"); wv.set {
+	if wv := m.get("windows", listOf(r.Windows)); wv.set {
 		const want = "a list of durations > 0 like [1s, 100ms]"
-		if items, ok := d.list(wv, want); ok {
+		if items, ok := d.list(wv, want, len(r.Windows), func(i int) Value { return r.Windows[i].Value }); ok {
 			if len(items) == 0 {
 				d.errAt(wv.pos, wv.path, "empty list (want %s)", want)
 			}
@@ -1444,7 +1493,7 @@ func (d *decoder) report(v val, per time.Duration) ([]time.Duration, time.Durati
 			}
 		}
 	}
-	if bv := m.get("bucket"); bv.set {
+	if bv := m.get("bucket", r.Bucket.Value); bv.set {
 		if b, ok := d.duration(bv, true); ok {
 			bucket = b
 		}
@@ -1455,7 +1504,7 @@ func (d *decoder) report(v val, per time.Duration) ([]time.Duration, time.Durati
 // allOf reads an all-of entry (docs/algorithms.md): its commit mode and its
 // limits, each an algorithm entry of its own (one of
 // algorithms.AllOfMembers) under the scenario's policy.
-func (d *decoder) allOf(it val, m *mapping, nameVal val, lim limitInfo, limOK bool, svc service, ci clusterInfo) (Algorithm, val, bool) {
+func (d *decoder) allOf(it val, m *mapping, e *AlgEntry, nameVal val, lim limitInfo, limOK bool, svc service, ci clusterInfo) (Algorithm, val, bool) {
 	const wantLimits = "a list of limits, e.g. limits: [{name: nginx, rate: 10, per: 1s, burst: 5}, {name: nginx, rate: 100, per: 1m}]"
 	if m == nil {
 		d.errAt(it.pos, it.path, "all-of needs its limits: write it as a mapping with %s", wantLimits)
@@ -1473,15 +1522,15 @@ func (d *decoder) allOf(it val, m *mapping, nameVal val, lim limitInfo, limOK bo
 		Params: algorithms.Params{Policy: lim.policy, Service: svc.service, Commit: algorithms.AllOrNothing}}
 	// on a cluster: local, central or racy (cluster.ModesOf), each member
 	// keeping its state where the mode says
-	coord, ok := d.coordination(it, m, "all-of", a.Params.Policy, ci)
+	coord, ok := d.coordination(it, m, e, "all-of", a.Params.Policy, ci)
 	a.Coord, good = coord, good && ok
 	labelVal := it
-	if v := m.get("label"); v.set {
+	if v := m.get("label", e.Label.Value); v.set {
 		var ok bool
 		a.Label, ok = d.str(v, true)
 		labelVal, good = v, good && ok
 	}
-	if v := m.get("commit"); v.set {
+	if v := m.get("commit", e.Commit.Value); v.set {
 		c, ok := d.str(v, true)
 		if ok && !slices.Contains(algorithms.Commits, algorithms.Commit(c)) {
 			var names []string
@@ -1494,12 +1543,12 @@ func (d *decoder) allOf(it val, m *mapping, nameVal val, lim limitInfo, limOK bo
 		a.Params.Commit, good = algorithms.Commit(c), good && ok
 	}
 	a.Set["commit"] = string(a.Params.Commit)
-	lv := m.get("limits")
+	lv := m.get("limits", listOf(e.Limits))
 	if !lv.set {
 		d.missing(lv, wantLimits)
 		return Algorithm{}, val{}, false
 	}
-	items, ok := d.list(lv, wantLimits)
+	items, ok := d.list(lv, wantLimits, len(e.Limits), func(i int) Value { return e.Limits[i].written() })
 	if !ok {
 		return Algorithm{}, val{}, false
 	}
@@ -1508,9 +1557,9 @@ func (d *decoder) allOf(it val, m *mapping, nameVal val, lim limitInfo, limOK bo
 		return Algorithm{}, val{}, false
 	}
 	var sets []map[string]any
-	for _, item := range items {
+	for i, item := range items {
 		d.member, d.memberBy = true, val{}
-		ma, _, ok := d.algorithm(item, lim, limOK, svc, clusterInfo{})
+		ma, _, ok := d.algorithm(item, &e.Limits[i], lim, limOK, svc, clusterInfo{})
 		d.member = false
 		if !ok {
 			good = false
@@ -1518,11 +1567,9 @@ func (d *decoder) allOf(it val, m *mapping, nameVal val, lim limitInfo, limOK bo
 		}
 		if !slices.Contains(algorithms.AllOfMembers, ma.Name) {
 			at := item
-			if item.n != nil {
-				if !isString(item.n) {
-					if mm, ok := d.mapping(item, wantAlgorithm); ok {
-						at = mm.get("name")
-					}
+			if !isString(item.n) {
+				if mm, ok := d.mapping(item, wantAlgorithm, &e.Limits[i]); ok {
+					at = mm.get("name", e.Limits[i].Name.Value)
 				}
 			}
 			d.errAt(at.pos, at.path, "%s: an all-of limit must be %s (the algorithms that can check a request without charging it)",
@@ -1543,7 +1590,7 @@ func (d *decoder) allOf(it val, m *mapping, nameVal val, lim limitInfo, limOK bo
 		sets = append(sets, set)
 	}
 	a.Set["limits"] = sets
-	if wv, ok := m.items["write"]; ok && good && a.Coord.Write == cluster.WriteIncr && !cluster.AllOfIncrWrites(a.Params.Commit, a.Params.Members) {
+	if wv := m.get("write", e.Write.Value); wv.set && good && a.Coord.Write == cluster.WriteIncr && !cluster.AllOfIncrWrites(a.Params.Commit, a.Params.Members) {
 		d.errAt(wv.pos, wv.path, `"incr": an all-of row writes back by INCRBY only with commit all-or-nothing and fixed-window or sliding-window limits (want set)`)
 		good = false
 	}

@@ -39,26 +39,26 @@ type replayRef struct {
 // fields already read (cost, start, end, retry). The start and end of a
 // replay are offsets from the trace's first timestamp: they become
 // SliceStart and SliceEnd.
-func (d *decoder) replay(m *mapping, c traffic.Common, good bool) (*traffic.Replay, *replayRef, bool) {
+func (d *decoder) replay(m *mapping, in *Source, c traffic.Common, good bool) (*traffic.Replay, *replayRef, bool) {
 	src := &traffic.Replay{Common: c, Reorder: defaultReorder}
 	var ref *replayRef
 	src.SliceStart, src.SliceEnd = c.Start, c.End
 	src.Common.Start, src.Common.End = 0, 0
 	src.Clients = traffic.Clients{}
 
-	ref, ok := d.replayPath(m, src)
-	format, fok := d.replayFormat(m, src)
+	ref, ok := d.replayPath(m.get("path", in.Path.Value), src)
+	format, fok := d.replayFormat(m, in, src)
 	good = good && ok && fok
-	good = d.replayFields(m, src, format) && good
-	good = d.replayReading(m, src, format) && good
+	good = d.replayFields(m, in, src, format) && good
+	good = d.replayReading(m, in, src, format) && good
 	return src, ref, good
 }
 
 // replayPath reads a replay's path into src.
-func (d *decoder) replayPath(m *mapping, src *traffic.Replay) (*replayRef, bool) {
+func (d *decoder) replayPath(v val, src *traffic.Replay) (*replayRef, bool) {
 	var ref *replayRef
 	good := true
-	if v := m.get("path"); v.set {
+	if v.set {
 		p, ok := d.str(v, true)
 		src.Path, good = d.resolve(p), good && ok
 		if ok {
@@ -74,24 +74,24 @@ func (d *decoder) replayPath(m *mapping, src *traffic.Replay) (*replayRef, bool)
 // replayFormat reads a replay's format, or its log-format and log-escape,
 // into src; it returns the format the trace is read as (auto, nginx for a
 // log-format).
-func (d *decoder) replayFormat(m *mapping, src *traffic.Replay) (string, bool) {
+func (d *decoder) replayFormat(m *mapping, in *Source, src *traffic.Replay) (string, bool) {
 	good := true
 	format := "auto"
-	if v := m.get("format"); v.set {
+	if v := m.get("format", in.Format.Value); v.set {
 		f, ok := d.choice(v, "format", traffic.ReplayFormats)
 		if ok {
 			format = f
 		}
 		src.Format, good = f, good && ok
 	}
-	if v := m.get("log-format"); v.set {
+	if v := m.get("log-format", in.LogFormat.Value); v.set {
 		text, ok := d.str(v, true)
-		if ok && m.get("format").set && format != "auto" {
+		if ok && m.get("format", in.Format.Value).set && format != "auto" {
 			d.errAt(m.keyPos["log-format"], v.path, "a log-format is the trace's format: leave format unset (found format %s)", format)
 			ok = false
 		}
 		escape := ""
-		if e := m.get("log-escape"); e.set {
+		if e := m.get("log-escape", in.LogEscape.Value); e.set {
 			var eok bool
 			escape, eok = d.choice(e, "escape", traffic.LogEscapes)
 			ok = ok && eok
@@ -104,7 +104,7 @@ func (d *decoder) replayFormat(m *mapping, src *traffic.Replay) (string, bool) {
 		}
 		src.LogFormat, src.LogEscape, good = text, escape, good && ok
 		format = "nginx"
-	} else if e := m.get("log-escape"); e.set {
+	} else if e := m.get("log-escape", in.LogEscape.Value); e.set {
 		d.errAt(m.keyPos["log-escape"], e.path, "applies to a log-format only")
 		good = false
 	}
@@ -113,7 +113,7 @@ func (d *decoder) replayFormat(m *mapping, src *traffic.Replay) (string, bool) {
 
 // replayFields reads which fields of the trace hold each request's time,
 // key and cost, and a header-less file's columns, into src.
-func (d *decoder) replayFields(m *mapping, src *traffic.Replay, format string) bool {
+func (d *decoder) replayFields(m *mapping, in *Source, src *traffic.Replay, format string) bool {
 	good := true
 	log := format == "combined" || format == "common"
 	logKeys := traffic.LogKeyFields
@@ -121,7 +121,7 @@ func (d *decoder) replayFields(m *mapping, src *traffic.Replay, format string) b
 		logKeys = logKeys[:5]
 	}
 
-	if v := m.get("time-field"); v.set {
+	if v := m.get("time-field", in.TimeField.Value); v.set {
 		f, ok := d.fieldName(v, format)
 		if ok && log && f != "time" {
 			d.errAt(m.keyPos["time-field"], v.path, "does not apply to a %s log: its time is the [time] field (set time-layout for another stamp)", format)
@@ -129,7 +129,7 @@ func (d *decoder) replayFields(m *mapping, src *traffic.Replay, format string) b
 		}
 		src.TimeField, good = f, good && ok
 	}
-	if v := m.get("key-field"); v.set {
+	if v := m.get("key-field", in.KeyField.Value); v.set {
 		f, ok := d.fieldName(v, format)
 		if ok && log && f != traffic.KeyFieldNone && !slices.Contains(logKeys, f) {
 			d.errAt(v.pos, v.path, "%s: not a field of a %s log (want %s, or none)", v.found(), format, orList(logKeys))
@@ -137,20 +137,20 @@ func (d *decoder) replayFields(m *mapping, src *traffic.Replay, format string) b
 		}
 		src.KeyField, good = f, good && ok
 	}
-	if v := m.get("cost-field"); v.set {
+	if v := m.get("cost-field", in.CostField.Value); v.set {
 		f, ok := d.fieldName(v, format)
 		if ok && log && !slices.Contains(traffic.LogCostFields, f) {
 			d.errAt(v.pos, v.path, "%s: not a numeric field of a %s log (want %s)", v.found(), format, orList(traffic.LogCostFields))
 			ok = false
 		}
-		if ok && m.get("cost").set {
+		if ok && m.get("cost", in.Cost.Value).set {
 			d.errAt(m.keyPos[later(m, "cost", "cost-field")], join(m.path, later(m, "cost", "cost-field")), "want cost or cost-field, not both")
 			ok = false
 		}
 		src.CostField, good = f, good && ok
 	}
-	if v := m.get("columns"); v.set {
-		cols, ok := d.columns(v)
+	if v := m.get("columns", listOf(in.Columns)); v.set {
+		cols, ok := d.columns(v, in.Columns)
 		if ok && format != "auto" && format != "csv" && format != "tsv" {
 			d.errAt(m.keyPos["columns"], v.path, "applies to csv and tsv only (a header-less file), not %s", format)
 			ok = false
@@ -163,9 +163,9 @@ func (d *decoder) replayFields(m *mapping, src *traffic.Replay, format string) b
 // replayReading reads how a replay reads its times (layout or unit, zone),
 // orders and spreads them, its speed, strictness and check field, into
 // src.
-func (d *decoder) replayReading(m *mapping, src *traffic.Replay, format string) bool {
+func (d *decoder) replayReading(m *mapping, in *Source, src *traffic.Replay, format string) bool {
 	good := true
-	layoutVal, unitVal := m.get("time-layout"), m.get("time-unit")
+	layoutVal, unitVal := m.get("time-layout", in.TimeLayout.Value), m.get("time-unit", in.TimeUnit.Value)
 	if layoutVal.set && unitVal.set {
 		k := later(m, "time-layout", "time-unit")
 		d.errAt(m.keyPos[k], join(m.path, k), "want time-layout or time-unit, not both")
@@ -185,27 +185,27 @@ func (d *decoder) replayReading(m *mapping, src *traffic.Replay, format string) 
 		u, ok := d.choice(v, "unit", traffic.ReplayTimeUnits)
 		src.TimeUnit, good = u, good && ok
 	}
-	if v := m.get("timezone"); v.set {
+	if v := m.get("timezone", in.Timezone.Value); v.set {
 		loc, ok := d.timezone(v)
 		src.Timezone, good = loc, good && ok
 	}
-	if v := m.get("reorder"); v.set {
+	if v := m.get("reorder", in.Reorder.Value); v.set {
 		r, ok := d.duration(v, false)
 		src.Reorder, good = r, good && ok
 	}
-	if v := m.get("spread"); v.set {
+	if v := m.get("spread", in.Spread.Value); v.set {
 		sp, ok := d.choice(v, "spread", traffic.ReplaySpreads)
 		src.Spread, good = sp, good && ok
 	}
-	if v := m.get("speed"); v.set {
+	if v := m.get("speed", in.Speed.Value); v.set {
 		f, ok := d.speed(v)
 		src.Speed, good = f, good && ok
 	}
-	if v := m.get("strict"); v.set {
+	if v := m.get("strict", in.Strict.Value); v.set {
 		b, ok := d.boolean(v)
 		src.Strict, good = b, good && ok
 	}
-	if v := m.get("check-field"); v.set {
+	if v := m.get("check-field", in.CheckField.Value); v.set {
 		f, ok := d.fieldName(v, format)
 		if ok && (format == "combined" || format == "common") && f != "status" {
 			d.errAt(v.pos, v.path, "%s: a %s log's verdict is its status (want status)", v.found(), format)
@@ -259,9 +259,9 @@ func (d *decoder) fieldName(v val, format string) (string, bool) {
 }
 
 // columns reads a list of distinct non-empty column names.
-func (d *decoder) columns(v val) ([]string, bool) {
+func (d *decoder) columns(v val, cols []String) ([]string, bool) {
 	const want = "a list of column names like [time, ip, path]"
-	items, ok := d.list(v, want)
+	items, ok := d.list(v, want, len(cols), func(i int) Value { return cols[i].Value })
 	if !ok {
 		return nil, false
 	}
@@ -314,7 +314,7 @@ func (d *decoder) speed(v val) (traffic.Fraction, bool) {
 		d.typeErr(v, wantSpeed)
 		return traffic.Fraction{}, false
 	}
-	text := scalarText(v.n)
+	text := v.n.Text
 	f, msg := parseSpeed(text)
 	if msg != "" {
 		d.errAt(v.pos, v.path, "%s: %s", text, msg)

@@ -1,9 +1,11 @@
 package scenarios
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,9 +25,13 @@ import (
 
 type position struct{ line, col int }
 
-// val is one value of the file: a field of a mapping or an item of a list.
+// val is one value of a File as the checks read it: the typed field's
+// Value, where it was written and its field path.
 type val struct {
-	n    *vnode   // the value; nil when absent or unusable
+	// n is the value as written: a section written as a mapping is
+	// Kind Mapping, a list Kind List (or what was found in their place);
+	// the zero Value when absent or unusable
+	n    Value
 	path string   // e.g. traffic[1].rate
 	pos  position // of the value, or of the enclosing mapping when absent
 	set  bool     // written in the file
@@ -38,28 +44,51 @@ func (v val) ok() bool { return v.set && !v.bad }
 // found writes the value of a scalar for a message: strings quoted,
 // numbers as written.
 func (v val) found() string {
-	if v.n != nil && (v.n.Kind == Plain || v.n.Kind == Quoted) {
+	if v.n.Kind == Plain || v.n.Kind == Quoted {
 		return quote(v.n.Text)
 	}
-	return scalarText(v.n)
+	return v.n.Text
 }
 
-// mapping is a YAML mapping whose keys are field names.
+// of is the val of x, the typed field at path; pos is where an absent
+// field is reported (its mapping's place).
+func (at *positions) of(path string, x Value, pos position) val {
+	if at.bad[path] {
+		return val{path: path, pos: at.at[path], set: true, bad: true}
+	}
+	if s, ok := at.shape[path]; ok {
+		x = s // a mapping or a list written as another kind
+	}
+	if !x.Set() {
+		return val{path: path, pos: pos}
+	}
+	return val{n: x, path: path, pos: at.at[path], set: true}
+}
+
+// item is the val of x, item i of the list v.
+func (at *positions) item(v val, i int, x Value) val {
+	p := index(v.path, i)
+	return at.of(p, x, at.at[p])
+}
+
+// mapping is a section of the File, written as a mapping: the keys
+// written in it (its fields set and the keys that are no field), in the
+// order written.
 type mapping struct {
 	val
-	keys   []string // in file order, each once
-	items  map[string]val
+	at     *positions
+	keys   []string // in file order, each once; fields set in code last
 	keyPos map[string]position
 }
 
-// get returns the field called key; when absent, a val with the field's
-// path at the mapping's position.
-func (m *mapping) get(key string) val {
-	if v, ok := m.items[key]; ok {
-		return v
-	}
-	return val{path: join(m.path, key), pos: m.pos}
+// get is the val of x, the typed field key of m; when absent, it stands
+// at m's position with the field's path.
+func (m *mapping) get(key string, x Value) val {
+	return m.at.of(join(m.path, key), x, m.pos)
 }
+
+// has reports whether the field key of m was written.
+func (m *mapping) has(key string) bool { return slices.Contains(m.keys, key) }
 
 func join(path, key string) string {
 	if path == "" {
@@ -96,7 +125,7 @@ func (d *decoder) errAt(p position, path, format string, args ...any) {
 
 // typeErr reports that v is not of the kind wanted.
 func (d *decoder) typeErr(v val, want string) {
-	d.errAt(v.pos, v.path, "found %s, want %s", describe(v.n.value()), want)
+	d.errAt(v.pos, v.path, "found %s, want %s", describe(v.n), want)
 }
 
 // missing reports a required field that is absent.
@@ -189,31 +218,6 @@ func scalarTextOf(n ast.Node) string {
 	return ""
 }
 
-// scalarText is the text of a value as written (a string without its
-// quotes).
-func scalarText(n *vnode) string {
-	if n == nil {
-		return ""
-	}
-	return n.Text
-}
-
-// value is n's Value; a null for nil.
-func (n *vnode) value() Value {
-	if n == nil {
-		return Value{Kind: Null}
-	}
-	return n.Value
-}
-
-// kind is n's kind; Unset for nil.
-func (n *vnode) kind() Kind {
-	if n == nil {
-		return Unset
-	}
-	return n.Kind
-}
-
 // isPlainNode reports whether n is an unquoted string scalar.
 func isPlainNode(n *ast.StringNode) bool {
 	return n.Token != nil && n.Token.Type == token.StringType
@@ -266,8 +270,9 @@ func parseYAML(data []byte) (f *ast.File, err error) {
 }
 
 // mapping reads v as a mapping of field names; want says what v should
-// be.
-func (d *decoder) mapping(v val, want string) (*mapping, bool) {
+// be. sec is the section v holds: a pointer to its struct, or its
+// Attributes.
+func (d *decoder) mapping(v val, want string, sec any) (*mapping, bool) {
 	if !v.ok() {
 		return nil, false
 	}
@@ -275,15 +280,119 @@ func (d *decoder) mapping(v val, want string) (*mapping, bool) {
 		d.typeErr(v, want)
 		return nil, false
 	}
-	m := &mapping{val: v, items: map[string]val{}, keyPos: map[string]position{}}
+	m := &mapping{val: v, at: d.at, keyPos: map[string]position{}}
 	d.pending("k:" + v.path)
-	for _, e := range v.n.entries {
-		d.pending("v:" + e.v.path)
-		m.keys = append(m.keys, e.key)
-		m.keyPos[e.key] = e.kpos
-		m.items[e.key] = e.v
+	m.keys = d.at.keysOf(v.path, sec)
+	for _, k := range m.keys {
+		p := join(v.path, k)
+		d.pending("v:" + p)
+		m.keyPos[k] = d.at.key[p]
 	}
 	return m, true
+}
+
+// keysOf lists the keys written in sec, the section at path: its fields
+// set (and the keys that are no field of it), in the order written,
+// fields set in code last; a source's attributes in their order.
+func (at *positions) keysOf(path string, sec any) []string {
+	var keys []string
+	if attrs, ok := sec.(Attributes); ok {
+		for _, a := range attrs {
+			keys = append(keys, a.Name)
+		}
+		return keys
+	}
+	rv := reflect.ValueOf(sec).Elem()
+	t := rv.Type()
+	for i := range t.NumField() {
+		name := tagName(t.Field(i))
+		if name == "" {
+			continue
+		}
+		p := join(path, name)
+		if _, shaped := at.shape[p]; shaped || at.bad[p] || !rv.Field(i).IsZero() {
+			keys = append(keys, name)
+		}
+	}
+	keys = append(keys, at.unknown[path]...)
+	slices.SortStableFunc(keys, func(a, b string) int {
+		pa, pb := at.key[join(path, a)], at.key[join(path, b)]
+		if ua, ub := pa.line == 0, pb.line == 0; ua != ub {
+			if ua {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Or(cmp.Compare(pa.line, pb.line), cmp.Compare(pa.col, pb.col))
+	})
+	return keys
+}
+
+// sectionOf is what a section written as a mapping holds (nil: absent).
+func sectionOf[T any](p *T) Value {
+	if p == nil {
+		return Value{}
+	}
+	return Value{Kind: Mapping}
+}
+
+// written is what the limit holds: its rate when written as one.
+func (l *Limit) written() Value {
+	if l != nil && l.Short.Set() {
+		return l.Short.Value
+	}
+	return sectionOf(l)
+}
+
+// written is what the entry holds: its name when written bare.
+func (a *AlgEntry) written() Value {
+	if a.Bare.Set() {
+		return a.Bare.Value
+	}
+	return Value{Kind: Mapping}
+}
+
+// written is what the service holds: its duration when written as one.
+func (s *Service) written() Value {
+	if s != nil && s.Short.Set() {
+		return s.Short.Value
+	}
+	return sectionOf(s)
+}
+
+// written is what at holds: one instant, or a list.
+func (in Instants) written() Value {
+	if in.List != nil {
+		return Value{Kind: List}
+	}
+	return in.One.Value
+}
+
+// written is what the skew holds: one value, or a list.
+func (s *Skew) written() Value {
+	switch {
+	case s == nil:
+		return Value{}
+	case s.Each != nil:
+		return Value{Kind: List}
+	}
+	return s.One.Value
+}
+
+// attributesOf is what a source's attributes hold (nil: absent).
+func attributesOf(as Attributes) Value {
+	if as == nil {
+		return Value{}
+	}
+	return Value{Kind: Mapping}
+}
+
+// listOf is what a list holds (nil: absent).
+func listOf[T any](xs []T) Value {
+	if xs == nil {
+		return Value{}
+	}
+	return Value{Kind: List}
 }
 
 // pending reports the walker's problems kept at key (see positions.errs).
@@ -319,8 +428,9 @@ func suggest(s string, names []string) string {
 	return didyoumean.Closest(s, names)
 }
 
-// list reads v as a sequence and returns its items.
-func (d *decoder) list(v val, want string) ([]val, bool) {
+// list reads v as a list of n items and returns their vals; x(i) is
+// item i's Value.
+func (d *decoder) list(v val, want string, n int, x func(i int) Value) ([]val, bool) {
 	if !v.ok() {
 		return nil, false
 	}
@@ -328,10 +438,12 @@ func (d *decoder) list(v val, want string) ([]val, bool) {
 		d.typeErr(v, want)
 		return nil, false
 	}
-	for _, it := range v.n.items {
-		d.pending("v:" + it.path)
+	items := make([]val, n)
+	for i := range n {
+		items[i] = d.at.item(v, i, x(i))
+		d.pending("v:" + items[i].path)
 	}
-	return v.n.items, true
+	return items, true
 }
 
 // str reads a string; nonEmpty rejects "".
@@ -344,7 +456,7 @@ func (d *decoder) str(v val, nonEmpty bool) (string, bool) {
 	case Plain, Quoted, Literal:
 		s = v.n.Text
 	case Integer, Float, Boolean, Infinity, NaN:
-		d.errAt(v.pos, v.path, "found %s, want a string (quote it: %q)", describe(v.n.Value), v.n.Text)
+		d.errAt(v.pos, v.path, "found %s, want a string (quote it: %q)", describe(v.n), v.n.Text)
 		return "", false
 	default:
 		d.typeErr(v, "a string")
@@ -533,7 +645,7 @@ func (d *decoder) number(v val, want string) (float64, bool) {
 		d.typeErr(v, want)
 		return 0, false
 	}
-	text := scalarText(v.n)
+	text := v.n.Text
 	x, err := strconv.ParseFloat(text, 64)
 	switch {
 	case err != nil && errors.Is(err, strconv.ErrRange):
@@ -559,7 +671,7 @@ func (d *decoder) rateWith(v val, minCount int64, zeroMsg string) (traffic.Rate,
 		d.typeErr(v, "a rate like 10/s, 600/m or 5/100ms")
 		return traffic.Rate{}, false
 	}
-	text := scalarText(v.n)
+	text := v.n.Text
 	r, msg := parseRateMin(text, minCount)
 	if msg == zeroRate && zeroMsg != "" {
 		msg = zeroMsg
@@ -572,11 +684,11 @@ func (d *decoder) rateWith(v val, minCount int64, zeroMsg string) (traffic.Rate,
 }
 
 // isNumber reports whether n was written as an integer or a decimal.
-func isNumber(n *vnode) bool { return n.kind() == Integer || n.kind() == Float }
+func isNumber(n Value) bool { return n.Kind == Integer || n.Kind == Float }
 
 // isScalar reports whether n was written as a string or a number.
-func isScalar(n *vnode) bool {
-	switch n.kind() {
+func isScalar(n Value) bool {
+	switch n.Kind {
 	case Plain, Quoted, Integer, Float:
 		return true
 	}
@@ -584,10 +696,10 @@ func isScalar(n *vnode) bool {
 }
 
 // isString reports whether n was written as a string, quoted or not.
-func isString(n *vnode) bool { return n.kind() == Plain || n.kind() == Quoted }
+func isString(n Value) bool { return n.Kind == Plain || n.Kind == Quoted }
 
 // isMap reports whether n was written as a mapping.
-func isMap(n *vnode) bool { return n.kind() == Mapping }
+func isMap(n Value) bool { return n.Kind == Mapping }
 
 // ParseYAML parses data (a byte order mark first is dropped) as the
 // scenario loader does: duplicate keys are left for the caller's walk to
