@@ -10,17 +10,18 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
-	ytoken "github.com/goccy/go-yaml/token"
 	"github.com/pelletier/go-toml/v2/unstable"
-	"github.com/ratesim/ratesim/scenarios"
+
+	"github.com/ratesim/ratesim/internal/yamltree"
 )
 
 // A tree is a config file (YAML, JSON or TOML) read into maps, lists and
 // scalars that each know where they are written, so that the gateway
-// readers report every problem at its file:line:col. YAML and JSON are
-// read by goccy/go-yaml (JSON is YAML), as scenario files are; TOML by
-// pelletier/go-toml/v2's parser (package unstable), whose nodes carry
-// their offsets in the file.
+// readers report every problem at its file:line:col. YAML and JSON (JSON
+// is YAML) come from internal/yamltree's tree, as scenario files do, by
+// the rules below (decK's aliases taken, a depth bound; or envoy's
+// readers' rules); TOML from pelletier/go-toml/v2's parser (package
+// unstable), whose nodes carry their offsets in the file.
 type tree struct {
 	kind   treeKind
 	fields []treeField // a map's, in file order
@@ -263,7 +264,7 @@ func indexPath(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i
 // refusing anything in it that is not plain data (tags, merge keys,
 // duplicate keys) wherever it is.
 func readYAML(file string, data []byte) (*tree, error) {
-	return yamlReader{file: file, anchors: map[string]*tree{}}.read(data)
+	return yamlReader{file: file, anchored: map[*yamltree.Node]*tree{}}.read(data)
 }
 
 // readYAMLAsRead reads a YAML (or JSON) file of one document into a tree
@@ -284,53 +285,38 @@ func readYAMLAsRead(file string, data []byte) (*tree, error) {
 func (y yamlReader) read(data []byte) (*tree, error) {
 	// top is where the file itself is, for errors of the whole file and a
 	// null document: nowhere in particular, or 1:1 as read
-	file, top := y.file, Pos{File: y.file}
+	top := Pos{File: y.file}
 	if y.asRead {
-		top = Pos{file, 1, 1}
+		top = Pos{y.file, 1, 1}
 	}
-	f, err := scenarios.ParseYAML(data)
-	if err != nil {
-		var se interface {
-			GetToken() *ytoken.Token
-			GetMessage() string
-		}
-		if errors.As(err, &se) {
-			return nil, errorAt(tokenPos(file, se.GetToken()), "", "YAML syntax error: %s", se.GetMessage())
-		}
-		return nil, errorAt(top, "", "YAML syntax error: %v", err)
+	body, p := yamltree.Read(data)
+	switch {
+	case p == nil:
+		return y.node(body, "", top, 0)
+	case p.Kind == yamltree.Syntax && p.Pos != (yamltree.Pos{}):
+		return nil, errorAt(y.pos(p.Pos), "", "YAML syntax error: %s", p.Msg)
+	case p.Kind == yamltree.Syntax:
+		return nil, errorAt(top, "", "YAML syntax error: %s", p.Msg)
+	case p.Kind == yamltree.Second:
+		return nil, errorAt(y.pos(p.Pos), "", "found a second YAML document, want one config per file")
 	}
-	var body ast.Node
-	for _, doc := range f.Docs {
-		if doc == nil || doc.Body == nil {
-			continue
-		}
-		if body != nil {
-			return nil, errorAt(posOf(file, doc.Body), "", "found a second YAML document, want one config per file")
-		}
-		body = doc.Body
-	}
-	if body == nil {
-		return nil, errorAt(top, "", "the file is empty or only comments")
-	}
-	return y.node(body, "", top, 0)
+	return nil, errorAt(top, "", "the file is empty or only comments")
 }
 
-// tokenPos and posOf are the scenario loader's positions
-// (scenarios.TokenPos, scenarios.NodePos) in file.
-func tokenPos(file string, tk *ytoken.Token) Pos {
-	line, col := scenarios.TokenPos(tk)
-	return Pos{file, line, col}
-}
-
-func posOf(file string, n ast.Node) Pos {
-	line, col := scenarios.NodePos(n)
-	return Pos{file, line, col}
+// pos is p in the file; 1:1 for a value left out.
+func (y *yamlReader) pos(p yamltree.Pos) Pos {
+	if p == (yamltree.Pos{}) {
+		return Pos{y.file, 1, 1}
+	}
+	return Pos{y.file, p.Line, p.Col}
 }
 
 type yamlReader struct {
-	file    string
-	anchors map[string]*tree
-	asRead  bool // readYAMLAsRead's rules
+	file string
+	// anchored are the trees read of anchored values, for the aliases
+	// that name them
+	anchored map[*yamltree.Node]*tree
+	asRead   bool // readYAMLAsRead's rules
 }
 
 // maxDepth bounds the nesting a config may have: no gateway config nests
@@ -339,9 +325,27 @@ const maxDepth = 64
 
 // node reads n, written at path. at is where a null value stands (its
 // key's place; as read, also a list item's list's, or the document's), or
-// zero for its own place.
-func (y *yamlReader) node(n ast.Node, path string, at Pos, depth int) (*tree, error) {
-	p := posOf(y.file, n)
+// zero for its own place. Each anchor before n is a level of nesting.
+func (y *yamlReader) node(n *yamltree.Node, path string, at Pos, depth int) (*tree, error) {
+	for _, a := range n.Anchors {
+		if depth > maxDepth && !y.asRead {
+			return nil, errorAt(y.pos(a.Pos), path, "nested more than %d levels deep", maxDepth)
+		}
+		if !y.asRead {
+			at = Pos{} // an anchored null is where it is written
+		}
+		depth++
+	}
+	t, err := y.value(n, path, at, depth)
+	if err == nil && len(n.Anchors) > 0 && y.anchored != nil {
+		y.anchored[n] = t
+	}
+	return t, err
+}
+
+// value reads n, its anchors read.
+func (y *yamlReader) value(n *yamltree.Node, path string, at Pos, depth int) (*tree, error) {
+	p := y.pos(n.Pos)
 	if depth > maxDepth && !y.asRead {
 		return nil, errorAt(p, path, "nested more than %d levels deep", maxDepth)
 	}
@@ -352,102 +356,77 @@ func (y *yamlReader) node(n ast.Node, path string, at Pos, depth int) (*tree, er
 		if !y.asRead {
 			return nil, err
 		}
-		t.kind, t.typ, t.bad = treeOther, n.Type().YAMLName(), err
+		t.kind, t.typ, t.bad = treeOther, n.Type.YAMLName(), err
 		return t, nil
 	}
-	switch v := n.(type) {
-	case nil, *ast.NullNode:
+	switch n.Kind {
+	case yamltree.Null:
 		t.typ = "null"
 		if at.Line > 0 {
 			t.pos = at
 		}
-	case *ast.AnchorNode:
-		if !y.asRead {
-			at = Pos{} // an anchored null is where it is written
-		}
-		inner, err := y.node(v.Value, path, at, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		if v.Name != nil && y.anchors != nil {
-			y.anchors[scalar(v.Name)] = inner
-		}
-		return inner, nil
-	case *ast.AliasNode:
+	case yamltree.Alias:
 		if y.asRead {
 			return fail("YAML aliases (*name) are not supported: write the value out")
 		}
-		a, ok := y.anchors[scalar(v.Value)]
+		a, ok := y.anchored[n.Target]
 		if !ok {
-			return nil, errorAt(p, path, "alias *%s names no anchor", scalar(v.Value))
+			return nil, errorAt(p, path, "alias *%s names no anchor", n.Text)
 		}
 		return a, nil
-	case *ast.TagNode:
+	case yamltree.Tag:
 		return fail("YAML tags are not supported: remove the tag")
-	case *ast.MappingNode:
+	case yamltree.Mapping:
 		t.kind = treeMap
-		for _, mv := range v.Values {
-			if err := y.field(t, mv, depth); err != nil {
+		for _, f := range n.Fields {
+			if err := y.field(t, f, depth); err != nil {
 				return nil, err
 			}
 		}
-	case *ast.MappingValueNode:
-		t.kind = treeMap
-		if err := y.field(t, v, depth); err != nil {
-			return nil, err
-		}
-	case *ast.SequenceNode:
+	case yamltree.List:
 		t.kind = treeList
 		itemAt := Pos{}
 		if y.asRead {
 			itemAt = p
 		}
-		for i, item := range v.Values {
+		for i, item := range n.Items {
 			it, err := y.node(item, indexPath(path, i), itemAt, depth+1)
 			if err != nil {
 				return nil, err
 			}
 			t.items = append(t.items, it)
 		}
-	case *ast.StringNode:
-		t.typ, t.text = "string", v.Value
-	case *ast.LiteralNode:
-		t.typ = "string"
+	case yamltree.Plain, yamltree.Quoted:
+		t.typ, t.text = "string", n.Text
+	case yamltree.Literal:
+		t.typ, t.text = "string", n.Text
 		if y.asRead {
 			t.typ = "scalar" // not a string where envoy's reader wants a quoted one
 		}
-		if v.Value != nil {
-			t.text = v.Value.Value
-		}
-	case *ast.IntegerNode:
-		t.typ, t.text = "integer", scalar(v)
-	case *ast.FloatNode:
-		t.typ, t.text = "number", scalar(v)
-	case *ast.InfinityNode, *ast.NanNode:
-		t.typ, t.text = "number", scalar(v)
-	case *ast.BoolNode:
-		t.typ, t.text = "boolean", scalar(v)
+	case yamltree.Integer:
+		t.typ, t.text = "integer", n.Text
+	case yamltree.Float, yamltree.Infinity, yamltree.NaN:
+		t.typ, t.text = "number", n.Text
+	case yamltree.Boolean:
+		t.typ, t.text = "boolean", n.Text
 	default:
 		if y.asRead {
-			t.kind, t.typ = treeOther, n.Type().YAMLName()
+			t.kind, t.typ = treeOther, n.Type.YAMLName()
 			return t, nil
 		}
-		return nil, errorAt(p, path, "found a YAML %s, want a mapping, a list or a scalar", n.Type().YAMLName())
+		return nil, errorAt(p, path, "found a YAML %s, want a mapping, a list or a scalar", n.Type.YAMLName())
 	}
 	return t, nil
 }
 
-// field adds the key: value mv to the map t. A key that is not a string
+// field adds the key: value f to the map t. A key that is not a string
 // reads as its text, as Go's YAML decoders into string-keyed maps do; as
 // read, it is refused when the map is read.
-func (y *yamlReader) field(t *tree, mv *ast.MappingValueNode, depth int) error {
-	if mv == nil || mv.Key == nil && !y.asRead {
-		return nil
+func (y *yamlReader) field(t *tree, yf *yamltree.Field, depth int) error {
+	if yf.KeyKind == yamltree.NotName && yf.Key.Pos == (yamltree.Pos{}) && !y.asRead {
+		return nil // a key left out
 	}
-	f := treeField{keyPos: posOf(y.file, mv.Key)}
-	if mv.Key == nil {
-		f.keyPos = tokenPos(y.file, mv.Start)
-	}
+	f := treeField{keyPos: y.pos(yf.Pos)}
 	refuse := func(path, msg string) error {
 		err := errorAt(f.keyPos, path, "%s", msg)
 		if !y.asRead {
@@ -456,23 +435,25 @@ func (y *yamlReader) field(t *tree, mv *ast.MappingValueNode, depth int) error {
 		f.bad = err
 		return nil
 	}
-	key, ok := mv.Key.(*ast.StringNode)
 	switch {
-	case ok:
-		f.key = key.Value
-	case mv.Key != nil && mv.Key.Type() == ast.MergeKeyType:
+	case yf.KeyKind == yamltree.Name:
+		f.key = yf.Name
+	case yf.KeyKind == yamltree.Merge:
 		if err := refuse(t.path, "YAML merge keys (<<) are not supported: write the fields out"); err != nil {
 			return err
 		}
 	case y.asRead:
 		what := "a anchor" // an anchored key, in goccy's words
-		if _, anchored := mv.Key.(*ast.AnchorNode); !anchored {
-			k, _ := y.node(mv.Key, t.path, Pos{}, depth+1)
+		switch yf.KeyKind {
+		case yamltree.Complex:
+			what = "a " + ast.MappingKeyType.YAMLName()
+		case yamltree.NotName:
+			k, _ := y.node(yf.Key, t.path, Pos{}, depth+1)
 			what = k.describe()
 		}
 		f.bad = errorAt(f.keyPos, t.path, "found %s as a key, want a field name", what)
 	default:
-		f.key = scalar(mv.Key)
+		f.key = yf.Text
 	}
 	for _, g := range t.fields {
 		if f.bad == nil && g.key == f.key {
@@ -485,27 +466,13 @@ func (y *yamlReader) field(t *tree, mv *ast.MappingValueNode, depth int) error {
 			}
 		}
 	}
-	val, err := y.node(mv.Value, joinPath(t.path, f.key), f.keyPos, depth+1)
+	val, err := y.node(yf.Value, joinPath(t.path, f.key), f.keyPos, depth+1)
 	if err != nil {
 		return err
 	}
 	f.val = val
 	t.fields = append(t.fields, f)
 	return nil
-}
-
-// scalar is the text of a node as written.
-func scalar(n ast.Node) string {
-	if n == nil {
-		return ""
-	}
-	if s, ok := n.(*ast.StringNode); ok {
-		return s.Value
-	}
-	if tk := n.GetToken(); tk != nil {
-		return tk.Value
-	}
-	return ""
 }
 
 // readTOML reads a TOML file into a tree: tables, arrays of tables, dotted

@@ -5,13 +5,15 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/goccy/go-yaml/ast"
+	"github.com/ratesim/ratesim/internal/yamltree"
 )
 
-// This file fills a File from goccy/go-yaml's AST by the fields' yaml
-// tags, keeping where each field was written by its path (traffic[1].rate),
-// and reports what YAML features ratesim does not take (aliases, merge
-// keys, tags) and duplicate keys. What a field's value means is Validate's.
+// This file fills a File from the YAML document's tree (package
+// internal/yamltree, which knows where each node is written) by the
+// fields' yaml tags, keeping where each field was written by its path
+// (traffic[1].rate), and reports what YAML features ratesim does not take
+// (aliases, merge keys, tags) and duplicate keys. What a field's value
+// means is Validate's.
 
 // positions is where Decode found each part of a File, by field path.
 type positions struct {
@@ -100,34 +102,29 @@ var (
 	attributesType = reflect.TypeFor[Attributes]()
 )
 
-// strip removes anchors from n and reports aliases and tags; ok is false
-// for a value that cannot be read.
-func (w *walker) strip(n ast.Node, path string, at position) (ast.Node, bool) {
+// strip notes where n, the value at path, is written (at when it is
+// left out) and reports aliases and tags; ok is false for a value that
+// cannot be read. Anchors are taken and ignored.
+func (w *walker) strip(n *yamltree.Node, path string, at position) (*yamltree.Node, bool) {
 	w.at.at[path] = at
-	for {
-		switch x := n.(type) {
-		case *ast.AnchorNode:
-			n = x.Value
-			continue
-		case *ast.AliasNode:
-			w.errAt("v:"+path, posOf(x), path, "YAML aliases (*name) are not supported: write the value out")
-			w.at.bad[path] = true
-			return nil, false
-		case *ast.TagNode:
-			w.errAt("v:"+path, posOf(x), path, "YAML tags (%s) are not supported: remove the tag", scalarTextOf(x))
-			w.at.bad[path] = true
-			return nil, false
-		}
-		break
+	switch n.Kind {
+	case yamltree.Alias:
+		w.errAt("v:"+path, posFrom(n.Pos), path, "YAML aliases (*name) are not supported: write the value out")
+		w.at.bad[path] = true
+		return nil, false
+	case yamltree.Tag:
+		w.errAt("v:"+path, posFrom(n.Pos), path, "YAML tags (%s) are not supported: remove the tag", n.Text)
+		w.at.bad[path] = true
+		return nil, false
 	}
-	if n != nil {
-		w.at.at[path] = posOf(n)
+	if n.Pos != (yamltree.Pos{}) {
+		w.at.at[path] = posFrom(n.Pos)
 	}
 	return n, true
 }
 
 // value fills dst, a field of the File at path, from n.
-func (w *walker) value(n ast.Node, path string, at position, dst reflect.Value) {
+func (w *walker) value(n *yamltree.Node, path string, at position, dst reflect.Value) {
 	n, ok := w.strip(n, path, at)
 	if !ok {
 		return
@@ -135,7 +132,7 @@ func (w *walker) value(n ast.Node, path string, at position, dst reflect.Value) 
 	w.fill(n, path, dst)
 }
 
-func (w *walker) fill(n ast.Node, path string, dst reflect.Value) {
+func (w *walker) fill(n *yamltree.Node, path string, dst reflect.Value) {
 	t := dst.Type()
 	switch {
 	case t == valueType:
@@ -143,23 +140,22 @@ func (w *walker) fill(n ast.Node, path string, dst reflect.Value) {
 	case isScalarType(t):
 		dst.Field(0).Set(reflect.ValueOf(kindOf(n)))
 	case t == attributesType:
-		if !isMappingNode(n) {
+		if n.Kind != yamltree.Mapping {
 			w.at.shape[path] = kindOf(n)
 			return
 		}
 		attrs := Attributes{}
-		w.pairs(n, path, func(key string, kpos position, v ast.Node) bool {
+		w.pairs(n, path, func(key string, kpos position, v *yamltree.Node) {
 			a := Attribute{Name: key}
 			p := join(path, key)
 			if vn, ok := w.strip(v, p, kpos); ok {
 				a.Value.Value = kindOf(vn)
 			}
 			attrs = append(attrs, a)
-			return true
 		})
 		dst.Set(reflect.ValueOf(attrs))
 	case t.Kind() == reflect.Pointer:
-		if !isMappingNode(n) && formField(t.Elem(), "scalar") < 0 {
+		if n.Kind != yamltree.Mapping && formField(t.Elem(), "scalar") < 0 {
 			w.at.shape[path] = kindOf(n)
 			return
 		}
@@ -167,13 +163,12 @@ func (w *walker) fill(n ast.Node, path string, dst reflect.Value) {
 		w.fill(n, path, p.Elem())
 		dst.Set(p)
 	case t.Kind() == reflect.Slice:
-		seq, ok := n.(*ast.SequenceNode)
-		if !ok {
+		if n.Kind != yamltree.List {
 			w.at.shape[path] = kindOf(n)
 			return
 		}
-		s := reflect.MakeSlice(t, len(seq.Values), len(seq.Values))
-		for i, item := range seq.Values {
+		s := reflect.MakeSlice(t, len(n.Items), len(n.Items))
+		for i, item := range n.Items {
 			w.value(item, index(path, i), w.at.at[path], s.Index(i))
 		}
 		dst.Set(s)
@@ -185,10 +180,10 @@ func (w *walker) fill(n ast.Node, path string, dst reflect.Value) {
 // structure fills a struct: from a mapping by the fields' tags, or, for a
 // struct with a form:"scalar" or form:"list" field, from a value of that
 // form.
-func (w *walker) structure(n ast.Node, path string, dst reflect.Value) {
+func (w *walker) structure(n *yamltree.Node, path string, dst reflect.Value) {
 	t := dst.Type()
-	if !isMappingNode(n) {
-		_, isList := n.(*ast.SequenceNode)
+	if n.Kind != yamltree.Mapping {
+		isList := n.Kind == yamltree.List
 		if i := formField(t, "list"); i >= 0 && isList {
 			w.fill(n, path, dst.Field(i))
 			return
@@ -204,58 +199,50 @@ func (w *walker) structure(n ast.Node, path string, dst reflect.Value) {
 		w.at.shape[path] = kindOf(n)
 		return
 	}
-	w.pairs(n, path, func(key string, kpos position, v ast.Node) bool {
+	w.pairs(n, path, func(key string, kpos position, v *yamltree.Node) {
 		p := join(path, key)
 		if i := fieldByTag(t, key); i >= 0 {
 			w.value(v, p, kpos, dst.Field(i))
-			return true
+			return
 		}
 		w.at.unknown[path] = append(w.at.unknown[path], key)
 		w.strip(v, p, kpos)
-		return true
 	})
 }
 
 // pairs calls each for every readable key of mapping n, in order,
 // reporting keys that are not names and duplicate keys.
-func (w *walker) pairs(n ast.Node, path string, each func(key string, kpos position, v ast.Node) bool) {
-	var values []*ast.MappingValueNode
-	switch m := n.(type) {
-	case *ast.MappingNode:
-		values = m.Values
-	case *ast.MappingValueNode:
-		values = []*ast.MappingValueNode{m}
-	}
+func (w *walker) pairs(n *yamltree.Node, path string, each func(key string, kpos position, v *yamltree.Node)) {
 	seen := map[string]position{}
-	for _, mv := range values {
-		if mv == nil {
-			continue
-		}
-		kpos := posOf(mv.Key)
-		if mv.Key == nil {
-			kpos = tokenPos(mv.Start)
-		}
-		name, ok := mv.Key.(*ast.StringNode)
-		if !ok {
+	for _, f := range n.Fields {
+		kpos := posFrom(f.Pos)
+		switch f.KeyKind {
+		case yamltree.Name:
+		case yamltree.Merge:
 			w.at.broken[path] = true
-			switch mv.Key.(type) {
-			case *ast.MergeKeyNode:
-				w.errAt("k:"+path, kpos, path, "YAML merge keys (<<) are not supported: write the fields out")
-			case *ast.MappingKeyNode:
-				w.errAt("k:"+path, kpos, path, "found a complex key (?), want a field name")
-			default:
-				w.errAt("k:"+path, kpos, path, "found %s as a key, want a field name", describe(kindOf(mv.Key)))
-			}
+			w.errAt("k:"+path, kpos, path, "YAML merge keys (<<) are not supported: write the fields out")
+			continue
+		case yamltree.Complex:
+			w.at.broken[path] = true
+			w.errAt("k:"+path, kpos, path, "found a complex key (?), want a field name")
+			continue
+		case yamltree.Anchored:
+			w.at.broken[path] = true
+			w.errAt("k:"+path, kpos, path, "found a anchor as a key, want a field name") // in goccy's words
+			continue
+		default:
+			w.at.broken[path] = true
+			w.errAt("k:"+path, kpos, path, "found %s as a key, want a field name", describe(kindOf(f.Key)))
 			continue
 		}
-		p := join(path, name.Value)
-		if first, dup := seen[name.Value]; dup {
+		p := join(path, f.Name)
+		if first, dup := seen[f.Name]; dup {
 			w.errAt("k:"+path, kpos, p, "duplicate key (first at %d:%d)", first.line, first.col)
 			continue
 		}
-		seen[name.Value] = kpos
+		seen[f.Name] = kpos
 		w.at.key[p] = kpos
-		each(name.Value, kpos, mv.Value)
+		each(f.Name, kpos, f.Value)
 	}
 }
 
@@ -265,43 +252,37 @@ func (w *walker) errAt(at string, p position, path, format string, args ...any) 
 	w.at.errs[at] = append(w.at.errs[at], &Error{File: w.d.file, Line: p.line, Col: p.col, Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
-func isMappingNode(n ast.Node) bool {
-	switch n.(type) {
-	case *ast.MappingNode, *ast.MappingValueNode:
-		return true
+// kindOf is the Value of a node: its text and kind.
+func kindOf(n *yamltree.Node) Value {
+	switch n.Kind {
+	case yamltree.Null:
+		return Value{Text: n.Text, Kind: Null}
+	case yamltree.Mapping:
+		return Value{Kind: Mapping}
+	case yamltree.List:
+		return Value{Kind: List}
+	case yamltree.Plain:
+		return Value{Text: n.Text, Kind: Plain}
+	case yamltree.Quoted:
+		return Value{Text: n.Text, Kind: Quoted}
+	case yamltree.Literal:
+		return Value{Text: n.Text, Kind: Literal}
+	case yamltree.Integer:
+		return Value{Text: n.Text, Kind: Integer}
+	case yamltree.Float:
+		return Value{Text: n.Text, Kind: Float}
+	case yamltree.Infinity:
+		return Value{Text: n.Text, Kind: Infinity}
+	case yamltree.NaN:
+		return Value{Text: n.Text, Kind: NaN}
+	case yamltree.Boolean:
+		return Value{Text: n.Text, Kind: Boolean}
 	}
-	return false
+	return Value{Text: n.Type.YAMLName(), Kind: Other}
 }
 
-// kindOf is the Value of a node: its text and kind.
-func kindOf(n ast.Node) Value {
-	switch v := n.(type) {
-	case nil, *ast.NullNode:
-		return Value{Text: scalarTextOf(n), Kind: Null}
-	case *ast.MappingNode, *ast.MappingValueNode:
-		return Value{Kind: Mapping}
-	case *ast.SequenceNode:
-		return Value{Kind: List}
-	case *ast.StringNode:
-		if isPlainNode(v) {
-			return Value{Text: v.Value, Kind: Plain}
-		}
-		return Value{Text: v.Value, Kind: Quoted}
-	case *ast.LiteralNode:
-		return Value{Text: literalText(v), Kind: Literal}
-	case *ast.IntegerNode:
-		return Value{Text: scalarTextOf(n), Kind: Integer}
-	case *ast.FloatNode:
-		return Value{Text: scalarTextOf(n), Kind: Float}
-	case *ast.InfinityNode:
-		return Value{Text: scalarTextOf(n), Kind: Infinity}
-	case *ast.NanNode:
-		return Value{Text: scalarTextOf(n), Kind: NaN}
-	case *ast.BoolNode:
-		return Value{Text: scalarTextOf(n), Kind: Boolean}
-	}
-	return Value{Text: n.Type().YAMLName(), Kind: Other}
-}
+// posFrom is p as a position.
+func posFrom(p yamltree.Pos) position { return position{p.Line, p.Col} }
 
 // formField is the index of t's field with the form tag, or -1.
 func formField(t reflect.Type, form string) int {

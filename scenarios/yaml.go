@@ -11,17 +11,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
-	"github.com/goccy/go-yaml/token"
-
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/internal/didyoumean"
+	"github.com/ratesim/ratesim/internal/yamltree"
 	"github.com/ratesim/ratesim/traffic"
 )
 
-// This file walks goccy/go-yaml's AST: typed getters that report every
-// problem at the line and column of the node concerned.
+// This file holds the checks' getters: each reads a typed field's value
+// and reports every problem at the line and column where it was written.
 
 type position struct{ line, col int }
 
@@ -140,39 +137,6 @@ func (d *decoder) missing(v val, want string) {
 	d.errAt(v.pos, v.path, "missing (want %s)", want)
 }
 
-func tokenPos(tk *token.Token) position {
-	if tk == nil || tk.Position == nil || tk.Position.Line < 1 {
-		return position{1, 1}
-	}
-	return position{tk.Position.Line, max(tk.Position.Column, 1)}
-}
-
-// posOf is where n starts: a block mapping at its first key, anything else
-// at its first token.
-func posOf(n ast.Node) position {
-	switch v := n.(type) {
-	case nil:
-		return position{1, 1}
-	case *ast.MappingNode:
-		if v == nil {
-			return position{1, 1}
-		}
-		if !v.IsFlowStyle && len(v.Values) > 0 && v.Values[0] != nil && v.Values[0].Key != nil {
-			return posOf(v.Values[0].Key)
-		}
-		return tokenPos(v.Start)
-	case *ast.MappingValueNode:
-		if v == nil {
-			return position{1, 1}
-		}
-		if v.Key != nil {
-			return posOf(v.Key)
-		}
-		return tokenPos(v.Start)
-	}
-	return tokenPos(n.GetToken())
-}
-
 // describe says what v is, for "found ..." messages.
 func describe(v Value) string {
 	switch v.Kind {
@@ -194,79 +158,23 @@ func describe(v Value) string {
 	return "a " + v.Text
 }
 
-func literalText(n *ast.LiteralNode) string {
-	if n == nil || n.Value == nil {
-		return ""
-	}
-	return n.Value.Value
-}
-
-// scalarTextOf is the text of a scalar node as written (without quotes).
-func scalarTextOf(n ast.Node) string {
-	switch v := n.(type) {
-	case *ast.StringNode:
-		return v.Value
-	case *ast.LiteralNode:
-		return literalText(v)
-	}
-	if n == nil {
-		return ""
-	}
-	if tk := n.GetToken(); tk != nil {
-		return tk.Value
-	}
-	return ""
-}
-
-// isPlainNode reports whether n is an unquoted string scalar.
-func isPlainNode(n *ast.StringNode) bool {
-	return n.Token != nil && n.Token.Type == token.StringType
-}
-
-// document parses data and returns the body of its single document, or nil
-// after reporting why there is none.
-func (d *decoder) document(data []byte) ast.Node {
-	data = []byte(strings.TrimPrefix(string(data), "\ufeff"))
-	f, err := parseYAML(data)
-	if err != nil {
-		var se interface {
-			GetToken() *token.Token
-			GetMessage() string
-		}
-		if errors.As(err, &se) {
-			d.errAt(tokenPos(se.GetToken()), "", "YAML syntax error: %s", se.GetMessage())
-		} else {
-			d.errAt(position{1, 1}, "", "YAML syntax error: %v", err)
-		}
-		return nil
-	}
-	var body ast.Node
-	for _, doc := range f.Docs {
-		if doc == nil || doc.Body == nil {
-			continue
-		}
-		if body != nil {
-			d.errAt(posOf(doc.Body), "", "found a second YAML document, want one scenario per file")
-			return nil
-		}
-		body = doc.Body
-	}
-	if body == nil {
+// document reads data's single YAML document into its tree, or returns
+// nil after reporting why there is none.
+func (d *decoder) document(data []byte) *yamltree.Node {
+	body, p := yamltree.Read(data)
+	switch {
+	case p == nil:
+		return body
+	case p.Kind == yamltree.Syntax && p.Pos == (yamltree.Pos{}):
+		d.errAt(position{1, 1}, "", "YAML syntax error: %s", p.Msg)
+	case p.Kind == yamltree.Syntax:
+		d.errAt(posFrom(p.Pos), "", "YAML syntax error: %s", p.Msg)
+	case p.Kind == yamltree.Second:
+		d.errAt(posFrom(p.Pos), "", "found a second YAML document, want one scenario per file")
+	default:
 		d.errAt(position{1, 1}, "", "no scenario: the file is empty or only comments (want a mapping with name, limit and traffic)")
 	}
-	return body
-}
-
-// parseYAML runs goccy's parser, turning a panic on malformed input into a
-// syntax error: no input may crash ratesim.
-func parseYAML(data []byte) (f *ast.File, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			f, err = nil, fmt.Errorf("malformed YAML (%v)", r)
-		}
-	}()
-	// Duplicate keys are reported by the walker, with the rest.
-	return parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
+	return nil
 }
 
 // mapping reads v as a mapping of field names; want says what v should
@@ -700,25 +608,3 @@ func isString(n Value) bool { return n.Kind == Plain || n.Kind == Quoted }
 
 // isMap reports whether n was written as a mapping.
 func isMap(n Value) bool { return n.Kind == Mapping }
-
-// ParseYAML parses data (a byte order mark first is dropped) as the
-// scenario loader does: duplicate keys are left for the caller's walk to
-// report, and a parser panic is an error. The gateway readers read their
-// YAML and JSON configs with it.
-func ParseYAML(data []byte) (*ast.File, error) {
-	return parseYAML([]byte(strings.TrimPrefix(string(data), "\ufeff")))
-}
-
-// NodePos is where n starts, as the scenario loader reports it: a block
-// mapping at its first key, anything else at its first token; line and
-// column from 1.
-func NodePos(n ast.Node) (line, col int) {
-	p := posOf(n)
-	return p.line, p.col
-}
-
-// TokenPos is where tk is, from line 1 and column 1 (where it is unknown).
-func TokenPos(tk *token.Token) (line, col int) {
-	p := tokenPos(tk)
-	return p.line, p.col
-}
