@@ -120,6 +120,7 @@ Start with:  ratesim compare        (the built-in double-burst scenario)
 		newDemoCmd(),
 		newLuaCmd(),
 		newImportCmd(),
+		newServeCmd(),
 		newVersionCmd(),
 	)
 	for _, c := range root.Commands() {

@@ -1,0 +1,231 @@
+package play
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/sim"
+)
+
+// Why is one row's decision on the request the page asks about: what the
+// rule decided, and the key's state just before and just after
+// (algorithms.Inspector's gauges), when the row's limiter can be made to
+// decide again what it decided in the run.
+type Why struct {
+	Label     string `json:"label"`
+	Algorithm string `json:"algorithm"`
+	Rule      string `json:"rule"`
+	// Found is false when the row saw no such attempt (a retry that only
+	// another row's rejection made).
+	Found bool `json:"found"`
+	// Index is the decision's index in the row.
+	Index      int    `json:"index"`
+	Verdict    string `json:"verdict,omitempty"`
+	TimeNs     int64  `json:"time_ns"` // from the report's start_ns
+	Key        string `json:"key,omitempty"`
+	Attempt    int    `json:"attempt,omitempty"`
+	Cost       int64  `json:"cost,omitempty"`
+	DelayNs    int64  `json:"delay_ns"`
+	RetryAfter int64  `json:"retry_after_ns"` // -1: never
+	// Node is the node that decided and DecidedNs when, for a cluster
+	// row.
+	Node      *int  `json:"node,omitempty"`
+	DecidedNs int64 `json:"decided_ns,omitempty"`
+	// Before and After are the key's state around the decision; State
+	// says why there is none.
+	Before []Gauge `json:"before,omitempty"`
+	After  []Gauge `json:"after,omitempty"`
+	State  string  `json:"state,omitempty"`
+}
+
+// Gauge is one figure of a key's state (tokens, a window's count, the
+// TAT), as algorithms.Gauge.
+type Gauge struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+}
+
+// Explain says, for every row, why the request of decision index of row
+// row was decided as it was. The request is the same arrival (time, key,
+// attempt) in every row.
+func (s *Session) Explain(row, index int) ([]Why, error) {
+	if s.rep == nil || s.rep.Decisions == nil {
+		return nil, errors.New("no run with its decisions to explain")
+	}
+	ds := s.rep.Decisions
+	if row < 0 || row >= len(ds) || index < 0 || index >= len(ds[row]) {
+		return nil, errors.New("no such decision")
+	}
+	want := ds[row][index]
+	// the same arrival may come several times (a burst at one instant):
+	// the nth of them in every row
+	nth := countBefore(ds[row], index, &want)
+	start := time.Duration(s.rep.Report.StartNs)
+	out := make([]Why, len(ds))
+	for i := range ds {
+		res := &s.rep.Report.Results[i]
+		w := Why{Label: res.Label, Algorithm: res.Algorithm, Rule: rule(res.Algorithm), Index: -1}
+		k := nthSame(ds[i], &want, nth)
+		if k >= 0 {
+			d := &ds[i][k]
+			w.Found, w.Index = true, k
+			w.Verdict = d.Verdict.String()
+			w.TimeNs = int64(d.Time - start)
+			w.Key, w.Attempt, w.Cost = d.Key, d.Attempt, d.Cost
+			w.DelayNs, w.RetryAfter = int64(d.Delay), int64(d.RetryAfter)
+			if s.rep.Config.Cluster != nil {
+				node := d.Node
+				w.Node, w.DecidedNs = &node, int64(d.Decided-start)
+			}
+			w.Before, w.After, w.State = s.state(i, k)
+		}
+		out[i] = w
+	}
+	return out, nil
+}
+
+// same reports whether a and b are the same arrival.
+func same(a, b *sim.Decision) bool {
+	return a.Time == b.Time && a.Key == b.Key && a.Attempt == b.Attempt
+}
+
+// countBefore counts the decisions of ds before index that are the same
+// arrival as want.
+func countBefore(ds []sim.Decision, index int, want *sim.Decision) int {
+	n := 0
+	for j := range index {
+		if same(&ds[j], want) {
+			n++
+		}
+	}
+	return n
+}
+
+// nthSame is the index in ds of the nth decision (from 0) on the same
+// arrival as want, or -1.
+func nthSame(ds []sim.Decision, want *sim.Decision, nth int) int {
+	for j := range ds {
+		if same(&ds[j], want) {
+			if nth == 0 {
+				return j
+			}
+			nth--
+		}
+	}
+	return -1
+}
+
+// state makes row i's limiter decide again, on a fresh limiter, every
+// decision of the row up to decision k, and returns the key's gauges just
+// before and after decision k. Only a row whose limiter decides alone can
+// be made to decide again: not a cluster's (its nodes and store decide),
+// nor one that learns from a backend's completions, nor one that counts
+// by several attributes. Every verdict is held against the run's; on a
+// difference the row's state is not shown.
+func (s *Session) state(i, k int) (before, after []Gauge, why string) {
+	cfg := &s.rep.Config
+	alg := cfg.Algorithms[i]
+	info, _ := algorithms.Lookup(alg.Name)
+	switch {
+	case cfg.Cluster != nil:
+		return nil, nil, "a cluster row: its nodes and the store decide (the node and when its verdict took effect are shown)"
+	case info.Adaptive || cfg.Backend != nil && alg.Name == "concurrency":
+		return nil, nil, "this row learns from the backend's completions: its state is not replayed here"
+	}
+	p := alg.Params
+	p.Seed = cfg.Seed
+	lim, err := algorithms.New(alg.Name, p)
+	if err != nil {
+		return nil, nil, err.Error()
+	}
+	if at, ok := lim.(algorithms.Attributed); ok && at.ByAttributes() {
+		return nil, nil, "this row counts by several attributes of a request: its state is not replayed here"
+	}
+	ins, ok := lim.(algorithms.Inspector)
+	if !ok {
+		return nil, nil, alg.Name + " shows no state"
+	}
+	ids := map[string]algorithms.Key{}
+	ds := s.rep.Decisions[i]
+	for j := 0; j <= k; j++ {
+		d := &ds[j]
+		id, ok := ids[d.Key]
+		if !ok {
+			id = algorithms.Key(len(ids))
+			ids[d.Key] = id
+		}
+		if j == k {
+			before = gauges(ins.Inspect(d.Time, id))
+		}
+		got := lim.Decide(d.Time, id, d.Cost)
+		if got != d.Decision {
+			return nil, nil, "the row's limiter, run again alone, decided otherwise: its state is not shown"
+		}
+		if j == k {
+			after = gauges(ins.Inspect(d.Time, id))
+		}
+	}
+	return before, after, ""
+}
+
+func gauges(gs []algorithms.Gauge) []Gauge {
+	out := make([]Gauge, len(gs))
+	for i, g := range gs {
+		out[i] = Gauge{Name: g.Name, Value: g.Value}
+	}
+	return out
+}
+
+// rule is the algorithm's rule in one line, as `ratesim algorithms` lists
+// it.
+func rule(name string) string {
+	info, ok := algorithms.Lookup(name)
+	if !ok {
+		return ""
+	}
+	return info.Summary
+}
+
+// CSV is the last run's decisions as `ratesim compare --decisions`
+// writes them (docs/commands.md): the same header and rows.
+func (s *Session) CSV() (string, error) {
+	if s.rep == nil || s.rep.Decisions == nil {
+		return "", errors.New("no run with its decisions")
+	}
+	var b strings.Builder
+	b.WriteString("algorithm,label,time_ns,key,cost,attempt,verdict,delay_ns,retry_after_ns")
+	cluster := s.rep.Config.Cluster != nil
+	if cluster {
+		b.WriteString(",node,decided_ns")
+	}
+	b.WriteByte('\n')
+	for i, ds := range s.rep.Decisions {
+		res := &s.rep.Report.Results[i]
+		prefix := csvField(res.Algorithm) + "," + csvField(res.Label) + ","
+		for j := range ds {
+			d := &ds[j]
+			b.WriteString(prefix)
+			fmt.Fprintf(&b, "%d,%s,%d,%d,%s,%d,", int64(d.Time), csvField(d.Key), d.Cost, d.Attempt, d.Verdict, int64(d.Delay))
+			if d.Verdict == algorithms.Reject {
+				b.WriteString(strconv.FormatInt(int64(d.RetryAfter), 10))
+			}
+			if cluster {
+				fmt.Fprintf(&b, ",%d,%d", d.Node, int64(d.Decided))
+			}
+			b.WriteByte('\n')
+		}
+	}
+	return b.String(), nil
+}
+
+// csvField quotes s as encoding/csv does.
+func csvField(s string) string {
+	if s == "" || !strings.ContainsAny(s, ",\"\r\n") && s[0] != ' ' && s != `\.` {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}

@@ -1,0 +1,222 @@
+package play_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/ratesim/ratesim/cmd"
+	"github.com/ratesim/ratesim/web/play"
+	"github.com/stretchr/testify/require"
+)
+
+// counts are the figures of a row that the page shows and compare's JSON
+// prints.
+type counts struct {
+	Label    string `json:"label"`
+	Offered  int64  `json:"offered"`
+	Attempts int64  `json:"attempts"`
+	Accepted int64  `json:"accepted"`
+	Delayed  int64  `json:"delayed"`
+	Rejected int64  `json:"rejected"`
+	GaveUp   int64  `json:"gave_up"`
+	Peaks    []struct {
+		WindowNs int64 `json:"window_ns"`
+		Count    int64 `json:"count"`
+		StartNs  int64 `json:"start_ns"`
+	} `json:"peaks"`
+}
+
+// countsOf reads the rows' counts out of a JSON report.
+func countsOf(t *testing.T, data []byte) []counts {
+	t.Helper()
+	var r struct {
+		Results []counts `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal(data, &r))
+	return r.Results
+}
+
+// compareJSON is `ratesim compare ARGS --format json`'s output.
+func compareJSON(t *testing.T, args ...string) []byte {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	status := cmd.Run(append(append([]string{"compare"}, args...), "--format", "json"), nil, &out, &errOut)
+	require.Equal(t, 0, status, errOut.String())
+	return out.Bytes()
+}
+
+// runJSON is the JSON the page receives for a run, as the worker passes
+// it on.
+func runJSON(t *testing.T, s *play.Session, file, text string, o play.Options) ([]byte, *play.Result) {
+	t.Helper()
+	res := s.Run(file, text, o)
+	data, err := json.Marshal(res)
+	require.NoError(t, err)
+	var back struct {
+		Report json.RawMessage `json:"report"`
+	}
+	require.NoError(t, json.Unmarshal(data, &back))
+	return back.Report, res
+}
+
+func preset(t *testing.T, name string) play.Preset {
+	t.Helper()
+	ps, err := play.Presets()
+	require.NoError(t, err)
+	for _, p := range ps {
+		if p.Name == name {
+			return p
+		}
+	}
+	t.Fatalf("no preset %s", name)
+	return play.Preset{}
+}
+
+// TestDoubleBurstInThePage: the page's double-burst shows fixed-window
+// admitting all 20 and sliding-log 10, as the command line's JSON says,
+// with every decision for the timeline.
+func TestDoubleBurstInThePage(t *testing.T) {
+	var s play.Session
+	p := preset(t, "double-burst")
+	report, res := runJSON(t, &s, "builtin:double-burst", p.Text, play.Options{})
+	require.Nil(t, res.Error)
+	got := countsOf(t, report)
+	require.Equal(t, countsOf(t, compareJSON(t, "double-burst")), got)
+	byLabel := map[string]counts{}
+	for _, c := range got {
+		byLabel[c.Label] = c
+	}
+	require.EqualValues(t, 20, byLabel["fixed-window"].Accepted)
+	require.EqualValues(t, 10, byLabel["sliding-log"].Accepted)
+	require.EqualValues(t, 10, byLabel["sliding-log"].Rejected)
+	require.Equal(t, "ratesim compare double-burst", res.Command)
+	for _, row := range res.Rows {
+		require.True(t, row.Kept)
+		require.Len(t, row.T, 20, row.Label)
+		require.Len(t, row.V, 20, row.Label)
+	}
+	require.Equal(t, []string{"alice"}, res.Keys)
+	fw := res.Rows[0]
+	require.Equal(t, "fixed-window", fw.Label)
+	require.Equal(t, strings.Repeat("a", 20), fw.V)
+	require.EqualValues(t, 900_000_000, fw.T[0])
+	require.NotNil(t, fw.Window)
+	require.EqualValues(t, 10, fw.Limit)
+}
+
+// TestEveryBuiltinAsTheCommandLine: for every built-in under the
+// browser's budget, the counts the page receives are compare's.
+func TestEveryBuiltinAsTheCommandLine(t *testing.T) {
+	ps, err := play.Presets()
+	require.NoError(t, err)
+	for _, p := range ps {
+		t.Run(p.Name, func(t *testing.T) {
+			require.True(t, p.Fits, "every built-in fits the browser's budget: %v", p.Estimate)
+			var s play.Session
+			report, res := runJSON(t, &s, "builtin:"+p.Name, p.Text, play.Options{})
+			require.Nil(t, res.Error)
+			require.Equal(t, countsOf(t, compareJSON(t, p.Name)), countsOf(t, report))
+		})
+	}
+}
+
+// TestAlgorithmsOption: the rows shown are compare's --algorithms, and
+// the command says so.
+func TestAlgorithmsOption(t *testing.T) {
+	var s play.Session
+	p := preset(t, "double-burst")
+	report, res := runJSON(t, &s, "builtin:double-burst", p.Text, play.Options{Algorithms: "fixed-window,sliding-log"})
+	require.Equal(t, countsOf(t, compareJSON(t, "double-burst", "--algorithms", "fixed-window,sliding-log")), countsOf(t, report))
+	require.Equal(t, "ratesim compare double-burst --algorithms fixed-window,sliding-log", res.Command)
+}
+
+// TestErrorsAtLineAndColumn: a bad scenario comes back as the command
+// line's errors, each at its line and column.
+func TestErrorsAtLineAndColumn(t *testing.T) {
+	var s play.Session
+	text := "name: x\nduration: 3s\nlimit: {rate: ten, per: 1s}\ntraffic:\n  - {type: steady, rate: 5/s}\n"
+	res := s.Run("scenario.yaml", text, play.Options{})
+	require.NotNil(t, res.Error)
+	require.NotEmpty(t, res.Error.Problems)
+	p := res.Error.Problems[0]
+	require.Equal(t, 3, p.Line)
+	require.Equal(t, 15, p.Col)
+	require.True(t, strings.HasPrefix(p.Text, "scenario.yaml:3:15: limit.rate: "), p.Text)
+	require.Nil(t, res.Report)
+}
+
+// TestTooLargeIsRefused: a run over the browser's budget is refused with
+// its estimate and the command that runs it.
+func TestTooLargeIsRefused(t *testing.T) {
+	var s play.Session
+	text := "name: big\nduration: 1h\nlimit: 100/s\ntraffic:\n  - {type: steady, rate: 10000/s}\n"
+	res := s.Run("scenario.yaml", text, play.Options{})
+	require.Nil(t, res.Error)
+	require.NotNil(t, res.Refused)
+	require.Contains(t, res.Refused.Message, "decisions")
+	require.Equal(t, "ratesim compare scenario.yaml", res.Refused.Command)
+	require.NotEmpty(t, res.Refused.Estimate)
+}
+
+// TestWhyThisDecision: the first rejection of sliding-log in double-burst
+// is explained in every row: sliding-log's log holds the ten of the last
+// second, fixed-window's new window has room.
+func TestWhyThisDecision(t *testing.T) {
+	var s play.Session
+	p := preset(t, "double-burst")
+	res := s.Run("builtin:double-burst", p.Text, play.Options{Algorithms: "fixed-window,sliding-log,token-bucket"})
+	require.Nil(t, res.Error)
+	sl := res.Rows[1]
+	require.Equal(t, "sliding-log", sl.Label)
+	first := strings.IndexByte(sl.V, 'r')
+	require.Equal(t, 10, first)
+	why, err := s.Explain(1, first)
+	require.NoError(t, err)
+	require.Len(t, why, 3)
+	for _, w := range why {
+		require.True(t, w.Found, w.Label)
+		require.EqualValues(t, 1_000_000_000, w.TimeNs)
+		require.Equal(t, "alice", w.Key)
+		require.Empty(t, w.State, w.Label)
+		require.NotEmpty(t, w.Rule)
+		require.NotEmpty(t, w.Before, w.Label)
+		require.NotEmpty(t, w.After, w.Label)
+	}
+	require.Equal(t, "accept", why[0].Verdict)
+	require.Equal(t, "reject", why[1].Verdict)
+	require.EqualValues(t, 900_000_000, why[1].RetryAfter, "the first of the log leaves at 1.9s")
+	require.Equal(t, why[1].Before, why[1].After, "a rejection leaves the log as it was")
+	_, err = s.Explain(1, 99)
+	require.Error(t, err)
+}
+
+// TestWhyOnACluster: a cluster row's decision names its node.
+func TestWhyOnACluster(t *testing.T) {
+	var s play.Session
+	p := preset(t, "kong-local-pods")
+	res := s.Run("builtin:kong-local-pods", p.Text, play.Options{})
+	require.Nil(t, res.Error)
+	require.True(t, res.Cluster)
+	why, err := s.Explain(0, 5)
+	require.NoError(t, err)
+	require.NotNil(t, why[0].Node)
+	require.Equal(t, 2, *why[0].Node, "round-robin: the sixth request goes to node 2")
+	require.NotEmpty(t, why[0].State)
+}
+
+// TestCSVAsCompare: the page's decisions CSV is compare --decisions's.
+func TestCSVAsCompare(t *testing.T) {
+	var s play.Session
+	p := preset(t, "token-vs-leaky")
+	s.Run("builtin:token-vs-leaky", p.Text, play.Options{})
+	got, err := s.CSV()
+	require.NoError(t, err)
+	path := t.TempDir() + "/d.csv"
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, cmd.Run([]string{"compare", "token-vs-leaky", "--decisions", path}, nil, &out, &errOut), errOut.String())
+	want, err := readFile(path)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+}
