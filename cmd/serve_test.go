@@ -324,7 +324,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 	waitRuns(t, ctx, 0)
 	do(t, ctx, `document.querySelector('rect.dec[data-row="1"][data-index="10"]').dispatchEvent(new MouseEvent("click", {bubbles: true}))`)
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#why-table tbody tr`))))
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
 	mu.Lock()
 	defer mu.Unlock()

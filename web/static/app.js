@@ -451,6 +451,18 @@ async function loadPresets() {
   sel.onchange = () => choose(sel.value);
 }
 
+// reflow joins the lines `ratesim demo` folded at 80 columns, so that the
+// words fill the page's box; a table's lines (two spaces first) and a
+// list's items stay lines of their own.
+function reflow(text) {
+  return text.split("\n\n").map((p) => p.split("\n").reduce((out, line) => {
+    if (out === null) return line;
+    const table = /^  .*\S {2,}\S/.test(line);
+    if (line === "" || line.startsWith("- ") || table) return out + "\n" + line;
+    return out + " " + line.trim();
+  }, null)).join("\n\n");
+}
+
 function builtin(name) {
   return st.presets.builtins.find((b) => b.name === name);
 }
@@ -463,7 +475,7 @@ function choose(value, run_ = 0) {
     const l = st.presets.lessons.find((l) => l.name === name);
     st.lesson = l;
     $("lesson").hidden = false;
-    $("lesson-text").textContent = l.text;
+    $("lesson-text").textContent = reflow(l.text);
     const charts = $("lesson-charts");
     charts.replaceChildren();
     for (const svg of l.charts || []) {
