@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/traffic"
 )
@@ -46,11 +45,6 @@ type FlowControls struct {
 	Rate    string `json:"rate"`
 	Clients int    `json:"clients"`
 }
-
-// Modes are the coordinations a cluster's rows may take, for the mode
-// control (docs/cluster.md).
-var Modes = []string{string(cluster.Local), string(cluster.Split), string(cluster.Central),
-	string(cluster.Racy), string(cluster.Sync), string(cluster.Lease)}
 
 // Describe reads the controls' values from the scenario in text.
 func Describe(file, text string) (*Controls, error) {
