@@ -303,6 +303,10 @@ func checkOptions(algorithm string, p Params, accepted ...string) error {
 		{"initial-limit", "initial-limit", fmt.Sprint(p.InitialLimit), p.InitialLimit != 0},
 		{"min-limit", "min-limit", fmt.Sprint(p.MinLimit), p.MinLimit != 0},
 		{"max-limit", "max-limit", fmt.Sprint(p.MaxLimit), p.MaxLimit != 0},
+		{"max-burst", "max-burst", p.MaxBurst.String(), p.MaxBurst != 0},
+		{"warmup", "warmup", p.Warmup.String(), p.Warmup != 0},
+		{"cold-factor", "cold-factor", fmt.Sprint(p.ColdFactor), p.ColdFactor != 0},
+		{"slack", "slack", fmt.Sprint(p.Slack), p.SlackSet},
 	}
 	for _, o := range set {
 		if o.isSet && !slices.Contains(accepted, o.name) {
@@ -324,6 +328,19 @@ func init() {
 	for _, a := range append(registry, backendRegistry...) {
 		for _, o := range a.Options {
 			optionTakers[o] = append(optionTakers[o], a.Name)
+		}
+	}
+	// The opt-in rows name only the options that no row above takes
+	// (warmup, slack), so that the others' messages stay as they are.
+	known := make(map[string]bool, len(optionTakers))
+	for o := range optionTakers {
+		known[o] = true
+	}
+	for _, a := range slices.Concat(compositeRegistry, optInRegistry) {
+		for _, o := range a.Options {
+			if !known[o] {
+				optionTakers[o] = append(optionTakers[o], a.Name)
+			}
 		}
 	}
 }

@@ -114,6 +114,16 @@ type Params struct {
 	// (vegas' probe jitter).
 	Seed uint64
 
+	// MaxBurst is guava-bursty's maxBurstSeconds (0: Guava's 1s); Warmup
+	// guava-warming-up's warmupPeriod (required) and ColdFactor its
+	// coldFactor (0: Guava's 3). See Guava.
+	MaxBurst, Warmup time.Duration
+	ColdFactor       float64
+	// Slack is uber-ratelimit's WithSlack(n) when SlackSet (0 is
+	// WithoutSlack); otherwise the library's default 10. See Uber.
+	Slack    int64
+	SlackSet bool
+
 	// Members are an all-of row's limits, in order (AllOf), and Commit how
 	// it charges them (default AllOrNothing). Only all-of takes them.
 	Members []Member
