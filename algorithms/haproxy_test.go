@@ -172,7 +172,7 @@ func TestHAProxyInvariantsOddPeriod(t *testing.T) {
 		checkDecisions(t, info, p, calls, ds)
 		checkWindows(t, info.Name, p, calls, ds)
 		checkRetryExact(t, info, p, calls, ds)
-		checkRelease(t, l, p, calls)
+		checkRelease(t, l, p, calls, nil)
 	}
 }
 

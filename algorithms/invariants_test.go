@@ -128,6 +128,9 @@ func invVariants(name string, pol Policy) []invVariant {
 		return []invVariant{{"", with(func(p *Params) { p.Warmup = 2 * pol.Per })},
 			{"max-delay", with(func(p *Params) { p.Warmup = 2 * pol.Per; p.MaxDelay = pol.Per/2 + 7 })},
 			{"cold-factor-10", with(func(p *Params) { p.Warmup = pol.Per / 3; p.ColdFactor = 10 })}}
+	case "uber-ratelimit":
+		return []invVariant{{"", base}, {"without-slack", with(func(p *Params) { p.SlackSet = true })},
+			{"slack-3", with(func(p *Params) { p.Slack, p.SlackSet = 3, true })}}
 	case "concurrency":
 		return []invVariant{
 			{"service-0", base},
@@ -238,7 +241,7 @@ func mayDelay(name string, p Params) bool {
 	switch name {
 	case "token-bucket", "gcra", "x-time-rate", "guava-bursty", "guava-warming-up":
 		return p.MaxDelay > 0
-	case "leaky-bucket":
+	case "leaky-bucket", "uber-ratelimit":
 		return true
 	case "nginx":
 		return !p.Nodelay
@@ -272,7 +275,7 @@ func TestInvariants(t *testing.T) {
 						if info.Exact || exactRetry(info.Name) {
 							checkRetryExact(t, info, v.p, calls, ds)
 						}
-						checkRelease(t, l, v.p, calls)
+						checkRelease(t, l, v.p, calls, ds)
 					})
 				}
 			}
@@ -423,8 +426,11 @@ func checkReleases(t *testing.T, name string, p Params, calls []invCall, ds []De
 		// float64 tokens: a request may conform a few ns early, which can
 		// put one more in a window that ends just after it.
 		slack = 1
-	case "guava-bursty", "guava-warming-up":
-		// The next caller pays: any cost is admitted once nextFree has
+	case "uber-ratelimit", "guava-bursty", "guava-warming-up":
+		// uber: a cost of c is c Takes, released at the last one's
+		// instant, all c at once; perRequest = W/L truncated runs up to
+		// L-1 ns fast per W.
+		// Guava: the next caller pays: any cost is admitted once nextFree has
 		// come, so one admitted request's cost comes on top; and the
 		// clock's microseconds and the (long) casts lose under 1µs a
 		// request, under one request over the trace's windows.
@@ -450,6 +456,12 @@ func checkReleases(t *testing.T, name string, p Params, calls []invCall, ds []De
 		// a stored permit costs at least the stable interval W/L: no
 		// burst beyond the next caller's cost
 		b = 0
+	case "uber-ratelimit":
+		// slack + 1 at once after idle: the first, then slack more
+		b = UberSlack + 1
+		if p.SlackSet {
+			b = p.Slack + 1
+		}
 	}
 	for key, idx := range admittedByKey(ds, calls) {
 		type rel struct {
@@ -535,7 +547,7 @@ func checkRetryExact(t *testing.T, info Info, p Params, calls []invCall, ds []De
 
 // checkRelease checks that every key's state is released once the trace
 // is over and every key is fresh again.
-func checkRelease(t *testing.T, l Limiter, p Params, calls []invCall) {
+func checkRelease(t *testing.T, l Limiter, p Params, calls []invCall, ds []Decision) {
 	t.Helper()
 	m := l.Memory()
 	require.LessOrEqual(t, m.KeysPeak, int64(4))
@@ -548,6 +560,11 @@ func checkRelease(t *testing.T, l Limiter, p Params, calls []invCall) {
 		return
 	}
 	far := calls[len(calls)-1].at + 100*p.Per + p.Service + p.MaxDelay
+	for i, d := range ds {
+		// a shaper without a bound on its delay (uber-ratelimit) holds
+		// a key until its last release
+		far = max(far, calls[i].at+d.Delay+100*p.Per)
+	}
 	requireLive(t, h, far, 0, 0)
 }
 
@@ -556,8 +573,15 @@ func checkRelease(t *testing.T, l Limiter, p Params, calls []invCall) {
 // where an idle one stores maxPermits (the key still counts in the peaks,
 // which checkRelease bounds).
 func keepsState(l Limiter) bool {
-	g, ok := l.(*Guava)
-	return ok && !g.warm
+	switch l := l.(type) {
+	case *Guava:
+		return !l.warm
+	case *Uber:
+		// with slack, an idle key lets slack+1 through at once, a new
+		// key one
+		return l.maxSlack > 0
+	}
+	return false
 }
 
 // TestInvariantSameAdmissions checks docs/algorithms.md: with one policy,
