@@ -131,6 +131,11 @@ func invVariants(name string, pol Policy) []invVariant {
 	case "uber-ratelimit":
 		return []invVariant{{"", base}, {"without-slack", with(func(p *Params) { p.SlackSet = true })},
 			{"slack-3", with(func(p *Params) { p.Slack, p.SlackSet = 3, true })}}
+	case "resilience4j":
+		// acquirePermission with no wait, with W/2 + a few ns, and with
+		// 3W, which lets costs above L borrow the cycles to come
+		return []invVariant{{"", base}, {"max-delay", with(func(p *Params) { p.MaxDelay = pol.Per/2 + 7 })},
+			{"max-delay-3W", with(func(p *Params) { p.MaxDelay = 3 * pol.Per })}}
 	case "concurrency":
 		return []invVariant{
 			{"service-0", base},
@@ -220,6 +225,10 @@ func maxFit(name string, p Params) (int64, bool) {
 		return p.Rate, true
 	case "token-bucket", "gcra", "leaky-bucket", "x-time-rate":
 		return p.Burst, true
+	case "resilience4j":
+		// without a timeout a cost fits iff it is at most a cycle's
+		// permissions; with one, a cost above L may borrow
+		return p.Rate, p.MaxDelay == 0
 	case "concurrency":
 		if p.Max > 0 {
 			return p.Max, true
@@ -239,7 +248,7 @@ func maxFit(name string, p Params) (int64, bool) {
 // mayDelay reports whether the algorithm with p may delay a request.
 func mayDelay(name string, p Params) bool {
 	switch name {
-	case "token-bucket", "gcra", "x-time-rate", "guava-bursty", "guava-warming-up":
+	case "token-bucket", "gcra", "x-time-rate", "guava-bursty", "guava-warming-up", "resilience4j":
 		return p.MaxDelay > 0
 	case "leaky-bucket", "uber-ratelimit":
 		return true
@@ -426,7 +435,10 @@ func checkReleases(t *testing.T, name string, p Params, calls []invCall, ds []De
 		// float64 tokens: a request may conform a few ns early, which can
 		// put one more in a window that ends just after it.
 		slack = 1
-	case "uber-ratelimit", "guava-bursty", "guava-warming-up":
+	case "uber-ratelimit", "guava-bursty", "guava-warming-up", "resilience4j":
+		// resilience4j: a cycle's L permissions at most, counted from
+		// the cycle of the window's start (one cycle more than L*V/W,
+		// in b below), and a borrowing cost released all at once.
 		// uber: a cost of c is c Takes, released at the last one's
 		// instant, all c at once; perRequest = W/L truncated runs up to
 		// L-1 ns fast per W.
@@ -456,6 +468,8 @@ func checkReleases(t *testing.T, name string, p Params, calls []invCall, ds []De
 		// a stored permit costs at least the stable interval W/L: no
 		// burst beyond the next caller's cost
 		b = 0
+	case "resilience4j":
+		b = 2 * l
 	case "uber-ratelimit":
 		// slack + 1 at once after idle: the first, then slack more
 		b = UberSlack + 1
