@@ -66,6 +66,23 @@ type Decision struct {
 	// RetryAfter is set on Reject only: the shortest wait after which this
 	// same request would be admitted if nothing else arrived, or Never.
 	RetryAfter time.Duration
+	// Granted is set on a partial admission only, by the rows that grant
+	// less than asked (redis-rate-at-most, redis_rate's AllowAtMost): the
+	// cost admitted, from 1 to the request's cost minus 1, with Verdict
+	// Accept or Delay. 0 means the request's whole cost.
+	Granted int64
+}
+
+// GrantedOf returns the cost d admits of a request of cost: Granted when
+// set, else cost, and 0 for a rejection.
+func GrantedOf(d Decision, cost int64) int64 {
+	switch {
+	case d.Verdict == Reject:
+		return 0
+	case d.Granted > 0:
+		return d.Granted
+	}
+	return cost
 }
 
 // Limiter decides on requests. Calls to Decide must come in non-decreasing

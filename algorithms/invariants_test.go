@@ -292,6 +292,9 @@ func TestInvariants(t *testing.T) {
 	}
 }
 
+// grantsPartly reports whether the row may admit less than the cost asked.
+func grantsPartly(name string) bool { return name == "redis-rate-at-most" }
+
 // exactRetry reports whether a row that decides in floating point still
 // gives an exact retry_after: Guava's wait is a whole number of
 // microseconds of its own clock, which only an admission moves.
@@ -309,6 +312,13 @@ func checkDecisions(t *testing.T, info Info, p Params, calls []invCall, ds []Dec
 	for i, d := range ds {
 		c := calls[i]
 		where := fmt.Sprintf("call %d: t=%v key=%d cost=%d: %+v", i, c.at, c.key, c.cost, d)
+		// a partial admission grants 1 to cost-1 and admits; only the
+		// rows that grant less than asked set it
+		if d.Granted != 0 {
+			require.True(t, grantsPartly(info.Name), "%s grants part of a cost: %s", info.Name, where)
+			require.NotEqual(t, Reject, d.Verdict, where)
+			require.True(t, d.Granted >= 1 && d.Granted < c.cost, where)
+		}
 		switch d.Verdict {
 		case Accept:
 			require.Zero(t, d.Delay, where)
@@ -424,7 +434,7 @@ func checkReleases(t *testing.T, name string, p Params, calls []invCall, ds []De
 	t.Helper()
 	var slack int64
 	switch name {
-	case "token-bucket", "gcra", "leaky-bucket":
+	case "token-bucket", "gcra", "leaky-bucket", "redis-rate-at-most":
 	case "nginx":
 		// nginx sees time in whole ms (it credits the ms started since its
 		// last request, up to 1ms more than the true time) and computes
@@ -484,7 +494,7 @@ func checkReleases(t *testing.T, name string, p Params, calls []invCall, ds []De
 		}
 		rels := make([]rel, len(idx))
 		for j, i := range idx {
-			rels[j] = rel{calls[i].at + ds[i].Delay, calls[i].cost}
+			rels[j] = rel{calls[i].at + ds[i].Delay, GrantedOf(ds[i], calls[i].cost)}
 		}
 		if name == "leaky-bucket" {
 			for j := 1; j < len(rels); j++ {

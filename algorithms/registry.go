@@ -69,6 +69,7 @@ var optInRegistry = []Info{
 	{Name: "guava-warming-up", Summary: "Guava's SmoothWarmingUp RateLimiter (doubles, as Guava): starts cold, the rate ramps up over the warmup period", Options: []string{"max-delay", "warmup", "cold-factor"}, Exact: false, New: newGuavaWarmingUpLimiter, Required: []string{"warmup"}},
 	{Name: "uber-ratelimit", Summary: "go.uber.org/ratelimit's Take: requests per/rate apart, starts empty, slack of unused time (default 10)", Options: []string{"slack"}, Exact: true, New: newUberLimiter},
 	{Name: "resilience4j", Summary: "resilience4j's AtomicRateLimiter: rate permits per cycle of per, a request may borrow later cycles' within max-delay", Options: []string{"max-delay"}, Exact: true, New: newResilience4jLimiter},
+	{Name: "redis-rate-at-most", Summary: "redis_rate's AllowAtMost: GCRA that grants what is left when less than asked (partial admission)", Options: nil, Exact: true, New: newRedisRateAtMostLimiter},
 }
 
 // OptIn returns the rows that join no default set and are not in Names:
