@@ -307,6 +307,10 @@ func checkOptions(algorithm string, p Params, accepted ...string) error {
 		{"warmup", "warmup", p.Warmup.String(), p.Warmup != 0},
 		{"cold-factor", "cold-factor", fmt.Sprint(p.ColdFactor), p.ColdFactor != 0},
 		{"slack", "slack", fmt.Sprint(p.Slack), p.SlackSet},
+		{"use-effective-count", "use-effective-count", fmt.Sprint(p.UseEffectiveCount), p.UseEffectiveCount},
+		{"quota-type", "quota-type", p.QuotaType, p.QuotaType != ""},
+		{"tier", "tier", p.Tier, p.Tier != ""},
+		{"increment-condition", "increment-condition", fmt.Sprint(p.IncrementLate), p.IncrementLate},
 	}
 	for _, o := range set {
 		if o.isSet && !slices.Contains(accepted, o.name) {

@@ -136,6 +136,24 @@ func invVariants(name string, pol Policy) []invVariant {
 		// 3W, which lets costs above L borrow the cycles to come
 		return []invVariant{{"", base}, {"max-delay", with(func(p *Params) { p.MaxDelay = pol.Per/2 + 7 })},
 			{"max-delay-3W", with(func(p *Params) { p.MaxDelay = 3 * pol.Per })}}
+	case "apigee-spike-arrest":
+		if pol.Per != time.Second && pol.Per != time.Minute {
+			return nil // a <Rate> is per second or per minute
+		}
+		return []invVariant{{"", base}, {"use-effective-count", with(func(p *Params) { p.UseEffectiveCount = true })}}
+	case "apigee-quota":
+		vs := []invVariant{{"", base}, {"flexi", with(func(p *Params) { p.QuotaType = QuotaFlexi })},
+			{"rollingwindow", with(func(p *Params) { p.QuotaType = QuotaRollingWindow })}}
+		if pol.Rate >= 10 {
+			vs = append(vs, invVariant{"per-1mo", with(func(p *Params) { p.Per, p.Calendar = CalendarMonth.Nominal(), CalendarMonth })})
+		}
+		return vs
+	case "azure-rate-limit":
+		if pol.Per%time.Second != 0 {
+			return nil // renewal-period is whole seconds
+		}
+		return []invVariant{{"", base}, {"v2", with(func(p *Params) { p.Tier = AzureV2 })},
+			{"increment-condition", with(func(p *Params) { p.IncrementLate = true })}}
 	case "concurrency":
 		return []invVariant{
 			{"service-0", base},
@@ -219,6 +237,8 @@ func maxFit(name string, p Params) (int64, bool) {
 	switch name {
 	case "fixed-window", "sliding-log", "sliding-window":
 		return p.Rate, true
+	case "apigee-flexi":
+		return p.Rate, true
 	case "haproxy":
 		// c hits at once: the rate read after them is at least c, and a
 		// restarted counter reads exactly c.
@@ -271,6 +291,10 @@ func TestInvariants(t *testing.T) {
 			for pi, pol := range invPolicies {
 				for _, v := range invVariants(info.Name, pol) {
 					t.Run(invSubtestName(pol, v), func(t *testing.T) {
+						info := info
+						// a vendor row that runs another row's rule is
+						// held to that rule's bounds
+						info.Name = invRule(info.Name, v.p)
 						l, err := info.New(v.p)
 						if err != nil && info.Name == "nginx" && pol.Per != time.Second && pol.Per != time.Minute {
 							t.Skipf("nginx takes only per 1s or 1m: %v", err)
@@ -294,6 +318,28 @@ func TestInvariants(t *testing.T) {
 
 // grantsPartly reports whether the row may admit less than the cost asked.
 func grantsPartly(name string) bool { return name == "redis-rate-at-most" }
+
+// invRule returns the rule a row runs with p, for the bounds the suite
+// holds it to: the vendor rows that run another row's rule are that row.
+func invRule(name string, p Params) string {
+	switch {
+	case name == "apigee-spike-arrest" && p.UseEffectiveCount:
+		return "sliding-window"
+	case name == "apigee-quota" && p.QuotaType == QuotaRollingWindow:
+		return "sliding-log"
+	case name == "apigee-quota" && p.QuotaType == QuotaFlexi:
+		return "apigee-flexi"
+	case name == "apigee-quota":
+		return "fixed-window"
+	case name == "azure-rate-limit" && p.Tier == AzureV2:
+		return "token-bucket"
+	case name == "azure-rate-limit" && p.IncrementLate:
+		return "azure-late"
+	case name == "azure-rate-limit":
+		return "sliding-log"
+	}
+	return name
+}
 
 // exactRetry reports whether a row that decides in floating point still
 // gives an exact retry_after: Guava's wait is a whole number of
@@ -381,6 +427,18 @@ func checkWindows(t *testing.T, name string, p Params, calls []invCall, ds []Dec
 		case "sliding-log":
 			// The busiest [a, a+W) starts at an admission.
 			requireAtMost(t, calls, idx, w, p.Rate, "key %d: more than L in a window of W", key)
+		case "azure-late":
+			// a request is admitted with at most L before it in its
+			// window: L plus the largest cost admitted
+			var most int64
+			for _, i := range idx {
+				most = max(most, calls[i].cost)
+			}
+			requireAtMost(t, calls, idx, w, p.Rate+most, "key %d: more than L + c in a window of W", key)
+		case "apigee-flexi":
+			// windows of W start at requests and do not overlap: any
+			// [a, a+W) meets at most two
+			requireAtMost(t, calls, idx, w, 2*p.Rate, "key %d: more than 2L in a window of W", key)
 		case "haproxy":
 			// Every hit is counted in its period and the rate read is at
 			// least the period's count, so a period admits at most L. A
@@ -445,7 +503,7 @@ func checkReleases(t *testing.T, name string, p Params, calls []invCall, ds []De
 		// float64 tokens: a request may conform a few ns early, which can
 		// put one more in a window that ends just after it.
 		slack = 1
-	case "uber-ratelimit", "guava-bursty", "guava-warming-up", "resilience4j":
+	case "uber-ratelimit", "guava-bursty", "guava-warming-up", "resilience4j", "apigee-spike-arrest":
 		// resilience4j: a cycle's L permissions at most, counted from
 		// the cycle of the window's start (one cycle more than L*V/W,
 		// in b below), and a borrowing cost released all at once.
@@ -480,6 +538,9 @@ func checkReleases(t *testing.T, name string, p Params, calls []invCall, ds []De
 		b = 0
 	case "resilience4j":
 		b = 2 * l
+	case "apigee-spike-arrest":
+		// admissions w*T apart: L*V/W and the last one's cost
+		b = 0
 	case "uber-ratelimit":
 		// slack + 1 at once after idle: the first, then slack more
 		b = UberSlack + 1

@@ -124,6 +124,18 @@ type Params struct {
 	Slack    int64
 	SlackSet bool
 
+	// UseEffectiveCount is apigee-spike-arrest's <UseEffectiveCount>;
+	// QuotaType apigee-quota's <Quota type> (calendar, flexi or
+	// rollingwindow; "" is calendar). See ApigeeSpikeArrest,
+	// ApigeeQuotaFlexi.
+	UseEffectiveCount bool
+	QuotaType         string
+	// Tier is azure-rate-limit's tier (classic or v2; "" is classic) and
+	// IncrementLate its increment-condition: the counter increased after
+	// the response. See AzureRateLimit.
+	Tier          string
+	IncrementLate bool
+
 	// Members are an all-of row's limits, in order (AllOf), and Commit how
 	// it charges them (default AllOrNothing). Only all-of takes them.
 	Members []Member

@@ -70,6 +70,9 @@ var optInRegistry = []Info{
 	{Name: "uber-ratelimit", Summary: "go.uber.org/ratelimit's Take: requests per/rate apart, starts empty, slack of unused time (default 10)", Options: []string{"slack"}, Exact: true, New: newUberLimiter},
 	{Name: "resilience4j", Summary: "resilience4j's AtomicRateLimiter: rate permits per cycle of per, a request may borrow later cycles' within max-delay", Options: []string{"max-delay"}, Exact: true, New: newResilience4jLimiter},
 	{Name: "redis-rate-at-most", Summary: "redis_rate's AllowAtMost: GCRA that grants what is left when less than asked (partial admission)", Options: nil, Exact: true, New: newRedisRateAtMostLimiter},
+	{Name: "apigee-spike-arrest", Summary: "Apigee SpikeArrest: Nps or Npm smoothed to one request per per/rate (MessageWeight as cost); use-effective-count: a sliding window", Options: []string{"use-effective-count"}, Exact: true, New: newApigeeSpikeArrestLimiter},
+	{Name: "apigee-quota", Summary: "Apigee Quota: Allow count per interval, quota-type calendar (aligned windows), flexi (from the first request) or rollingwindow", Options: []string{"quota-type"}, Exact: true, New: newApigeeQuotaLimiter},
+	{Name: "azure-rate-limit", Summary: "Azure API Management rate-limit(-by-key): calls per renewal-period, a sliding window (classic) or token bucket (v2); increment-condition counts late", Options: []string{"tier", "increment-condition"}, Exact: true, New: newAzureRateLimitLimiter},
 }
 
 // OptIn returns the rows that join no default set and are not in Names:
@@ -116,7 +119,7 @@ func New(name string, p Params) (Limiter, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown algorithm %q (want one of %s)", name, strings.Join(Names(), ", "))
 	}
-	if p.Calendar != NotCalendar && name != "fixed-window" && name != "all-of" {
+	if p.Calendar != NotCalendar && name != "fixed-window" && name != "all-of" && name != "apigee-quota" {
 		return nil, errCalendar(name, p.Calendar)
 	}
 	return a.New(p)
