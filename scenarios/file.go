@@ -78,6 +78,16 @@ type AlgEntry struct {
 	Commit         String     `yaml:"commit,omitempty"`
 	Limits         []AlgEntry `yaml:"limits,omitempty"`
 
+	// the vendor rows' options (docs/algorithms.md)
+	MaxBurst          Duration `yaml:"max-burst,omitempty"`
+	Warmup            Duration `yaml:"warmup,omitempty"`
+	ColdFactor        Number   `yaml:"cold-factor,omitempty"`
+	Slack             Int      `yaml:"slack,omitempty"`
+	UseEffectiveCount Bool     `yaml:"use-effective-count,omitempty"`
+	QuotaType         String   `yaml:"quota-type,omitempty"`
+	Tier              String   `yaml:"tier,omitempty"`
+	IncrementCond     Bool     `yaml:"increment-condition,omitempty"`
+
 	// how the row runs on a cluster (docs/cluster.md)
 	Coordination String   `yaml:"coordination,omitempty"`
 	Clock        String   `yaml:"clock,omitempty"`

@@ -767,7 +767,7 @@ func (d *decoder) algorithm(it val, e *AlgEntry, lim limitInfo, limOK bool, svc 
 	info, known := algorithms.Lookup(name)
 	if !known {
 		msg := fmt.Sprintf("%s: unknown algorithm (want %s)", quote(name), orList(algorithms.Names()))
-		if s := suggest(name, algorithms.Names()); s != "" {
+		if s := suggest(name, knownNames()); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		}
 		d.errAt(nameVal.pos, nameVal.path, "%s", msg)
@@ -1029,6 +1029,62 @@ var algorithmOptions = []algorithmOption{
 		}
 		return p.K, ok
 	}},
+	{"max-burst", func(e *AlgEntry) Value { return e.MaxBurst.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.MaxBurst, ok = d.duration(v, true)
+		return p.MaxBurst.String(), ok
+	}},
+	{"warmup", func(e *AlgEntry) Value { return e.Warmup.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.Warmup, ok = d.duration(v, true)
+		return p.Warmup.String(), ok
+	}},
+	{"cold-factor", func(e *AlgEntry) Value { return e.ColdFactor.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.ColdFactor, ok = d.number(v, "a factor >= 1, like 3 (Guava's coldFactor)")
+		if ok && !(p.ColdFactor >= 1) {
+			d.errAt(v.pos, v.path, "%s: want a factor >= 1, like 3 (Guava's coldFactor)", v.found())
+			ok = false
+		}
+		return p.ColdFactor, ok
+	}},
+	{"slack", func(e *AlgEntry) Value { return e.Slack.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.Slack, ok = d.integer(v, 0, 1<<40, "an integer >= 0 (go.uber.org/ratelimit's WithSlack; 0 is WithoutSlack)")
+		p.SlackSet = true
+		return p.Slack, ok
+	}},
+	{"use-effective-count", func(e *AlgEntry) Value { return e.UseEffectiveCount.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.UseEffectiveCount, ok = d.boolean(v)
+		return p.UseEffectiveCount, ok
+	}},
+	{"quota-type", func(e *AlgEntry) Value { return e.QuotaType.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.QuotaType, ok = d.choice(v, "quota-type", []string{algorithms.QuotaCalendar, algorithms.QuotaFlexi, algorithms.QuotaRollingWindow})
+		return p.QuotaType, ok
+	}},
+	{"tier", func(e *AlgEntry) Value { return e.Tier.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.Tier, ok = d.choice(v, "tier", []string{algorithms.AzureClassic, algorithms.AzureV2})
+		return p.Tier, ok
+	}},
+	{"increment-condition", func(e *AlgEntry) Value { return e.IncrementCond.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.IncrementLate, ok = d.boolean(v)
+		return p.IncrementLate, ok
+	}},
+}
+
+// knownNames are the names a misspelt algorithm is matched against: every
+// listed one, then the rows a scenario must name (the vendors' rows,
+// haproxy, all-of), which no error message lists.
+func knownNames() []string {
+	names := algorithms.Names()
+	for _, a := range algorithms.OptIn() {
+		names = append(names, a.Name)
+	}
+	return append(names, "all-of")
 }
 
 // discreteRate makes a token-bucket row with fill-interval D and
