@@ -154,6 +154,21 @@ func bounds(name string) []bound {
 			{"(nginx-burst+1)*10^6", func(v vars) *big.Int { return mul(v.NB+1, 1_000_000) }, nil, []knob{knobNB}},
 			{"now + the drain time of the burst", func(v vars) *big.Int { return add(bi(v.N), drain(v)) }, nil, []knob{knobSpan, knobNB}},
 		}
+	case "guava-bursty", "guava-warming-up":
+		// nextFree runs ahead of now by at most the waits of the stored
+		// and fresh permits of one cost beyond the timeout: (cost +
+		// burst) intervals of per/rate, in us, times the cold factor
+		// (counted as burst here: the ramp's cold interval is at most
+		// cold-factor stable intervals)
+		return []bound{{"now/1000 + (cost + burst) * per/rate/1000 * 16 + max-delay/1000",
+			func(v vars) *big.Int {
+				us := max(v.ms/1000, 1) // ticks per us
+				return add(bi(v.N/us), mul(v.C+v.B, ceilDiv(bi(v.W), bi(v.L)).Int64()/us+1, 16), bi(v.D/us))
+			}, nil, []knob{knobSpan, knobPer, knobBurst, knobDelay}}}
+	case "uber-ratelimit":
+		return []bound{{"now + (cost + burst) * per/rate", func(v vars) *big.Int {
+			return add(bi(v.N), mul(v.C+v.B+10, v.W/v.L+1))
+		}, nil, []knob{knobSpan, knobPer, knobBurst}}}
 	case "concurrency":
 		return []bound{{"now + service", func(v vars) *big.Int { return add(bi(v.N), bi(v.S)) }, nil, []knob{knobSpan, knobSvc}}}
 	}

@@ -33,6 +33,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -130,6 +131,38 @@ var scripts = []script{
 		"now + service < 2^53"},
 }
 
+// optInScripts are the scripts of the opt-in rows (docs/algorithms.md,
+// libraries' and vendors' rows): lookup, Script and the Runner know them;
+// Names does not list them, as no default set holds their rows.
+var optInScripts = []script{
+	{"guava-bursty", "guava.lua", "guava.go", false,
+		"a hash {n = nextFreeTicketMicros, s = storedPermits as %.17g}",
+		[]string{"max-delay NS (tryAcquire's timeout)", "max-burst NS (maxBurstSeconds; default 1s)"},
+		"now/1000 + (cost + max-burst*rate/per) * per/rate/1000 < 2^53 (us)"},
+	{"guava-warming-up", "guava.lua", "guava.go", false,
+		"a hash {n = nextFreeTicketMicros, s = storedPermits as %.17g}",
+		[]string{"max-delay NS (tryAcquire's timeout)", "warmup NS (required)", "cold-factor N (an integer; default 3)"},
+		"now/1000 + cost * cold-factor * per/rate/1000 + warmup/1000 < 2^53 (us)"},
+	{"uber-ratelimit", "uber.lua", "uber.go", false,
+		"a hash {n = the next permission's instant}",
+		[]string{"slack N (default 10; 0 is WithoutSlack)"},
+		"the next permission, now plus the backlog of every Take (Take never refuses), < 2^53"},
+}
+
+// OptInNames returns the opt-in rows that have a script, which Names
+// leaves out.
+func OptInNames() []string {
+	names := make([]string, len(optInScripts))
+	for i, s := range optInScripts {
+		names[i] = s.name
+	}
+	return names
+}
+
+// ErrColdFactor refuses a guava-warming-up whose cold-factor is not a
+// whole number: the calling convention passes integers only.
+var ErrColdFactor = errors.New("cold-factor: guava.lua takes a whole cold-factor (ARGV holds integers); a fractional one runs in the simulation only")
+
 // ErrCalendar refuses a fixed-window of calendar months or years (per: 1mo,
 // per: 1y): its script counts windows of one fixed length, floor(now/per),
 // and has no calendar. Such a row runs in every cluster mode of the
@@ -149,12 +182,14 @@ func Unsupported(p algorithms.Params) error {
 		return ErrCalendar
 	case p.FillInterval != 0:
 		return ErrDiscrete
+	case p.ColdFactor != 0 && p.ColdFactor != float64(int64(p.ColdFactor)):
+		return ErrColdFactor
 	}
 	return nil
 }
 
 func lookup(name string) (script, error) {
-	for _, s := range scripts {
+	for _, s := range slices.Concat(scripts, optInScripts) {
 		if s.name == name {
 			return s, nil
 		}
@@ -294,6 +329,12 @@ func header(s script, clock Clock) string {
 	w("Exact:   every intermediate is an integer below 2^53, so every decision is exact,")
 	w("         when %s", s.exact)
 	w("         (times in ticks); ratesim refuses a policy outside it (redislua.CheckRange).")
+	if s.file == "guava.lua" {
+		w("Doubles: the stored permits and the waits are doubles, as Guava's, each")
+		w("         operation a Lua operation of its own (rounded, never fused): the same")
+		w("         IEEE operations as algorithms/guava.go, so the same bits; the times are")
+		w("         integers below 2^53.")
+	}
 	return b.String()
 }
 
@@ -332,6 +373,23 @@ func appendOptions(a []any, name string, p algorithms.Params) []any {
 		}
 		if p.NginxDelay != 0 {
 			a = append(a, "delay", p.NginxDelay)
+		}
+	case "guava-bursty", "guava-warming-up":
+		if p.MaxDelay != 0 {
+			a = append(a, "max-delay", int64(p.MaxDelay))
+		}
+		if p.MaxBurst != 0 {
+			a = append(a, "max-burst", int64(p.MaxBurst))
+		}
+		if p.Warmup != 0 {
+			a = append(a, "warmup", int64(p.Warmup))
+		}
+		if p.ColdFactor != 0 {
+			a = append(a, "cold-factor", int64(p.ColdFactor))
+		}
+	case "uber-ratelimit":
+		if p.SlackSet {
+			a = append(a, "slack", p.Slack)
 		}
 	case "concurrency":
 		if p.Max != 0 {
