@@ -837,7 +837,7 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 	case algorithms.Accept:
 		r.res.Accepted++
 		r.delays.addZero()
-		r.keyPeaks.add(decided, a.Cost, a.Key)
+		r.keyPeaks.add(decided, algorithms.GrantedOf(d, a.Cost), a.Key) // a partial admission counts what it was granted
 		row[colAdmitted]++
 		r.last = max(r.last, decided)
 		if r.be != nil || r.budgets != nil {
@@ -847,7 +847,7 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 		r.res.Delayed++
 		r.delays.add(d.Delay)
 		row[colDelayed]++
-		r.releases.Push(decided+d.Delay, delayed{a.Cost, a.Key})
+		r.releases.Push(decided+d.Delay, delayed{algorithms.GrantedOf(d, a.Cost), a.Key})
 		r.q.wake(r.relSrc, decided+d.Delay, classRelease)
 		if r.be != nil || r.budgets != nil {
 			return r.admitted(a, attempt, decided+d.Delay, decided-a.At)
