@@ -209,6 +209,14 @@ var modesOf = map[string][]Mode{
 	// HAProxy's stick tables are each process's own (peers sync
 	// them, which no mode here models): each node counts alone.
 	"haproxy": {Local, Split},
+	// the libraries' and vendors' rows (docs/algorithms.md) have no rule
+	// over a state held apart (no algorithms.Table): each node decides
+	// alone, as a library in each process, SpikeArrest per message
+	// processor and APIM per gateway do
+	"guava-bursty": {Local, Split}, "guava-warming-up": {Local, Split},
+	"uber-ratelimit": {Local, Split}, "resilience4j": {Local, Split},
+	"redis-rate-at-most": {Local, Split}, "apigee-spike-arrest": {Local, Split},
+	"apigee-quota": {Local, Split}, "azure-rate-limit": {Local, Split},
 }
 
 // defaultModes are the modes of an algorithm not in modesOf.
