@@ -16,7 +16,7 @@ func newImportCmd() *cobra.Command {
 	var split bool
 	c := &cobra.Command{
 		Use:   "import CONFIG",
-		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx, Kong, envoy, Traefik, HAProxy)",
+		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx, Kong, envoy, Traefik, HAProxy, Apigee)",
 		Long: `Reads a gateway's config and prints a scenario (YAML) whose algorithm rows are
 the limits in it, each with a comment naming the file and line it came from.
 
@@ -60,6 +60,11 @@ sc_http_req_rate (gt L, or ge L), the http-request track-scN before it and
 the stick-table storing http_req_rate(PERIOD) that it counts in (the
 section's own, or another's named by table). One haproxy row per section,
 labelled by its name; --scope picks one section.
+
+apigee: one SpikeArrest or Quota policy file (apiproxy/policies/NAME.xml):
+an apigee-spike-arrest row (Rate Nps or Npm, UseEffectiveCount) or an
+apigee-quota row (Allow count per Interval TimeUnit, type calendar, flexi or
+rollingwindow), labelled by the policy's name, keyed by its Identifier.
 
 Anything the reader cannot map (include, unknown parameters, rates such as
 10r/x, zones not defined) is an error naming file:line:col and the directive,

@@ -135,10 +135,11 @@ var readers = map[string]Reader{
 	"envoy-local": func(file string, data []byte) (Config, error) { return ReadEnvoyLocal(file, data) },
 	"traefik":     func(file string, data []byte) (Config, error) { return ReadTraefik(file, data) },
 	"haproxy":     func(file string, data []byte) (Config, error) { return ReadHAProxy(file, data) },
+	"apigee":      func(file string, data []byte) (Config, error) { return ReadApigee(file, data) },
 }
 
 // Formats are the --from names of docs/gateways.md, in its order.
-var Formats = []string{"nginx", "kong", "envoy", "envoy-local", "traefik", "haproxy"}
+var Formats = []string{"nginx", "kong", "envoy", "envoy-local", "traefik", "haproxy", "apigee"}
 
 // Supported are the --from names that have a reader, in Formats' order.
 func Supported() []string {
@@ -166,8 +167,9 @@ var guessers = []struct {
 	from  string
 	guess func(file string, data []byte) bool
 }{
-	// the YAML markers of Kong, envoy and Traefik are surer than nginx's
-	// words, so they go first
+	// an Apigee policy's XML root is surest; the YAML markers of Kong,
+	// envoy and Traefik are surer than nginx's words, so they go first
+	{"apigee", guessApigee},
 	{"kong", guessKong},
 	{"envoy", guessEnvoy},
 	{"envoy-local", guessEnvoyLocal},
