@@ -16,7 +16,7 @@ func newImportCmd() *cobra.Command {
 	var split bool
 	c := &cobra.Command{
 		Use:   "import CONFIG",
-		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx, Kong, envoy, Traefik, HAProxy, Apigee)",
+		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx, Kong, envoy, Traefik, HAProxy, Apigee, Azure APIM)",
 		Long: `Reads a gateway's config and prints a scenario (YAML) whose algorithm rows are
 the limits in it, each with a comment naming the file and line it came from.
 
@@ -65,6 +65,12 @@ apigee: one SpikeArrest or Quota policy file (apiproxy/policies/NAME.xml):
 an apigee-spike-arrest row (Rate Nps or Npm, UseEffectiveCount) or an
 apigee-quota row (Allow count per Interval TimeUnit, type calendar, flexi or
 rollingwindow), labelled by the policy's name, keyed by its Identifier.
+
+azure: an API Management policy document: each rate-limit and
+rate-limit-by-key (calls per renewal-period) as an azure-rate-limit row, a
+sliding window as in the classic tiers, increment-condition counting late;
+a counter-key is a constant, the caller's address or a header, any other
+policy expression an error. --scope picks a row by its label (kind-line).
 
 Anything the reader cannot map (include, unknown parameters, rates such as
 10r/x, zones not defined) is an error naming file:line:col and the directive,

@@ -136,10 +136,11 @@ var readers = map[string]Reader{
 	"traefik":     func(file string, data []byte) (Config, error) { return ReadTraefik(file, data) },
 	"haproxy":     func(file string, data []byte) (Config, error) { return ReadHAProxy(file, data) },
 	"apigee":      func(file string, data []byte) (Config, error) { return ReadApigee(file, data) },
+	"azure":       func(file string, data []byte) (Config, error) { return ReadAzure(file, data) },
 }
 
 // Formats are the --from names of docs/gateways.md, in its order.
-var Formats = []string{"nginx", "kong", "envoy", "envoy-local", "traefik", "haproxy", "apigee"}
+var Formats = []string{"nginx", "kong", "envoy", "envoy-local", "traefik", "haproxy", "apigee", "azure"}
 
 // Supported are the --from names that have a reader, in Formats' order.
 func Supported() []string {
@@ -170,6 +171,7 @@ var guessers = []struct {
 	// an Apigee policy's XML root is surest; the YAML markers of Kong,
 	// envoy and Traefik are surer than nginx's words, so they go first
 	{"apigee", guessApigee},
+	{"azure", guessAzure},
 	{"kong", guessKong},
 	{"envoy", guessEnvoy},
 	{"envoy-local", guessEnvoyLocal},
