@@ -147,7 +147,11 @@ func completeAlgorithms(c *cobra.Command, args []string, toComplete string) ([]c
 			names = appendNew(names, a.Name)
 		}
 	} else {
-		names = append(algorithms.Names(), "haproxy", "all-of")
+		names = algorithms.Names()
+		for _, a := range algorithms.OptIn() { // haproxy, the libraries' and vendors' rows
+			names = append(names, a.Name)
+		}
+		names = append(names, "all-of")
 	}
 	done, last := "", toComplete
 	if i := strings.LastIndexByte(toComplete, ','); i >= 0 {
