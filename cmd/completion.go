@@ -39,7 +39,7 @@ func addCompletions(root *cobra.Command) {
 		case "demo":
 			c.ValidArgsFunction = completeFirst(lessons.Names)
 		case "lua":
-			c.ValidArgsFunction = completeFirst(redislua.Names)
+			c.ValidArgsFunction = completeFirst(func() []string { return append(redislua.Names(), redislua.OptInNames()...) })
 		case "replay":
 			flagValues(c, "trace-format", traffic.ReplayFormats)
 			flagValues(c, "spread", traffic.ReplaySpreads)
