@@ -23,6 +23,8 @@ type Info struct {
 	// Required are the options without which it cannot be built (no
 	// default, as in its source): it joins no default set.
 	Required []string
+	// Partial: it may admit less than the cost asked (Decision.Granted).
+	Partial bool
 	// InFlight: it limits the requests in flight, which only the backend's
 	// service time keeps there; with a service time of 0 it never refuses.
 	InFlight bool
@@ -69,7 +71,7 @@ var optInRegistry = []Info{
 	{Name: "guava-warming-up", Summary: "Guava's SmoothWarmingUp RateLimiter (doubles, as Guava): starts cold, the rate ramps up over the warmup period", Options: []string{"max-delay", "warmup", "cold-factor"}, Exact: false, New: newGuavaWarmingUpLimiter, Required: []string{"warmup"}},
 	{Name: "uber-ratelimit", Summary: "go.uber.org/ratelimit's Take: requests per/rate apart, starts empty, slack of unused time (default 10)", Options: []string{"slack"}, Exact: true, New: newUberLimiter},
 	{Name: "resilience4j", Summary: "resilience4j's AtomicRateLimiter: rate permits per cycle of per, a request may borrow later cycles' within max-delay", Options: []string{"max-delay"}, Exact: true, New: newResilience4jLimiter},
-	{Name: "redis-rate-at-most", Summary: "redis_rate's AllowAtMost: GCRA that grants what is left when less than asked (partial admission)", Options: nil, Exact: true, New: newRedisRateAtMostLimiter},
+	{Name: "redis-rate-at-most", Summary: "redis_rate's AllowAtMost: GCRA that grants what is left when less than asked (partial admission)", Options: nil, Exact: true, New: newRedisRateAtMostLimiter, Partial: true},
 	{Name: "apigee-spike-arrest", Summary: "Apigee SpikeArrest: Nps or Npm smoothed to one request per per/rate (MessageWeight as cost); use-effective-count: a sliding window", Options: []string{"use-effective-count"}, Exact: true, New: newApigeeSpikeArrestLimiter},
 	{Name: "apigee-quota", Summary: "Apigee Quota: Allow count per interval, quota-type calendar (aligned windows), flexi (from the first request) or rollingwindow", Options: []string{"quota-type"}, Exact: true, New: newApigeeQuotaLimiter},
 	{Name: "azure-rate-limit", Summary: "Azure API Management rate-limit(-by-key): calls per renewal-period, a sliding window (classic) or token bucket (v2); increment-condition counts late", Options: []string{"tier", "increment-condition"}, Exact: true, New: newAzureRateLimitLimiter},

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/output"
 	"github.com/ratesim/ratesim/runner"
 	"github.com/ratesim/ratesim/scenarios"
@@ -199,7 +200,7 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*run
 		o.Seed = &f.seed
 	}
 	if f.decisions != "" {
-		files := &decisionFiles{path: f.decisions}
+		files := &decisionFiles{path: f.decisions, granted: grantsPartly(sc)}
 		defer files.cleanup()
 		o.Decisions = files.decisions()
 	}
@@ -270,6 +271,18 @@ func render(w io.Writer, rep *sim.Report, format string, cols []string) error {
 type decisionFiles struct {
 	path  string
 	parts []*os.File
+	// granted adds the granted column: a row of the run may admit part
+	// of a cost
+	granted bool
+}
+
+// grantsPartly reports whether a row of sc may admit less than the cost
+// asked (redis-rate-at-most): its decisions then carry the cost granted.
+func grantsPartly(sc *scenarios.Scenario) bool {
+	return slices.ContainsFunc(sc.Algorithms, func(a scenarios.Algorithm) bool {
+		info, _ := algorithms.Lookup(a.Name)
+		return info.Partial
+	})
 }
 
 // decisions writes the run's decisions as CSV into the files.
@@ -284,10 +297,7 @@ func (d *decisionFiles) decisions() *runner.Decisions {
 			return f, nil
 		},
 		Writer: func(part io.Writer, row sim.Algorithm, cluster, header bool) runner.DecisionWriter {
-			if cluster {
-				return decisionWriter{output.NewClusterDecisions(part, row.Name, row.Label, header)}
-			}
-			return decisionWriter{output.NewDecisions(part, row.Name, row.Label, header)}
+			return decisionWriter{output.NewDecisionsOf(part, row.Name, row.Label, header, cluster, d.granted)}
 		},
 		Create: func() (io.WriteCloser, error) {
 			out, err := os.Create(d.path)

@@ -20,6 +20,11 @@ const DecisionsHeader = "algorithm,label,time_ns,key,cost,attempt,verdict,delay_
 // when its verdict took effect there.
 const ClusterDecisionsHeader = DecisionsHeader + ",node,decided_ns"
 
+// GrantedColumn is the column the decisions CSV ends with when a row of
+// the run may admit less than the cost asked (a partial admission,
+// redis-rate-at-most): the cost granted, 0 for a rejection.
+const GrantedColumn = ",granted"
+
 // Decisions writes one algorithm's decisions as CSV rows, for
 // `ratesim compare --decisions FILE`: algorithm, label, time_ns, key, cost,
 // attempt, verdict (accept, delay or reject), delay_ns, and retry_after_ns,
@@ -39,8 +44,9 @@ type Decisions struct {
 	prefix []byte // "algorithm,label," quoted as needed
 	row    []byte // reused for every row
 	err    error
-	// cluster adds the node and decided_ns columns
-	cluster bool
+	// cluster adds the node and decided_ns columns, granted the granted
+	// column
+	cluster, granted bool
 }
 
 var _ sim.Observer = (*Decisions)(nil)
@@ -49,18 +55,26 @@ var _ sim.Observer = (*Decisions)(nil)
 // under label to w, which writes DecisionsHeader first when header is true
 // (for the first run written to a file).
 func NewDecisions(w io.Writer, algorithm, label string, header bool) *Decisions {
-	return newDecisions(w, algorithm, label, header, false)
+	return newDecisions(w, algorithm, label, header, false, false)
+}
+
+// NewDecisionsOf is NewDecisions (cluster false) or NewClusterDecisions,
+// each row ending with the cost granted (GrantedColumn) when granted is
+// true: for a run that has a row which may admit part of a cost.
+func NewDecisionsOf(w io.Writer, algorithm, label string, header, cluster, granted bool) *Decisions {
+	return newDecisions(w, algorithm, label, header, cluster, granted)
 }
 
 // NewClusterDecisions is NewDecisions for a cluster scenario: each row ends
 // with the node and decided_ns, under ClusterDecisionsHeader.
 func NewClusterDecisions(w io.Writer, algorithm, label string, header bool) *Decisions {
-	return newDecisions(w, algorithm, label, header, true)
+	return newDecisions(w, algorithm, label, header, true, false)
 }
 
-func newDecisions(w io.Writer, algorithm, label string, header, cluster bool) *Decisions {
+func newDecisions(w io.Writer, algorithm, label string, header, cluster, granted bool) *Decisions {
 	d := &Decisions{
 		cluster: cluster,
+		granted: granted,
 		w:       bufio.NewWriterSize(w, 64<<10),
 		row:     make([]byte, 0, 256),
 	}
@@ -68,10 +82,15 @@ func newDecisions(w io.Writer, algorithm, label string, header, cluster bool) *D
 	d.prefix = append(d.prefix, ',')
 	d.prefix = appendCSVField(d.prefix, label)
 	d.prefix = append(d.prefix, ',')
-	if header && cluster {
-		_, d.err = d.w.WriteString(ClusterDecisionsHeader + "\n")
-	} else if header {
-		_, d.err = d.w.WriteString(DecisionsHeader + "\n")
+	if header {
+		h := DecisionsHeader
+		if cluster {
+			h = ClusterDecisionsHeader
+		}
+		if granted {
+			h += GrantedColumn
+		}
+		_, d.err = d.w.WriteString(h + "\n")
 	}
 	return d
 }
@@ -102,6 +121,10 @@ func (d *Decisions) Observe(x *sim.Decision) error {
 		b = strconv.AppendInt(b, int64(x.Node), 10)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, int64(x.Decided), 10)
+	}
+	if d.granted {
+		b = append(b, ',')
+		b = strconv.AppendInt(b, algorithms.GrantedOf(x.Decision, x.Cost), 10)
 	}
 	b = append(b, '\n')
 	d.row = b
