@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -68,6 +70,36 @@ func TestColumnsFlag(t *testing.T) {
 	require.Contains(t, errOut, `ratesim: --columns: "acepted" is not a column (want algorithm, mode, accepted,`)
 }
 
+// TestObservationWindows: the table holds each row to its policy's own
+// window; a window the file names in report.windows shows as an
+// observation window, a count with no ratio, even when the file writes
+// exactly the default [W, W/10]; the JSON keeps every window either way.
+func TestObservationWindows(t *testing.T) {
+	t.Parallel()
+	status, out, errOut := run(t, "compare", "double-burst", "--no-timeline")
+	require.Equal(t, 0, status, errOut)
+	require.Equal(t, "| algorithm      | accepted |  delayed | rejected | accept % | p99 delay |   peak/1s | bytes/key |", tableLines(out)[1])
+	require.Contains(t, out, "| fixed-window   |       20 |        0 |        0 |    100.0 |         0 | 20 (2.0x) |")
+	require.NotContains(t, out, "100ms")
+
+	_, text, err := scenarios.ResolveText("double-burst")
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "named.yaml")
+	require.NoError(t, os.WriteFile(path, append(text, "report:\n  windows: [1s, 100ms]\n"...), 0o644))
+	status, out, errOut = run(t, "compare", path, "--no-timeline")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, tableLines(out)[1], "|   peak/1s | obs. peak/100ms |")
+	require.Contains(t, out, "| 20 (2.0x) |              10 |")
+	require.NotContains(t, out, "10.0x")
+	require.Contains(t, out, "obs. peak: an observation window, the most released in any 100ms, held to no limit.")
+
+	for _, args := range [][]string{{"compare", "double-burst"}, {"compare", path}} {
+		status, out, errOut = run(t, append(args, "--format", "json")...)
+		require.Equal(t, 0, status, errOut)
+		require.Contains(t, out, `"window_ns": 100000000`, "the JSON keeps every window")
+	}
+}
+
 // TestUnitsNamed: the figures say what they count. A replay whose cost is
 // a token count gives its peaks in tokens, never as requests; a run with
 // retries counts its rejections as attempts.
@@ -81,7 +113,7 @@ func TestUnitsNamed(t *testing.T) {
 	require.Contains(t, out, "| token-bucket   |     9626 |")
 	require.Contains(t, out, "Peaks and limits count tokens (each request's cost); accepted, delayed and rejected count requests.")
 	heading := tableLines(out)[2]
-	require.Equal(t, 2, strings.Count(heading, "tokens"), "both peak columns count tokens: %s", heading)
+	require.Equal(t, 1, strings.Count(heading, "tokens"), "the peak column, of the policy's 1m, counts tokens: %s", heading)
 	require.Equal(t, 3, strings.Count(heading, "requests"), "accepted, delayed and rejected count requests: %s", heading)
 
 	status, out, errOut = run(t, "compare", "retry-storm", "--no-timeline")

@@ -30,13 +30,13 @@ var windowColors = []color.Color{
 // against no limit, and shows in the rate chart).
 //
 // The policy's own window is drawn against its limit; the report's other
-// windows only when the scenario chose them (report.windows other than
-// the default W and W/10), grey and labelled as observation windows: a
+// windows only when the scenario named them in report.windows
+// (shownWindows), grey and labelled as observation windows: a
 // count over a shorter window held to the limit pro rata is no breach (a
 // leaky bucket at 5/s releases one request in some 100ms, "2x" a tenth of
 // the limit, by design).
 func peaksChart(r *sim.Report) *figure {
-	ws, observed := chartWindows(r)
+	ws, observed := shownWindows(r)
 	if len(ws) == 0 {
 		return nil
 	}
@@ -161,28 +161,6 @@ func peaksChart(r *sim.Report) *figure {
 // observationColors are the bars of observation windows: greys, never a
 // colour that reads as a verdict.
 var observationColors = []color.Color{rgb(0xbdbdbd), rgb(0x969696), rgb(0xd9d9d9)}
-
-// chartWindows are the windows the peaks chart draws: the policy's, and
-// the others of the report only when the scenario chose them, which
-// observed marks (docs/charts.md). The default windows are the policy's W
-// and W/10.
-func chartWindows(r *sim.Report) (ws []int64, observed map[int64]bool) {
-	all := windows(r)
-	w := r.Limit.PerNs
-	tenth := max(w/10, 1)
-	def := len(all) == 2 && all[0] == w && all[1] == tenth || len(all) == 1 && all[0] == w
-	observed = map[int64]bool{}
-	for _, v := range all {
-		switch {
-		case v == w:
-			ws = append(ws, v)
-		case !def:
-			ws = append(ws, v)
-			observed[v] = true
-		}
-	}
-	return ws, observed
-}
 
 // ratioSteps are the ticks of a ratio axis in each decade: 1x, 2x, 5x.
 var ratioSteps = []float64{1, 2, 5}

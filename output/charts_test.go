@@ -578,6 +578,9 @@ func TestPeaksChartWindows(t *testing.T) {
 		rep.Results[i].Peaks = append(rep.Results[i].Peaks, sim.Peak{WindowNs: 250 * ms, Count: 7, Ratio: 2.8})
 	}
 	fig = peaksChart(rep)
+	require.Len(t, fig.legend, 2, "windows the scenario did not name are not drawn")
+	rep.NamedWindowsNs = []int64{s, 100 * ms, 250 * ms}
+	fig = peaksChart(rep)
 	texts = nil
 	for _, it := range fig.legend {
 		texts = append(texts, it.text)
@@ -587,4 +590,16 @@ func TestPeaksChartWindows(t *testing.T) {
 	svg = string(renderChart(t, Chart{Name: "peaks", fig: *fig}, "svg"))
 	require.NotContains(t, svg, ">2.8x<", "an observation window's bar is labelled with its count")
 	require.Contains(t, svg, ">7<")
+
+	// a file that writes exactly the default [1s, 100ms] named its 100ms:
+	// what it wrote decides, not the values
+	rep = doubleBurst()
+	rep.NamedWindowsNs = []int64{s, 100 * ms}
+	texts = nil
+	for _, it := range peaksChart(rep).legend {
+		texts = append(texts, it.text)
+	}
+	require.Equal(t, []string{"peak in any 1s (limit 10)",
+		"observation window 100ms (no limit of its own; height against 1 pro rata, label the count)",
+		"the limit (ratio 1.0)"}, texts)
 }

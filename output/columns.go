@@ -26,7 +26,11 @@ type column struct {
 	// TableWidth: the highest first; 0 is never left out.
 	rank int
 	left bool
-	cell func(res *sim.Result) string
+	// hidden columns are in a table only when --columns names them (or
+	// all): a report window that is neither a policy's own nor named in
+	// report.windows (shownWindows).
+	hidden bool
+	cell   func(res *sim.Result) string
 }
 
 // Units of the columns' second heading line.
@@ -87,34 +91,47 @@ func columns(r *sim.Report, markdown bool) []column {
 		return FormatDuration(time.Duration(res.DelayNs.P99))
 	}})
 	unit := countUnit(r)
-	for j, v := range ws {
+	shownWs, observed := shownWindows(r)
+	for _, v := range ws {
 		w := FormatDuration(time.Duration(v))
-		c := column{name: "peak/" + w, head: "peak/" + w, unit: unit, rank: 1}
-		if j > 0 {
+		// a policy's window against its limit; any other, an observation
+		// window: a count, no ratio (docs/metrics.md)
+		obs := !limitWindow(r, v)
+		c := column{name: "peak/" + w, head: "peak/" + w, unit: unit, rank: 1, hidden: !slices.Contains(shownWs, v)}
+		if observed[v] {
 			c.rank = 8
 		}
 		if perKey {
 			c.head = "key peak/" + w
-			c.cell = func(res *sim.Result) string {
-				if p, ok := findKeyPeak(res.KeyPeaks, v); ok {
-					return countRatio(p.Count, p.Ratio)
-				}
-				return "-"
+		}
+		if obs {
+			c.head = "obs. " + c.head
+		}
+		c.cell = func(res *sim.Result) string {
+			p, ok := peakFor(res, v)
+			if perKey {
+				var kp sim.KeyPeak
+				kp, ok = findKeyPeak(res.KeyPeaks, v)
+				p.Count, p.Ratio = kp.Count, kp.Ratio
 			}
-		} else {
-			c.cell = func(res *sim.Result) string {
-				if p, ok := peakFor(res, v); ok {
-					return countRatio(p.Count, p.Ratio)
-				}
+			switch {
+			case !ok:
 				return "-"
+			case obs:
+				return strconv.FormatInt(p.Count, 10)
 			}
+			return countRatio(p.Count, p.Ratio)
 		}
 		cols = append(cols, c)
 	}
 	if perKey && len(ws) > 0 {
-		w := FormatDuration(time.Duration(ws[0]))
+		all := ws[0] // the first policy window, or the first window
+		if lw := limitWindows(r); len(lw) > 0 {
+			all = lw[0]
+		}
+		w := FormatDuration(time.Duration(all))
 		cols = append(cols, column{name: "all-keys/" + w, head: "all keys/" + w, unit: unit, rank: 9, cell: func(res *sim.Result) string {
-			if p, ok := peakFor(res, ws[0]); ok {
+			if p, ok := peakFor(res, all); ok {
 				return strconv.FormatInt(p.Count, 10)
 			}
 			return "-"
@@ -256,9 +273,13 @@ func sameColumn(have, want string) bool {
 }
 
 // pick returns the columns of cols the names ask for, in the table's
-// order, the algorithm always first; nil names: every column.
+// order, the algorithm always first; nil names: every column but the
+// hidden ones.
 func pick(cols []column, names []string) []column {
-	if names == nil || slices.Contains(names, "all") {
+	if names == nil {
+		return slices.DeleteFunc(slices.Clone(cols), func(c column) bool { return c.hidden })
+	}
+	if slices.Contains(names, "all") {
 		return cols
 	}
 	out := cols[:1:1]

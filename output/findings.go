@@ -10,11 +10,14 @@ import (
 // Findings returns the notable facts of a report, one plain sentence each,
 // computed from its figures, in this order:
 //
-//   - over the first report window (the policy's W by default), the
-//     algorithm(s) with the highest peak ratio, when it is above 1.0: how
-//     many requests they let through, when, and how many times the limit;
-//   - which algorithms held every interval of the first window to the limit
-//     (ratio <= 1.0), and which of them also held the other windows;
+//   - over the first policy window (the policy's W; a window that is no
+//     policy's period is an observation, held to no limit: limitWindows),
+//     the algorithm(s) with the highest peak ratio, when it is above 1.0:
+//     how many requests they let through, when, and how many times the
+//     limit;
+//   - which algorithms held every interval of the first policy window to
+//     the limit (ratio <= 1.0), and which of them also held the other
+//     policy windows (a row's own period);
 //   - the rows whose limit is over a period longer than the first window,
 //     which the two above leave out (see longPeriod);
 //   - the algorithm that delayed the most requests, and the longest delay,
@@ -47,7 +50,9 @@ func Findings(r *sim.Report) []string {
 		return nil
 	}
 	var out []string
-	if ws := windows(r); len(ws) > 0 {
+	// the peaks held against a limit are those of a policy's own window:
+	// any other window is an observation, held to no limit
+	if ws := limitWindows(r); len(ws) > 0 {
 		src := aggregatePeaks
 		if r.Keys > 1 {
 			src = keyPeaks

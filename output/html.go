@@ -104,9 +104,9 @@ func inlineSVG(c Chart) (template.HTML, error) {
 	return template.HTML(s[at:]), nil //nolint:gosec
 }
 
-// htmlTable is the table of every column of r.
+// htmlTable is the table of every column of r but the hidden ones (pick).
 func htmlTable(r *sim.Report) tableData {
-	cols := columns(r, false)
+	cols := pick(columns(r, false), nil)
 	var t tableData
 	for _, c := range cols {
 		t.Head = append(t.Head, headData{Head: c.head, Unit: c.unit, Left: c.left})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/ratesim/ratesim/sim"
@@ -61,6 +62,55 @@ func windows(r *sim.Report) []int64 {
 		}
 	}
 	return ws
+}
+
+// shownWindows are the report windows that tables and charts show by
+// default, in the report's order: each policy's own period (the
+// scenario's, or a row's own limit's), held against its limit, and the
+// windows the scenario named in report.windows (sim.Report.NamedWindowsNs)
+// besides, which observed marks: observation windows, shown as counts
+// and never as a breach, since no limit applies over them. A window
+// neither, the default W/10, is in the JSON and CSV only. Whether a
+// window was named is what the scenario wrote, not its value: a file
+// that writes [W, W/10] shows its W/10.
+func shownWindows(r *sim.Report) (ws []int64, observed map[int64]bool) {
+	observed = map[int64]bool{}
+	for _, v := range windows(r) {
+		switch {
+		case limitWindow(r, v):
+			ws = append(ws, v)
+		case slices.Contains(r.NamedWindowsNs, v):
+			ws = append(ws, v)
+			observed[v] = true
+		}
+	}
+	return ws, observed
+}
+
+// limitWindows are the report windows that are a policy's own period, in
+// the report's order: the peaks the findings hold against the limit.
+func limitWindows(r *sim.Report) []int64 {
+	var ws []int64
+	for _, v := range windows(r) {
+		if limitWindow(r, v) {
+			ws = append(ws, v)
+		}
+	}
+	return ws
+}
+
+// limitWindow reports whether v is the period of the scenario's policy
+// or of a row's own.
+func limitWindow(r *sim.Report, v int64) bool {
+	if v == r.Limit.PerNs {
+		return true
+	}
+	for i := range r.Results {
+		if limitOf(r, &r.Results[i]).PerNs == v {
+			return true
+		}
+	}
+	return false
 }
 
 // peakFor returns res's peak over windows of v.

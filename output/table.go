@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
@@ -26,8 +27,10 @@ import (
 // label), accepted, delayed, rejected, accept % ((accepted+delayed)/
 // attempts, one decimal), with a baseline row (docs/accuracy.md) "vs
 // LABEL" (the first attempts decided differently from it, "451 (1.46%)"),
-// "wrongly allowed" and "wrongly limited", then p99 delay, one "peak/V"
-// column per report window with cells like "20 (2.0x)" (count and ratio),
+// "wrongly allowed" and "wrongly limited", then p99 delay, a "peak/V"
+// column for each policy's own window V with cells like "20 (2.0x)" (count
+// and ratio) and an "obs. peak/V" column, a count alone, for each other
+// window report.windows named (shownWindows, docs/metrics.md),
 // when clients retried the requests given up and "attempts/V", the busiest
 // V of attempts reaching the limiter for the shortest report window V,
 // where a retry herd shows, the cluster's and the backend's columns, and
@@ -37,7 +40,7 @@ import (
 // peaks: "key peak/V", the most one key released in any V, with its ratio
 // to the limit ("20 (2.0x)"). What every key together released is a load
 // on the backend that no limit applies to: "all keys/V" gives it without a
-// ratio, for the first report window only (the policy's W by default); the
+// ratio, for the first policy window only (the policy's W); the
 // attempts column, every key together too, is then a count without a
 // ratio. "Who was limited" follows: per algorithm, how many keys it
 // rejected at all and its top keys by rejections, the algorithms with the
@@ -45,7 +48,8 @@ import (
 //
 // The table fits in TableWidth columns: it leaves out its least telling
 // columns until it does, and says which (fitTable); TableOf chooses them.
-// JSON, CSV, Markdown and HTML have every column.
+// Markdown and HTML have every column but the hidden ones (a report window
+// neither a policy's nor named, the default W/10); JSON and CSV every one.
 func Table(w io.Writer, r *sim.Report) error { return TableOf(w, r, nil) }
 
 // TableOf writes Table with the columns names asks for (ParseColumns), or,
@@ -142,7 +146,34 @@ func Definitions(r *sim.Report, names []string) []string {
 	if r.CostUnit != "" {
 		out = append(out, "Peaks and limits count "+r.CostUnit+" (each request's cost); accepted, delayed and rejected count requests.")
 	}
+	if s := observationDefinition(r, names); s != "" {
+		out = append(out, s)
+	}
 	return out
+}
+
+// observationDefinition says what the observation windows of the columns
+// named count (nil names: those a table shows by default), or "".
+func observationDefinition(r *sim.Report, names []string) string {
+	shownWs, _ := shownWindows(r)
+	var ws []string
+	for _, v := range windows(r) {
+		if limitWindow(r, v) {
+			continue
+		}
+		w := FormatDuration(time.Duration(v))
+		if names == nil && slices.Contains(shownWs, v) || slices.Contains(names, "peak/"+w) {
+			ws = append(ws, w)
+		}
+	}
+	if len(ws) == 0 {
+		return ""
+	}
+	who := "the most released"
+	if r.Keys > 1 {
+		who = "the most one key released"
+	}
+	return "obs. peak: an observation window, " + who + " in any " + Join(ws) + ", held to no limit."
 }
 
 // section writes a titled list of lines after the table, if there are
@@ -254,7 +285,8 @@ func limitedList(res *sim.Result, keys int64, retried bool) string {
 func Markdown(w io.Writer, r *sim.Report) error { return MarkdownOf(w, r, nil) }
 
 // MarkdownOf writes Markdown with the columns names asks for
-// (ParseColumns); nil: every column (a page has no width to fit).
+// (ParseColumns); nil: every column but the hidden ones (a page has no
+// width to fit).
 func MarkdownOf(w io.Writer, r *sim.Report, names []string) error {
 	if r == nil {
 		return errNilReport
@@ -349,7 +381,7 @@ func renderTable(buf *bytes.Buffer, r *sim.Report, cols []column, rend tw.Render
 // those of the highest rank. It returns the names of the columns left
 // out, in the table's order.
 func fitTable(buf *bytes.Buffer, r *sim.Report, rend func() tw.Renderer) ([]string, error) {
-	all := columns(r, false)
+	all := pick(columns(r, false), nil)
 	cols := slices.Clone(all)
 	rank := func(c column) int {
 		if c.rank > 0 && empty(r, c) {

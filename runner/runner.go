@@ -184,6 +184,7 @@ func Run(sc *scenarios.Scenario, o Options) (*Report, error) {
 	}
 	rep.Traces = sim.TraceSummaries(sc.Traffic)
 	rep.CostUnit = traffic.CostUnit(sc.Traffic)
+	rep.NamedWindowsNs = namedWindows(sc)
 	clusterFaults(&cfg, rep)
 	if parts != nil {
 		if err := parts.join(o.Decisions); err != nil {

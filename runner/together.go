@@ -53,6 +53,7 @@ func RunTogether(scs []*scenarios.Scenario, o Options) ([]*Report, error) {
 		one.Results = rep.Results[at : at+n : at+n]
 		one.Traces = traces
 		one.CostUnit = traffic.CostUnit(sc.Traffic)
+		one.NamedWindowsNs = namedWindows(sc)
 		at += n
 		c := cfgs[i]
 		c.TopKeys, c.KeyGlobs, c.Baseline = o.TopKeys, o.KeyGlobs, o.Baseline

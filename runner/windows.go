@@ -18,6 +18,19 @@ func policyWindow(cfg *sim.Config, i int) time.Duration {
 	return cfg.Limit.Per
 }
 
+// namedWindows are the report windows sc's report.windows named, nil
+// when it named none (sim.Report.NamedWindowsNs).
+func namedWindows(sc *scenarios.Scenario) []int64 {
+	if !sc.WindowsNamed {
+		return nil
+	}
+	out := make([]int64, len(sc.Windows))
+	for i, w := range sc.Windows {
+		out[i] = int64(w)
+	}
+	return out
+}
+
 // allKeysCounters count, for each row, what every key together released
 // in its policy window.
 func allKeysCounters(cfg *sim.Config) []*sim.WindowCounter {

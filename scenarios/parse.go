@@ -162,7 +162,7 @@ func (d *decoder) scenario(f *File) *Scenario {
 	if srcOK {
 		d.resolveBy(sc, sc.Traffic.Attributes(), ci.cfg != nil)
 	}
-	sc.Windows, sc.Bucket = d.report(top.get("report", sectionOf(f.Report)), f.Report, per)
+	sc.Windows, sc.Bucket, sc.WindowsNamed = d.report(top.get("report", sectionOf(f.Report)), f.Report, per)
 	// The backend draws from the scenario's seed and reports in its buckets;
 	// its Start stays 0 (the engine moves it, and the faults, to a recorded
 	// trace's first arrival), MaxBuckets and RecoverWindow the backend's
@@ -1512,22 +1512,23 @@ func article(typ string) string {
 
 // report reads report.windows and report.bucket; their defaults are W and
 // W/10 (rounded down, at least 1ns).
-func (d *decoder) report(v val, r *Report, per time.Duration) ([]time.Duration, time.Duration) {
+func (d *decoder) report(v val, r *Report, per time.Duration) (windows []time.Duration, bucket time.Duration, named bool) {
 	tenth := max(per/10, 1)
-	windows := []time.Duration{per}
+	windows = []time.Duration{per}
 	if tenth != per {
 		windows = append(windows, tenth)
 	}
-	bucket := tenth
+	bucket = tenth
 	if !v.set {
-		return windows, bucket
+		return windows, bucket, named
 	}
 	m, ok := d.mapping(v, "a mapping {windows, bucket}", r)
 	if !ok {
-		return windows, bucket
+		return windows, bucket, named
 	}
 	d.allow(m, reportFields, func(string) string { return "unknown field (want windows or bucket)" })
 	if wv := m.get("windows", listOf(r.Windows)); wv.set {
+		named = true
 		const want = "a list of durations > 0 like [1s, 100ms]"
 		if items, ok := d.list(wv, want, len(r.Windows), func(i int) Value { return r.Windows[i].Value }); ok {
 			if len(items) == 0 {
@@ -1554,7 +1555,7 @@ func (d *decoder) report(v val, r *Report, per time.Duration) ([]time.Duration, 
 			bucket = b
 		}
 	}
-	return windows, bucket
+	return windows, bucket, named
 }
 
 // allOf reads an all-of entry (docs/algorithms.md): its commit mode and its

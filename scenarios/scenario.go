@@ -57,6 +57,12 @@ type Scenario struct {
 	// W/10); Bucket the time-series bucket (report.bucket, default W/10).
 	Windows []time.Duration
 	Bucket  time.Duration
+	// WindowsNamed says that report.windows was written: its windows,
+	// the policy's period aside, are observation windows that tables and
+	// charts show (docs/metrics.md); without it the default W/10 is in the
+	// JSON only. Presence decides, not the values: a file that writes
+	// [W, W/10] shows its W/10.
+	WindowsNamed bool
 	// Cluster is the cluster section (docs/cluster.md) with its defaults
 	// filled in, or nil: without one every algorithm runs as one exact
 	// limiter.

@@ -35,6 +35,13 @@ type Report struct {
 	// when every request costs 1 and they count requests (filled by the
 	// caller from the traffic).
 	CostUnit string `json:"cost_unit,omitempty"`
+	// NamedWindowsNs are the report windows the scenario named
+	// (report.windows), nil when it named none and the windows are the
+	// default W and W/10 (filled by the caller from the scenario). Tables
+	// and charts show a policy's own window against its limit and a named
+	// one as an observation window, held to no limit; a window neither
+	// (the default W/10) is in the JSON only (docs/metrics.md).
+	NamedWindowsNs []int64 `json:"-"`
 }
 
 // TraceSummary is what reading one recorded trace found: how many lines
