@@ -86,7 +86,9 @@ func stateChart(r *sim.Report) *figure {
 			p.X.Label.Text = tb.label
 		}
 		if i%cols == 0 {
-			p.Y.Label.Text = "requests"
+			// a gauge counts what the limit counts: requests, or the
+			// traffic's cost unit (a token bucket's tokens of cost)
+			p.Y.Label.Text = countUnit(r)
 		}
 	}
 	var legend []legendItem

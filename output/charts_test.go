@@ -527,6 +527,13 @@ func TestStateChartBounds(t *testing.T) {
 		t.Error("state.svg: no dashed line")
 	}
 
+	// its axis counts requests, or the traffic's cost unit
+	require.Contains(t, svg, ">requests</text>")
+	rep.CostUnit = "tokens"
+	svg = string(renderChart(t, Chart{Name: "state", fig: *stateChart(rep)}, "svg"))
+	require.Contains(t, svg, ">tokens</text>")
+	require.NotContains(t, svg, ">requests</text>", "cost-weighted state counted as requests")
+
 	// a lone gauge that did not move is state, and so is one that another
 	// goes above
 	one := &sim.StateSeries{Names: []string{"tokens"}, TimesNs: []int64{0, 1}, Values: [][]float64{{10}, {10}}}
