@@ -55,11 +55,7 @@ func writeCharts(stderr io.Writer, o *runner.Report, f chartFlags) error {
 	if err := os.MkdirAll(f.dir, 0o755); err != nil {
 		return usagef("--charts: %v", err)
 	}
-	charts := runCharts(o)
-	if i := slices.IndexFunc(charts, func(c output.Chart) bool { return c.Name == f.lead }); i > 0 {
-		charts = slices.Concat(charts[i:i+1], charts[:i], charts[i+1:])
-	}
-	for _, c := range charts {
+	for _, c := range runCharts(o, f.lead) {
 		path := filepath.Join(f.dir, c.Name+"."+format)
 		if err := writeChart(path, c, format); err != nil {
 			return err

@@ -151,7 +151,7 @@ func compareScenario(stdout, stderr io.Writer, sc *scenarios.Scenario, f compare
 	if p.Title == "" {
 		p.Title = pageTitle("compare", o.Report.Scenario)
 	}
-	p.Parts = []output.PagePart{{Report: o.Report, Charts: runCharts(o)}}
+	p.Parts = []output.PagePart{{Report: o.Report, Charts: runCharts(o, "")}}
 	return writeReport(stderr, f.report, p)
 }
 

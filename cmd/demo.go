@@ -158,7 +158,7 @@ func runLesson(stdout, stderr io.Writer, l *lessons.Lesson, load func(string) (*
 		Parts:    []output.PagePart{{Heading: "Lesson", Text: words.String(), Charts: l.Charts(runs)}},
 	}
 	for i, lr := range l.Runs {
-		p.Parts = append(p.Parts, output.PagePart{Heading: "Run: " + lr.Scenario, Report: runs[i].Report, Charts: runCharts(runs[i])})
+		p.Parts = append(p.Parts, output.PagePart{Heading: "Run: " + lr.Scenario, Report: runs[i].Report, Charts: runCharts(runs[i], l.Lead())})
 	}
 	return writeReport(stderr, f.report, p)
 }

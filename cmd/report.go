@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -49,9 +50,14 @@ func shellQuote(s string) string {
 }
 
 // runCharts are the charts of a finished run: what --charts writes and
-// what --report draws, the same list.
-func runCharts(o *runner.Report) []output.Chart {
-	return output.Charts(o.Report, o.Decisions)
+// what --report draws, the same list in the same order, a lesson's lead
+// chart first (lead "": the usual order).
+func runCharts(o *runner.Report, lead string) []output.Chart {
+	charts := output.Charts(o.Report, o.Decisions)
+	if i := slices.IndexFunc(charts, func(c output.Chart) bool { return c.Name == lead }); i > 0 {
+		charts = slices.Concat(charts[i:i+1], charts[:i], charts[i+1:])
+	}
+	return charts
 }
 
 // writeReport writes the page of --report to path and says so on stderr.

@@ -133,6 +133,17 @@ func TestReportPages(t *testing.T) {
 	requireHas(t, page, "Lesson double-burst: ")
 	requireHas(t, page, `<table class="results">`)
 	requireHas(t, page, "<svg ")
+
+	// each run of a lesson draws its lead chart first, as --charts writes
+	// it: retry-storm's waves of rejections (multiples), in both its runs
+	page, _ = pageOf(t, "demo", "retry-storm")
+	first := map[string]string{}
+	for _, m := range regexp.MustCompile(`id="chart-(\d+)-([a-z-]+)"`).FindAllStringSubmatch(page, -1) {
+		if _, ok := first[m[1]]; !ok {
+			first[m[1]] = m[2]
+		}
+	}
+	require.Equal(t, map[string]string{"2": "multiples", "3": "multiples"}, first)
 }
 
 // chromium is the path of a Chromium or Chrome on this machine, or "".
