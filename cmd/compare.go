@@ -205,7 +205,7 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*run
 		o.Decisions = files.decisions()
 	}
 	bar := newProgress(stderr) // nil unless stderr is a terminal
-	o.Progress = bar.hook()
+	o.Progress, o.KeyProgress = bar.hook(), bar.keyHook()
 	rep, err := runner.Run(sc, o)
 	bar.done()
 	if err != nil {

@@ -107,7 +107,7 @@ func runLesson(stdout, stderr io.Writer, l *lessons.Lesson, load func(string) (*
 		texts = append(texts, "# "+lr.Scenario+"\n"+text)
 		o := runOptions(stderr, lessonCharts(l, lr, f.charts), f.report != "")
 		bar := newProgress(stderr) // nil unless stderr is a terminal
-		o.Progress = bar.hook()
+		o.Progress, o.KeyProgress = bar.hook(), bar.keyHook()
 		run, err := l.Run(i, sc, o)
 		bar.done()
 		if err != nil {

@@ -21,7 +21,9 @@ import (
 // The engine reports the virtual time that every algorithm's run has
 // reached, the slowest one's (sim.Config.Progress), so the bar follows the
 // whole run; it shows that time against the scenario's duration, with the
-// elapsed time and an estimate of the time left. A trace replayed without
+// elapsed time and an estimate of the time left. With charts of several
+// keys a second run follows each row's busiest key (runner.Options.
+// KeyProgress): the bar starts again, saying "busiest key". A trace replayed without
 // a duration has no total: the bar then shows how far into the trace the
 // run is. A sweep's bar counts its points. The bar appears only once a run
 // has taken progressDelay, is redrawn at most every progressEvery, and is
@@ -33,8 +35,9 @@ type progress struct {
 	start    time.Time
 	last     time.Time // the last drawing
 	bar      *progressbar.ProgressBar
-	spinning bool // the bar has no total: a spinner
-	shown    bool // the bar was drawn
+	spinning bool   // the bar has no total: a spinner
+	shown    bool   // the bar was drawn
+	phase    string // the run the bar follows: "", or the charts' second run
 }
 
 // Wall-clock pacing of the bar (variables for tests).
@@ -83,18 +86,37 @@ func (p *progress) hook() func(done, total time.Duration) {
 	return p.update
 }
 
+// keyHook is the runner.Options.KeyProgress of the bar: the second run
+// of the charts, which follows each row's busiest key; nil for no bar.
+func (p *progress) keyHook() func(done, total time.Duration) {
+	if p == nil {
+		return nil
+	}
+	return func(done, total time.Duration) { p.run("busiest key: ", done, total) }
+}
+
 // update redraws the bar of a run that has simulated done of total (0:
 // a trace without a duration), if it is time to.
-func (p *progress) update(done, total time.Duration) {
+func (p *progress) update(done, total time.Duration) { p.run("", done, total) }
+
+// run redraws the bar of a run, its words after what (the charts' second
+// run says which), if it is time to.
+func (p *progress) run(what string, done, total time.Duration) {
+	if what != p.phase {
+		// a second run starts from 0; the first may have filled the bar,
+		// which then counts as finished and draws no more
+		p.phase = what
+		p.bar.Reset()
+	}
 	if !p.due() {
 		return
 	}
 	if total <= 0 {
-		p.draw(-1, "replayed "+output.FormatDuration(done.Round(time.Millisecond))+" of the trace")
+		p.draw(-1, what+"replayed "+output.FormatDuration(done.Round(time.Millisecond))+" of the trace")
 		return
 	}
 	p.draw(float64(min(done, total))/float64(total),
-		"simulated "+output.FormatDuration(done.Round(time.Millisecond))+" of "+output.FormatDuration(total))
+		what+"simulated "+output.FormatDuration(done.Round(time.Millisecond))+" of "+output.FormatDuration(total))
 }
 
 // points redraws the bar of a sweep, if it is time to: the points done

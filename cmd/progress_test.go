@@ -90,7 +90,8 @@ func TestProgressBar(t *testing.T) {
 }
 
 // TestProgressKinds: a trace without a duration has no total, so its bar
-// says how far into the trace the run is; a sweep's bar counts its points.
+// says how far into the trace the run is; a sweep's bar counts its points;
+// the charts' second run, after the first, says it follows the busiest key.
 func TestProgressKinds(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -104,6 +105,12 @@ func TestProgressKinds(t *testing.T) {
 			p.points(sweep.Progress{Done: 2, Total: 8, Replayed: 12*time.Minute + 3*time.Second})
 		}, "swept 2 of 8 points, replayed 12m3s of the trace", ""},
 		{"redis", func(p *progress) { p.redis("gcra", 1, 4, 1500*time.Millisecond, 3*time.Second) }, "on Redis: gcra (2 of 4), 1.5s", "37%"},
+		{"the charts' second run", func(p *progress) {
+			p.hook()(10*time.Second, 10*time.Second)
+			now := p.now // a second later
+			p.now = func() time.Time { return now().Add(time.Second) }
+			p.keyHook()(3*time.Second, 10*time.Second)
+		}, "busiest key: simulated 3s of 10s", "30%"},
 	} {
 		var errb bytes.Buffer
 		clock := onTerminal(t, 80, &errb)

@@ -77,6 +77,11 @@ type Options struct {
 	// Progress is told the virtual time the run has reached
 	// (sim.Config.Progress).
 	Progress func(done, total time.Duration)
+	// KeyProgress is told, as Progress is, the virtual time the second
+	// run of Windows has reached: the one that follows each row's busiest
+	// key, which runs only when the traffic has several keys and some row
+	// a key peak over its policy window.
+	KeyProgress func(done, total time.Duration)
 	// Note is told, before the run, of each algorithm the scenario left
 	// out that the caller should hear of: every one without Algorithms;
 	// with it, the named ones that cannot come back.
@@ -192,7 +197,7 @@ func Run(sc *scenarios.Scenario, o Options) (*Report, error) {
 		}
 	}
 	if counters != nil {
-		if err := countWindows(sc, cfg, rep, counters); err != nil {
+		if err := countWindows(sc, cfg, rep, counters, o.KeyProgress); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/ratesim/ratesim/scenarios"
@@ -44,8 +45,10 @@ func allKeysCounters(cfg *sim.Config) []*sim.WindowCounter {
 // countWindows gives each result what counters counted and, with several
 // keys, runs the scenario again to count the key of each row's key peak in
 // its policy window: a run is deterministic, so the second one decides as
-// the first did, and it follows one key a row instead of every key.
-func countWindows(sc *scenarios.Scenario, cfg sim.Config, rep *sim.Report, counters []*sim.WindowCounter) error {
+// the first did, and it follows one key a row instead of every key. With
+// one key, or no row with a key peak over its window, there is no second
+// run; progress is told how far the second run has got.
+func countWindows(sc *scenarios.Scenario, cfg sim.Config, rep *sim.Report, counters []*sim.WindowCounter, progress func(done, total time.Duration)) error {
 	for i, c := range counters {
 		rep.Results[i].Window = c.Series()
 	}
@@ -61,13 +64,16 @@ func countWindows(sc *scenarios.Scenario, cfg sim.Config, rep *sim.Report, count
 			}
 		}
 	}
+	if !slices.ContainsFunc(keyed, func(c *sim.WindowCounter) bool { return c != nil }) {
+		return nil
+	}
 	cfg.Observe = func(i int) sim.Observer {
 		if keyed[i] == nil {
 			return nil
 		}
 		return keyed[i]
 	}
-	cfg.Progress, cfg.Inspect = nil, nil
+	cfg.Progress, cfg.Inspect = progress, nil
 	// the first run said its warnings
 	for _, src := range sc.Traffic.Sources {
 		if r, ok := src.(*traffic.Replay); ok {

@@ -3,6 +3,7 @@ package runner
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -53,4 +54,43 @@ func peakOf(s *sim.WindowSeries) int64 {
 		return 0
 	}
 	return slices.Max(s.Max)
+}
+
+// TestKeyRunProgress: the charts' second run, which follows each row's
+// busiest key, says how far it has got as the first does; with one key
+// there is no second run, so nothing is said of one.
+func TestKeyRunProgress(t *testing.T) {
+	const text = `name: keys
+limit: 100/s
+duration: 10s
+algorithms: [token-bucket]
+traffic:
+  - {type: steady, key: bob, rate: 10000/s}
+`
+	for _, c := range []struct {
+		extra  string
+		second bool
+	}{
+		{"", false},
+		{"  - {type: steady, key: alice, rate: 1000/s}\n", true},
+	} {
+		sc, err := scenarios.Parse("keys.yaml", []byte(text+c.extra))
+		require.NoError(t, err)
+		var first, second []time.Duration
+		r, err := Run(sc, Options{
+			Windows:     true,
+			Progress:    func(done, total time.Duration) { first = append(first, done) },
+			KeyProgress: func(done, total time.Duration) { second = append(second, done) },
+		})
+		require.NoError(t, err)
+		require.NotEmpty(t, first)
+		if !c.second {
+			require.Empty(t, second, "a second run with one key")
+			require.Nil(t, r.Results[0].KeyWindow)
+			continue
+		}
+		require.NotEmpty(t, second, "the second run said nothing")
+		require.True(t, slices.IsSorted(second))
+		require.Equal(t, "bob", r.Results[0].KeyWindow.Key)
+	}
 }
