@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	xfont "golang.org/x/image/font"
@@ -200,19 +201,105 @@ func (f *figure) draw(dc draw.Canvas) {
 	title := textStyle(boldFont, 13)
 	title.XAlign, title.YAlign = draw.XCenter, draw.YTop
 	mid := (c.Min.X + c.Max.X) / 2
-	c.FillText(title, vg.Point{X: mid, Y: top}, f.title)
-	top -= title.Height(f.title) + 3
+	avail := c.Max.X - c.Min.X
+	for _, line := range fitLines(title, f.title, avail) {
+		c.FillText(title, vg.Point{X: mid, Y: top}, line)
+		top -= title.Height(line) + 3
+	}
 	if f.subtitle != "" {
 		sub := textStyle(sansFont, 9)
 		sub.Color = color.Gray{Y: 0x55}
 		sub.XAlign, sub.YAlign = draw.XCenter, draw.YTop
-		c.FillText(sub, vg.Point{X: mid, Y: top}, f.subtitle)
-		top -= sub.Height(f.subtitle) + 3
+		for _, line := range fitLines(sub, f.subtitle, avail) {
+			c.FillText(sub, vg.Point{X: mid, Y: top}, line)
+			top -= sub.Height(line) + 1
+		}
+		top -= 2
 	}
 	top -= drawLegend(c, top, f.legend)
 	body := c
 	body.Max.Y = top - 4
 	f.body(body)
+}
+
+// fitLines breaks s into lines no wider than avail in sty: between its
+// clauses (after "; " or ": ") where it can, else between words; a word
+// wider than a line by itself (a long trace path) is shortened in its
+// middle, "…" standing for what is left out, keeping its start and its
+// end (the file's name).
+func fitLines(sty text.Style, s string, avail vg.Length) []string {
+	if sty.Width(s) <= avail {
+		return []string{s}
+	}
+	fits := func(t string) bool { return sty.Width(t) <= avail }
+	var lines []string
+	line := ""
+	add := func(piece string) { // piece: a clause or a word, with the space before it
+		switch {
+		case line == "":
+			line = strings.TrimLeft(piece, " ")
+		case fits(line + piece):
+			line += piece
+		default:
+			lines = append(lines, line)
+			line = strings.TrimLeft(piece, " ")
+		}
+	}
+	for i, clause := range clauses(s) {
+		if i > 0 {
+			clause = " " + clause
+		}
+		if fits(strings.TrimLeft(clause, " ")) { // on this line, or the next
+			add(clause)
+			continue
+		}
+		for j, word := range strings.Fields(clause) {
+			sep := ""
+			if i > 0 || j > 0 {
+				sep = " "
+			}
+			if !fits(word) {
+				// in what is left of this line, if that is a third of
+				// it, else on a line of its own
+				room := avail
+				if line != "" && avail-sty.Width(line+sep) >= avail/3 {
+					room = avail - sty.Width(line+sep)
+				}
+				word = shortenToWidth(sty, word, room)
+			}
+			add(sep + word)
+		}
+	}
+	return append(lines, line)
+}
+
+// clauses splits s after each "; " and ": ", the separators kept at the
+// end of their clause and the space after them dropped.
+func clauses(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i+1 < len(s); i++ {
+		if (s[i] == ';' || s[i] == ':') && s[i+1] == ' ' {
+			out = append(out, s[start:i+1])
+			start = i + 2
+		}
+	}
+	return append(out, s[start:])
+}
+
+// shortenToWidth leaves out the middle of word, as few characters as make it fit
+// in avail, with "…" in their place; the end keeps twice the characters of
+// the start, as a path's file name tells the most.
+func shortenToWidth(sty text.Style, word string, avail vg.Length) string {
+	r := []rune(word)
+	for keep := len(r) - 1; keep > 1; keep-- {
+		tail := keep * 2 / 3
+		w := string(r[:keep-tail]) + "…" + string(r[len(r)-tail:])
+		if sty.Width(w) <= avail {
+			return w
+		}
+	}
+	return "…"
 }
 
 // drawLegend draws the legend in rows centred under y and returns the

@@ -610,3 +610,33 @@ func TestPeaksChartWindows(t *testing.T) {
 		"observation window 100ms (no limit of its own; height against 1 pro rata, label the count)",
 		"the limit (ratio 1.0)"}, texts)
 }
+
+// TestLongSubtitle: a subtitle wider than the chart (a long trace path)
+// is wrapped between its clauses, and a path wider than a line by itself
+// is shortened in its middle, keeping the file's name; every line fits.
+func TestLongSubtitle(t *testing.T) {
+	sty := textStyle(sansFont, 9)
+	avail := 720 - 2*figPad
+	path := "/data/" + strings.Repeat("x", 80) + "/" + strings.Repeat("y", 80) + "/azure_llm_2023_conversations.csv"
+	sub := "replay " + path + ": limit 90000/1m burst 90000; sampled every 600ms"
+	lines := fitLines(sty, sub, avail)
+	require.Len(t, lines, 2)
+	for _, l := range lines {
+		require.LessOrEqual(t, sty.Width(l), avail, l)
+	}
+	require.True(t, strings.HasPrefix(lines[0], "replay /data/xxx"), lines[0])
+	require.True(t, strings.HasSuffix(lines[0], "yyy/azure_llm_2023_conversations.csv:"), lines[0])
+	require.Contains(t, lines[0], "…")
+	require.Equal(t, "limit 90000/1m burst 90000; sampled every 600ms", lines[1], "a clause is not split")
+	// a subtitle that fits is one line, as written
+	require.Equal(t, []string{"double-burst: limit 10/1s burst 10"}, fitLines(sty, "double-burst: limit 10/1s burst 10", avail))
+
+	// drawn: the chart shows both lines
+	rep := doubleBurst()
+	rep.Scenario = "replay " + path
+	fig := peaksChart(rep)
+	svg := string(renderChart(t, Chart{Name: "peaks", fig: *fig}, "svg"))
+	require.Contains(t, svg, "yyy/azure_llm_2023_conversations.csv:</text>")
+	require.Contains(t, svg, ">limit 10/1s burst 10; peaks are of what reached the backend</text>")
+	require.NotContains(t, svg, strings.Repeat("x", 80), "the whole path, wider than the chart")
+}
