@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ratesim/ratesim/expect"
 	"github.com/ratesim/ratesim/output"
 )
 
@@ -44,8 +45,7 @@ func Charts(s *Sweep, g *Goal, bests []Best) ([]output.Chart, error) {
 		terms = append(terms, t)
 	}
 	for _, name := range chartTerms {
-		m, _ := metricByName(name)
-		add(Term{Text: name, metric: m, field: -1})
+		add(figureTerm(name))
 	}
 	cl, be, bl := false, false, false
 	for _, rs := range d.rows {
@@ -54,16 +54,13 @@ func Charts(s *Sweep, g *Goal, bests []Best) ([]output.Chart, error) {
 		}
 	}
 	if bl {
-		m, _ := metricByName("baseline_differs_pct")
-		add(Term{Text: "baseline_differs_pct", metric: m, field: -1})
+		add(figureTerm("baseline_differs_pct"))
 	}
 	if cl {
-		m, _ := metricByName("extra_pct")
-		add(Term{Text: "extra_pct", metric: m, field: -1})
+		add(figureTerm("extra_pct"))
 	}
 	if be {
-		m, _ := metricByName("goodput")
-		add(Term{Text: "goodput", metric: m, field: -1})
+		add(figureTerm("goodput"))
 	}
 	if g != nil {
 		add(g.Objective)
@@ -94,14 +91,14 @@ func Charts(s *Sweep, g *Goal, bests []Best) ([]output.Chart, error) {
 	}
 	nx := len(x.Values)
 	for _, t := range terms {
-		doc := t.metric.doc
-		if t.glob != "" {
-			doc = "the keys matching " + t.glob
-			if t.metric.name == "reject_pct" {
-				doc = "100 × rejected / requests of the keys matching " + t.glob
+		doc := t.fig.Doc()
+		if g := t.glob(); g != "" {
+			doc = "the keys matching " + g
+			if t.fig.Name() == "reject_pct" {
+				doc = "100 × rejected / requests of the keys matching " + g
 			}
 		}
-		m := output.SweepMetric{Name: fileName(t.Text), Title: t.Text + ": " + doc, Duration: t.metric.duration}
+		m := output.SweepMetric{Name: fileName(t.Text), Title: t.Text + ": " + doc, Duration: t.fig.Kind() == expect.Duration}
 		for range ls {
 			panel := make([][]float64, ny)
 			for y := range panel {

@@ -3,13 +3,13 @@ package sweep
 import (
 	"fmt"
 	"math"
-	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/ratesim/ratesim/expect"
 	"github.com/ratesim/ratesim/output"
-	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -18,11 +18,12 @@ import (
 //
 //	goal       = ("minimize" | "maximize") term [ "subject to" constraint { "and" constraint } ]
 //	constraint = term ("<=" | "<" | ">=" | ">" | "==" | "!=") number
-//	term       = metric [ "(" "key" "=" glob ")" ] | field
+//	term       = metric [ "(" "key" "=" glob ")" | "(" window ")" ] | field
 //	number     = 12 | 1.5 | 100ms
 //
-// A metric is one of MetricNames; a field is a varied field's path
-// (limit.burst), standing for its value at the point. A key glob
+// A metric is a figure of a row in the expectation language (package
+// expect, docs/expect.md: expect.GoalNames); a field is a varied field's
+// path (limit.burst), standing for its value at the point. A key glob
 // (path.Match: user-*, client-[0-9]) restricts rejected, offered and
 // reject_pct to the keys whose names match; reject_pct is then 100 ×
 // rejected attempts / requests of those keys.
@@ -33,13 +34,20 @@ type Goal struct {
 	Constraints []Constraint
 }
 
-// Term is what a goal reads of a row: a metric (maybe over some keys) or a
-// varied field's value.
+// Term is what a goal reads of a row: a figure of the expectation
+// language (maybe over some keys or in a window) or a varied field's
+// value.
 type Term struct {
-	Text   string
-	metric *metricDef
-	glob   string
-	field  int // -1: a metric
+	Text  string
+	fig   *expect.Term // nil for a varied field
+	field int          // -1: a figure
+}
+
+// figureTerm is the term of a figure named by itself (no parentheses).
+func figureTerm(name string) Term {
+	p, _ := expect.NewParser(name, goalError)
+	t, _, _ := p.Figure(p.Next(), expect.GoalNames())
+	return Term{Text: name, fig: &t, field: -1}
 }
 
 // Constraint is term op bound.
@@ -58,141 +66,75 @@ func goalError(col int, format string, args ...any) error {
 	return usagef("--goal", "column %d: %s", col, fmt.Sprintf(format, args...))
 }
 
-type token struct {
-	text string
-	col  int
-}
-
-// lex splits a goal into words, operators and punctuation.
-func lex(s string) ([]token, error) {
-	var out []token
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t':
-			i++
-		case c == '(' || c == ')' || c == '=' && (i+1 >= len(s) || s[i+1] != '='):
-			out = append(out, token{string(c), i + 1})
-			i++
-		case strings.ContainsRune("<>=!", rune(c)):
-			j := i + 1
-			if j < len(s) && s[j] == '=' {
-				j++
-			}
-			op := s[i:j]
-			if op == "!" {
-				return nil, goalError(i+1, "%q, want an operator: <=, <, >=, >, == or !=", op)
-			}
-			out = append(out, token{op, i + 1})
-			i = j
-		default:
-			j := i
-			for j < len(s) && !strings.ContainsRune(" \t()<>=!", rune(s[j])) {
-				j++
-			}
-			if j == i {
-				return nil, goalError(i+1, "unexpected %q", s[i:i+1])
-			}
-			out = append(out, token{s[i:j], i + 1})
-			i = j
-		}
-	}
-	return out, nil
-}
-
 // ParseGoal parses a goal over the metrics and the varied fields. Its
 // errors are *Usage errors that give the column of the mistake.
 func ParseGoal(s string, fields []Field) (*Goal, error) {
-	toks, err := lex(s)
+	p, err := expect.NewParser(s, goalError)
 	if err != nil {
 		return nil, err
 	}
-	p := &goalParser{toks: toks, fields: fields, end: len(s) + 1}
+	gp := &goalParser{Parser: p, fields: fields}
 	g := &Goal{Text: strings.Join(strings.Fields(s), " ")}
-	t := p.next()
-	switch strings.ToLower(t.text) {
+	t := p.Next()
+	switch strings.ToLower(t.Text) {
 	case "minimize":
 	case "maximize":
 		g.Maximize = true
 	default:
-		return nil, goalError(t.col, "%s, want minimize or maximize", p.found(t))
+		return nil, goalError(t.Col, "%s, want minimize or maximize", expect.Found(t))
 	}
-	if g.Objective, err = p.term(); err != nil {
+	if g.Objective, err = gp.term(); err != nil {
 		return nil, err
 	}
-	if p.done() {
+	if p.Done() {
 		return g, nil
 	}
-	t = p.next()
-	if strings.ToLower(t.text) != "subject" {
-		return nil, goalError(t.col, "%s, want \"subject to\" and the constraints, or the end", p.found(t))
+	t = p.Next()
+	if strings.ToLower(t.Text) != "subject" {
+		return nil, goalError(t.Col, "%s, want \"subject to\" and the constraints, or the end", expect.Found(t))
 	}
-	if t = p.next(); strings.ToLower(t.text) != "to" {
-		return nil, goalError(t.col, "%s, want \"to\" after subject", p.found(t))
+	if t = p.Next(); strings.ToLower(t.Text) != "to" {
+		return nil, goalError(t.Col, "%s, want \"to\" after subject", expect.Found(t))
 	}
 	for {
-		c, err := p.constraint()
+		c, err := gp.constraint()
 		if err != nil {
 			return nil, err
 		}
 		g.Constraints = append(g.Constraints, c)
-		if p.done() {
+		if p.Done() {
 			return g, nil
 		}
-		if t = p.next(); strings.ToLower(t.text) != "and" {
-			return nil, goalError(t.col, "%s, want \"and\" and another constraint, or the end", p.found(t))
+		if t = p.Next(); strings.ToLower(t.Text) != "and" {
+			return nil, goalError(t.Col, "%s, want \"and\" and another constraint, or the end", expect.Found(t))
 		}
 	}
 }
 
 type goalParser struct {
-	toks   []token
-	i      int
+	*expect.Parser
 	fields []Field
-	end    int
-}
-
-func (p *goalParser) done() bool { return p.i >= len(p.toks) }
-
-func (p *goalParser) next() token {
-	if p.done() {
-		return token{"", p.end}
-	}
-	t := p.toks[p.i]
-	p.i++
-	return t
-}
-
-func (p *goalParser) peek() token {
-	if p.done() {
-		return token{"", p.end}
-	}
-	return p.toks[p.i]
-}
-
-func (p *goalParser) found(t token) string {
-	if t.text == "" {
-		return "the end"
-	}
-	return strconv.Quote(t.text)
 }
 
 func (p *goalParser) term() (Term, error) {
-	t := p.next()
-	if t.text == "" || strings.ContainsAny(t.text, "()=<>!") {
-		return Term{}, goalError(t.col, "%s, want a metric (%s) or a varied field", p.found(t), strings.Join(MetricNames(), ", "))
+	t := p.Next()
+	if !expect.IsWord(t) {
+		return Term{}, goalError(t.Col, "%s, want a metric (%s) or a varied field", expect.Found(t), strings.Join(expect.GoalNames(), ", "))
 	}
-	if i := fieldIndex(p.fields, t.text); i >= 0 {
+	if i := fieldIndex(p.fields, t.Text); i >= 0 {
 		for _, v := range p.fields[i].Values {
 			if v.Kind != "int" && v.Kind != "decimal" && v.Kind != "duration" {
-				return Term{}, goalError(t.col, "%s: its value %q is not a number or a duration, want a field with numbers", t.text, v.Text)
+				return Term{}, goalError(t.Col, "%s: its value %q is not a number or a duration, want a field with numbers", t.Text, v.Text)
 			}
 		}
-		return Term{Text: t.text, field: i}, nil
+		return Term{Text: t.Text, field: i}, nil
 	}
-	m, ok := metricByName(t.text)
+	ft, ok, err := p.Figure(t, expect.GoalNames())
+	if err != nil {
+		return Term{}, err
+	}
 	if !ok {
-		want := "want a metric (" + strings.Join(MetricNames(), ", ") + ")"
+		want := "want a metric (" + strings.Join(expect.GoalNames(), ", ") + ")"
 		if len(p.fields) > 0 {
 			var paths []string
 			for _, f := range p.fields {
@@ -200,72 +142,26 @@ func (p *goalParser) term() (Term, error) {
 			}
 			want += " or a varied field (" + strings.Join(paths, ", ") + ")"
 		}
-		return Term{}, goalError(t.col, "%q is not a metric, %s", t.text, want)
+		return Term{}, goalError(t.Col, "%q is not a metric, %s", t.Text, want)
 	}
-	term := Term{Text: t.text, metric: m, field: -1}
-	if p.peek().text != "(" {
-		return term, nil
-	}
-	open := p.next()
-	if !m.keyed {
-		return Term{}, goalError(open.col, "%s takes no key filter, want one of rejected, offered, reject_pct for (key=GLOB)", t.text)
-	}
-	if k := p.next(); k.text != "key" {
-		return Term{}, goalError(k.col, "%s, want key=GLOB in the parentheses", p.found(k))
-	}
-	if e := p.next(); e.text != "=" {
-		return Term{}, goalError(e.col, "%s, want = after key", p.found(e))
-	}
-	g := p.next()
-	if g.text == "" || strings.ContainsAny(g.text, "()=<>!") {
-		return Term{}, goalError(g.col, "%s, want a key glob such as user-*", p.found(g))
-	}
-	if _, err := path.Match(g.text, ""); err != nil {
-		return Term{}, goalError(g.col, "%q: %v, want a glob such as user-* or client-[0-9]", g.text, err)
-	}
-	if c := p.next(); c.text != ")" {
-		return Term{}, goalError(c.col, "%s, want ) after the glob", p.found(c))
-	}
-	term.glob = g.text
-	term.Text = t.text + "(key=" + g.text + ")"
-	return term, nil
+	return Term{Text: ft.Text, fig: &ft, field: -1}, nil
 }
-
-var ops = []string{"<=", "<", ">=", ">", "==", "!="}
 
 func (p *goalParser) constraint() (Constraint, error) {
 	term, err := p.term()
 	if err != nil {
 		return Constraint{}, err
 	}
-	op := p.next()
-	valid := false
-	for _, o := range ops {
-		valid = valid || op.text == o
+	op := p.Next()
+	if !slices.Contains(expect.Ops, op.Text) {
+		return Constraint{}, goalError(op.Col, "%s, want an operator: <=, <, >=, >, == or !=", expect.Found(op))
 	}
-	if !valid {
-		return Constraint{}, goalError(op.col, "%s, want an operator: <=, <, >=, >, == or !=", p.found(op))
-	}
-	b := p.next()
-	v, ok := number(b.text)
+	b := p.Next()
+	v, ok := expect.ParseNumber(b.Text)
 	if !ok {
-		return Constraint{}, goalError(b.col, "%s, want a number (1, 0.5) or a duration (100ms)", p.found(b))
+		return Constraint{}, goalError(b.Col, "%s, want a number (1, 0.5) or a duration (100ms)", expect.Found(b))
 	}
-	return Constraint{Term: term, Op: op.text, Bound: v, BoundText: b.text}, nil
-}
-
-// number reads a bound: a number, or a duration in nanoseconds.
-func number(s string) (float64, bool) {
-	if s == "" {
-		return 0, false
-	}
-	if v, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) && strings.IndexAny(s, "xXpPnN_") < 0 {
-		return v, true
-	}
-	if d, err := scenarios.ParseSignedDuration(s); err == nil {
-		return float64(d), true
-	}
-	return 0, false
+	return Constraint{Term: term, Op: op.Text, Bound: v, BoundText: b.Text}, nil
 }
 
 // Unmatched lists the goal's key globs that match no key at any point.
@@ -274,9 +170,9 @@ func (g *Goal) Unmatched(s *Sweep) []string {
 	for _, glob := range g.Globs() {
 		found := false
 		for i := range s.Points {
-			for row := range s.Points[i].KeyGroups {
-				if kg, ok := keyGroup(&s.Points[i], row, glob); ok && kg.Keys > 0 {
-					found = true
+			for _, groups := range s.Points[i].KeyGroups {
+				for _, kg := range groups {
+					found = found || kg.Glob == glob && kg.Keys > 0
 				}
 			}
 		}
@@ -291,8 +187,8 @@ func (g *Goal) Unmatched(s *Sweep) []string {
 func (g *Goal) Globs() []string {
 	var out []string
 	add := func(t Term) {
-		if t.glob != "" && !contains(out, t.glob) {
-			out = append(out, t.glob)
+		if g := t.glob(); g != "" && !slices.Contains(out, g) {
+			out = append(out, g)
 		}
 	}
 	add(g.Objective)
@@ -302,34 +198,24 @@ func (g *Goal) Globs() []string {
 	return out
 }
 
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
 // value reads a term of row r (of result index row) at point p.
 func (t Term) value(p *Point, row int, r *sim.Result) (float64, bool) {
 	if t.field >= 0 {
 		return p.Values[t.field].Num, true
 	}
-	if t.glob == "" {
-		return t.metric.get(r)
+	var groups []sim.KeyGroup
+	if row < len(p.KeyGroups) {
+		groups = p.KeyGroups[row]
 	}
-	kg, ok := keyGroup(p, row, t.glob)
-	if !ok || kg.Keys == 0 {
-		return 0, false // no key matches: no figure, not 0%
+	return t.fig.Value(r, groups)
+}
+
+// glob is the term's key glob, "" for none.
+func (t Term) glob() string {
+	if t.fig == nil {
+		return ""
 	}
-	switch t.metric.name {
-	case "rejected":
-		return float64(kg.Rejected), true
-	case "offered":
-		return float64(kg.Offered), true
-	}
-	return pct(kg.Rejected, kg.Offered)
+	return t.fig.Glob
 }
 
 // isDuration says whether the term's values are durations.
@@ -337,7 +223,7 @@ func (t Term) isDuration(fields []Field) bool {
 	if t.field >= 0 {
 		return fields[t.field].Values[0].Kind == "duration"
 	}
-	return t.metric.duration
+	return t.fig.Kind() == expect.Duration
 }
 
 // shortfall is how far v is from meeting c (0 when it does).
@@ -366,21 +252,7 @@ func (c Constraint) shortfall(v float64) float64 {
 	return 1
 }
 
-func (c Constraint) met(v float64) bool {
-	switch c.Op {
-	case "<=":
-		return v <= c.Bound
-	case "<":
-		return v < c.Bound
-	case ">=":
-		return v >= c.Bound
-	case ">":
-		return v > c.Bound
-	case "==":
-		return v == c.Bound
-	}
-	return v != c.Bound
-}
+func (c Constraint) met(v float64) bool { return expect.Holds(v, c.Op, c.Bound, 0) }
 
 // Choice is a point chosen for a label, with the objective there.
 type Choice struct {
@@ -500,10 +372,7 @@ func formatFigure(v float64, duration bool) string {
 	if duration {
 		return output.FormatDuration(time.Duration(v))
 	}
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return strconv.FormatInt(int64(v), 10)
-	}
-	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
+	return expect.FormatNumber(v)
 }
 
 // Lines writes the goal's answer, a line per choice.

@@ -246,6 +246,6 @@ func FuzzParseGoal(f *testing.F) {
 			require.Regexp(t, `^--goal: column \d+: `, err.Error())
 			return
 		}
-		require.NotNil(t, g.Objective.metric != nil || g.Objective.field >= 0)
+		require.True(t, g.Objective.fig != nil || g.Objective.field >= 0)
 	})
 }
