@@ -27,6 +27,7 @@ type File struct {
 	Backend     *Backend   `yaml:"backend,omitempty"`
 	Report      *Report    `yaml:"report,omitempty"`
 	Cluster     *Cluster   `yaml:"cluster,omitempty"`
+	Expect      Expect     `yaml:"expect,omitempty"`
 
 	// From is where the file was read: its path, builtin:NAME, or what
 	// built it ("flags"). It names the file in errors, and a replay's path

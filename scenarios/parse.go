@@ -148,6 +148,7 @@ func (d *decoder) scenario(f *File) *Scenario {
 	ci := d.cluster(top.get("cluster", sectionOf(f.Cluster)), f.Cluster)
 	sc.Cluster = ci.cfg
 	sc.Algorithms, sc.Skipped = d.algorithms(top.get("algorithms", listOf(f.Algorithms)), f.Algorithms, lim, limOK, svc, ci)
+	sc.Expect = d.expectations(top.get("expect", expectOf(f.Expect)), f.Expect, sc)
 
 	srcs, srcOK := d.traffic(top.get("traffic", listOf(f.Traffic)), f.Traffic, per, limOK)
 	replays, srcOK, durOK := d.runLength(sc, top, srcs, durVal, per, limOK, srcOK, durOK)

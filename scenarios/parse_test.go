@@ -26,7 +26,7 @@ var invalid = []struct {
 	{"syntax error", "name: t\nlimit: {rate: 10\n", `s.yaml:2:8: YAML syntax error: could not find flow mapping end token '}'`},
 	{"syntax error indentation", "name: t\n limit: 10/s\n", `s.yaml:1:7: YAML syntax error: mapping value is not allowed in this context`},
 	{"unknown top-level field", "name: t\nlimit: 10/s\ntraffic: [{type: times, at: [0s]}]\ndurtion: 3s\n",
-		`s.yaml:4:1: durtion: unknown field (want name, description, seed, duration, limit, algorithms, traffic, clients, backend, report or cluster); did you mean "duration"?`},
+		`s.yaml:4:1: durtion: unknown field (want name, description, seed, duration, limit, algorithms, traffic, clients, backend, report, cluster or expect); did you mean "duration"?`},
 	{"missing name", "limit: 10/s\ntraffic: [{type: times, at: [0s]}]\n", `s.yaml:1:1: name: missing (want a string naming the scenario)`},
 	{"name not a string", "name: 42\nlimit: 10/s\ntraffic: [{type: times, at: [0s]}]\n", `s.yaml:1:7: name: found integer 42, want a string (quote it: "42")`},
 	{"empty name", "name: ''\nlimit: 10/s\ntraffic: [{type: times, at: [0s]}]\n", `s.yaml:1:7: name: "": want a non-empty string`},

@@ -67,6 +67,10 @@ type Scenario struct {
 	// filled in, or nil: without one every algorithm runs as one exact
 	// limiter.
 	Cluster *cluster.Config
+	// Expect is what the file's expect section claims of the run's
+	// figures, each assertion as written and where (docs/expect.md);
+	// package expect reads them.
+	Expect []Expectation
 
 	// replays are the replay sources and where their paths were written,
 	// for CheckFiles.

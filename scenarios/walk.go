@@ -100,6 +100,7 @@ type walker struct {
 var (
 	valueType      = reflect.TypeFor[Value]()
 	attributesType = reflect.TypeFor[Attributes]()
+	expectType     = reflect.TypeFor[Expect]()
 )
 
 // strip notes where n, the value at path, is written (at when it is
@@ -154,6 +155,8 @@ func (w *walker) fill(n *yamltree.Node, path string, dst reflect.Value) {
 			attrs = append(attrs, a)
 		})
 		dst.Set(reflect.ValueOf(attrs))
+	case t == expectType:
+		w.expect(n, path, dst)
 	case t.Kind() == reflect.Pointer:
 		if n.Kind != yamltree.Mapping && formField(t.Elem(), "scalar") < 0 {
 			w.at.shape[path] = kindOf(n)
