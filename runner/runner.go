@@ -74,6 +74,10 @@ type Options struct {
 	KeepDecisions int
 	// Decisions, when set, writes every decision of the run (--decisions).
 	Decisions *Decisions
+	// Watch, when set, makes an observer of row i's decisions (nil for
+	// none): what the expectations of docs/expect.md read of single
+	// decisions.
+	Watch func(i int) sim.Observer
 	// Progress is told the virtual time the run has reached
 	// (sim.Config.Progress).
 	Progress func(done, total time.Duration)
@@ -157,9 +161,14 @@ func Run(sc *scenarios.Scenario, o Options) (*Report, error) {
 	if o.Windows {
 		counters = allKeysCounters(&cfg)
 	}
-	if kept != nil || parts != nil || counters != nil {
+	if kept != nil || parts != nil || counters != nil || o.Watch != nil {
 		cfg.Observe = func(i int) sim.Observer {
 			var t tee
+			if o.Watch != nil {
+				if w := o.Watch(i); w != nil {
+					t = append(t, w)
+				}
+			}
 			if kept != nil {
 				kept[i] = &keeper{max: o.KeepDecisions}
 				t = append(t, kept[i])
@@ -170,7 +179,10 @@ func Run(sc *scenarios.Scenario, o Options) (*Report, error) {
 			if counters != nil {
 				t = append(t, counters[i])
 			}
-			if len(t) == 1 {
+			switch len(t) {
+			case 0:
+				return nil
+			case 1:
 				return t[0]
 			}
 			return &t
