@@ -157,7 +157,7 @@ func (a *Assertion) tol() float64 {
 }
 
 // Holds reports whether the measured value v meets the assertion.
-func (a *Assertion) Holds(v float64) bool { return Holds(v, a.Op, a.Bound, a.tol()) }
+func (a *Assertion) Holds(v float64) bool { return Compare(v, a.Op, a.Bound, a.tol()) }
 
 // String writes the assertion in a normal form: one space between its
 // parts, none in the term.

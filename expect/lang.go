@@ -351,9 +351,9 @@ func ParseNumber(s string) (float64, bool) {
 // Ops are the comparisons, as messages list them.
 var Ops = []string{"<=", "<", ">=", ">", "==", "!="}
 
-// Holds reports whether v op bound holds, give or take tol (>= 0): == holds
+// Compare reports whether v op bound holds, give or take tol (>= 0): == holds
 // within tol of bound, <= up to bound + tol, and so on.
-func Holds(v float64, op string, bound, tol float64) bool {
+func Compare(v float64, op string, bound, tol float64) bool {
 	switch op {
 	case "<=":
 		return v <= bound+tol
