@@ -72,6 +72,14 @@ under the default budget.`,
 			if err := scenarios.CheckFiles(sc); err != nil {
 				return usageError{err}
 			}
+			claims, err := claimsOf(sc)
+			if err != nil {
+				return err
+			}
+			expectations := ""
+			if len(claims) > 0 {
+				expectations = ", " + count(len(claims), "expectation")
+			}
 			duration := "duration " + output.FormatDuration(sc.Duration)
 			if sc.Duration == 0 {
 				duration = "until the traces end"
@@ -80,9 +88,9 @@ under the default budget.`,
 			if sc.Cluster != nil {
 				onCluster = ", on a cluster of " + count(sc.Cluster.Nodes, "node")
 			}
-			fmt.Fprintf(c.OutOrStdout(), "%s: ok: scenario %q, %s, %s, %s, limit %s%s\n",
+			fmt.Fprintf(c.OutOrStdout(), "%s: ok: scenario %q, %s, %s, %s, limit %s%s%s\n",
 				args[0], sc.Name, count(len(sc.Algorithms), "algorithm"), count(len(sc.Traffic.Sources), "source"), duration,
-				fmt.Sprintf("%d/%s burst %d", sc.Limit.Rate, output.FormatDuration(sc.Limit.Per), sc.Limit.Burst), onCluster)
+				fmt.Sprintf("%d/%s burst %d", sc.Limit.Rate, output.FormatDuration(sc.Limit.Per), sc.Limit.Burst), onCluster, expectations)
 			est, err := runner.EstimateOf(sc)
 			if err != nil {
 				return inputError(err)

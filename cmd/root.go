@@ -117,6 +117,7 @@ Start with:  ratesim compare        (the built-in double-burst scenario)
 		newScenariosCmd(),
 		newAlgorithmsCmd(),
 		newValidateCmd(),
+		newCheckCmd(),
 		newDemoCmd(),
 		newLuaCmd(),
 		newImportCmd(),

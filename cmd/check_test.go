@@ -1,0 +1,165 @@
+package cmd
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// checkScenario is a double burst against 10/s: the fixed window admits
+// both bursts (20 in [900ms, 1.9s)), the sliding log the first only.
+const checkScenario = `name: double
+limit: 10/s
+algorithms: [fixed-window, sliding-log]
+traffic:
+  - {type: burst, at: 900ms, count: 10}
+  - {type: burst, at: 1s, count: 10}
+expect:
+`
+
+func writeScenario(t *testing.T, dir, name, expect string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(path, []byte(checkScenario+expect), 0o644))
+	return path
+}
+
+func TestCheckExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	holds := writeScenario(t, dir, "holds.yaml", "  fixed-window: peak(1s) == 20\n  sliding-log: [peak(1s) == 10, verdict(at=1s) == reject]\n")
+	fails := writeScenario(t, dir, "fails.yaml", "  fixed-window: peak(1s) <= 10\n  all: rejected == 10\n")
+	typo := writeScenario(t, dir, "typo.yaml", "  fixed-window: peek(1s) <= 10\n")
+	row := writeScenario(t, dir, "row.yaml", "  fixed-windw: peak(1s) <= 10\n")
+	none := filepath.Join(dir, "none.yaml")
+	require.NoError(t, os.WriteFile(none, []byte(strings.TrimSuffix(checkScenario, "expect:\n")), 0o644))
+
+	status, out, errOut := run(t, "check", holds)
+	require.Equal(t, 0, status, errOut)
+	require.Equal(t, holds+` (double): 3 hold, 0 fail
+      row           figure          expected   measured  where
+  ok  fixed-window  peak(1s)        == 20      20        8:17
+  ok  sliding-log   peak(1s)        == 10      10        9:17
+  ok  sliding-log   verdict(at=1s)  == reject  reject    9:33
+`, out)
+	require.Empty(t, errOut)
+
+	status, out, errOut = run(t, "check", fails)
+	require.Equal(t, 1, status)
+	require.Equal(t, fails+` (double): 1 hold, 2 fail
+        row           figure    expected  measured  where
+  FAIL  fixed-window  peak(1s)  <= 10     20        8:17
+  FAIL  fixed-window  rejected  == 10     0         9:8
+  ok    sliding-log   rejected  == 10     10        9:8
+`, out)
+	require.Equal(t, "ratesim: 2 expectations failed\n", errOut)
+
+	// the run goes on past a failing file; bad input wins over a failure
+	status, out, errOut = run(t, "check", holds, fails)
+	require.Equal(t, 1, status)
+	require.Contains(t, out, "\n2 files: 4 hold, 2 fail\n")
+	status, _, errOut = run(t, "check", holds, typo, fails)
+	require.Equal(t, 2, status)
+	require.Equal(t, typo+`:8:17: expect.fixed-window: "peek" is not a figure; did you mean "peak"?`+"\n", errOut)
+
+	status, _, errOut = run(t, "check", row)
+	require.Equal(t, 2, status)
+	require.Equal(t, row+`:8:3: expect.fixed-windw: "fixed-windw" is no row of the scenario (want all or a label: fixed-window or sliding-log); did you mean "fixed-window"?`+"\n", errOut)
+
+	status, _, errOut = run(t, "check", none)
+	require.Equal(t, 2, status)
+	require.Equal(t, "ratesim: "+none+": no expect: section, nothing to check (docs/expect.md)\n", errOut)
+
+	status, _, errOut = run(t, "check", filepath.Join(dir, "missing.yaml"))
+	require.Equal(t, 2, status, errOut)
+
+	// validate refuses what check refuses, at the same place
+	status, _, errOut = run(t, "validate", typo)
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, typo+`:8:17: expect.fixed-window: "peek" is not a figure`)
+}
+
+func TestCheckJSON(t *testing.T) {
+	dir := t.TempDir()
+	path := writeScenario(t, dir, "s.yaml", "  sliding-log: [retry_after(at=1s) == 900ms, p99_delay <= 1ms, accepted == 11]\n")
+	status, out, errOut := run(t, "check", path, "--format", "json")
+	require.Equal(t, 1, status, errOut)
+	var got struct {
+		Files []struct {
+			File          string
+			Holds, Fails  int
+			NotApplicable int `json:"not_applicable"`
+			Outcomes      []map[string]any
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Len(t, got.Files, 1)
+	f := got.Files[0]
+	require.Equal(t, []int{2, 1, 0}, []int{f.Holds, f.Fails, f.NotApplicable})
+	require.Equal(t, map[string]any{"row": "sliding-log", "assertion": "retry_after(at=1s) == 900ms", "figure": "retry_after(at=1s)",
+		"expected": "== 900ms", "measured": "900ms", "value": 9e8, "status": "holds", "line": 8.0, "col": 17.0}, f.Outcomes[0])
+	require.Equal(t, "fails", f.Outcomes[2]["status"])
+	require.Equal(t, 10.0, f.Outcomes[2]["value"])
+}
+
+// TestCheckJUnit: --junit writes a report that validates, with xmllint
+// (Debian's libxml2-utils), against the JUnit schema CI systems read
+// (testdata/junit.xsd): a testsuite per file, a testcase per outcome, a
+// failure saying what was expected and measured.
+func TestCheckJUnit(t *testing.T) {
+	dir := t.TempDir()
+	a := writeScenario(t, dir, "a.yaml", "  fixed-window: peak(1s) <= 10\n  all: [extra_pct <= 5, accepted >= 10]\n")
+	b := writeScenario(t, dir, "b.yaml", "  sliding-log: reject_pct == 50\n")
+	report := filepath.Join(dir, "report.xml")
+	status, _, errOut := run(t, "check", a, b, "--junit", report)
+	require.Equal(t, 1, status, errOut)
+	data, err := os.ReadFile(report)
+	require.NoError(t, err)
+	x := string(data)
+	require.Contains(t, x, `<testsuites name="ratesim check" tests="6" failures="1" errors="0">`)
+	require.Contains(t, x, `<testsuite name="`+a+`" tests="5" failures="1" errors="0" skipped="2" time="0" file="`+a+`">`)
+	require.Contains(t, x, `<testcase name="fixed-window: peak(1s) &lt;= 10" classname="`+a+`" time="0">
+      <failure message="expected peak(1s) &lt;= 10, measured 20" type="expectation">`+a+`:8:17: fixed-window: peak(1s) &lt;= 10
+expected: &lt;= 10
+measured: 20
+</failure>`)
+	require.Contains(t, x, `<skipped message="the row has no extra_pct"></skipped>`)
+	require.Contains(t, x, `<testsuite name="`+b+`" tests="1" failures="0" errors="0" skipped="0" time="0" file="`+b+`">`)
+
+	// a file that does not read is an error of its suite
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("name: [\n"), 0o644))
+	badReport := filepath.Join(dir, "bad.xml")
+	status, _, _ = run(t, "check", b, bad, "--junit", badReport)
+	require.Equal(t, 2, status)
+	bx, err := os.ReadFile(badReport)
+	require.NoError(t, err)
+	require.Contains(t, string(bx), `tests="1" failures="0" errors="1"`)
+
+	xmllint, err := exec.LookPath("xmllint")
+	if err != nil {
+		t.Skip("xmllint is not installed (Debian: apt-get install libxml2-utils): the reports are not validated against testdata/junit.xsd")
+	}
+	for _, r := range []string{report, badReport} {
+		out, err := exec.Command(xmllint, "--noout", "--schema", filepath.Join("testdata", "junit.xsd"), r).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		require.Contains(t, string(out), "validates")
+	}
+}
+
+func TestCheckFlags(t *testing.T) {
+	dir := t.TempDir()
+	path := writeScenario(t, dir, "s.yaml", "  all: accepted >= 10\n")
+	status, _, errOut := run(t, "check", path, "--format", "csv")
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, `--format: "csv" is not a format (want table, json)`)
+	status, _, errOut = run(t, "check")
+	require.Equal(t, 2, status, errOut)
+	status, _, errOut = run(t, "check", path, "--junit", filepath.Join(dir, "no", "such", "dir", "r.xml"))
+	require.Equal(t, 2, status, errOut)
+	require.Contains(t, errOut, "--junit")
+}
