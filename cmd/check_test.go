@@ -163,3 +163,33 @@ func TestCheckFlags(t *testing.T) {
 	require.Equal(t, 2, status, errOut)
 	require.Contains(t, errOut, "--junit")
 }
+
+// compare prints the outcomes under the table and exits as before: 0,
+// though a claim fails (ratesim check is the command that fails).
+func TestCompareShowsExpectations(t *testing.T) {
+	path := writeScenario(t, t.TempDir(), "s.yaml", "  sliding-log: [rejected == 10, verdict(at=1s) == accept]\n")
+	status, out, errOut := run(t, "compare", path)
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, `
+Expectations: 1 hold, 1 fail
+        row          figure          expected   measured  where
+  ok    sliding-log  rejected        == 10      10        8:17
+  FAIL  sliding-log  verdict(at=1s)  == accept  reject    8:33
+`)
+	// other formats are left as they were
+	status, out, _ = run(t, "compare", path, "--format", "json")
+	require.Equal(t, 0, status)
+	require.NotContains(t, out, "Expectations")
+}
+
+// A sweep holds the claims at every point, a line per point.
+func TestSweepExpectations(t *testing.T) {
+	path := writeScenario(t, t.TempDir(), "s.yaml", "  all: reject_pct <= 30\n  sliding-log: verdict(at=1s) == reject\n")
+	status, out, errOut := run(t, "sweep", path, "--vary", "limit.rate=10,20")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, `
+Expectations per point:
+  point 0 (limit.rate=10): 1 hold, 1 fail, 1 n/a; fails: sliding-log reject_pct <= 30 (measured 50)
+  point 1 (limit.rate=20): 2 hold, 0 fail, 1 n/a
+`)
+}

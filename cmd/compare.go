@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/expect"
 	"github.com/ratesim/ratesim/output"
 	"github.com/ratesim/ratesim/runner"
 	"github.com/ratesim/ratesim/scenarios"
@@ -120,7 +121,16 @@ func compareScenario(stdout, stderr io.Writer, sc *scenarios.Scenario, f compare
 	if err != nil {
 		return err
 	}
-	o, err := runScenario(stderr, sc, f)
+	claims, err := claimsOf(sc)
+	if err != nil {
+		return err
+	}
+	var plan *expect.Plan
+	o, err := runScenario(stderr, sc, f, func(o *runner.Options) {
+		if len(claims) > 0 {
+			plan = expect.Prepare(claims, sc, o)
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -137,6 +147,11 @@ func compareScenario(stdout, stderr io.Writer, sc *scenarios.Scenario, f compare
 		return err
 	}
 	if f.format == "table" {
+		if plan != nil {
+			if err := printExpectations(stdout, plan, o); err != nil {
+				return err
+			}
+		}
 		if err := printTimeline(stdout, o, f.timeline); err != nil {
 			return err
 		}
@@ -168,8 +183,9 @@ func parseColumns(s string) ([]string, error) {
 }
 
 // runScenario checks the flags, runs the scenario through the runner
-// with them, writing the decisions file, and checks the run on Redis.
-func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*runner.Report, error) {
+// with them (and what prepare adds to its options), writing the decisions
+// file, and checks the run on Redis.
+func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags, prepare func(*runner.Options)) (*runner.Report, error) {
 	if !slices.Contains(formats, f.format) {
 		return nil, usagef("--format: %q is not a format (want %s)", f.format, strings.Join(formats, ", "))
 	}
@@ -204,6 +220,7 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags) (*run
 		defer files.cleanup()
 		o.Decisions = files.decisions()
 	}
+	prepare(&o)
 	bar := newProgress(stderr) // nil unless stderr is a terminal
 	o.Progress, o.KeyProgress = bar.hook(), bar.keyHook()
 	rep, err := runner.Run(sc, o)

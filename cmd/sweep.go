@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ratesim/ratesim/expect"
 	"github.com/ratesim/ratesim/output"
 	"github.com/ratesim/ratesim/runner"
 	"github.com/ratesim/ratesim/scenarios"
@@ -206,6 +207,14 @@ func runSweep(stdout, stderr io.Writer, name string, f sweepFlags, formatSet boo
 	if goal != nil {
 		opts.KeyGlobs = goal.Globs()
 	}
+	if opts.Claims, err = claimsOf(base.Sc); err != nil {
+		return err
+	}
+	for _, g := range expect.Globs(opts.Claims) {
+		if !slices.Contains(opts.KeyGlobs, g) {
+			opts.KeyGlobs = append(opts.KeyGlobs, g)
+		}
+	}
 	bar := newProgress(stderr)
 	if bar != nil {
 		opts.Progress = bar.points
@@ -218,11 +227,13 @@ func runSweep(stdout, stderr io.Writer, name string, f sweepFlags, formatSet boo
 	if shard.N > 0 {
 		goal = nil // the shards' ranking is merge's
 	}
-	return finishSweep(stdout, stderr, s, goal, f)
+	return finishSweep(stdout, stderr, s, goal, opts.Claims, f)
 }
 
-// finishSweep prints a sweep (run or merged) and draws its charts.
-func finishSweep(stdout, stderr io.Writer, s *sweep.Sweep, goal *sweep.Goal, f sweepFlags) error {
+// finishSweep prints a sweep (run or merged) and draws its charts; under
+// a table, a line per point says what became of the scenario's
+// expectations (claims) there.
+func finishSweep(stdout, stderr io.Writer, s *sweep.Sweep, goal *sweep.Goal, claims []expect.Claim, f sweepFlags) error {
 	var bests []sweep.Best
 	if goal != nil {
 		for _, g := range goal.Unmatched(s) {
@@ -253,6 +264,15 @@ func finishSweep(stdout, stderr io.Writer, s *sweep.Sweep, goal *sweep.Goal, f s
 		err = sweep.Markdown(bw, s, goal, bests)
 	default:
 		err = sweep.Table(bw, s, goal, bests)
+		if err == nil && len(claims) > 0 {
+			var pts []sweep.PointOutcomes
+			if pts, err = s.Hold(claims); err == nil {
+				fmt.Fprintln(bw)
+				for _, l := range sweep.ExpectationLines(s.Fields, pts) {
+					fmt.Fprintln(bw, l)
+				}
+			}
+		}
 	}
 	if err != nil {
 		return err
@@ -325,7 +345,7 @@ func runSweepMerge(stdout, stderr io.Writer, files []string, f sweepFlags) error
 		return err
 	}
 	f.page.Title = pageTitle("sweep", s.Scenario)
-	return finishSweep(stdout, stderr, s, goal, f)
+	return finishSweep(stdout, stderr, s, goal, nil, f)
 }
 
 // parseShard reads --shard K/N.

@@ -99,21 +99,20 @@ type Plan struct {
 // before runner.Run, and Evaluate after.
 func Prepare(claims []Claim, sc *scenarios.Scenario, o *runner.Options) *Plan {
 	p := &Plan{claims: claims}
-	decisions := false
-	for _, c := range claims {
-		switch {
-		case c.fig.windowed && c.Window > 0 && !slices.Contains(sc.Windows, c.Window):
-			sc.Windows = append(sc.Windows, c.Window)
-		case c.fig.keyed && c.Glob != "" && !slices.Contains(o.KeyGlobs, c.Glob):
-			o.KeyGlobs = append(o.KeyGlobs, c.Glob)
-		case c.fig.decision:
-			decisions = true
+	AddWindows(claims, sc)
+	for _, g := range Globs(claims) {
+		if !slices.Contains(o.KeyGlobs, g) {
+			o.KeyGlobs = append(o.KeyGlobs, g)
 		}
 	}
-	if decisions {
-		// the runner keeps the rows named by Options.Algorithms: their
-		// labels are known once it has run, so the watch is by index
-		o.Watch = p.watch
+	for _, c := range claims {
+		if c.fig.decision {
+			// the runner keeps the rows named by Options.Algorithms:
+			// their labels are known once it has run, so the watch is by
+			// index
+			o.Watch = p.watch
+			break
+		}
 	}
 	return p
 }
@@ -177,10 +176,33 @@ func (w *watcher) Observe(d *sim.Decision) error {
 // in the rows' order. A claim on an algorithm's state at one decision
 // runs that row again to read its state there.
 func (p *Plan) Evaluate(rep *runner.Report) ([]Outcome, error) {
+	groups := make([][]sim.KeyGroup, len(rep.Results))
+	for i := range rep.Results {
+		groups[i] = rep.Results[i].KeyGroups
+	}
+	return hold(p.claims, rep.Results, groups, func(ci, row int, o *Outcome) (bool, error) {
+		return true, p.decision(rep, ci, row, o)
+	})
+}
+
+// Rows holds the claims against rows known by their figures alone (a
+// sweep's points): groups[i] are row i's totals per key glob. A claim on
+// one decision does not apply there.
+func Rows(claims []Claim, results []sim.Result, groups [][]sim.KeyGroup) []Outcome {
+	outs, _ := hold(claims, results, groups, func(_, _ int, o *Outcome) (bool, error) {
+		o.Note = "read of a single run only (ratesim check, compare)"
+		return false, nil
+	})
+	return outs
+}
+
+// hold makes the outcomes; decision reads a claim on one decision, or
+// says it does not apply.
+func hold(claims []Claim, results []sim.Result, groups [][]sim.KeyGroup, decision func(ci, row int, o *Outcome) (bool, error)) ([]Outcome, error) {
 	var out []Outcome
-	for ci, c := range p.claims {
+	for ci, c := range claims {
 		rows := []int{}
-		for i, r := range rep.Results {
+		for i, r := range results {
 			if c.Row == scenarios.AllRows || r.Label == c.Row {
 				rows = append(rows, i)
 			}
@@ -190,9 +212,30 @@ func (p *Plan) Evaluate(rep *runner.Report) ([]Outcome, error) {
 			continue
 		}
 		for _, i := range rows {
-			o, err := p.outcome(rep, ci, i)
-			if err != nil {
-				return nil, err
+			r := &results[i]
+			o := Outcome{Claim: c, Row: r.Label}
+			applies := true
+			if c.fig.decision {
+				var err error
+				if applies, err = decision(ci, i, &o); err != nil {
+					return nil, err
+				}
+			} else {
+				var g []sim.KeyGroup
+				if i < len(groups) {
+					g = groups[i]
+				}
+				if o.Measured, o.Has = c.Value(r, g); !o.Has {
+					o.Note = "the row has no " + c.Term.Text
+				}
+			}
+			switch {
+			case o.Has && c.Holds(o.Measured):
+				o.Status = Holds
+			case !applies || !o.Has && c.Row == scenarios.AllRows:
+				o.Status = NotApplicable
+			default:
+				o.Status = Fails
 			}
 			out = append(out, o)
 		}
@@ -200,52 +243,56 @@ func (p *Plan) Evaluate(rep *runner.Report) ([]Outcome, error) {
 	return out, nil
 }
 
-func (p *Plan) outcome(rep *runner.Report, ci, row int) (Outcome, error) {
+// decision reads claim ci's decision on row.
+func (p *Plan) decision(rep *runner.Report, ci, row int, o *Outcome) error {
 	c := p.claims[ci]
-	r := &rep.Results[row]
-	o := Outcome{Claim: c, Row: r.Label}
-	switch {
-	case c.fig.decision:
-		var d *sim.Decision
-		if row < len(p.found) && p.found[row] != nil {
-			d = p.found[row][ci]
+	var d *sim.Decision
+	if row < len(p.found) && p.found[row] != nil {
+		d = p.found[row][ci]
+	}
+	if d == nil {
+		o.Note = "no such decision"
+		if c.AtSet {
+			o.Note = "no decision at " + formatInstant(c.At)
 		}
-		if d == nil {
-			o.Note = "no such decision"
-			if c.AtSet {
-				o.Note = "no decision at " + formatInstant(c.At)
-			}
-			break
-		}
-		switch c.fig.name {
-		case "verdict":
-			o.Measured, o.Has = float64(d.Verdict), true
-		case "delay":
-			o.Measured, o.Has = float64(d.Delay), true
-		case "retry_after":
-			o.Measured, o.Has = float64(d.RetryAfter), true
-		default:
-			v, note, err := stateAt(rep, row, d, c.gauge())
-			if err != nil {
-				return Outcome{}, err
-			}
-			o.Measured, o.Has, o.Note = v, note == "", note
-		}
+		return nil
+	}
+	switch c.fig.name {
+	case "verdict":
+		o.Measured, o.Has = float64(d.Verdict), true
+	case "delay":
+		o.Measured, o.Has = float64(d.Delay), true
+	case "retry_after":
+		o.Measured, o.Has = float64(d.RetryAfter), true
 	default:
-		o.Measured, o.Has = c.Value(r, r.KeyGroups)
-		if !o.Has {
-			o.Note = "the row has no " + c.Term.Text
+		v, note, err := stateAt(rep, row, d, c.gauge())
+		if err != nil {
+			return err
+		}
+		o.Measured, o.Has, o.Note = v, note == "", note
+	}
+	return nil
+}
+
+// AddWindows adds to the scenario's report windows those the claims read
+// that it lacks, after its own (as Prepare does).
+func AddWindows(claims []Claim, sc *scenarios.Scenario) {
+	for _, c := range claims {
+		if c.fig.windowed && c.Window > 0 && !slices.Contains(sc.Windows, c.Window) {
+			sc.Windows = append(sc.Windows, c.Window)
 		}
 	}
-	switch {
-	case o.Has && c.Holds(o.Measured):
-		o.Status = Holds
-	case !o.Has && c.Row == scenarios.AllRows:
-		o.Status = NotApplicable
-	default:
-		o.Status = Fails
+}
+
+// Globs are the key globs the claims' figures filter by, each once.
+func Globs(claims []Claim) []string {
+	var out []string
+	for _, c := range claims {
+		if c.fig.keyed && c.Glob != "" && !slices.Contains(out, c.Glob) {
+			out = append(out, c.Glob)
+		}
 	}
-	return o, nil
+	return out
 }
 
 // gauge is the name of the gauge a state term reads.

@@ -252,7 +252,7 @@ func (c Constraint) shortfall(v float64) float64 {
 	return 1
 }
 
-func (c Constraint) met(v float64) bool { return expect.Holds(v, c.Op, c.Bound, 0) }
+func (c Constraint) met(v float64) bool { return expect.Compare(v, c.Op, c.Bound, 0) }
 
 // Choice is a point chosen for a label, with the objective there.
 type Choice struct {

@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ratesim/ratesim/expect"
 	"github.com/ratesim/ratesim/output"
 	"github.com/ratesim/ratesim/runner"
 	"github.com/ratesim/ratesim/scenarios"
@@ -77,6 +78,9 @@ type Options struct {
 	// start, and Run returns a *runner.BudgetError.
 	Budget           runner.Budget
 	MaxTotalRequests int64
+	// Claims are the scenario's expectations (expect.Compile): each
+	// point's report windows include those they read.
+	Claims []expect.Claim
 }
 
 // Sweep is the outcome: the points of the grid (of the shard) in grid
@@ -274,6 +278,7 @@ func group(o Options, pts []Point) [][]*prepared {
 			p.Error = reason(err)
 			continue
 		}
+		expect.AddWindows(o.Claims, sc)
 		pp := &prepared{point: p, sc: sc}
 		placed := false
 		for j, g := range groups {
