@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goccy/go-yaml"
 	"github.com/stretchr/testify/require"
 )
 
@@ -192,4 +193,56 @@ Expectations per point:
   point 0 (limit.rate=10): 1 hold, 1 fail, 1 n/a; fails: sliding-log reject_pct <= 30 (measured 50)
   point 1 (limit.rate=20): 2 hold, 0 fail, 1 n/a
 `)
+}
+
+// TestExpectDocsCI runs the ratesim commands of docs/expect.md's GitHub
+// Actions step and GitLab CI job, from the repository's root as CI would:
+// each must exit 0 and write a JUnit report that validates. Each YAML
+// block must read as YAML.
+func TestExpectDocsCI(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "docs", "expect.md"))
+	require.NoError(t, err)
+	var blocks []string
+	in, cur := false, ""
+	for _, l := range strings.Split(string(data), "\n") {
+		switch {
+		case l == "```yaml":
+			in, cur = true, ""
+		case in && l == "```":
+			in = false
+			blocks = append(blocks, cur)
+		case in:
+			cur += l + "\n"
+		}
+	}
+	dir := t.TempDir()
+	t.Chdir("..")
+	commands := 0
+	for _, b := range blocks {
+		var doc any
+		require.NoError(t, yaml.Unmarshal([]byte(b), &doc), b)
+		for _, l := range strings.Split(b, "\n") {
+			l = strings.TrimPrefix(strings.TrimSpace(l), "- ")
+			if !strings.HasPrefix(l, "ratesim check ") {
+				continue
+			}
+			commands++
+			args := shellFields(l)[1:]
+			report := ""
+			for i := range args {
+				if i > 0 && args[i-1] == "--junit" {
+					report = filepath.Join(dir, args[i])
+					args[i] = report
+				}
+			}
+			status, _, errOut := run(t, args...)
+			require.Equal(t, 0, status, "%s: %s", l, errOut)
+			require.NotEmpty(t, report, "%s: writes a JUnit report", l)
+			if xmllint, err := exec.LookPath("xmllint"); err == nil {
+				out, err := exec.Command(xmllint, "--noout", "--schema", filepath.Join("cmd", "testdata", "junit.xsd"), report).CombinedOutput()
+				require.NoError(t, err, "%s", out)
+			}
+		}
+	}
+	require.Equal(t, 2, commands, "a GitHub Actions step and a GitLab CI job")
 }

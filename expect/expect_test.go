@@ -1,6 +1,7 @@
 package expect_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -224,4 +225,13 @@ func FuzzParse(f *testing.F) {
 		require.NoError(t, err, a.String())
 		require.Equal(t, a.String(), b.String())
 	})
+}
+
+// docs/expect.md names every figure.
+func TestDocsListEveryFigure(t *testing.T) {
+	data, err := os.ReadFile("../docs/expect.md")
+	require.NoError(t, err)
+	for _, name := range expect.Names() {
+		require.Contains(t, string(data), "`"+name+"`", "docs/expect.md does not name %s", name)
+	}
 }

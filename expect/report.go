@@ -145,6 +145,7 @@ func JSON(w io.Writer, files []FileResult) error {
 		out.Files = append(out.Files, jf)
 	}
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // <= as written
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }
