@@ -246,3 +246,28 @@ func TestExpectDocsCI(t *testing.T) {
 	}
 	require.Equal(t, 2, commands, "a GitHub Actions step and a GitLab CI job")
 }
+
+// replay takes its claims from --expect and prints them as compare does;
+// a mistake names the flag.
+func TestReplayExpect(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "t.csv")
+	require.NoError(t, os.WriteFile(trace, []byte("time,key\n1.0,a\n1.1,a\n1.2,a\n2.5,b\n"), 0o644))
+	args := []string{"replay", trace, "--limit", "1/s", "--time-field", "time", "--key-field", "key", "--time-unit", "s",
+		"--algorithms", "gcra,fixed-window", "--no-timeline"}
+	// a's 3 requests in 200ms against 1 a second: the first passes
+	status, out, errOut := run(t, append(args, "--expect", "all: rejected == 2", "--expect", "gcra: verdict(n=2) == accept")...)
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, `
+Expectations: 2 hold, 1 fail
+        row           figure        expected   measured  where
+  ok    fixed-window  rejected      == 2       2         expect.all[0]
+  ok    gcra          rejected      == 2       2         expect.all[0]
+  FAIL  gcra          verdict(n=2)  == accept  reject    expect.gcra[0]
+`)
+	status, _, errOut = run(t, append(args, "--expect", "gcra: peek <= 3")...)
+	require.Equal(t, 2, status)
+	require.Equal(t, "ratesim: --expect: \"peek\" is not a figure; did you mean \"peak\"?\n", errOut)
+	status, _, errOut = run(t, append(args, "--expect", "reject_pct <= 3")...)
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, `--expect: "reject_pct <= 3": want ROW: ASSERTION`)
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ratesim/ratesim/expect"
 	"github.com/ratesim/ratesim/gateway"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
@@ -28,6 +29,8 @@ type replayFlags struct {
 	gateway, from, scope string
 	checkField           string
 	checkFirst           int
+	// expect are the --expect claims, ROW: ASSERTION each
+	expect []string
 }
 
 // replayStringFields are the replay source's string fields, each a flag of
@@ -99,6 +102,7 @@ docs/replay.md and docs/gateways.md.`,
 	fl.StringVar(&f.scope, "scope", "", "with --gateway, keep one scope (an nginx location: its row label or its location)")
 	fl.StringVar(&f.checkField, "check-field", "", "hold every row against the gateway's verdict in this log field: limit_req_status, status, ...")
 	fl.IntVar(&f.checkFirst, "check-first", sim.DefaultCheckFirst, "with --check-field, list this many disagreements per row")
+	fl.StringArrayVar(&f.expect, "expect", nil, `a claim on the run, printed under the table as a scenario's expect: section's: "ROW: ASSERTION" (a label or all), e.g. "all: reject_pct <= 1"; repeat it for more (docs/expect.md)`)
 	addOutputFlags(fl, &f.compareFlags)
 	return c
 }
@@ -196,9 +200,15 @@ func replayScenario(path string, f replayFlags, burstSet bool, gw *gateway.Repla
 	}
 	set("speed", "--speed", v)
 	flags[src+"path"] = path
+	if err := expectFlags(file, f.expect, flags); err != nil {
+		return nil, nil, err
+	}
 	sc, err := scenarios.Build(file)
 	if err == nil {
 		err = scenarios.CheckFiles(sc)
+	}
+	if err == nil {
+		_, err = expect.Compile(sc)
 	}
 	if err != nil {
 		return nil, nil, usageError{flagErrors(err, flags)}
@@ -209,6 +219,28 @@ func replayScenario(path string, f replayFlags, burstSet bool, gw *gateway.Repla
 	}
 	text, err := scenarios.Marshal(file)
 	return sc, text, err
+}
+
+// expectFlags writes the --expect claims into the file's expect section,
+// each named by its flag in errors.
+func expectFlags(file *scenarios.File, claims []string, flags map[string]string) error {
+	for _, c := range claims {
+		row, text, ok := strings.Cut(c, ":")
+		row, text = strings.TrimSpace(row), strings.TrimSpace(text)
+		if !ok || row == "" || text == "" {
+			return usagef("--expect: %q: want ROW: ASSERTION, a label or all and a claim (\"all: reject_pct <= 1\")", c)
+		}
+		i := slices.IndexFunc(file.Expect, func(r scenarios.ExpectRow) bool { return r.Row == row })
+		if i < 0 {
+			i = len(file.Expect)
+			file.Expect = append(file.Expect, scenarios.ExpectRow{Row: row, That: scenarios.Assertions{List: []scenarios.String{}}})
+		}
+		that := &file.Expect[i].That
+		flags[fmt.Sprintf("expect.%s[%d]", row, len(that.List))] = "--expect"
+		flags["expect."+row] = "--expect"
+		that.List = append(that.List, scenarios.StringOf(text))
+	}
+	return nil
 }
 
 // flagErrors rewrites the errors of a scenario built from flags so that
