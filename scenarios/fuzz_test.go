@@ -32,6 +32,19 @@ duration: 1s
 traffic: [{type: steady, rate: 5/s, clients: 2, attributes: {server: api}}]
 algorithms: [{name: all-of, limits: [{name: fixed-window}, {name: nginx, by: global}, {name: token-bucket, by: server}]}]
 `))
+	// an expect section: rows, a lone assertion and lists, and mistakes
+	f.Add([]byte(`name: e
+limit: 10/s
+algorithms: [fixed-window, gcra]
+traffic: [{type: burst, at: 900ms, count: 10}]
+expect:
+  fixed-window: peak(1s) == 20
+  gcra: [verdict(at=1s) == reject, "p99_delay <= 300ms within 5%"]
+  all:
+    - reject_pct(key=user-*) <= 1
+  gcrra: 3
+  sliding-log: {a: b}
+`))
 	for _, tc := range validSources {
 		f.Add([]byte(tc.src))
 	}
