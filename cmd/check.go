@@ -18,6 +18,7 @@ import (
 var checkFormats = []string{"table", "json"}
 
 type checkFlags struct {
+	builtins bool
 	format   string
 	junit    string
 	baseline string
@@ -35,13 +36,23 @@ each expects beside what was measured. Exits 0 when every assertion holds, 1
 when one fails, 2 for bad input (a scenario that does not read, an unknown
 figure or row, a scenario without expectations).`,
 		Example: `  ratesim check examples/expect.yaml
-  ratesim check limits/*.yaml --junit ratesim.xml`,
-		Args: cobra.MinimumNArgs(1),
+  ratesim check limits/*.yaml --junit ratesim.xml
+  ratesim check --builtins`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 && !f.builtins {
+				return fmt.Errorf("requires at least 1 arg(s), only received 0 (or --builtins)")
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error {
+			if f.builtins {
+				args = append(args, builtinsWithExpectations()...)
+			}
 			return runCheck(c.OutOrStdout(), c.ErrOrStderr(), args, f)
 		},
 	}
 	fl := c.Flags()
+	fl.BoolVar(&f.builtins, "builtins", false, "check every built-in scenario that has an expect: section (the reproductions of docs/reproductions.md among them)")
 	fl.StringVar(&f.format, "format", "table", "output format: "+strings.Join(checkFormats, ", "))
 	fl.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file (a testsuite per file, a testcase per assertion)")
 	fl.StringVar(&f.baseline, "baseline", "", "hold every row against this row, for the baseline_* figures (a label)")
@@ -49,8 +60,17 @@ figure or row, a scenario without expectations).`,
 	return c
 }
 
-// errExpectations is check's error when an assertion fails: exit 1.
-var errExpectations = errors.New("expectations failed")
+// builtinsWithExpectations lists the built-ins with an expect section, in
+// the order ratesim scenarios lists them.
+func builtinsWithExpectations() []string {
+	var names []string
+	for _, b := range scenarios.Builtins() {
+		if sc, err := scenarios.Builtin(b.Name); err == nil && len(sc.Expect) > 0 {
+			names = append(names, b.Name)
+		}
+	}
+	return names
+}
 
 func runCheck(stdout, stderr io.Writer, files []string, f checkFlags) error {
 	if !slices.Contains(checkFormats, f.format) {
@@ -167,7 +187,11 @@ func writeCheckTable(w io.Writer, results []expect.FileResult) {
 		total.Holds += c.Holds
 		total.Fails += c.Fails
 		total.NotApplicable += c.NotApplicable
-		fmt.Fprintf(w, "%s (%s): %s\n", r.File, r.Scenario, c)
+		name := r.File
+		if r.Scenario != r.File {
+			name += " (" + r.Scenario + ")"
+		}
+		fmt.Fprintf(w, "%s: %s\n", name, c)
 		for _, l := range expect.Lines(r.Outcomes) {
 			fmt.Fprintln(w, "  "+l)
 		}

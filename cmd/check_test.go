@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -270,4 +271,46 @@ Expectations: 2 hold, 1 fail
 	status, _, errOut = run(t, append(args, "--expect", "reject_pct <= 3")...)
 	require.Equal(t, 2, status)
 	require.Contains(t, errOut, `--expect: "reject_pct <= 3": want ROW: ASSERTION`)
+}
+
+// TestReproductions: every built-in's claims hold (ratesim check
+// --builtins), and docs/reproductions.md's table shows what the runs
+// measure: each row's figure is the one ratesim check measures for its
+// built-in, and every built-in with claims has a row.
+func TestReproductions(t *testing.T) {
+	status, out, errOut := run(t, "check", "--builtins")
+	require.Equal(t, 0, status, "%s%s", out, errOut)
+	names := builtinsWithExpectations()
+	require.Contains(t, out, fmt.Sprintf("\n%d files: ", len(names)))
+
+	data, err := os.ReadFile(filepath.Join("..", "docs", "reproductions.md"))
+	require.NoError(t, err)
+	shown := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		cells := strings.Split(l, " | ")
+		if !strings.HasPrefix(l, "| `") || len(cells) != 7 {
+			continue
+		}
+		name, row := strings.Trim(strings.TrimPrefix(cells[0], "| "), "`"), cells[1]
+		figure, measured, ok := strings.Cut(strings.TrimPrefix(cells[5], "`"), "` ")
+		require.True(t, ok, l)
+		shown[name] = true
+		status, out, errOut := run(t, "check", name, "--format", "json")
+		require.Equal(t, 0, status, errOut)
+		var got struct {
+			Files []struct{ Outcomes []map[string]any }
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &got))
+		found := false
+		for _, o := range got.Files[0].Outcomes {
+			if o["figure"] == figure && o["row"] == row {
+				found = true
+				require.Equal(t, measured, o["measured"], "%s: %s: %s", name, row, figure)
+			}
+		}
+		require.True(t, found, "%s claims nothing of %s on %s", name, figure, row)
+	}
+	for _, n := range names {
+		require.True(t, shown[n], "docs/reproductions.md has no row for %s", n)
+	}
 }

@@ -19,7 +19,10 @@ var builtinFS embed.FS
 var builtinNames = []string{"double-burst", "token-vs-leaky", "nginx-burst", "sliding-window-accuracy",
 	"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned", "ip-rotation",
 	"kong-local-pods", "kong-local-pods-backend", "redis-race", "sync-interval", "redis-outage", "flexible-consistency",
-	"protect-the-backend", "gc-pause-collapse", "netflix-gradient2", "metastable-retry", "metastable-retry-jitter", "metastable-retry-budget", "choose-burst"}
+	"protect-the-backend", "gc-pause-collapse", "netflix-gradient2", "metastable-retry", "metastable-retry-jitter", "metastable-retry-budget", "choose-burst",
+	// reproductions of published figures, each held by its expect section
+	// (ratesim check --builtins, docs/reproductions.md)
+	"sdi-token-bucket", "sdi-fixed-window", "sdi-sliding-window", "cloudflare-window"}
 
 // Default is the built-in scenario `ratesim compare` runs when given none.
 const Default = "double-burst"

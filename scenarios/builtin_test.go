@@ -30,7 +30,8 @@ func TestBuiltins(t *testing.T) {
 		require.Equal(t, info.Description, sc.Description)
 	}
 	require.Equal(t, []string{"double-burst", "token-vs-leaky", "nginx-burst", "sliding-window-accuracy",
-		"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned", "ip-rotation", "kong-local-pods", "kong-local-pods-backend", "redis-race", "sync-interval", "redis-outage", "flexible-consistency", "protect-the-backend", "gc-pause-collapse", "netflix-gradient2", "metastable-retry", "metastable-retry-jitter", "metastable-retry-budget", "choose-burst"}, names)
+		"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned", "ip-rotation", "kong-local-pods", "kong-local-pods-backend", "redis-race", "sync-interval", "redis-outage", "flexible-consistency", "protect-the-backend", "gc-pause-collapse", "netflix-gradient2", "metastable-retry", "metastable-retry-jitter", "metastable-retry-budget", "choose-burst",
+		"sdi-token-bucket", "sdi-fixed-window", "sdi-sliding-window", "cloudflare-window"}, names)
 	require.Equal(t, Default, names[0])
 
 	// every embedded file is listed
@@ -42,7 +43,7 @@ func TestBuiltins(t *testing.T) {
 	}
 
 	_, err = Builtin("nope")
-	require.EqualError(t, err, `no built-in scenario "nope" (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst)`)
+	require.EqualError(t, err, `no built-in scenario "nope" (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst, sdi-token-bucket, sdi-fixed-window, sdi-sliding-window, cloudflare-window)`)
 }
 
 // The default scenario of `ratesim compare` is docs/algorithms.md, worked example 1.
@@ -163,7 +164,7 @@ func TestLoadResolve(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "builtin:token-vs-leaky", sc.File)
 	_, err = Resolve(missing)
-	require.EqualError(t, err, missing+": no such file, and no built-in scenario of that name (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst)")
+	require.EqualError(t, err, missing+": no such file, and no built-in scenario of that name (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst, sdi-token-bucket, sdi-fixed-window, sdi-sliding-window, cloudflare-window)")
 	_, err = Resolve(dir)
 	require.EqualError(t, err, dir+": is a directory, want a scenario file")
 

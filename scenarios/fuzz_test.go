@@ -301,5 +301,9 @@ func withoutPositions(sc *Scenario) *Scenario {
 	for i := range c.Algorithms {
 		c.Algorithms[i].by = nil
 	}
+	c.Expect = slices.Clone(sc.Expect)
+	for i := range c.Expect {
+		c.Expect[i].Line, c.Expect[i].Col = 0, 0
+	}
 	return &c
 }
