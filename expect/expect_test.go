@@ -183,6 +183,8 @@ func TestCompileErrors(t *testing.T) {
 		{"  all: [accepted => 3]", `t.yaml:6:18: expect.all[0]: "=", want an operator`},
 		{"  gcra: verdict(at=1s) <= reject", `t.yaml:6:24: expect.gcra: "<=": a verdict is equal to another or not, want == or !=`},
 		{"  gcra: verdict == reject", `t.yaml:6:17: expect.gcra: verdict reads one decision, want verdict(at=TIME) or verdict(n=N)`},
+		{"  gcra: state == 3", `t.yaml:6:15: expect.gcra: state reads one decision, want state(at=TIME, gauge=NAME)`},
+		{"  gcra: estimate(n=2, at=1s, gauge=x) == 3", `t.yaml:6:30: expect.gcra: "gauge", want at=TIME, n=N or key=GLOB (only state takes gauge=)`},
 		{"  gcra: peak(key=a) == 3", `t.yaml:6:14: expect.gcra: peak takes no key filter, want a window: peak(1s)`},
 		{"  gcra: accepted == 3 within lots", `t.yaml:6:30: expect.gcra: "lots", want a tolerance >= 0`},
 		{"  gcra: accepted == 3 or more", `t.yaml:6:23: expect.gcra: "or", want "within"`},

@@ -151,11 +151,11 @@ func (p *Parser) Figure(name Token, names []string) (t Term, ok bool, err error)
 	}
 	t = Term{Text: name.Text, fig: fig, N: 1}
 	if p.Peek().Text != "(" {
-		if fig.decision {
+		switch {
+		case fig.name == "state":
+			return Term{}, true, p.errf(p.Peek().Col, "state reads one decision, want state(at=TIME, gauge=NAME)")
+		case fig.decision:
 			return Term{}, true, p.errf(p.Peek().Col, "%s reads one decision, want %s(at=TIME) or %s(n=N)", fig.name, fig.name, fig.name)
-		}
-		if fig.name == "state" {
-			return Term{}, true, p.errf(p.Peek().Col, "want state(at=TIME, gauge=NAME)")
 		}
 		return t, true, nil
 	}
