@@ -131,11 +131,12 @@ func TestTolerance(t *testing.T) {
 // Cloudflare's two counters: 42 admitted in the minute [0, 1m), then 18
 // asked at 1m5s, where the estimate is 42 × 55/60 = 38.5: 11 of them fit
 // under 50 (38.5 + 11 = 49.5, the 12th would make 50.5). At 1m15s the
-// request meets 42 × 45/60 + 11 = 42.5 and is admitted.
+// request meets 42 × 45/60 + 11 = 42.5 and is admitted. The sliding log
+// admits 8 of the 18 (the 42 are still in its last minute at 1m5s).
 func TestEstimate(t *testing.T) {
 	got := check(t, `name: cloudflare
 limit: 50/m
-algorithms: [sliding-window, fixed-window]
+algorithms: [sliding-window, fixed-window, sliding-log]
 traffic:
   - {type: burst, at: 10s, count: 42}
   - {type: burst, at: 1m5s, count: 18}
@@ -152,6 +153,9 @@ expect:
   fixed-window:
     - estimate(at=1m15s) == 0
     - state(at=1m15s, gauge=tokens) == 0
+    - state(at=1m15s, gauge=count) == 18
+  sliding-log:
+    - state(at=1m15s, gauge=in_window) == 8
 `, runner.Options{})
 	require.Equal(t, "holds sliding-window estimate(at=1m15s) 42.5", got[0])
 	require.Equal(t, "holds sliding-window state(at=1m15s, gauge=previous) 42", got[1])
@@ -161,7 +165,12 @@ expect:
 	require.Equal(t, "holds sliding-window accepted 54", got[5])
 	require.Equal(t, "fails sliding-window accepted 54", got[6])
 	require.True(t, strings.HasPrefix(got[7], "fails fixed-window estimate(at=1m15s) none (the algorithm's state has no estimate (it has "), got[7])
-	require.True(t, strings.HasPrefix(got[8], "fails fixed-window state(at=1m15s, gauge=tokens) none"), got[8])
+	require.Equal(t, "fails fixed-window state(at=1m15s, gauge=tokens) none (the algorithm's state has no tokens (it has count or limit))", got[8])
+	// the fixed window [1m, 2m) admitted all 18; the sliding log's last
+	// minute at 1m15s holds the 8 of them it admitted (the 42 at 10s have
+	// left it), a gauge whose name has a space ("in window")
+	require.Equal(t, "holds fixed-window state(at=1m15s, gauge=count) 18", got[9])
+	require.Equal(t, "holds sliding-log state(at=1m15s, gauge=in_window) 8", got[10])
 }
 
 // A claim on a row the run left out does not apply.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ratesim/ratesim/output"
@@ -326,9 +327,14 @@ func stateAt(rep *runner.Report, row int, d *sim.Decision, gauge string) (float6
 	if st == nil {
 		return 0, "the algorithm shows no state", nil
 	}
-	g := slices.Index(st.Names, gauge)
+	// a gauge's name is written with _ for its spaces (in_window)
+	names := make([]string, len(st.Names))
+	for i, n := range st.Names {
+		names[i] = strings.ReplaceAll(n, " ", "_")
+	}
+	g := slices.Index(names, gauge)
 	if g < 0 {
-		return 0, fmt.Sprintf("the algorithm's state has no %s (it has %s)", gauge, joinOr(st.Names)), nil
+		return 0, fmt.Sprintf("the algorithm's state has no %s (it has %s)", gauge, joinOr(names)), nil
 	}
 	for i, t := range st.TimesNs {
 		if t == int64(d.Time) {
