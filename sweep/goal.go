@@ -286,10 +286,16 @@ type Best struct {
 // points that meet the constraints (ties go to the earlier point), or the
 // constraint that came closest.
 func (g *Goal) Rank(s *Sweep) ([]Best, error) {
-	ls, err := labels(s)
-	if err != nil {
-		return nil, err
+	// each point's results, decoded once for every label
+	rows := make([][]sim.Result, len(s.Points))
+	for pi := range s.Points {
+		rs, err := rowsOf(&s.Points[pi])
+		if err != nil {
+			return nil, err
+		}
+		rows[pi] = rs
 	}
+	ls := labelsOf(rows)
 	out := make([]Best, len(ls))
 	for li, label := range ls {
 		b := Best{Label: label}
@@ -297,7 +303,7 @@ func (g *Goal) Rank(s *Sweep) ([]Best, error) {
 		nearFails := 0
 		for pi := range s.Points {
 			p := &s.Points[pi]
-			rs, _ := rowsOf(p)
+			rs := rows[pi]
 			row := -1
 			for i := range rs {
 				if rs[i].Label == label {

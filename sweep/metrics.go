@@ -27,19 +27,29 @@ func rowsOf(p *Point) ([]sim.Result, error) {
 // labels lists the labels of the points' results in order of first
 // appearance.
 func labels(s *Sweep) ([]string, error) {
-	var out []string
+	rows := make([][]sim.Result, len(s.Points))
 	for i := range s.Points {
 		rs, err := rowsOf(&s.Points[i])
 		if err != nil {
 			return nil, err
 		}
+		rows[i] = rs
+	}
+	return labelsOf(rows), nil
+}
+
+// labelsOf lists the labels of decoded results in order of first
+// appearance.
+func labelsOf(rows [][]sim.Result) []string {
+	var out []string
+	for _, rs := range rows {
 		for _, r := range rs {
 			if !slices.Contains(out, r.Label) {
 				out = append(out, r.Label)
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // fieldIndex finds a varied field by its path.
