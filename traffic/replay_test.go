@@ -38,7 +38,9 @@ func replayWith(t testing.TB, r *Replay, seed uint64) replayed {
 	var a Arrival
 	prev := time.Duration(-1)
 	for s.Next(&a) {
-		require.GreaterOrEqual(t, a.At, prev, "arrivals in time order")
+		if a.At < prev { // require only on failure: it is slow in a loop
+			require.GreaterOrEqual(t, a.At, prev, "arrivals in time order")
+		}
 		prev = a.At
 		out.at = append(out.at, a.At)
 		out.keys = append(out.keys, k.Name(a.Key))
