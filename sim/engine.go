@@ -390,6 +390,9 @@ type watcher struct {
 	next  time.Duration // the next sample instant
 	init  bool
 	state StateSeries
+	// id is key's, once the run has interned it (an id never changes)
+	id    uint32
+	found bool
 }
 
 // newRun builds the limiter of algorithm i and its run.
@@ -716,8 +719,11 @@ func (w *watcher) sampleUntil(t time.Duration, r *run) {
 		w.next = r.series.start
 	}
 	for w.next <= t {
-		id, ok := r.keys.Lookup(w.key)
-		if !ok {
+		if !w.found {
+			w.id, w.found = r.keys.Lookup(w.key)
+		}
+		id := w.id
+		if !w.found {
 			id = uint32(r.keys.Len()) // a key not seen yet is fresh
 		}
 		gauges := w.in.Inspect(w.next, algorithms.Key(id))
