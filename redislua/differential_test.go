@@ -129,6 +129,7 @@ func describe(p algorithms.Params) string {
 // Runner, pipelined), and requires every verdict, delay and retry_after to
 // be identical. One seed a case; three with RATESIM_LONG=1, as CI runs it.
 func TestDifferential(t *testing.T) {
+	t.Parallel()
 	srv := startRedisServer(t)
 	c := clientNoRetry(t, srv)
 	ctx := context.Background()
@@ -210,6 +211,7 @@ func TestDifferential(t *testing.T) {
 // script: every decision identical, so the scripts also follow each rule's
 // documented behaviour when time goes back.
 func TestDifferentialTimeGoesBack(t *testing.T) {
+	t.Parallel()
 	srv := startRedisServer(t)
 	c := clientNoRetry(t, srv)
 	ctx := context.Background()

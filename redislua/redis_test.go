@@ -156,6 +156,7 @@ func keySlot(key string) int {
 // from it), and the names of one run share one hash slot, by Redis's
 // CLUSTER KEYSLOT and by CRC16 here.
 func TestKeySlots(t *testing.T) {
+	t.Parallel()
 	srv := redistest.StartWith(t, "--cluster-enabled", "yes")
 	c := srv.Client(t)
 	ctx := context.Background()
@@ -240,6 +241,7 @@ func requests(trace []traceReq) func(func(Request) bool) {
 // another connection every 3ms: the runner
 // loads the script again and every decision is still the Go limiter's.
 func TestScriptFlush(t *testing.T) {
+	t.Parallel()
 	srv := startRedisServer(t)
 	c := clientNoRetry(t, srv)
 	other := srv.Client(t)
