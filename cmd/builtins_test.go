@@ -112,6 +112,7 @@ func TestCronAlignedBoundary(t *testing.T) {
 // TestRetriesDeterministic: with retries and jitter on, the same scenario and
 // seed give byte-identical output; another seed gives other figures.
 func TestRetriesDeterministic(t *testing.T) {
+	t.Parallel()
 	_, first, _ := run(t, "compare", "retry-storm-jitter", "--format", "json")
 	for i := 0; i < 3; i++ {
 		_, again, _ := run(t, "compare", "retry-storm-jitter", "--format", "json")
@@ -125,6 +126,7 @@ func TestRetriesDeterministic(t *testing.T) {
 // balancer, skews, store service and faults gives byte-identical output,
 // decisions included, run after run; another seed gives other figures.
 func TestClusterDeterministic(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := dir + "/c.yaml"
 	require.NoError(t, os.WriteFile(path, []byte(`name: jitter

@@ -42,6 +42,7 @@ func wrote(stderr string) []string {
 // writes the charts, says so on stderr one line a file, and prints the
 // same comparison as without charts.
 func TestCompareCharts(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "out", "charts")
 	status, out, errOut := run(t, "compare", "double-burst", "--charts", dir)
 	require.Equal(t, 0, status, errOut)
@@ -100,6 +101,7 @@ func TestCompareChartsSVG(t *testing.T) {
 // no timeline chart (in SVG, quicker to write than PNG: which charts are
 // drawn does not depend on the format).
 func TestChartsNoTimelineForLongRuns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	status, _, errOut := run(t, "compare", "retry-storm", "--charts", dir, "--chart-format", "svg", "--format", "json")
 	require.Equal(t, 0, status, errOut)
@@ -194,6 +196,7 @@ algorithms: [token-bucket, leaky-bucket]
 // with --chart-format svg; a scenario without one gets none (see
 // TestCompareCharts).
 func TestCompareBackendChart(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "backend.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(backendScenario), 0o644))
 	dir := filepath.Join(t.TempDir(), "charts")

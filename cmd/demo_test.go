@@ -98,6 +98,7 @@ func TestDemoNoTimeline(t *testing.T) {
 // TestDemoCharts: --charts writes the lesson's pictures; a lesson of two
 // runs writes each into a directory named after its scenario.
 func TestDemoCharts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	status, _, errOut := run(t, "demo", "double-burst", "--charts", dir)
 	require.Equal(t, 0, status, errOut)

@@ -72,6 +72,7 @@ func TestReplayMissingAndEmpty(t *testing.T) {
 // file gives the same decisions as the scenario itself (csv and jsonl carry
 // times to the nanosecond, keys and costs).
 func TestTrafficRoundTrip(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// the scenario's own decisions, once for both formats
 	want := filepath.Join(dir, "want.csv")
@@ -101,6 +102,7 @@ func TestTrafficRoundTrip(t *testing.T) {
 // TestReplayRealTrace replays the Apache log of ../shared/traces through the
 // command, as a user would.
 func TestReplayRealTrace(t *testing.T) {
+	t.Parallel()
 	path := "../../shared/traces/elastic_apache_logs.log"
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("the shared traces are not here (%v): they come with the team's workspace, not the repository", err)

@@ -267,6 +267,7 @@ func TestSweepCSVGoalColumns(t *testing.T) {
 // The heatmap docs/sweep.md and the README show is what the command they
 // show draws (-update rewrites it; look at it before committing).
 func TestDocsSweepChart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	status, _, errOut := run(t, "sweep", "choose-burst", "--vary", "limit.rate=8,10,12", "--vary", "limit.burst=1..6:1",
 		"--goal", "minimize burst subject to reject_pct(key=user-*) <= 1", "--format", "csv", "--output", filepath.Join(dir, "out.csv"), "--charts", dir)
