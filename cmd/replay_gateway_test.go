@@ -102,7 +102,12 @@ server { location / { limit_req zone=one; } }
 limit_req_zone $binary_remote_addr zone=two:1m rate=1r/s;
 server { location /a { limit_req zone=one; } location /b { limit_req zone=two; } }
 `, "1.1.1.1 - - [10/Oct/2000:13:55:36 +0000] \"GET / HTTP/1.1\" 200 1\n", nil,
-			`its limits count by different keys, the header x-client (NGINX:1:1), the client address (NGINX:2:1): replay takes one key per request; keep one scope with --scope`},
+			`its limits count by different keys, the header x-client (NGINX:1:1), the client address (NGINX:2:1): replay takes one key per request from the log, the header x-client, and cannot give a limit the second; keep one scope with --scope`},
+		{"a second variable key", `limit_req_zone $http_x_client zone=one:1m rate=1r/s;
+limit_req_zone $uri zone=two:1m rate=1r/s;
+server { location / { limit_req zone=one; limit_req zone=two; } }
+`, "1.1.1.1 - - [10/Oct/2000:13:55:36 +0000] \"GET / HTTP/1.1\" 200 1\n", nil,
+			`its limits count by different keys, the header x-client (NGINX:1:1), $uri (NGINX:2:1): replay takes one key per request from the log, the header x-client, and cannot give a limit the second`},
 		{"limit too", checkConf, checkLog, []string{"--limit", "1/s"}, "--limit: with --gateway the limits are the config's: leave --limit out"},
 		{"check field absent", checkConf, checkLog, []string{"--check-field", "upstream_status"},
 			`check.log: check-field "upstream_status": the log_format has no such variable`},
@@ -135,4 +140,44 @@ func TestReplayGatewayCombined(t *testing.T) {
 	// the config's limit_req_status 429): admitted, as the row admits them
 	// at 10 r/s with a burst of 20
 	require.Contains(t, out, ",status,4,4,1\n")
+}
+
+// The issue's two zones: per client (1r/s, burst=1 nodelay) and per server
+// ($server_name in one server block: every request together, 2r/s,
+// burst=1 nodelay). Hand-computed by nginx's rules (excess in
+// milli-requests, ngx_http_limit_req_lookup; a request charges neither
+// zone unless both pass it): at .000 a and b pass (perclient new nodes;
+// persrv 0, then 1000 <= 1000); c at .000 finds persrv at 2000 > 1000,
+// rejected, charging nothing; a at .500: perclient 1000-500 = 500 <= 1000,
+// persrv 1000-1000 (drained 2000/s) + 1000 = 1000: passes; c at .600:
+// persrv 1000-200+1000 = 1800, rejected. Counted by one key (the client)
+// the per-server zone would pass c at .000.
+const twoZoneConf = `http {
+    log_format check '$msec $limit_req_status $http_x_client';
+    access_log check.log check;
+    limit_req_zone $http_x_client zone=perclient:1m rate=1r/s;
+    limit_req_zone $server_name   zone=persrv:1m   rate=2r/s;
+    limit_req_status 429;
+    server {
+        server_name api;
+        location / {
+            limit_req zone=perclient burst=1 nodelay;
+            limit_req zone=persrv burst=1 nodelay;
+        }
+    }
+}
+`
+
+const twoZoneLog = `1700000000.000 PASSED a
+1700000000.000 PASSED b
+1700000000.000 REJECTED c
+1700000000.500 PASSED a
+1700000000.600 REJECTED c
+`
+
+func TestReplayGatewayTwoZones(t *testing.T) {
+	conf, log := gatewayFiles(t, twoZoneConf, twoZoneLog)
+	status, out, errOut := run(t, "replay", log, "--gateway", conf, "--check-field", "limit_req_status", "--format", "csv")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, ",limit_req_status,5,5,1\n")
 }

@@ -121,7 +121,9 @@ func TestNginxScenarioRows(t *testing.T) {
 
 // --split-limits: /search's all-of row stays first, then each of its two
 // limit_req alone, labelled by scope and zone, with the member's own
-// fields; a location with one limit_req gets no extra row.
+// fields; a location with one limit_req gets no extra row. perserver
+// counts every request together ($server_name in one server): alone it is
+// an all-of of that one limit, by: global.
 func TestNginxSplitLimits(t *testing.T) {
 	n := readWith(t, "testdata/nginx.conf", ReadNginx)
 	out, err := text(n.Scenario(Options{SplitLimits: true}))
@@ -136,7 +138,11 @@ func TestNginxSplitLimits(t *testing.T) {
 		"api.example.com /search zone=perip", "api.example.com /search zone=perserver",
 		"api.example.com = /login", "internal"}, labels)
 	all := sc.Algorithms[1].Params.Members
-	for i, a := range sc.Algorithms[2:4] {
+	require.Equal(t, "nginx", sc.Algorithms[2].Name)
+	require.Equal(t, "all-of", sc.Algorithms[3].Name)
+	require.Len(t, sc.Algorithms[3].Params.Members, 1)
+	require.Equal(t, algorithms.ByAll, sc.Algorithms[3].Params.Members[0].By)
+	for i, a := range []algorithms.Member{{Name: sc.Algorithms[2].Name, Params: sc.Algorithms[2].Params}, sc.Algorithms[3].Params.Members[0]} {
 		require.Equal(t, "nginx", a.Name)
 		require.Equal(t, all[i].Params.Rate, a.Params.Rate)
 		require.Equal(t, all[i].Params.Per, a.Params.Per)
@@ -218,4 +224,48 @@ func FuzzReadNginx(f *testing.F) {
 			t.Fatalf("imported scenario does not load: %v\n%s", err, out)
 		}
 	})
+}
+
+// Each zone counts by its own key: the first variable key ($http_x_client)
+// is the request's; $server_name and a text without variables count every
+// request of the server together (by: global); $uri is an attribute that
+// the placeholder traffic gives, so that the import runs as it is.
+func TestNginxZoneKeys(t *testing.T) {
+	conf := `limit_req_zone $http_x_client zone=perclient:1m rate=4r/s;
+limit_req_zone $server_name zone=persrv:1m rate=30r/s;
+limit_req_zone $uri zone=peruri:1m rate=10r/s;
+limit_req_zone all zone=fixed:1m rate=100r/s;
+server {
+    server_name api;
+    location / {
+        limit_req zone=perclient burst=4 nodelay;
+        limit_req zone=persrv burst=20 nodelay;
+    }
+    location /u { limit_req zone=peruri; }
+    location /f { limit_req zone=fixed; }
+}
+`
+	n, err := ReadNginx("n.conf", []byte(conf))
+	require.NoError(t, err)
+	out, err := text(n.Scenario(Options{}))
+	require.NoError(t, err)
+	for _, want := range []string{
+		"{name: nginx, rate: 4, per: 1s, burst: 4, nodelay: true}\n",
+		"$server_name is one value in this server: every request counts together (by: global)\n      - {name: nginx, by: global, rate: 30, per: 1s, burst: 20, nodelay: true}\n",
+		"counts by $uri, not by the request's key (by: uri)\n      - {name: nginx, by: uri, rate: 10, per: 1s, burst: 0}\n",
+		"all holds no variable: every request counts together (by: global)\n      - {name: nginx, by: global, rate: 100, per: 1s, burst: 0}\n",
+		"    attributes: {uri: uri}\n",
+	} {
+		require.Contains(t, out, want)
+	}
+	sc := parseImported(t, out)
+	require.Equal(t, algorithms.ByKey, sc.Algorithms[0].Params.Members[0].By)
+	require.Equal(t, algorithms.ByAll, sc.Algorithms[0].Params.Members[1].By)
+	require.Equal(t, 1, sc.Algorithms[1].Params.Members[0].By)
+	keys, err := n.Keys(Options{})
+	require.NoError(t, err)
+	require.Equal(t, []Key{{Kind: KeyHeader, Name: "x-client", Where: Pos{"n.conf", 1, 1}}, {Kind: KeyOther, Name: "$uri", Where: Pos{"n.conf", 3, 1}}}, keys)
+	keys, err = n.Keys(Options{Scope: "/f"})
+	require.NoError(t, err)
+	require.Equal(t, []Key{{Kind: KeyGlobal, Where: Pos{"n.conf", 4, 1}}}, keys)
 }

@@ -97,15 +97,18 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 		}
 	}
 	if o.Fields["key-field"] != "" {
-		return g, nil // the user says where the key is
+		// the user says where the key is: every limit that counts by a
+		// variable of the request counts by that field
+		keyOnly(g.Doc.Algorithms)
+		return g, nil
 	}
 	if len(keys) > 1 {
 		var what []string
 		for _, k := range keys {
 			what = append(what, fmt.Sprintf("%s (%s)", k, k.Where))
 		}
-		return nil, fmt.Errorf("--gateway %s: its limits count by different keys, %s: replay takes one key per request; keep one scope with --scope (ratesim import %s lists them as row labels), or name one field with --key-field",
-			file, strings.Join(what, ", "), file)
+		return nil, fmt.Errorf("--gateway %s: its limits count by different keys, %s: replay takes one key per request from the log, %s, and cannot give a limit the second; keep one scope with --scope (ratesim import %s lists them as row labels), or name one field for all with --key-field",
+			file, strings.Join(what, ", "), keys[0], file)
 	}
 	if len(keys) == 0 {
 		g.KeyField = traffic.KeyFieldNone
@@ -249,4 +252,16 @@ func CheckRejects(r *Replay) []int {
 		}
 	}
 	return rejects
+}
+
+// keyOnly makes every all-of member of rows that counts by an attribute
+// count by the request's key (by: global stays).
+func keyOnly(rows []scenarios.AlgEntry) {
+	for i := range rows {
+		for j := range rows[i].Limits {
+			if m := &rows[i].Limits[j]; m.By.Set() && m.By.Text != "global" {
+				m.By = scenarios.String{}
+			}
+		}
+	}
 }

@@ -38,6 +38,8 @@ func (n *Nginx) Scenario(o Options) (*Import, error) {
 	im.File.Limit = limit(first.Rate, per(first))
 	im.File.Duration = scenarios.DurationOf("10s")
 	names := labels{}
+	primary, hasPrimary := primaryKey(scopes)
+	var attrs []string // the attributes the members count by, in order
 	for _, s := range scopes {
 		label := s.Name()
 		if label == "" {
@@ -56,7 +58,7 @@ func (n *Nginx) Scenario(o Options) (*Import, error) {
 			head += "; limit_req_dry_run on: nginx passes every request and only logs the verdict"
 		}
 		im.note(head)
-		if len(s.Limits) == 1 {
+		if len(s.Limits) == 1 && zoneBy(s.Limits[0].Zone, primary, hasPrimary) == "" {
 			l := s.Limits[0]
 			e := limitEntry(l)
 			e.Label = str(label)
@@ -64,18 +66,31 @@ func (n *Nginx) Scenario(o Options) (*Import, error) {
 			im.row(e)
 			continue
 		}
-		if keys := distinctKeys(s.Limits); len(keys) > 1 {
-			im.note(fmt.Sprintf("NOTE: these limits have different keys (%s); the row applies them all", strings.Join(keys, ", ")),
-				"to the one key of each request, so it is nginx's only when those keys agree.")
-		}
+		// several limits, or one that counts by another key than the
+		// request's: an all-of row, each member by its zone's key
 		row := im.row(scenarios.AlgEntry{Name: str("all-of"), Label: str(label), Commit: str("all-or-nothing")})
 		for _, l := range s.Limits {
-			im.member(row, limitEntry(l), limitComment(base, l))
+			e := limitEntry(l)
+			by := zoneBy(l.Zone, primary, hasPrimary)
+			if by != "" {
+				e.By = str(by)
+				if by != "global" && !slices.Contains(attrs, by) {
+					attrs = append(attrs, by)
+				}
+			}
+			im.member(row, e, limitComment(base, l)+byComment(l.Zone, by))
 		}
 		if o.SplitLimits {
 			var members []splitMember
 			for _, l := range s.Limits {
-				members = append(members, splitMember{label: "zone=" + l.Zone.Name, entry: limitEntry(l), comment: []string{limitComment(base, l)}})
+				e := limitEntry(l)
+				if by := zoneBy(l.Zone, primary, hasPrimary); by != "" {
+					// alone, a limit by another key is an all-of of one
+					m := e
+					m.By = str(by)
+					e = scenarios.AlgEntry{Name: str("all-of"), Limits: []scenarios.AlgEntry{m}}
+				}
+				members = append(members, splitMember{label: "zone=" + l.Zone.Name, entry: e, comment: []string{limitComment(base, l)}})
 			}
 			im.splitRows(names, label, []string{
 				"--split-limits: each limit_req above on its own (it charges every request",
@@ -84,6 +99,10 @@ func (n *Nginx) Scenario(o Options) (*Import, error) {
 		}
 	}
 	im.placeholderTraffic(2*first.Rate, map[int64]string{1: "s", 60: "m"}[first.PerS])
+	for _, a := range attrs {
+		src := &im.File.Traffic[0]
+		src.Attributes = append(src.Attributes, scenarios.Attribute{Name: a, Value: str(a)})
+	}
 	return im, nil
 }
 
@@ -129,17 +148,6 @@ func limitEntry(l NginxLimit) scenarios.AlgEntry {
 	return e
 }
 
-// distinctKeys returns the zones' keys of limits, each once, in order.
-func distinctKeys(limits []NginxLimit) []string {
-	var keys []string
-	for _, l := range limits {
-		if !slices.Contains(keys, l.Zone.Key) {
-			keys = append(keys, l.Zone.Key)
-		}
-	}
-	return keys
-}
-
 // pick returns the scopes that scope names: all of them when it is "",
 // else the one whose name it is or, failing that, whose location it is.
 func (n *Nginx) pick(scope string) ([]*NginxScope, error) {
@@ -173,28 +181,39 @@ func (n *Nginx) pick(scope string) ([]*NginxScope, error) {
 	return picked, nil
 }
 
-// Keys returns the keys of the zones that the scopes o picks use, each
-// once, in order: $binary_remote_addr and $remote_addr are the client
-// address, $http_NAME the header NAME (nginx's underscores are dashes),
-// anything else a variable replay cannot find in a log.
+// Keys returns what the limits of the scopes o picks count by, for replay
+// (nginxkeys.go): the request's key first, the first variable key in the
+// order of the config, then the other variable keys, each once, which the
+// rows count by as attributes. $binary_remote_addr and $remote_addr are
+// the client address, $http_NAME the header NAME (nginx's underscores are
+// dashes), anything else a variable replay cannot find in a log. When
+// every zone's key is constant, the one key is KeyGlobal.
 func (n *Nginx) Keys(o Options) ([]Key, error) {
 	scopes, err := n.pick(o.Scope)
 	if err != nil {
 		return nil, err
 	}
+	primary, ok := primaryKey(scopes)
+	if !ok {
+		return []Key{{Kind: KeyGlobal, Where: scopes[0].Limits[0].Zone.Where}}, nil
+	}
 	var keys []Key
-	seen := map[string]bool{}
 	for _, s := range scopes {
 		for _, l := range s.Limits {
 			z := l.Zone
-			if seen[z.Key] {
+			if zoneConstant(z) {
 				continue
 			}
-			seen[z.Key] = true
-			keys = append(keys, nginxKey(z))
+			k := nginxKey(z)
+			if sameKey(k, primary) {
+				k = primary // where the request's key is first named
+			}
+			if !slices.ContainsFunc(keys, func(have Key) bool { return sameKey(have, k) }) {
+				keys = append(keys, k)
+			}
 		}
 	}
-	return keys, nil
+	return keys, nil // the request's key is the first variable key: first
 }
 
 func nginxKey(z *NginxZone) Key {
