@@ -340,3 +340,41 @@ func TestNginxOracleLog(t *testing.T) {
 	t.Logf("%s: %d of %d agree (%.4f)", scope, c.Agree, c.Compared, c.Ratio)
 	require.NoError(t, explainShift(t, log, "../examples/nginx-check.conf", scope, c))
 }
+
+// TestNginxTwoZonesOracle holds an all-of row whose limits count by
+// different keys against a real nginx: examples/nginx-two-zones.conf
+// limits each client (X-Client) and the whole server ($server_name, by:
+// global in the import); 24 clients send it bursts for a few seconds, well
+// over the server's 30 r/s, and the log, replayed with --gateway, must
+// agree with nginx's $limit_req_status on at least 99% of the requests.
+// Both zones must have rejected: the per-server zone is what rejects a
+// client's first request of a second.
+func TestNginxTwoZonesOracle(t *testing.T) {
+	testenv.Long(t, "the nginx oracle, a live nginx under seconds of load")
+	oracleTwice(t, func(t *testing.T, seed uint64) error {
+		p, dir, base := startNginx(t, "../examples/nginx-two-zones.conf")
+		heavy := gatewaytest.Load{Base: base, Paths: []string{"/"}, Header: "X-Client", Clients: 4, Seed: seed,
+			Duration: 2 * durEnv(), MaxBurst: 8, MaxPause: time.Second, MaxRequests: 2000}
+		light := gatewaytest.Load{Base: base, Paths: []string{"/"}, Header: "X-Client", FirstClient: 4, Clients: 20, Seed: seed,
+			Duration: 2 * durEnv(), MaxBurst: 2, MaxPause: 2 * time.Second, MaxRequests: 2000}
+		var lightRes gatewaytest.Result
+		done := make(chan struct{})
+		go func() { lightRes = light.Run(t); close(done) }()
+		res := heavy.Run(t)
+		<-done
+		p.Shutdown(t)
+		t.Logf("sent %d requests from heavy clients (%v), %d from light ones (%v)", res.Sent, res.ByStatus, lightRes.Sent, lightRes.ByStatus)
+		log := filepath.Join(dir, "two-zones.log")
+		if keep := os.Getenv("RATESIM_ORACLE_KEEP"); keep != "" {
+			data, _ := os.ReadFile(log)
+			_ = os.WriteFile(filepath.Join(keep, filepath.Base(log)), data, 0o644)
+		}
+		c := checkOf(t, log, filepath.Join(dir, "nginx.conf"), "/")
+		t.Logf("%d of %d agree (%.4f)", c.Agree, c.Compared, c.Ratio)
+		require.Greater(t, c.Compared, int64(300))
+		if c.Agree*100 < c.Compared*99 {
+			return fmt.Errorf("%d of %d agree, want 99%%: %v", c.Agree, c.Compared, c.First)
+		}
+		return nil
+	})
+}
