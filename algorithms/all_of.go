@@ -47,6 +47,9 @@ type Member struct {
 	// limit: nginx's limit_req_zone on $server_name in one server block);
 	// or j >= 1, the request's attribute j-1, attrs[j] of DecideAttrs.
 	By int
+	// Label names the member where outputs say which limit fired (an
+	// import's "zone=perclient (nginx.conf:8)"); "" for limits[i].
+	Label string
 }
 
 // The members' By that are not an attribute.
@@ -108,6 +111,7 @@ type AllOf struct {
 	asked   []bool // whether each member applies to it
 	one     [1]Key // DecideAttrs' attrs when Decide is called
 	mem     Memory
+	fired   int // Fired's answer for the last request
 }
 
 var (
@@ -273,6 +277,7 @@ func (a *AllOf) DecideAttrs(now time.Duration, attrs []Key, cost int64) Decision
 		}
 	}
 	var d Decision
+	a.fired = -1
 	switch a.commit {
 	case AllOrNothing:
 		rejected := false
@@ -282,6 +287,7 @@ func (a *AllOf) DecideAttrs(now time.Duration, attrs []Key, cost int64) Decision
 			}
 			md, changed := m.peek(now, a.keys[i], cost)
 			a.changed[i] = changed
+			a.blame(i, d, md)
 			rejected = merge(&d, md) || rejected
 		}
 		if !rejected {
@@ -294,12 +300,19 @@ func (a *AllOf) DecideAttrs(now time.Duration, attrs []Key, cost int64) Decision
 	case EveryHit:
 		for i, m := range a.members {
 			if a.asked[i] {
-				merge(&d, m.Decide(now, a.keys[i], cost))
+				md := m.Decide(now, a.keys[i], cost)
+				a.blame(i, d, md)
+				merge(&d, md)
 			}
 		}
 	case InOrder:
 		for i, m := range a.members {
-			if a.asked[i] && merge(&d, m.Decide(now, a.keys[i], cost)) {
+			if !a.asked[i] {
+				continue
+			}
+			md := m.Decide(now, a.keys[i], cost)
+			a.blame(i, d, md)
+			if merge(&d, md) {
 				break
 			}
 		}
@@ -310,6 +323,34 @@ func (a *AllOf) DecideAttrs(now time.Duration, attrs []Key, cost int64) Decision
 	a.account()
 	return d
 }
+
+// blame keeps member i as the one that fired when its decision md, about
+// to be merged into d, decides the request: the first member, in order,
+// that rejects (nginx's ngx_http_limit_req_handler checks its limits in
+// order and stops at the first that rejects), else the first with the
+// largest delay (the delay the request waits).
+func (a *AllOf) blame(i int, d, md Decision) {
+	switch {
+	case d.Verdict == Reject:
+	case md.Verdict == Reject:
+		a.fired = i
+	case md.Delay > d.Delay:
+		a.fired = i
+	}
+}
+
+// Firer is a limiter of several limits that says which of them decided
+// the last request (AllOf).
+type Firer interface {
+	Fired() int
+}
+
+var _ Firer = (*AllOf)(nil)
+
+// Fired returns the member that decided the last request (the index of
+// Params.Members): the first that rejected it, else the one whose delay
+// it waits; -1 when it was admitted at once.
+func (a *AllOf) Fired() int { return a.fired }
 
 // merge folds a member's decision md into d: a reject wins, with the
 // largest retry_after (Never wins over any wait); otherwise the largest

@@ -2,6 +2,8 @@ package algorithms
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -260,5 +262,31 @@ func TestAllOfAttributeMissing(t *testing.T) {
 		if got := l.Decide(0, Key(i), 1); got != want {
 			t.Errorf("Decide %d: got %+v, want %+v", i, got, want)
 		}
+	}
+}
+
+// Fired names the limit that decided: in all-or-nothing the first that
+// rejects, in order, though a later one rejects too; the one whose delay
+// the request waits; none for a request admitted at once. Hand-computed
+// with two nginx limits, 1r/s burst=1 nodelay and 2r/s burst=2 (no
+// nodelay: delays): at 0 both admit at once; at 100ms the first admits
+// (excess 900) and the second delays (excess 1000-200 = 800: waits 400ms);
+// at 200ms the first rejects (1800 > 1000) and the second would delay.
+func TestAllOfFired(t *testing.T) {
+	a, err := New("all-of", Params{Policy: Policy{Rate: 1, Per: time.Second, Burst: 1}, Members: []Member{
+		{Name: "nginx", Params: Params{Policy: Policy{Rate: 1, Per: time.Second, Burst: 1}, NginxBurst: 1, NginxBurstSet: true, Nodelay: true}},
+		{Name: "nginx", Params: Params{Policy: Policy{Rate: 2, Per: time.Second, Burst: 1}, NginxBurst: 2, NginxBurstSet: true}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := a.(Firer)
+	var got []string
+	for _, at := range []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond} {
+		d := a.Decide(at, 1, 1)
+		got = append(got, fmt.Sprintf("%v %v %d", d.Verdict, d.Delay, f.Fired()))
+	}
+	if want := []string{"accept 0s -1", "delay 400ms 1", "reject 0s 0"}; !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }
