@@ -216,7 +216,9 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags, prepa
 		o.Seed = &f.seed
 	}
 	if f.decisions != "" {
-		files := &decisionFiles{path: f.decisions, granted: grantsPartly(sc)}
+		files := &decisionFiles{path: f.decisions, granted: grantsPartly(sc), limits: slices.ContainsFunc(sc.Algorithms, func(a scenarios.Algorithm) bool {
+			return len(a.Params.Members) > 0
+		})}
 		defer files.cleanup()
 		o.Decisions = files.decisions()
 	}
@@ -291,6 +293,9 @@ type decisionFiles struct {
 	// granted adds the granted column: a row of the run may admit part
 	// of a cost
 	granted bool
+	// limits: a row is an all-of, so every row's decisions end with the
+	// limit that decided each (output.NewLimitDecisions; not on a cluster)
+	limits bool
 }
 
 // grantsPartly reports whether a row of sc may admit less than the cost
@@ -314,6 +319,13 @@ func (d *decisionFiles) decisions() *runner.Decisions {
 			return f, nil
 		},
 		Writer: func(part io.Writer, row sim.Algorithm, cluster, header bool) runner.DecisionWriter {
+			if d.limits && !cluster {
+				var names []string
+				for i, m := range row.Params.Members {
+					names = append(names, sim.LimitName(m, i))
+				}
+				return decisionWriter{output.NewLimitDecisions(part, row.Name, row.Label, header, cluster, d.granted, names)}
+			}
 			return decisionWriter{output.NewDecisionsOf(part, row.Name, row.Label, header, cluster, d.granted)}
 		},
 		Create: func() (io.WriteCloser, error) {

@@ -150,8 +150,11 @@ func TestReplayGatewayCombined(t *testing.T) {
 // persrv 0, then 1000 <= 1000); c at .000 finds persrv at 2000 > 1000,
 // rejected, charging nothing; a at .500: perclient 1000-500 = 500 <= 1000,
 // persrv 1000-1000 (drained 2000/s) + 1000 = 1000: passes; c at .600:
-// persrv 1000-200+1000 = 1800, rejected. Counted by one key (the client)
-// the per-server zone would pass c at .000.
+// persrv 1000-200+1000 = 1800, rejected; a at .700: perclient
+// 500-200+1000 = 1300 > 1000, rejected by perclient, which nginx checks
+// first (persrv would reject it too: 1000-400+1000 = 1600). Counted by one
+// key (the client) the per-server zone would pass c at .000. The decisions
+// name the zone that rejected, and the JSON counts them.
 const twoZoneConf = `http {
     log_format check '$msec $limit_req_status $http_x_client';
     access_log check.log check;
@@ -173,11 +176,34 @@ const twoZoneLog = `1700000000.000 PASSED a
 1700000000.000 REJECTED c
 1700000000.500 PASSED a
 1700000000.600 REJECTED c
+1700000000.700 REJECTED a
 `
 
 func TestReplayGatewayTwoZones(t *testing.T) {
 	conf, log := gatewayFiles(t, twoZoneConf, twoZoneLog)
 	status, out, errOut := run(t, "replay", log, "--gateway", conf, "--check-field", "limit_req_status", "--format", "csv")
 	require.Equal(t, 0, status, errOut)
-	require.Contains(t, out, ",limit_req_status,5,5,1\n")
+	require.Contains(t, out, ",limit_req_status,6,6,1\n")
+
+	csv := filepath.Join(t.TempDir(), "d.csv")
+	status, out, errOut = run(t, "replay", log, "--gateway", conf, "--decisions", csv, "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	data, err := os.ReadFile(csv)
+	require.NoError(t, err)
+	require.Equal(t, `algorithm,label,time_ns,key,cost,attempt,verdict,delay_ns,retry_after_ns,limit
+all-of,api /,1700000000000000000,a,1,1,accept,0,,
+all-of,api /,1700000000000000000,b,1,1,accept,0,,
+all-of,api /,1700000000000000000,c,1,1,reject,0,500000000,zone=persrv (nginx.conf:11)
+all-of,api /,1700000000500000000,a,1,1,accept,0,,
+all-of,api /,1700000000600000000,c,1,1,reject,0,400000000,zone=persrv (nginx.conf:11)
+all-of,api /,1700000000700000000,a,1,1,reject,0,300000000,zone=perclient (nginx.conf:10)
+`, string(data))
+	var rep struct {
+		Results []struct {
+			Fired json.RawMessage `json:"fired"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.JSONEq(t, `[{"limit": "zone=perclient (nginx.conf:10)", "rejected": 1, "delayed": 0},
+		{"limit": "zone=persrv (nginx.conf:11)", "rejected": 2, "delayed": 0}]`, string(rep.Results[0].Fired))
 }

@@ -39,6 +39,11 @@ type Options struct {
 	// SplitLimits adds, beside each all-of row, one row per member limit,
 	// for comparison (import --split-limits).
 	SplitLimits bool
+	// LimitLabels labels each limit of an all-of row by the config's
+	// name for it and its file:line ("zone=perclient (nginx.conf:8)"),
+	// so that outputs say which limit fired (replay --gateway sets it;
+	// nginx only so far).
+	LimitLabels bool
 }
 
 // Key is what a limit counts by, as replay --gateway finds it in a log.

@@ -56,7 +56,9 @@ type ReplayOptions struct {
 // or scope would do.
 func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 	file := o.File
-	im, err := cfg.Scenario(o.Options)
+	so := o.Options
+	so.LimitLabels = true
+	im, err := cfg.Scenario(so)
 	if err != nil {
 		return nil, err
 	}

@@ -71,6 +71,9 @@ func (n *Nginx) Scenario(o Options) (*Import, error) {
 		row := im.row(scenarios.AlgEntry{Name: str("all-of"), Label: str(label), Commit: str("all-or-nothing")})
 		for _, l := range s.Limits {
 			e := limitEntry(l)
+			if o.LimitLabels {
+				e.Label = str(fmt.Sprintf("zone=%s (%s:%d)", l.Zone.Name, base, l.Where.Line))
+			}
 			by := zoneBy(l.Zone, primary, hasPrimary)
 			if by != "" {
 				e.By = str(by)

@@ -25,6 +25,12 @@ const ClusterDecisionsHeader = DecisionsHeader + ",node,decided_ns"
 // redis-rate-at-most): the cost granted, 0 for a rejection.
 const GrantedColumn = ",granted"
 
+// LimitColumn is the column the decisions CSV ends with, after the others,
+// when a row of the scenario is an all-of (docs/commands.md): the limit of
+// the row that rejected or delayed the request (sim.Decision.Fired), empty
+// when none did and on rows of one limit.
+const LimitColumn = ",limit"
+
 // Decisions writes one algorithm's decisions as CSV rows, for
 // `ratesim compare --decisions FILE`: algorithm, label, time_ns, key, cost,
 // attempt, verdict (accept, delay or reject), delay_ns, and retry_after_ns,
@@ -47,6 +53,9 @@ type Decisions struct {
 	// cluster adds the node and decided_ns columns, granted the granted
 	// column
 	cluster, granted bool
+	// withLimits adds the limit column, limits naming the row's limits
+	withLimits bool
+	limits     []string
 }
 
 var _ sim.Observer = (*Decisions)(nil)
@@ -55,28 +64,37 @@ var _ sim.Observer = (*Decisions)(nil)
 // under label to w, which writes DecisionsHeader first when header is true
 // (for the first run written to a file).
 func NewDecisions(w io.Writer, algorithm, label string, header bool) *Decisions {
-	return newDecisions(w, algorithm, label, header, false, false)
+	return newDecisions(w, algorithm, label, header, false, false, false, nil)
 }
 
 // NewDecisionsOf is NewDecisions (cluster false) or NewClusterDecisions,
 // each row ending with the cost granted (GrantedColumn) when granted is
 // true: for a run that has a row which may admit part of a cost.
 func NewDecisionsOf(w io.Writer, algorithm, label string, header, cluster, granted bool) *Decisions {
-	return newDecisions(w, algorithm, label, header, cluster, granted)
+	return newDecisions(w, algorithm, label, header, cluster, granted, false, nil)
+}
+
+// NewLimitDecisions is NewDecisionsOf for a run with an all-of row: each
+// row ends with the limit that decided the request (LimitColumn), one of
+// limits (the row's limits, sim.LimitName; none for a row of one limit).
+func NewLimitDecisions(w io.Writer, algorithm, label string, header, cluster, granted bool, limits []string) *Decisions {
+	return newDecisions(w, algorithm, label, header, cluster, granted, true, limits)
 }
 
 // NewClusterDecisions is NewDecisions for a cluster scenario: each row ends
 // with the node and decided_ns, under ClusterDecisionsHeader.
 func NewClusterDecisions(w io.Writer, algorithm, label string, header bool) *Decisions {
-	return newDecisions(w, algorithm, label, header, true, false)
+	return newDecisions(w, algorithm, label, header, true, false, false, nil)
 }
 
-func newDecisions(w io.Writer, algorithm, label string, header, cluster, granted bool) *Decisions {
+func newDecisions(w io.Writer, algorithm, label string, header, cluster, granted, withLimits bool, limits []string) *Decisions {
 	d := &Decisions{
-		cluster: cluster,
-		granted: granted,
-		w:       bufio.NewWriterSize(w, 64<<10),
-		row:     make([]byte, 0, 256),
+		cluster:    cluster,
+		granted:    granted,
+		withLimits: withLimits,
+		limits:     limits,
+		w:          bufio.NewWriterSize(w, 64<<10),
+		row:        make([]byte, 0, 256),
 	}
 	d.prefix = appendCSVField(d.prefix, algorithm)
 	d.prefix = append(d.prefix, ',')
@@ -89,6 +107,9 @@ func newDecisions(w io.Writer, algorithm, label string, header, cluster, granted
 		}
 		if granted {
 			h += GrantedColumn
+		}
+		if withLimits {
+			h += LimitColumn
 		}
 		_, d.err = d.w.WriteString(h + "\n")
 	}
@@ -125,6 +146,12 @@ func (d *Decisions) Observe(x *sim.Decision) error {
 	if d.granted {
 		b = append(b, ',')
 		b = strconv.AppendInt(b, algorithms.GrantedOf(x.Decision, x.Cost), 10)
+	}
+	if d.withLimits {
+		b = append(b, ',')
+		if x.Fired > 0 && x.Fired <= len(d.limits) {
+			b = appendCSVField(b, d.limits[x.Fired-1])
+		}
 	}
 	b = append(b, '\n')
 	d.row = b

@@ -1635,7 +1635,11 @@ func (d *decoder) allOf(it val, m *mapping, e *AlgEntry, nameVal val, lim limitI
 			good = false
 			continue
 		}
-		a.Params.Members = append(a.Params.Members, algorithms.Member{Name: ma.Name, Params: ma.Params})
+		mem := algorithms.Member{Name: ma.Name, Params: ma.Params}
+		if e.Limits[i].Label.Set() {
+			mem.Label = ma.Label
+		}
+		a.Params.Members = append(a.Params.Members, mem)
 		a.by = append(a.by, d.memberBy)
 		set := map[string]any{"name": ma.Name}
 		for k, v := range ma.Set {

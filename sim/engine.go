@@ -375,6 +375,11 @@ type run struct {
 	byAttrs algorithms.Attributed
 	attrs   []algorithms.Key
 	tuples  [][]uint32
+	// firer is the row's limiter when it says which of its limits decided
+	// each request (an all-of row), fired the counts of Result.Fired
+	firer    algorithms.Firer
+	fired    []LimitFired
+	curFired int // Decision.Fired of the request being decided
 
 	// the run's progress report (Config.Progress through its board), and
 	// the events so far
@@ -454,6 +459,12 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 	r.progress = cfg.board.reporter(i)
 	if at, ok := lim.(algorithms.Attributed); ok && at.ByAttributes() {
 		r.byAttrs = at
+	}
+	if f, ok := lim.(algorithms.Firer); ok {
+		r.firer = f
+		for j, m := range alg.Params.Members {
+			r.fired = append(r.fired, LimitFired{Limit: LimitName(m, j)})
+		}
 	}
 	if in, ok := lim.(algorithms.Inspector); ok && cfg.Inspect != nil && cfg.Inspect.Every > 0 {
 		r.watchers = []*watcher{{in: in, key: cfg.Inspect.Key, every: cfg.Inspect.Every,
@@ -767,6 +778,9 @@ func (r *run) decide(a *traffic.Arrival, attempt int) error {
 	if r.countOnly {
 		return r.count(a, attempt, d)
 	}
+	if r.firer != nil {
+		r.curFired = r.blame(d)
+	}
 	if r.obs != nil {
 		if err := r.observe(a, attempt, d); err != nil {
 			return err
@@ -893,7 +907,7 @@ func unknownVerdict(v algorithms.Verdict) error {
 
 // observe shows a decision to the observer, which may stop observing.
 func (r *run) observe(a *traffic.Arrival, attempt int, d algorithms.Decision) error {
-	r.dec = Decision{Time: a.At, Key: r.keys.Name(a.Key), Cost: a.Cost, Attempt: attempt, Decision: d, Node: -1, Decided: a.At, Logged: a.Logged}
+	r.dec = Decision{Time: a.At, Key: r.keys.Name(a.Key), Cost: a.Cost, Attempt: attempt, Decision: d, Node: -1, Decided: a.At, Logged: a.Logged, Fired: r.curFired}
 	err := r.obs.Observe(&r.dec)
 	if errors.Is(err, ErrStopObserving) {
 		r.obs = nil
@@ -1012,8 +1026,25 @@ func (r *run) keyReport() KeyReport {
 	return rep
 }
 
+// blame counts the limit that decided d (Result.Fired) and returns 1 +
+// its index, 0 when none did.
+func (r *run) blame(d algorithms.Decision) int {
+	j := r.firer.Fired()
+	if j < 0 || j >= len(r.fired) {
+		return 0
+	}
+	switch d.Verdict {
+	case algorithms.Reject:
+		r.fired[j].Rejected++
+	case algorithms.Delay:
+		r.fired[j].Delayed++
+	}
+	return j + 1
+}
+
 func (r *run) result() Result {
 	res := r.res
+	res.Fired = r.fired
 	res.Algorithm = r.alg.Name
 	res.Label = r.alg.Label
 	res.Params = r.alg.Set

@@ -24,6 +24,10 @@ type Decision struct {
 	// Logged is what the gateway that wrote a replayed log decided of the
 	// request (traffic.Arrival.Logged), for Config.Check.
 	Logged traffic.Logged
+	// Fired is, for an all-of row, 1 + the index of the limit that decided
+	// the request (algorithms.Firer); 0 when none did (admitted at once)
+	// and for every other row.
+	Fired int
 }
 
 // Observer receives every decision of one algorithm's run, in processing

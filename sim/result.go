@@ -143,7 +143,12 @@ type Result struct {
 	Baseline *BaselineResult `json:"baseline,omitempty"`
 	// Check is how this row's decisions compare with what the gateway
 	// logged (docs/replay.md, replay --check-field); nil without one.
-	Check  *CheckResult `json:"check,omitempty"`
+	Check *CheckResult `json:"check,omitempty"`
+	// Fired says, for an all-of row, how many requests each of its limits
+	// decided (algorithms.Firer: the first that rejected, else the one
+	// whose delay the request waited), in the order of its limits; nil
+	// for every other row and on a cluster.
+	Fired  []LimitFired `json:"fired,omitempty"`
 	Series Series       `json:"series"`
 
 	// Delays is the distribution of the delays of admitted attempts, by
@@ -401,4 +406,21 @@ type NodeCount struct {
 	Attempts int64 `json:"attempts"`
 	Admitted int64 `json:"admitted"`
 	Rejected int64 `json:"rejected"`
+}
+
+// LimitFired is how many requests one limit of an all-of row rejected and
+// delayed, being the limit that decided them (Result.Fired).
+type LimitFired struct {
+	Limit    string `json:"limit"`
+	Rejected int64  `json:"rejected"`
+	Delayed  int64  `json:"delayed"`
+}
+
+// LimitName is how outputs name member i of an all-of row: its label, or
+// limits[i] (as the scenario file's path says it).
+func LimitName(m algorithms.Member, i int) string {
+	if m.Label != "" {
+		return m.Label
+	}
+	return "limits[" + strconv.Itoa(i) + "]"
 }
