@@ -206,4 +206,11 @@ all-of,api /,1700000000700000000,a,1,1,reject,0,300000000,zone=perclient (nginx.
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.JSONEq(t, `[{"limit": "zone=perclient (nginx.conf:10)", "rejected": 1, "delayed": 0},
 		{"limit": "zone=persrv (nginx.conf:11)", "rejected": 2, "delayed": 0}]`, string(rep.Results[0].Fired))
+
+	// a log that says nginx passed c at .600: the disagreement names the
+	// zone that rejected it here
+	require.NoError(t, os.WriteFile(log, []byte(strings.Replace(twoZoneLog, "600 REJECTED c", "600 PASSED c", 1)), 0o644))
+	status, out, errOut = run(t, "replay", log, "--gateway", conf, "--check-field", "limit_req_status")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, `"c": the gateway logged PASSED, ratesim reject by zone=persrv (nginx.conf:11).`)
 }

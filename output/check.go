@@ -67,8 +67,12 @@ func gatewayCheckFindings(r *sim.Report) []string {
 		all = false
 		var first []string
 		for _, d := range c.First {
-			first = append(first, fmt.Sprintf("%s %s: the gateway logged %s, ratesim %s",
-				reportInstant(r, d.TimeNs), strconv.Quote(d.Key), d.Gateway, d.Ratesim))
+			by := ""
+			if d.Limit != "" {
+				by = " by " + d.Limit
+			}
+			first = append(first, fmt.Sprintf("%s %s: the gateway logged %s, ratesim %s%s",
+				reportInstant(r, d.TimeNs), strconv.Quote(d.Key), d.Gateway, d.Ratesim, by))
 		}
 		what := "the first"
 		if len(first) > 1 {

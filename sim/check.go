@@ -52,6 +52,9 @@ type CheckDisagreement struct {
 	Key     string `json:"key"`
 	Gateway string `json:"gateway"`
 	Ratesim string `json:"ratesim"`
+	// Limit is, for an all-of row, the limit that decided the row's
+	// verdict (Decision.Fired, by LimitName); "" when none did.
+	Limit string `json:"limit,omitempty"`
 }
 
 // checkObserver counts one row's agreement and passes every decision on
@@ -61,6 +64,8 @@ type checkObserver struct {
 	first int
 	res   CheckResult
 	inner Observer
+	// limits name an all-of row's limits (LimitName), for Limit
+	limits []string
 }
 
 func newCheckObserver(c *Check, inner Observer) *checkObserver {
@@ -77,8 +82,12 @@ func (o *checkObserver) Observe(d *Decision) error {
 		if o.agrees(d.Logged, d.Verdict) {
 			o.res.Agree++
 		} else if len(o.res.First) < o.first {
-			o.res.First = append(o.res.First, CheckDisagreement{TimeNs: int64(d.Time), Key: d.Key,
-				Gateway: d.Logged.String(), Ratesim: d.Verdict.String()})
+			dis := CheckDisagreement{TimeNs: int64(d.Time), Key: d.Key,
+				Gateway: d.Logged.String(), Ratesim: d.Verdict.String()}
+			if d.Fired > 0 && d.Fired <= len(o.limits) {
+				dis.Limit = o.limits[d.Fired-1]
+			}
+			o.res.First = append(o.res.First, dis)
 		}
 	}
 	if o.inner != nil {

@@ -187,6 +187,9 @@ func runWith(cfg Config, rg feedShape) (*Report, error) {
 		}
 		if cfg.Check != nil {
 			checks[i] = newCheckObserver(cfg.Check, obs)
+			for j, m := range cfg.Algorithms[i].Params.Members {
+				checks[i].limits = append(checks[i].limits, LimitName(m, j))
+			}
 			obs = checks[i]
 		}
 		if rows[i], errs[i] = newRow(&cfg, i, obs); errs[i] == nil {
