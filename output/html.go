@@ -58,6 +58,7 @@ func HTML(w io.Writer, p Page) error {
 				lines []string
 			}{
 				{"Who was limited", LimitedKeys(r)},
+				{"Which limit fired", FiredLines(r)},
 				{"nginx's zone", ZoneLines(r)},
 				{"Replayed on Redis", RedisLines(r)},
 			} {
