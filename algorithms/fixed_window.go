@@ -311,6 +311,7 @@ func checkOptions(algorithm string, p Params, accepted ...string) error {
 		{"quota-type", "quota-type", p.QuotaType, p.QuotaType != ""},
 		{"tier", "tier", p.Tier, p.Tier != ""},
 		{"increment-condition", "increment-condition", fmt.Sprint(p.IncrementLate), p.IncrementLate},
+		{"mitigation-timeout", "mitigation-timeout", p.MitigationTimeout.String(), p.MitigationTimeout != 0},
 	}
 	for _, o := range set {
 		if o.isSet && !slices.Contains(accepted, o.name) {

@@ -154,6 +154,11 @@ func invVariants(name string, pol Policy) []invVariant {
 		}
 		return []invVariant{{"", base}, {"v2", with(func(p *Params) { p.Tier = AzureV2 })},
 			{"increment-condition", with(func(p *Params) { p.IncrementLate = true })}}
+	case "cloudflare-rate-limit":
+		// throttle (no block), a block shorter than a window (plus a
+		// few ns) and one of 3W
+		return []invVariant{{"", base}, {"mitigation-timeout", with(func(p *Params) { p.MitigationTimeout = pol.Per/2 + 7 })},
+			{"mitigation-timeout-3W", with(func(p *Params) { p.MitigationTimeout = 3 * pol.Per })}}
 	case "concurrency":
 		return []invVariant{
 			{"service-0", base},
@@ -237,7 +242,7 @@ func maxFit(name string, p Params) (int64, bool) {
 	switch name {
 	case "fixed-window", "sliding-log", "sliding-window":
 		return p.Rate, true
-	case "apigee-flexi":
+	case "apigee-flexi", "cloudflare-rate-limit":
 		return p.Rate, true
 	case "haproxy":
 		// c hits at once: the rate read after them is at least c, and a
@@ -304,6 +309,7 @@ func TestInvariants(t *testing.T) {
 						ds := decideAll(l, calls)
 						checkDecisions(t, info, v.p, calls, ds)
 						checkWindows(t, info.Name, v.p, calls, ds)
+						checkBlocks(t, info.Name, v.p, calls, ds)
 						checkReleases(t, info.Name, v.p, calls, ds)
 						if info.Exact || exactRetry(info.Name) {
 							checkRetryExact(t, info, v.p, calls, ds)
@@ -340,6 +346,8 @@ func invRule(name string, p Params) string {
 		return "azure-late"
 	case name == "azure-rate-limit":
 		return "sliding-log"
+	case name == "cloudflare-rate-limit" && p.MitigationTimeout == 0:
+		return "sliding-window"
 	}
 	return name
 }
@@ -447,7 +455,7 @@ func checkWindows(t *testing.T, name string, p Params, calls []invCall, ds []Dec
 	w := p.Per
 	for key, idx := range admittedByKey(ds, calls) {
 		switch name {
-		case "fixed-window", "sliding-window":
+		case "fixed-window", "sliding-window", "cloudflare-rate-limit":
 			per := make(map[int64]int64)
 			for _, i := range idx {
 				k, _ := windowAt(calls[i].at, w)
@@ -502,6 +510,26 @@ func checkWindows(t *testing.T, name string, p Params, calls []invCall, ds []Dec
 					require.LessOrEqual(t, sum, maxIn, "key %d: in flight at %v", key, calls[i].at)
 				}
 			}
+		}
+	}
+}
+
+// checkBlocks checks cloudflare-rate-limit's own bound beside its
+// window's: a rejection outside a block (not Never) starts one of D,
+// and nothing of the key is admitted before it ends.
+func checkBlocks(t *testing.T, name string, p Params, calls []invCall, ds []Decision) {
+	t.Helper()
+	if name != "cloudflare-rate-limit" {
+		return
+	}
+	end := map[Key]time.Duration{}
+	for i, d := range ds {
+		c := calls[i]
+		switch {
+		case d.Verdict != Reject:
+			require.GreaterOrEqual(t, c.at, end[c.key], "call %d: key %d admitted at %v inside a block", i, c.key, c.at)
+		case d.RetryAfter != Never && c.at >= end[c.key]:
+			end[c.key] = c.at + p.MitigationTimeout
 		}
 	}
 }

@@ -135,6 +135,10 @@ type Params struct {
 	// the response. See AzureRateLimit.
 	Tier          string
 	IncrementLate bool
+	// MitigationTimeout is cloudflare-rate-limit's mitigation timeout
+	// (the rule's Duration): a key that exceeds the rate is blocked that
+	// long; 0 throttles without a block. See CloudflareRateLimit.
+	MitigationTimeout time.Duration
 
 	// Members are an all-of row's limits, in order (AllOf), and Commit how
 	// it charges them (default AllOrNothing). Only all-of takes them.

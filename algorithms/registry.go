@@ -75,6 +75,7 @@ var optInRegistry = []Info{
 	{Name: "apigee-spike-arrest", Summary: "Apigee SpikeArrest: Nps or Npm smoothed to one request per per/rate (MessageWeight as cost); use-effective-count: a sliding window", Options: []string{"use-effective-count"}, Exact: true, New: newApigeeSpikeArrestLimiter},
 	{Name: "apigee-quota", Summary: "Apigee Quota: Allow count per interval, quota-type calendar (aligned windows), flexi (from the first request) or rollingwindow", Options: []string{"quota-type"}, Exact: true, New: newApigeeQuotaLimiter},
 	{Name: "azure-rate-limit", Summary: "Azure API Management rate-limit(-by-key): calls per renewal-period, a sliding window (classic) or token bucket (v2); increment-condition counts late", Options: []string{"tier", "increment-condition"}, Exact: true, New: newAzureRateLimitLimiter},
+	{Name: "cloudflare-rate-limit", Summary: "Cloudflare rate limiting rule: requests per period in a sliding window; mitigation-timeout blocks the key that long once it exceeds", Options: []string{"mitigation-timeout"}, Exact: true, New: newCloudflareLimiter},
 }
 
 // OptIn returns the rows that join no default set and are not in Names:
