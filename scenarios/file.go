@@ -88,6 +88,7 @@ type AlgEntry struct {
 	QuotaType         String   `yaml:"quota-type,omitempty"`
 	Tier              String   `yaml:"tier,omitempty"`
 	IncrementCond     Bool     `yaml:"increment-condition,omitempty"`
+	MitigationTimeout Duration `yaml:"mitigation-timeout,omitempty"`
 
 	// how the row runs on a cluster (docs/cluster.md)
 	Coordination String   `yaml:"coordination,omitempty"`

@@ -1075,6 +1075,11 @@ var algorithmOptions = []algorithmOption{
 		p.IncrementLate, ok = d.boolean(v)
 		return p.IncrementLate, ok
 	}},
+	{"mitigation-timeout", func(e *AlgEntry) Value { return e.MitigationTimeout.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.MitigationTimeout, ok = d.duration(v, true)
+		return p.MitigationTimeout.String(), ok
+	}},
 }
 
 // knownNames are the names a misspelt algorithm is matched against: every

@@ -22,7 +22,8 @@ func TestParseVendorAlgorithms(t *testing.T) {
 		"  - {name: apigee-spike-arrest, rate: 100, per: 1m, use-effective-count: true}\n" +
 		"  - {name: apigee-quota, quota-type: flexi}\n" +
 		"  - {name: apigee-quota, label: monthly, rate: 1000, per: 1mo}\n" +
-		"  - {name: azure-rate-limit, tier: classic, increment-condition: true}\n"
+		"  - {name: azure-rate-limit, tier: classic, increment-condition: true}\n" +
+		"  - {name: cloudflare-rate-limit, rate: 1, per: 10s, mitigation-timeout: 10m}\n"
 	sc, err := Parse("s.yaml", []byte(src))
 	require.NoError(t, err)
 	p := func(i int) algorithms.Params { return sc.Algorithms[i].Params }
@@ -36,6 +37,7 @@ func TestParseVendorAlgorithms(t *testing.T) {
 	require.Equal(t, algorithms.CalendarMonth, p(7).Calendar)
 	require.Equal(t, algorithms.AzureClassic, p(8).Tier)
 	require.True(t, p(8).IncrementLate)
+	require.Equal(t, 10*time.Minute, p(9).MitigationTimeout)
 
 	for _, c := range []struct{ src, want string }{
 		{"  - guava-burstyy\n", `did you mean "guava-bursty"?`},
@@ -45,6 +47,9 @@ func TestParseVendorAlgorithms(t *testing.T) {
 		{"  - {name: uber-ratelimit, warmup: 1s}\n", `uber-ratelimit takes no option "warmup" (its options: slack)`},
 		{"  - {name: apigee-spike-arrest, per: 1h}\n", "want 1s or 1m (a SpikeArrest <Rate> is Nps or Npm)"},
 		{"  - {name: azure-rate-limit, tier: v3}\n", `unknown tier (want classic or v2)`},
+		{"  - cloudflare-rate-limt\n", `did you mean "cloudflare-rate-limit"?`},
+		{"  - {name: cloudflare-rate-limit, mitigation-timout: 1m}\n", `did you mean "mitigation-timeout"?`},
+		{"  - {name: sliding-window, mitigation-timeout: 1m}\n", `sliding-window takes no option "mitigation-timeout"`},
 	} {
 		_, err := Parse("s.yaml", []byte(gwHead+c.src))
 		require.ErrorContains(t, err, c.want, c.src)
