@@ -62,6 +62,11 @@ const (
 // that can decide on a copy of a key's state and keep it or drop it.
 var AllOfMembers = []string{"nginx", "fixed-window", "sliding-window", "token-bucket"}
 
+// AllOfOptInMembers are the opt-in rows an all-of row also takes as
+// members (an API Gateway usage plan's quota beside its throttles); like
+// every opt-in row they are not named in messages.
+var AllOfOptInMembers = []string{"aws-usage-plan"}
+
 // AllOf is several limits applied to one request, as a gateway enforces
 // the limits that apply to it together (docs/gateways.md).
 //
@@ -89,11 +94,11 @@ var AllOfMembers = []string{"nginx", "fixed-window", "sliding-window", "token-bu
 // member held at once then (a lower bound of the keys holding state in
 // some member, exact when every member holds the same keys).
 //
-// Members are nginx (without zone), fixed-window, sliding-window and
-// token-bucket: what all-or-nothing needs from them is a decision on a
-// copy of a key's state, kept or dropped (peek and commit below), which
-// each builds from its own rule, so each member decides as its row alone
-// would.
+// Members are nginx (without zone), fixed-window, sliding-window,
+// token-bucket and aws-usage-plan: what all-or-nothing needs from them is
+// a decision on a copy of a key's state, kept or dropped (peek and commit
+// below), which each builds from its own rule, so each member decides as
+// its row alone would.
 //
 // Members may count by different attributes of a request (Member.By): a
 // per-address limit beside a global one. Each is then asked about the
@@ -203,7 +208,7 @@ func newMember(m Member) (member, error) {
 	if len(m.Params.Members) > 0 || m.Params.Commit != "" {
 		return nil, &ParamError{Field: "name", Found: m.Name, Want: "an all-of row's limits cannot themselves have limits"}
 	}
-	if m.Params.Calendar != NotCalendar && m.Name != "fixed-window" {
+	if m.Params.Calendar != NotCalendar && m.Name != "fixed-window" && m.Name != "aws-usage-plan" {
 		return nil, errCalendar(m.Name, m.Params.Calendar)
 	}
 	var build func(Params) (Limiter, error)
@@ -216,6 +221,8 @@ func newMember(m Member) (member, error) {
 		build = newSlidingWindowLimiter
 	case "token-bucket":
 		build = newTokenBucketLimiter
+	case "aws-usage-plan":
+		build = newAWSUsagePlanLimiter
 	default:
 		return nil, &ParamError{Field: "name", Found: m.Name,
 			Want: fmt.Sprintf("an all-of limit must be %s (the algorithms that can check a request without charging it)", strings.Join(AllOfMembers, ", "))}
@@ -242,6 +249,10 @@ func newMember(m Member) (member, error) {
 		return &peeker[slidingWindowState]{Limiter: l, k: &l.keyed, rule: func(cp *slidingWindowState, now time.Duration, _ Key, cost int64) (Decision, bool) {
 			k, e := l.clock.at(now, l.window)
 			return l.decideIn(cp, k, e, cost)
+		}}, nil
+	case *AWSUsagePlan:
+		return &peeker[fixedWindowState]{Limiter: l, k: &l.keyed, rule: func(cp *fixedWindowState, now time.Duration, _ Key, cost int64) (Decision, bool) {
+			return l.decideOn(cp, now, cost)
 		}}, nil
 	case *TokenBucket:
 		return &peeker[tokenBucketState]{Limiter: l, k: &l.keyed, rule: func(cp *tokenBucketState, now time.Duration, key Key, cost int64) (Decision, bool) {

@@ -312,6 +312,7 @@ func checkOptions(algorithm string, p Params, accepted ...string) error {
 		{"tier", "tier", p.Tier, p.Tier != ""},
 		{"increment-condition", "increment-condition", fmt.Sprint(p.IncrementLate), p.IncrementLate},
 		{"mitigation-timeout", "mitigation-timeout", p.MitigationTimeout.String(), p.MitigationTimeout != 0},
+		{"quota-offset", "quota-offset", fmt.Sprint(p.QuotaOffset), p.QuotaOffset != 0},
 	}
 	for _, o := range set {
 		if o.isSet && !slices.Contains(accepted, o.name) {

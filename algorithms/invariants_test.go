@@ -154,6 +154,16 @@ func invVariants(name string, pol Policy) []invVariant {
 		}
 		return []invVariant{{"", base}, {"v2", with(func(p *Params) { p.Tier = AzureV2 })},
 			{"increment-condition", with(func(p *Params) { p.IncrementLate = true })}}
+	case "aws-usage-plan":
+		// DAY, WEEK and MONTH, and DAY with half the limit off the
+		// initial day
+		day := func(p *Params) { p.Per = 24 * time.Hour }
+		vs := []invVariant{{"day", with(day)}, {"week", with(func(p *Params) { p.Per = 168 * time.Hour })},
+			{"day-offset", with(func(p *Params) { day(p); p.QuotaOffset = pol.Rate / 2 })}}
+		if pol.Rate >= 10 {
+			vs = append(vs, invVariant{"month", with(func(p *Params) { p.Per, p.Calendar = CalendarMonth.Nominal(), CalendarMonth })})
+		}
+		return vs
 	case "cloudflare-rate-limit":
 		// throttle (no block), a block shorter than a window (plus a
 		// few ns) and one of 3W
@@ -242,7 +252,7 @@ func maxFit(name string, p Params) (int64, bool) {
 	switch name {
 	case "fixed-window", "sliding-log", "sliding-window":
 		return p.Rate, true
-	case "apigee-flexi", "cloudflare-rate-limit":
+	case "apigee-flexi", "cloudflare-rate-limit", "aws-usage-plan":
 		return p.Rate, true
 	case "haproxy":
 		// c hits at once: the rate read after them is at least c, and a
@@ -466,6 +476,28 @@ func checkWindows(t *testing.T, name string, p Params, calls []invCall, ds []Dec
 				if per[k] > p.Rate { // require only on failure: it is slow in a loop
 					require.LessOrEqual(t, per[k], p.Rate, "key %d window %d", key, k)
 				}
+			}
+		case "aws-usage-plan":
+			// at most L a period (UTC days, weeks from Monday, months),
+			// L - offset in the period of the trace's first request
+			period := func(at time.Duration) int64 {
+				if p.Calendar != NotCalendar {
+					k, _, _ := calendarWindow(at, p.Calendar)
+					return k
+				}
+				k, _ := windowAt(at-4*24*time.Hour%w, w)
+				return k
+			}
+			first := period(calls[0].at)
+			per := make(map[int64]int64)
+			for _, i := range idx {
+				k := period(calls[i].at)
+				per[k] += calls[i].cost
+				limit := p.Rate
+				if k == first {
+					limit -= p.QuotaOffset
+				}
+				require.LessOrEqual(t, per[k], limit, "key %d period %d", key, k)
 			}
 		case "sliding-log":
 			// The busiest [a, a+W) starts at an admission.

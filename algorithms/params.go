@@ -139,6 +139,9 @@ type Params struct {
 	// (the rule's Duration): a key that exceeds the rate is blocked that
 	// long; 0 throttles without a block. See CloudflareRateLimit.
 	MitigationTimeout time.Duration
+	// QuotaOffset is aws-usage-plan's offset: the requests subtracted
+	// from its limit in the initial period. See AWSUsagePlan.
+	QuotaOffset int64
 
 	// Members are an all-of row's limits, in order (AllOf), and Commit how
 	// it charges them (default AllOrNothing). Only all-of takes them.

@@ -76,6 +76,7 @@ var optInRegistry = []Info{
 	{Name: "apigee-quota", Summary: "Apigee Quota: Allow count per interval, quota-type calendar (aligned windows), flexi (from the first request) or rollingwindow", Options: []string{"quota-type"}, Exact: true, New: newApigeeQuotaLimiter},
 	{Name: "azure-rate-limit", Summary: "Azure API Management rate-limit(-by-key): calls per renewal-period, a sliding window (classic) or token bucket (v2); increment-condition counts late", Options: []string{"tier", "increment-condition"}, Exact: true, New: newAzureRateLimitLimiter},
 	{Name: "cloudflare-rate-limit", Summary: "Cloudflare rate limiting rule: requests per period in a sliding window; mitigation-timeout blocks the key that long once it exceeds", Options: []string{"mitigation-timeout"}, Exact: true, New: newCloudflareLimiter},
+	{Name: "aws-usage-plan", Summary: "Amazon API Gateway usage plan quota: rate per 24h (DAY), 168h (WEEK, from Monday) or 1mo (MONTH), UTC; quota-offset off the initial period", Options: []string{"quota-offset"}, Exact: true, New: newAWSUsagePlanLimiter},
 }
 
 // OptIn returns the rows that join no default set and are not in Names:
@@ -122,7 +123,7 @@ func New(name string, p Params) (Limiter, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown algorithm %q (want one of %s)", name, strings.Join(Names(), ", "))
 	}
-	if p.Calendar != NotCalendar && name != "fixed-window" && name != "all-of" && name != "apigee-quota" {
+	if p.Calendar != NotCalendar && name != "fixed-window" && name != "all-of" && name != "apigee-quota" && name != "aws-usage-plan" {
 		return nil, errCalendar(name, p.Calendar)
 	}
 	return a.New(p)
