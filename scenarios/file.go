@@ -89,6 +89,7 @@ type AlgEntry struct {
 	Tier              String   `yaml:"tier,omitempty"`
 	IncrementCond     Bool     `yaml:"increment-condition,omitempty"`
 	MitigationTimeout Duration `yaml:"mitigation-timeout,omitempty"`
+	QuotaOffset       Int      `yaml:"quota-offset,omitempty"`
 
 	// how the row runs on a cluster (docs/cluster.md)
 	Coordination String   `yaml:"coordination,omitempty"`

@@ -1080,6 +1080,11 @@ var algorithmOptions = []algorithmOption{
 		p.MitigationTimeout, ok = d.duration(v, true)
 		return p.MitigationTimeout.String(), ok
 	}},
+	{"quota-offset", func(e *AlgEntry) Value { return e.QuotaOffset.Value }, func(d *decoder, v val, p *algorithms.Params) (any, bool) {
+		var ok bool
+		p.QuotaOffset, ok = d.integer(v, 0, 1<<40, "an integer >= 0 (API Gateway's QuotaSettings offset)")
+		return p.QuotaOffset, ok
+	}},
 }
 
 // knownNames are the names a misspelt algorithm is matched against: every
@@ -1628,7 +1633,7 @@ func (d *decoder) allOf(it val, m *mapping, e *AlgEntry, nameVal val, lim limitI
 			good = false
 			continue
 		}
-		if !slices.Contains(algorithms.AllOfMembers, ma.Name) {
+		if !slices.Contains(algorithms.AllOfMembers, ma.Name) && !slices.Contains(algorithms.AllOfOptInMembers, ma.Name) {
 			at := item
 			if !isString(item.n) {
 				if mm, ok := d.mapping(item, wantAlgorithm, &e.Limits[i]); ok {
