@@ -1,7 +1,9 @@
 package cmd
 
 import (
+	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,19 +27,20 @@ func TestRunawayRefused(t *testing.T) {
 		args                 []string
 		over                 []string // what the refusal says
 	}{
-		// 3.6e15 requests (1e9 a second for 3.6e6 s), over --max-requests;
-		// the peaks of the 1s window would hold 1e9 instants (8 bytes
-		// each): 7.5 GiB, over --max-memory
+		// 3.6e15 requests (1e9 a second for 3.6e6 s), over
+		// --max-requests; the peaks of the 1s window hold its 1e9
+		// instants, one a nanosecond, as a run: memory is no reason
 		{"1e9/s for 1000h", "1000000000/s", "1000h", []string{"--algorithms", "gcra"}, []string{
-			"3,600,000,000,000,000 requests to decide, over --max-requests 1,000,000,000",
-			"7.5 GiB of memory, over --max-memory 4.0 GiB: the exact peaks of offered traffic hold each distinct instant of the 1s window, up to 1,000,000,000 of them (7.5 GiB)",
+			"the run is too big to start: 3,600,000,000,000,000 requests to decide, over --max-requests 1,000,000,000; its estimate:",
 			"  requests: exactly 3,600,000,000,000,000\n",
+			"1,000,000,000 distinct instants of the 1s window at most, in runs of evenly spaced ones: 3 entries",
 		}},
-		// 1e9 requests for gcra alone is within the default; the peaks'
-		// 1e9 instants are not
-		{"1e9/s for 1s", "1000000000/s", "1s", []string{"--algorithms", "gcra"}, []string{
-			"the run is too big to start: 7.5 GiB of memory, over --max-memory 4.0 GiB: the exact peaks",
-			"  requests: exactly 1,000,000,000\n  decisions: 1,000,000,000 (every attempt by 1 limiter)\n",
+		// 6.6e8 a second are 1 or 2 ns apart (1.52 on average), the 1s
+		// window's 660,000,001 instants 320,000,001 gaps of 2 at most,
+		// never two in a row: 640,000,006 entries at most, 12 bytes
+		// each, over --max-memory
+		{"6.6e8/s for 10s", "660000000/s", "10s", []string{"--algorithms", "gcra", "--max-requests", "unlimited"}, []string{
+			"the run is too big to start: 7.2 GiB of memory, over --max-memory 4.0 GiB: the exact peaks of offered traffic hold the 660,000,001 distinct instants of the 1s window in runs of evenly spaced ones, up to 640,000,006 entries (7.2 GiB)",
 		}},
 		// the largest rate: more requests in 1s than an int64 holds
 		{"the largest rate", "9223372036854775807/s", "1s", nil, []string{
@@ -56,6 +59,9 @@ func TestRunawayRefused(t *testing.T) {
 				require.Contains(t, errOut, s)
 			}
 			require.Contains(t, errOut, "raise --max-requests or --max-memory (2e9, 8GiB, unlimited) to run it anyway\n")
+			if slices.Contains(c.args, "unlimited") {
+				return // validate checks the default budget
+			}
 
 			status, out, errOut = run(t, "validate", path)
 			require.Equal(t, 0, status, errOut)
@@ -142,4 +148,40 @@ func TestSweepBudget(t *testing.T) {
 	require.Contains(t, errOut, "\nraise --max-total-requests (2e10, unlimited) to run it anyway\n")
 	status, _, errOut = run(t, append(args, "--max-requests", "160", "--max-total-requests", "640")...)
 	require.Equal(t, 0, status, errOut)
+}
+
+// TestBillionASecondFits: a steady source of a billion requests a second
+// for 1s, decided by gcra, is within the default budget: its peaks of
+// offered traffic hold the 1s window's billion instants, one a
+// nanosecond, as a run of them. Run for 2ms (two million requests), its
+// offered peaks are exact: all of them in the 1s window, a million in
+// any 1ms.
+func TestBillionASecondFits(t *testing.T) {
+	billion := func(duration string) string {
+		return writeFile(t, "billion.yaml", "name: billion\nduration: "+duration+"\nlimit: {rate: 100, per: 1s}\n"+
+			"algorithms: [{name: gcra}]\ntraffic:\n  - {type: steady, key: k, rate: 1000000000/s}\nreport: {windows: [1s, 1ms]}\n")
+	}
+	status, out, errOut := run(t, "validate", billion("1s"))
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, "  requests: exactly 1,000,000,000\n  decisions: 1,000,000,000 (every attempt by 1 limiter)\n  keys: exactly 1\n"+
+		"  memory: about 32.2 MiB (peaks of offered traffic: 1,000,000,000 distinct instants of the 1s window at most, in runs of evenly spaced ones: 3 entries, 48.1 KiB)\n")
+	require.NotContains(t, out, "over the default budget")
+
+	status, out, errOut = run(t, "compare", billion("2ms"), "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	var res struct {
+		Results []struct {
+			AttemptPeaks []struct {
+				WindowNs int64 `json:"window_ns"`
+				Count    int64 `json:"count"`
+				StartNs  int64 `json:"start_ns"`
+			} `json:"attempt_peaks"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	require.Len(t, res.Results, 1)
+	peaks := res.Results[0].AttemptPeaks
+	require.Len(t, peaks, 2)
+	require.Equal(t, [2]int64{2_000_000, 0}, [2]int64{peaks[0].Count, peaks[0].StartNs}, "1s")
+	require.Equal(t, [2]int64{1_000_000, 0}, [2]int64{peaks[1].Count, peaks[1].StartNs}, "1ms")
 }

@@ -42,11 +42,13 @@ type Estimate struct {
 	// Keys are the keys the traffic goes to (at most).
 	Keys int64
 	// Window is the longest peak window (report.windows); Instants the
-	// most distinct instants of attempts in any such window, which the
-	// peaks of offered traffic hold one entry each; PeakBytes their
-	// memory.
+	// most distinct instants of attempts in any such window; Entries
+	// the most entries the peaks of offered traffic hold for them, one
+	// an instant or, for evenly spaced instants of one source, one a run
+	// of them (docs/metrics.md, "Peaks"); PeakBytes their memory.
 	Window    time.Duration
 	Instants  int64
+	Entries   int64
 	PeakBytes int64
 	// Memory is the run's memory, about: PeakBytes, the keys' state in
 	// every run (KeyBytes), what grows with the attempts of the longest
@@ -173,20 +175,25 @@ func EstimateOf(sc *scenarios.Scenario) (*Estimate, error) {
 	e.Work = satAdd(e.Work, e.StoreOps)
 
 	// the peaks of attempts hold one entry per distinct instant of the
-	// longest window: 8 bytes while it is at most 2^32-1 ns and the cost
-	// at one instant fits in 32 bits (a window of fewer requests than
-	// that, of cost 1), else 16 (sim/peaks.go); with retries each run
-	// keeps its own
+	// longest window, or per run of evenly spaced ones where the
+	// traffic's size knows them (first attempts only): 12 bytes while it
+	// is at most 2^32-1 ns and the cost at one instant fits in 32 bits (a
+	// window of fewer requests than that, of cost 1), else 24
+	// (sim/peaks.go); with retries each run keeps its own
 	e.Instants = min(satAdd(all.Instants, retryWindow), window, int64(e.Window))
-	entry := int64(8)
+	e.Entries = e.Instants
+	if e.Retries == 0 {
+		e.Entries = min(e.Entries, all.Runs)
+	}
+	entry := int64(12)
 	if e.Window > math.MaxUint32 || window > math.MaxUint32 {
-		entry = 16
+		entry = 24
 	}
 	peakSets := int64(1)
 	if e.Retries > 0 {
 		peakSets = int64(max(e.Runs, 1))
 	}
-	e.PeakBytes = satMul(ringBytes(e.Instants, entry), peakSets)
+	e.PeakBytes = satMul(ringBytes(e.Entries, entry), peakSets)
 	e.KeyBytes = satMul(e.Keys, satAdd(keyBytes, satMul(runKeys, runKeyBytes)))
 	for _, a := range sc.Algorithms {
 		// the key peaks' releases of the longest window, and a sliding
@@ -258,7 +265,7 @@ func (e *Estimate) Add(x *Estimate) {
 	e.Window = max(e.Window, x.Window)
 	if x.Memory > e.Memory {
 		e.Memory, e.KeyBytes, e.WindowBytes, e.RetryBytes = x.Memory, x.KeyBytes, x.WindowBytes, x.RetryBytes
-		e.Instants, e.PeakBytes = x.Instants, x.PeakBytes
+		e.Instants, e.Entries, e.PeakBytes = x.Instants, x.Entries, x.PeakBytes
 	}
 }
 
@@ -386,9 +393,12 @@ func (e *BudgetError) Error() string {
 		msg := fmt.Sprintf("%s of memory, over --max-memory %s", Bytes(est.Memory), Bytes(b.MaxMemory))
 		// the part that needs it all: exact figures are not approximated
 		switch {
+		case est.PeakBytes > b.MaxMemory && est.Entries < est.Instants:
+			msg += fmt.Sprintf(": the exact peaks of offered traffic hold the %s distinct instants of the %s window in runs of evenly spaced ones, up to %s entries (%s)",
+				Count(est.Instants), human.Duration(est.Window), Count(est.Entries), Bytes(est.PeakBytes))
 		case est.PeakBytes > b.MaxMemory:
 			msg += fmt.Sprintf(": the exact peaks of offered traffic hold each distinct instant of the %s window, up to %s of them (%s)",
-				human.Duration(est.Window), Count(est.Instants), Bytes(est.PeakBytes))
+				human.Duration(est.Window), Count(est.Entries), Bytes(est.PeakBytes))
 		case est.WindowBytes > b.MaxMemory:
 			msg += fmt.Sprintf(": the exact key peaks (and sliding logs) hold each request admitted in the %s window (%s)",
 				human.Duration(est.Window), Bytes(est.WindowBytes))
@@ -432,6 +442,10 @@ func (e *Estimate) Lines() []string {
 	keys := "keys: " + figure(e.KeysAccuracy, e.Keys)
 	mem := fmt.Sprintf("memory: about %s (peaks of offered traffic: %s distinct instants of the %s window at most, %s)",
 		Bytes(e.Memory), Count(e.Instants), human.Duration(e.Window), Bytes(e.PeakBytes))
+	if e.Entries < e.Instants {
+		mem = fmt.Sprintf("memory: about %s (peaks of offered traffic: %s distinct instants of the %s window at most, in runs of evenly spaced ones: %s entries, %s)",
+			Bytes(e.Memory), Count(e.Instants), human.Duration(e.Window), Count(e.Entries), Bytes(e.PeakBytes))
+	}
 	return []string{req, work, keys, mem}
 }
 

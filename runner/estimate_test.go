@@ -23,8 +23,9 @@ func parse(t *testing.T, text string) *scenarios.Scenario {
 func TestEstimateByHand(t *testing.T) {
 	// double-burst: two bursts of 10 of alice, decided by the 8 rows of
 	// the default list: 160 decisions; the 20 instants are all within
-	// the 1s window (900ms..1090ms), 8 bytes each in a ring that holds
-	// 2048 entries more and may double: (20 + 2048) * 8 * 2
+	// the 1s window (900ms..1090ms), an entry of 12 bytes each (two
+	// sources: nothing grouped) in a ring that holds 2048 entries more and
+	// may double: (20 + 2048) * 12 * 2
 	e, err := EstimateOf(doubleBurst(t))
 	require.NoError(t, err)
 	require.Equal(t, int64(20), e.Requests)
@@ -35,7 +36,8 @@ func TestEstimateByHand(t *testing.T) {
 	require.Equal(t, traffic.Bound, e.KeysAccuracy)
 	require.Equal(t, time.Second, e.Window)
 	require.Equal(t, int64(20), e.Instants)
-	require.Equal(t, int64((20+2048)*8*2), e.PeakBytes)
+	require.Equal(t, int64(20), e.Entries)
+	require.Equal(t, int64((20+2048)*12*2), e.PeakBytes)
 
 	// 10/s for 10s to 4 clients, with retries of at most 3 attempts: 100
 	// first attempts, 200 retries at most, by 2 rows: 600 decisions. A 1s
@@ -59,7 +61,8 @@ traffic:
 	require.Equal(t, traffic.Exact, e.KeysAccuracy)
 	require.Equal(t, int64(37), e.Instants, "11 first attempts and 26 retries")
 	// with retries, each of the 2 rows keeps its own peaks of attempts
-	require.Equal(t, int64(2*(37+2048)*8*2), e.PeakBytes)
+	require.Equal(t, int64(37), e.Entries, "retries: nothing grouped")
+	require.Equal(t, int64(2*(37+2048)*12*2), e.PeakBytes)
 	// the retries waiting at once are those of the first attempts of the
 	// 200ms the waits last, 2 x (ceil(2) + 1), 96 bytes each in each row
 	require.Equal(t, int64(2*3*96*2), e.RetryBytes)
@@ -114,8 +117,9 @@ traffic:
 // each and 32 in the one run (96,000); the 1s window holds at most 1001
 // attempts, and gcra releases at most 5 + 10*(1+2) = 35 a key a window,
 // more than the window's attempts over 1000 keys: 1001 releases of 16
-// bytes; the peaks 1001 instants of 8 bytes. Each is held in a ring of
-// 2048 entries more, whose blocks may double it.
+// bytes; the peaks 1001 instants, 1ms apart: a run, in 3 entries of 12
+// bytes at most. Each is held in a ring of 2048 entries more, whose
+// blocks may double it.
 func TestEstimateMemory(t *testing.T) {
 	e, err := EstimateOf(parse(t, `name: m
 duration: 10s
@@ -128,8 +132,10 @@ report: {windows: [1s]}
 	require.NoError(t, err)
 	require.Equal(t, int64(96_000), e.KeyBytes)
 	require.Equal(t, int64((1001+2048)*16*2), e.WindowBytes)
-	require.Equal(t, int64((1001+2048)*8*2), e.PeakBytes)
-	require.Equal(t, int64(32<<20+96_000+(1001+2048)*16*2+(1001+2048)*8*2), e.Memory)
+	require.Equal(t, int64(1001), e.Instants)
+	require.Equal(t, int64(3), e.Entries)
+	require.Equal(t, int64((3+2048)*12*2), e.PeakBytes)
+	require.Equal(t, int64(32<<20+96_000+(1001+2048)*16*2+(3+2048)*12*2), e.Memory)
 
 	// one key: gcra's 35 releases bound the window's, not the 1001
 	// attempts
@@ -143,6 +149,40 @@ report: {windows: [1s]}
 `))
 	require.NoError(t, err)
 	require.Equal(t, int64((35+2048)*16*2), e.WindowBytes)
+}
+
+// TestEstimateGroupsEvenlySpacedInstants: the peaks of offered traffic
+// hold a run of evenly spaced instants of one source as one entry, so a
+// source of a billion requests a second (one a nanosecond) for 1s fits
+// the default budget: a billion instants in the 1s window, 3 entries.
+// At 3e8/s its instants are 3 or 4 ns apart (3, 3, 4, again): a run of
+// two gaps of 3, then a 4 alone, at most ceil(w/3) fours in the w =
+// ceil(3e8) + 1 instants of a window, twice that and 4 entries. And two
+// sources interleave, so theirs are not grouped.
+func TestEstimateGroupsEvenlySpacedInstants(t *testing.T) {
+	source := func(rate string) string {
+		return "name: r\nduration: 1s\nlimit: {rate: 100, per: 1s}\nalgorithms: [{name: gcra}]\ntraffic:\n  - {type: steady, key: k, rate: " + rate + "}\n"
+	}
+	e, err := EstimateOf(parse(t, source("1000000000/s")))
+	require.NoError(t, err)
+	require.Equal(t, int64(1_000_000_000), e.Instants)
+	require.Equal(t, int64(3), e.Entries)
+	require.Equal(t, int64((3+2048)*12*2), e.PeakBytes)
+	require.NoError(t, DefaultBudget().Check(e))
+	require.Contains(t, e.Lines()[3], "1,000,000,000 distinct instants of the 1s window at most, in runs of evenly spaced ones: 3 entries, 48.1 KiB)")
+
+	e, err = EstimateOf(parse(t, source("2000000000/s")))
+	require.NoError(t, err)
+	require.Equal(t, int64(3), e.Entries, "two a nanosecond: each instant's two add up to one release")
+
+	e, err = EstimateOf(parse(t, source("300000000/s")))
+	require.NoError(t, err)
+	require.Equal(t, int64(2*100_000_001+4), e.Entries)
+
+	e, err = EstimateOf(parse(t, "name: r\nduration: 1s\nlimit: {rate: 100, per: 1s}\nalgorithms: [{name: gcra}]\ntraffic:\n"+
+		"  - {type: steady, key: k, rate: 1000/s}\n  - {type: steady, key: j, rate: 1000/s, start: 1us}\n"))
+	require.NoError(t, err)
+	require.Equal(t, int64(2000), e.Entries, "the 1000 instants of each source")
 }
 
 // TestBudgetRefusesBeforeRunning: a run over its budget returns the

@@ -54,6 +54,14 @@ type Size struct {
 	// (half-open, [a, a+V)); Instants the most distinct instants among
 	// them, never more than the window's length in ns.
 	Window, Instants int64
+	// Runs is the most entries the peaks of offered traffic hold for
+	// the window, which group evenly spaced instants of one cost into one
+	// (docs/metrics.md, "Peaks"): Instants, or fewer for a source whose
+	// instants are evenly spaced (a steady source whose rate divides its
+	// period in whole nanoseconds, or whose requests come a whole number
+	// to the nanosecond). Two sources together group as their instants
+	// interleave, which a size does not know: theirs is their Instants.
+	Runs int64
 	// Accuracy applies to Requests and Keys; Window and Instants are
 	// always upper bounds (or, Sampled, from the same sample).
 	Accuracy Accuracy
@@ -62,13 +70,22 @@ type Size struct {
 // Add sums two sizes: the most of each, the least accurate accuracy.
 // Instants stay within v, a window's length in ns.
 func (s Size) Add(t Size, v time.Duration) Size {
-	return Size{
+	u := Size{
 		Requests: satAdd(s.Requests, t.Requests),
 		Keys:     satAdd(s.Keys, t.Keys),
 		Window:   satAdd(s.Window, t.Window),
 		Instants: min(satAdd(s.Instants, t.Instants), int64(max(v, 1))),
 		Accuracy: max(s.Accuracy, t.Accuracy),
 	}
+	switch {
+	case s == Size{}:
+		u.Runs = t.Runs
+	case t == Size{}:
+		u.Runs = s.Runs
+	default:
+		u.Runs = u.Instants
+	}
+	return u
 }
 
 // SizeOf is what src sends before end (0: no end but its own) and the
@@ -104,6 +121,9 @@ func SizeOf(src Source, end, v time.Duration) (Size, error) {
 	}
 	s.Window = min(s.Window, s.Requests)
 	s.Instants = min(s.Instants, s.Window, int64(max(v, 1)))
+	if s.Runs == 0 || s.Runs > s.Instants {
+		s.Runs = s.Instants
+	}
 	return s, nil
 }
 
@@ -199,7 +219,7 @@ func (s *Burst) size(end, v time.Duration) Size {
 		inst = w
 	}
 	k := s.Clients.count()
-	return Size{Requests: satMul(n, k), Keys: k, Window: satMul(w, k), Instants: inst}
+	return Size{Requests: satMul(n, k), Keys: k, Window: satMul(w, k), Instants: inst, Runs: gridRuns(s.Count, int64(s.Over), inst)}
 }
 
 // size of a steady source: request i at Start + floor(i*Per/Count), while
@@ -211,7 +231,41 @@ func (s *Steady) size(end, v time.Duration) Size {
 		n = before(t, s.Rate.Count, s.Rate.Per)
 	}
 	w := inWindow(v, s.Rate.Count, s.Rate.Per)
-	return Size{Requests: n, Keys: s.Clients.count(), Window: w, Instants: w}
+	return Size{Requests: n, Keys: s.Clients.count(), Window: w, Instants: w, Runs: gridRuns(s.Rate.Count, int64(s.Rate.Per), w)}
+}
+
+// gridRuns is the most entries the peaks of offered traffic hold for w
+// instants of requests at floor(i*per/count), of one cost (0: as many as
+// instants). Where those are evenly spaced, per/count whole nanoseconds
+// apart or count/per whole requests at each nanosecond: the first
+// instant, a run of the rest and one more while an instant's requests add
+// up. Where they are apart by q = floor(per/count) or q+1 ns, in any
+// stretch of w-1 gaps the rarer gap comes at most ceil(w*m/count) times
+// (m = per mod count, or count-m for the gap q; the gaps of a line's
+// floors are balanced) and never twice in a row, so the runs are at most
+// twice that and one, and the first instant, the run not yet counted and
+// the window's oldest entry, cut at its front, are three more. Several
+// requests a nanosecond, not evenly, vary the cost of an instant: 0.
+func gridRuns(count, per, w int64) int64 {
+	switch {
+	case count <= 0 || per <= 0:
+		return 0
+	case per%count == 0 || count%per == 0:
+		return 3
+	case per < count:
+		return 0
+	}
+	m := per % count
+	m = min(m, count-m)
+	hi, lo := bits.Mul64(uint64(w), uint64(m))
+	if hi >= uint64(count) {
+		return 0
+	}
+	q, r := bits.Div64(hi, lo, uint64(count))
+	if r > 0 {
+		q++
+	}
+	return satAdd(satMul(int64(min(q, Unbounded)), 2), 4)
 }
 
 // size of an onoff source: each phase of On+Off sends the requests of

@@ -25,56 +25,60 @@ func TestSizeByHand(t *testing.T) {
 	}{
 		// 3/s for 10s: i with floor(i*1s/3) < 10s, i < 30: 30 requests;
 		// a 1s window holds ceil(1s*3/1s) + 1 = 4 at most (instants 0,
-		// 333333333, 666666666 and 1s bunch at the edges)
+		// 333333333, 666666666 and 1s bunch at the edges); gaps of
+		// 333333333 ns and, one in 3, 333333334: 2*ceil(4/3) + 4 = 8
+		// runs at most, more than its 4 instants
 		{"steady 3/s 10s", &Steady{Common: one, Rate: Rate{3, time.Second}}, 10 * time.Second, time.Second,
-			Size{Requests: 30, Keys: 1, Window: 4, Instants: 4}, Exact},
+			Size{Requests: 30, Keys: 1, Window: 4, Instants: 4, Runs: 4}, Exact},
 		// the source's own end (2.5s) comes first: i*1s/3 < 2.5s, i < 7.5:
 		// 8 requests, over 4 clients
 		{"steady end", &Steady{Common: withEnd(clients(4), 2500*time.Millisecond), Rate: Rate{3, time.Second}}, 10 * time.Second, time.Second,
-			Size{Requests: 8, Keys: 4, Window: 4, Instants: 4}, Exact},
+			Size{Requests: 8, Keys: 4, Window: 4, Instants: 4, Runs: 4}, Exact},
 		// 1e9/s for 1000h: 3.6e15 requests, one a ns; a 1s window holds
-		// 1e9+1 requests but only 1e9 distinct instants (ns)
+		// 1e9+1 requests but only 1e9 distinct instants (ns), evenly
+		// spaced: the first, one run and one being added to, 3 entries
 		{"steady 1e9/s 1000h", &Steady{Common: one, Rate: Rate{1e9, time.Second}}, 1000 * time.Hour, time.Second,
-			Size{Requests: 3_600_000_000_000_000, Keys: 1, Window: 1e9 + 1, Instants: 1e9}, Exact},
+			Size{Requests: 3_600_000_000_000_000, Keys: 1, Window: 1e9 + 1, Instants: 1e9, Runs: 3}, Exact},
 		// the largest rate: 1s*MaxInt64/1s requests in a second, past any
 		// int64 once multiplied: unbounded
 		{"steady max rate", &Steady{Common: one, Rate: Rate{math.MaxInt64, time.Second}}, time.Second, time.Second,
-			Size{Requests: math.MaxInt64, Keys: 1, Window: math.MaxInt64, Instants: 1e9}, Exact},
+			Size{Requests: math.MaxInt64, Keys: 1, Window: math.MaxInt64, Instants: 1e9, Runs: 1e9}, Exact},
 		// 10/s on 1s, off 1s, for 5s: phases at 0, 2s, 4s: 10 + 10 + 10
 		// (the last phase's 1s on fits before 5s)
 		{"onoff", &OnOff{Common: one, Rate: Rate{10, time.Second}, On: time.Second, Off: time.Second}, 5 * time.Second, time.Second,
-			Size{Requests: 30, Keys: 1, Window: 11, Instants: 11}, Exact},
+			Size{Requests: 30, Keys: 1, Window: 11, Instants: 11, Runs: 11}, Exact},
 		// cut at 4.5s: the third phase sends 0, 100ms, ..., 400ms: 5
 		{"onoff cut", &OnOff{Common: one, Rate: Rate{10, time.Second}, On: time.Second, Off: time.Second}, 4500 * time.Millisecond, time.Second,
-			Size{Requests: 25, Keys: 1, Window: 11, Instants: 11}, Exact},
+			Size{Requests: 25, Keys: 1, Window: 11, Instants: 11, Runs: 11}, Exact},
 		// 5 requests per client over 1s, 3 clients: 15; a 100ms window
-		// holds ceil(100ms*5/1s) + 1 = 2 instants, 6 requests
+		// holds ceil(100ms*5/1s) + 1 = 2 instants, 6 requests (and the
+		// 200ms between instants make a run: at most 3 entries, 2 here)
 		{"burst", &Burst{Common: clients(3), At: time.Second, Count: 5, Over: time.Second}, 10 * time.Second, 100 * time.Millisecond,
-			Size{Requests: 15, Keys: 3, Window: 6, Instants: 2}, Exact},
+			Size{Requests: 15, Keys: 3, Window: 6, Instants: 2, Runs: 2}, Exact},
 		// cut at 1.5s: i*200ms < 500ms, i < 2.5: 3 per client
 		{"burst cut", &Burst{Common: clients(3), At: time.Second, Count: 5, Over: time.Second}, 1500 * time.Millisecond, 100 * time.Millisecond,
-			Size{Requests: 9, Keys: 3, Window: 6, Instants: 2}, Exact},
+			Size{Requests: 9, Keys: 3, Window: 6, Instants: 2, Runs: 2}, Exact},
 		// a burst at one instant: all 5 at 1s, one instant
 		{"burst at once", &Burst{Common: one, At: time.Second, Count: 5}, 10 * time.Second, 100 * time.Millisecond,
-			Size{Requests: 5, Keys: 1, Window: 5, Instants: 1}, Exact},
+			Size{Requests: 5, Keys: 1, Window: 5, Instants: 1, Runs: 1}, Exact},
 		// 4 instants, one before Start (1s) and one at the end (3s): 2,
 		// for each of 2 clients
 		{"times", &Times{Common: withStart(clients(2), time.Second), At: []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second}}, 3 * time.Second, time.Second,
-			Size{Requests: 4, Keys: 2, Window: 4, Instants: 2}, Exact},
+			Size{Requests: 4, Keys: 2, Window: 4, Instants: 2, Runs: 2}, Exact},
 		// from 0 to 10/s over 10s: Λ(t) = 10t²/(2*10) = t²/2 (t in s),
 		// Λ(10s - 1ns) = 49.99...: requests 0..49, 50 of them; a 1s window
 		// holds at most ceil(1s * 10/s) + 1 = 11
 		{"ramp", &Ramp{Common: one, From: Rate{0, time.Second}, To: Rate{10, time.Second}, Until: 10 * time.Second}, 10 * time.Second, time.Second,
-			Size{Requests: 50, Keys: 1, Window: 11, Instants: 11}, Exact},
+			Size{Requests: 50, Keys: 1, Window: 11, Instants: 11, Runs: 11}, Exact},
 		// cut at 2s: Λ(2s - 1ns) = 1.99...: requests 0 and 1 (at 0 and
 		// sqrt(2)s)
 		{"ramp cut", &Ramp{Common: one, From: Rate{0, time.Second}, To: Rate{10, time.Second}, Until: 10 * time.Second}, 2 * time.Second, time.Second,
-			Size{Requests: 2, Keys: 1, Window: 2, Instants: 2}, Exact},
+			Size{Requests: 2, Keys: 1, Window: 2, Instants: 2, Runs: 2}, Exact},
 		// every 1s from 0 (k*1s), 2 requests a client at once, 3
 		// clients, for 5s: occurrences 0..4, 5*2*3 = 30; a 1s window
 		// touches 1/1 + 2 = 3 occurrences: 6 requests a client
 		{"aligned", &Aligned{Common: clients(3), Every: time.Second, Count: 2}, 5 * time.Second, time.Second,
-			Size{Requests: 30, Keys: 3, Window: 18, Instants: 6}, Exact},
+			Size{Requests: 30, Keys: 3, Window: 18, Instants: 6, Runs: 6}, Exact},
 		// a rate of nothing sends nothing
 		{"poisson zero", &Poisson{Common: one, Rate: Rate{0, time.Second}}, time.Second, time.Second,
 			Size{Keys: 1}, Exact},
@@ -166,7 +170,7 @@ func TestSizeReplay(t *testing.T) {
 	require.NoError(t, os.WriteFile(small, []byte("time,key\n1,a\n2,b\n3,c\n"), 0o644))
 	got, err := SizeOf(&Replay{Path: small}, 0, time.Second)
 	require.NoError(t, err)
-	require.Equal(t, Size{Requests: 4, Keys: 4, Window: 4, Instants: 4, Accuracy: Bound}, got)
+	require.Equal(t, Size{Requests: 4, Keys: 4, Window: 4, Instants: 4, Runs: 4, Accuracy: Bound}, got)
 
 	// 100,000 lines of 20 bytes (19 and a newline): 2,000,000 bytes
 	line := "1700000000,client-01\n"[1:]
@@ -176,7 +180,7 @@ func TestSizeReplay(t *testing.T) {
 	require.NoError(t, os.WriteFile(plain, []byte(big), 0o644))
 	got, err = SizeOf(&Replay{Path: plain}, 0, time.Second)
 	require.NoError(t, err)
-	require.Equal(t, Size{Requests: 100_000, Keys: 100_000, Window: 100_000, Instants: 100_000, Accuracy: Sampled}, got)
+	require.Equal(t, Size{Requests: 100_000, Keys: 100_000, Window: 100_000, Instants: 100_000, Runs: 100_000, Accuracy: Sampled}, got)
 
 	// key-field none: one key
 	got, err = SizeOf(&Replay{Path: plain, KeyField: "none"}, 0, time.Second)
