@@ -144,3 +144,32 @@ func TestReplayTimesAsDates(t *testing.T) {
 	require.Contains(t, out, "Timeline from 1995-08-01T00:00:00.5Z")
 	require.NotContains(t, out, "224238h")
 }
+
+// TestReplayTemplateColumns: a line read through a log_format, given
+// with --log-format or taken from the gateway's config by --gateway, is
+// placed at the column of its bad field: the time at 1, the verdict at
+// 16 (after "1796159250.024 "), the key at 23 (after "... PASSED ").
+func TestReplayTemplateColumns(t *testing.T) {
+	lines, err := os.ReadFile("../examples/nginx-check-two.log")
+	require.NoError(t, err)
+	good := strings.SplitAfter(string(lines), "\n")[:3]
+	path := writeFile(t, "two.log", strings.Join(good, "")+
+		"1796159250.0x5 PASSED client-1 0.000 \"GET /two HTTP/1.1\" 200\n"+
+		"1796159250.025 PASSEDX client-1 0.000 \"GET /two HTTP/1.1\" 200\n"+
+		"1796159250.025 PASSED - 0.000 \"GET /two HTTP/1.1\" 200\n")
+	want := []string{"two.log:4:1: bad time", "two.log:5:16: bad check", "two.log:6:23: missing field"}
+	for _, args := range [][]string{
+		{"--gateway", "../examples/nginx-check.conf", "--from", "nginx", "--scope", "/two", "--check-field", "limit_req_status"},
+		{"--log-format", `$msec $limit_req_status $http_x_client $request_time "$request" $status`, "--key-field", "http_x_client",
+			"--check-field", "limit_req_status", "--limit", "4/s"},
+	} {
+		status, out, errOut := run(t, append([]string{"replay", path}, args...)...)
+		require.Equal(t, 0, status, errOut)
+		for _, w := range want {
+			require.Contains(t, out, w, args[0])
+		}
+		status, _, errOut = run(t, append([]string{"replay", path, "--strict"}, args...)...)
+		require.Equal(t, 2, status)
+		require.Contains(t, errOut, "two.log: line 4, column 1: bad time", args[0])
+	}
+}

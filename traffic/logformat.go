@@ -147,7 +147,8 @@ func (t *LogTemplate) split(line []byte, upto int, vals [][]byte) badLine {
 		}
 		j := t.find(rest, next, i)
 		if j < 0 {
-			return missingField(fmt.Sprintf("no %q after $%s (the line has fewer fields than the log_format)", next, t.Vars[i]))
+			// at the value of the variable that runs to the end
+			return missingField(fmt.Sprintf("no %q after $%s (the line has fewer fields than the log_format)", next, t.Vars[i])).at(line, rest)
 		}
 		vals[i], rest = rest[:j], rest[j+len(next):]
 	}
@@ -202,6 +203,7 @@ type templateParser struct {
 	check    int // -1: no check
 	upto     int // the last variable read
 	vals     [][]byte
+	bad      []byte // the value read last (see read)
 }
 
 const (
@@ -288,11 +290,20 @@ func newTemplateParser(r *Replay, tp *timeParser) (*templateParser, error) {
 // dash is what nginx writes for a variable without a value.
 var dash = []byte("-")
 
+// parse reads a line; what is wrong with it is placed at the column of
+// the variable's value that holds it.
 func (p *templateParser) parse(line []byte, out *parsedLine) badLine {
 	if bad := p.t.split(line, p.upto, p.vals); bad.reason != "" {
 		return bad
 	}
+	return p.read(out).at(line, p.bad)
+}
+
+// read reads the values split from a line; what is wrong names the value
+// that holds it in p.bad.
+func (p *templateParser) read(out *parsedLine) badLine {
 	v := p.vals[p.timeVar]
+	p.bad = v
 	var bad badLine
 	switch {
 	case p.tp.layout != "" || p.tp.unit != 0:
@@ -310,6 +321,7 @@ func (p *templateParser) parse(line []byte, out *parsedLine) badLine {
 		return bad
 	}
 	if p.reqTime >= 0 {
+		p.bad = p.vals[p.reqTime]
 		rt, _, bad := parseUnix(p.vals[p.reqTime], int64(time.Second))
 		if bad.reason != "" {
 			return badTime("$request_time %s: %s", quoteBytes(p.vals[p.reqTime]), bad.detail)
@@ -321,16 +333,19 @@ func (p *templateParser) parse(line []byte, out *parsedLine) badLine {
 	}
 	if p.key >= 0 {
 		out.key = p.vals[p.key]
+		p.bad = out.key
 		if len(out.key) == 0 || bytes.Equal(out.key, dash) {
 			return missingField("no $" + p.t.Vars[p.key] + " (the key-field) on this line")
 		}
 	}
 	if p.cost >= 0 {
+		p.bad = p.vals[p.cost]
 		if out.cost, bad = parseCost(p.vals[p.cost]); bad.reason != "" {
 			return bad
 		}
 	}
 	if p.check >= 0 {
+		p.bad = p.vals[p.check]
 		if out.logged, bad = ParseLogged(p.vals[p.check]); bad.reason != "" {
 			return bad
 		}

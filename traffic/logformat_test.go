@@ -1,6 +1,8 @@
 package traffic
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -164,4 +166,28 @@ func FuzzParseLogTemplate(f *testing.F) {
 			require.Equal(t, tmpl.Vars, again.Vars)
 		}
 	})
+}
+
+// TestReplayLogFormatColumns: a bad line read through a log_format is
+// placed at the column where the value that is wrong starts (where the
+// text that ends a value is missing: where that value starts).
+func TestReplayLogFormatColumns(t *testing.T) {
+	trace := writeTrace(t, "cols.log", ``+
+		`10.0.0.1 1700000000.123 "GET / HTTP/1.1" 200 0.000 alice`+"\n"+
+		`10.0.0.1 17000000x0.123 "GET / HTTP/1.1" 200 0.000 alice`+"\n"+
+		`10.0.0.1 1700000000.123 "GET / HTTP/1.1" OK 0.000 alice`+"\n"+
+		`10.0.0.1 1700000000.123 "GET / HTTP/1.1" 200 0.0x0 alice`+"\n"+
+		`10.0.0.1 1700000000.123 "GET / HTTP/1.1" 200 0.000 -`+"\n"+
+		`10.0.0.1 1700000000.123 "GET / HTTP/1.1"`+"\n")
+	out := replayAll(t, &Replay{Path: trace, LogFormat: `$remote_addr $msec "$request" $status $request_time $http_x_client`,
+		KeyField: "http_x_client", CheckField: "status"})
+	var cols []string
+	for _, le := range out.stats.FirstBad {
+		cols = append(cols, fmt.Sprintf("%d:%d: %s", le.Line, le.Col, le.Msg[:strings.Index(le.Msg, ":")]))
+	}
+	// 10.0.0.1 is columns 1-8, $msec 10-23, "$request" 25-40 (its
+	// value from 26), $status 42, $request_time 46-50, the key 52
+	require.Equal(t, []string{
+		"2:10: bad time", "3:42: bad check", "4:46: bad time", "5:52: missing field", "6:26: missing field",
+	}, cols)
 }
