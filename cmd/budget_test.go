@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/json"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -184,4 +185,29 @@ func TestBillionASecondFits(t *testing.T) {
 	require.Len(t, peaks, 2)
 	require.Equal(t, [2]int64{2_000_000, 0}, [2]int64{peaks[0].Count, peaks[0].StartNs}, "1s")
 	require.Equal(t, [2]int64{1_000_000, 0}, [2]int64{peaks[1].Count, peaks[1].StartNs}, "1ms")
+}
+
+// TestTrafficBudget: ratesim traffic has the budget of a run: the
+// requests it writes and the memory of its keys' names, refused before a
+// line is written (no output file is made), exit 2, with the estimate.
+func TestTrafficBudget(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "runaway.csv")
+	status, stdout, errOut := run(t, "traffic", runaway(t, "1000000000/s", "1000h"), "--output", out)
+	require.Equal(t, 2, status)
+	require.Empty(t, stdout)
+	require.NoFileExists(t, out)
+	require.Equal(t, "ratesim: the traffic is too big to start: 3,600,000,000,000,000 requests to write, over --max-requests 1,000,000,000; its estimate:\n"+
+		"  requests: exactly 3,600,000,000,000,000\n  keys: exactly 1\n  memory: about 32.1 MiB (the keys' names, 64 B)\n"+
+		"raise --max-requests or --max-memory (2e9, 8GiB, unlimited) to run it anyway\n", errOut)
+
+	// double-burst sends 20 requests to alice
+	status, _, errOut = run(t, "traffic", "double-burst", "--max-requests", "19")
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, "20 requests to write, over --max-requests 19")
+	status, stdout, errOut = run(t, "traffic", "double-burst", "--max-requests", "20")
+	require.Equal(t, 0, status, errOut)
+	require.Equal(t, 21, strings.Count(stdout, "\n"), "a header and 20 arrivals")
+	status, _, errOut = run(t, "traffic", "double-burst", "--max-memory", "32MiB")
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, "of memory, over --max-memory 32.0 MiB")
 }

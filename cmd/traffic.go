@@ -2,12 +2,14 @@ package cmd
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/ratesim/ratesim/runner"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/traffic"
 	"github.com/spf13/cobra"
@@ -17,6 +19,7 @@ var trafficFormats = []string{"csv", "jsonl", "combined"}
 
 func newTrafficCmd() *cobra.Command {
 	var format, outPath, startAt string
+	var budget budgetFlags
 	c := &cobra.Command{
 		Use:   "traffic SCENARIO",
 		Short: "Write a scenario's arrivals as CSV, JSON lines or a combined log",
@@ -25,7 +28,9 @@ no retries) to standard output, one a line, so that ratesim's traffic can be
 replayed into a real gateway or load tool, or read back with 'ratesim replay'.
 csv and jsonl carry times to the nanosecond (time_ns, key, cost); combined
 writes an access log stamped to the second. Synthetic traffic starts at time 0
-(the Unix epoch); --start-at moves it to a date of your choosing.`,
+(the Unix epoch); --start-at moves it to a date of your choosing. Traffic
+over its budget (--max-requests, --max-memory) is refused before a line is
+written, with its estimate.`,
 		Example: `  ratesim traffic api-gateway --output api.csv
   ratesim replay api.csv --limit 10/s --burst 20 --time-unit ns --time-field time_ns --key-field key --cost-field cost`,
 		Args: cobra.ExactArgs(1),
@@ -44,6 +49,16 @@ writes an access log stamped to the second. Synthetic traffic starts at time 0
 					return usagef("--start-at: %q: want an instant after 1970 like 2026-11-29T00:00:00Z", startAt)
 				}
 				shift = time.Duration(at.UnixNano())
+			}
+			est, err := runner.TrafficEstimateOf(sc)
+			if err != nil {
+				return inputError(err)
+			}
+			if err := budget.budget().Check(est); err != nil {
+				if be, ok := errors.AsType[*runner.BudgetError](err); ok {
+					be.What = "the traffic"
+				}
+				return usageError{err}
 			}
 			keys, stream, err := sc.Traffic.Open()
 			if err != nil {
@@ -84,6 +99,8 @@ writes an access log stamped to the second. Synthetic traffic starts at time 0
 	c.Flags().StringVar(&format, "format", "csv", "output format: "+strings.Join(trafficFormats, ", "))
 	c.Flags().StringVarP(&outPath, "output", "o", "", "write to this file instead of standard output")
 	c.Flags().StringVar(&startAt, "start-at", "", "move the traffic so that its time 0 falls at this instant (RFC 3339), as a real log's would")
+	addBudgetFlags(c.Flags(), &budget, "traffic")
+	c.Flags().Lookup("max-requests").Usage = "refuse traffic whose estimate sends more requests than this (2e9, unlimited)"
 	return c
 }
 

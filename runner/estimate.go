@@ -216,6 +216,30 @@ func EstimateOf(sc *scenarios.Scenario) (*Estimate, error) {
 	return e, nil
 }
 
+// TrafficEstimateOf is the size of writing sc's traffic (ratesim
+// traffic): its first attempts, a line each, which no limiter decides and
+// no client retries, and the keys' names, which the traffic's key space
+// holds; nothing else grows. Work is the requests written.
+func TrafficEstimateOf(sc *scenarios.Scenario) (*Estimate, error) {
+	e := &Estimate{}
+	var all traffic.Size
+	for _, src := range sc.Traffic.Sources {
+		s, err := traffic.SizeOf(src, sc.Duration, time.Second) // no window is kept
+		if err != nil {
+			return nil, err
+		}
+		all = all.Add(s, time.Second)
+	}
+	e.Requests, e.Keys, e.Accuracy, e.KeysAccuracy = all.Requests, all.Keys, all.Accuracy, all.Accuracy
+	if len(sc.Traffic.Sources) > 1 {
+		e.KeysAccuracy = max(e.KeysAccuracy, traffic.Bound) // names may repeat
+	}
+	e.Work = e.Requests
+	e.KeyBytes = satMul(e.Keys, keyBytes)
+	e.Memory = satAdd(baseBytes, e.KeyBytes)
+	return e, nil
+}
+
 // ringBytes is the most memory a ring of sim's peaks takes to hold n
 // entries of size bytes (sim/peaks.go, ring): whole chunks of 1024
 // entries, a chunk or two spare and the releases stored but not yet
@@ -387,7 +411,11 @@ func (e *BudgetError) Error() string {
 		flag = e.Flag
 	}
 	if b.MaxRequests > 0 && est.Work > b.MaxRequests {
-		over = append(over, fmt.Sprintf("%s requests to decide, over %s %s", Count(est.Work), flag, Count(b.MaxRequests)))
+		verb := "decide"
+		if est.Rows == 0 {
+			verb = "write" // the traffic alone
+		}
+		over = append(over, fmt.Sprintf("%s requests to %s, over %s %s", Count(est.Work), verb, flag, Count(b.MaxRequests)))
 	}
 	if b.MaxMemory > 0 && est.Memory > b.MaxMemory {
 		msg := fmt.Sprintf("%s of memory, over --max-memory %s", Bytes(est.Memory), Bytes(b.MaxMemory))
@@ -440,6 +468,10 @@ func (e *Estimate) Lines() []string {
 	}
 	work += ")"
 	keys := "keys: " + figure(e.KeysAccuracy, e.Keys)
+	if e.Rows == 0 {
+		// the traffic alone: nothing decides, the keys' names grow
+		return []string{req, keys, fmt.Sprintf("memory: about %s (the keys' names, %s)", Bytes(e.Memory), Bytes(e.KeyBytes))}
+	}
 	mem := fmt.Sprintf("memory: about %s (peaks of offered traffic: %s distinct instants of the %s window at most, %s)",
 		Bytes(e.Memory), Count(e.Instants), human.Duration(e.Window), Bytes(e.PeakBytes))
 	if e.Entries < e.Instants {
