@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -59,6 +60,14 @@ func addCompletions(root *cobra.Command) {
 		}
 		if c.Flags().Lookup("chart-format") != nil {
 			flagValues(c, "chart-format", output.ChartFormats())
+		}
+		if c.Flags().Lookup("columns") != nil {
+			_ = c.RegisterFlagCompletionFunc("columns", completeColumns)
+		}
+		for _, cc := range append([]*cobra.Command{c}, c.Commands()...) {
+			if cc.Flags().Lookup("report") != nil {
+				_ = cc.MarkFlagFilename("report", "html")
+			}
 		}
 	}
 }
@@ -178,6 +187,44 @@ func completeLabel(c *cobra.Command, args []string, toComplete string) ([]cobra.
 		labels = algorithms.Names()
 	}
 	return withPrefix(labels, toComplete), cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeColumns completes --columns, a comma-separated list: the
+// columns a table may have, a window's columns by the windows of the
+// scenario named (peak/1s, all-keys/1s, attempts/1s; else peak/ and the
+// rest, for a window to type), and all; those already in the list are
+// left out.
+func completeColumns(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	var names []string
+	var windows []time.Duration
+	if sc := scenarioOf(c, args); sc != nil {
+		windows = sc.Windows
+	}
+	for _, n := range output.ColumnNames() {
+		prefix, ok := strings.CutSuffix(n, "/W")
+		switch {
+		case !ok:
+			names = append(names, n)
+		case len(windows) == 0:
+			names = append(names, prefix+"/")
+		default:
+			for _, w := range windows {
+				names = append(names, prefix+"/"+output.FormatDuration(w))
+			}
+		}
+	}
+	done, last := "", toComplete
+	if i := strings.LastIndexByte(toComplete, ','); i >= 0 {
+		done, last = toComplete[:i+1], toComplete[i+1:]
+	}
+	listed := strings.Split(done, ",")
+	var out []cobra.Completion
+	for _, n := range names {
+		if strings.HasPrefix(n, last) && !slices.Contains(listed, n) {
+			out = append(out, done+n)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }
 
 // completeVary completes --vary's FIELD, followed by "=": the policy, the

@@ -51,6 +51,17 @@ func TestCompletion(t *testing.T) {
 		{[]string{"traffic", "double-burst", "--format", ""}, []string{"csv", "jsonl", "combined"}, ":4"},
 		{[]string{"compare", "--chart-format", ""}, []string{"png", "svg"}, ":4"},
 		{[]string{"import", "--from", "envoy"}, []string{"envoy", "envoy-local"}, ":4"},
+		// --columns, a comma-separated list: a window's columns by the
+		// scenario's windows (the default scenario's 1s and 100ms), or
+		// to be typed after peak/ on a replay
+		{[]string{"compare", "double-burst", "--columns", "accepted,pe"}, []string{"accepted,peak/1s", "accepted,peak/100ms"}, ":6"},
+		{[]string{"compare", "--columns", "a"}, []string{"algorithm", "accepted", "accept%", "agrees", "all-keys/1s", "all-keys/100ms",
+			"attempts/1s", "attempts/100ms", "all"}, ":6"},
+		{[]string{"replay", "access.log", "--columns", "peak"}, []string{"peak/"}, ":6"},
+		// --report: HTML files (8: filter the shell's files by extension)
+		{[]string{"compare", "--report", ""}, []string{"html"}, ":8"},
+		{[]string{"demo", "metastable", "--report", ""}, []string{"html"}, ":8"},
+		{[]string{"sweep", "merge", "--report", ""}, []string{"html"}, ":8"},
 		// --vary's field paths, by the scenario's labels
 		{[]string{"sweep", "choose-burst", "--vary", "limit."}, []string{"limit.rate=", "limit.per=", "limit.burst="}, ":6"},
 		{[]string{"sweep", "token-vs-leaky", "--vary", "algorithms[gcra]."}, []string{"algorithms[gcra].rate=", "algorithms[gcra].per=", "algorithms[gcra].burst=", "algorithms[gcra].max-delay="}, ":6"},
