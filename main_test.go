@@ -3,8 +3,11 @@ package main
 import (
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/goccy/go-yaml"
 )
 
 // The Dockerfile builds ratesim with .ci/build-static, the script .ci/run
@@ -54,5 +57,58 @@ func TestDockerfile(t *testing.T) {
 	}
 	if !strings.Contains(string(script), "CGO_ENABLED=0 exec go build") {
 		t.Error(".ci/build-static does not build with CGO_ENABLED=0")
+	}
+}
+
+// The release configuration (.goreleaser.yaml) builds the six targets
+// .ci/run cross-builds, each as .ci/build-static builds: no cgo,
+// -trimpath, the time zone database built in, stripped, the version
+// stamped where build-static stamps it.
+func TestGoreleaserConfig(t *testing.T) {
+	data, err := os.ReadFile(".goreleaser.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Version int
+		Builds  []struct {
+			Env, Flags, Tags, Ldflags, Goos, Goarch []string
+		}
+	}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Version != 2 || len(cfg.Builds) != 1 {
+		t.Fatalf("want version 2 and one build, got version %d and %d builds", cfg.Version, len(cfg.Builds))
+	}
+	b := cfg.Builds[0]
+	script, err := os.ReadFile(".ci/build-static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"CGO_ENABLED=0 exec go build -trimpath -tags timetzdata", `ldflags="-s -w"`,
+		"-X github.com/ratesim/ratesim/internal/version.Version="} {
+		if !strings.Contains(string(script), s) {
+			t.Errorf(".ci/build-static has no %q: hold .goreleaser.yaml to what it does now", s)
+		}
+	}
+	want := struct{ Env, Flags, Tags []string }{[]string{"CGO_ENABLED=0"}, []string{"-trimpath"}, []string{"timetzdata"}}
+	if !slices.Equal(b.Env, want.Env) || !slices.Equal(b.Flags, want.Flags) || !slices.Equal(b.Tags, want.Tags) {
+		t.Errorf("env %v, flags %v, tags %v: want %v, %v, %v (.ci/build-static's)", b.Env, b.Flags, b.Tags, want.Env, want.Flags, want.Tags)
+	}
+	if len(b.Ldflags) != 1 || !strings.HasPrefix(b.Ldflags[0], "-s -w -X github.com/ratesim/ratesim/internal/version.Version=") {
+		t.Errorf("ldflags %q: want .ci/build-static's -s -w and its version stamp", b.Ldflags)
+	}
+	run, err := os.ReadFile(".ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, loop := range []string{"for os in " + strings.Join(b.Goos, " ") + "; do", "for arch in " + strings.Join(b.Goarch, " ") + "; do"} {
+		if !strings.Contains(string(run), loop) {
+			t.Errorf(".ci/run has no %q: its cross builds and the release's targets differ", loop)
+		}
+	}
+	if !strings.Contains(string(run), "goreleaser check") {
+		t.Error(".ci/run does not check the release configuration where goreleaser is installed")
 	}
 }
