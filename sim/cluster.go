@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -45,8 +44,9 @@ import (
 // sync at the instant of an arrival at that node comes after the arrival,
 // and a reply at the instant of an arrival is heard first.
 type clusterRun struct {
-	acct *run // the row's accounting and its queue (it has no limiter)
-	ref  *run // the reference: one exact limiter on the same traffic
+	e   *coordRow // the engine's side of the row
+	cfg *Config
+	alg *Algorithm
 
 	cl     *cluster.Config
 	co     cluster.Coordination
@@ -63,8 +63,7 @@ type clusterRun struct {
 	bal       uint8 // balRoundRobin, balRandom, balKeyHash
 	nodeClock bool  // central with clock: node
 
-	q        storeEvents // the row's own events, one source of acct's queue
-	storeSrc int         // their index in it
+	q storeEvents // the row's own events, one source of the row's agenda
 	// direct: central scripts run when they are sent, at the instant they
 	// reach the store (see script), their verdicts waiting in directQ in
 	// the order their replies wait in q's FIFO (all take the same trip
@@ -83,10 +82,7 @@ type clusterRun struct {
 	rule     algorithms.WindowRule  // sync's nodes decide with it
 	failWait time.Duration          // retry_after of an attempt a failure rejects
 
-	// decisions for the observer, in arrival order
-	order    []orderSlot
-	orderLo  uint64 // the sequence number of order[0]
-	arrivals uint64 // attempts that reached the balancer
+	ahead [prefetchLen]algorithms.Key // the keys of the next arrivals, for Prefetch
 
 	// Config.ObserveStore's observer, what it is shown, and its error
 	storeObs    Observer
@@ -129,16 +125,6 @@ type clusterNode struct {
 	limit   int
 	sync    syncNode  // sync
 	lease   leaseNode // lease
-}
-
-// attempt is an attempt on its way through a node: the arrival, its
-// attempt number, the node and its place in arrival order.
-type attempt struct {
-	a    traffic.Arrival
-	n    int32
-	node int32
-	seq  uint64
-	id   uint64 // the request's identity (its first attempt's place in the traffic)
 }
 
 // The kinds of store operations.
@@ -187,14 +173,16 @@ const (
 	balKeyHash
 )
 
-// orderSlot holds a decision until those of earlier arrivals are shown.
-type orderSlot struct {
-	ok bool
-	d  Decision
+// newClusterRow builds the cluster row of algorithm i, shown to obs.
+func newClusterRow(cfg *Config, i int, obs Observer) (*coordRow, error) {
+	return newCoordRow(cfg, i, obs, func(e *coordRow) (coordinator, error) {
+		return newClusterRun(cfg, i, e)
+	})
 }
 
-// newClusterRun builds the cluster run of algorithm i, with its reference.
-func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
+// newClusterRun builds the cluster of algorithm i's row, whose engine side
+// is e.
+func newClusterRun(cfg *Config, i int, e *coordRow) (*clusterRun, error) {
 	alg := &cfg.Algorithms[i]
 	if alg.Params.NginxZone != 0 {
 		return nil, fmt.Errorf("%s: nginx's zone is one nginx's shared memory: it is not modelled on a cluster", alg.Label)
@@ -203,15 +191,14 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 	if out := cluster.AllDown(cl.Nodes, cl.Faults); len(out) > 0 {
 		return nil, fmt.Errorf("cluster: all %d nodes are down over [%v, %v): the balancer needs a live node at every instant", cl.Nodes, out[0].From, out[0].To)
 	}
-	ref, err := newRun(cfg, i, nil)
-	if err != nil {
+	if err := e.reference(); err != nil {
 		return nil, err
 	}
-	ref.progress, ref.watchers, ref.countOnly = nil, nil, true
+	var err error
 	name, p := alg.Name, alg.Params
 	// the row's accounting has no limiter, so no watcher: the cluster's
 	// watchers sample where the state is
-	c := &clusterRun{acct: newRunOf(cfg, i, obs, nil), ref: ref, cl: cl,
+	c := &clusterRun{e: e, cfg: cfg, alg: alg, cl: cl,
 		co:      alg.Coord.WithDefaults(p.Burst, p.Per, cl.Nodes),
 		nodes:   make([]clusterNode, cl.Nodes),
 		perNode: make([]NodeCount, cl.Nodes),
@@ -221,7 +208,6 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 		netRng:   rand.New(rand.NewPCG(cfg.Seed, 0x3c6ef372fe94f82b)),
 		failWait: alg.Params.Per,
 	}
-	c.acct.retryBy(c.arrive)
 	for n := range c.nodes {
 		c.nodes[n].skew = cl.Skew[n]
 		c.perNode[n].Node = n
@@ -284,7 +270,6 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 		c.storeObs = cfg.ObserveStore(i)
 	}
 	c.q.trips(cl)
-	c.storeSrc = c.acct.q.add(storeSource{c}) // once its wheel is sized
 	c.q.fixed = cl.Store.Jitter == 0
 	c.direct = c.co.Mode == cluster.Central && cl.Store.Service == 0 && cl.Store.RTT <= cl.Store.Timeout &&
 		cl.Store.Jitter == 0
@@ -297,20 +282,20 @@ func newClusterRun(cfg *Config, i int, obs Observer) (*clusterRun, error) {
 			c.q.fixed = false
 		}
 	}
-	if cfg.Duration > 0 {
-		c.scheduleFaults(0)
-		if cfg.Backend != nil { // a trace's at its first arrival (decideBatch, run.fresh)
-			// the row's, and the reference's own copy
-			if err := c.newBackend(0, cfg.Start); err != nil {
-				return nil, err
-			}
-			if err := ref.newBackend(0, cfg.Start); err != nil {
-				return nil, err
-			}
-		}
-	}
 	return c, nil
 }
+
+// start schedules the faults and opens the backend (coordinator.start).
+func (c *clusterRun) start(origin, start time.Duration) error {
+	c.scheduleFaults(origin)
+	if c.cfg.Backend != nil {
+		return c.newBackend(origin, start)
+	}
+	return nil
+}
+
+// err is the store observer's error (coordinator.err).
+func (c *clusterRun) err() error { return c.storeObsErr }
 
 // scheduleFaults places the faults on the run's clock, from origin: 0 for
 // synthetic traffic, the first arrival's instant for a recorded trace,
@@ -335,10 +320,7 @@ func (c *clusterRun) scheduleFaults(origin time.Duration) {
 // the modes whose nodes keep a limiter, or in the store, for those whose
 // state lives there (sync's counts are not an algorithm's state).
 func (c *clusterRun) watch(in *Inspect) {
-	add := func(where string, i algorithms.Inspector) {
-		c.acct.watchers = append(c.acct.watchers, &watcher{in: i, key: in.Key, every: in.Every,
-			state: StateSeries{Key: in.Key, Where: where}})
-	}
+	add := c.e.watch
 	if i, ok := c.table.(algorithms.Inspector); ok {
 		add("store", i)
 		return
@@ -369,16 +351,9 @@ func (ni nodeInspector) Inspect(now time.Duration, key algorithms.Key) []algorit
 	return nil
 }
 
-// attach attaches the row's accounting and its reference (run.attach),
-// and sizes the store's table and the nodes' limiters for the keys the
-// sources declared, as a run's limiter.
-func (c *clusterRun) attach(keys *traffic.Keys, f *feed) {
-	c.acct.attach(keys, f)
-	c.ref.attach(keys, f)
-	n := keys.Len()
-	if n == 0 {
-		return
-	}
+// reserve sizes the store's table and the nodes' limiters for n keys, as
+// a run's limiter (coordinator.reserve).
+func (c *clusterRun) reserve(n int) {
 	if rs, ok := c.table.(reserver); ok {
 		rs.Reserve(n)
 	}
@@ -389,15 +364,13 @@ func (c *clusterRun) attach(keys *traffic.Keys, f *feed) {
 	}
 }
 
-func (c *clusterRun) base() *run { return c.acct }
-
 // faultEnd marks the event of a fault's end in its id.
 const faultEnd = 1 << 31
 
 // newNodeLimiter gives node n a fresh limiter: the row's policy (local) or
 // the node's share of it (split).
 func (c *clusterRun) newNodeLimiter(n int) error {
-	alg := c.acct.alg
+	alg := c.alg
 	p := alg.Params
 	if c.co.Mode == cluster.Split {
 		p = splitParams(alg.Name, p, n, len(c.nodes))
@@ -409,10 +382,10 @@ func (c *clusterRun) newNodeLimiter(n int) error {
 	}
 	nd := &c.nodes[n]
 	var err error
-	if nd.lim, err = newLimiter(c.acct.cfg, alg, p); err != nil {
+	if nd.lim, err = newLimiter(c.cfg, alg, p); err != nil {
 		return err
 	}
-	if c.acct.cfg.Backend != nil {
+	if c.cfg.Backend != nil {
 		nd.sampler, _ = nd.lim.(algorithms.Sampler)
 		nd.limits, _ = nd.lim.(algorithms.LimitReporter)
 	}
@@ -447,74 +420,28 @@ func splitParams(name string, p algorithms.Params, n, nodes int) algorithms.Para
 // push adds ev to the row's own events (storeEvents.push).
 func (c *clusterRun) push(ev cev) {
 	c.q.push(ev)
-	c.acct.q.wake(c.storeSrc, ev.at, ev.class)
+	c.e.wake(ev.at, ev.class)
 }
 
 // pushTrip adds ev, an arrival at the store or a reply, to the row's own
 // events (storeEvents.pushTrip).
 func (c *clusterRun) pushTrip(ev cev, fifo int) {
 	c.q.pushTrip(ev, fifo)
-	c.acct.q.wake(c.storeSrc, ev.at, ev.class)
+	c.e.wake(ev.at, ev.class)
 }
 
-// storeSource is a cluster row's own events (storeEvents) as a source of
-// its queue.
-type storeSource struct{ c *clusterRun }
-
-func (s storeSource) first() (time.Duration, uint8, bool) {
-	if e, _ := s.c.q.peek(); e != nil {
+// first and fire make the row's own events (storeEvents) a source of its
+// agenda.
+func (c *clusterRun) first() (time.Duration, uint8, bool) {
+	if e, _ := c.q.peek(); e != nil {
 		return e.at, e.class, true
 	}
 	return 0, 0, false
 }
 
-func (s storeSource) fire() error {
-	_, where := s.c.q.peek()
-	return s.c.event(s.c.q.pop(where))
-}
-
-// decideBatch takes a batch of first attempts, each after the events
-// before it. As a run does, it has the state the attempts will read
-// fetched one chunk of prefetchLen ahead (see prefetch).
-func (c *clusterRun) decideBatch(batch []traffic.Arrival) error {
-	for i := range batch {
-		if i%prefetchLen == 0 {
-			if i == 0 {
-				c.prefetch(batch)
-			}
-			if i+prefetchLen < len(batch) {
-				c.prefetch(batch[i+prefetchLen:])
-			}
-		}
-		a := &batch[i]
-		if !c.acct.started {
-			c.acct.started, c.acct.first = true, a.At
-			if c.acct.cfg.Duration == 0 {
-				c.acct.series.setStart(a.At - a.At%c.acct.series.bucket)
-				c.scheduleFaults(a.At)
-				if c.acct.cfg.Backend != nil {
-					if err := c.newBackend(a.At, a.At-a.At%c.acct.series.bucket); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		c.acct.lastFresh = a.At
-		if !c.acct.quiet(a.At) {
-			if err := c.acct.until(a.At, classArrival); err != nil {
-				return err
-			}
-		}
-		c.acct.cur = c.acct.ids
-		c.acct.ids++
-		if err := c.arrive(a, 1); err != nil {
-			return err
-		}
-		if c.storeObsErr != nil {
-			return c.storeObsErr
-		}
-	}
-	return c.ref.decideBatch(batch)
+func (c *clusterRun) fire() error {
+	_, where := c.q.peek()
+	return c.event(c.q.pop(where))
 }
 
 // prefetch asks for the state that the first prefetchLen arrivals of as
@@ -527,9 +454,9 @@ func (c *clusterRun) prefetch(as []traffic.Arrival) {
 	horizon := chunk[len(chunk)-1].At
 	if pf, ok := c.table.(algorithms.Prefetcher); ok {
 		for j := range chunk {
-			c.acct.ahead[j] = algorithms.Key(chunk[j].Key)
+			c.ahead[j] = algorithms.Key(chunk[j].Key)
 		}
-		pf.Prefetch(c.acct.ahead[:len(chunk)], horizon)
+		pf.Prefetch(c.ahead[:len(chunk)], horizon)
 		return
 	}
 	if !c.onNode || c.bal != balRoundRobin || c.downN > 0 {
@@ -543,29 +470,11 @@ func (c *clusterRun) prefetch(as []traffic.Arrival) {
 		}
 		k := 0
 		for j := (node - c.rr + n) % n; j < len(chunk); j += n {
-			c.acct.ahead[k] = algorithms.Key(chunk[j].Key)
+			c.ahead[k] = algorithms.Key(chunk[j].Key)
 			k++
 		}
-		pf.Prefetch(c.acct.ahead[:k], horizon)
+		pf.Prefetch(c.ahead[:k], horizon)
 	}
-}
-
-// finish runs what is still scheduled once the traffic has ended.
-func (c *clusterRun) finish() error {
-	if c.acct.end == 0 {
-		c.acct.end = c.acct.lastFresh + c.acct.cfg.Limit.Per
-	}
-	if err := c.acct.until(math.MaxInt64, 0); err != nil {
-		return err
-	}
-	if c.storeObsErr != nil {
-		return c.storeObsErr
-	}
-	if err := c.flushOrder(true); err != nil {
-		return err
-	}
-	c.acct.sampleEnd()
-	return c.ref.finish()
 }
 
 // event processes one event of the cluster queue.
@@ -592,17 +501,15 @@ func (c *clusterRun) event(ev cev) error {
 	return nil
 }
 
-// arrive takes an attempt at the balancer: it counts it, picks a node and
-// has the node decide as the mode says.
-func (c *clusterRun) arrive(a *traffic.Arrival, n int) error {
-	row := c.acct.series.row(a.At)
-	c.acct.arrived(a, n, row)
+// arrive takes attempt n of a at the balancer, the seq-th to reach it, of
+// request id: it picks a node and has the node decide as the mode says
+// (coordinator.arrive).
+func (c *clusterRun) arrive(a *traffic.Arrival, n int, seq, id uint64) error {
 	node := c.pick(a)
-	if c.onNode && c.acct.obs == nil && c.acct.be == nil {
-		return c.decideOnNode(a, n, node, row)
+	if c.onNode && c.e.quick() {
+		return c.decideOnNode(a, n, node)
 	}
-	at := attempt{a: *a, n: int32(n), node: int32(node), seq: c.arrivals, id: c.acct.cur}
-	c.arrivals++
+	at := attempt{a: *a, n: int32(n), node: int32(node), seq: seq, id: id}
 	c.perNode[node].Attempts++
 	key := algorithms.Key(a.Key)
 	switch c.co.Mode {
@@ -633,13 +540,12 @@ func (c *clusterRun) arrive(a *traffic.Arrival, n int) error {
 }
 
 // decideOnNode is arrive's path in local and split without an observer
-// or a backend: node decides a (attempt n, arrived in row) on its own
+// or a backend (coordRow.quick): node decides a (attempt n) on its own
 // limiter at once, and the verdict takes effect there and then, with what
 // decided does in that case and without the record of the attempt that
 // the other paths carry to their reply. TestClusterOnNodePath holds it to
 // the path with an observer.
-func (c *clusterRun) decideOnNode(a *traffic.Arrival, n, node int, row *[5]int64) error {
-	c.arrivals++
+func (c *clusterRun) decideOnNode(a *traffic.Arrival, n, node int) error {
 	pn := &c.perNode[node]
 	pn.Attempts++
 	nd := &c.nodes[node]
@@ -656,7 +562,7 @@ func (c *clusterRun) decideOnNode(a *traffic.Arrival, n, node int, row *[5]int64
 		pn.Admitted++
 	}
 	c.added.add(0)
-	return c.acct.verdict(a, n, d, a.At, row)
+	return c.e.verdict(a, n, d)
 }
 
 // pick returns the node the balancer sends a to.
@@ -675,7 +581,7 @@ func (c *clusterRun) pick(a *traffic.Arrival) int {
 		}
 	case balKeyHash:
 		h := fnv.New64a()
-		h.Write([]byte(c.acct.keys.Name(a.Key)))
+		h.Write([]byte(c.e.keyName(a.Key)))
 		i := int(h.Sum64() % uint64(n))
 		for c.nodes[i].down {
 			i = (i + 1) % n
@@ -704,53 +610,8 @@ func (c *clusterRun) decided(at *attempt, d algorithms.Decision, when time.Durat
 		pn.Admitted++
 	}
 	c.added.add(when - at.a.At)
-	if c.acct.be != nil {
-		c.acct.cur, c.acct.node = at.id, at.node
-		nd := &c.nodes[at.node]
-		c.acct.epoch, c.acct.sampler = nd.epoch, nd.sampler
-	}
-	if c.acct.obs != nil {
-		c.showInOrder(at, d, when)
-		if err := c.flushOrder(false); err != nil {
-			return err
-		}
-	}
-	return c.acct.verdict(&at.a, int(at.n), d, when, c.acct.series.row(at.a.At))
-}
-
-// showInOrder keeps the decision on at until every earlier arrival's has
-// been shown: the observer sees decisions in arrival order.
-func (c *clusterRun) showInOrder(at *attempt, d algorithms.Decision, when time.Duration) {
-	i := int(at.seq - c.orderLo)
-	for len(c.order) <= i {
-		c.order = append(c.order, orderSlot{})
-	}
-	c.order[i] = orderSlot{ok: true, d: Decision{Time: at.a.At, Key: c.acct.keys.Name(at.a.Key),
-		Cost: at.a.Cost, Attempt: int(at.n), Decision: d, Node: int(at.node), Decided: when, Logged: at.a.Logged}}
-}
-
-// flushOrder shows the decisions held whose earlier ones have all been
-// shown (all of them at the end).
-func (c *clusterRun) flushOrder(end bool) error {
-	k := 0
-	for k < len(c.order) && (c.order[k].ok || end) {
-		if c.order[k].ok && c.acct.obs != nil {
-			err := c.acct.obs.Observe(&c.order[k].d)
-			if errors.Is(err, ErrStopObserving) {
-				c.acct.obs = nil
-			} else if err != nil {
-				return err
-			}
-		}
-		k++
-	}
-	if k > 0 {
-		n := copy(c.order, c.order[k:])
-		clear(c.order[n:])
-		c.order = c.order[:n]
-		c.orderLo += uint64(k)
-	}
-	return nil
+	nd := &c.nodes[at.node]
+	return c.e.decided(at, d, when, nd.epoch, nd.sampler)
 }
 
 // The store.
@@ -793,7 +654,7 @@ func (c *clusterRun) failAt(slot uint32) {
 	o := &c.ops[slot]
 	ev := cev{at: o.deadline, sub: 1, class: classReply, kind: evTimeout, id: slot, seq: o.seq}
 	c.q.pushNumbered(ev)
-	c.acct.q.wake(c.storeSrc, ev.at, ev.class)
+	c.e.wake(ev.at, ev.class)
 }
 
 // script runs a central script for at, sent now, when the store cannot
@@ -833,7 +694,7 @@ func (c *clusterRun) observeStore(at *attempt, dec algorithms.Decision, now, e t
 		return
 	}
 	a := &at.a
-	c.storeDec = Decision{Time: now, Key: c.acct.keys.Name(a.Key), Cost: a.Cost, Attempt: int(at.n),
+	c.storeDec = Decision{Time: now, Key: c.e.keyName(a.Key), Cost: a.Cost, Attempt: int(at.n),
 		Decision: dec, Node: int(at.node), Decided: e}
 	if err := c.storeObs.Observe(&c.storeDec); err != nil {
 		c.storeObs = nil
@@ -923,7 +784,7 @@ func (c *clusterRun) storeArrival(slot uint32, t time.Duration) {
 		return
 	}
 	c.q.pushExec(cev{at: e, class: classStoreExec, kind: evStoreExec, id: slot})
-	c.acct.q.wake(c.storeSrc, e, classStoreExec)
+	c.e.wake(e, classStoreExec)
 }
 
 // exec executes operation slot at store time e and sends its reply.
@@ -1073,17 +934,10 @@ func (c *clusterRun) fault(ev cev) error {
 	return nil
 }
 
-// report is the row's result (its accounting's) with its cluster object.
-func (c *clusterRun) report(span time.Duration) Result {
-	res := c.acct.result()
-	c.clusterResult(&res, span)
-	return res
-}
-
-// clusterResult completes the row's result with its cluster object.
-func (c *clusterRun) clusterResult(res *Result, span time.Duration) {
+// report completes the row's result with its cluster object
+// (coordinator.report).
+func (c *clusterRun) report(res *Result, refAdm int64, span time.Duration) {
 	adm := res.Accepted + res.Delayed
-	refAdm := c.ref.res.Accepted + c.ref.res.Delayed
 	cr := &ClusterResult{
 		Nodes:             len(c.nodes),
 		Coordination:      string(c.co.Mode),
@@ -1120,9 +974,6 @@ func (c *clusterRun) clusterResult(res *Result, span time.Duration) {
 	cr.AddedLatencyNs = LatencyPercentiles{P50: p.P50, P99: p.P99, Max: p.Max}
 	res.Cluster = cr
 	res.Memory = c.memory()
-	for _, w := range c.acct.watchers {
-		res.NodeStates = append(res.NodeStates, w.state)
-	}
 }
 
 // memory is what the row's state took: the store's table (central, racy,

@@ -45,10 +45,10 @@ func (c *clusterRun) newBackend(origin, start time.Duration) error {
 		c.limitOn = c.limitOn || nd.limits != nil
 	}
 	var emit func(backend.Event)
-	if c.sampled || c.acct.retries {
+	if c.sampled || c.e.retries() {
 		emit = c.backendEvent
 	}
-	return c.acct.openBackend(origin, start, emit)
+	return c.e.openBackend(origin, start, emit)
 }
 
 // backendEvent takes one of the backend's events: a client's outcome is
@@ -69,14 +69,14 @@ func (c *clusterRun) backendEvent(e backend.Event) {
 			}
 		}
 	}
-	c.acct.clientOutcome(e)
+	c.e.clientOutcome(e)
 }
 
 // nodeLimit records that node n's limit may have moved at t (after one of
 // its decisions or samples, or a fresh limiter): the row's limit, the sum
 // of its nodes', in force from t. The first call counts every node's.
 func (c *clusterRun) nodeLimit(n int, t time.Duration) {
-	if c.acct.be == nil {
+	if !c.e.hasBackend() {
 		return
 	}
 	limit := func(nd *clusterNode) int {
@@ -98,7 +98,7 @@ func (c *clusterRun) nodeLimit(n int, t time.Duration) {
 		c.limitSum += v - nd.limit
 		nd.limit = v
 	}
-	c.acct.be.Limit(t, c.limitSum)
+	c.e.limit(t, c.limitSum)
 }
 
 // modeList writes modes as "a, b or c".

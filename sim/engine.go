@@ -490,7 +490,7 @@ func (r *run) retryBy(try func(a *traffic.Arrival, attempt int) error) {
 // cfg.Cluster, else a run of one limiter.
 func newRow(cfg *Config, i int, obs Observer) (reader, error) {
 	if cfg.Cluster != nil {
-		c, err := newClusterRun(cfg, i, obs)
+		c, err := newClusterRow(cfg, i, obs)
 		if err != nil {
 			return nil, err
 		}
