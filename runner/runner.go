@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/cluster/coord"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traffic"
@@ -275,6 +276,9 @@ func ConfigOf(sc *scenarios.Scenario) sim.Config {
 		Bucket:      sc.Bucket,
 		Cluster:     sc.Cluster,
 		Backend:     sc.Backend,
+	}
+	if sc.Cluster != nil {
+		cfg.Coordinate = coord.New // each row on the cluster's nodes
 	}
 	for _, a := range sc.Algorithms {
 		cfg.Algorithms = append(cfg.Algorithms, sim.Algorithm{

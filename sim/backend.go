@@ -96,7 +96,7 @@ func (r *run) backendEvent(e backend.Event) {
 	}
 	if s := r.sampler; s != nil {
 		rtt, _ := e.Sample()
-		s.Sample(e.At, algorithms.Key(e.Req.Key), e.Req.Cost, rtt, e.Req.InFlight, outcomeOf(e.Kind))
+		s.Sample(e.At, algorithms.Key(e.Req.Key), e.Req.Cost, rtt, e.Req.InFlight, Outcome(e.Kind))
 		if r.limits != nil {
 			r.limitAt(e.At)
 		}
@@ -120,8 +120,8 @@ func (r *run) clientOutcome(e backend.Event) {
 	r.retry(&a, e.Req.ID, int(e.Req.Attempt), e.At, 0, causeOf(e.Kind))
 }
 
-// outcomeOf is what a backend outcome is to the limiter that admitted it.
-func outcomeOf(k backend.Kind) algorithms.Outcome {
+// Outcome is what a backend outcome is to the limiter that admitted it.
+func Outcome(k backend.Kind) algorithms.Outcome {
 	switch k {
 	case backend.Completed:
 		return algorithms.Served

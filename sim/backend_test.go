@@ -1,9 +1,6 @@
 package sim
 
 import (
-	"encoding/json"
-	"fmt"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -11,7 +8,6 @@ import (
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/backend"
-	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/traffic"
 )
 
@@ -161,39 +157,4 @@ func TestBackendAdaptiveLearns(t *testing.T) {
 	rep, err = Run(cfg)
 	require.NoError(t, err)
 	require.Equal(t, int64(20), rep.Results[0].Accepted, "20 in flight for ever")
-}
-
-// Backends across the feed's batches: every algorithm, on random
-// backends (exponential and lognormal service, faults, timeouts, errors,
-// LIFO, shapers), without a cluster and as a local cluster's reference,
-// gives the same results, in JSON, with batches of 64 arrivals (a run
-// crosses many batches with requests in its backend) as with Run's.
-func TestBackendAcrossBatches(t *testing.T) {
-	t.Parallel()
-	rng := rand.New(rand.NewPCG(3, 9))
-	names := append(algorithms.Names(), "none", "aimd", "sre-throttle")
-	for _, name := range names {
-		for k := range 3 {
-			t.Run(fmt.Sprintf("%s/%d", name, k), func(t *testing.T) {
-				cfg := randomClusterBackend(rng, name, cluster.Local)
-				if k < 2 {
-					cfg.Cluster = nil
-				}
-				if k == 1 {
-					cfg.Backend.Service = backend.Service{Dist: backend.Lognormal, Mean: 20 * ms, P99: 90 * ms}
-				}
-				if !adaptive(name) {
-					cfg.Retries = nil // a row that hears nothing from its backend
-				}
-				run := func(shape feedShape) string {
-					rep, err := runWith(cfg, shape)
-					require.NoError(t, err)
-					j, err := json.Marshal(rep.Results)
-					require.NoError(t, err)
-					return string(j)
-				}
-				require.Equal(t, run(feedShape{batchArrivals, ringBatches}), run(feedShape{64, ringBatches}))
-			})
-		}
-	}
 }

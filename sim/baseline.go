@@ -104,7 +104,7 @@ func newBaselineCmp(cfg *Config, label string) (*baselineCmp, error) {
 	n := len(cfg.Algorithms)
 	c := &baselineCmp{base: base, pairs: make([]*baselinePair, n), locals: make([][]baselineRec, n),
 		obs: make([]Observer, n), stop: make([]bool, n)}
-	clean := !retries(cfg.Retries) && cfg.Cluster == nil && cfg.Backend == nil
+	clean := !retries(cfg.Retries) && cfg.Coordinate == nil && cfg.Backend == nil
 	bm, bok := memoryOf(&cfg.Algorithms[base])
 	for i := range cfg.Algorithms {
 		if i == base {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
-	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/traffic"
 )
 
@@ -147,14 +146,15 @@ func benchAlgorithms() []Algorithm {
 // requests) and reports the throughput. duration 0 runs the plan to its
 // end.
 func benchEngine(b *testing.B, plan traffic.Plan, duration time.Duration, algs []Algorithm) {
-	benchEngineOn(b, plan, duration, algs, nil)
+	benchEngineOn(b, plan, duration, algs)
 }
 
-// benchEngineOn is benchEngine on a cluster (nil: none). A cluster row's
-// decisions are its attempts; its reference runs too and is not counted.
-func benchEngineOn(b *testing.B, plan traffic.Plan, duration time.Duration, algs []Algorithm, cl *cluster.Config, mods ...func(*Config)) {
+// benchEngineOn is benchEngine on the config that mods change (a
+// cluster, a backend). A cluster row's decisions are its attempts; its
+// reference runs too and is not counted.
+func benchEngineOn(b *testing.B, plan traffic.Plan, duration time.Duration, algs []Algorithm, mods ...func(*Config)) {
 	cfg := benchConfig(plan, algs)
-	cfg.Duration, cfg.Cluster = duration, cl
+	cfg.Duration = duration
 	for _, m := range mods {
 		m(&cfg)
 	}

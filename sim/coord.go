@@ -12,49 +12,56 @@ import (
 
 // A coordinated row is a row whose verdicts come from more than one
 // limiter and may take effect after the attempt's arrival: a cluster's
-// nodes, balancer and store (cluster.go). The engine's side of the row
-// (coordRow) holds its accounting, its retries, its backend, its
+// nodes, balancer and store (package cluster/coord). The engine's side of
+// the row (Row) holds its accounting, its retries, its backend, its
 // reference and the order its observer sees its decisions in; the
-// coordinator holds the nodes, the balancer and the store, and is one
+// Coordinator holds the nodes, the balancer and the store, and is one
 // source of the row's agenda (queue.go). They meet in a few calls: the
-// engine gives the coordinator each attempt (arrive) and its events'
-// turns (first, fire), and the coordinator gives back its verdicts
-// (decided, verdict) and the events it gains (wake).
-type coordinator interface {
-	source
-	// reserve sizes the coordinator's state for the n keys the sources
+// engine gives the coordinator each attempt (Arrive) and its events'
+// turns (First, Fire), and the coordinator gives back its verdicts
+// (Row.Decided, Row.Verdict) and the events it gains (Row.Wake).
+
+// Coordinator decides the attempts of a coordinated row (Config.Coordinate).
+type Coordinator interface {
+	// First returns the instant and the class of the coordinator's first
+	// event (one of the exported classes), and false when it has none.
+	First() (at time.Duration, class uint8, ok bool)
+	// Fire takes the first event and processes it.
+	Fire() error
+	// Reserve sizes the coordinator's state for the n keys the sources
 	// declared.
-	reserve(n int)
-	// start places the coordinator's schedule (its faults, its backend)
+	Reserve(n int)
+	// Start places the coordinator's schedule (its faults, its backend)
 	// on the row's clock from origin, and its backend's series from
-	// start: when built for synthetic traffic (origin 0), at the first
+	// start: when built, for synthetic traffic (origin 0), or at the first
 	// attempt of a recorded trace.
-	start(origin, start time.Duration) error
-	// prefetch hints at the state the first prefetchLen attempts of as
-	// will read; it changes nothing.
-	prefetch(as []traffic.Arrival)
-	// arrive takes attempt n of a, counted already: the seq-th attempt to
-	// reach the row, of request id.
-	arrive(a *traffic.Arrival, n int, seq, id uint64) error
-	// err is an error that stops the run at the next first attempt or at
+	Start(origin, start time.Duration) error
+	// Prefetch hints at the state that the first attempts of as (32 at
+	// most) will read; it changes nothing.
+	Prefetch(as []traffic.Arrival)
+	// Arrive takes attempt n of a, counted already: the seq-th attempt to
+	// reach the row, of request id. Its verdict is given back now or from
+	// one of the coordinator's events.
+	Arrive(a *traffic.Arrival, n int, seq, id uint64) error
+	// Err is an error that stops the run at the next first attempt or at
 	// the end (a store observer's).
-	err() error
-	// report completes res, the row's result, with the coordinator's
+	Err() error
+	// Report completes res, the row's result, with the coordinator's
 	// object; refAdmitted is what the reference admitted, span the
 	// report's span.
-	report(res *Result, refAdmitted int64, span time.Duration)
+	Report(res *Result, refAdmitted int64, span time.Duration)
 }
 
-// coordRow is the engine's side of a coordinated row. It reads the feed
-// as a run does (reader).
-type coordRow struct {
+// Row is the engine's side of a coordinated row. It reads the feed as a
+// run does (reader).
+type Row struct {
 	acct *run // the row's accounting and its agenda (it has no limiter)
 	ref  *run // the reference: one exact limiter on the same traffic
-	co   coordinator
+	co   Coordinator
 	src  int    // co's index in acct's agenda
 	seq  uint64 // attempts that reached the row
 	// row is the series bucket of the attempt that arrive is giving the
-	// coordinator, for verdict
+	// coordinator, for Verdict
 	row *[5]int64
 
 	// decisions for the observer, in arrival order
@@ -62,14 +69,15 @@ type coordRow struct {
 	orderLo uint64 // the sequence number of order[0]
 }
 
-// attempt is an attempt on its way through a coordinated row: the arrival, its
-// attempt number, the node and its place in arrival order.
-type attempt struct {
-	a    traffic.Arrival
-	n    int32
-	node int32
-	seq  uint64
-	id   uint64 // the request's identity (its first attempt's place in the traffic)
+// Attempt is an attempt on its way through a coordinated row: the
+// arrival, its attempt number, the node that decides it, its place in
+// arrival order and its request's identity.
+type Attempt struct {
+	Arrival traffic.Arrival
+	N       int32
+	Node    int32
+	Seq     uint64
+	ID      uint64 // the request's identity (its first attempt's place in the traffic)
 }
 
 // orderSlot holds a decision until those of earlier arrivals are shown.
@@ -78,19 +86,24 @@ type orderSlot struct {
 	d  Decision
 }
 
-// newCoordRow builds the row of algorithm i, shown to obs, whose
-// coordinator newCo builds around it.
-func newCoordRow(cfg *Config, i int, obs Observer, newCo func(e *coordRow) (coordinator, error)) (*coordRow, error) {
-	e := &coordRow{acct: newRunOf(cfg, i, obs, nil)}
+// newCoordRow builds the coordinated row of algorithm i, shown to obs,
+// around the coordinator that cfg.Coordinate builds.
+func newCoordRow(cfg *Config, i int, obs Observer) (*Row, error) {
+	e := &Row{acct: newRunOf(cfg, i, obs, nil)}
 	e.acct.retryBy(e.arrive)
-	co, err := newCo(e)
+	co, err := cfg.Coordinate(cfg, i, e)
 	if err != nil {
 		return nil, err
+	}
+	if e.ref == nil {
+		if err := e.Reference(); err != nil {
+			return nil, err
+		}
 	}
 	e.co = co
 	e.src = e.acct.q.add(co)
 	if cfg.Duration > 0 {
-		if err := co.start(0, cfg.Start); err != nil {
+		if err := co.Start(0, cfg.Start); err != nil {
 			return nil, err
 		}
 		if cfg.Backend != nil { // the reference's own copy
@@ -102,9 +115,12 @@ func newCoordRow(cfg *Config, i int, obs Observer, newCo func(e *coordRow) (coor
 	return e, nil
 }
 
-// reference builds the row's reference. The coordinator calls it once,
-// after its own first checks.
-func (e *coordRow) reference() error {
+// Reference builds the row's reference, one exact limiter of the row's
+// algorithm on the same traffic, whose admissions the report holds the
+// row's against: the coordinator calls it once, where a failure to build
+// the limiter is the error to report (else it is built after the
+// coordinator).
+func (e *Row) Reference() error {
 	ref, err := newRun(e.acct.cfg, e.acct.index, nil)
 	if err != nil {
 		return err
@@ -114,31 +130,37 @@ func (e *coordRow) reference() error {
 	return nil
 }
 
+// NewLimiter builds a limiter of the row's algorithm with params p (a
+// node's, a node's share of the row's).
+func (e *Row) NewLimiter(p algorithms.Params) (algorithms.Limiter, error) {
+	return newLimiter(e.acct.cfg, e.acct.alg, p)
+}
+
 // attach attaches the row's accounting and its reference (run.attach),
 // and has the coordinator size its state for the keys the sources
 // declared.
-func (e *coordRow) attach(keys *traffic.Keys, f *feed) {
+func (e *Row) attach(keys *traffic.Keys, f *feed) {
 	e.acct.attach(keys, f)
 	e.ref.attach(keys, f)
 	if n := keys.Len(); n > 0 {
-		e.co.reserve(n)
+		e.co.Reserve(n)
 	}
 }
 
-func (e *coordRow) base() *run { return e.acct }
+func (e *Row) base() *run { return e.acct }
 
 // decideBatch takes a batch of first attempts, each after the events
 // before it, then the reference takes it. As a run does, it has the state
 // the attempts will read fetched one chunk of prefetchLen ahead.
-func (e *coordRow) decideBatch(batch []traffic.Arrival) error {
+func (e *Row) decideBatch(batch []traffic.Arrival) error {
 	r := e.acct
 	for i := range batch {
 		if i%prefetchLen == 0 {
 			if i == 0 {
-				e.co.prefetch(batch)
+				e.co.Prefetch(batch[:min(prefetchLen, len(batch))])
 			}
 			if i+prefetchLen < len(batch) {
-				e.co.prefetch(batch[i+prefetchLen:])
+				e.co.Prefetch(batch[i+prefetchLen : min(i+2*prefetchLen, len(batch))])
 			}
 		}
 		a := &batch[i]
@@ -147,7 +169,7 @@ func (e *coordRow) decideBatch(batch []traffic.Arrival) error {
 			if r.cfg.Duration == 0 {
 				start := a.At - a.At%r.series.bucket
 				r.series.setStart(start)
-				if err := e.co.start(a.At, start); err != nil {
+				if err := e.co.Start(a.At, start); err != nil {
 					return err
 				}
 			}
@@ -163,7 +185,7 @@ func (e *coordRow) decideBatch(batch []traffic.Arrival) error {
 		if err := e.arrive(a, 1); err != nil {
 			return err
 		}
-		if err := e.co.err(); err != nil {
+		if err := e.co.Err(); err != nil {
 			return err
 		}
 	}
@@ -171,16 +193,16 @@ func (e *coordRow) decideBatch(batch []traffic.Arrival) error {
 }
 
 // arrive counts attempt n of a and gives it to the coordinator.
-func (e *coordRow) arrive(a *traffic.Arrival, n int) error {
+func (e *Row) arrive(a *traffic.Arrival, n int) error {
 	e.row = e.acct.series.row(a.At)
 	e.acct.arrived(a, n, e.row)
 	seq := e.seq
 	e.seq++
-	return e.co.arrive(a, n, seq, e.acct.cur)
+	return e.co.Arrive(a, n, seq, e.acct.cur)
 }
 
 // finish runs what is still scheduled once the traffic has ended.
-func (e *coordRow) finish() error {
+func (e *Row) finish() error {
 	r := e.acct
 	if r.end == 0 {
 		r.end = r.lastFresh + r.cfg.Limit.Per
@@ -188,7 +210,7 @@ func (e *coordRow) finish() error {
 	if err := r.until(math.MaxInt64, 0); err != nil {
 		return err
 	}
-	if err := e.co.err(); err != nil {
+	if err := e.co.Err(); err != nil {
 		return err
 	}
 	if err := e.flushOrder(true); err != nil {
@@ -200,9 +222,9 @@ func (e *coordRow) finish() error {
 
 // report is the row's result (its accounting's), completed by its
 // coordinator, with the states its watchers sampled.
-func (e *coordRow) report(span time.Duration) Result {
+func (e *Row) report(span time.Duration) Result {
 	res := e.acct.result()
-	e.co.report(&res, e.ref.res.Accepted+e.ref.res.Delayed, span)
+	e.co.Report(&res, e.ref.res.Accepted+e.ref.res.Delayed, span)
 	for _, w := range e.acct.watchers {
 		res.NodeStates = append(res.NodeStates, w.state)
 	}
@@ -211,29 +233,30 @@ func (e *coordRow) report(span time.Duration) Result {
 
 // The calls of the coordinator.
 
-// wake tells the row's agenda that the coordinator has gained an event at
+// Wake tells the row's agenda that the coordinator has gained an event at
 // (at, class).
-func (e *coordRow) wake(at time.Duration, class uint8) {
+func (e *Row) Wake(at time.Duration, class uint8) {
 	e.acct.q.wake(e.src, at, class)
 }
 
-// quick reports whether a verdict may be given at once with verdict: the
+// Quick reports whether a verdict may be given at once with Verdict: the
 // row has no observer and no backend.
-func (e *coordRow) quick() bool { return e.acct.obs == nil && e.acct.be == nil }
+func (e *Row) Quick() bool { return e.acct.obs == nil && e.acct.be == nil }
 
-// verdict accounts for the verdict d on attempt n of a, which takes
-// effect on its arrival: from within the coordinator's arrive, when quick.
-func (e *coordRow) verdict(a *traffic.Arrival, n int, d algorithms.Decision) error {
+// Verdict accounts for the verdict d on attempt n of a, which takes
+// effect on its arrival: from within the coordinator's Arrive, when Quick.
+func (e *Row) Verdict(a *traffic.Arrival, n int, d algorithms.Decision) error {
 	return e.acct.verdict(a, n, d, a.At, e.row)
 }
 
-// decided accounts for the verdict d on at, which took effect at its node
+// Decided accounts for the verdict d on at, which took effect at its node
 // at when; with a backend, the node's limiter of epoch, sampler (nil when
-// it learns nothing from the backend), admitted it.
-func (e *coordRow) decided(at *attempt, d algorithms.Decision, when time.Duration, epoch uint32, sampler algorithms.Sampler) error {
+// it learns nothing from the backend), admitted it. Verdicts come in
+// order of when.
+func (e *Row) Decided(at *Attempt, d algorithms.Decision, when time.Duration, epoch uint32, sampler algorithms.Sampler) error {
 	r := e.acct
 	if r.be != nil {
-		r.cur, r.node = at.id, at.node
+		r.cur, r.node = at.ID, at.Node
 		r.epoch, r.sampler = epoch, sampler
 	}
 	if r.obs != nil {
@@ -242,23 +265,24 @@ func (e *coordRow) decided(at *attempt, d algorithms.Decision, when time.Duratio
 			return err
 		}
 	}
-	return r.verdict(&at.a, int(at.n), d, when, r.series.row(at.a.At))
+	return r.verdict(&at.Arrival, int(at.N), d, when, r.series.row(at.Arrival.At))
 }
 
 // showInOrder keeps the decision on at until every earlier arrival's has
 // been shown: the observer sees decisions in arrival order.
-func (e *coordRow) showInOrder(at *attempt, d algorithms.Decision, when time.Duration) {
-	i := int(at.seq - e.orderLo)
+func (e *Row) showInOrder(at *Attempt, d algorithms.Decision, when time.Duration) {
+	i := int(at.Seq - e.orderLo)
 	for len(e.order) <= i {
 		e.order = append(e.order, orderSlot{})
 	}
-	e.order[i] = orderSlot{ok: true, d: Decision{Time: at.a.At, Key: e.keyName(at.a.Key),
-		Cost: at.a.Cost, Attempt: int(at.n), Decision: d, Node: int(at.node), Decided: when, Logged: at.a.Logged}}
+	a := &at.Arrival
+	e.order[i] = orderSlot{ok: true, d: Decision{Time: a.At, Key: e.KeyName(a.Key),
+		Cost: a.Cost, Attempt: int(at.N), Decision: d, Node: int(at.Node), Decided: when, Logged: a.Logged}}
 }
 
 // flushOrder shows the decisions held whose earlier ones have all been
 // shown (all of them at the end).
-func (e *coordRow) flushOrder(end bool) error {
+func (e *Row) flushOrder(end bool) error {
 	r := e.acct
 	k := 0
 	for k < len(e.order) && (e.order[k].ok || end) {
@@ -281,34 +305,34 @@ func (e *coordRow) flushOrder(end bool) error {
 	return nil
 }
 
-// keyName is the name of key k.
-func (e *coordRow) keyName(k uint32) string { return e.acct.keys.Name(k) }
+// KeyName is the name of key k.
+func (e *Row) KeyName(k uint32) string { return e.acct.keys.Name(k) }
 
-// watch samples Config.Inspect's key in i, the state of where (a node,
-// the store).
-func (e *coordRow) watch(where string, i algorithms.Inspector) {
+// Watch samples Config.Inspect's key in i, the state of where (a node,
+// the store), for the row's NodeStates.
+func (e *Row) Watch(where string, i algorithms.Inspector) {
 	in := e.acct.cfg.Inspect
 	e.acct.watchers = append(e.acct.watchers, &watcher{in: i, key: in.Key, every: in.Every,
 		state: StateSeries{Key: in.Key, Where: where}})
 }
 
-// retries reports whether some client retries.
-func (e *coordRow) retries() bool { return e.acct.retries }
+// Retries reports whether some client retries.
+func (e *Row) Retries() bool { return e.acct.retries }
 
-// openBackend gives the row its backend (Config.Backend), with its faults
+// OpenBackend gives the row its backend (Config.Backend), with its faults
 // on the row's clock from origin and its series from start, which emits
 // its clients' outcomes to emit (nil: none wanted).
-func (e *coordRow) openBackend(origin, start time.Duration, emit func(backend.Event)) error {
+func (e *Row) OpenBackend(origin, start time.Duration, emit func(backend.Event)) error {
 	return e.acct.openBackend(origin, start, emit)
 }
 
-// clientOutcome takes a client's outcome at the backend, once its sample
-// is taken (run.clientOutcome).
-func (e *coordRow) clientOutcome(ev backend.Event) { e.acct.clientOutcome(ev) }
+// ClientOutcome takes a client's outcome at the backend, once its sample
+// is taken: a success for its retry budget, or a retry as its policy says.
+func (e *Row) ClientOutcome(ev backend.Event) { e.acct.clientOutcome(ev) }
 
-// hasBackend reports whether the row has a backend (opened).
-func (e *coordRow) hasBackend() bool { return e.acct.be != nil }
+// HasBackend reports whether the row's backend is open.
+func (e *Row) HasBackend() bool { return e.acct.be != nil }
 
-// limit records the row's limit, in force from t, for its backend's
-// limit series.
-func (e *coordRow) limit(t time.Duration, v int) { e.acct.be.Limit(t, v) }
+// Limit records the row's limit, in force from t, for its backend's limit
+// series (HasBackend only).
+func (e *Row) Limit(t time.Duration, v int) { e.acct.be.Limit(t, v) }

@@ -95,9 +95,13 @@ type Config struct {
 	// fails; nil keeps the backend a pure delay.
 	Backend *backend.Config
 	// Cluster, when set, runs every algorithm on the cluster's nodes as
-	// its Algorithm.Coord says (docs/cluster.md); nil runs each as one
-	// exact limiter.
+	// its Algorithm.Coord says (docs/cluster.md), by Coordinate; nil runs
+	// each as one exact limiter.
 	Cluster *cluster.Config
+	// Coordinate, when set, builds the coordinator of algorithm i's row
+	// (package cluster/coord's New, for Cluster), whose engine side is row:
+	// each row is then a coordinated row (Coordinator).
+	Coordinate func(cfg *Config, i int, row *Row) (Coordinator, error)
 	// Progress, when set, is told how far the whole run has got, for a
 	// progress bar: each algorithm's run reports every ProgressEvery of its
 	// events (arrivals, retries and releases) the virtual time of its next
@@ -295,6 +299,8 @@ func (cfg *Config) check() error {
 		return errors.New("report bucket must be > 0")
 	case len(cfg.Windows) == 0:
 		return errors.New("no report windows")
+	case cfg.Cluster != nil && cfg.Coordinate == nil:
+		return errors.New("a cluster needs Config.Coordinate (package cluster/coord)")
 	}
 	for _, v := range cfg.Windows {
 		if v <= 0 {
@@ -486,11 +492,11 @@ func (r *run) retryBy(try func(a *traffic.Arrival, attempt int) error) {
 	}
 }
 
-// newRow builds the row of algorithm i, shown to obs: a cluster row on
-// cfg.Cluster, else a run of one limiter.
+// newRow builds the row of algorithm i, shown to obs: a coordinated row
+// (cfg.Coordinate), else a run of one limiter.
 func newRow(cfg *Config, i int, obs Observer) (reader, error) {
-	if cfg.Cluster != nil {
-		c, err := newClusterRow(cfg, i, obs)
+	if cfg.Coordinate != nil {
+		c, err := newCoordRow(cfg, i, obs)
 		if err != nil {
 			return nil, err
 		}

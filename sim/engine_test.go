@@ -12,6 +12,11 @@ import (
 
 const ms = time.Millisecond
 
+var (
+	acc = algorithms.Accept
+	rej = algorithms.Reject
+)
+
 // scripted is a limiter whose verdicts are given by a function of the call
 // index, so that the engine's bookkeeping can be checked by hand.
 type scripted struct {

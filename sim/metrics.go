@@ -40,38 +40,6 @@ func (d *delayHist) percentiles() Percentiles {
 	return Percentiles{P50: s.P50, P90: s.P90, P99: s.P99, Max: s.Max, Exact: s.Exact}
 }
 
-// runHist is a delayHist fed through a run of equal values, counted at
-// once when the value changes (the latency a cluster's store adds is most
-// often one same round trip): the same figures, one count per run.
-type runHist struct {
-	h delayHist
-	v time.Duration
-	n int64
-}
-
-func newRunHist() runHist { return runHist{h: newDelayHist()} }
-
-func (r *runHist) add(d time.Duration) {
-	if r.n > 0 && d == r.v {
-		r.n++
-		return
-	}
-	r.flush()
-	r.v, r.n = d, 1
-}
-
-func (r *runHist) flush() {
-	if r.n > 0 {
-		r.h.h.AddN(int64(r.v), r.n)
-		r.n = 0
-	}
-}
-
-func (r *runHist) percentiles() Percentiles {
-	r.flush()
-	return r.h.percentiles()
-}
-
 // series counts requests per bucket from start; it grows with the span of
 // time covered, never with the number of requests.
 type series struct {

@@ -236,35 +236,6 @@ func TestPeakSetEmpty(t *testing.T) {
 	require.Equal(t, []release{{0, 0}, {0, 0}}, p.finish())
 }
 
-// TestRunHist: a runHist, which counts a run of equal delays at once,
-// gives the figures of a delayHist given each delay, with runs of one and
-// of many, below and past DelayExactValues distinct delays; the
-// distribution of 0 ms ×2, 250 ms ×3, 750 ms ×1 by hand (n = 6: p50 rank
-// 3 = 250 ms, p90 rank 6 = 750 ms).
-func TestRunHist(t *testing.T) {
-	t.Parallel()
-	r := newRunHist()
-	for _, d := range []time.Duration{0, 0, 250, 250, 750, 250} {
-		r.add(d * time.Millisecond)
-	}
-	require.Equal(t, Percentiles{P50: 250e6, P90: 750e6, P99: 750e6, Max: 750e6, Exact: true}, r.percentiles())
-	require.Equal(t, []DelayCount{{0, 2}, {250e6, 3}, {750e6, 1}}, r.h.distribution())
-
-	rng := rand.New(rand.NewPCG(3, 4))
-	for _, distinct := range []int64{10, DelayExactValues, 3 * DelayExactValues} {
-		r, h := newRunHist(), newDelayHist()
-		for range 200_000 {
-			d := time.Duration(rng.Int64N(distinct)) * time.Microsecond
-			for range 1 + rng.IntN(3) {
-				r.add(d)
-				h.add(d)
-			}
-		}
-		require.Equal(t, h.percentiles(), r.percentiles(), "%d distinct", distinct)
-		require.Equal(t, h.distribution(), r.h.distribution(), "%d distinct", distinct)
-	}
-}
-
 func TestSeriesPadsToEnd(t *testing.T) {
 	t.Parallel()
 	s := series{bucket: 100 * time.Millisecond}

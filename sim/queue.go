@@ -8,11 +8,12 @@ import (
 )
 
 // A row's events come from a few sources: the releases of delayed
-// requests, the clients' retries, the backend (Config.Backend), and on a
-// cluster the row's own events (storeEvents: faults, the store's
-// operations, replies and timeouts, syncs). The first attempts come from
-// the feed. Each source orders its own events; the agenda orders the
-// sources' first events by instant, then by class (cluster_queue.go): at
+// requests, the clients' retries, the backend (Config.Backend), and in a
+// coordinated row the coordinator's own events (a cluster's faults, its
+// store's operations, replies and timeouts, syncs: package cluster/coord).
+// The first attempts come from the feed. Each source orders its own
+// events; the agenda orders the sources' first events by instant, then by
+// class (below): at
 // one instant, releases, then the cluster's faults, store and replies,
 // then the backend, then first attempts, then retries, then syncs. No two
 // sources share a class, so that order is total across sources, and a
@@ -23,13 +24,31 @@ import (
 // instant of a first attempt, its releases and its backend's events come
 // before it, its retries after it.
 
+// The classes of a row's events: at one instant, events of a lower class
+// come first. Releases of delayed requests wait in the run's release
+// queue, the backend's events in the backend (which orders its own at one
+// instant: see package backend), first attempts come from the feed and
+// retries from the run's retry queue; a coordinator (a cluster's nodes
+// and store) holds its own, in the exported classes.
+const (
+	classRelease      = iota // a delayed request reaches the backend
+	ClassFault               // a fault begins or ends; a store flush
+	ClassStoreArrival        // an operation reaches the store
+	ClassStoreExec           // a queued operation executes at the store
+	ClassReply               // a reply reaches its node; then timeouts
+	classBackend             // the backend's next event (Config.Backend)
+	classArrival             // a first attempt reaches the balancer
+	classRetry               // a retry reaches the balancer
+	ClassSync                // a node synchronises its counters
+)
+
 // source is one source of a row's events.
 type source interface {
-	// first returns the instant and the class of the source's first
+	// First returns the instant and the class of the source's first
 	// event, and false when it has none.
-	first() (at time.Duration, class uint8, ok bool)
-	// fire takes the source's first event and processes it.
-	fire() error
+	First() (at time.Duration, class uint8, ok bool)
+	// Fire takes the source's first event and processes it.
+	Fire() error
 }
 
 // head is a source's first event as the agenda holds it: its instant and
@@ -48,7 +67,7 @@ func (h head) before(t time.Duration, class uint8) bool {
 var noHead = head{at: math.MaxInt64, class: math.MaxUint8}
 
 // maxSources is how many sources a row has at most: releases, retries,
-// the backend and a cluster's store.
+// the backend and a coordinator.
 const maxSources = 4
 
 // agenda is one row's queue of events: its sources, each with its first
@@ -96,7 +115,7 @@ func (q *agenda) wake(i int, at time.Duration, class uint8) {
 // change that wake cannot say, such as the backend's).
 func (q *agenda) read(i int) {
 	h := noHead
-	if at, class, ok := q.srcs[i].first(); ok {
+	if at, class, ok := q.srcs[i].First(); ok {
 		h = head{at, class}
 	}
 	q.heads[i] = h
@@ -121,7 +140,7 @@ func (q *agenda) next(t time.Duration, class uint8) (int, time.Duration) {
 
 // fire fires source i's first event.
 func (q *agenda) fire(i int) error {
-	err := q.srcs[i].fire()
+	err := q.srcs[i].Fire()
 	q.read(i)
 	return err
 }
@@ -163,14 +182,14 @@ func (r *run) quiet(t time.Duration) bool {
 // releaseSource is a row's releases of delayed requests.
 type releaseSource struct{ r *run }
 
-func (s releaseSource) first() (time.Duration, uint8, bool) {
+func (s releaseSource) First() (time.Duration, uint8, bool) {
 	if s.r.releases.Len() == 0 {
 		return 0, 0, false
 	}
 	return s.r.releases.Min(), classRelease, true
 }
 
-func (s releaseSource) fire() error {
+func (s releaseSource) Fire() error {
 	rel := s.r.releases.Pop()
 	s.r.release(rel.At, rel.V)
 	return nil
@@ -183,14 +202,14 @@ type retrySource struct {
 	try func(a *traffic.Arrival, attempt int) error
 }
 
-func (s retrySource) first() (time.Duration, uint8, bool) {
+func (s retrySource) First() (time.Duration, uint8, bool) {
 	if s.r.events.len() == 0 {
 		return 0, 0, false
 	}
 	return s.r.events.peek().at, classRetry, true
 }
 
-func (s retrySource) fire() error {
+func (s retrySource) Fire() error {
 	retry, n, ok := s.r.nextRetry()
 	if !ok {
 		return nil
@@ -201,12 +220,12 @@ func (s retrySource) fire() error {
 // backendSource is a row's backend.
 type backendSource struct{ r *run }
 
-func (s backendSource) first() (time.Duration, uint8, bool) {
+func (s backendSource) First() (time.Duration, uint8, bool) {
 	at, ok := s.r.be.Next()
 	return at, classBackend, ok
 }
 
-func (s backendSource) fire() error {
+func (s backendSource) Fire() error {
 	s.r.be.Step()
 	return nil
 }

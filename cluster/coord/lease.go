@@ -1,6 +1,7 @@
-package sim
+package coord
 
 import (
+	"github.com/ratesim/ratesim/sim"
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
@@ -25,7 +26,7 @@ type leaseKey struct {
 	stock   int64
 	expires time.Duration // the stock is gone from then on
 	pending bool          // a take is on its way
-	waiting []attempt     // the requests waiting for it, in arrival order
+	waiting []sim.Attempt // the requests waiting for it, in arrival order
 }
 
 // leaseNode is one node's stocks.
@@ -48,10 +49,10 @@ func (l *leaseNode) reset() {
 
 // leaseArrive decides at on its node's stock, or sends it to wait for a
 // take.
-func (c *clusterRun) leaseArrive(at *attempt) error {
-	nd := &c.nodes[at.node]
-	lk := nd.lease.key(algorithms.Key(at.a.Key))
-	t := at.a.At
+func (c *clusterRun) leaseArrive(at *sim.Attempt) error {
+	nd := &c.nodes[at.Node]
+	lk := nd.lease.key(algorithms.Key(at.Arrival.Key))
+	t := at.Arrival.At
 	if lk.pending {
 		lk.waiting = append(lk.waiting, *at)
 		return nil
@@ -59,20 +60,20 @@ func (c *clusterRun) leaseArrive(at *attempt) error {
 	if t >= lk.expires {
 		lk.stock = 0
 	}
-	if lk.stock >= at.a.Cost {
-		lk.stock -= at.a.Cost
+	if lk.stock >= at.Arrival.Cost {
+		lk.stock -= at.Arrival.Cost
 		return c.decided(at, algorithms.Decision{Verdict: algorithms.Accept}, t)
 	}
 	lk.pending = true
 	lk.waiting = append(lk.waiting, *at)
-	c.sendTake(at, at.a.Cost-lk.stock, t)
+	c.sendTake(at, at.Arrival.Cost-lk.stock, t)
 	return nil
 }
 
 // sendTake asks the store for the tokens that at, the first request
 // waiting, needs (and up to K).
-func (c *clusterRun) sendTake(at *attempt, need int64, t time.Duration) {
-	c.send(clusterOp{kind: opTake, at: *at, node: at.node, want: max(c.co.Lease, need), need: need}, t)
+func (c *clusterRun) sendTake(at *sim.Attempt, need int64, t time.Duration) {
+	c.send(clusterOp{kind: opTake, at: *at, node: at.Node, want: max(c.co.Lease, need), need: need}, t)
 }
 
 // leaseReply takes a take's reply (or its failure) at its node at t and
@@ -80,7 +81,7 @@ func (c *clusterRun) sendTake(at *attempt, need int64, t time.Duration) {
 func (c *clusterRun) leaseReply(slot uint32, t time.Duration, failed bool) error {
 	o := &c.ops[slot]
 	nd := &c.nodes[o.node]
-	lk := nd.lease.key(algorithms.Key(o.at.a.Key))
+	lk := nd.lease.key(algorithms.Key(o.at.Arrival.Key))
 	if failed {
 		waiting := lk.waiting
 		lk.waiting, lk.pending = nil, false
@@ -100,8 +101,8 @@ func (c *clusterRun) leaseReply(slot uint32, t time.Duration, failed bool) error
 	wait := o.dec.RetryAfter
 	for len(lk.waiting) > 0 {
 		w := lk.waiting[0]
-		if lk.stock >= w.a.Cost {
-			lk.stock -= w.a.Cost
+		if lk.stock >= w.Arrival.Cost {
+			lk.stock -= w.Arrival.Cost
 			lk.waiting = lk.waiting[1:]
 			if err := c.decided(&w, algorithms.Decision{Verdict: algorithms.Accept}, t); err != nil {
 				return err
@@ -109,7 +110,7 @@ func (c *clusterRun) leaseReply(slot uint32, t time.Duration, failed bool) error
 			continue
 		}
 		if full {
-			c.sendTake(&w, w.a.Cost-lk.stock, t) // still pending
+			c.sendTake(&w, w.Arrival.Cost-lk.stock, t) // still pending
 			return nil
 		}
 		lk.waiting = lk.waiting[1:]

@@ -1,6 +1,7 @@
-package sim
+package coord
 
 import (
+	"github.com/ratesim/ratesim/sim"
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
@@ -45,10 +46,10 @@ func (c *clusterRun) newBackend(origin, start time.Duration) error {
 		c.limitOn = c.limitOn || nd.limits != nil
 	}
 	var emit func(backend.Event)
-	if c.sampled || c.e.retries() {
+	if c.sampled || c.e.Retries() {
 		emit = c.backendEvent
 	}
-	return c.e.openBackend(origin, start, emit)
+	return c.e.OpenBackend(origin, start, emit)
 }
 
 // backendEvent takes one of the backend's events: a client's outcome is
@@ -63,20 +64,20 @@ func (c *clusterRun) backendEvent(e backend.Event) {
 		n := int(e.Req.Node)
 		if nd := &c.nodes[n]; nd.sampler != nil && nd.epoch == e.Req.Epoch {
 			rtt, _ := e.Sample()
-			nd.sampler.Sample(e.At+nd.skew, algorithms.Key(e.Req.Key), e.Req.Cost, rtt, e.Req.InFlight, outcomeOf(e.Kind))
+			nd.sampler.Sample(e.At+nd.skew, algorithms.Key(e.Req.Key), e.Req.Cost, rtt, e.Req.InFlight, sim.Outcome(e.Kind))
 			if c.limitOn {
 				c.nodeLimit(n, e.At)
 			}
 		}
 	}
-	c.e.clientOutcome(e)
+	c.e.ClientOutcome(e)
 }
 
 // nodeLimit records that node n's limit may have moved at t (after one of
 // its decisions or samples, or a fresh limiter): the row's limit, the sum
 // of its nodes', in force from t. The first call counts every node's.
 func (c *clusterRun) nodeLimit(n int, t time.Duration) {
-	if !c.e.hasBackend() {
+	if !c.e.HasBackend() {
 		return
 	}
 	limit := func(nd *clusterNode) int {
@@ -98,7 +99,7 @@ func (c *clusterRun) nodeLimit(n int, t time.Duration) {
 		c.limitSum += v - nd.limit
 		nd.limit = v
 	}
-	c.e.limit(t, c.limitSum)
+	c.e.Limit(t, c.limitSum)
 }
 
 // modeList writes modes as "a, b or c".

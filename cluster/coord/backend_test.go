@@ -1,4 +1,4 @@
-package sim
+package coord
 
 import (
 	"encoding/json"
@@ -15,13 +15,6 @@ import (
 	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/traffic"
 )
-
-// adaptive reports whether the algorithm called name is an adaptive limit
-// (it needs a backend).
-func adaptive(name string) bool {
-	info, ok := algorithms.Lookup(name)
-	return ok && info.Adaptive
-}
 
 // oneWorker is one worker, constant service svc, a queue of q and clients
 // that wait timeout.
@@ -116,7 +109,7 @@ func TestClusterBackendCentralByHand(t *testing.T) {
 	require.Equal(t, int64(5*ms), b.QueueWaitNs.Max, "1 waits from 7 to 12")
 
 	cfg.Cluster = nil
-	rep, err := Run(cfg)
+	rep, err := simRun(cfg)
 	require.NoError(t, err)
 	b = rep.Results[0].Backend
 	require.Equal(t, [2]int64{2, 0}, [2]int64{b.Goodput, b.TimedOut})
@@ -204,7 +197,7 @@ func TestClusterBackendAdaptiveModes(t *testing.T) {
 	for _, m := range []cluster.Mode{cluster.Split, cluster.Central, cluster.Racy} {
 		cfg := clusterConfig("aimd", pol, cluster.Coordination{Mode: m}, 2, ms, 0)
 		cfg.Backend = oneWorker(10*ms, 2, 0)
-		_, err := Run(cfg)
+		_, err := simRun(cfg)
 		require.ErrorContains(t, err, "aimd is an adaptive limit, which each node keeps with its own samples: it runs in coordination local only, not "+string(m))
 	}
 
@@ -245,7 +238,7 @@ func TestClusterBackendConserves(t *testing.T) {
 				cases++
 				t.Run(fmt.Sprintf("%s/%s/%d", name, mode, k), func(t *testing.T) {
 					cfg := randomClusterBackend(rng, name, mode)
-					rep, err := Run(cfg)
+					rep, err := simRun(cfg)
 					require.NoError(t, err)
 					res := rep.Results[0]
 					b := res.Backend
@@ -265,7 +258,7 @@ func TestClusterBackendConserves(t *testing.T) {
 					}
 					require.Equal(t, res.Attempts, att)
 					require.Equal(t, res.Attempts, res.Accepted+res.Delayed+res.Rejected)
-					again, err := Run(cfg)
+					again, err := simRun(cfg)
 					require.NoError(t, err)
 					j1, _ := json.Marshal(rep)
 					j2, _ := json.Marshal(again)
@@ -275,81 +268,6 @@ func TestClusterBackendConserves(t *testing.T) {
 		}
 	}
 	require.Greater(t, cases, 100)
-}
-
-// randomClusterBackend is a random cluster row of name in mode in front of
-// a random backend, with clients that retry on every cause.
-func randomClusterBackend(rng *rand.Rand, name string, mode cluster.Mode) Config {
-	pol := algorithms.Policy{Rate: int64(2 + rng.IntN(20)), Per: time.Second, Burst: int64(1 + rng.IntN(10))}
-	var at []time.Duration
-	for range 150 + rng.IntN(150) {
-		at = append(at, time.Duration(rng.Int64N(int64(2500*ms))))
-	}
-	slices.Sort(at)
-	co := cluster.Coordination{Mode: mode}
-	switch mode {
-	case cluster.Sync:
-		co.Sync = time.Duration(1+rng.IntN(100)) * ms
-	case cluster.Lease:
-		co.Lease = int64(1 + rng.IntN(int(pol.Burst)))
-	case cluster.Central:
-		if rng.IntN(2) == 0 {
-			co.Clock = cluster.NodeClock
-		}
-	}
-	n := 1 + rng.IntN(4)
-	cfg := clusterConfig(name, pol, co, n, time.Duration(rng.IntN(5000))*us, at...)
-	p := &cfg.Algorithms[0].Params
-	p.Service = time.Duration(1+rng.IntN(50)) * ms
-	switch name {
-	case "envoy-adaptive":
-		p.Interval = 100 * ms
-	case "concurrency":
-		p.Max = int64(1 + rng.IntN(6))
-	}
-	cl := cfg.Cluster
-	cl.Balancer = []cluster.Balancer{cluster.RoundRobin, cluster.Random, cluster.KeyHash}[rng.IntN(3)]
-	cl.Store.Jitter = time.Duration(rng.IntN(1000)) * us
-	cl.Store.Service = time.Duration(rng.IntN(200)) * us
-	cl.Store.Timeout = time.Duration(5+rng.IntN(60)) * ms
-	for i := range cl.Skew {
-		cl.Skew[i] = time.Duration(rng.IntN(7)-3) * ms
-	}
-	if rng.IntN(2) == 0 {
-		cl.OnStoreError = cluster.Deny
-	}
-	cl.Faults = []cluster.Fault{
-		{Type: cluster.StoreDown, At: 1500 * ms, For: 100 * ms},
-		{Type: cluster.StoreSlow, At: 1800 * ms, For: 200 * ms, RTT: 30 * ms},
-	}
-	if n > 1 { // the loader refuses a cluster with every node down
-		cl.Faults = append(cl.Faults, cluster.Fault{Type: cluster.NodeDown, Node: rng.IntN(n), At: 300 * ms, For: 400 * ms})
-	}
-	disc := backend.FIFO
-	if rng.IntN(2) == 0 {
-		disc = backend.LIFO
-	}
-	cfg.Backend = &backend.Config{Workers: 1 + rng.IntN(4),
-		Service:     backend.Service{Dist: backend.Exponential, Mean: time.Duration(5+rng.IntN(60)) * ms},
-		Queue:       rng.IntN(10),
-		Discipline:  disc,
-		Timeout:     time.Duration(rng.IntN(300)) * ms,
-		DropExpired: rng.IntN(2) == 0,
-		Errors:      0.05,
-		Seed:        7, Bucket: 100 * ms,
-		Faults: []backend.Fault{{Type: backend.Pause, At: time.Second, For: 100 * ms},
-			{Type: backend.Slow, At: 2 * time.Second, For: 300 * ms, Factor: 3}},
-	}
-	if name == "none" || adaptive(name) {
-		// a row that admits everything, or learns from the backend: no
-		// retry on reject, so that the traffic stays bounded
-		cfg.Retries = []traffic.RetryPolicy{{Policy: "backoff", Delay: 10 * ms, MaxAttempts: 3, Jitter: "full",
-			On: traffic.RetryOnOf(traffic.CauseShed, traffic.CauseTimeout, traffic.CauseError)}}
-	} else {
-		cfg.Retries = []traffic.RetryPolicy{{Policy: "backoff", Delay: 10 * ms, MaxAttempts: 3, Jitter: "full",
-			On: traffic.RetryOnOf(traffic.CauseReject, traffic.CauseShed, traffic.CauseTimeout, traffic.CauseError)}}
-	}
-	return cfg
 }
 
 // One local node with no skew is one limiter: in front of the same
@@ -372,10 +290,10 @@ func TestClusterBackendOneLocalNodeIsNoCluster(t *testing.T) {
 				if k == 2 {
 					cfg.Retries = nil // no client retries: only the limiter hears the backend
 				}
-				rep, err := Run(cfg)
+				rep, err := simRun(cfg)
 				require.NoError(t, err)
 				cfg.Cluster = nil
-				want, err := Run(cfg)
+				want, err := simRun(cfg)
 				require.NoError(t, err)
 				g, w := rep.Results[0], want.Results[0]
 				require.Equal(t, [5]int64{w.Attempts, w.Accepted, w.Delayed, w.Rejected, w.GaveUp},

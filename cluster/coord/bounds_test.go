@@ -1,4 +1,4 @@
-package sim
+package coord
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/cluster"
+	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traffic"
 )
 
@@ -127,7 +128,7 @@ func maxInWindow(at []time.Duration, v time.Duration) int64 {
 }
 
 // randomCluster draws a cluster row and one key's traffic.
-func randomCluster(r *rand.Rand) (Config, string) {
+func randomCluster(r *rand.Rand) (sim.Config, string) {
 	names := []string{"fixed-window", "sliding-log", "sliding-window", "token-bucket", "gcra", "leaky-bucket", "nginx"}
 	name := names[r.IntN(len(names))]
 	var modes []cluster.Mode
@@ -181,7 +182,7 @@ func randomCluster(r *rand.Rand) (Config, string) {
 		}
 		at = append(at, t)
 	}
-	cfg := baseConfig(timesPlan(at...), Algorithm{Name: name, Label: name, Params: p, Coord: co})
+	cfg := baseConfig(timesPlan(at...), sim.Algorithm{Name: name, Label: name, Params: p, Coord: co})
 	cfg.Limit = p.Policy
 	cfg.Duration = t + time.Second
 	cfg.Windows = []time.Duration{time.Second}
@@ -204,8 +205,8 @@ func TestClusterBoundsHold(t *testing.T) {
 	for i := range runs {
 		cfg, desc := randomCluster(r)
 		rec := &recorder{}
-		cfg.Observe = func(int) Observer { return rec }
-		rep, err := Run(cfg)
+		cfg.Observe = func(int) sim.Observer { return rec }
+		rep, err := simRun(cfg)
 		require.NoError(t, err, desc)
 		var admitted, attempts []time.Duration
 		for _, d := range rec.got {
@@ -238,7 +239,7 @@ func TestClusterUnboundedGrows(t *testing.T) {
 		}
 		return at
 	}
-	extra := func(cfg Config) int64 {
+	extra := func(cfg sim.Config) int64 {
 		res, _ := runCluster(t, cfg)
 		return res.Cluster.ExtraAdmitted
 	}

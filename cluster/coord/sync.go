@@ -1,6 +1,7 @@
-package sim
+package coord
 
 import (
+	"github.com/ratesim/ratesim/sim"
 	"math"
 	"time"
 
@@ -91,23 +92,23 @@ func satAdd(a, b int64) int64 {
 }
 
 // syncDecide decides at on its node's counts.
-func (c *clusterRun) syncDecide(at *attempt) error {
-	nd := &c.nodes[at.node]
-	t := at.a.At
+func (c *clusterRun) syncDecide(at *sim.Attempt) error {
+	nd := &c.nodes[at.Node]
+	t := at.Arrival.At
 	now := t + nd.skew
-	key := algorithms.Key(at.a.Key)
+	key := algorithms.Key(at.Arrival.Key)
 	sk := nd.sync.key(key)
 	sk.at(c.rule.WindowIndex(now))
-	d, counted := c.rule.DecideCounts(now, sk.count(0), sk.count(1), at.a.Cost)
+	d, counted := c.rule.DecideCounts(now, sk.count(0), sk.count(1), at.Arrival.Cost)
 	if counted {
-		sk.delta[1] = satAdd(sk.delta[1], at.a.Cost)
+		sk.delta[1] = satAdd(sk.delta[1], at.Arrival.Cost)
 		if !sk.dirty {
 			sk.dirty = true
 			nd.sync.dirty = append(nd.sync.dirty, key)
 		}
 		if !nd.sync.ticking {
 			nd.sync.ticking = true
-			c.push(cev{at: c.nextSync(int(at.node), t), class: classSync, kind: evSync, id: uint32(at.node)})
+			c.push(cev{at: c.nextSync(int(at.Node), t), class: sim.ClassSync, kind: evSync, id: uint32(at.Node)})
 		}
 	}
 	return c.decided(at, d, t)
@@ -222,4 +223,15 @@ func (s *syncStore) memory() algorithms.Memory {
 		return algorithms.Memory{}
 	}
 	return algorithms.Memory{BytesPerKeyMax: syncCountBytes, KeysPeak: s.peak, BytesPeak: s.peak * syncCountBytes}
+}
+
+// growFor returns xs, or a copy grown geometrically to hold index i when
+// it is too short.
+func growFor[T any](xs []T, i int) []T {
+	if i < len(xs) {
+		return xs
+	}
+	out := make([]T, max(i+1, 2*len(xs), 64))
+	copy(out, xs)
+	return out
 }

@@ -1,4 +1,9 @@
-package sim
+// Package coord runs an algorithm row on a cluster's nodes
+// (docs/cluster.md): the balancer, the nodes and the store, as one source
+// of events of the row's agenda in package sim (sim.Coordinator). New is
+// sim.Config's Coordinate for a cluster; sim keeps the row's accounting,
+// its retries, its backend and its reference (sim.Row).
+package coord
 
 import (
 	"cmp"
@@ -12,6 +17,7 @@ import (
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/internal/queue"
+	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traffic"
 )
 
@@ -26,11 +32,11 @@ import (
 // answered; a verdict takes effect when the node hears back, and an
 // operation whose reply would come later than the timeout fails then.
 //
-// The row's accounting is a run's (counts, series, peaks, retries): a
-// cluster run holds one and tells it of each attempt as it arrives and of
-// each verdict as it takes effect. Beside it runs the reference, the same
-// algorithm as one exact limiter on the same traffic, whose admissions the
-// row's extra is counted against.
+// The row's accounting is the engine's (sim.Row: counts, series, peaks,
+// retries): it counts each attempt as it arrives, and the cluster run
+// tells it of each verdict as it takes effect. Beside it runs the
+// reference, the same algorithm as one exact limiter on the same traffic,
+// whose admissions the row's extra is counted against.
 //
 // Order of events at one instant (docs/cluster.md and what it leaves open):
 // releases of delayed requests; faults that begin or end (node-down, store
@@ -38,15 +44,15 @@ import (
 // time, then in the engine's processing order; operations executing from
 // the store's queue, FIFO; replies reaching nodes, in the order their
 // operations were sent, then timeouts; the backend's events, with a
-// backend (in its own order: see cluster_backend.go); first attempts, in
+// backend (in its own order: see backend.go); first attempts, in
 // traffic order;
 // retries, in the order they were scheduled; syncs, by node. So a node's
 // sync at the instant of an arrival at that node comes after the arrival,
 // and a reply at the instant of an arrival is heard first.
 type clusterRun struct {
-	e   *coordRow // the engine's side of the row
-	cfg *Config
-	alg *Algorithm
+	e   *sim.Row // the engine's side of the row
+	cfg *sim.Config
+	alg *sim.Algorithm
 
 	cl     *cluster.Config
 	co     cluster.Coordination
@@ -82,11 +88,11 @@ type clusterRun struct {
 	rule     algorithms.WindowRule  // sync's nodes decide with it
 	failWait time.Duration          // retry_after of an attempt a failure rejects
 
-	ahead [prefetchLen]algorithms.Key // the keys of the next arrivals, for Prefetch
+	ahead []algorithms.Key // the keys of the next arrivals, for Prefetch
 
 	// Config.ObserveStore's observer, what it is shown, and its error
-	storeObs    Observer
-	storeDec    Decision
+	storeObs    sim.Observer
+	storeDec    sim.Decision
 	storeObsErr error
 
 	// the backend (Config.Backend): sampled when the nodes' limiters
@@ -98,7 +104,7 @@ type clusterRun struct {
 	limitInit bool
 	limitSum  int
 
-	perNode     []NodeCount
+	perNode     []sim.NodeCount
 	added       runHist
 	storeOps    int64
 	storeErrors int64
@@ -146,7 +152,7 @@ type clusterOp struct {
 	answered bool   // the node has its reply or its failure
 	done     bool   // the store has executed it or dropped it
 	seq      uint64
-	at       attempt
+	at       sim.Attempt
 	sendAt   time.Duration
 	back     time.Duration // the reply's trip
 	deadline time.Duration
@@ -162,7 +168,7 @@ type clusterOp struct {
 
 // directReply is a direct script's verdict on its way back to the node.
 type directReply struct {
-	at  attempt
+	at  sim.Attempt
 	dec algorithms.Decision
 }
 
@@ -173,16 +179,22 @@ const (
 	balKeyHash
 )
 
-// newClusterRow builds the cluster row of algorithm i, shown to obs.
-func newClusterRow(cfg *Config, i int, obs Observer) (*coordRow, error) {
-	return newCoordRow(cfg, i, obs, func(e *coordRow) (coordinator, error) {
-		return newClusterRun(cfg, i, e)
-	})
+// New builds the cluster of algorithm i's row on cfg.Cluster, whose
+// engine side is e: it is sim.Config's Coordinate for a cluster.
+func New(cfg *sim.Config, i int, e *sim.Row) (sim.Coordinator, error) {
+	if cfg.Cluster == nil {
+		return nil, errors.New("no cluster to run the rows on")
+	}
+	c, err := newClusterRun(cfg, i, e)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // newClusterRun builds the cluster of algorithm i's row, whose engine side
 // is e.
-func newClusterRun(cfg *Config, i int, e *coordRow) (*clusterRun, error) {
+func newClusterRun(cfg *sim.Config, i int, e *sim.Row) (*clusterRun, error) {
 	alg := &cfg.Algorithms[i]
 	if alg.Params.NginxZone != 0 {
 		return nil, fmt.Errorf("%s: nginx's zone is one nginx's shared memory: it is not modelled on a cluster", alg.Label)
@@ -191,7 +203,7 @@ func newClusterRun(cfg *Config, i int, e *coordRow) (*clusterRun, error) {
 	if out := cluster.AllDown(cl.Nodes, cl.Faults); len(out) > 0 {
 		return nil, fmt.Errorf("cluster: all %d nodes are down over [%v, %v): the balancer needs a live node at every instant", cl.Nodes, out[0].From, out[0].To)
 	}
-	if err := e.reference(); err != nil {
+	if err := e.Reference(); err != nil {
 		return nil, err
 	}
 	var err error
@@ -201,8 +213,7 @@ func newClusterRun(cfg *Config, i int, e *coordRow) (*clusterRun, error) {
 	c := &clusterRun{e: e, cfg: cfg, alg: alg, cl: cl,
 		co:      alg.Coord.WithDefaults(p.Burst, p.Per, cl.Nodes),
 		nodes:   make([]clusterNode, cl.Nodes),
-		perNode: make([]NodeCount, cl.Nodes),
-		added:   newRunHist(),
+		perNode: make([]sim.NodeCount, cl.Nodes),
 		// the same seed, other streams than the retries' jitter
 		balRng:   rand.New(rand.NewPCG(cfg.Seed, 0xbb67ae8584caa73b)),
 		netRng:   rand.New(rand.NewPCG(cfg.Seed, 0x3c6ef372fe94f82b)),
@@ -285,8 +296,8 @@ func newClusterRun(cfg *Config, i int, e *coordRow) (*clusterRun, error) {
 	return c, nil
 }
 
-// start schedules the faults and opens the backend (coordinator.start).
-func (c *clusterRun) start(origin, start time.Duration) error {
+// Start schedules the faults and opens the backend (sim.Coordinator).
+func (c *clusterRun) Start(origin, start time.Duration) error {
 	c.scheduleFaults(origin)
 	if c.cfg.Backend != nil {
 		return c.newBackend(origin, start)
@@ -294,8 +305,8 @@ func (c *clusterRun) start(origin, start time.Duration) error {
 	return nil
 }
 
-// err is the store observer's error (coordinator.err).
-func (c *clusterRun) err() error { return c.storeObsErr }
+// Err is the store observer's error (sim.Coordinator).
+func (c *clusterRun) Err() error { return c.storeObsErr }
 
 // scheduleFaults places the faults on the run's clock, from origin: 0 for
 // synthetic traffic, the first arrival's instant for a recorded trace,
@@ -308,10 +319,10 @@ func (c *clusterRun) scheduleFaults(origin time.Duration) {
 		c.faults[k] = f
 		switch f.Type {
 		case cluster.NodeDown:
-			c.push(cev{at: f.At, class: classFault, kind: evFault, id: uint32(k)})
-			c.push(cev{at: time.Duration(satAdd(int64(f.At), int64(f.For))), class: classFault, kind: evFault, id: uint32(k) | faultEnd})
+			c.push(cev{at: f.At, class: sim.ClassFault, kind: evFault, id: uint32(k)})
+			c.push(cev{at: time.Duration(satAdd(int64(f.At), int64(f.For))), class: sim.ClassFault, kind: evFault, id: uint32(k) | faultEnd})
 		case cluster.StoreFlush:
-			c.push(cev{at: f.At, class: classFault, kind: evFault, id: uint32(k)})
+			c.push(cev{at: f.At, class: sim.ClassFault, kind: evFault, id: uint32(k)})
 		}
 	}
 }
@@ -319,8 +330,8 @@ func (c *clusterRun) scheduleFaults(origin time.Duration) {
 // watch sets the watchers of Config.Inspect: the state on each node, for
 // the modes whose nodes keep a limiter, or in the store, for those whose
 // state lives there (sync's counts are not an algorithm's state).
-func (c *clusterRun) watch(in *Inspect) {
-	add := c.e.watch
+func (c *clusterRun) watch(in *sim.Inspect) {
+	add := c.e.Watch
 	if i, ok := c.table.(algorithms.Inspector); ok {
 		add("store", i)
 		return
@@ -351,9 +362,9 @@ func (ni nodeInspector) Inspect(now time.Duration, key algorithms.Key) []algorit
 	return nil
 }
 
-// reserve sizes the store's table and the nodes' limiters for n keys, as
-// a run's limiter (coordinator.reserve).
-func (c *clusterRun) reserve(n int) {
+// Reserve sizes the store's table and the nodes' limiters for n keys, as
+// a run's limiter (sim.Coordinator).
+func (c *clusterRun) Reserve(n int) {
 	if rs, ok := c.table.(reserver); ok {
 		rs.Reserve(n)
 	}
@@ -382,7 +393,7 @@ func (c *clusterRun) newNodeLimiter(n int) error {
 	}
 	nd := &c.nodes[n]
 	var err error
-	if nd.lim, err = newLimiter(c.cfg, alg, p); err != nil {
+	if nd.lim, err = c.e.NewLimiter(p); err != nil {
 		return err
 	}
 	if c.cfg.Backend != nil {
@@ -420,38 +431,40 @@ func splitParams(name string, p algorithms.Params, n, nodes int) algorithms.Para
 // push adds ev to the row's own events (storeEvents.push).
 func (c *clusterRun) push(ev cev) {
 	c.q.push(ev)
-	c.e.wake(ev.at, ev.class)
+	c.e.Wake(ev.at, ev.class)
 }
 
 // pushTrip adds ev, an arrival at the store or a reply, to the row's own
 // events (storeEvents.pushTrip).
 func (c *clusterRun) pushTrip(ev cev, fifo int) {
 	c.q.pushTrip(ev, fifo)
-	c.e.wake(ev.at, ev.class)
+	c.e.Wake(ev.at, ev.class)
 }
 
-// first and fire make the row's own events (storeEvents) a source of its
+// First and Fire make the row's own events (storeEvents) a source of its
 // agenda.
-func (c *clusterRun) first() (time.Duration, uint8, bool) {
+func (c *clusterRun) First() (time.Duration, uint8, bool) {
 	if e, _ := c.q.peek(); e != nil {
 		return e.at, e.class, true
 	}
 	return 0, 0, false
 }
 
-func (c *clusterRun) fire() error {
+func (c *clusterRun) Fire() error {
 	_, where := c.q.peek()
 	return c.event(c.q.pop(where))
 }
 
-// prefetch asks for the state that the first prefetchLen arrivals of as
-// will read: the store's rows (which their operations read a trip later),
-// or, with round-robin and every node up, the rows of the node limiter
-// each will reach if no retry comes between. It is a hint: it changes
-// nothing.
-func (c *clusterRun) prefetch(as []traffic.Arrival) {
-	chunk := as[:min(prefetchLen, len(as))]
+// Prefetch asks for the state that the arrivals of chunk will read: the
+// store's rows (which their operations read a trip later), or, with
+// round-robin and every node up, the rows of the node limiter each will
+// reach if no retry comes between. It is a hint: it changes nothing
+// (sim.Coordinator).
+func (c *clusterRun) Prefetch(chunk []traffic.Arrival) {
 	horizon := chunk[len(chunk)-1].At
+	if len(c.ahead) < len(chunk) {
+		c.ahead = make([]algorithms.Key, len(chunk))
+	}
 	if pf, ok := c.table.(algorithms.Prefetcher); ok {
 		for j := range chunk {
 			c.ahead[j] = algorithms.Key(chunk[j].Key)
@@ -501,15 +514,15 @@ func (c *clusterRun) event(ev cev) error {
 	return nil
 }
 
-// arrive takes attempt n of a at the balancer, the seq-th to reach it, of
+// Arrive takes attempt n of a at the balancer, the seq-th to reach it, of
 // request id: it picks a node and has the node decide as the mode says
-// (coordinator.arrive).
-func (c *clusterRun) arrive(a *traffic.Arrival, n int, seq, id uint64) error {
+// (sim.Coordinator).
+func (c *clusterRun) Arrive(a *traffic.Arrival, n int, seq, id uint64) error {
 	node := c.pick(a)
-	if c.onNode && c.e.quick() {
+	if c.onNode && c.e.Quick() {
 		return c.decideOnNode(a, n, node)
 	}
-	at := attempt{a: *a, n: int32(n), node: int32(node), seq: seq, id: id}
+	at := sim.Attempt{Arrival: *a, N: int32(n), Node: int32(node), Seq: seq, ID: id}
 	c.perNode[node].Attempts++
 	key := algorithms.Key(a.Key)
 	switch c.co.Mode {
@@ -528,9 +541,9 @@ func (c *clusterRun) arrive(a *traffic.Arrival, n int, seq, id uint64) error {
 			c.script(&at)
 			return nil
 		}
-		c.send(clusterOp{kind: opScript, at: at, node: at.node}, a.At)
+		c.send(clusterOp{kind: opScript, at: at, node: at.Node}, a.At)
 	case cluster.Racy:
-		c.send(clusterOp{kind: opGet, at: at, node: at.node}, a.At)
+		c.send(clusterOp{kind: opGet, at: at, node: at.Node}, a.At)
 	case cluster.Sync:
 		return c.syncDecide(&at)
 	case cluster.Lease:
@@ -562,7 +575,7 @@ func (c *clusterRun) decideOnNode(a *traffic.Arrival, n, node int) error {
 		pn.Admitted++
 	}
 	c.added.add(0)
-	return c.e.verdict(a, n, d)
+	return c.e.Verdict(a, n, d)
 }
 
 // pick returns the node the balancer sends a to.
@@ -581,7 +594,7 @@ func (c *clusterRun) pick(a *traffic.Arrival) int {
 		}
 	case balKeyHash:
 		h := fnv.New64a()
-		h.Write([]byte(c.e.keyName(a.Key)))
+		h.Write([]byte(c.e.KeyName(a.Key)))
 		i := int(h.Sum64() % uint64(n))
 		for c.nodes[i].down {
 			i = (i + 1) % n
@@ -602,16 +615,16 @@ func (c *clusterRun) pick(a *traffic.Arrival) int {
 
 // decided accounts for the verdict d on at, which took effect at its node
 // at when.
-func (c *clusterRun) decided(at *attempt, d algorithms.Decision, when time.Duration) error {
-	pn := &c.perNode[at.node]
+func (c *clusterRun) decided(at *sim.Attempt, d algorithms.Decision, when time.Duration) error {
+	pn := &c.perNode[at.Node]
 	if d.Verdict == algorithms.Reject {
 		pn.Rejected++
 	} else {
 		pn.Admitted++
 	}
-	c.added.add(when - at.a.At)
-	nd := &c.nodes[at.node]
-	return c.e.decided(at, d, when, nd.epoch, nd.sampler)
+	c.added.add(when - at.Arrival.At)
+	nd := &c.nodes[at.Node]
+	return c.e.Decided(at, d, when, nd.epoch, nd.sampler)
 }
 
 // The store.
@@ -640,7 +653,7 @@ func (c *clusterRun) send(o clusterOp, t time.Duration) {
 	if hasReply(o.kind) && t+there > o.deadline {
 		c.failAt(slot) // it reaches the store too late to be answered
 	}
-	ev := cev{at: t + there, sub: t, class: classStoreArrival, kind: evStoreArrival, id: slot}
+	ev := cev{at: t + there, sub: t, class: sim.ClassStoreArrival, kind: evStoreArrival, id: slot}
 	c.pushTrip(ev, fifoArrivals)
 }
 
@@ -652,9 +665,9 @@ func (c *clusterRun) send(o clusterOp, t time.Duration) {
 // arrives.
 func (c *clusterRun) failAt(slot uint32) {
 	o := &c.ops[slot]
-	ev := cev{at: o.deadline, sub: 1, class: classReply, kind: evTimeout, id: slot, seq: o.seq}
+	ev := cev{at: o.deadline, sub: 1, class: sim.ClassReply, kind: evTimeout, id: slot, seq: o.seq}
 	c.q.pushNumbered(ev)
-	c.e.wake(ev.at, ev.class)
+	c.e.Wake(ev.at, ev.class)
 }
 
 // script runs a central script for at, sent now, when the store cannot
@@ -667,38 +680,38 @@ func (c *clusterRun) failAt(slot uint32) {
 // reply: the verdict waits in directQ, without an operation slot (with no
 // fault on the store and a trip shorter than the timeout, nothing fails
 // or times out). TestClusterFIFOsMatchQueue holds it to the queued path.
-func (c *clusterRun) script(at *attempt) {
-	t := at.a.At
+func (c *clusterRun) script(at *sim.Attempt) {
+	t := at.Arrival.At
 	rtt := c.cl.Store.RTT
 	there, back := rtt/2, rtt-rtt/2
 	now := t + there
 	if c.nodeClock {
-		now = t + c.nodes[at.node].skew
+		now = t + c.nodes[at.Node].skew
 	}
 	c.storeOps++
 	c.directQ.PushBack(directReply{at: *at})
 	r := c.directQ.Back()
-	r.dec = c.table.Decide(now, algorithms.Key(at.a.Key), at.a.Cost)
+	r.dec = c.table.Decide(now, algorithms.Key(at.Arrival.Key), at.Arrival.Cost)
 	if c.storeObs != nil {
 		c.observeStore(&r.at, r.dec, now, t+there)
 	}
 	c.q.nextSeq() // as send numbers its arrival at the store
-	c.pushTrip(cev{at: t + there + back, class: classReply, kind: evDirectReply}, fifoReplies)
+	c.pushTrip(cev{at: t + there + back, class: sim.ClassReply, kind: evDirectReply}, fifoReplies)
 }
 
 // observeStore shows the store observer the script on at that the store
 // executed at e with now, and its verdict dec. The observer's error stops
 // the run at the next arrival or at the end (storeErr).
-func (c *clusterRun) observeStore(at *attempt, dec algorithms.Decision, now, e time.Duration) {
+func (c *clusterRun) observeStore(at *sim.Attempt, dec algorithms.Decision, now, e time.Duration) {
 	if c.storeObs == nil {
 		return
 	}
-	a := &at.a
-	c.storeDec = Decision{Time: now, Key: c.e.keyName(a.Key), Cost: a.Cost, Attempt: int(at.n),
-		Decision: dec, Node: int(at.node), Decided: e}
+	a := &at.Arrival
+	c.storeDec = sim.Decision{Time: now, Key: c.e.KeyName(a.Key), Cost: a.Cost, Attempt: int(at.N),
+		Decision: dec, Node: int(at.Node), Decided: e}
 	if err := c.storeObs.Observe(&c.storeDec); err != nil {
 		c.storeObs = nil
-		if !errors.Is(err, ErrStopObserving) {
+		if !errors.Is(err, sim.ErrStopObserving) {
 			c.storeObsErr = err
 		}
 	}
@@ -783,25 +796,25 @@ func (c *clusterRun) storeArrival(slot uint32, t time.Duration) {
 		c.exec(slot, e)
 		return
 	}
-	c.q.pushExec(cev{at: e, class: classStoreExec, kind: evStoreExec, id: slot})
-	c.e.wake(e, classStoreExec)
+	c.q.pushExec(cev{at: e, class: sim.ClassStoreExec, kind: evStoreExec, id: slot})
+	c.e.Wake(e, sim.ClassStoreExec)
 }
 
 // exec executes operation slot at store time e and sends its reply.
 func (c *clusterRun) exec(slot uint32, e time.Duration) {
 	o := &c.ops[slot]
 	o.done = true
-	key := algorithms.Key(o.at.a.Key)
+	key := algorithms.Key(o.at.Arrival.Key)
 	switch o.kind {
 	case opScript:
 		now := e
 		if c.nodeClock {
 			now = o.sendAt + c.nodes[o.node].skew
 		}
-		o.dec = c.table.Decide(now, key, o.at.a.Cost)
+		o.dec = c.table.Decide(now, key, o.at.Arrival.Cost)
 		c.observeStore(&o.at, o.dec, now, e)
 	case opGet:
-		o.dec, o.cp = c.table.DecideCopy(e, key, o.at.a.Cost)
+		o.dec, o.cp = c.table.DecideCopy(e, key, o.at.Arrival.Cost)
 		if c.incr != nil && o.cp != algorithms.NoCopy {
 			// only the cost goes back: the copy is not needed
 			c.table.Discard(o.cp)
@@ -814,7 +827,7 @@ func (c *clusterRun) exec(slot uint32, e time.Duration) {
 	case opSet:
 		c.table.Write(key, o.cp)
 	case opIncr:
-		c.incr.Incr(o.winAt, key, o.at.a.Cost)
+		c.incr.Incr(o.winAt, key, o.at.Arrival.Cost)
 	case opSync:
 		for i := range o.items {
 			it := &o.items[i]
@@ -830,7 +843,7 @@ func (c *clusterRun) exec(slot uint32, e time.Duration) {
 		return
 	}
 	if r := e + c.cl.Store.Service + o.back; r <= o.deadline && !o.answered {
-		c.pushTrip(cev{at: r, class: classReply, kind: evReply, id: slot}, fifoReplies)
+		c.pushTrip(cev{at: r, class: sim.ClassReply, kind: evReply, id: slot}, fifoReplies)
 		return
 	}
 	c.releaseOp(slot) // answered by its timeout already, or to be
@@ -850,9 +863,9 @@ func (c *clusterRun) reply(slot uint32, t time.Duration) error {
 	case opGet:
 		at, d := o.at, o.dec
 		if o.cp != algorithms.NoCopy {
-			c.send(clusterOp{kind: opSet, at: at, cp: o.cp, node: at.node}, t)
+			c.send(clusterOp{kind: opSet, at: at, cp: o.cp, node: at.Node}, t)
 		} else if o.counted {
-			c.send(clusterOp{kind: opIncr, at: at, winAt: o.winAt, node: at.node}, t)
+			c.send(clusterOp{kind: opIncr, at: at, winAt: o.winAt, node: at.Node}, t)
 		}
 		return c.decided(&at, d, t)
 	case opSync:
@@ -890,7 +903,7 @@ func (c *clusterRun) timeout(slot uint32, t time.Duration) error {
 }
 
 // failed decides an attempt whose store operation failed at t.
-func (c *clusterRun) failed(at *attempt, t time.Duration) error {
+func (c *clusterRun) failed(at *sim.Attempt, t time.Duration) error {
 	if onErr := cmp.Or(c.co.OnStoreError, c.cl.OnStoreError); onErr == cluster.Deny {
 		c.failClosed++
 		return c.decided(at, algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: c.failWait}, t)
@@ -934,11 +947,11 @@ func (c *clusterRun) fault(ev cev) error {
 	return nil
 }
 
-// report completes the row's result with its cluster object
-// (coordinator.report).
-func (c *clusterRun) report(res *Result, refAdm int64, span time.Duration) {
+// Report completes the row's result with its cluster object
+// (sim.Coordinator).
+func (c *clusterRun) Report(res *sim.Result, refAdm int64, span time.Duration) {
 	adm := res.Accepted + res.Delayed
-	cr := &ClusterResult{
+	cr := &sim.ClusterResult{
 		Nodes:             len(c.nodes),
 		Coordination:      string(c.co.Mode),
 		Balancer:          string(c.cl.Balancer),
@@ -949,7 +962,7 @@ func (c *clusterRun) report(res *Result, refAdm int64, span time.Duration) {
 		StoreErrors:       c.storeErrors,
 		FailOpen:          c.failOpen,
 		FailClosed:        c.failClosed,
-		PerNode:           append([]NodeCount(nil), c.perNode...),
+		PerNode:           append([]sim.NodeCount(nil), c.perNode...),
 	}
 	switch c.co.Mode {
 	case cluster.Central:
@@ -962,16 +975,16 @@ func (c *clusterRun) report(res *Result, refAdm int64, span time.Duration) {
 		cr.Lease = c.co.Lease
 	}
 	if refAdm > 0 {
-		cr.ExtraRatio = Ratio(float64(cr.ExtraAdmitted) / float64(refAdm))
+		cr.ExtraRatio = sim.Ratio(float64(cr.ExtraAdmitted) / float64(refAdm))
 	}
 	if res.Attempts > 0 {
-		cr.StoreOpsPerAttempt = Ratio(float64(c.storeOps) / float64(res.Attempts))
+		cr.StoreOpsPerAttempt = sim.Ratio(float64(c.storeOps) / float64(res.Attempts))
 	}
 	if span > 0 {
-		cr.StoreBusy = Ratio(float64(c.busyNs) / float64(span))
+		cr.StoreBusy = sim.Ratio(float64(c.busyNs) / float64(span))
 	}
 	p := c.added.percentiles()
-	cr.AddedLatencyNs = LatencyPercentiles{P50: p.P50, P99: p.P99, Max: p.Max}
+	cr.AddedLatencyNs = sim.LatencyPercentiles{P50: p.P50, P99: p.P99, Max: p.Max}
 	res.Cluster = cr
 	res.Memory = c.memory()
 }
@@ -980,7 +993,7 @@ func (c *clusterRun) report(res *Result, refAdm int64, span time.Duration) {
 // lease), the store's counters (sync), or every node's limiter (local,
 // split: the sum of each limiter's peaks, an upper bound of what the nodes
 // held at once).
-func (c *clusterRun) memory() Memory {
+func (c *clusterRun) memory() sim.Memory {
 	var m algorithms.Memory
 	switch {
 	case c.table != nil:
@@ -996,7 +1009,7 @@ func (c *clusterRun) memory() Memory {
 			}
 		}
 	}
-	return Memory{BytesPerKeyMax: m.BytesPerKeyMax, KeysPeak: m.KeysPeak, BytesPeak: m.BytesPeak}
+	return sim.Memory{BytesPerKeyMax: m.BytesPerKeyMax, KeysPeak: m.KeysPeak, BytesPeak: m.BytesPeak}
 }
 
 // addMemory adds x to m as limiters that held their state side by side:

@@ -1,4 +1,4 @@
-package sim
+package coord
 
 import (
 	"math/bits"
@@ -6,24 +6,6 @@ import (
 
 	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/internal/queue"
-)
-
-// The classes of a cluster run's events: at one instant, events of a lower
-// class come first. Releases of delayed requests wait in the run's release
-// queue, the backend's events in the backend (which orders its own at one
-// instant: see package backend), first attempts come from the feed and
-// retries from the run's retry queue; the others wait in the cluster's
-// own queue.
-const (
-	classRelease      = iota // a delayed request reaches the backend
-	classFault               // a fault begins or ends; a store flush
-	classStoreArrival        // an operation reaches the store
-	classStoreExec           // a queued operation executes at the store
-	classReply               // a reply reaches its node; then timeouts
-	classBackend             // the backend's next event (Config.Backend)
-	classArrival             // a first attempt reaches the balancer
-	classRetry               // a retry reaches the balancer
-	classSync                // a node synchronises its counters
 )
 
 // Kinds of the cluster queue's events.

@@ -1,4 +1,4 @@
-package sim
+package coord
 
 import (
 	"slices"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/cluster"
+	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traffic"
 )
 
@@ -61,7 +62,7 @@ func TestClusterCentralNodeClockGoesBack(t *testing.T) {
 	t.Parallel()
 	pol := algorithms.Policy{Rate: 2, Per: time.Second, Burst: 2}
 	at := []time.Duration{1050 * ms, 1060 * ms, 1070 * ms, 1080 * ms, 1090 * ms}
-	run := func(clock cluster.Clock) (Result, []Decision) {
+	run := func(clock cluster.Clock) (sim.Result, []sim.Decision) {
 		cfg := clusterConfig("fixed-window", pol, cluster.Coordination{Mode: cluster.Central, Clock: clock}, 2, 0, at...)
 		cfg.Cluster.Skew = []time.Duration{0, -200 * ms}
 		return runCluster(t, cfg)
@@ -89,7 +90,7 @@ func TestClusterRacyWrites(t *testing.T) {
 	t.Parallel()
 	pol := algorithms.Policy{Rate: 2, Per: time.Second, Burst: 2}
 	at := []time.Duration{0, 3 * ms, 20 * ms, 40 * ms}
-	run := func(w cluster.Write) (Result, []Decision) {
+	run := func(w cluster.Write) (sim.Result, []sim.Decision) {
 		return runCluster(t, clusterConfig("fixed-window", pol, cluster.Coordination{Mode: cluster.Racy, Write: w}, 2, 10*ms, at...))
 	}
 	res, got := run(cluster.WriteSet)
@@ -197,7 +198,7 @@ func TestClusterStoreDown(t *testing.T) {
 func TestClusterStoreSlow(t *testing.T) {
 	t.Parallel()
 	pol := algorithms.Policy{Rate: 1, Per: time.Second, Burst: 1}
-	run := func(rtt time.Duration) (Result, []Decision) {
+	run := func(rtt time.Duration) (sim.Result, []sim.Decision) {
 		cfg := clusterConfig("gcra", pol, cluster.Coordination{Mode: cluster.Central}, 1, 2*ms, 150*ms, 300*ms)
 		cfg.Cluster.Store.Timeout = 50 * ms
 		cfg.Cluster.Faults = []cluster.Fault{{Type: cluster.StoreSlow, At: 100 * ms, For: 100 * ms, RTT: rtt}}
@@ -251,7 +252,7 @@ func TestClusterNodeDown(t *testing.T) {
 		{110 * ms, 110 * ms, 1, acc, 0},
 		{120 * ms, 120 * ms, 0, rej, 380 * ms},
 	}, got)
-	require.Equal(t, []NodeCount{{0, 5, 2, 3}, {1, 2, 2, 0}}, res.Cluster.PerNode)
+	require.Equal(t, []sim.NodeCount{{Node: 0, Attempts: 5, Admitted: 2, Rejected: 3}, {Node: 1, Attempts: 2, Admitted: 2, Rejected: 0}}, res.Cluster.PerNode)
 }
 
 // Through the Go API (the scenario parser refuses it first), a cluster
@@ -263,7 +264,7 @@ func TestClusterAllNodesDown(t *testing.T) {
 	cfg := clusterConfig("gcra", pol, cluster.Coordination{Mode: cluster.Local}, 2, ms, 0, 10*ms, 50*ms)
 	cfg.Cluster.Faults = []cluster.Fault{{Type: cluster.NodeDown, Node: 0, At: 5 * ms, For: 40 * ms},
 		{Type: cluster.NodeDown, Node: 1, At: 8 * ms, For: 10 * ms}}
-	_, err := Run(cfg)
+	_, err := simRun(cfg)
 	require.ErrorContains(t, err, "all 2 nodes are down over [8ms, 18ms)")
 }
 
@@ -442,7 +443,7 @@ func TestClusterStoreObserver(t *testing.T) {
 			cfg.Cluster.Faults = []cluster.Fault{{Type: cluster.StoreDown, At: 1500 * ms, For: 100 * ms}}
 			cfg.Retries = []traffic.RetryPolicy{{Policy: "retry-after", MaxAttempts: 2}}
 			store := &recorder{}
-			cfg.ObserveStore = func(int) Observer { return store }
+			cfg.ObserveStore = func(int) sim.Observer { return store }
 			res, _ := runCluster(t, cfg)
 			require.NotEmpty(t, store.got)
 			require.Less(t, int64(len(store.got)), res.Attempts, "the store-down fault's operations never ran")

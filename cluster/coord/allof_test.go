@@ -1,4 +1,4 @@
-package sim
+package coord
 
 import (
 	"testing"
@@ -8,12 +8,13 @@ import (
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/cluster"
+	"github.com/ratesim/ratesim/sim"
 )
 
 // kongWindows is an all-of row of two fixed windows, 2 per 1s and 3 per
 // 1m, as Kong's rate-limiting plugin with second: 2 and minute: 3 imports;
 // countRejected for its redis policy.
-func kongWindows(commit algorithms.Commit, co cluster.Coordination, countRejected bool, n int, rtt time.Duration, at ...time.Duration) Config {
+func kongWindows(commit algorithms.Commit, co cluster.Coordination, countRejected bool, n int, rtt time.Duration, at ...time.Duration) sim.Config {
 	pol := algorithms.Policy{Rate: 2, Per: time.Second, Burst: 2}
 	cfg := clusterConfig("all-of", pol, co, n, rtt, at...)
 	cfg.Duration = 3 * time.Second

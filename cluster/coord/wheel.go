@@ -1,4 +1,4 @@
-package sim
+package coord
 
 import "math/bits"
 

@@ -1,4 +1,4 @@
-package sim
+package coord
 
 import (
 	"math"
@@ -10,28 +10,15 @@ import (
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/cluster"
+	"github.com/ratesim/ratesim/sim"
 )
 
-const us = time.Microsecond
-
-// clusterConfig is a config of one algorithm row on a cluster of n nodes,
-// round-robin, no skew, no jitter, store rtt rtt.
-func clusterConfig(name string, pol algorithms.Policy, co cluster.Coordination, n int, rtt time.Duration, at ...time.Duration) Config {
-	cfg := baseConfig(timesPlan(at...), Algorithm{Name: name, Label: name,
-		Params: algorithms.Params{Policy: pol}, Coord: co})
-	cfg.Limit = pol
-	cfg.Duration = 3 * time.Second
-	cfg.Cluster = &cluster.Config{Nodes: n, Balancer: cluster.RoundRobin, Skew: make([]time.Duration, n),
-		Store: cluster.Store{RTT: rtt, Timeout: time.Second}, OnStoreError: cluster.Allow}
-	return cfg
-}
-
 // runCluster runs cfg and returns its one result and the decisions.
-func runCluster(t *testing.T, cfg Config) (Result, []Decision) {
+func runCluster(t *testing.T, cfg sim.Config) (sim.Result, []sim.Decision) {
 	t.Helper()
 	rec := &recorder{}
-	cfg.Observe = func(int) Observer { return rec }
-	rep, err := Run(cfg)
+	cfg.Observe = func(int) sim.Observer { return rec }
+	rep, err := simRun(cfg)
 	require.NoError(t, err)
 	require.Len(t, rep.Results, 1)
 	return rep.Results[0], rec.got
@@ -45,7 +32,7 @@ type decisionRow struct {
 	retryAfter  time.Duration
 }
 
-func requireDecisions(t *testing.T, want []decisionRow, got []Decision) {
+func requireDecisions(t *testing.T, want []decisionRow, got []sim.Decision) {
 	t.Helper()
 	require.Len(t, got, len(want))
 	for i, w := range want {
@@ -83,9 +70,9 @@ func TestClusterLocalExample(t *testing.T) {
 	require.Equal(t, int64(6), c.Admitted)
 	require.Equal(t, int64(2), c.ReferenceAdmitted)
 	require.Equal(t, int64(4), c.ExtraAdmitted)
-	require.Equal(t, Ratio(2.0), c.ExtraRatio)
+	require.Equal(t, sim.Ratio(2.0), c.ExtraRatio)
 	require.Equal(t, int64(0), c.StoreOps)
-	require.Equal(t, []NodeCount{{0, 3, 2, 1}, {1, 3, 2, 1}, {2, 3, 2, 1}}, c.PerNode)
+	require.Equal(t, []sim.NodeCount{{Node: 0, Attempts: 3, Admitted: 2, Rejected: 1}, {Node: 1, Attempts: 3, Admitted: 2, Rejected: 1}, {Node: 2, Attempts: 3, Admitted: 2, Rejected: 1}}, c.PerNode)
 	require.Equal(t, "local", c.Coordination)
 }
 
@@ -111,8 +98,8 @@ func TestClusterCentralExample(t *testing.T) {
 	require.Equal(t, int64(3), c.ReferenceAdmitted)
 	require.Equal(t, int64(-1), c.ExtraAdmitted)
 	require.Equal(t, int64(3), c.StoreOps)
-	require.Equal(t, Ratio(1.0), c.StoreOpsPerAttempt)
-	require.Equal(t, LatencyPercentiles{P50: 2 * ms.Nanoseconds(), P99: 2 * ms.Nanoseconds(), Max: 2 * ms.Nanoseconds()}, c.AddedLatencyNs)
+	require.Equal(t, sim.Ratio(1.0), c.StoreOpsPerAttempt)
+	require.Equal(t, sim.LatencyPercentiles{P50: 2 * ms.Nanoseconds(), P99: 2 * ms.Nanoseconds(), Max: 2 * ms.Nanoseconds()}, c.AddedLatencyNs)
 	require.Equal(t, "store", c.Clock)
 }
 
@@ -188,11 +175,11 @@ func TestClusterFIFOsMatchQueue(t *testing.T) {
 		if cfg.Algorithms[0].Coord.Mode == cluster.Central && cfg.Cluster.Store.Service == 0 {
 			direct++
 		}
-		run := func(cfg Config) (*Report, []Decision, []Decision) {
+		run := func(cfg sim.Config) (*sim.Report, []sim.Decision, []sim.Decision) {
 			rec, store := &recorder{}, &recorder{}
-			cfg.Observe = func(int) Observer { return rec }
-			cfg.ObserveStore = func(int) Observer { return store }
-			rep, err := Run(cfg)
+			cfg.Observe = func(int) sim.Observer { return rec }
+			cfg.ObserveStore = func(int) sim.Observer { return store }
+			rep, err := simRun(cfg)
 			require.NoError(t, err, desc)
 			return rep, rec.got, store.got
 		}
@@ -225,11 +212,11 @@ func TestClusterOnNodePath(t *testing.T) {
 		if r.IntN(2) == 0 {
 			co.Mode = cluster.Split
 		}
-		plain, err := Run(cfg)
+		plain, err := simRun(cfg)
 		require.NoError(t, err, desc)
 		rec := &recorder{}
-		cfg.Observe = func(int) Observer { return rec }
-		observed, err := Run(cfg)
+		cfg.Observe = func(int) sim.Observer { return rec }
+		observed, err := simRun(cfg)
 		require.NoError(t, err, desc)
 		require.NotEmpty(t, rec.got, desc)
 		require.Equal(t, observed, plain, "run %d: %s %s", i, co.Mode, desc)
@@ -261,12 +248,12 @@ func TestClusterReferencePerRow(t *testing.T) {
 		other.Params.Burst++
 		cfg.Algorithms = append(cfg.Algorithms, other)
 
-		all, err := Run(cfg)
+		all, err := simRun(cfg)
 		require.NoError(t, err, desc)
 		for k, a := range cfg.Algorithms {
 			one := cfg
-			one.Algorithms = []Algorithm{a}
-			alone, err := Run(one)
+			one.Algorithms = []sim.Algorithm{a}
+			alone, err := simRun(one)
 			require.NoError(t, err, desc)
 			require.Equal(t, alone.Results[0], all.Results[k], "run %d row %s: %s", i, a.Label, desc)
 		}
