@@ -65,10 +65,18 @@ type cevHeap = queue.Heap[cev, *cev]
 // twice as quick as a heap alone; TestClusterFIFOsMatchQueue holds them
 // to it.
 type storeEvents struct {
-	wheel *cevWheel // see trips
-	seq   uint64    // the next event's and operation's sequence number
-	fixed bool
-	fifos [3]queue.Deque[cev] // by fifoArrivals, fifoExecs, fifoReplies
+	wheel   *cevWheel // see trips
+	seq     uint64    // the next event's and operation's sequence number
+	fixed   bool
+	fifos   [3]queue.Deque[cev] // by fifoArrivals, fifoExecs, fifoReplies
+	inFifos int                 // the events in fifos (most often none, with jitter)
+	// the first event and where it waits, as peek found it, while known:
+	// until the next push or pop (the agenda reads the first event after
+	// each of its events, and the event that fires next is most often
+	// that one)
+	head  *cev
+	where int
+	known bool
 }
 
 // The FIFOs of storeEvents; inHeap stands for the wheel.
@@ -114,12 +122,14 @@ func (s *storeEvents) nextSeq() uint64 {
 // push adds ev to the wheel with the next sequence number.
 func (s *storeEvents) push(ev cev) {
 	ev.seq = s.nextSeq()
+	s.known = false
 	s.wheel.Push(ev)
 }
 
 // pushNumbered adds ev, numbered already (a timeout takes its
 // operation's number), to the wheel.
 func (s *storeEvents) pushNumbered(ev cev) {
+	s.known = false
 	s.wheel.Push(ev)
 }
 
@@ -128,7 +138,9 @@ func (s *storeEvents) pushNumbered(ev cev) {
 // are fixed, else to the wheel.
 func (s *storeEvents) pushTrip(ev cev, fifo int) {
 	ev.seq = s.nextSeq()
+	s.known = false
 	if s.fixed {
+		s.inFifos++
 		s.fifos[fifo].PushBack(ev)
 		return
 	}
@@ -139,31 +151,39 @@ func (s *storeEvents) pushTrip(ev cev, fifo int) {
 // sequence number.
 func (s *storeEvents) pushExec(ev cev) {
 	ev.seq = s.nextSeq()
+	s.known = false
+	s.inFifos++
 	s.fifos[fifoExecs].PushBack(ev)
 }
 
 // peek returns the first event and where it waits (a FIFO or inHeap), or
 // nil.
 func (s *storeEvents) peek() (*cev, int) {
+	if s.known {
+		return s.head, s.where
+	}
 	var best *cev
 	where := inHeap
 	if s.wheel.Len() > 0 {
 		best = s.wheel.Peek()
 	}
-	for i := range s.fifos {
+	for i := 0; i < len(s.fifos) && s.inFifos > 0; i++ {
 		if f := &s.fifos[i]; f.Len() > 0 {
 			if e := f.Front(); best == nil || cevLess(e, best) {
 				best, where = e, i
 			}
 		}
 	}
+	s.head, s.where, s.known = best, where, true
 	return best, where
 }
 
 // pop takes the first event of where (as peek gave it).
 func (s *storeEvents) pop(where int) cev {
+	s.known = false
 	if where == inHeap {
 		return s.wheel.Pop()
 	}
+	s.inFifos--
 	return s.fifos[where].PopFront()
 }
