@@ -246,7 +246,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 	// why this decision: sliding-log's first rejection, the 11th request
 	slRow, err := chromedp.Run(ctx, chromedp.Evaluate[int](`+document.querySelector('#results tr[data-label="sliding-log"]').dataset.row`))
 	require.NoError(t, err)
-	do(t, ctx, fmt.Sprintf(`document.querySelector('rect.dec[data-row="%d"][data-index="10"]').dispatchEvent(new MouseEvent("click", {bubbles: true}))`, slRow))
+	clickDecision(t, ctx, slRow, 10)
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#why-table tbody tr`))))
 	why, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](fmt.Sprintf(`(() => {
 	  const tr = document.querySelector('#why-table tr[data-row="%d"]');
@@ -315,14 +315,16 @@ func TestPlaygroundInChromium(t *testing.T) {
 		  c.dispatchEvent(new Event("change"));
 		})()`)
 		runs = waitRuns(t, ctx, runs)
-		times = append(times, fmt.Sprintf("%s %.0f/%.0f ms", name, first, rerunMs(t, ctx)))
+		phases, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.dataset.phases`))
+		require.NoError(t, err)
+		times = append(times, fmt.Sprintf("%s %.0f/%.0f ms (%s)", name, first, rerunMs(t, ctx), phases))
 	}
-	t.Logf("run/rerun of the teaching built-ins (load %s): %s", loadAvg(), strings.Join(times, ", "))
+	t.Logf("run/rerun of the teaching built-ins (load %s): %s", loadAvg(), strings.Join(times, "; "))
 
 	// the screenshot: double-burst's lesson, a rejection explained
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(base+"/")))
 	waitRuns(t, ctx, 0)
-	do(t, ctx, `document.querySelector('rect.dec[data-row="1"][data-index="10"]').dispatchEvent(new MouseEvent("click", {bubbles: true}))`)
+	clickDecision(t, ctx, 1, 10)
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#why-table tbody tr`))))
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
@@ -335,6 +337,16 @@ func TestPlaygroundInChromium(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(path, shot, 0o644))
 	t.Logf("screenshot: %s", path)
+}
+
+// clickDecision clicks the mouse where the timeline draws decision index
+// of row, as a user would.
+func clickDecision(t *testing.T, ctx context.Context, row, index int) {
+	t.Helper()
+	do(t, ctx, `document.getElementById("timeline-svg").scrollIntoView()`)
+	p, err := chromedp.Run(ctx, chromedp.Evaluate[struct{ X, Y float64 }](fmt.Sprintf(`pointOf(%d, %d)`, row, index)))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx, chromedp.MouseClickXY(p.X, p.Y)))
 }
 
 // do runs a statement of JavaScript in the page.

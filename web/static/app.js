@@ -11,10 +11,11 @@ const worker = new Worker("worker.js");
 let nextID = 0;
 const waiting = new Map();
 worker.onmessage = (e) => {
-  const { id, out, ms } = e.data;
+  const { id, out, ms, phases, sent } = e.data;
   const w = waiting.get(id);
   waiting.delete(id);
-  w({ out, ms });
+  if (phases) phases.post = performance.timeOrigin + performance.now() - sent;
+  w({ out, ms, phases });
 };
 function call(fn, ...args) {
   return new Promise((resolve) => {
@@ -76,11 +77,12 @@ async function run() {
   const text = $("yaml").value;
   const opts = JSON.stringify({ algorithms: st.algorithms ? st.algorithms.join(",") : "" });
   setStatus("running…");
-  const [{ out: res, ms }, { out: ctl }] = await Promise.all([
+  const [{ out: res, ms, phases }, { out: ctl }] = await Promise.all([
     call("ratesimRun", file(), text, opts),
     call("ratesimDescribe", file(), text),
   ]);
   if (seq !== st.seq) return; // a newer run is on its way
+  const t1 = performance.now();
   st.result = res;
   if (!ctl.error) st.controls = ctl;
   $("version").textContent = res.version || "";
@@ -98,6 +100,11 @@ async function run() {
   if (!ctl.error) showControls(ctl);
   $("command").textContent = res.command || "";
   const total = performance.now() - t0;
+  // where the time went, for the measure of the reruns (docs/playground.md)
+  if (phases) {
+    phases.draw = performance.now() - t1;
+    document.body.dataset.phases = Object.entries(phases).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(", ");
+  }
   document.body.dataset.runs = String(Number(document.body.dataset.runs || 0) + 1);
   document.body.dataset.rerunMs = total.toFixed(1);
   setStatus(res.error ? "the scenario has errors" : res.refused ? "too large for the browser" :
@@ -224,34 +231,41 @@ function drawTimeline() {
       svg.append(el("svg:text", { x: LEFT + 4, y: y + LANE / 2 + 4, fill: "#777" }, "too many decisions to draw (the counts above are the run's)"));
       return;
     }
-    const g = el("svg:g", { "data-row": i });
-    // draw each column of pixels once per verdict and attempt band
-    const seen = new Set();
+    // one path per verdict and attempt band, a mark per column of
+    // pixels: a few DOM nodes whatever the number of decisions (a rect
+    // per decision made the redraw of the retry storms take seconds)
+    const d = ["", "", "", "", "", ""];
+    let last = [-1, -1, -1, -1, -1, -1];
     for (let j = 0; j < row.t.length; j++) {
       const t = row.t[j];
       if (t < a || t > b) continue;
       const x = Math.round(xOf(t) * 2) / 2;
       const v = row.v[j];
       const band = v === "r" ? 2 : v === "d" ? 1 : 0;
-      const k = x + ":" + band + ":" + (row.attempt[j] > 1 ? 1 : 0);
-      const isSel = st.sel && st.sel.row === i && st.sel.index === j;
-      if (seen.has(k) && !isSel) continue;
-      seen.add(k);
-      const cls = v === "a" ? "accept" : v === "d" ? "delay" : "reject";
-      const r = el("svg:rect", {
-        x: x - 2, y: y + 4 + band * 9, width: 4, height: 8,
-        class: cls + (isSel ? " sel" : "") + " dec", "data-row": i, "data-index": j,
-        opacity: row.attempt[j] > 1 ? 0.55 : 1,
-      });
-      r.append(el("svg:title", {}, `${row.label} #${j}: ${cls} at ${dur(t)} key ${res.keys[row.key[j]]}` +
-        (row.attempt[j] > 1 ? ` (attempt ${row.attempt[j]})` : "")));
-      g.append(r);
+      const k = band * 2 + (row.attempt[j] > 1 ? 1 : 0);
+      if (last[k] === x) continue;
+      last[k] = x;
+      d[k] += `M${x - 2} ${y + 4 + band * 9}h4v8h-4z`;
+    }
+    const g = el("svg:g", { "data-row": i });
+    d.forEach((p, k) => {
+      if (!p) return;
+      const band = k >> 1;
+      g.append(el("svg:path", { d: p, class: VERDICT[band] + " dec", fill: FILL[band], opacity: k & 1 ? 0.55 : 1 }));
+    });
+    if (st.sel && st.sel.row === i) {
+      const j = st.sel.index, t = row.t[j];
+      const band = row.v[j] === "r" ? 2 : row.v[j] === "d" ? 1 : 0;
+      if (t >= a && t <= b) {
+        g.append(el("svg:rect", { x: xOf(t) - 2, y: y + 4 + band * 9, width: 4, height: 8, fill: FILL[band],
+          stroke: "#000", "stroke-width": 2, class: "sel", "data-row": i, "data-index": j }));
+      }
     }
     svg.append(g);
   });
   svg.addEventListener("click", (e) => {
-    const t = e.target;
-    if (t.dataset && t.dataset.index !== undefined) select(+t.dataset.row, +t.dataset.index);
+    const hit = decisionAt(svg, e.clientX, e.clientY);
+    if (hit) select(hit.row, hit.index);
   });
   svg.addEventListener("wheel", (e) => {
     e.preventDefault();
@@ -260,6 +274,42 @@ function drawTimeline() {
     zoom(e.deltaY < 0 ? 0.5 : 2, Math.min(Math.max(fx, 0), 1));
   }, { passive: false });
   box.append(svg);
+}
+
+const VERDICT = ["accept", "delay", "reject"];
+const FILL = ["#2a8a3a", "#d08a00", "#c62828"];
+
+// decisionAt is the decision drawn under the point (clientX, clientY) of
+// the timeline: the row of its lane, the verdict of its band, the nearest
+// in time within 4 pixels; null if none.
+function decisionAt(svg, clientX, clientY) {
+  const res = st.result;
+  const rect = svg.getBoundingClientRect();
+  const scale = W / rect.width;
+  const x = (clientX - rect.left) * scale, y = (clientY - rect.top) * scale;
+  const i = Math.floor((y - TOP) / LANE);
+  if (i < 0 || i >= res.rows.length || !res.rows[i].kept) return null;
+  const band = Math.min(Math.max(Math.floor((y - TOP - i * LANE - 4) / 9), 0), 2);
+  const row = res.rows[i];
+  const want = "adr"[band];
+  let best = -1, bestDx = 4;
+  for (let j = 0; j < row.t.length; j++) {
+    if (row.v[j] !== want) continue;
+    const dx = Math.abs(xOf(row.t[j]) - x);
+    if (dx < bestDx) { best = j; bestDx = dx; }
+  }
+  return best < 0 ? null : { row: i, index: best };
+}
+
+// pointOf is where decision index of row is drawn, in the page's
+// coordinates: what a click there selects.
+function pointOf(row, index) {
+  const svg = $("timeline-svg");
+  const rect = svg.getBoundingClientRect();
+  const r = st.result.rows[row];
+  const band = r.v[index] === "r" ? 2 : r.v[index] === "d" ? 1 : 0;
+  const s = rect.width / W;
+  return { x: rect.left + xOf(r.t[index]) * s, y: rect.top + (TOP + row * LANE + 8 + band * 9) * s };
 }
 
 function zoom(f, at) {

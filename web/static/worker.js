@@ -2,8 +2,10 @@
 // (docs/playground.md). It loads Go's wasm_exec.js and the engine,
 // gzipped (ratesim.wasm.gz, unzipped here so that any static host serves
 // it as it is), then answers each message {id, fn, args} with
-// {id, out, ms}: fn is one of the functions web/wasm registers, out its
-// JSON parsed, ms the time it took.
+// {id, out, ms, phases, sent}: fn is one of the functions web/wasm
+// registers, out its JSON parsed, ms the time it took; a run also says
+// how long the engine, Go's JSON and its parsing took (phases) and when
+// it was sent, for the page's measure of its reruns.
 "use strict";
 importScripts("wasm_exec.js");
 
@@ -21,6 +23,24 @@ async function start() {
 }
 const started = start().catch((err) => ({ failed: String(err) }));
 
+// columns puts back into a run's rows their decisions, which the engine
+// passes as float64s rather than JSON (web/wasm's columns): each column a
+// Float64Array over the one buffer, which is moved to the page, not copied.
+let moved = [];
+function columns(out, data) {
+  const all = new Float64Array(data.buffer, data.byteOffset, data.byteLength / 8);
+  let at = 0;
+  (out.rows || []).forEach((row, i) => {
+    const n = row.v ? row.v.length : 0;
+    for (const name of out.columns[i] || []) {
+      row[name] = all.subarray(at, at + n);
+      at += n;
+    }
+  });
+  delete out.columns;
+  moved = [all.buffer];
+}
+
 self.onmessage = async (e) => {
   const { id, fn, args } = e.data;
   const s = await Promise.race([loaded, started]);
@@ -29,11 +49,18 @@ self.onmessage = async (e) => {
     return;
   }
   const t0 = performance.now();
-  let out;
+  let out, phases;
+  moved = [];
   try {
-    out = JSON.parse(self[fn](...args));
+    self.ratesimPhases = null;
+    let text = self[fn](...args), data = null;
+    if (Array.isArray(text)) [text, data] = text;
+    const t1 = performance.now();
+    out = JSON.parse(text);
+    if (data) columns(out, data);
+    if (self.ratesimPhases) phases = Object.assign({ parse: performance.now() - t1 }, self.ratesimPhases);
   } catch (err) {
     out = { error: String(err) };
   }
-  self.postMessage({ id, out, ms: performance.now() - t0 });
+  self.postMessage({ id, out, ms: performance.now() - t0, phases, sent: performance.timeOrigin + performance.now() }, moved);
 };
