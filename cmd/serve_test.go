@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"io"
 	"net"
 	"net/http"
@@ -242,6 +243,28 @@ func TestPlaygroundInChromium(t *testing.T) {
 	cmdLine, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("command")))
 	require.NoError(t, err)
 	require.Equal(t, "ratesim compare double-burst", cmdLine)
+
+	// the timeline as a PNG, the download's picture: twice the chart's
+	// size, the accepted requests green
+	b64, err := chromedp.Run(ctx, chromedp.Evaluate[string](`png("timeline-svg").then(b => new Promise(r => {
+	  const f = new FileReader(); f.onload = () => r(f.result.split(",")[1]); f.readAsDataURL(b); }))`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	require.NoError(t, err)
+	img, err := png.Decode(bytes.NewReader(raw))
+	require.NoError(t, err, "the timeline's PNG")
+	require.Equal(t, 1800, img.Bounds().Dx(), "the chart's 900 units, twice")
+	green := false
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y && !green; y++ {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			if r>>8 == 0x2a && g>>8 == 0x8a && b>>8 == 0x3a {
+				green = true
+				break
+			}
+		}
+	}
+	require.True(t, green, "the accepted requests are drawn green in the PNG")
 
 	// why this decision: sliding-log's first rejection, the 11th request
 	slRow, err := chromedp.Run(ctx, chromedp.Evaluate[int](`+document.querySelector('#results tr[data-label="sliding-log"]').dataset.row`))

@@ -611,8 +611,38 @@ $("dl-csv").onclick = async () => {
   const { out } = await call("ratesimCSV");
   if (!out.error) download("decisions.csv", "text/csv", out.csv);
 };
-$("dl-timeline").onclick = () => download("timeline.svg", "image/svg+xml", $("timeline-svg").outerHTML);
-$("dl-windows").onclick = () => download("window.svg", "image/svg+xml", $("windows-svg").outerHTML);
+// svgText is a chart as a file of its own: its font and colours are
+// written on it, so that it looks the same out of the page.
+function svgText(id) {
+  const svg = $(id).cloneNode(true);
+  svg.setAttribute("font-family", '"Liberation Sans", Arial, sans-serif');
+  svg.setAttribute("font-size", "11");
+  return new XMLSerializer().serializeToString(svg);
+}
+
+// png draws a chart on a canvas, twice its size, and returns it as a PNG.
+async function png(id) {
+  const svg = $(id);
+  const vb = svg.viewBox.baseVal;
+  const url = URL.createObjectURL(new Blob([svgText(id)], { type: "image/svg+xml" }));
+  try {
+    const img = new Image(vb.width, vb.height);
+    img.src = url;
+    await img.decode();
+    const c = document.createElement("canvas");
+    c.width = vb.width * 2;
+    c.height = vb.height * 2;
+    c.getContext("2d").drawImage(img, 0, 0, c.width, c.height);
+    return await new Promise((resolve) => c.toBlob(resolve, "image/png"));
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+}
+
+$("dl-timeline").onclick = () => download("timeline.svg", "image/svg+xml", svgText("timeline-svg"));
+$("dl-windows").onclick = () => download("window.svg", "image/svg+xml", svgText("windows-svg"));
+$("dl-timeline-png").onclick = async () => download("timeline.png", "image/png", await png("timeline-svg"));
+$("dl-windows-png").onclick = async () => download("window.png", "image/png", await png("windows-svg"));
 $("zoom-in").onclick = () => zoom(0.5);
 $("zoom-out").onclick = () => zoom(2);
 $("zoom-reset").onclick = () => { st.view = [0, Math.max(st.result.report.duration_ns, 1)]; drawTimeline(); drawWindows(); };
