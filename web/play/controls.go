@@ -116,7 +116,8 @@ func offset(lo, hi, per time.Duration) time.Duration {
 
 // Edit sets the control named to value in the scenario in text, and
 // returns the scenario's new text. The text is written out again from its
-// fields, so its comments and layout go (docs/playground.md says so).
+// fields, with its keys in their order and its comments above the field
+// or item they were at (docs/playground.md says so).
 func Edit(file, text, control, value string) (string, error) {
 	f, err := scenarios.Read(file, []byte(text))
 	if err != nil {
@@ -152,7 +153,7 @@ func Edit(file, text, control, value string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := scenarios.Marshal(f)
+	out, err := scenarios.MarshalLayout(f, layoutOf(text))
 	return string(out), err
 }
 

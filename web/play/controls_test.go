@@ -48,6 +48,36 @@ func TestControlsOfDoubleBurst(t *testing.T) {
 	require.EqualValues(t, 20, res.Report.Results[0].Accepted)
 }
 
+// TestControlsKeepComments: a control's edit keeps the scenario's comments,
+// each above the field or source it was at, and its keys in their order.
+func TestControlsKeepComments(t *testing.T) {
+	p := preset(t, "double-burst")
+	text, err := play.Edit("builtin:double-burst", p.Text, "burst", "3")
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(text, "# docs/algorithms.md, worked example 1: the fixed-window double burst.\nname: double-burst\n"), text)
+	require.Contains(t, text, "# no algorithms list: every algorithm, with the policy above\ntraffic:\n")
+	require.Contains(t, text, "  # 900, 910, ..., 990 ms\n  - type: burst\n")
+	require.Contains(t, text, "  # 1000, 1010, ..., 1090 ms\n  - type: burst\n")
+	require.Contains(t, text, "  burst: 3\n")
+	// and once more: the comments stay where they are
+	again, err := play.Edit("scenario.yaml", text, "burst", "4")
+	require.NoError(t, err)
+	require.Equal(t, strings.Replace(text, "burst: 3", "burst: 4", 1), again)
+
+	// every built-in, its comments kept, reads back as the same scenario
+	ps, err := play.Presets()
+	require.NoError(t, err)
+	for _, p := range ps {
+		want, err := play.Describe("builtin:"+p.Name, p.Text)
+		require.NoError(t, err)
+		text, err := play.Edit("builtin:"+p.Name, p.Text, "rate", play.Int(want.Rate))
+		require.NoError(t, err, p.Name)
+		got, err := play.Describe("scenario.yaml", text)
+		require.NoError(t, err, p.Name+":\n"+text)
+		require.Equal(t, want, got, p.Name)
+	}
+}
+
 // TestControlsOfTraffic: the traffic control writes a steady or Poisson
 // source, whose rate and clients the next controls set.
 func TestControlsOfTraffic(t *testing.T) {
