@@ -406,7 +406,7 @@ function step(by) {
   const res = st.result;
   if (!res || !res.rows || !res.rows.length) return;
   let { row, index } = st.sel || { row: 0, index: -1 };
-  const n = res.rows[row].t.length;
+  const n = res.rows[row].t ? res.rows[row].t.length : 0; // none kept: no timeline
   if (!n) return;
   index = Math.min(Math.max(index + by, 0), n - 1);
   const t = res.rows[row].t[index];
