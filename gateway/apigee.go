@@ -278,7 +278,7 @@ func (p *ApigeePolicy) readQuota(root *apigeeNode, at func(*apigeeNode, string, 
 		}
 		p.Per = "1mo"
 	case ok:
-		p.Per = durationText(time.Duration(k) * d)
+		p.Per = scenarios.DurationText(time.Duration(k) * d)
 		if unit == "week" && p.QuotaType != algorithms.QuotaFlexi && p.QuotaType != algorithms.QuotaRollingWindow {
 			note(tu, "weeks are aligned to the Unix epoch (a Thursday, UTC)")
 		}

@@ -150,12 +150,12 @@ func (a *Azure) Scenario(o Options) (*Import, error) {
 		"rate-limit-by-key, a sliding window as in the classic tiers (write tier: v2",
 		"for the v2 tiers' token bucket), each gateway counting alone.")
 	first := lims[0]
-	im.File.Limit = limit(first.Calls, durationText(first.Period))
-	im.File.Duration = scenarios.DurationOf(durationText(max(10*time.Second, 3*first.Period)))
+	im.File.Limit = limit(first.Calls, scenarios.DurationText(first.Period))
+	im.File.Duration = scenarios.DurationOf(scenarios.DurationText(max(10*time.Second, 3*first.Period)))
 	for _, l := range lims {
 		im.note(append([]string{fmt.Sprintf("%s:%d: %s calls=%d renewal-period=%d; key %s",
 			base, l.Where.Line, l.Kind, l.Calls, int64(l.Period/time.Second), l.Key.String())}, l.Notes...)...)
-		e := scenarios.AlgEntry{Name: str("azure-rate-limit"), Label: str(l.Name()), Rate: scenarios.IntOf(l.Calls), Per: scenarios.DurationOf(durationText(l.Period))}
+		e := scenarios.AlgEntry{Name: str("azure-rate-limit"), Label: str(l.Name()), Rate: scenarios.IntOf(l.Calls), Per: scenarios.DurationOf(scenarios.DurationText(l.Period))}
 		if l.Increment {
 			e.IncrementCond = scenarios.BoolOf(true)
 		}
@@ -164,7 +164,7 @@ func (a *Azure) Scenario(o Options) (*Import, error) {
 	if len(lims) > 1 {
 		im.note("NOTE: APIM applies these limits one after the other to each request; each row here is one of them alone.")
 	}
-	im.placeholderTraffic(2*first.Calls, durationText(first.Period))
+	im.placeholderTraffic(2*first.Calls, scenarios.DurationText(first.Period))
 	return im, nil
 }
 

@@ -391,13 +391,13 @@ func (e *Envoy) Scenario(o Options) (*Import, error) {
 			im.row(row)
 		}
 	}
-	im.placeholderTraffic(2*first.Rate, durationText(first.Per))
+	im.placeholderTraffic(2*first.Rate, scenarios.DurationText(first.Per))
 	return im, nil
 }
 
 // header sets the scenario's limit (the first row's) and duration.
 func (e *Envoy) header(im *Import, first *EnvoyDescriptor) {
-	im.File.Limit = limit(first.Rate, durationText(first.Per))
+	im.File.Limit = limit(first.Rate, scenarios.DurationText(first.Per))
 	im.File.Duration = scenarios.DurationOf("10s")
 }
 
@@ -569,7 +569,7 @@ func (e *Envoy) replacedBy(name string) []string {
 
 // envoyEntry is a descriptor's fixed-window row.
 func envoyEntry(d *EnvoyDescriptor) scenarios.AlgEntry {
-	return scenarios.AlgEntry{Name: str("fixed-window"), Rate: scenarios.IntOf(d.Rate), Per: scenarios.DurationOf(durationText(d.Per)),
+	return scenarios.AlgEntry{Name: str("fixed-window"), Rate: scenarios.IntOf(d.Rate), Per: scenarios.DurationOf(scenarios.DurationText(d.Per)),
 		CountRejected: scenarios.BoolOf(true)}
 }
 

@@ -68,7 +68,7 @@ func TestEnvoyUnits(t *testing.T) {
 	} {
 		per, ok := envoyUnit(tc.unit)
 		require.True(t, ok, tc.unit)
-		require.Equal(t, tc.per, durationText(per), tc.unit)
+		require.Equal(t, tc.per, scenarios.DurationText(per), tc.unit)
 	}
 	// a large limit on a long unit loads: fixed-window forms no product
 	// of the rate with per

@@ -532,7 +532,7 @@ func bucket(m *tree) (LocalBucket, error) {
 		return b, err
 	}
 	if b.FillInterval < minFillInterval {
-		return b, fi.errAt("%s: local rate limit token bucket fill timer must be >= 50ms", durationText(b.FillInterval))
+		return b, fi.errAt("%s: local rate limit token bucket fill timer must be >= 50ms", scenarios.DurationText(b.FillInterval))
 	}
 	return b, nil
 }
@@ -817,7 +817,7 @@ func (l *EnvoyLocal) Scenario(o Options) (*Import, error) {
 	}
 	im := newImport(base, "The local_ratelimit token buckets of "+base+".", head...)
 	first := rows[0].buckets()[0]
-	im.File.Limit = limit(first.TokensPerFill, durationText(first.FillInterval))
+	im.File.Limit = limit(first.TokensPerFill, scenarios.DurationText(first.FillInterval))
 	im.File.Limit.Burst = scenarios.IntOf(first.MaxTokens)
 	im.File.Duration = scenarios.DurationOf("10s")
 	var split labels // the labels of --split-limits rows, when it is given
@@ -839,7 +839,7 @@ func (l *EnvoyLocal) Scenario(o Options) (*Import, error) {
 			l.addRow(im, base, row, discrete, split)
 		}
 	}
-	im.placeholderTraffic(2*first.TokensPerFill, durationText(first.FillInterval))
+	im.placeholderTraffic(2*first.TokensPerFill, scenarios.DurationText(first.FillInterval))
 	return im, nil
 }
 
@@ -869,7 +869,7 @@ func (l *EnvoyLocal) checkMultiples(rows []localRow) error {
 			if d.Bucket.FillInterval%row.scope.Bucket.FillInterval != 0 {
 				return &Error{File: l.File, Line: d.Bucket.Where.Line, Col: d.Bucket.Where.Col, Path: "token_bucket.fill_interval",
 					Msg: fmt.Sprintf("%s: local rate descriptor limit is not a multiple of token bucket fill timer (%s), which envoy before 1.31 refuses",
-						durationText(d.Bucket.FillInterval), durationText(row.scope.Bucket.FillInterval))}
+						scenarios.DurationText(d.Bucket.FillInterval), scenarios.DurationText(row.scope.Bucket.FillInterval))}
 			}
 		}
 	}
@@ -987,7 +987,7 @@ func (l *EnvoyLocal) addRow(im *Import, base string, row localRow, discrete bool
 // holds.
 func bucketComment(base, what string, t LocalBucket) string {
 	return fmt.Sprintf("%s:%d: %s: max_tokens %d, tokens_per_fill %d, fill_interval %s",
-		base, t.Where.Line, what, t.MaxTokens, t.TokensPerFill, durationText(t.FillInterval))
+		base, t.Where.Line, what, t.MaxTokens, t.TokensPerFill, scenarios.DurationText(t.FillInterval))
 }
 
 // bucketEntry is a bucket's token-bucket row: rate and per for a
@@ -996,10 +996,10 @@ func bucketComment(base, what string, t LocalBucket) string {
 func bucketEntry(t LocalBucket, discrete bool) scenarios.AlgEntry {
 	e := scenarios.AlgEntry{Name: str("token-bucket"), Burst: scenarios.IntOf(t.MaxTokens)}
 	if discrete {
-		e.FillInterval, e.TokensPerFill = scenarios.DurationOf(durationText(t.FillInterval)), scenarios.IntOf(t.TokensPerFill)
+		e.FillInterval, e.TokensPerFill = scenarios.DurationOf(scenarios.DurationText(t.FillInterval)), scenarios.IntOf(t.TokensPerFill)
 		return e
 	}
-	e.Rate, e.Per = scenarios.IntOf(t.TokensPerFill), scenarios.DurationOf(durationText(t.FillInterval))
+	e.Rate, e.Per = scenarios.IntOf(t.TokensPerFill), scenarios.DurationOf(scenarios.DurationText(t.FillInterval))
 	return e
 }
 

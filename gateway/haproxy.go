@@ -699,8 +699,8 @@ func (h *HAProxy) Scenario(o Options) (*Import, error) {
 		"listen section whose http-request deny tests a tracked http_req_rate. HAProxy",
 		"counts every request, denied ones too, before the deny reads the rate.")
 	first := lims[0]
-	im.File.Limit = limit(first.Limit, durationText(first.Track.Table.Period))
-	im.File.Duration = scenarios.DurationOf(durationText(max(10*time.Second, 3*first.Track.Table.Period)))
+	im.File.Limit = limit(first.Limit, scenarios.DurationText(first.Track.Table.Period))
+	im.File.Duration = scenarios.DurationOf(scenarios.DurationText(max(10*time.Second, 3*first.Track.Table.Period)))
 	for _, l := range lims {
 		t, tr := l.Track.Table, l.Track
 		deny := fmt.Sprintf("%s:%d: %s", base, l.DenyWhere.Line, l.Deny)
@@ -715,9 +715,9 @@ func (h *HAProxy) Scenario(o Options) (*Import, error) {
 			im.note(fmt.Sprintf("NOTE: table %s also counts the requests of %s, in the same entries;", t.Name, strings.Join(l.SharedWith, ", ")),
 				"this row counts only the requests of its own section.")
 		}
-		im.row(scenarios.AlgEntry{Name: str("haproxy"), Label: str(l.Name), Rate: scenarios.IntOf(l.Limit), Per: scenarios.DurationOf(durationText(t.Period))})
+		im.row(scenarios.AlgEntry{Name: str("haproxy"), Label: str(l.Name), Rate: scenarios.IntOf(l.Limit), Per: scenarios.DurationOf(scenarios.DurationText(t.Period))})
 	}
-	im.placeholderTraffic(2*first.Limit, durationText(first.Track.Table.Period))
+	im.placeholderTraffic(2*first.Limit, scenarios.DurationText(first.Track.Table.Period))
 	return im, nil
 }
 

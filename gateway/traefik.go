@@ -373,13 +373,13 @@ func (t *Traefik) Scenario(o Options) (*Import, error) {
 		"rateLimit middleware no router uses. Each row is golang.org/x/time/rate, as",
 		"Traefik runs it, with Traefik's max-delay and idle TTL.")
 	first := scopes[0].Limit
-	im.File.Limit = limit(first.Average, durationText(first.Period))
+	im.File.Limit = limit(first.Average, scenarios.DurationText(first.Period))
 	im.File.Limit.Burst = scenarios.IntOf(first.Burst)
 	dur := 2 * first.Period
 	if dur < 10*time.Second {
 		dur = 10 * time.Second
 	}
-	im.File.Duration = scenarios.DurationOf(durationText(dur))
+	im.File.Duration = scenarios.DurationOf(scenarios.DurationText(dur))
 	for _, l := range t.Unlimited {
 		im.note(fmt.Sprintf("%s:%d: middleware %s: average %d: no limit (Traefik's rate is then infinite): no row", base, l.Where.Line, l.Middleware, l.Average))
 	}
@@ -400,14 +400,14 @@ func (t *Traefik) Scenario(o Options) (*Import, error) {
 		} else if n, _ := strconv.ParseInt(l.BurstText, 10, 64); n < 1 {
 			burst = fmt.Sprintf("burst %s, which Traefik raises to 1", l.BurstText)
 		}
-		how := fmt.Sprintf("average %d per period %s: rate %s/s, %s; ", l.Average, durationText(l.Period),
+		how := fmt.Sprintf("average %d per period %s: rate %s/s, %s; ", l.Average, scenarios.DurationText(l.Period),
 			strconv.FormatFloat(float64(l.Average*int64(time.Second))/float64(l.Period), 'g', -1, 64), burst)
 		if l.MaxDelay == 500*time.Millisecond && float64(l.Average*int64(time.Second))/float64(l.Period) < 1 {
 			how += "a request waits up to 500ms (rate below 1/s)"
 		} else {
 			how += fmt.Sprintf("a request waits up to 1s/(2*int(rate)) = %s", l.MaxDelay)
 		}
-		im.note(how + fmt.Sprintf(", else 429; a source idle for %s is forgotten (its bucket comes back full)", durationText(l.TTL)))
+		im.note(how + fmt.Sprintf(", else 429; a source idle for %s is forgotten (its bucket comes back full)", scenarios.DurationText(l.TTL)))
 		if l.Key == "" {
 			im.note("counts by the client address (Traefik's default, RemoteAddr)")
 		} else {
@@ -417,10 +417,10 @@ func (t *Traefik) Scenario(o Options) (*Import, error) {
 			im.note("NOTE: redis is set: Traefik then keeps the buckets in Redis (its own script), which the row does not model: the row is the in-memory limiter")
 		}
 		im.row(scenarios.AlgEntry{Name: str("x-time-rate"), Label: str(s.Name()), Rate: scenarios.IntOf(l.Average),
-			Per: scenarios.DurationOf(durationText(l.Period)), Burst: scenarios.IntOf(l.Burst),
-			MaxDelay: scenarios.DurationOf(durationText(l.MaxDelay)), IdleReset: scenarios.DurationOf(durationText(l.TTL))})
+			Per: scenarios.DurationOf(scenarios.DurationText(l.Period)), Burst: scenarios.IntOf(l.Burst),
+			MaxDelay: scenarios.DurationOf(scenarios.DurationText(l.MaxDelay)), IdleReset: scenarios.DurationOf(scenarios.DurationText(l.TTL))})
 	}
-	im.placeholderTraffic(2*first.Average, rateUnit(durationText(first.Period)))
+	im.placeholderTraffic(2*first.Average, rateUnit(scenarios.DurationText(first.Period)))
 	return im, nil
 }
 

@@ -83,7 +83,7 @@ func mappingAt(rv reflect.Value) (reflect.Value, bool) {
 			if err != nil {
 				return rv, false
 			}
-			*x = Limit{Rate: IntOf(r.Count), Per: DurationOf(formatDuration(r.Per))}
+			*x = Limit{Rate: IntOf(r.Count), Per: DurationOf(DurationText(r.Per))}
 		}
 	case *AlgEntry:
 		if x.Bare.Set() {
@@ -180,8 +180,10 @@ func clone(rv reflect.Value) reflect.Value {
 	return out
 }
 
-// formatDuration writes d in its largest whole unit (1s, 100ms, 1m).
-func formatDuration(d time.Duration) string {
+// DurationText writes d exactly in its largest whole unit of h, m, s, ms,
+// us or ns (1s, 100ms, 1m, 1500ms), as a scenario file writes a duration
+// and reads it back; 0 is "0".
+func DurationText(d time.Duration) string {
 	if d == 0 {
 		return "0"
 	}

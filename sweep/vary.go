@@ -354,18 +354,4 @@ func format(kind string, x *big.Int, scale int) (Value, error) {
 
 // FormatDuration writes d exactly in the largest unit that divides it (90s,
 // 1500ms, 2m, 250us), a form the scenario file takes back.
-func FormatDuration(d time.Duration) string {
-	if d == 0 {
-		return "0"
-	}
-	units := []struct {
-		name string
-		d    time.Duration
-	}{{"h", time.Hour}, {"m", time.Minute}, {"s", time.Second}, {"ms", time.Millisecond}, {"us", time.Microsecond}}
-	for _, u := range units {
-		if d%u.d == 0 {
-			return strconv.FormatInt(int64(d/u.d), 10) + u.name
-		}
-	}
-	return strconv.FormatInt(int64(d), 10) + "ns"
-}
+func FormatDuration(d time.Duration) string { return scenarios.DurationText(d) }

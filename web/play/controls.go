@@ -3,7 +3,6 @@ package play
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/ratesim/ratesim/scenarios"
@@ -251,19 +250,11 @@ func setMode(f *scenarios.File, file, text, mode string) error {
 	return nil
 }
 
-// formatDuration writes d in the largest unit that holds it whole
-// (900ms, 1s, 2m), as a scenario file would.
+// formatDuration writes d as a scenario file would (900ms, 1s, 2m), and
+// 0 as 0s.
 func formatDuration(d time.Duration) string {
 	if d == 0 {
 		return "0s"
 	}
-	for _, u := range []struct {
-		d    time.Duration
-		name string
-	}{{time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}, {time.Millisecond, "ms"}, {time.Microsecond, "us"}} {
-		if d%u.d == 0 {
-			return strconv.FormatInt(int64(d/u.d), 10) + u.name
-		}
-	}
-	return strconv.FormatInt(int64(d), 10) + "ns"
+	return scenarios.DurationText(d)
 }
