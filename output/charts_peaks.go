@@ -136,7 +136,7 @@ func peaksChart(r *sim.Report) *figure {
 	p.NominalX(names...)
 	if long {
 		p.X.Tick.Label.Rotation = math.Pi / 6
-		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YTop
 	}
 	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
 	p.Y.Scale = plot.LogScale{}
