@@ -162,6 +162,13 @@ func completeAlgorithms(c *cobra.Command, args []string, toComplete string) ([]c
 		}
 		names = append(names, "all-of")
 	}
+	return completeList(names, toComplete)
+}
+
+// completeList completes the last item of a comma-separated list from
+// names, leaving out those already listed; the shell adds no space after
+// it, so that another item can follow.
+func completeList(names []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	done, last := "", toComplete
 	if i := strings.LastIndexByte(toComplete, ','); i >= 0 {
 		done, last = toComplete[:i+1], toComplete[i+1:]
@@ -213,18 +220,7 @@ func completeColumns(c *cobra.Command, args []string, toComplete string) ([]cobr
 			}
 		}
 	}
-	done, last := "", toComplete
-	if i := strings.LastIndexByte(toComplete, ','); i >= 0 {
-		done, last = toComplete[:i+1], toComplete[i+1:]
-	}
-	listed := strings.Split(done, ",")
-	var out []cobra.Completion
-	for _, n := range names {
-		if strings.HasPrefix(n, last) && !slices.Contains(listed, n) {
-			out = append(out, done+n)
-		}
-	}
-	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	return completeList(names, toComplete)
 }
 
 // completeVary completes --vary's FIELD, followed by "=": the policy, the
