@@ -156,6 +156,24 @@ func chromium() string {
 	return ""
 }
 
+// browserTab starts the Chromium at exe headless with a window of w x h
+// and returns a tab's context, cancelled after timeout or when the test
+// ends.
+func browserTab(t *testing.T, exe string, w, h int, timeout time.Duration) context.Context {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe),
+		chromedp.NoSandbox, // as root in a container
+		chromedp.WindowSize(w, h),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	t.Cleanup(cancelTab)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // TestReportInChromium opens a --report page in a real headless Chromium:
 // it loads with no console error and no request but the page's own, and
 // the DOM shows the table and the first chart, drawn. It saves a
@@ -176,17 +194,7 @@ func TestReportInChromium(t *testing.T) {
 	require.Equal(t, 0, status, errOut)
 	url := "file://" + path
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe),
-		chromedp.NoSandbox, // as root in a container
-		chromedp.WindowSize(1000, 1400),
-	)
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
+	ctx := browserTab(t, exe, 1000, 1400, 90*time.Second)
 
 	// start the browser and its tab first, so that the listener misses
 	// nothing of the page

@@ -176,17 +176,7 @@ func TestPlaygroundInChromium(t *testing.T) {
 		t.Skip("no chromium on this machine: apt-get install chromium fonts-liberation (.ci/run installs them)")
 	}
 	base := startServe(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe),
-		chromedp.NoSandbox, // as root in a container
-		chromedp.WindowSize(1400, 1000),
-	)
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 4*time.Minute)
-	defer cancel()
+	ctx := browserTab(t, exe, 1400, 1000, 4*time.Minute)
 	require.NoError(t, chromedp.Do(ctx))
 	var mu sync.Mutex
 	var problems []string
