@@ -10,6 +10,7 @@ import (
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/internal/testenv"
+	"github.com/redis/go-redis/v9"
 )
 
 // traceReq is one request of a randomised trace, with the key's id for the
@@ -153,41 +154,10 @@ func TestDifferential(t *testing.T) {
 				run++
 				label := fmt.Sprintf("%s %s seed %d", name, describe(p), seed)
 				trace := randomTrace(seed, n, 4, p.Per, p.Rate)
-				lim, err := algorithms.New(name, p)
-				if err != nil {
-					t.Fatal(err)
+				if verdicts[name] == nil {
+					verdicts[name] = map[algorithms.Verdict]int{}
 				}
-				r, err := NewRunner(ctx, c, Config{Algorithm: name, Params: p, Run: fmt.Sprint(run), Label: name, Depth: 16})
-				if err != nil {
-					t.Fatal(err)
-				}
-				i := 0
-				reqs := func(yield func(Request) bool) {
-					for _, q := range trace {
-						if !yield(Request{Now: q.now, Key: fmt.Sprint("k", q.key), Cost: q.cost}) {
-							return
-						}
-					}
-				}
-				done, err := r.Run(ctx, iter.Seq[Request](reqs), func(req Request, got algorithms.Decision) error {
-					q := trace[i]
-					want := lim.Decide(q.now, algorithms.Key(q.key), q.cost)
-					i++
-					if verdicts[name] == nil {
-						verdicts[name] = map[algorithms.Verdict]int{}
-					}
-					verdicts[name][got.Verdict]++
-					if got != want {
-						return fmt.Errorf("%s: decision %d (at %v, key k%d, cost %d): Lua %+v, Go %+v", label, i, q.now, q.key, q.cost, got, want)
-					}
-					return nil
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if done != len(trace) {
-					t.Fatalf("%s: %d decisions, want %d", label, done, len(trace))
-				}
+				sameOnRedis(t, ctx, c, name, p, fmt.Sprint(run), label, trace, verdicts[name])
 			}
 		}
 	}
@@ -267,4 +237,44 @@ func TestDifferentialTimeGoesBack(t *testing.T) {
 		}
 	}
 	t.Logf("%d runs with time going back, identical", run)
+}
+
+// sameOnRedis decides trace through name's script on Redis (its keys
+// under run) and through the Go row with params p, requires every
+// decision identical (label names the case in a failure), and counts the
+// verdicts in seen.
+func sameOnRedis(t *testing.T, ctx context.Context, c *redis.Client, name string, p algorithms.Params, run, label string, trace []traceReq, seen map[algorithms.Verdict]int) {
+	t.Helper()
+	lim, err := algorithms.New(name, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRunner(ctx, c, Config{Algorithm: name, Params: p, Run: run, Label: name, Depth: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	reqs := func(yield func(Request) bool) {
+		for _, q := range trace {
+			if !yield(Request{Now: q.now, Key: fmt.Sprint("k", q.key), Cost: q.cost}) {
+				return
+			}
+		}
+	}
+	done, err := r.Run(ctx, iter.Seq[Request](reqs), func(req Request, got algorithms.Decision) error {
+		q := trace[i]
+		want := lim.Decide(q.now, algorithms.Key(q.key), q.cost)
+		i++
+		seen[got.Verdict]++
+		if got != want {
+			return fmt.Errorf("%s: decision %d (at %v, key k%d, cost %d): Lua %+v, Go %+v", label, i, q.now, q.key, q.cost, got, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done != len(trace) {
+		t.Fatalf("%s: %d decisions, want %d", label, done, len(trace))
+	}
 }

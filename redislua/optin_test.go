@@ -3,7 +3,6 @@ package redislua
 import (
 	"context"
 	"fmt"
-	"iter"
 	"testing"
 	"time"
 
@@ -53,41 +52,10 @@ func TestDifferentialOptIn(t *testing.T) {
 			run++
 			label := fmt.Sprintf("%s %+v", name, p)
 			trace := randomTrace(uint64(run), 400, 4, p.Per, p.Rate)
-			lim, err := algorithms.New(name, p)
-			if err != nil {
-				t.Fatal(err)
+			if verdicts[name] == nil {
+				verdicts[name] = map[algorithms.Verdict]int{}
 			}
-			r, err := NewRunner(ctx, c, Config{Algorithm: name, Params: p, Run: fmt.Sprint("optin", run), Label: name, Depth: 16})
-			if err != nil {
-				t.Fatal(err)
-			}
-			i := 0
-			reqs := func(yield func(Request) bool) {
-				for _, q := range trace {
-					if !yield(Request{Now: q.now, Key: fmt.Sprint("k", q.key), Cost: q.cost}) {
-						return
-					}
-				}
-			}
-			done, err := r.Run(ctx, iter.Seq[Request](reqs), func(req Request, got algorithms.Decision) error {
-				q := trace[i]
-				want := lim.Decide(q.now, algorithms.Key(q.key), q.cost)
-				i++
-				if verdicts[name] == nil {
-					verdicts[name] = map[algorithms.Verdict]int{}
-				}
-				verdicts[name][got.Verdict]++
-				if got != want {
-					return fmt.Errorf("%s: decision %d (at %v, key k%d, cost %d): Lua %+v, Go %+v", label, i, q.now, q.key, q.cost, got, want)
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if done != len(trace) {
-				t.Fatalf("%s: %d decisions, want %d", label, done, len(trace))
-			}
+			sameOnRedis(t, ctx, c, name, p, fmt.Sprint("optin", run), label, trace, verdicts[name])
 		}
 	}
 	for _, name := range OptInNames() {
