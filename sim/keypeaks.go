@@ -46,7 +46,7 @@ import (
 // the cost held is under 2^31), or 8 once the cost held could pass 2^31-1
 // (wide, for good); the stage of the releases not yet counted (10 KiB);
 // and a table
-// of the keys of a batch being counted (indexBatch), 24 KiB, made when a
+// of the keys of a batch being counted (indexBatch), 64 KiB, made when a
 // batch first needs one. Nothing grows with the number of releases.
 //
 // Speed: like peakSet, add only stores a release; every keyFlush releases
@@ -100,12 +100,11 @@ type keyPeaks struct {
 	// big holds by sequence number the cost of each release whose cost
 	// does not fit in 32 bits (its entry holds bigCost).
 	big map[int]int64
-	// batch numbers the batches indexBatch indexes; slots are the keys of
-	// the batch (see keySlot); prev links each release of the batch to
-	// the one of its key before it (-1: none).
-	batch uint32
-	slots *[keySlots]keySlot // made at the first batch indexed
-	prev  [keyFlush]int16
+	// batch numbers the batches indexBatch indexes, and pass the walks
+	// of batchLess over a batch; slots are the keys of the batch (see
+	// keySlot).
+	batch, pass uint32
+	slots       *[keySlots]keySlot // made at the first batch indexed
 }
 
 // keyWin is one window of a keyPeaks: the releases in it are those from
@@ -152,14 +151,14 @@ const (
 
 // keySlot is a slot of indexBatch's table of the keys of a batch, open
 // addressing by the key's hash, linear probing: the slot is the key's when
-// its batch is the batch being counted, and last is the index in the batch
-// of the key's latest release; a slot of another batch is free. Batch
-// numbers run from 1 to keyBatches-1, then round again, when every slot is
-// freed.
+// its batch is the batch being counted, and total is the cost of the key's
+// releases in the batch; a slot of another batch is free. seen is the cost
+// of those that batchLess's walk numbered pass has passed (none when the
+// slot's pass is another). Batch and pass numbers run from 1 to
+// keyBatches-1, then round again, when every slot is freed.
 type keySlot struct {
-	key   uint32
-	batch uint32
-	last  int32
+	key, batch, pass uint32
+	total, seen      uint64
 }
 
 // keySlots is the size of the table: four slots a release of a batch.
@@ -409,9 +408,9 @@ func flushKeys[C uint32 | uint64](k *keyPeaks, counts []C) {
 func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 	r := &k.ring
 	n := k.tail - k.done
-	indexed := false
-	fronts := false // the totals at the fronts asked for
-	var added int64 // the batch's cost
+	indexed := false // the batch's index made
+	fronts := false  // the totals at the fronts asked for
+	var added int64  // the batch's cost
 	k.prefetchTotals(k.done, k.done+min(keyAhead, n))
 	// keyStep releases at a time, within one chunk, the totals of those
 	// keyAhead on asked for before each span
@@ -441,6 +440,7 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 		from, front := w.front, w.front
 		best, key, start := w.best, w.key, w.start
 		var left int64
+		scan := batchScan{indexed: &indexed, next: k.done}
 		// keyStep releases at a time, within one chunk, the totals of
 		// those keyAhead on asked for before each span
 		for span := true; span; {
@@ -472,7 +472,7 @@ func flushBatch[C uint32 | uint64](k *keyPeaks, counts []C) {
 					break
 				}
 				// its count with the whole batch joined beats best
-				if c := batchLess(k, f, counts[f.key]-preOf[C](k, f, front), f.at+v, &indexed); int64(c) > best {
+				if c := batchLess(k, f, counts[f.key]-preOf[C](k, f, front), f.at+v, &scan); int64(c) > best {
 					best, key, start = int64(c), f.key, f.at
 				}
 				left += k.cost(front)
@@ -522,22 +522,55 @@ func leaveSpanAll[C uint32 | uint64](k *keyPeaks, seg []keyRelease, from int, co
 	return len(seg), left
 }
 
+// batchScan is batchLess's walk over the batch in one window's pass: the
+// batch's releases before next have been passed.
+type batchScan struct {
+	indexed *bool
+	pass    uint32
+	next    int
+}
+
 // batchLess returns c, the count of f's key from f with the whole batch
 // joined, less the cost of the batch's releases of that key at or after
-// end (f+V), found through the batch's index (made at the first call of a
-// batch: indexed). Out of flushBatch's loop, which seldom needs it.
-func batchLess[C uint32 | uint64](k *keyPeaks, f *keyRelease, c C, end time.Duration, indexed *bool) C {
-	if !*indexed {
+// end (f+V). The batch's index (made at the first call of a batch) holds
+// each key's cost in the batch; the walk passes the batch's releases
+// before end, adding each one's cost to its key's seen, so what is left
+// is the key's total less seen. end grows from call to call of a pass, so
+// the walk passes each release once a pass, whatever the number of
+// releases of one key: a key that takes every release costs no more than
+// many. Out of flushBatch's loop, which seldom needs it over many keys.
+func batchLess[C uint32 | uint64](k *keyPeaks, f *keyRelease, c C, end time.Duration, s *batchScan) C {
+	if !*s.indexed {
 		k.indexBatch()
-		*indexed = true
+		*s.indexed = true
+	}
+	if s.pass == 0 {
+		if k.pass++; k.pass == keyBatches {
+			// numbers wrap: no slot may hold a past pass's seen
+			k.pass = 1
+			for i := range k.slots {
+				k.slots[i].pass = 0
+			}
+		}
+		s.pass = k.pass
+	}
+	for ; s.next < k.tail; s.next++ {
+		r := k.ring.at(s.next)
+		if r.at >= end {
+			break
+		}
+		sl := k.slot(r.key, k.batch) // the key's: every key of the batch has one
+		if sl.pass != s.pass {
+			sl.pass, sl.seen = s.pass, 0
+		}
+		sl.seen += uint64(k.cost(s.next))
 	}
 	if sl := k.slot(f.key, k.batch); sl.batch == k.batch {
-		for j := int(sl.last); j >= 0; j = int(k.prev[j]) {
-			if k.ring.at(k.done+j).at < end {
-				break
-			}
-			c -= C(k.cost(k.done + j))
+		seen := sl.seen
+		if sl.pass != s.pass {
+			seen = 0
 		}
+		c -= C(sl.total - seen)
 	}
 	return c
 }
@@ -575,9 +608,7 @@ func (k *keyPeaks) leaveAll(w *keyWin, from, to int, left, added int64) {
 
 // indexBatch makes the index of the batch being counted (the releases from
 // done to tail) for flushBatch: in a table of the batch's keys (slots,
-// which stays in cache) the index in the batch of each key's latest
-// release, and for each release, the index of the one of its key before it
-// in the batch (prev, -1 for none).
+// which stays in cache) the cost of each key's releases in the batch.
 func (k *keyPeaks) indexBatch() {
 	if k.slots == nil {
 		k.slots = new([keySlots]keySlot)
@@ -588,14 +619,12 @@ func (k *keyPeaks) indexBatch() {
 		*k.slots = [keySlots]keySlot{}
 	}
 	batch := k.batch
-	for i := range k.tail - k.done {
-		key := k.ring.at(k.done + i).key
-		k.prev[i] = -1
+	for i := k.done; i < k.tail; i++ {
+		key, c := k.ring.at(i).key, uint64(k.cost(i))
 		if sl := k.slot(key, batch); sl.batch == batch {
-			k.prev[i] = int16(sl.last)
-			sl.last = int32(i)
+			sl.total += c
 		} else {
-			*sl = keySlot{key, batch, int32(i)}
+			*sl = keySlot{key: key, batch: batch, total: c}
 		}
 	}
 }
