@@ -202,7 +202,7 @@ clients:
 		`s.yaml:6:12: backend.workers: 0: want an integer from 1 to 1000000`,
 		`s.yaml:7:47: backend.service.p99: lognormal p99 10ms is below its mean 20ms: a lognormal's p99 is at least its mean`,
 		`s.yaml:8:10: backend.queue: -3: want an integer >= 0 or unbounded`,
-		`s.yaml:9:15: backend.discipline: "lilo": unknown discipline (want fifo or lifo)`,
+		`s.yaml:9:15: backend.discipline: "lilo": unknown discipline (want fifo or lifo); did you mean "lifo"?`,
 		`s.yaml:10:11: backend.errors: 2: outside [0, 1] (want a fraction from 0 to 1 like 0.01)`,
 		`s.yaml:13:7: backend.faults[1]: slow fault over [2s, 4s) overlaps the slow fault over [1s, 3s) of backend.faults[0] at 12:7 (want the faults of one type apart: merge them into one)`,
 		`s.yaml:14:14: backend.faults[2].type: "stall": unknown fault type (want slow, pause, workers or trigger)`,

@@ -45,6 +45,7 @@ func TestParseVendorAlgorithms(t *testing.T) {
 	for _, c := range []struct{ src, want string }{
 		{"  - guava-burstyy\n", `did you mean "guava-bursty"?`},
 		{"  - {name: apigee-quota, quota-type: weekly}\n", `s.yaml:6:38: algorithms[0].quota-type: "weekly": unknown quota-type (want calendar, flexi or rollingwindow)`},
+		{"  - {name: apigee-quota, quota-type: flexy}\n", `s.yaml:6:38: algorithms[0].quota-type: "flexy": unknown quota-type (want calendar, flexi or rollingwindow); did you mean "flexi"?`},
 		{"  - {name: guava-warming-up}\n", "warmup"},
 		{"  - {name: guava-warming-up, warmup: 1s, cold-factor: 0.5}\n", "cold-factor: 0.5: want a factor >= 1"},
 		{"  - {name: uber-ratelimit, warmup: 1s}\n", `uber-ratelimit takes no option "warmup" (its options: slack)`},

@@ -382,7 +382,11 @@ func (d *decoder) str(v val, nonEmpty bool) (string, bool) {
 func (d *decoder) choice(v val, what string, list []string) (string, bool) {
 	s, ok := d.str(v, true)
 	if ok && !slices.Contains(list, s) {
-		d.errAt(v.pos, v.path, "%s: unknown %s (want %s)", quote(s), what, orList(list))
+		msg := fmt.Sprintf("%s: unknown %s (want %s)", quote(s), what, orList(list))
+		if near := suggest(s, list); near != "" {
+			msg += fmt.Sprintf("; did you mean %q?", near)
+		}
+		d.errAt(v.pos, v.path, "%s", msg)
 		ok = false
 	}
 	return s, ok
