@@ -167,12 +167,20 @@ var ratioSteps = []float64{1, 2, 5}
 
 // logAxisRange is the range of a logarithmic ratio axis for ratios from
 // low (the smallest above 0) to top: from the 1-2-5 step at or below
-// low/1.2, at most 0.5, to the one at or above top*1.5 (room for the
-// labels), at least 2.
+// low/1.2, at most 0.5, to the whole multiple of a power of ten at or
+// above top*1.5 (room for the bars' labels, no more: a 2.0x reaches to
+// 3x, not 5x), at least 2.
 func logAxisRange(low, top float64) (ymin, ymax float64) {
 	ymin = math.Min(0.5, stepBelow(low/1.2))
-	ymax = math.Max(2, stepAbove(top*1.5))
+	ymax = math.Max(2, wholeAbove(top*1.5))
 	return ymin, ymax
+}
+
+// wholeAbove is the smallest k*10^e (k from 1 to 9) at or above v > 0:
+// one of the axis's ticks (ratioTicks).
+func wholeAbove(v float64) float64 {
+	d := math.Pow(10, math.Floor(math.Log10(v)))
+	return math.Ceil(v/d*(1-1e-9)) * d
 }
 
 // stepBelow is the largest 1-2-5 value at or below v > 0.
@@ -185,17 +193,6 @@ func stepBelow(v float64) float64 {
 		}
 	}
 	return best
-}
-
-// stepAbove is the smallest 1-2-5 value at or above v > 0.
-func stepAbove(v float64) float64 {
-	d := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, s := range append(ratioSteps, 10) {
-		if s*d >= v*(1-1e-9) {
-			return s * d
-		}
-	}
-	return 10 * d
 }
 
 // ratioTicks label a logarithmic ratio axis at 1x, 2x and 5x of every
