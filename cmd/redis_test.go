@@ -17,6 +17,7 @@ import (
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/internal/redistest"
 	"github.com/ratesim/ratesim/internal/testenv"
+	"github.com/ratesim/ratesim/redislua"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
 )
@@ -35,9 +36,10 @@ func compareOnRedis(t *testing.T, url string, args ...string) *sim.Report {
 // Every built-in scenario, and a recorded trace whose instants are dates
 // (its epoch is far from 0), replayed on a real redis-server: every row
 // with a script is replayed, decision for decision, with no mismatch. The
-// rows that are not replayed say why: x-time-rate has no script, and a
-// cluster row whose nodes decide on their own state runs none in a store,
-// and an nginx row with a zone frees nodes that Redis would keep.
+// rows that are not replayed say why: a row without a script (x-time-rate,
+// resilience4j), a cluster row whose nodes decide on their own state runs
+// none in a store, and an nginx row with a zone frees nodes that Redis
+// would keep.
 func TestCompareRedisBuiltins(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -52,7 +54,7 @@ func TestCompareRedisBuiltins(t *testing.T) {
 				}
 				info, _ := algorithms.Lookup(res.Algorithm)
 				_, zoned := res.Params["zone"] // nginx's zone frees nodes; Redis keeps every key
-				require.True(t, res.Algorithm == "x-time-rate" || info.Backend || (mode != "" && mode != "central") || zoned ||
+				require.True(t, !redislua.Has(res.Algorithm) || info.Backend || (mode != "" && mode != "central") || zoned ||
 					(res.Algorithm == "concurrency" && res.Backend != nil),
 					"%s skipped: %s", res.Label, x.Skipped)
 				continue

@@ -22,7 +22,9 @@ var builtinNames = []string{"double-burst", "token-vs-leaky", "nginx-burst", "sl
 	"protect-the-backend", "gc-pause-collapse", "netflix-gradient2", "metastable-retry", "metastable-retry-jitter", "metastable-retry-budget", "choose-burst",
 	// reproductions of published figures, each held by its expect section
 	// (ratesim check --builtins, docs/reproductions.md)
-	"sdi-token-bucket", "sdi-fixed-window", "sdi-sliding-window", "cloudflare-window"}
+	"sdi-token-bucket", "sdi-fixed-window", "sdi-sliding-window", "cloudflare-window",
+	"figma-fixed-window", "kong-6723", "kong-6724", "apisix-12592", "openfoodfacts-nginx",
+	"traefik-average", "resilience4j-cycles", "bucket4j-greedy"}
 
 // Default is the built-in scenario `ratesim compare` runs when given none.
 const Default = "double-burst"
