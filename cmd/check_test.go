@@ -166,8 +166,9 @@ func TestCheckFlags(t *testing.T) {
 	require.Contains(t, errOut, "--junit")
 }
 
-// compare prints the outcomes under the table and exits as before: 0,
-// though a claim fails (ratesim check is the command that fails).
+// compare prints the outcomes under the table, and in its JSON, CSV and
+// Markdown, and exits as before: 0, though a claim fails (ratesim check is
+// the command that fails).
 func TestCompareShowsExpectations(t *testing.T) {
 	path := writeScenario(t, t.TempDir(), "s.yaml", "  sliding-log: [rejected == 10, verdict(at=1s) == accept]\n")
 	status, out, errOut := run(t, "compare", path)
@@ -178,10 +179,51 @@ Expectations: 1 hold, 1 fail
   ok    sliding-log  rejected        == 10      10        8:17
   FAIL  sliding-log  verdict(at=1s)  == accept  reject    8:33
 `)
-	// other formats are left as they were
-	status, out, _ = run(t, "compare", path, "--format", "json")
-	require.Equal(t, 0, status)
-	require.NotContains(t, out, "Expectations")
+
+	// JSON: an "expectations" object after the report's fields, as check
+	// writes a file's outcomes
+	status, out, errOut = run(t, "compare", path, "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	var rep struct {
+		Results      []struct{ Label string }
+		Expectations struct {
+			Holds, Fails  int
+			NotApplicable int `json:"not_applicable"`
+			Outcomes      []map[string]any
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Results, 2)
+	require.Equal(t, []int{1, 1, 0}, []int{rep.Expectations.Holds, rep.Expectations.Fails, rep.Expectations.NotApplicable})
+	require.Equal(t, map[string]any{"row": "sliding-log", "assertion": "verdict(at=1s) == accept", "figure": "verdict(at=1s)",
+		"expected": "== accept", "measured": "reject", "value": 2.0, "status": "fails", "line": 8.0, "col": 33.0}, rep.Expectations.Outcomes[1])
+
+	// CSV: each row ends with its claims' counts and the ones that fail
+	status, out, errOut = run(t, "compare", path, "--format", "csv")
+	require.Equal(t, 0, status, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 3)
+	require.True(t, strings.HasSuffix(lines[0], ",expect_holds,expect_fails,expect_not_applicable,expect_failing"), lines[0])
+	require.True(t, strings.HasSuffix(lines[1], ",0,0,0,"), "fixed-window has no claim: %s", lines[1])
+	require.True(t, strings.HasSuffix(lines[2], ",1,1,0,verdict(at=1s) == accept (measured reject)"), lines[2])
+
+	// Markdown: the counts and a table under the findings
+	status, out, errOut = run(t, "compare", path, "--format", "markdown")
+	require.Equal(t, 0, status, errOut)
+	require.True(t, strings.HasSuffix(out, `
+**Expectations: 1 hold, 1 fail**
+
+| | row | figure | expected | measured | where |
+|---|---|---|---|---|---|
+| ok | sliding-log | `+"`rejected` | `== 10` | `10`"+` | 8:17 |
+| **FAIL** | sliding-log | `+"`verdict(at=1s)` | `== accept` | `reject`"+` | 8:33 |
+`), out)
+
+	// without an expect section, every format is as it was
+	for _, format := range []string{"json", "csv", "markdown"} {
+		_, plain, _ := run(t, "compare", "double-burst", "--format", format)
+		require.NotContains(t, plain, "xpect", format)
+	}
 }
 
 // A sweep holds the claims at every point, a line per point.

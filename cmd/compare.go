@@ -143,14 +143,18 @@ func compareScenario(stdout, stderr io.Writer, sc *scenarios.Scenario, f compare
 			fmt.Fprintf(stderr, "note: --columns: this run has no column %s\n", name)
 		}
 	}
-	if err := render(stdout, o.Report, f.format, cols); err != nil {
+	var outs []expect.Outcome
+	if plan != nil {
+		if outs, err = plan.Evaluate(o); err != nil {
+			return err
+		}
+	}
+	if err := render(stdout, o.Report, f.format, cols, outs); err != nil {
 		return err
 	}
 	if f.format == "table" {
 		if plan != nil {
-			if err := printExpectations(stdout, plan, o); err != nil {
-				return err
-			}
+			printExpectations(stdout, outs)
 		}
 		if err := printTimeline(stdout, o, f.timeline); err != nil {
 			return err
@@ -265,16 +269,26 @@ func runError(err error) error {
 
 // render writes the report in one of the formats; cols are the columns
 // of a table (nil: the default ones).
-func render(w io.Writer, rep *sim.Report, format string, cols []string) error {
+func render(w io.Writer, rep *sim.Report, format string, cols []string, outs []expect.Outcome) error {
 	bw := bufio.NewWriter(w)
 	var err error
 	switch format {
 	case "json":
-		err = output.JSON(bw, rep)
+		var x any
+		if outs != nil {
+			x = expect.JSONValue(outs)
+		}
+		err = output.JSONWith(bw, rep, x)
 	case "csv":
-		err = output.CSV(bw, rep)
+		var x []output.Column
+		if outs != nil {
+			x = expect.CSVColumns(outs)
+		}
+		err = output.CSVWith(bw, rep, x)
 	case "markdown":
-		err = output.MarkdownOf(bw, rep, cols)
+		if err = output.MarkdownOf(bw, rep, cols); err == nil && outs != nil {
+			err = expect.Markdown(bw, outs)
+		}
 	default:
 		err = output.TableOf(bw, rep, cols)
 	}

@@ -7,6 +7,9 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/ratesim/ratesim/output"
+	"github.com/ratesim/ratesim/sim"
 )
 
 // Counts are how many outcomes hold, fail and do not apply.
@@ -110,14 +113,100 @@ type jsonOutcome struct {
 	Col       int      `json:"col,omitempty"`
 }
 
-type jsonFile struct {
-	File          string        `json:"file"`
-	Scenario      string        `json:"scenario,omitempty"`
-	Error         string        `json:"error,omitempty"`
+// jsonOutcomes are outcomes as JSON writes them: the counts, then each
+// outcome.
+type jsonOutcomes struct {
 	Holds         int           `json:"holds"`
 	Fails         int           `json:"fails"`
 	NotApplicable int           `json:"not_applicable"`
 	Outcomes      []jsonOutcome `json:"outcomes"`
+}
+
+type jsonFile struct {
+	File     string `json:"file"`
+	Scenario string `json:"scenario,omitempty"`
+	Error    string `json:"error,omitempty"`
+	jsonOutcomes
+}
+
+// outcomesJSON is the outcomes as JSON writes them.
+func outcomesJSON(outs []Outcome) jsonOutcomes {
+	c := CountOf(outs)
+	j := jsonOutcomes{Holds: c.Holds, Fails: c.Fails, NotApplicable: c.NotApplicable, Outcomes: []jsonOutcome{}}
+	for _, o := range outs {
+		jo := jsonOutcome{Row: o.Row, Assertion: o.Claim.String(), Figure: o.Claim.Term.Text, Expected: o.Claim.Expected(),
+			Measured: o.MeasuredText(), Status: o.Status.String(), Note: o.Note, Line: o.Claim.Line, Col: o.Claim.Col}
+		if o.Has {
+			v := o.Measured
+			jo.Value = &v
+		}
+		j.Outcomes = append(j.Outcomes, jo)
+	}
+	return j
+}
+
+// JSONValue is the outcomes as compare's JSON writes them, its
+// "expectations" object (output.JSONWith): the counts and each outcome, as
+// ratesim check --format json writes a file's.
+func JSONValue(outs []Outcome) any { return outcomesJSON(outs) }
+
+// CSVColumns are the columns compare's CSV adds for the outcomes
+// (output.CSVWith), for each row: how many of its claims hold, fail and do
+// not apply, and the ones that fail, "; " between them, each with what was
+// measured: "peak(1s) <= 10 (measured 20)".
+func CSVColumns(outs []Outcome) []output.Column {
+	of := func(res *sim.Result) []Outcome {
+		var mine []Outcome
+		for _, o := range outs {
+			if o.Row == res.Label {
+				mine = append(mine, o)
+			}
+		}
+		return mine
+	}
+	count := func(f func(Counts) int) func(*sim.Result) string {
+		return func(res *sim.Result) string { return strconv.Itoa(f(CountOf(of(res)))) }
+	}
+	return []output.Column{
+		{Name: "expect_holds", Cell: count(func(c Counts) int { return c.Holds })},
+		{Name: "expect_fails", Cell: count(func(c Counts) int { return c.Fails })},
+		{Name: "expect_not_applicable", Cell: count(func(c Counts) int { return c.NotApplicable })},
+		{Name: "expect_failing", Cell: func(res *sim.Result) string {
+			var fails []string
+			for _, o := range of(res) {
+				if o.Status == Fails {
+					fails = append(fails, o.Claim.String()+" (measured "+o.MeasuredText()+")")
+				}
+			}
+			return strings.Join(fails, "; ")
+		}},
+	}
+}
+
+// Markdown writes the outcomes as compare's Markdown ends: a line with the
+// counts, then a table of each claim, expected beside measured, with
+// where it is written.
+func Markdown(w io.Writer, outs []Outcome) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n**Expectations: %s**\n\n", CountOf(outs))
+	b.WriteString("| | row | figure | expected | measured | where |\n|---|---|---|---|---|---|\n")
+	code := func(s string) string { return "`" + s + "`" }
+	for _, o := range outs {
+		status := "ok"
+		switch o.Status {
+		case Fails:
+			status = "**FAIL**"
+		case NotApplicable:
+			status = "n/a"
+		}
+		measured := code(o.MeasuredText())
+		if o.Note != "" {
+			measured += " (" + o.Note + ")"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", status, o.Row, code(o.Claim.Term.Text), code(o.Claim.Expected()), measured, o.Claim.where())
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // JSON writes the results of the files checked: per file its counts and
@@ -128,19 +217,9 @@ func JSON(w io.Writer, files []FileResult) error {
 		Files []jsonFile `json:"files"`
 	}{Files: []jsonFile{}}
 	for _, f := range files {
-		c := CountOf(f.Outcomes)
-		jf := jsonFile{File: f.File, Scenario: f.Scenario, Holds: c.Holds, Fails: c.Fails, NotApplicable: c.NotApplicable, Outcomes: []jsonOutcome{}}
+		jf := jsonFile{File: f.File, Scenario: f.Scenario, jsonOutcomes: outcomesJSON(f.Outcomes)}
 		if f.Err != nil {
 			jf.Error = f.Err.Error()
-		}
-		for _, o := range f.Outcomes {
-			jo := jsonOutcome{Row: o.Row, Assertion: o.Claim.String(), Figure: o.Claim.Term.Text, Expected: o.Claim.Expected(),
-				Measured: o.MeasuredText(), Status: o.Status.String(), Note: o.Note, Line: o.Claim.Line, Col: o.Claim.Col}
-			if o.Has {
-				v := o.Measured
-				jo.Value = &v
-			}
-			jf.Outcomes = append(jf.Outcomes, jo)
 		}
 		out.Files = append(out.Files, jf)
 	}

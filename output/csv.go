@@ -47,6 +47,19 @@ import (
 // peak_100ms_ratio); ratios are written as the JSON writes them (2.0). A
 // result without a peak for some window has empty fields there.
 func CSV(w io.Writer, r *sim.Report) error {
+	return CSVWith(w, r, nil)
+}
+
+// Column is a column a caller adds at the end of every CSV row: its
+// header, and its field for each result.
+type Column struct {
+	Name string
+	Cell func(res *sim.Result) string
+}
+
+// CSVWith writes the report as CSV does, with the columns extra after
+// the others (compare's expectations, docs/expect.md).
+func CSVWith(w io.Writer, r *sim.Report, extra []Column) error {
 	if r == nil {
 		return errNilReport
 	}
@@ -89,6 +102,10 @@ func CSV(w io.Writer, r *sim.Report) error {
 	chk := checkField(r) != ""
 	if chk {
 		header = append(header, checkCSVHeader...)
+	}
+
+	for _, c := range extra {
+		header = append(header, c.Name)
 	}
 
 	var buf bytes.Buffer
@@ -147,6 +164,9 @@ func CSV(w io.Writer, r *sim.Report) error {
 		}
 		if chk {
 			row = append(row, checkCSV(res.Check)...)
+		}
+		for _, c := range extra {
+			row = append(row, c.Cell(res))
 		}
 		if err := cw.Write(row); err != nil {
 			return err

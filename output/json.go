@@ -15,6 +15,14 @@ import (
 // and ratios always with a decimal point (2.0). Absent lists and params are
 // written as [] and {}, never null. The same report gives the same bytes.
 func JSON(w io.Writer, r *sim.Report) error {
+	return JSONWith(w, r, nil)
+}
+
+// JSONWith writes the report as JSON does, then, when expectations is not
+// nil, an "expectations" object after the report's fields: the outcomes of
+// the scenario's expect section (docs/expect.md), which package expect
+// makes.
+func JSONWith(w io.Writer, r *sim.Report, expectations any) error {
 	if r == nil {
 		return errNilReport
 	}
@@ -23,7 +31,8 @@ func JSON(w io.Writer, r *sim.Report) error {
 	return EncodeJSON(w, struct {
 		Version string `json:"ratesim_version"`
 		*sim.Report
-	}{version.String(), &rep})
+		Expectations any `json:"expectations,omitempty"`
+	}{version.String(), &rep, expectations})
 }
 
 // JSONResults returns the results as JSON writes them: absent lists and
