@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -226,16 +227,40 @@ Expectations: 1 hold, 1 fail
 	}
 }
 
-// A sweep holds the claims at every point, a line per point.
+// A sweep holds the claims at every point, a line per point; so does
+// sweep merge, from the claims its shards' JSON keep, with a key filter's
+// totals: what the unsharded sweep prints, byte for byte.
 func TestSweepExpectations(t *testing.T) {
-	path := writeScenario(t, t.TempDir(), "s.yaml", "  all: reject_pct <= 30\n  sliding-log: verdict(at=1s) == reject\n")
-	status, out, errOut := run(t, "sweep", path, "--vary", "limit.rate=10,20")
+	dir := t.TempDir()
+	path := writeScenario(t, dir, "s.yaml", "  all: reject_pct <= 30\n  sliding-log: [verdict(at=1s) == reject, rejected(key=*) == 10]\n")
+	vary := []string{"sweep", path, "--vary", "limit.rate=10,20"}
+	status, out, errOut := run(t, vary...)
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, out, `
 Expectations per point:
-  point 0 (limit.rate=10): 1 hold, 1 fail, 1 n/a; fails: sliding-log reject_pct <= 30 (measured 50)
-  point 1 (limit.rate=20): 2 hold, 0 fail, 1 n/a
+  point 0 (limit.rate=10): 2 hold, 1 fail, 1 n/a; fails: sliding-log reject_pct <= 30 (measured 50)
+  point 1 (limit.rate=20): 2 hold, 1 fail, 1 n/a; fails: sliding-log rejected(key=*) == 10 (measured 0)
 `)
+	var shards []string
+	for k := range 2 {
+		status, shard, errOut := run(t, append(vary, "--shard", strconv.Itoa(k)+"/2")...)
+		require.Equal(t, 0, status, errOut)
+		require.Contains(t, shard, `"expect": [`)
+		shards = append(shards, filepath.Join(dir, "shard-"+strconv.Itoa(k)+".json"))
+		require.NoError(t, os.WriteFile(shards[k], []byte(shard), 0o644))
+	}
+	status, merged, errOut := run(t, append([]string{"sweep", "merge"}, shards...)...)
+	require.Equal(t, 0, status, errOut)
+	require.Equal(t, out, merged)
+
+	// shards of other claims are not one sweep
+	other := writeScenario(t, dir, "other.yaml", "  all: [reject_pct <= 40, rejected(key=*) >= 0]\n")
+	status, shard, errOut := run(t, "sweep", other, "--vary", "limit.rate=10,20", "--shard", "1/2")
+	require.Equal(t, 0, status, errOut)
+	require.NoError(t, os.WriteFile(shards[1], []byte(strings.ReplaceAll(shard, "other.yaml", "s.yaml")), 0o644))
+	status, _, errOut = run(t, append([]string{"sweep", "merge"}, shards...)...)
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, "shard 2 was run with another expect section than shard 0/2")
 }
 
 // TestExpectDocsCI runs the ratesim commands of docs/expect.md's GitHub

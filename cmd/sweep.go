@@ -344,8 +344,12 @@ func runSweepMerge(stdout, stderr io.Writer, files []string, f sweepFlags) error
 	if err := checkSweepPaths(f); err != nil {
 		return err
 	}
+	claims, err := expect.CompileAll(s.Expect)
+	if err != nil {
+		return usageError{err}
+	}
 	f.page.Title = pageTitle("sweep", s.Scenario)
-	return finishSweep(stdout, stderr, s, goal, nil, f)
+	return finishSweep(stdout, stderr, s, goal, claims, f)
 }
 
 // parseShard reads --shard K/N.

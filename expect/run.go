@@ -23,9 +23,15 @@ type Claim struct {
 // Compile reads the assertions of the scenario's expect section. The
 // error is a scenarios.Errors naming each mistake at file:line:col.
 func Compile(sc *scenarios.Scenario) ([]Claim, error) {
+	return CompileAll(sc.Expect)
+}
+
+// CompileAll reads assertions as written in an expect section (a sweep's
+// JSON keeps them for ratesim sweep merge).
+func CompileAll(es []scenarios.Expectation) ([]Claim, error) {
 	var claims []Claim
 	var errs scenarios.Errors
-	for _, e := range sc.Expect {
+	for _, e := range es {
 		a, err := Parse(e.Text)
 		if err != nil {
 			se := &SyntaxError{Col: 1, Msg: err.Error()}

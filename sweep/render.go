@@ -18,6 +18,7 @@ import (
 	"github.com/ratesim/ratesim/internal/version"
 
 	"github.com/ratesim/ratesim/output"
+	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -106,16 +107,28 @@ type jsonBest struct {
 	Closest   *jsonNear      `json:"closest,omitempty"`
 }
 
+// jsonExpectation is one claim of the scenario's expect section as
+// written, where it is written.
+type jsonExpectation struct {
+	Row       string `json:"row"`
+	Assertion string `json:"assertion"`
+	File      string `json:"file,omitempty"`
+	Path      string `json:"path,omitempty"`
+	Line      int    `json:"line,omitempty"`
+	Col       int    `json:"col,omitempty"`
+}
+
 type jsonSweep struct {
-	Version  string      `json:"ratesim_version"`
-	Scenario string      `json:"scenario"`
-	Shard    *jsonShard  `json:"shard,omitempty"`
-	Vary     []jsonVary  `json:"vary"`
-	KeyGlobs []string    `json:"key_globs,omitempty"`
-	CostUnit string      `json:"cost_unit,omitempty"`
-	Points   []jsonPoint `json:"points"`
-	Goal     string      `json:"goal,omitempty"`
-	Best     []jsonBest  `json:"best,omitempty"`
+	Version  string            `json:"ratesim_version"`
+	Scenario string            `json:"scenario"`
+	Shard    *jsonShard        `json:"shard,omitempty"`
+	Vary     []jsonVary        `json:"vary"`
+	KeyGlobs []string          `json:"key_globs,omitempty"`
+	CostUnit string            `json:"cost_unit,omitempty"`
+	Expect   []jsonExpectation `json:"expect,omitempty"`
+	Points   []jsonPoint       `json:"points"`
+	Goal     string            `json:"goal,omitempty"`
+	Best     []jsonBest        `json:"best,omitempty"`
 }
 
 // JSON writes the sweep as docs/sweep.md shows it; with a goal, its
@@ -125,6 +138,9 @@ func JSON(w io.Writer, s *Sweep, g *Goal, bests []Best) error {
 	out := jsonSweep{Version: version.String(), Scenario: s.Scenario, KeyGlobs: s.KeyGlobs, CostUnit: s.CostUnit, Points: []jsonPoint{}}
 	if s.Shard.N > 0 {
 		out.Shard = &jsonShard{K: s.Shard.K, N: s.Shard.N}
+	}
+	for _, e := range s.Expect {
+		out.Expect = append(out.Expect, jsonExpectation{Row: e.Row, Assertion: e.Text, File: e.File, Path: e.Path, Line: e.Line, Col: e.Col})
 	}
 	for _, f := range s.Fields {
 		jv := jsonVary{Field: f.Path}
@@ -177,8 +193,9 @@ func ReadJSON(r io.Reader) (*Sweep, error) {
 			Field  string            `json:"field"`
 			Values []json.RawMessage `json:"values"`
 		} `json:"vary"`
-		KeyGlobs []string `json:"key_globs"`
-		CostUnit string   `json:"cost_unit"`
+		KeyGlobs []string          `json:"key_globs"`
+		CostUnit string            `json:"cost_unit"`
+		Expect   []jsonExpectation `json:"expect"`
 		Points   []struct {
 			Index     int                        `json:"index"`
 			Values    map[string]json.RawMessage `json:"values"`
@@ -196,6 +213,9 @@ func ReadJSON(r io.Reader) (*Sweep, error) {
 		return nil, fmt.Errorf("not a sweep's JSON output: no scenario or no vary")
 	}
 	s := &Sweep{Scenario: in.Scenario, KeyGlobs: in.KeyGlobs, CostUnit: in.CostUnit}
+	for _, e := range in.Expect {
+		s.Expect = append(s.Expect, scenarios.Expectation{Row: e.Row, Text: e.Assertion, File: e.File, Path: e.Path, Line: e.Line, Col: e.Col})
+	}
 	if in.Shard != nil {
 		s.Shard = Shard{K: in.Shard.K, N: in.Shard.N}
 	}
@@ -276,6 +296,9 @@ func Merge(shards []*Sweep) (*Sweep, error) {
 		if strings.Join(s.KeyGlobs, ",") != strings.Join(first.KeyGlobs, ",") {
 			return nil, fmt.Errorf("shard %d was run with other key globs in its goal (%v, not %v)", i+1, s.KeyGlobs, first.KeyGlobs)
 		}
+		if !slices.Equal(s.Expect, first.Expect) {
+			return nil, fmt.Errorf("shard %d was run with another expect section than shard %d/%d", i+1, first.Shard.K, n)
+		}
 		sn := s.Shard.N
 		if sn == 0 {
 			sn = 1
@@ -304,7 +327,8 @@ func Merge(shards []*Sweep) (*Sweep, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("shards %s are missing", strings.Join(missing, ", "))
 	}
-	out := &Sweep{Scenario: first.Scenario, Fields: first.Fields, Total: first.Total, KeyGlobs: first.KeyGlobs, CostUnit: first.CostUnit}
+	out := &Sweep{Scenario: first.Scenario, Fields: first.Fields, Total: first.Total, KeyGlobs: first.KeyGlobs, CostUnit: first.CostUnit,
+		Expect: first.Expect}
 	for i, p := range byIndex {
 		if p == nil {
 			return nil, fmt.Errorf("point %d is in no shard", i)

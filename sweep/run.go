@@ -88,6 +88,10 @@ type Options struct {
 type Sweep struct {
 	Scenario string
 	Fields   []Field
+	// Expect is the scenario's expect section as written (the claims'
+	// Expectations), which the JSON keeps so that ratesim sweep merge
+	// holds the merged points to it as the sweep does.
+	Expect []scenarios.Expectation
 	// Total is the number of points of the whole grid.
 	Total    int
 	Shard    Shard
@@ -176,6 +180,9 @@ func Run(o Options) (*Sweep, error) {
 	total := GridSize(o.Fields)
 	s := &Sweep{Scenario: o.Base.Sc.Name, Fields: o.Fields, Total: total, Shard: o.Shard, KeyGlobs: o.KeyGlobs,
 		CostUnit: traffic.CostUnit(o.Base.Sc.Traffic)}
+	for _, c := range o.Claims {
+		s.Expect = append(s.Expect, c.Expectation)
+	}
 	for i := range total {
 		if o.Shard.Has(i) {
 			s.Points = append(s.Points, Point{Index: i, Values: ValuesAt(o.Fields, i)})
