@@ -23,7 +23,7 @@ var builtinNames = []string{"double-burst", "token-vs-leaky", "nginx-burst", "sl
 	// reproductions of published figures, each held by its expect section
 	// (ratesim check --builtins, docs/reproductions.md)
 	"sdi-token-bucket", "sdi-fixed-window", "sdi-sliding-window", "cloudflare-window",
-	"figma-fixed-window", "kong-6723", "kong-6724", "apisix-12592", "openfoodfacts-nginx",
+	"figma-fixed-window", "kong-6723", "kong-6723-sync", "kong-6724", "apisix-12592", "openfoodfacts-nginx",
 	"traefik-average", "resilience4j-cycles", "bucket4j-greedy"}
 
 // Default is the built-in scenario `ratesim compare` runs when given none.
