@@ -31,10 +31,25 @@ const (
 	// KeyHash sends a key to node FNV-1a-64(key) mod N, or, while that
 	// node is down, to the next live node after it.
 	KeyHash Balancer = "key-hash"
+	// Weighted spreads arrivals over the live nodes in proportion to
+	// Config.Weights, smoothly, as nginx's weighted round-robin does
+	// (ngx_http_upstream_round_robin.c, ngx_http_upstream_get_peer): each
+	// live node's current weight grows by its weight, the largest (the
+	// first of equals) takes the arrival and loses the live nodes' total.
+	// Weights 5, 1, 1 send a, a, b, a, c, a, a in each cycle of 7.
+	Weighted Balancer = "weighted"
+	// WeightedRandom draws a live node from the scenario's seed with
+	// probability its weight over the live nodes' total (envoy's random
+	// and weighted picks, where a connection or a zone sends one pod more
+	// than its share).
+	WeightedRandom Balancer = "weighted-random"
 )
 
 // Balancers lists the balancers in the order messages name them.
-var Balancers = []Balancer{RoundRobin, Random, KeyHash}
+var Balancers = []Balancer{RoundRobin, Random, KeyHash, Weighted, WeightedRandom}
+
+// Weighs reports whether balancer b reads Config.Weights.
+func (b Balancer) Weighs() bool { return b == Weighted || b == WeightedRandom }
 
 // OnError is what a node does with an attempt whose store operation failed.
 type OnError string
@@ -59,7 +74,11 @@ type Config struct {
 	Balancer Balancer
 	// Skew holds each node's clock offset: node i's clock reads t +
 	// Skew[i]. It has Nodes entries.
-	Skew         []time.Duration
+	Skew []time.Duration
+	// Weights holds each node's weight (>= 1) for the weighted balancers,
+	// the cluster's or a row's own (Coordination.Balancer); nil when the
+	// section gives none. It has Nodes entries.
+	Weights      []int64
 	Store        Store
 	OnStoreError OnError
 	// Faults in the order written.
@@ -190,6 +209,16 @@ type Coordination struct {
 	// OnStoreError, when set, overrides the cluster's for this row (a
 	// gateway plugin's own fault tolerance, as Kong's fault_tolerant).
 	OnStoreError OnError
+	// Balancer, when set, overrides the cluster's for this row: the rows
+	// of one scenario then show what each balancer does to the same
+	// traffic on the same nodes.
+	Balancer Balancer
+}
+
+// BalancerOf returns the balancer of a row coordinated by co on c: the
+// row's own, else the cluster's.
+func (c *Config) BalancerOf(co Coordination) Balancer {
+	return cmp.Or(co.Balancer, c.Balancer)
 }
 
 // modesOf lists, by algorithm name, the modes other than the default set

@@ -2,7 +2,9 @@ package output
 
 import (
 	"math/big"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ratesim/ratesim/sim"
@@ -26,14 +28,30 @@ func clustered(r *sim.Report) bool {
 // clusterLine says what the rows ran on, under the heading: "on 3 nodes
 // behind a round-robin balancer; extra is what each row admitted beyond one
 // exact limiter on the same traffic".
+// When the rows name balancers of their own, it lists them: "on 12 nodes
+// behind each row's balancer (round-robin, random, weighted); ...".
 func clusterLine(r *sim.Report) string {
+	var first *sim.ClusterResult
+	var bals []string
 	for i := range r.Results {
 		if c := r.Results[i].Cluster; c != nil {
-			return "on " + plural(int64(c.Nodes), "node") + " behind a " + c.Balancer +
-				" balancer; extra is what each row admitted beyond one exact limiter on the same traffic"
+			if first == nil {
+				first = c
+			}
+			if !slices.Contains(bals, c.Balancer) {
+				bals = append(bals, c.Balancer)
+			}
 		}
 	}
-	return ""
+	if first == nil {
+		return ""
+	}
+	behind := "a " + first.Balancer + " balancer"
+	if len(bals) > 1 {
+		behind = "each row's balancer (" + strings.Join(bals, ", ") + ")"
+	}
+	return "on " + plural(int64(first.Nodes), "node") + " behind " + behind +
+		"; extra is what each row admitted beyond one exact limiter on the same traffic"
 }
 
 // clusterHeader is the table's cluster columns, after the label.

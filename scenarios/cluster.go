@@ -41,7 +41,7 @@ var (
 	writes   = []string{string(cluster.WriteSet), string(cluster.WriteIncr)}
 	// coordFields are the fields of an algorithm entry that say how it
 	// runs on the cluster; they are not the algorithm's options.
-	coordFields = []string{"coordination", "clock", "write", "sync", "lease", "lease-ttl", "on-store-error"}
+	coordFields = []string{"coordination", "clock", "write", "sync", "lease", "lease-ttl", "on-store-error", "balancer"}
 	// optionModes are the modes each coordination option applies to.
 	optionModes = map[string][]cluster.Mode{
 		"clock":     {cluster.Central},
@@ -51,6 +51,8 @@ var (
 		"lease-ttl": {cluster.Lease},
 		// the modes that use the store
 		"on-store-error": {cluster.Central, cluster.Racy, cluster.Sync, cluster.Lease},
+		// every mode: a row's own balancer
+		"balancer": cluster.Modes,
 	}
 )
 
@@ -61,6 +63,9 @@ const (
 	wantSkew        = "a skew from -" + maxClusterText + " to " + maxClusterText
 	wantSkewField   = "a duration like 3ms (spread over the nodes) or a list of one skew per node"
 	wantFaultsField = "a list of faults like {type: node-down, node: 0, at: 10s, for: 5s}"
+	wantWeights     = "a list of one weight per node, like [3, 1, 1]"
+	wantWeight      = "an integer weight from 1 to 1000000"
+	maxWeight       = 1000000
 )
 
 // names writes a list of string-typed values as strings.
@@ -82,6 +87,9 @@ type clusterInfo struct {
 	nodes int
 	// faults are the valid faults, with where they were written.
 	faults []faultRef
+	// weightsWritten says the section writes weights (valid or not: an
+	// invalid list is reported once, where it is written).
+	weightsWritten bool
 }
 
 // faultRef is one valid fault and where it was written.
@@ -112,10 +120,17 @@ func (d *decoder) cluster(v val, c *Cluster) clusterInfo {
 	} else {
 		d.missing(nv, wantNodes+": the number of gateway nodes")
 	}
-	if bv := m.get("balancer", c.Balancer.Value); bv.set {
+	bv := m.get("balancer", c.Balancer.Value)
+	if bv.set {
 		if s, ok := d.choice(bv, "balancer", names(cluster.Balancers)); ok {
 			cfg.Balancer = cluster.Balancer(s)
 		}
+	}
+	wv := m.get("weights", listOf(c.Weights))
+	ci.weightsWritten = wv.set
+	cfg.Weights = d.weights(wv, c.Weights, ci.nodes)
+	if cfg.Balancer.Weighs() && !wv.set {
+		d.errAt(bv.pos, bv.path, "%s: needs the cluster's weights (add weights: [w0, w1, ...], one per node)", quote(string(cfg.Balancer)))
 	}
 	cfg.Skew = d.skew(m.get("skew", c.Skew.written()), c.Skew, ci.nodes)
 	cfg.Store = d.store(m.get("store", sectionOf(c.Store)), c.Store)
@@ -129,6 +144,34 @@ func (d *decoder) cluster(v val, c *Cluster) clusterInfo {
 		cfg.Faults = append(cfg.Faults, f.f)
 	}
 	return ci
+}
+
+// weights reads cluster.weights for n nodes (0 when nodes is invalid): a
+// list of one integer weight from 1 to maxWeight per node, which the
+// weighted balancers read; nil when not written or invalid.
+func (d *decoder) weights(v val, ws []Int, n int) []int64 {
+	if !v.set {
+		return nil
+	}
+	items, ok := d.list(v, wantWeights, len(ws), func(i int) Value { return ws[i].Value })
+	if !ok {
+		return nil
+	}
+	out := make([]int64, 0, len(items))
+	good := true
+	for _, it := range items {
+		w, ok := d.integer(it, 1, maxWeight, wantWeight)
+		out = append(out, w)
+		good = good && ok
+	}
+	if n > 0 && len(items) != n {
+		d.errAt(v.pos, v.path, "a list of %s for %s (want one weight per node)", plural(len(items), "weight"), plural(n, "node"))
+		good = false
+	}
+	if !good || n == 0 {
+		return nil
+	}
+	return out
 }
 
 // durationIn reads a duration in [lo, hi] (negative only when lo < 0);
@@ -461,6 +504,13 @@ func (d *decoder) coordination(entry val, m *mapping, e *AlgEntry, name string, 
 		case "on-store-error":
 			s, ok := d.choice(v, "on-store-error", onErrors)
 			c.OnStoreError, good = cluster.OnError(s), good && ok
+		case "balancer":
+			s, ok := d.choice(v, "balancer", names(cluster.Balancers))
+			if ok && cluster.Balancer(s).Weighs() && ci.cfg != nil && ci.cfg.Weights == nil && !ci.weightsWritten {
+				d.errAt(v.pos, v.path, "%s: needs the cluster's weights (add weights: [w0, w1, ...], one per node, to the cluster section)", quote(s))
+				ok = false
+			}
+			c.Balancer, good = cluster.Balancer(s), good && ok
 		}
 	}
 	if _, ok := written("sync"); c.Mode == cluster.Sync && !ok {
@@ -525,6 +575,8 @@ func (e *AlgEntry) coordValue(k string) Value {
 		return e.LeaseTTL.Value
 	case "on-store-error":
 		return e.OnStoreError.Value
+	case "balancer":
+		return e.Balancer.Value
 	}
 	return Value{}
 }

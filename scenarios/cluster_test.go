@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ var invalidClusters = []struct {
 		`s.yaml:5:10: cluster: found null, want a mapping with nodes (and balancer, skew, store, on-store-error, faults)`},
 	// unknown fields and choices
 	{"unknown cluster field", ch + "cluster:\n  nodes: 2\n  node: 3\n",
-		`s.yaml:7:3: cluster.node: unknown field (want nodes, balancer, skew, store, on-store-error or faults); did you mean "nodes"?`},
+		`s.yaml:7:3: cluster.node: unknown field (want nodes, balancer, weights, skew, store, on-store-error or faults); did you mean "nodes"?`},
 	{"unknown store field", ch + "cluster:\n  nodes: 2\n  store: {rtt: 1ms, latency: 2ms}\n",
 		`s.yaml:7:21: cluster.store.latency: unknown field (want rtt, jitter, service or timeout)`},
 	{"store not a mapping", ch + "cluster:\n  nodes: 2\n  store: 1ms\n",
@@ -50,7 +51,19 @@ var invalidClusters = []struct {
 	{"unknown fault field", ch + "cluster:\n  nodes: 2\n  faults:\n    - {type: store-down, at: 1s, for: 1s, until: 3s}\n",
 		`s.yaml:8:43: cluster.faults[0].until: unknown field (want type, node, at, for or rtt)`},
 	{"unknown balancer", ch + "cluster: {nodes: 2, balancer: least-conn}\n",
-		`s.yaml:5:31: cluster.balancer: "least-conn": unknown balancer (want round-robin, random or key-hash)`},
+		`s.yaml:5:31: cluster.balancer: "least-conn": unknown balancer (want round-robin, random, key-hash, weighted or weighted-random)`},
+	{"weighted without weights", ch + "cluster: {nodes: 2, balancer: weighted}\n",
+		`s.yaml:5:31: cluster.balancer: "weighted": needs the cluster's weights (add weights: [w0, w1, ...], one per node)`},
+	{"weights not a list", ch + "cluster: {nodes: 2, weights: 3}\n",
+		`s.yaml:5:30: cluster.weights: found integer 3, want a list of one weight per node, like [3, 1, 1]`},
+	{"a weight of 0", ch + "cluster: {nodes: 2, weights: [1, 0]}\n",
+		`s.yaml:5:34: cluster.weights[1]: 0: want an integer weight from 1 to 1000000`},
+	{"weights for other nodes", ch + "cluster: {nodes: 3, weights: [2, 1]}\n",
+		`s.yaml:5:30: cluster.weights: a list of 2 weights for 3 nodes (want one weight per node)`},
+	{"a row's weighted balancer without weights", ch + "cluster: {nodes: 2}\nalgorithms: [{name: gcra, coordination: local, balancer: weighted-random}]\n",
+		`s.yaml:6:58: algorithms[0].balancer: "weighted-random": needs the cluster's weights (add weights: [w0, w1, ...], one per node, to the cluster section)`},
+	{"a row's unknown balancer", ch + "cluster: {nodes: 2}\nalgorithms: [{name: gcra, balancer: least-conn}]\n",
+		`s.yaml:6:37: algorithms[0].balancer: "least-conn": unknown balancer (want round-robin, random, key-hash, weighted or weighted-random)`},
 	{"unknown on-store-error", ch + "cluster: {nodes: 2, on-store-error: open}\n",
 		`s.yaml:5:37: cluster.on-store-error: "open": unknown on-store-error (want allow or deny)`},
 	{"unknown fault type", ch + "cluster:\n  nodes: 2\n  faults: [{type: node-crash, node: 1, at: 1s}]\n",
@@ -398,6 +411,13 @@ var validClusters = []struct {
 		func(t *testing.T, sc *Scenario) {
 			require.Equal(t, cluster.Coordination{Mode: cluster.Lease, Lease: 20, LeaseTTL: time.Minute}, sc.Algorithms[0].Coord)
 		}},
+	{"weights and a row's own balancer", ch + "cluster: {nodes: 3, weights: [3, 1, 1]}\nalgorithms: [{name: gcra, coordination: local, balancer: weighted}, {name: gcra, label: even}]\n",
+		func(t *testing.T, sc *Scenario) {
+			require.Equal(t, []int64{3, 1, 1}, sc.Cluster.Weights)
+			require.Equal(t, cluster.RoundRobin, sc.Cluster.Balancer)
+			require.Equal(t, cluster.Weighted, sc.Cluster.BalancerOf(sc.Algorithms[0].Coord))
+			require.Equal(t, cluster.RoundRobin, sc.Cluster.BalancerOf(sc.Algorithms[1].Coord))
+		}},
 	{"no cluster", ch + "algorithms: [gcra, {name: x-time-rate}]\n", func(t *testing.T, sc *Scenario) {
 		require.Nil(t, sc.Cluster)
 		for _, a := range sc.Algorithms {
@@ -508,6 +528,13 @@ func checkCluster(t testing.TB, sc *Scenario) {
 			require.Contains(t, []cluster.OnError{"", cluster.Allow, cluster.Deny}, co.OnStoreError)
 			want.OnStoreError = co.OnStoreError
 		}
+		// a row's own balancer, in any mode; a weighted one reads the
+		// cluster's weights
+		require.True(t, co.Balancer == "" || slices.Contains(cluster.Balancers, co.Balancer), co.Balancer)
+		if co.Balancer.Weighs() {
+			require.Len(t, sc.Cluster.Weights, sc.Cluster.Nodes)
+		}
+		want.Balancer = co.Balancer
 		require.Equal(t, want, co, "no option of another mode")
 	}
 }

@@ -99,6 +99,7 @@ type AlgEntry struct {
 	Lease        Int      `yaml:"lease,omitempty"`
 	LeaseTTL     Duration `yaml:"lease-ttl,omitempty"`
 	OnStoreError String   `yaml:"on-store-error,omitempty"`
+	Balancer     String   `yaml:"balancer,omitempty"`
 }
 
 // LabelText is the entry's label as written, else its name.
@@ -238,6 +239,7 @@ type Report struct {
 type Cluster struct {
 	Nodes        Int            `yaml:"nodes,omitempty"`
 	Balancer     String         `yaml:"balancer,omitempty"`
+	Weights      []Int          `yaml:"weights,omitempty"`
 	Skew         *Skew          `yaml:"skew,omitempty"`
 	Store        *Store         `yaml:"store,omitempty"`
 	OnStoreError String         `yaml:"on-store-error,omitempty"`

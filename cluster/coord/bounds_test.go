@@ -156,7 +156,7 @@ func randomCluster(r *rand.Rand) (sim.Config, string) {
 		co.Lease = 1 + r.Int64N(p.Burst)
 	}
 	n := 1 + r.IntN(5)
-	cl := &cluster.Config{Nodes: n, Balancer: cluster.Balancers[r.IntN(3)], Skew: make([]time.Duration, n),
+	cl := &cluster.Config{Nodes: n, Balancer: cluster.Balancers[r.IntN(len(cluster.Balancers))], Skew: make([]time.Duration, n),
 		Store: cluster.Store{
 			RTT:     time.Duration(r.IntN(5000)) * time.Microsecond,
 			Jitter:  time.Duration(r.IntN(3)) * time.Duration(r.IntN(2000)) * time.Microsecond,
@@ -166,6 +166,11 @@ func randomCluster(r *rand.Rand) (sim.Config, string) {
 	for i := range cl.Skew {
 		if r.IntN(2) == 0 {
 			cl.Skew[i] = time.Duration(r.IntN(20000)-10000) * time.Microsecond
+		}
+	}
+	if cl.Balancer.Weighs() {
+		for range n {
+			cl.Weights = append(cl.Weights, 1+r.Int64N(5))
 		}
 	}
 	// bursts and gaps around the rate, up to 40 times it
@@ -190,7 +195,7 @@ func randomCluster(r *rand.Rand) (sim.Config, string) {
 	if r.IntN(3) == 0 {
 		cfg.Retries = []traffic.RetryPolicy{{Policy: "retry-after", MaxAttempts: 3}}
 	}
-	return cfg, fmt.Sprintf("%s %+v n=%d L=%d B=%d K=%d S=%v store=%+v skew=%v", name, co, n, l, p.Burst, co.Lease, co.Sync, cl.Store, cl.Skew)
+	return cfg, fmt.Sprintf("%s %+v n=%d L=%d B=%d K=%d S=%v store=%+v skew=%v balancer=%s %v", name, co, n, l, p.Burst, co.Lease, co.Sync, cl.Store, cl.Skew, cl.Balancer, cl.Weights)
 }
 
 // The bounds hold on randomised clusters: for every mode that has one, no

@@ -66,8 +66,10 @@ type clusterRun struct {
 	// co's mode, cl's balancer and co's clock as the per-attempt paths
 	// test them (the modes and balancers are strings)
 	onNode    bool  // local or split: each node decides on its own limiter
-	bal       uint8 // balRoundRobin, balRandom, balKeyHash
+	bal       uint8 // balRoundRobin, balRandom, balKeyHash, balWeighted, balWeightedRandom
 	nodeClock bool  // central with clock: node
+
+	weights weights // the weighted balancers' (balance.go)
 
 	q storeEvents // the row's own events, one source of the row's agenda
 	// direct: central scripts run when they are sent, at the instant they
@@ -177,6 +179,8 @@ const (
 	balRoundRobin uint8 = iota
 	balRandom
 	balKeyHash
+	balWeighted
+	balWeightedRandom
 )
 
 // New builds the cluster of algorithm i's row on cfg.Cluster, whose
@@ -225,11 +229,15 @@ func newClusterRun(cfg *sim.Config, i int, e *sim.Row) (*clusterRun, error) {
 	}
 	c.onNode = c.co.Mode == cluster.Local || c.co.Mode == cluster.Split
 	c.nodeClock = c.co.Clock == cluster.NodeClock
-	switch cl.Balancer {
+	switch cl.BalancerOf(c.co) {
 	case cluster.Random:
 		c.bal = balRandom
 	case cluster.KeyHash:
 		c.bal = balKeyHash
+	case cluster.Weighted:
+		c.bal, c.weights = balWeighted, newWeights(cl)
+	case cluster.WeightedRandom:
+		c.bal, c.weights = balWeightedRandom, newWeights(cl)
 	}
 	if info, ok := algorithms.Lookup(name); ok && info.Adaptive && alg.New == nil && !cluster.Supports(name, c.co.Mode) {
 		return nil, fmt.Errorf("%s: %s is an adaptive limit, which each node keeps with its own samples: it runs in coordination %s only, not %s",
@@ -600,6 +608,10 @@ func (c *clusterRun) pick(a *traffic.Arrival) int {
 			i = (i + 1) % n
 		}
 		return i
+	case balWeighted:
+		return c.pickWeighted()
+	case balWeightedRandom:
+		return c.pickWeightedRandom()
 	}
 	i := c.rr
 	for c.nodes[i].down {
@@ -954,7 +966,7 @@ func (c *clusterRun) Report(res *sim.Result, refAdm int64, span time.Duration) {
 	cr := &sim.ClusterResult{
 		Nodes:             len(c.nodes),
 		Coordination:      string(c.co.Mode),
-		Balancer:          string(c.cl.Balancer),
+		Balancer:          string(c.cl.BalancerOf(c.co)),
 		Admitted:          adm,
 		ReferenceAdmitted: refAdm,
 		ExtraAdmitted:     adm - refAdm,
