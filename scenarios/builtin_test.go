@@ -33,7 +33,7 @@ func TestBuiltins(t *testing.T) {
 		"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned", "ip-rotation", "kong-local-pods", "kong-local-pods-backend", "redis-race", "sync-interval", "redis-outage", "flexible-consistency", "protect-the-backend", "gc-pause-collapse", "netflix-gradient2", "metastable-retry", "metastable-retry-jitter", "metastable-retry-budget", "choose-burst",
 		"sdi-token-bucket", "sdi-fixed-window", "sdi-sliding-window", "cloudflare-window",
 		"figma-fixed-window", "kong-6723", "kong-6723-sync", "kong-6724", "apisix-12592", "openfoodfacts-nginx",
-		"traefik-average", "resilience4j-cycles", "bucket4j-greedy"}, names)
+		"traefik-average", "resilience4j-cycles", "bucket4j-greedy", "istio-local-pods"}, names)
 	require.Equal(t, Default, names[0])
 
 	// every embedded file is listed
@@ -45,7 +45,7 @@ func TestBuiltins(t *testing.T) {
 	}
 
 	_, err = Builtin("nope")
-	require.EqualError(t, err, `no built-in scenario "nope" (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst, sdi-token-bucket, sdi-fixed-window, sdi-sliding-window, cloudflare-window, figma-fixed-window, kong-6723, kong-6723-sync, kong-6724, apisix-12592, openfoodfacts-nginx, traefik-average, resilience4j-cycles, bucket4j-greedy)`)
+	require.EqualError(t, err, `no built-in scenario "nope" (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst, sdi-token-bucket, sdi-fixed-window, sdi-sliding-window, cloudflare-window, figma-fixed-window, kong-6723, kong-6723-sync, kong-6724, apisix-12592, openfoodfacts-nginx, traefik-average, resilience4j-cycles, bucket4j-greedy, istio-local-pods)`)
 }
 
 // The default scenario of `ratesim compare` is docs/algorithms.md, worked example 1.
@@ -131,6 +131,8 @@ func TestBuiltinsAreSmall(t *testing.T) {
 			limit = 10000 // four steps of 20s of load, up to 200/s
 		case "metastable-retry", "metastable-retry-jitter", "metastable-retry-budget":
 			limit = 2000 // three minutes at 9/s: recovering (or not) takes time
+		case "istio-local-pods":
+			limit = 11000 // 2s of the 5,330 a second the thread reports
 		case "choose-burst":
 			limit = 5000 // 20s of Zipf clients and two abusers, for a sweep
 		}
@@ -166,7 +168,7 @@ func TestLoadResolve(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "builtin:token-vs-leaky", sc.File)
 	_, err = Resolve(missing)
-	require.EqualError(t, err, missing+": no such file, and no built-in scenario of that name (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst, sdi-token-bucket, sdi-fixed-window, sdi-sliding-window, cloudflare-window, figma-fixed-window, kong-6723, kong-6723-sync, kong-6724, apisix-12592, openfoodfacts-nginx, traefik-average, resilience4j-cycles, bucket4j-greedy)")
+	require.EqualError(t, err, missing+": no such file, and no built-in scenario of that name (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst, sdi-token-bucket, sdi-fixed-window, sdi-sliding-window, cloudflare-window, figma-fixed-window, kong-6723, kong-6723-sync, kong-6724, apisix-12592, openfoodfacts-nginx, traefik-average, resilience4j-cycles, bucket4j-greedy, istio-local-pods)")
 	_, err = Resolve(dir)
 	require.EqualError(t, err, dir+": is a directory, want a scenario file")
 
