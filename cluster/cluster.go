@@ -165,10 +165,21 @@ const (
 	// Lease: each node spends a local stock of tokens, taken from the
 	// store's bucket in batches of up to Lease.
 	Lease Mode = "lease"
+	// Global: gubernator's GLOBAL behaviour. Each key has an owner node
+	// (key-hash's); a request at the owner is decided on its state, one
+	// elsewhere is answered from the node's copy of the owner's last
+	// broadcast status (or, before any, on a limiter of the node's own)
+	// while its hit is sent to the owner Sync later; the owner broadcasts
+	// the status of the keys it changed Sync after the first change.
+	Global Mode = "global"
 )
 
 // Modes lists every mode in the order docs/cluster.md lists them.
-var Modes = []Mode{Local, Split, Central, Racy, Sync, Lease}
+var Modes = []Mode{Local, Split, Central, Racy, Sync, Lease, Global}
+
+// DefaultGlobalSync is global's Sync when the row does not set it:
+// gubernator's default GlobalSyncWait, 500us (config.go).
+const DefaultGlobalSync = 500 * time.Microsecond
 
 // Clock is whose clock a central script reads.
 type Clock string
@@ -200,7 +211,9 @@ type Coordination struct {
 	Clock Clock
 	// Write is racy's write (WriteSet unless set).
 	Write Write
-	// Sync is sync's interval S > 0.
+	// Sync is sync's interval S > 0, and global's wait (gubernator's
+	// GlobalSyncWait) before a node sends its hits and an owner its
+	// broadcast.
 	Sync time.Duration
 	// Lease is lease's batch K; 0 means the default max(1, B/(2N)).
 	Lease int64
@@ -225,10 +238,10 @@ func (c *Config) BalancerOf(co Coordination) Balancer {
 // (local, split, central, racy) that an algorithm takes. x-time-rate, which
 // runs the real float library, cannot run in the store.
 var modesOf = map[string][]Mode{
-	"fixed-window":   {Local, Split, Central, Racy, Sync},
-	"sliding-window": {Local, Split, Central, Racy, Sync},
-	"token-bucket":   {Local, Split, Central, Racy, Lease},
-	"gcra":           {Local, Split, Central, Racy, Lease},
+	"fixed-window":   {Local, Split, Central, Racy, Sync, Global},
+	"sliding-window": {Local, Split, Central, Racy, Sync, Global},
+	"token-bucket":   {Local, Split, Central, Racy, Lease, Global},
+	"gcra":           {Local, Split, Central, Racy, Lease, Global},
 	"x-time-rate":    {Local, Split},
 	"none":           {Local, Split}, // nothing to keep in a store
 	// an all-of row's members each keep their state on the node (local) or
@@ -249,7 +262,7 @@ var modesOf = map[string][]Mode{
 }
 
 // defaultModes are the modes of an algorithm not in modesOf.
-var defaultModes = []Mode{Local, Split, Central, Racy}
+var defaultModes = []Mode{Local, Split, Central, Racy, Global}
 
 // ModesOf returns the modes the algorithm called name supports, in the
 // order of Modes.
@@ -328,7 +341,7 @@ func DefaultLease(burst int64, nodes int) int64 {
 // leaves it unset, as docs/cluster.md defaults them for a row of burst
 // burst and period per on nodes nodes: the mode central; central's clock
 // store; racy's write set; lease's K DefaultLease(burst, nodes) (when
-// nodes > 0) and its lease-ttl per.
+// nodes > 0) and its lease-ttl per; global's wait DefaultGlobalSync.
 func (c Coordination) WithDefaults(burst int64, per time.Duration, nodes int) Coordination {
 	c.Mode = cmp.Or(c.Mode, Central)
 	switch c.Mode {
@@ -342,6 +355,10 @@ func (c Coordination) WithDefaults(burst int64, per time.Duration, nodes int) Co
 		}
 		if c.LeaseTTL <= 0 {
 			c.LeaseTTL = per
+		}
+	case Global:
+		if c.Sync <= 0 {
+			c.Sync = DefaultGlobalSync
 		}
 	}
 	return c

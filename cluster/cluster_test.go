@@ -41,13 +41,13 @@ func TestDefaultLease(t *testing.T) {
 // nodes' own; sync for the window counters, lease for the buckets.
 func TestModesOf(t *testing.T) {
 	require.Equal(t, []Mode{Local, Split}, ModesOf("x-time-rate"))
-	require.Equal(t, []Mode{Local, Split, Central, Racy, Sync}, ModesOf("fixed-window"))
-	require.Equal(t, []Mode{Local, Split, Central, Racy, Lease}, ModesOf("gcra"))
-	require.Equal(t, []Mode{Local, Split, Central, Racy}, ModesOf("nginx"))
+	require.Equal(t, []Mode{Local, Split, Central, Racy, Sync, Global}, ModesOf("fixed-window"))
+	require.Equal(t, []Mode{Local, Split, Central, Racy, Lease, Global}, ModesOf("gcra"))
+	require.Equal(t, []Mode{Local, Split, Central, Racy, Global}, ModesOf("nginx"))
 	require.Equal(t, []Mode{Local, Split}, ModesOf("haproxy"))
 	require.True(t, IncrWrites("sliding-window"))
 	require.False(t, IncrWrites("gcra"))
-	require.Equal(t, []Mode{Local, Split, Central, Racy}, ModesOf("leaky-bucket"))
+	require.Equal(t, []Mode{Local, Split, Central, Racy, Global}, ModesOf("leaky-bucket"))
 }
 
 // Defaults fill only what the row left unset, and only the knobs its mode
@@ -60,6 +60,7 @@ func TestCoordinationWithDefaults(t *testing.T) {
 	require.Equal(t, Coordination{Mode: Lease, Lease: 5, LeaseTTL: sec}, Coordination{Mode: Lease}.WithDefaults(40, sec, 4))
 	require.Equal(t, Coordination{Mode: Lease, Lease: 3, LeaseTTL: 2 * sec}, Coordination{Mode: Lease, Lease: 3, LeaseTTL: 2 * sec}.WithDefaults(40, sec, 4))
 	require.Equal(t, Coordination{Mode: Sync, Sync: 100 * time.Millisecond}, Coordination{Mode: Sync, Sync: 100 * time.Millisecond}.WithDefaults(40, sec, 4))
+	require.Equal(t, Coordination{Mode: Global, Sync: 500 * time.Microsecond}, Coordination{Mode: Global}.WithDefaults(40, sec, 4))
 	// no nodes yet (an invalid section, reported elsewhere): K stays unset
 	require.Equal(t, Coordination{Mode: Lease, LeaseTTL: sec}, Coordination{Mode: Lease}.WithDefaults(40, sec, 0))
 }

@@ -61,7 +61,8 @@ var clusterHeader = []string{"mode"}
 var clusterTailHeader = []string{"extra", "store ops/req", "p99 added"}
 
 // modeCell writes a row's coordination with its knobs: "central", "central
-// (clock node)", "racy (write incr)", "sync 100ms", "lease 5".
+// (clock node)", "racy (write incr)", "sync 100ms", "lease 5", "global
+// 500us".
 func modeCell(c *sim.ClusterResult) string {
 	if c == nil {
 		return "-"
@@ -73,6 +74,8 @@ func modeCell(c *sim.ClusterResult) string {
 		return "racy (write incr)"
 	case c.Coordination == "sync":
 		return "sync " + FormatDuration(time.Duration(c.SyncNs))
+	case c.Coordination == "global":
+		return "global " + FormatDuration(time.Duration(c.SyncNs))
 	case c.Coordination == "lease":
 		return "lease " + strconv.FormatInt(c.Lease, 10)
 	}

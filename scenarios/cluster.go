@@ -46,7 +46,7 @@ var (
 	optionModes = map[string][]cluster.Mode{
 		"clock":     {cluster.Central},
 		"write":     {cluster.Racy},
-		"sync":      {cluster.Sync},
+		"sync":      {cluster.Sync, cluster.Global},
 		"lease":     {cluster.Lease},
 		"lease-ttl": {cluster.Lease},
 		// the modes that use the store
@@ -469,8 +469,8 @@ func (d *decoder) coordination(entry val, m *mapping, e *AlgEntry, name string, 
 			continue
 		}
 		if want := optionModes[k]; !slices.Contains(want, c.Mode) {
-			if len(want) == 1 {
-				d.errAt(m.keyPos[k], v.path, "applies only with coordination: %s", want[0])
+			if k != "on-store-error" {
+				d.errAt(m.keyPos[k], v.path, "applies only with coordination: %s", orList(names(want)))
 			} else {
 				d.errAt(m.keyPos[k], v.path, "applies only with a mode that uses the store (coordination: %s), not %s", orList(names(want)), c.Mode)
 			}

@@ -154,15 +154,15 @@ var invalidClusters = []struct {
 	{"clock without a cluster", ch + "algorithms:\n  - name: gcra\n    clock: node\n",
 		`s.yaml:7:5: algorithms[0].clock: needs a cluster section (add cluster: {nodes: N} at the top level, or remove clock)`},
 	{"unknown coordination", ch + "cluster: {nodes: 2}\nalgorithms:\n  - {name: gcra, coordination: eventual}\n",
-		`s.yaml:7:32: algorithms[0].coordination: "eventual": unknown coordination (want local, split, central, racy, sync or lease)`},
+		`s.yaml:7:32: algorithms[0].coordination: "eventual": unknown coordination (want local, split, central, racy, sync, lease or global)`},
 	{"sync on gcra", ch + "cluster: {nodes: 2}\nalgorithms:\n  - {name: gcra, coordination: sync, sync: 100ms}\n",
-		`s.yaml:7:32: algorithms[0].coordination: "sync": not a mode of gcra: sync is for fixed-window and sliding-window only (want local, split, central, racy or lease)`},
+		`s.yaml:7:32: algorithms[0].coordination: "sync": not a mode of gcra: sync is for fixed-window and sliding-window only (want local, split, central, racy, lease or global)`},
 	{"lease on fixed-window", ch + "cluster: {nodes: 2}\nalgorithms:\n  - {name: fixed-window, coordination: lease}\n",
-		`s.yaml:7:40: algorithms[0].coordination: "lease": not a mode of fixed-window: lease is for token-bucket and gcra only (want local, split, central, racy or sync)`},
+		`s.yaml:7:40: algorithms[0].coordination: "lease": not a mode of fixed-window: lease is for token-bucket and gcra only (want local, split, central, racy, sync or global)`},
 	{"sync on token-bucket", ch + "cluster: {nodes: 2}\nalgorithms:\n  - {name: token-bucket, coordination: sync, sync: 1s}\n",
-		`s.yaml:7:40: algorithms[0].coordination: "sync": not a mode of token-bucket: sync is for fixed-window and sliding-window only (want local, split, central, racy or lease)`},
+		`s.yaml:7:40: algorithms[0].coordination: "sync": not a mode of token-bucket: sync is for fixed-window and sliding-window only (want local, split, central, racy, lease or global)`},
 	{"lease on sliding-log", ch + "cluster: {nodes: 2}\nalgorithms:\n  - {name: sliding-log, coordination: lease}\n",
-		`s.yaml:7:39: algorithms[0].coordination: "lease": not a mode of sliding-log: lease is for token-bucket and gcra only (want local, split, central or racy)`},
+		`s.yaml:7:39: algorithms[0].coordination: "lease": not a mode of sliding-log: lease is for token-bucket and gcra only (want local, split, central, racy or global)`},
 	{"x-time-rate central", ch + "cluster: {nodes: 2}\nalgorithms:\n  - {name: x-time-rate, coordination: central}\n",
 		`s.yaml:7:39: algorithms[0].coordination: "central": not a mode of x-time-rate, which cannot run in the store (want local or split)`},
 	{"x-time-rate racy", ch + "cluster: {nodes: 2}\nalgorithms:\n  - {name: x-time-rate, coordination: racy}\n",
@@ -188,7 +188,7 @@ var invalidClusters = []struct {
 	{"write incr on gcra", ch + "cluster: {nodes: 2}\nalgorithms:\n  - {name: gcra, coordination: racy, write: incr}\n",
 		`s.yaml:7:45: algorithms[0].write: "incr": only fixed-window and sliding-window write back by INCRBY (want set for gcra)`},
 	{"sync with local", ch + "cluster: {nodes: 2}\nalgorithms:\n  - {name: fixed-window, coordination: local, sync: 1s}\n",
-		`s.yaml:7:47: algorithms[0].sync: applies only with coordination: sync`},
+		`s.yaml:7:47: algorithms[0].sync: applies only with coordination: sync or global`},
 	{"sync missing", ch + "cluster: {nodes: 2}\nalgorithms:\n  - {name: fixed-window, coordination: sync}\n",
 		`s.yaml:7:5: algorithms[0].sync: missing (want a duration > 0, at most 1h: how often each node syncs its counts with the store)`},
 	{"sync 0", ch + "cluster: {nodes: 2}\nalgorithms:\n  - {name: fixed-window, coordination: sync, sync: 0}\n",
@@ -411,6 +411,11 @@ var validClusters = []struct {
 		func(t *testing.T, sc *Scenario) {
 			require.Equal(t, cluster.Coordination{Mode: cluster.Lease, Lease: 20, LeaseTTL: time.Minute}, sc.Algorithms[0].Coord)
 		}},
+	{"global waits 500us by default", ch + "cluster: {nodes: 3}\nalgorithms: [{name: gcra, coordination: global}, {name: fixed-window, coordination: global, sync: 1s}]\n",
+		func(t *testing.T, sc *Scenario) {
+			require.Equal(t, cluster.Coordination{Mode: cluster.Global, Sync: 500 * time.Microsecond}, sc.Algorithms[0].Coord)
+			require.Equal(t, cluster.Coordination{Mode: cluster.Global, Sync: time.Second}, sc.Algorithms[1].Coord)
+		}},
 	{"weights and a row's own balancer", ch + "cluster: {nodes: 3, weights: [3, 1, 1]}\nalgorithms: [{name: gcra, coordination: local, balancer: weighted}, {name: gcra, label: even}]\n",
 		func(t *testing.T, sc *Scenario) {
 			require.Equal(t, []int64{3, 1, 1}, sc.Cluster.Weights)
@@ -514,7 +519,7 @@ func checkCluster(t testing.TB, sc *Scenario) {
 			require.Contains(t, []cluster.Write{cluster.WriteSet, cluster.WriteIncr}, co.Write)
 			require.True(t, co.Write == cluster.WriteSet || cluster.IncrWrites(a.Name))
 			want.Write = co.Write
-		case cluster.Sync:
+		case cluster.Sync, cluster.Global:
 			inBounds(co.Sync, 1)
 			want.Sync = co.Sync
 		case cluster.Lease:

@@ -149,6 +149,8 @@ func randomCluster(r *rand.Rand) (sim.Config, string) {
 		}
 	case cluster.Sync:
 		co.Sync = time.Duration(10+r.IntN(500)) * time.Millisecond
+	case cluster.Global:
+		co.Mode = cluster.Central // global has no bound: see below
 	}
 	l := int64(1 + r.IntN(10))
 	p := algorithms.Params{Policy: algorithms.Policy{Rate: l, Per: time.Second, Burst: 1 + r.Int64N(2*l)}}
@@ -271,6 +273,19 @@ func TestClusterUnboundedGrows(t *testing.T) {
 			cfg.Cluster.Skew = []time.Duration{0, -300 * ms}
 			e := extra(cfg)
 			require.Greater(t, e, last, "one every %v", every)
+			last = e
+		}
+	})
+	// global (gubernator's GLOBAL): a node whose copy says "under the
+	// limit" admits everything until the owner's next broadcast reaches
+	// it, which the hits it sends trigger; the longer the wait between
+	// sends and broadcasts, the more get through. token-bucket, L=1 per
+	// 1s, 4 nodes, rtt 2 ms, one request every 2 ms.
+	t.Run("global-by-sync", func(t *testing.T) {
+		var last int64 = -1 << 62
+		for _, s := range []time.Duration{ms, 10 * ms, 100 * ms} {
+			e := extra(clusterConfig("token-bucket", pol, cluster.Coordination{Mode: cluster.Global, Sync: s}, 4, 2*ms, steady(2*ms)...))
+			require.Greater(t, e, last, "sync %v", s)
 			last = e
 		}
 	})

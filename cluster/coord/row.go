@@ -70,6 +70,7 @@ type clusterRun struct {
 	nodeClock bool  // central with clock: node
 
 	weights weights // the weighted balancers' (balance.go)
+	global  global  // global's nodes and messages (global.go)
 
 	q storeEvents // the row's own events, one source of the row's agenda
 	// direct: central scripts run when they are sent, at the instant they
@@ -266,6 +267,10 @@ func newClusterRun(cfg *sim.Config, i int, e *sim.Row) (*clusterRun, error) {
 		}
 		if c.co.Mode == cluster.Lease && !cluster.Supports(name, cluster.Lease) {
 			return nil, fmt.Errorf("%s: %s cannot lease (its modes: %v)", alg.Label, name, cluster.ModesOf(name))
+		}
+	case cluster.Global:
+		if err := c.globalInit(); err != nil {
+			return nil, err
 		}
 	case cluster.Sync:
 		rule, ok, err := algorithms.NewWindowRule(name, p)
@@ -518,6 +523,8 @@ func (c *clusterRun) event(ev cev) error {
 		err := c.decided(&r.at, r.dec, ev.at)
 		c.directQ.DropFront()
 		return err
+	case evGlobalSend, evGlobalHits, evGlobalBroadcast, evGlobalUpdate:
+		return c.globalEvent(ev)
 	}
 	return nil
 }
@@ -556,6 +563,8 @@ func (c *clusterRun) Arrive(a *traffic.Arrival, n int, seq, id uint64) error {
 		return c.syncDecide(&at)
 	case cluster.Lease:
 		return c.leaseArrive(&at)
+	case cluster.Global:
+		return c.globalArrive(&at)
 	}
 	return nil
 }
@@ -955,6 +964,9 @@ func (c *clusterRun) fault(ev cev) error {
 		}
 		nd.sync.reset()
 		nd.lease.reset()
+		if c.co.Mode == cluster.Global {
+			c.globalDown(f.Node)
+		}
 	}
 	return nil
 }
@@ -985,6 +997,8 @@ func (c *clusterRun) Report(res *sim.Result, refAdm int64, span time.Duration) {
 		cr.SyncNs = int64(c.co.Sync)
 	case cluster.Lease:
 		cr.Lease = c.co.Lease
+	case cluster.Global:
+		cr.SyncNs = int64(c.co.Sync)
 	}
 	if refAdm > 0 {
 		cr.ExtraRatio = sim.Ratio(float64(cr.ExtraAdmitted) / float64(refAdm))
@@ -1012,6 +1026,8 @@ func (c *clusterRun) memory() sim.Memory {
 		m = c.table.Memory()
 	case c.co.Mode == cluster.Sync:
 		m = c.counts.memory()
+	case c.co.Mode == cluster.Global:
+		m = c.globalMemory()
 	default:
 		for i := range c.nodes {
 			nd := &c.nodes[i]
