@@ -340,13 +340,17 @@ func (a *AllOf) DecideAttrs(now time.Duration, attrs []Key, cost int64) Decision
 // that rejects (nginx's ngx_http_limit_req_handler checks its limits in
 // order and stops at the first that rejects), else the first with the
 // largest delay (the delay the request waits).
-func (a *AllOf) blame(i int, d, md Decision) {
+func (a *AllOf) blame(i int, d, md Decision) { blameInto(&a.fired, i, d, md) }
+
+// blameInto sets *fired to i when member i's decision md, about to be
+// merged into d, decides the request (AllOf.blame's rule).
+func blameInto(fired *int, i int, d, md Decision) {
 	switch {
 	case d.Verdict == Reject:
 	case md.Verdict == Reject:
-		a.fired = i
+		*fired = i
 	case md.Delay > d.Delay:
-		a.fired = i
+		*fired = i
 	}
 }
 

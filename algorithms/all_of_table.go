@@ -31,6 +31,7 @@ type allOfTable struct {
 	copies  [][]Copy // by Copy: each member's copy (NoCopy where unchanged)
 	freed   []Copy
 	scratch []Copy
+	fired   int // Fired's answer for the last decision
 }
 
 // allOfIncrTable is the Table of an all-of row with commit all-or-nothing
@@ -49,7 +50,14 @@ type allOfIncrTable struct {
 var (
 	_ Table       = (*allOfTable)(nil)
 	_ Incrementer = (*allOfIncrTable)(nil)
+	_ Firer       = (*allOfTable)(nil)
 )
+
+// Fired returns the member that decided the last Decide or DecideCopy, by
+// AllOf.Fired's rule: the first that rejected, else the first with the
+// largest delay; -1 when it was admitted at once. A cluster row in the
+// store names it as a single limiter does.
+func (t *allOfTable) Fired() int { return t.fired }
 
 // newAllOfTable builds the Table of an all-of row with params p.
 func newAllOfTable(p Params) (Table, error) {
@@ -57,7 +65,7 @@ func newAllOfTable(p Params) (Table, error) {
 	if commit == "" {
 		commit = AllOrNothing
 	}
-	t := &allOfTable{commit: commit}
+	t := &allOfTable{commit: commit, fired: -1}
 	var incrs []Incrementer
 	for i, m := range p.Members {
 		mt, err := NewTable(m.Name, m.Params)
@@ -78,12 +86,14 @@ func newAllOfTable(p Params) (Table, error) {
 
 func (t *allOfTable) Decide(now time.Duration, key Key, cost int64) Decision {
 	var d Decision
+	t.fired = -1
 	switch t.commit {
 	case AllOrNothing:
 		rejected := false
 		for i, m := range t.members {
 			md, c := m.DecideCopy(now, key, cost)
 			t.scratch[i] = c
+			blameInto(&t.fired, i, d, md)
 			rejected = merge(&d, md) || rejected
 		}
 		for i, m := range t.members {
@@ -96,12 +106,16 @@ func (t *allOfTable) Decide(now time.Duration, key Key, cost int64) Decision {
 			}
 		}
 	case EveryHit:
-		for _, m := range t.members {
-			merge(&d, m.Decide(now, key, cost))
+		for i, m := range t.members {
+			md := m.Decide(now, key, cost)
+			blameInto(&t.fired, i, d, md)
+			merge(&d, md)
 		}
 	case InOrder:
-		for _, m := range t.members {
-			if merge(&d, m.Decide(now, key, cost)) {
+		for i, m := range t.members {
+			md := m.Decide(now, key, cost)
+			blameInto(&t.fired, i, d, md)
+			if merge(&d, md) {
 				break
 			}
 		}
@@ -124,9 +138,11 @@ func (t *allOfTable) DecideCopy(now time.Duration, key Key, cost int64) (Decisio
 		t.scratch[i] = NoCopy
 	}
 	rejected := false
+	t.fired = -1
 	for i, m := range t.members {
 		md, c := m.DecideCopy(now, key, cost)
 		t.scratch[i] = c
+		blameInto(&t.fired, i, d, md)
 		rejected = merge(&d, md) || rejected
 		if rejected && t.commit == InOrder {
 			break

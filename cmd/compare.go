@@ -308,7 +308,8 @@ type decisionFiles struct {
 	// of a cost
 	granted bool
 	// limits: a row is an all-of, so every row's decisions end with the
-	// limit that decided each (output.NewLimitDecisions; not on a cluster)
+	// limit that decided each (output.NewLimitDecisions), after the
+	// cluster's columns on a cluster
 	limits bool
 }
 
@@ -333,7 +334,7 @@ func (d *decisionFiles) decisions() *runner.Decisions {
 			return f, nil
 		},
 		Writer: func(part io.Writer, row sim.Algorithm, cluster, header bool) runner.DecisionWriter {
-			if d.limits && !cluster {
+			if d.limits {
 				var names []string
 				for i, m := range row.Params.Members {
 					names = append(names, sim.LimitName(m, i))

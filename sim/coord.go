@@ -64,6 +64,10 @@ type Row struct {
 	// coordinator, for Verdict
 	row *[5]int64
 
+	// fired is the limit of an all-of row that decided the verdict the
+	// coordinator gives next (Fired): 1 + its index, 0 for none
+	fired int
+
 	// decisions for the observer, in arrival order
 	order   []orderSlot
 	orderLo uint64 // the sequence number of order[0]
@@ -91,6 +95,11 @@ type orderSlot struct {
 func newCoordRow(cfg *Config, i int, obs Observer) (*Row, error) {
 	e := &Row{acct: newRunOf(cfg, i, obs, nil)}
 	e.acct.retryBy(e.arrive)
+	// an all-of row's limits, for the verdicts' attribution (Fired), as a
+	// run whose limiter is a Firer keeps them
+	for j, m := range cfg.Algorithms[i].Params.Members {
+		e.acct.fired = append(e.acct.fired, LimitFired{Limit: LimitName(m, j)})
+	}
 	co, err := cfg.Coordinate(cfg, i, e)
 	if err != nil {
 		return nil, err
@@ -246,7 +255,35 @@ func (e *Row) Quick() bool { return e.acct.obs == nil && e.acct.be == nil }
 // Verdict accounts for the verdict d on attempt n of a, which takes
 // effect on its arrival: from within the coordinator's Arrive, when Quick.
 func (e *Row) Verdict(a *traffic.Arrival, n int, d algorithms.Decision) error {
+	if e.fired != 0 {
+		e.blame(d)
+	}
 	return e.acct.verdict(a, n, d, a.At, e.row)
+}
+
+// Fired names the limit of an all-of row that decided the verdict the
+// coordinator gives next (with Decided or Verdict): j is its index among
+// the row's limits (algorithms.Firer's), -1 when none did. Result.Fired
+// counts it, and the observer's Decision.Fired names it, as for a row of
+// one limiter.
+func (e *Row) Fired(j int) { e.fired = j + 1 }
+
+// blame counts the limit that Fired named for the verdict d (run.blame)
+// and makes it the decision's Fired; the next verdict names none unless
+// Fired is called again.
+func (e *Row) blame(d algorithms.Decision) {
+	r := e.acct
+	r.curFired = 0
+	if j := e.fired - 1; j >= 0 && j < len(r.fired) {
+		switch d.Verdict {
+		case algorithms.Reject:
+			r.fired[j].Rejected++
+		case algorithms.Delay:
+			r.fired[j].Delayed++
+		}
+		r.curFired = j + 1
+	}
+	e.fired = 0
 }
 
 // Decided accounts for the verdict d on at, which took effect at its node
@@ -255,6 +292,9 @@ func (e *Row) Verdict(a *traffic.Arrival, n int, d algorithms.Decision) error {
 // order of when.
 func (e *Row) Decided(at *Attempt, d algorithms.Decision, when time.Duration, epoch uint32, sampler algorithms.Sampler) error {
 	r := e.acct
+	if e.fired != 0 || r.curFired != 0 {
+		e.blame(d)
+	}
 	if r.be != nil {
 		r.cur, r.node = at.ID, at.Node
 		r.epoch, r.sampler = epoch, sampler
@@ -277,7 +317,8 @@ func (e *Row) showInOrder(at *Attempt, d algorithms.Decision, when time.Duration
 	}
 	a := &at.Arrival
 	e.order[i] = orderSlot{ok: true, d: Decision{Time: a.At, Key: e.KeyName(a.Key),
-		Cost: a.Cost, Attempt: int(at.N), Decision: d, Node: int(at.Node), Decided: when, Logged: a.Logged}}
+		Cost: a.Cost, Attempt: int(at.N), Decision: d, Node: int(at.Node), Decided: when, Logged: a.Logged,
+		Fired: e.acct.curFired}}
 }
 
 // flushOrder shows the decisions held whose earlier ones have all been

@@ -54,6 +54,25 @@ func TestClusterAllOfLocal(t *testing.T) {
 	require.Equal(t, int64(6), res.Cluster.Admitted)
 	require.Equal(t, int64(3), res.Cluster.ReferenceAdmitted)
 	require.Equal(t, int64(3), res.Cluster.ExtraAdmitted)
+	// each rejection names the limit that fired on its node, the second
+	// window (limit 1), as a single gateway's row does
+	requireFired(t, []int{0, 0, 0, 0, 1, 1, 0, 0}, got)
+	require.Equal(t, []sim.LimitFired{{Limit: res.Fired[0].Limit, Rejected: 2}, {Limit: res.Fired[1].Limit}}, res.Fired)
+	// without an observer (the nodes' quick path) the counts are the same
+	rep, err := simRun(kongWindows(algorithms.AllOrNothing, cluster.Coordination{Mode: cluster.Local}, false, 2, ms, at...))
+	require.NoError(t, err)
+	require.Equal(t, res.Fired, rep.Results[0].Fired)
+}
+
+// requireFired holds each decision's Fired (1 + the limit's index, 0 for
+// none) to want.
+func requireFired(t *testing.T, want []int, got []sim.Decision) {
+	t.Helper()
+	var fired []int
+	for _, d := range got {
+		fired = append(fired, d.Fired)
+	}
+	require.Equal(t, want, fired)
 }
 
 // Central (Kong's redis policy), every-hit, every window counting rejected
@@ -80,6 +99,11 @@ func TestClusterAllOfCentral(t *testing.T) {
 	}, got)
 	require.Equal(t, int64(0), res.Cluster.ExtraAdmitted)
 	require.Equal(t, int64(5), res.Cluster.StoreOps)
+	// the script names the limit that fired: the second window at 20 ms,
+	// the minute at 1000 and 1010 ms
+	requireFired(t, []int{0, 0, 1, 2, 2}, got)
+	require.Equal(t, int64(1), res.Fired[0].Rejected)
+	require.Equal(t, int64(2), res.Fired[1].Rejected)
 
 	_, got = runCluster(t, kongWindows(algorithms.AllOrNothing, cluster.Coordination{Mode: cluster.Central}, false, 2, 2*ms, at...))
 	require.Equal(t, acc, got[3].Verdict, "all-or-nothing: the reject at 20 ms charged nothing")
@@ -106,4 +130,7 @@ func TestClusterAllOfRacyIncr(t *testing.T) {
 	}, got)
 	require.Equal(t, int64(1), res.Cluster.ExtraAdmitted)
 	require.Equal(t, int64(4+3), res.Cluster.StoreOps, "4 GETs, 3 INCRs")
+	// both windows reject the fourth: the first in order fired (the
+	// second window), as nginx checks its limits
+	requireFired(t, []int{0, 0, 0, 1}, got)
 }

@@ -70,6 +70,7 @@ type clusterRun struct {
 	nodeClock bool  // central with clock: node
 
 	weights weights // the weighted balancers' (balance.go)
+	firer   bool    // an all-of row: verdicts name their limit (fired.go)
 	global  global  // global's nodes and messages (global.go)
 
 	q storeEvents // the row's own events, one source of the row's agenda
@@ -162,6 +163,7 @@ type clusterOp struct {
 	dec      algorithms.Decision
 	cp       algorithms.Copy // racy: the state decided on, to write back
 	counted  bool            // racy with incr: the decision counted the cost
+	fired    int32           // the limit that decided dec (firedOf)
 	winAt    time.Duration   // racy with incr: the instant whose window
 	want     int64           // lease
 	need     int64
@@ -171,8 +173,9 @@ type clusterOp struct {
 
 // directReply is a direct script's verdict on its way back to the node.
 type directReply struct {
-	at  sim.Attempt
-	dec algorithms.Decision
+	at    sim.Attempt
+	dec   algorithms.Decision
+	fired int32 // the limit that decided dec (firedOf)
 }
 
 // The balancers, as clusterRun.bal holds them.
@@ -229,6 +232,7 @@ func newClusterRun(cfg *sim.Config, i int, e *sim.Row) (*clusterRun, error) {
 		c.perNode[n].Node = n
 	}
 	c.onNode = c.co.Mode == cluster.Local || c.co.Mode == cluster.Split
+	c.firer = len(alg.Params.Members) > 0
 	c.nodeClock = c.co.Clock == cluster.NodeClock
 	switch cl.BalancerOf(c.co) {
 	case cluster.Random:
@@ -520,6 +524,7 @@ func (c *clusterRun) event(ev cev) error {
 		return c.timeout(ev.id, ev.at)
 	case evDirectReply:
 		r := c.directQ.Front()
+		c.fire(r.fired)
 		err := c.decided(&r.at, r.dec, ev.at)
 		c.directQ.DropFront()
 		return err
@@ -548,6 +553,9 @@ func (c *clusterRun) Arrive(a *traffic.Arrival, n int, seq, id uint64) error {
 			d = nd.lim.Decide(a.At+nd.skew, key, a.Cost)
 			if c.limitOn {
 				c.nodeLimit(node, a.At)
+			}
+			if c.firer {
+				c.fire(firedOf(nd.lim))
 			}
 		}
 		return c.decided(&at, d, a.At)
@@ -584,6 +592,9 @@ func (c *clusterRun) decideOnNode(a *traffic.Arrival, n, node int) error {
 		d = nd.lim.Decide(a.At+nd.skew, algorithms.Key(a.Key), a.Cost)
 		if c.limitOn {
 			c.nodeLimit(node, a.At)
+		}
+		if c.firer {
+			c.fire(firedOf(nd.lim))
 		}
 	}
 	if d.Verdict == algorithms.Reject {
@@ -713,6 +724,9 @@ func (c *clusterRun) script(at *sim.Attempt) {
 	c.directQ.PushBack(directReply{at: *at})
 	r := c.directQ.Back()
 	r.dec = c.table.Decide(now, algorithms.Key(at.Arrival.Key), at.Arrival.Cost)
+	if c.firer {
+		r.fired = firedOf(c.table)
+	}
 	if c.storeObs != nil {
 		c.observeStore(&r.at, r.dec, now, t+there)
 	}
@@ -833,9 +847,15 @@ func (c *clusterRun) exec(slot uint32, e time.Duration) {
 			now = o.sendAt + c.nodes[o.node].skew
 		}
 		o.dec = c.table.Decide(now, key, o.at.Arrival.Cost)
+		if c.firer {
+			o.fired = firedOf(c.table)
+		}
 		c.observeStore(&o.at, o.dec, now, e)
 	case opGet:
 		o.dec, o.cp = c.table.DecideCopy(e, key, o.at.Arrival.Cost)
+		if c.firer {
+			o.fired = firedOf(c.table)
+		}
 		if c.incr != nil && o.cp != algorithms.NoCopy {
 			// only the cost goes back: the copy is not needed
 			c.table.Discard(o.cp)
@@ -875,6 +895,7 @@ func (c *clusterRun) reply(slot uint32, t time.Duration) error {
 	o := &c.ops[slot]
 	o.answered = true
 	if o.kind == opScript { // central's path, without the defer
+		c.fire(o.fired)
 		err := c.decided(&o.at, o.dec, t)
 		c.releaseOp(slot)
 		return err
@@ -888,6 +909,7 @@ func (c *clusterRun) reply(slot uint32, t time.Duration) error {
 		} else if o.counted {
 			c.send(clusterOp{kind: opIncr, at: at, winAt: o.winAt, node: at.Node}, t)
 		}
+		c.fire(o.fired)
 		return c.decided(&at, d, t)
 	case opSync:
 		c.syncReply(o, false)
