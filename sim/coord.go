@@ -64,6 +64,8 @@ type Row struct {
 	// coordinator, for Verdict
 	row *[5]int64
 
+	view *ClusterView // Config.Explain's answer (View)
+
 	// fired is the limit of an all-of row that decided the verdict the
 	// coordinator gives next (Fired): 1 + its index, 0 for none
 	fired int
@@ -234,6 +236,7 @@ func (e *Row) finish() error {
 func (e *Row) report(span time.Duration) Result {
 	res := e.acct.result()
 	e.co.Report(&res, e.ref.res.Accepted+e.ref.res.Delayed, span)
+	res.View = e.view
 	for _, w := range e.acct.watchers {
 		res.NodeStates = append(res.NodeStates, w.state)
 	}

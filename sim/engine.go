@@ -89,6 +89,9 @@ type Config struct {
 	// Inspect, when set, samples one key's state in every algorithm that
 	// can show it (algorithms.Inspector), for charts.
 	Inspect *Inspect
+	// Explain, when set, asks a cluster row what it saw when it decided
+	// one attempt (Result.View).
+	Explain *Explain
 	// Backend, when set, gives every algorithm row its own copy of this
 	// backend with workers (docs/backend.md): what the row admits is served
 	// there, its clients time out and retry on what it sheds, times out or

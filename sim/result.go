@@ -169,6 +169,9 @@ type Result struct {
 	// the row keeps it: on each node (local, split) or in the store
 	// (central, racy, lease), each with its Where.
 	NodeStates []StateSeries `json:"-"`
+	// View is what a cluster row saw when it decided the attempt that
+	// Config.Explain names; nil otherwise. Outputs do not show it.
+	View *ClusterView `json:"-"`
 }
 
 // RedisResult is what a row's replay on Redis found: every decision of

@@ -129,19 +129,35 @@ func (c *clusterRun) globalArrive(at *sim.Attempt) error {
 	g := &c.global.nodes[n]
 	nd := &c.nodes[n]
 	if c.owner(at.Arrival.Key) == n {
+		if c.explain && c.explains(at) {
+			c.viewBefore(at, nodeName(n), g.owned, t+nd.skew, "global: the key's owner decides on its state")
+		}
 		d := g.owned.Decide(t+nd.skew, key, at.Arrival.Cost)
+		c.viewAfter()
 		c.globalChanged(n, key, t)
 		return c.decided(at, d, t)
 	}
 	var d algorithms.Decision
 	if int(key) < len(g.copies) && g.copies[key].set && (g.copies[key].admit || g.copies[key].reset > t) {
 		st := g.copies[key]
+		if c.explain && c.explains(at) {
+			note := "global: answered from the node's copy of the owner's last status, under the limit"
+			if !st.admit {
+				note = fmt.Sprintf("global: answered from the node's copy of the owner's last status, over the limit until %v", st.reset)
+			}
+			c.viewBefore(at, nodeName(n), nil, t+nd.skew, note)
+			c.viewAfter()
+		}
 		d.Verdict = algorithms.Accept
 		if !st.admit {
 			d = algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: max(0, st.reset-t)}
 		}
 	} else {
+		if c.explain && c.explains(at) {
+			c.viewBefore(at, nodeName(n), nd.lim, t+nd.skew, "global: no copy of the owner's status yet: the node decides on its own limiter")
+		}
 		d = nd.lim.Decide(t+nd.skew, key, at.Arrival.Cost)
+		c.viewAfter()
 	}
 	g.hits = growFor(g.hits, int(key))
 	if g.hits[key] == 0 {

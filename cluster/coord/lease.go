@@ -60,6 +60,10 @@ func (c *clusterRun) leaseArrive(at *sim.Attempt) error {
 	if t >= lk.expires {
 		lk.stock = 0
 	}
+	if c.explain && c.explains(at) {
+		c.viewBefore(at, nodeName(int(at.Node)), nil, t+nd.skew, leaseNote(lk.stock))
+		c.viewAfter()
+	}
 	if lk.stock >= at.Arrival.Cost {
 		lk.stock -= at.Arrival.Cost
 		return c.decided(at, algorithms.Decision{Verdict: algorithms.Accept}, t)

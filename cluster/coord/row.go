@@ -73,6 +73,14 @@ type clusterRun struct {
 	firer   bool    // an all-of row: verdicts name their limit (fired.go)
 	global  global  // global's nodes and messages (global.go)
 
+	// Config.Explain's attempt of this row, and its view while it is
+	// decided (inspect.go)
+	explain    bool
+	explainSeq uint64
+	view       *sim.ClusterView
+	viewIns    any
+	viewKey    algorithms.Key
+
 	q storeEvents // the row's own events, one source of the row's agenda
 	// direct: central scripts run when they are sent, at the instant they
 	// reach the store (see script), their verdicts waiting in directQ in
@@ -233,6 +241,9 @@ func newClusterRun(cfg *sim.Config, i int, e *sim.Row) (*clusterRun, error) {
 	}
 	c.onNode = c.co.Mode == cluster.Local || c.co.Mode == cluster.Split
 	c.firer = len(alg.Params.Members) > 0
+	if ex := cfg.Explain; ex != nil && ex.Row == i {
+		c.explain, c.explainSeq = true, ex.Seq
+	}
 	c.nodeClock = c.co.Clock == cluster.NodeClock
 	switch cl.BalancerOf(c.co) {
 	case cluster.Random:
@@ -539,7 +550,7 @@ func (c *clusterRun) event(ev cev) error {
 // (sim.Coordinator).
 func (c *clusterRun) Arrive(a *traffic.Arrival, n int, seq, id uint64) error {
 	node := c.pick(a)
-	if c.onNode && c.e.Quick() {
+	if c.onNode && c.e.Quick() && !c.explain {
 		return c.decideOnNode(a, n, node)
 	}
 	at := sim.Attempt{Arrival: *a, N: int32(n), Node: int32(node), Seq: seq, ID: id}
@@ -550,7 +561,11 @@ func (c *clusterRun) Arrive(a *traffic.Arrival, n int, seq, id uint64) error {
 		nd := &c.nodes[node]
 		d := algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: algorithms.Never}
 		if nd.lim != nil {
+			if c.explain && c.explains(&at) {
+				c.viewBefore(&at, nodeName(node), nd.lim, a.At+nd.skew, "")
+			}
 			d = nd.lim.Decide(a.At+nd.skew, key, a.Cost)
+			c.viewAfter()
 			if c.limitOn {
 				c.nodeLimit(node, a.At)
 			}
@@ -723,7 +738,11 @@ func (c *clusterRun) script(at *sim.Attempt) {
 	c.storeOps++
 	c.directQ.PushBack(directReply{at: *at})
 	r := c.directQ.Back()
+	if c.explain && c.explains(at) {
+		c.viewBefore(at, "store", c.table, now, "")
+	}
 	r.dec = c.table.Decide(now, algorithms.Key(at.Arrival.Key), at.Arrival.Cost)
+	c.viewAfter()
 	if c.firer {
 		r.fired = firedOf(c.table)
 	}
@@ -846,13 +865,21 @@ func (c *clusterRun) exec(slot uint32, e time.Duration) {
 		if c.nodeClock {
 			now = o.sendAt + c.nodes[o.node].skew
 		}
+		if c.explain && c.explains(&o.at) {
+			c.viewBefore(&o.at, "store", c.table, now, "")
+		}
 		o.dec = c.table.Decide(now, key, o.at.Arrival.Cost)
+		c.viewAfter()
 		if c.firer {
 			o.fired = firedOf(c.table)
 		}
 		c.observeStore(&o.at, o.dec, now, e)
 	case opGet:
+		if c.explain && c.explains(&o.at) {
+			c.viewBefore(&o.at, "store", c.table, e, "racy: the node decides on the state this GET reads; its write follows the reply")
+		}
 		o.dec, o.cp = c.table.DecideCopy(e, key, o.at.Arrival.Cost)
+		c.viewAfter()
 		if c.firer {
 			o.fired = firedOf(c.table)
 		}

@@ -99,6 +99,10 @@ func (c *clusterRun) syncDecide(at *sim.Attempt) error {
 	key := algorithms.Key(at.Arrival.Key)
 	sk := nd.sync.key(key)
 	sk.at(c.rule.WindowIndex(now))
+	if c.explain && c.explains(at) {
+		c.viewBefore(at, nodeName(int(at.Node)), nil, now, syncNote(sk))
+		c.viewAfter()
+	}
 	d, counted := c.rule.DecideCounts(now, sk.count(0), sk.count(1), at.Arrival.Cost)
 	if counted {
 		sk.delta[1] = satAdd(sk.delta[1], at.Arrival.Cost)

@@ -95,6 +95,9 @@ func (d *Deque[T]) PushBack(x T) {
 // Front returns the front element (Len must be > 0).
 func (d *Deque[T]) Front() *T { return &d.buf[d.head] }
 
+// At returns the i-th element from the front (0 <= i < Len).
+func (d *Deque[T]) At(i int) *T { return &d.buf[(d.head+i)&(len(d.buf)-1)] }
+
 // Back returns the back element (Len must be > 0).
 func (d *Deque[T]) Back() *T { return &d.buf[(d.head+d.n-1)&(len(d.buf)-1)] }
 

@@ -35,6 +35,15 @@ type Why struct {
 	// row.
 	Node      *int  `json:"node,omitempty"`
 	DecidedNs int64 `json:"decided_ns,omitempty"`
+	// Where the cluster row's rule decided ("node 2", "store") and AtNs
+	// when, on the clock it read (from start_ns); InFlight the row's store
+	// operations in flight then, InFlightKey those of the request's key;
+	// Note what else the mode decided on (sim.ClusterView).
+	Where       string `json:"where,omitempty"`
+	AtNs        int64  `json:"at_ns,omitempty"`
+	InFlight    *int   `json:"in_flight,omitempty"`
+	InFlightKey int    `json:"in_flight_key,omitempty"`
+	Note        string `json:"note,omitempty"`
 	// Before and After are the key's state around the decision; State
 	// says why there is none.
 	Before []Gauge `json:"before,omitempty"`
@@ -80,8 +89,10 @@ func (s *Session) Explain(row, index int) ([]Why, error) {
 			if s.rep.Config.Cluster != nil {
 				node := d.Node
 				w.Node, w.DecidedNs = &node, int64(d.Decided-start)
+				s.clusterView(&w, i, k, start)
+			} else {
+				w.Before, w.After, w.State = s.state(i, k)
 			}
-			w.Before, w.After, w.State = s.state(i, k)
 		}
 		out[i] = w
 	}
@@ -119,20 +130,43 @@ func nthSame(ds []sim.Decision, want *sim.Decision, nth int) int {
 	return -1
 }
 
+// clusterView fills w, the why of decision k of cluster row i, with what
+// the row saw when its rule decided it: the run again, with the engine
+// asked to record that decision (sim.Config.Explain): the nodes, the
+// balancer and the store interleave as no one limiter replays, and the
+// run is deterministic.
+func (s *Session) clusterView(w *Why, i, k int, start time.Duration) {
+	cfg := s.rep.Config
+	cfg.Explain = &sim.Explain{Row: i, Seq: uint64(k)}
+	cfg.Observe, cfg.ObserveStore, cfg.Progress = nil, nil, nil
+	rep, err := sim.Run(cfg)
+	if err != nil {
+		w.State = err.Error()
+		return
+	}
+	v := rep.Results[i].View
+	if v == nil {
+		w.State = "the row decided this request without its rule (a store failure, a lease's stock, a request waiting for a take)"
+		return
+	}
+	w.Where, w.AtNs, w.Note = v.Where, int64(v.At-start), v.Note
+	n := v.InFlight
+	w.InFlight, w.InFlightKey = &n, v.InFlightKey
+	w.Before, w.After = gauges(v.Before), gauges(v.After)
+}
+
 // state makes row i's limiter decide again, on a fresh limiter, every
 // decision of the row up to decision k, and returns the key's gauges just
 // before and after decision k. Only a row whose limiter decides alone can
-// be made to decide again: not a cluster's (its nodes and store decide),
-// nor one that learns from a backend's completions, nor one that counts
-// by several attributes. Every verdict is held against the run's; on a
-// difference the row's state is not shown.
+// be made to decide again: not one that learns from a backend's
+// completions, nor one that counts by several attributes (a cluster's
+// rows are run again instead: clusterView). Every verdict is held against
+// the run's; on a difference the row's state is not shown.
 func (s *Session) state(i, k int) (before, after []Gauge, why string) {
 	cfg := &s.rep.Config
 	alg := cfg.Algorithms[i]
 	info, _ := algorithms.Lookup(alg.Name)
 	switch {
-	case cfg.Cluster != nil:
-		return nil, nil, "a cluster row: its nodes and the store decide (the node and when its verdict took effect are shown)"
 	case info.Adaptive || cfg.Backend != nil && alg.Name == "concurrency":
 		return nil, nil, "this row learns from the backend's completions: its state is not replayed here"
 	}

@@ -192,7 +192,12 @@ func TestWhyThisDecision(t *testing.T) {
 	require.Error(t, err)
 }
 
-// TestWhyOnACluster: a cluster row's decision names its node.
+// TestWhyOnACluster: a cluster row's decision names its node, where its
+// rule ran, the key's state there and what was in flight. kong-local-pods'
+// sixth request (1.25 s, 4 a second on 3 nodes): node 2's own window
+// (local) had counted the third, so it counts 1 then 2; the store's window
+// (central) counted the five before it, 5 then 6, with no script in flight
+// (250 ms apart, 1 ms round trips).
 func TestWhyOnACluster(t *testing.T) {
 	var s play.Session
 	p := preset(t, "kong-local-pods")
@@ -203,7 +208,16 @@ func TestWhyOnACluster(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, why[0].Node)
 	require.Equal(t, 2, *why[0].Node, "round-robin: the sixth request goes to node 2")
-	require.NotEmpty(t, why[0].State)
+	require.Empty(t, why[0].State)
+	require.Equal(t, "node 2", why[0].Where)
+	require.Equal(t, []play.Gauge{{Name: "count", Value: 1}, {Name: "limit", Value: 60}}, why[0].Before)
+	require.Equal(t, []play.Gauge{{Name: "count", Value: 2}, {Name: "limit", Value: 60}}, why[0].After)
+	require.Equal(t, "store", why[2].Where)
+	require.Equal(t, float64(5), why[2].Before[0].Value)
+	require.Equal(t, float64(6), why[2].After[0].Value)
+	require.NotNil(t, why[2].InFlight)
+	require.Zero(t, *why[2].InFlight)
+	require.Greater(t, why[2].AtNs, why[2].TimeNs, "the script runs in the store after the request's arrival")
 }
 
 // TestCSVAsCompare: the page's decisions CSV is compare --decisions's.

@@ -388,6 +388,17 @@ async function select(row, index) {
       tr.append(el("td", {}, w.label), el("td", { colspan: 6 }, "this row saw no such attempt"));
     } else {
       const node = w.node !== undefined && w.node !== null ? ` on node ${w.node}, in effect at ${dur(w.decided_ns)}` : "";
+      // a cluster row: where its rule ran and when, what was in flight
+      // then, and what else the mode decided on (web/play's Why)
+      let where = "";
+      if (w.where) {
+        where = `decided in the ${w.where} at ${dur(w.at_ns)}`;
+        if (w.in_flight !== undefined && w.in_flight !== null) {
+          where += `; ${w.in_flight} store operation${w.in_flight === 1 ? "" : "s"} in flight (${w.in_flight_key || 0} of this key)`;
+        }
+      }
+      const rule = el("td", {}, w.rule);
+      if (where || w.note) rule.append(el("div", { "data-col": "cluster", class: "note" }, [where, w.note].filter(Boolean).join(". ")));
       tr.append(
         el("td", {}, w.label),
         el("td", { "data-col": "verdict" }, w.verdict + node),
@@ -395,7 +406,7 @@ async function select(row, index) {
         el("td", {}, w.verdict === "reject" ? dur(w.retry_after_ns) : ""),
         el("td", { "data-col": "before" }, w.state || gauges(w.before)),
         el("td", { "data-col": "after" }, w.state ? "" : gauges(w.after)),
-        el("td", {}, w.rule),
+        rule,
       );
     }
     tb.append(tr);
@@ -481,7 +492,7 @@ for (const input of document.querySelectorAll("[data-control]")) {
     input.addEventListener("input", () => { $("o-burst-offset").textContent = input.value + " ms"; });
   }
 }
-for (const m of ["local", "split", "central", "racy", "sync", "lease"]) $("c-mode").append(el("option", { value: m }, m));
+for (const m of ["local", "split", "central", "racy", "sync", "lease", "global"]) $("c-mode").append(el("option", { value: m }, m));
 
 // ---- presets and lessons ----
 async function loadPresets() {
