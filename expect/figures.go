@@ -139,7 +139,7 @@ var figures = []figure{
 
 	// the figures expectations added
 	{name: "accept_pct", row: func(r *sim.Result) (float64, bool) { return Pct(r.Accepted+r.Delayed, r.Attempts) }, doc: "100 × (accepted + delayed) / attempts"},
-	{name: "retries_throttled", row: func(r *sim.Result) (float64, bool) { return count(r.RetriesThrottled) }, doc: "retries a retry budget held back"},
+	{name: "retries_throttled", row: func(r *sim.Result) (float64, bool) { return count(r.RetriesThrottled) }, doc: "retries a retry budget, token bucket or circuit breaker held back"},
 	{name: "p90_delay", kind: Duration, row: func(r *sim.Result) (float64, bool) { return count(r.DelayNs.P90) }, doc: "90th percentile delay"},
 	{name: "peak_ratio", windowed: true, window: func(r *sim.Result, w time.Duration) (float64, bool) {
 		p, ok := peakIn(r.Peaks, w)

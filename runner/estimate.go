@@ -295,7 +295,8 @@ func (e *Estimate) Add(x *Estimate) {
 
 // waits is the longest a request's retries after the first attempt can
 // spread over, more of them under policy p: 0 for immediate, the sum of
-// the fixed or backoff waits (jitter only shortens them), and for
+// the fixed or backoff waits (full and equal jitter only shorten them,
+// decorrelated jitter's are at most 3 times the last), and for
 // retry-after, whose waits are the limiter's, no bound.
 func waits(p traffic.RetryPolicy, more int64) time.Duration {
 	switch p.Policy {
@@ -303,6 +304,10 @@ func waits(p traffic.RetryPolicy, more int64) time.Duration {
 		return 0
 	case "fixed", "backoff":
 		q := p
+		if p.Jitter == "decorrelated" {
+			// each sleep is at most 3 times the last
+			q.Factor = traffic.Fraction{Num: 3, Den: 1}
+		}
 		q.Jitter, q.MaxAttempts = "", 0
 		var sum time.Duration
 		for k := int64(1); k <= more && k < 1<<20; k++ {

@@ -183,21 +183,37 @@ type Clients struct {
 
 // Retry is a retry policy (docs/scenario-file.md).
 type Retry struct {
-	Policy      String   `yaml:"policy,omitempty"`
-	Delay       Duration `yaml:"delay,omitempty"`
-	Factor      Number   `yaml:"factor,omitempty"`
-	Cap         Duration `yaml:"cap,omitempty"`
-	Jitter      String   `yaml:"jitter,omitempty"`
-	Resolution  Duration `yaml:"resolution,omitempty"`
-	MaxAttempts Int      `yaml:"max-attempts,omitempty"`
-	On          []String `yaml:"on,omitempty"`
-	Budget      *Budget  `yaml:"budget,omitempty"`
+	Policy      String       `yaml:"policy,omitempty"`
+	Delay       Duration     `yaml:"delay,omitempty"`
+	Factor      Number       `yaml:"factor,omitempty"`
+	Cap         Duration     `yaml:"cap,omitempty"`
+	Jitter      String       `yaml:"jitter,omitempty"`
+	Resolution  Duration     `yaml:"resolution,omitempty"`
+	MaxAttempts Int          `yaml:"max-attempts,omitempty"`
+	On          []String     `yaml:"on,omitempty"`
+	Budget      *Budget      `yaml:"budget,omitempty"`
+	TokenBucket *TokenBucket `yaml:"token-bucket,omitempty"`
+	Breaker     *Breaker     `yaml:"breaker,omitempty"`
 }
 
 // Budget is a retry policy's budget, gRPC's retry throttling.
 type Budget struct {
 	MaxTokens  Int    `yaml:"max-tokens,omitempty"`
 	TokenRatio Number `yaml:"token-ratio,omitempty"`
+}
+
+// TokenBucket is a retry policy's retry token bucket (docs/scenario-file.md).
+type TokenBucket struct {
+	Capacity Number `yaml:"capacity,omitempty"`
+	Cost     Number `yaml:"cost,omitempty"`
+	Refill   Number `yaml:"refill,omitempty"`
+}
+
+// Breaker is a retry policy's circuit breaker (docs/scenario-file.md).
+type Breaker struct {
+	Window    Int      `yaml:"window,omitempty"`
+	Threshold Number   `yaml:"threshold,omitempty"`
+	OpenFor   Duration `yaml:"open-for,omitempty"`
 }
 
 // Backend is the backend section (docs/backend.md).

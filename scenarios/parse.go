@@ -48,14 +48,16 @@ var (
 	retryFields  = fieldNames[Retry]()
 	retryApplies = map[string][]string{
 		"none":        {"policy"},
-		"immediate":   {"policy", "max-attempts", "on", "budget"},
-		"fixed":       {"policy", "delay", "max-attempts", "on", "budget"},
-		"backoff":     {"policy", "delay", "factor", "cap", "jitter", "max-attempts", "on", "budget"},
-		"retry-after": {"policy", "resolution", "max-attempts", "on", "budget"},
+		"immediate":   {"policy", "max-attempts", "on", "budget", "token-bucket", "breaker"},
+		"fixed":       {"policy", "delay", "max-attempts", "on", "budget", "token-bucket", "breaker"},
+		"backoff":     {"policy", "delay", "factor", "cap", "jitter", "max-attempts", "on", "budget", "token-bucket", "breaker"},
+		"retry-after": {"policy", "resolution", "max-attempts", "on", "budget", "token-bucket", "breaker"},
 	}
 	budgetFields  = fieldNames[Budget]()
+	tokenFields   = fieldNames[TokenBucket]()
+	breakerFields = fieldNames[Breaker]()
 	retryPolicies = []string{"none", "immediate", "fixed", "backoff", "retry-after"}
-	jitters       = []string{"none", "full", "equal"}
+	jitters       = []string{"none", "full", "equal", "decorrelated"}
 	reportFields  = fieldNames[Report]()
 )
 
@@ -449,7 +451,115 @@ func (d *decoder) retry(v val, r *Retry) (traffic.RetryPolicy, bool) {
 		b, ok := d.retryBudget(bv, r.Budget)
 		rp.Budget, good = b, good && ok
 	}
+	if tv := m.get("token-bucket", sectionOf(r.TokenBucket)); tv.set {
+		t, ok := d.retryTokens(tv, r.TokenBucket)
+		rp.Tokens, good = t, good && ok
+	}
+	if bv := m.get("breaker", sectionOf(r.Breaker)); bv.set {
+		b, ok := d.retryBreaker(bv, r.Breaker)
+		rp.Breaker, good = b, good && ok
+	}
 	return rp, good
+}
+
+// retryTokens reads a retry policy's token bucket {capacity, cost: 1,
+// refill: 0.1}, each a decimal with at most three decimal places:
+// capacity required, above 0; cost above 0, at most capacity; refill
+// at least 0.
+func (d *decoder) retryTokens(v val, tb *TokenBucket) (traffic.RetryTokens, bool) {
+	m, ok := d.mapping(v, "a mapping {capacity, cost, refill}", tb)
+	if !ok {
+		return traffic.RetryTokens{}, false
+	}
+	d.allow(m, tokenFields, unknownField(tokenFields))
+	t := traffic.RetryTokens{CostMilli: 1000, RefillMilli: 100}
+	good := true
+	cv := m.get("capacity", tb.Capacity.Value)
+	if !cv.set {
+		d.missing(cv, "a decimal > 0: the tokens a client holds when full")
+		good = false
+	} else {
+		n, ok := d.milli(cv, "a decimal > 0 with at most 3 decimal places: the tokens a client holds when full", false)
+		t.CapacityMilli, good = n, good && ok
+	}
+	if sv := m.get("cost", tb.Cost.Value); sv.set {
+		n, ok := d.milli(sv, "a decimal > 0 with at most 3 decimal places: the tokens a retry takes", false)
+		if ok && good && n > t.CapacityMilli {
+			d.errAt(sv.pos, sv.path, "%s: above the capacity (want cost <= capacity)", sv.found())
+			ok = false
+		}
+		t.CostMilli, good = n, good && ok
+	} else if good && t.CostMilli > t.CapacityMilli {
+		d.errAt(cv.pos, cv.path, "%s: below the cost of a retry, 1 (want capacity >= cost)", cv.found())
+		good = false
+	}
+	if rv := m.get("refill", tb.Refill.Value); rv.set {
+		n, ok := d.milli(rv, "a decimal >= 0 with at most 3 decimal places: the tokens a success gives back", true)
+		t.RefillMilli, good = n, good && ok
+	}
+	return t, good
+}
+
+// retryBreaker reads a retry policy's circuit breaker {window: an integer
+// from 1 to 10000, threshold: a decimal from 0.001 to 1, open-for: a
+// duration > 0}, all required.
+func (d *decoder) retryBreaker(v val, br *Breaker) (traffic.RetryBreaker, bool) {
+	m, ok := d.mapping(v, "a mapping {window, threshold, open-for}", br)
+	if !ok {
+		return traffic.RetryBreaker{}, false
+	}
+	d.allow(m, breakerFields, unknownField(breakerFields))
+	var b traffic.RetryBreaker
+	good := true
+	const wantWindow = "an integer from 1 to 10000: how many of a client's last attempts are counted"
+	if wv := m.get("window", br.Window.Value); !wv.set {
+		d.missing(wv, wantWindow)
+		good = false
+	} else {
+		n, ok := d.integer(wv, 1, 10000, wantWindow)
+		b.Window, good = int(n), good && ok
+	}
+	const wantThreshold = "a decimal from 0.001 to 1: the share of failures that opens the breaker"
+	if tv := m.get("threshold", br.Threshold.Value); !tv.set {
+		d.missing(tv, wantThreshold)
+		good = false
+	} else {
+		n, ok := d.milli(tv, wantThreshold, false)
+		if ok && n > 1000 {
+			d.errAt(tv.pos, tv.path, "%s: above 1 (want %s)", tv.found(), wantThreshold)
+			ok = false
+		}
+		b.ThresholdMilli, good = n, good && ok
+	}
+	if ov := m.get("open-for", br.OpenFor.Value); !ov.set {
+		d.missing(ov, "a duration > 0: how long the breaker stays open")
+		good = false
+	} else {
+		dur, ok := d.duration(ov, true)
+		b.OpenFor, good = dur, good && ok
+	}
+	return b, good
+}
+
+// milli reads a decimal with at most three decimal places in
+// thousandths: above 0, or at least 0 when zero is allowed.
+func (d *decoder) milli(v val, want string, zero bool) (int64, bool) {
+	if !v.ok() {
+		return 0, false
+	}
+	if !isNumber(v.n) {
+		d.typeErr(v, want)
+		return 0, false
+	}
+	n, msg := parseMilli(v.n.Text)
+	if msg == "" && n == 0 && !zero {
+		msg = "want " + want
+	}
+	if msg != "" {
+		d.errAt(v.pos, v.path, "%s: %s", v.found(), msg)
+		return 0, false
+	}
+	return n, true
 }
 
 // maxAttempts reads a retry policy's max-attempts (default 3; unlimited

@@ -378,7 +378,7 @@ func (d *decoder) str(v val, nonEmpty bool) (string, bool) {
 }
 
 // choice reads a non-empty string that must be one of list; what names it
-// in the error ("unknown jitter (want none, full or equal)").
+// in the error ("unknown jitter (want none, full, equal or decorrelated)").
 func (d *decoder) choice(v val, what string, list []string) (string, bool) {
 	s, ok := d.str(v, true)
 	if ok && !slices.Contains(list, s) {

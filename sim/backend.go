@@ -108,8 +108,8 @@ func (r *run) backendEvent(e backend.Event) {
 // success for the client's retry budget, or a retry as its policy says.
 func (r *run) clientOutcome(e backend.Event) {
 	if e.Kind == backend.Completed {
-		if r.budgets != nil {
-			r.succeeded(e.Req.Source, e.Req.Key)
+		if r.gates != nil {
+			r.succeeded(e.Req.Source, e.Req.Key, e.At)
 		}
 		return
 	}

@@ -353,9 +353,14 @@ type run struct {
 	lastFresh time.Duration // last first attempt
 	started   bool          // a first attempt has come
 	rng       *rand.Rand    // jitter
-	// budgets are the retry budgets of the sources' policies that have
-	// one (traffic.RetryBudget), by source; nil when none has
-	budgets  []*traffic.Budgets
+	// decorrelated jitter's draws: a stream per request (reseeded by
+	// retry), so that a request's sleeps need no state between retries
+	reqPCG  rand.PCG
+	reqRand *rand.Rand
+	// gates are what hold the retries of the sources' policies back (a
+	// retry budget, token bucket or circuit breaker), by source; nil when
+	// no policy has one
+	gates    []*gates
 	retries  bool                        // some client retries
 	rejected pagedCounts                 // rejected attempts by key id (first attempts: feed.offered)
 	watchers []*watcher                  // Config.Inspect's: the limiter's, or a cluster's nodes' or store's
@@ -455,11 +460,14 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 		attempts := newPeakSet(cfg.Windows)
 		r.attempts = &attempts
 		for i, p := range cfg.Retries {
-			if b := traffic.NewBudgets(p.Budget); b != nil {
-				if r.budgets == nil {
-					r.budgets = make([]*traffic.Budgets, len(cfg.Retries))
+			if g := newGates(p); g != nil {
+				if r.gates == nil {
+					r.gates = make([]*gates, len(cfg.Retries))
 				}
-				r.budgets[i] = b
+				r.gates[i] = g
+			}
+			if p.Jitter == "decorrelated" && r.reqRand == nil {
+				r.reqRand = rand.New(&r.reqPCG)
 			}
 		}
 	}
@@ -829,8 +837,8 @@ func (r *run) count(a *traffic.Arrival, attempt int, d algorithms.Decision) erro
 			}
 			return r.submit(a, attempt, admitted, 0)
 		}
-		if r.budgets != nil {
-			r.succeeded(a.Source, a.Key)
+		if r.gates != nil {
+			r.succeeded(a.Source, a.Key, a.At)
 		}
 	case algorithms.Reject:
 		r.res.Rejected++
@@ -872,7 +880,7 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 		r.keyPeaks.add(decided, algorithms.GrantedOf(d, a.Cost), a.Key) // a partial admission counts what it was granted
 		row[colAdmitted]++
 		r.last = max(r.last, decided)
-		if r.be != nil || r.budgets != nil {
+		if r.be != nil || r.gates != nil {
 			return r.admitted(a, attempt, decided, decided-a.At)
 		}
 	case algorithms.Delay:
@@ -881,7 +889,7 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 		row[colDelayed]++
 		r.releases.Push(decided+d.Delay, delayed{algorithms.GrantedOf(d, a.Cost), a.Key})
 		r.q.wake(r.relSrc, decided+d.Delay, classRelease)
-		if r.be != nil || r.budgets != nil {
+		if r.be != nil || r.gates != nil {
 			return r.admitted(a, attempt, decided+d.Delay, decided-a.At)
 		}
 	case algorithms.Reject:
@@ -900,15 +908,15 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 }
 
 // admitted is what an admission does besides verdict's accounting, with a
-// backend or retry budgets (apart, so that the plain run's verdict stays
+// backend or retry gates (apart, so that the plain run's verdict stays
 // small enough to inline): the request, admitted at admitted with its
 // verdict gate after its arrival, is submitted to the backend, else it is
-// a success for its client's retry budget.
+// a success, at its verdict, for its client's retry gates.
 func (r *run) admitted(a *traffic.Arrival, attempt int, admitted, gate time.Duration) error {
 	if r.be != nil {
 		return r.submit(a, attempt, admitted, gate)
 	}
-	r.succeeded(a.Source, a.Key)
+	r.succeeded(a.Source, a.Key, a.At+gate)
 	return nil
 }
 
@@ -933,12 +941,13 @@ func (r *run) observe(a *traffic.Arrival, attempt int, d algorithms.Decision) er
 // a shed, a timeout or an error), when its client's policy retries on that
 // cause. It counts the request as given up when it is not retried after a
 // rejection, or when its policy would retry but it has run out of attempts
-// or of time; a shed, timeout or error that the policy does not retry on
-// just ends the request.
+// or of time, or its client's retry gates (a budget, token bucket or
+// breaker) hold the retry back; a shed, timeout or error that the policy
+// does not retry on just ends the request.
 func (r *run) retry(a *traffic.Arrival, id uint64, attempt int, from, retryAfter time.Duration, cause traffic.Cause) {
-	b := r.budget(a.Source)
-	if b != nil {
-		b.Fail(a.Key)
+	g := r.gate(a.Source)
+	if g != nil {
+		g.fail(a.Key, from)
 	}
 	if int(a.Source) >= len(r.cfg.Retries) || !r.cfg.Retries[a.Source].On.Retries(cause) {
 		if cause == traffic.CauseReject {
@@ -947,37 +956,113 @@ func (r *run) retry(a *traffic.Arrival, id uint64, attempt int, from, retryAfter
 		return
 	}
 	p := &r.cfg.Retries[a.Source]
-	if b != nil && !b.Allows(a.Key) {
+	if g != nil && g.budget != nil && !g.budget.Allows(a.Key) {
 		r.res.GaveUp++
 		r.res.RetriesThrottled++
 		return
 	}
-	if wait, ok := p.Wait(attempt, retryAfter, r.rng); ok {
+	rng := r.rng
+	if r.reqRand != nil && p.Jitter == "decorrelated" {
+		r.reqPCG.Seed(r.cfg.Seed, id^decorrelatedStream)
+		rng = r.reqRand
+	}
+	if wait, ok := p.Wait(attempt, retryAfter, rng); ok {
 		at := from + wait
 		if at >= from && (r.end == 0 || at < r.end) && attempt < math.MaxInt32 {
+			if g != nil && !g.allows(a.Key, from) {
+				// a retry the policy would make, held back
+				r.res.GaveUp++
+				r.res.RetriesThrottled++
+				return
+			}
 			r.events.push(event{at: at, id: id, cost: a.Cost, key: a.Key,
 				source: a.Source, attempt: int32(attempt + 1), attrs: a.Attrs})
 			r.q.wake(r.retrySrc, at, classRetry)
+			if g != nil {
+				g.sent(a.Key)
+			}
 			return
 		}
 	}
 	r.res.GaveUp++
 }
 
-// budget is the retry budget of source's policy, or nil.
-func (r *run) budget(source int32) *traffic.Budgets {
-	if r.budgets == nil || int(source) >= len(r.budgets) {
+// decorrelatedStream tells a request's decorrelated jitter draws apart
+// from the other streams of the scenario's seed.
+const decorrelatedStream = 0x3c6ef372fe94f82b
+
+// gate is the retry gates of source's policy, or nil.
+func (r *run) gate(source int32) *gates {
+	if r.gates == nil || int(source) >= len(r.gates) {
 		return nil
 	}
-	return r.budgets[source]
+	return r.gates[source]
 }
 
-// succeeded gives an attempt's success to its client's retry budget: an
-// admission when there is no backend to answer, else the backend's
+// succeeded gives an attempt's success at at to its client's retry gates:
+// an admission when there is no backend to answer, else the backend's
 // answer in time.
-func (r *run) succeeded(source int32, key uint32) {
-	if b := r.budget(source); b != nil {
-		b.Succeed(key)
+func (r *run) succeeded(source int32, key uint32, at time.Duration) {
+	if g := r.gate(source); g != nil {
+		g.succeed(key, at)
+	}
+}
+
+// gates hold one policy's retries back: a retry budget
+// (traffic.RetryBudget), a retry token bucket (traffic.RetryTokens) and a
+// circuit breaker (traffic.RetryBreaker), each per client (key), any of
+// them unset. A retry is sent only when all that are set allow it.
+type gates struct {
+	budget  *traffic.Budgets
+	tokens  *traffic.TokenBuckets
+	breaker *traffic.Breakers
+}
+
+// newGates returns p's gates, nil when it has none.
+func newGates(p traffic.RetryPolicy) *gates {
+	g := gates{traffic.NewBudgets(p.Budget), traffic.NewTokenBuckets(p.Tokens), traffic.NewBreakers(p.Breaker)}
+	if g.budget == nil && g.tokens == nil && g.breaker == nil {
+		return nil
+	}
+	return &g
+}
+
+// fail counts an attempt of key that failed at at.
+func (g *gates) fail(key uint32, at time.Duration) {
+	if g.budget != nil {
+		g.budget.Fail(key)
+	}
+	if g.breaker != nil {
+		g.breaker.Outcome(key, at, true)
+	}
+}
+
+// succeed counts an attempt of key that succeeded at at.
+func (g *gates) succeed(key uint32, at time.Duration) {
+	if g.budget != nil {
+		g.budget.Succeed(key)
+	}
+	if g.tokens != nil {
+		g.tokens.Succeed(key)
+	}
+	if g.breaker != nil {
+		g.breaker.Outcome(key, at, false)
+	}
+}
+
+// allows reports whether the token bucket and the breaker let key retry
+// at at. (A retry budget is asked before the policy, as gRPC does: a
+// request out of attempts and of budget counts as throttled; the others
+// hold back only a retry the policy would make.)
+func (g *gates) allows(key uint32, at time.Duration) bool {
+	return (g.tokens == nil || g.tokens.Allows(key)) &&
+		(g.breaker == nil || g.breaker.Allows(key, at))
+}
+
+// sent takes a retry's tokens from key's bucket: the retry is scheduled.
+func (g *gates) sent(key uint32) {
+	if g.tokens != nil {
+		g.tokens.Spend(key)
 	}
 }
 

@@ -103,8 +103,8 @@ type Result struct {
 	// GaveUp counts requests whose last attempt was rejected.
 	GaveUp int64 `json:"gave_up"`
 	// RetriesThrottled counts the requests of GaveUp whose retry their
-	// client's retry budget refused (traffic.RetryBudget); absent without
-	// a budget.
+	// client's retry budget, token bucket or circuit breaker refused
+	// (traffic.RetryBudget, RetryTokens, RetryBreaker); absent without one.
 	RetriesThrottled int64 `json:"retries_throttled,omitempty"`
 
 	DelayNs Percentiles `json:"delay_ns"`

@@ -289,3 +289,62 @@ func TestRetryBudget(t *testing.T) {
 	require.Equal(t, int64(5), rep.Results[0].Attempts)
 	require.Zero(t, rep.Results[0].RetriesThrottled)
 }
+
+// TestRetryTokenBucket: a token bucket of 3, a retry takes 1, a success
+// gives back 0.5, up to 4 attempts, 1ms apart; requests at 0, 10ms, ...
+// 90ms. The first is admitted (the bucket is full already), every other
+// attempt rejected. The second request's three retries empty the bucket;
+// the eight after it are not retried (throttled): 10 + 3 attempts.
+func TestRetryTokenBucket(t *testing.T) {
+	t.Parallel()
+	tokens := traffic.RetryPolicy{Policy: "fixed", Delay: ms, MaxAttempts: 4,
+		Tokens: traffic.RetryTokens{CapacityMilli: 3000, CostMilli: 1000, RefillMilli: 500}}
+	first := func(i int, _ time.Duration) algorithms.Decision {
+		if i == 0 {
+			return algorithms.Decision{Verdict: algorithms.Accept}
+		}
+		return algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: 1}
+	}
+	var at []time.Duration
+	for i := range 10 {
+		at = append(at, time.Duration(i)*10*ms)
+	}
+	rep, err := Run(withRetry(baseConfig(timesPlan(at...), scriptedAlg("s", first)), tokens))
+	require.NoError(t, err)
+	r := rep.Results[0]
+	require.Equal(t, int64(13), r.Attempts)
+	require.Equal(t, int64(9), r.GaveUp)
+	require.Equal(t, int64(8), r.RetriesThrottled)
+}
+
+// TestRetryBreaker: a breaker on a window of 2 at threshold 1 (both
+// failed), open for 50ms; requests every 10ms from 0 to 190ms, every
+// attempt rejected, retries 1ms later, up to 3 attempts. The first
+// request's first two attempts open it at 1ms (its third attempt is not
+// sent, throttled); it is half-open from 51ms, when the first attempt of
+// the request at 60ms fails and opens it again, and so on: first attempts
+// are always sent and probe it, so no retry after the one at 1ms is sent.
+// 21 attempts; every request gives up, throttled.
+func TestRetryBreaker(t *testing.T) {
+	t.Parallel()
+	breaker := traffic.RetryPolicy{Policy: "fixed", Delay: ms, MaxAttempts: 3,
+		Breaker: traffic.RetryBreaker{Window: 2, ThresholdMilli: 1000, OpenFor: 50 * ms}}
+	reject := func(int, time.Duration) algorithms.Decision {
+		return algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: 1}
+	}
+	var at []time.Duration
+	for i := range 20 {
+		at = append(at, time.Duration(i)*10*ms)
+	}
+	var times []time.Duration
+	cfg := withRetry(baseConfig(timesPlan(at...), scriptedAlg("s", func(_ int, now time.Duration) algorithms.Decision {
+		times = append(times, now)
+		return reject(0, now)
+	})), breaker)
+	rep, err := Run(cfg)
+	require.NoError(t, err)
+	r := rep.Results[0]
+	require.Equal(t, int64(21), r.Attempts, "%v", times)
+	require.Equal(t, int64(20), r.GaveUp)
+	require.Equal(t, int64(20), r.RetriesThrottled)
+}

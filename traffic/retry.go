@@ -28,7 +28,7 @@ type RetryPolicy struct {
 	Factor Fraction
 	// Cap bounds a backoff wait (0: no cap).
 	Cap time.Duration
-	// Jitter is none, full or equal (backoff only).
+	// Jitter is none, full, equal or decorrelated (backoff only).
 	Jitter string
 	// Resolution rounds a retry-after wait up to a multiple of it, as an
 	// HTTP Retry-After header carries whole seconds; 0 means exact.
@@ -37,6 +37,10 @@ type RetryPolicy struct {
 	MaxAttempts int
 	// Budget, when set, throttles retries as gRPC does (Budgets).
 	Budget RetryBudget
+	// Tokens, when set, is a retry token bucket (TokenBuckets).
+	Tokens RetryTokens
+	// Breaker, when set, is a circuit breaker on retries (Breakers).
+	Breaker RetryBreaker
 }
 
 // RetryBudget is gRPC's retry throttling (gRFC A6, "Retry Throttling";
@@ -212,7 +216,13 @@ type Fraction struct {
 //   - backoff: waits Delay * Factor^(attempt-1), capped at Cap, computed
 //     exactly in integers (saturating instead of overflowing); jitter full
 //     draws the wait uniformly from [0, d], equal from [d/2, d] (d - d/2 is
-//     drawn, so the two halves add up to d exactly).
+//     drawn, so the two halves add up to d exactly). Jitter decorrelated
+//     ignores Factor: it is Brooker's "Exponential Backoff And Jitter"
+//     (AWS Architecture Blog, 2015; aws-samples/aws-arch-backoff-simulator's
+//     ExpoBackoffDecorr), sleep = min(Cap, uniform [Delay, 3*sleep]) from
+//     sleep = Delay, each bound included, in integer nanoseconds: the
+//     attempt-th sleep is drawn afresh from rng's start (Decorrelated), so
+//     rng must be the request's own stream.
 //   - retry-after: waits the limiter's retry_after rounded up to a whole
 //     multiple of Resolution (1s by default, as an HTTP Retry-After header
 //     carries whole seconds), or exactly when Resolution is 0; gives up when
@@ -232,6 +242,9 @@ func (p *RetryPolicy) Wait(attempt int, retryAfter time.Duration, rng *rand.Rand
 	case "fixed":
 		return p.Delay, true
 	case "backoff":
+		if p.Jitter == "decorrelated" {
+			return p.Decorrelated(attempt, rng), true
+		}
 		d := p.backoff(attempt)
 		switch p.Jitter {
 		case "full":
@@ -255,6 +268,29 @@ func (p *RetryPolicy) Wait(attempt int, retryAfter time.Duration, rng *rand.Rand
 		return n * p.Resolution, true
 	}
 	return 0, false
+}
+
+// Decorrelated is the attempt-th wait of decorrelated jitter: the sleeps
+// sleep_k = min(Cap, Delay + uniform [0, 3*sleep_(k-1) - Delay]) for k = 1
+// to attempt, from sleep_0 = Delay, each drawn by Int64N from rng. A
+// request that draws its sleeps from a stream of its own, from its start,
+// needs no state between its retries. Without Cap, the bound is
+// MaxInt64/4, far beyond any scenario; 3*sleep cannot overflow.
+func (p *RetryPolicy) Decorrelated(attempt int, rng *rand.Rand) time.Duration {
+	limit := time.Duration(math.MaxInt64 / 4)
+	if p.Cap > 0 {
+		limit = min(p.Cap, limit)
+	}
+	sleep := min(p.Delay, limit)
+	for k := 1; k <= attempt; k++ {
+		hi := 3 * sleep
+		if hi <= p.Delay {
+			sleep = min(p.Delay, limit)
+			continue
+		}
+		sleep = min(p.Delay+time.Duration(rng.Int64N(int64(hi-p.Delay)+1)), limit)
+	}
+	return sleep
 }
 
 // backoff is Delay * Factor^(attempt-1), capped at Cap (or at MaxInt64/2
