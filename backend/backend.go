@@ -251,16 +251,19 @@ type Backend struct {
 	s    sampler
 	emit func(Event)
 
-	now   time.Duration // the instant of the last event processed
-	seq   uint64
-	slots []slot
-	tags  []tag     // by slot
-	reqs  []Request // by slot: the requests, for the events (none when want is wantNone)
-	free  []uint32
-	wait  queue.Deque[uint32] // the waiting room, by slot
-	busy  int                 // requests in service
-	lifo  bool
-	qcap  int // Unbounded or >= 0
+	now time.Duration // the instant of the last event processed
+	// what Result.HeldPeak counts: the requests held now, as of heldAt
+	heldNow int64
+	heldAt  time.Duration
+	seq     uint64
+	slots   []slot
+	tags    []tag     // by slot
+	reqs    []Request // by slot: the requests, for the events (none when want is wantNone)
+	free    []uint32
+	wait    queue.Deque[uint32] // the waiting room, by slot
+	busy    int                 // requests in service
+	lifo    bool
+	qcap    int // Unbounded or >= 0
 
 	// the scheduled events: completions (at most Workers), admissions
 	// and timeouts in the order submitted (their instants do not go
@@ -435,8 +438,14 @@ func (b *Backend) Submit(r *Request) error {
 	if b.cfg.Timeout > 0 && r.Arrived <= math.MaxInt64-b.cfg.Timeout {
 		deadline = r.Arrived + b.cfg.Timeout
 	}
+	admitted := r.Admitted
+	if b.cfg.Latency > 0 {
+		// it reaches the queue Latency after its admission
+		admitted = min(admitted, math.MaxInt64-b.cfg.Latency) + b.cfg.Latency
+	}
+	b.holds(decided, 1)
 	s := &b.slots[i]
-	s.admitted, s.gate, s.deadline, s.attempt, s.state = r.Admitted, r.Gate, deadline, r.Attempt, stPending
+	s.admitted, s.gate, s.deadline, s.attempt, s.state = admitted, r.Gate, deadline, r.Attempt, stPending
 	s.service, s.draw = 0, b.s.root(r.ID)
 	b.tags[i].clientDone = false
 	b.res.Submitted++
@@ -447,7 +456,7 @@ func (b *Backend) Submit(r *Request) error {
 	// it is processed now rather than by the next Step. (A shed is a
 	// client's outcome, processed in its turn.)
 	now, starts := false, false // processed now; a worker starts it
-	if t := r.Admitted; t == decided && t < deadline {
+	if t := admitted; t == decided && t < deadline {
 		b.find()
 		if !b.nx.due(t) {
 			starts = b.wait.Len() == 0 && b.canStart(t)
@@ -458,13 +467,13 @@ func (b *Backend) Submit(r *Request) error {
 		b.lastDeadline = max(b.lastDeadline, deadline)
 	}
 	if !now {
-		b.schedule(&b.admits, 1, entry{at: r.Admitted, ord: b.order(evAdmit), slot: i})
+		b.schedule(&b.admits, 1, entry{at: admitted, ord: b.order(evAdmit), slot: i})
 		if deadline < math.MaxInt64 {
 			b.scheduleTimeout(i, max(deadline, decided))
 		}
 		return nil
 	}
-	t := r.Admitted
+	t := admitted
 	b.now = t
 	b.lastSeen = max(b.lastSeen, t)
 	if starts {
@@ -753,7 +762,7 @@ func (b *Backend) enqueue(t time.Duration, i uint32) {
 	if b.emits(client) {
 		b.emit(Event{At: t, Kind: Shed, Req: b.reqs[i], Client: client})
 	}
-	b.release(i)
+	b.release(t, i)
 }
 
 // dispatch starts waiting requests while a worker may.
@@ -782,7 +791,7 @@ func (b *Backend) start(t time.Duration, i uint32) {
 		if b.emits(false) {
 			b.emit(Event{At: t, Kind: Dropped, Req: b.reqs[i]})
 		}
-		b.release(i)
+		b.release(t, i)
 		return
 	}
 	d := b.s.service(s.draw, s.attempt)
@@ -818,7 +827,7 @@ func (b *Backend) complete(t time.Duration, i uint32) {
 	} else {
 		b.res.CompletedOK++
 	}
-	resp := t - s.admitted + s.gate
+	resp := t - s.admitted + s.gate + b.cfg.Latency
 	b.series.response(t, resp)      // the series feeds b.resps
 	client := !b.tags[i].clientDone // else its deadline has passed: t > deadline
 	if client {
@@ -839,7 +848,7 @@ func (b *Backend) complete(t time.Duration, i uint32) {
 	if b.emits(client) {
 		b.emit(Event{At: t, Kind: kind, Req: b.reqs[i], Client: client, Service: s.service})
 	}
-	b.release(i)
+	b.release(t, i)
 	if b.wait.Len() > 0 { // else nobody to start: no call
 		b.dispatch(t)
 	}
@@ -862,9 +871,23 @@ func (b *Backend) timeout(t time.Duration, i uint32, gen uint32) {
 
 // release frees slot i once the backend is done with its request (Submit
 // sets the fields of the slot it takes before any is read).
-func (b *Backend) release(i uint32) {
+func (b *Backend) release(t time.Duration, i uint32) {
 	b.tags[i].gen++
 	b.free = append(b.free, i)
+	b.holds(t, -1)
+}
+
+// holds counts a request the backend takes (+1, at its verdict) or lets go
+// (-1: served, shed or dropped) at t, for Result.HeldPeak: the most it
+// holds at once, counted after every change at one instant (a request
+// served at t and one submitted at t are not held together). Changes come
+// in time order but for ties, which the engine may give in either order.
+func (b *Backend) holds(t time.Duration, delta int64) {
+	if t > b.heldAt {
+		b.res.HeldPeak = max(b.res.HeldPeak, b.heldNow)
+		b.heldAt = t
+	}
+	b.heldNow += delta
 }
 
 // Result returns the figures of the run so far, held against the span
@@ -885,6 +908,7 @@ func (b *Backend) release(i uint32) {
 // f0, no goodput in them, or no such window.
 func (b *Backend) Result(from, to time.Duration) Result {
 	r := b.res
+	r.HeldPeak = max(r.HeldPeak, b.heldNow)
 	s := b.series // a copy, with its own rows (its buf and resp are only read)
 	s.rows = append([]row(nil), b.series.rows...)
 	end := max(to, b.lastSeen, b.lastDeadline)

@@ -109,6 +109,13 @@ type Config struct {
 	// Errors is the fraction of served requests that fail, in [0, 1].
 	Errors float64
 	Faults []Fault
+	// Latency is a pure delay every request spends before it reaches the
+	// queue (>= 0): with one worker, a constant service S and an unbounded
+	// FIFO queue, the backend is network calculus's rate-latency server
+	// beta(t) = max(0, t - Latency)/S (Le Boudec and Thiran, "Network
+	// Calculus", 2001, chapter 1), one request a unit. The response
+	// time includes it, the queue wait does not.
+	Latency time.Duration
 
 	// Seed is the scenario's seed; every draw derives from it and the
 	// request's identity (see Request).
@@ -144,6 +151,9 @@ func (c *Config) Validate() error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if c.Workers <= 0 {
 		bad("workers: %d: want at least 1", c.Workers)
+	}
+	if c.Latency < 0 {
+		bad("latency: %v: want a duration >= 0", c.Latency)
 	}
 	switch c.Service.Dist {
 	case "", Constant:

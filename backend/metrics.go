@@ -386,6 +386,11 @@ type Result struct {
 	// limit series of docs/adaptive.md, summed up; nil when none was recorded.
 	Limit *LimitStats `json:"limit,omitempty"`
 
+	// HeldPeak is the most requests the backend held at once, from their
+	// verdict to their end (served, shed or dropped), counted after every
+	// change at one instant: with Latency, the backlog of network
+	// calculus's rate-latency server (Config.Latency).
+	HeldPeak int64 `json:"-"`
 	// Submitted counts the requests given to the backend; Started those a
 	// worker began; Dropped those dropped unserved (DropExpired).
 	Submitted int64 `json:"-"`

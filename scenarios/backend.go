@@ -86,7 +86,7 @@ func (d *decoder) backend(v val, b *Backend) backendInfo {
 	if !v.set {
 		return bi
 	}
-	m, ok := d.mapping(v, "a mapping {workers, service, queue, discipline, timeout, drop-expired, errors, faults}", b)
+	m, ok := d.mapping(v, "a mapping {workers, service, queue, discipline, timeout, drop-expired, errors, faults, latency}", b)
 	if !ok {
 		return bi
 	}
@@ -161,6 +161,10 @@ func (d *decoder) backend(v val, b *Backend) backendInfo {
 			ok = false
 		}
 		cfg.Errors, good = x, good && ok
+	}
+	if lv := m.get("latency", b.Latency.Value); lv.set {
+		l, ok := d.duration(lv, false)
+		cfg.Latency, good = l, good && ok
 	}
 	faults, faultsOK := d.backendFaults(m.get("faults", listOf(b.Faults)), b.Faults, workers)
 	bi.faults = faults

@@ -39,7 +39,7 @@ var invalidBackends = []struct {
 	{"workers above the bound", bh + "backend: {workers: 1000001, service: 20ms}\n",
 		`s.yaml:5:20: backend.workers: 1000001: want an integer from 1 to 1000000`},
 	{"backend not a mapping", bh + "backend: 20ms\n",
-		`s.yaml:5:10: backend: found string "20ms", want a mapping {workers, service, queue, discipline, timeout, drop-expired, errors, faults}`},
+		`s.yaml:5:10: backend: found string "20ms", want a mapping {workers, service, queue, discipline, timeout, drop-expired, errors, faults, latency}`},
 	// without workers: as before, service only
 	{"queue without workers", bh + "backend: {service: 20ms, queue: 10}\n",
 		`s.yaml:5:26: backend.queue: needs workers (add backend.workers: the number of servers; without workers the backend is a pure delay and takes only service)`},
@@ -48,9 +48,9 @@ var invalidBackends = []struct {
 	{"distribution without workers", bh + "backend: {service: {dist: exponential, mean: 20ms}}\n",
 		`s.yaml:5:20: backend.service: a distribution needs workers (add backend.workers, or write the pure delay as a duration like 20ms)`},
 	{"unknown field without workers", bh + "backend: {service: 20ms, sevice: 10}\n",
-		`s.yaml:5:26: backend.sevice: unknown field (want workers, service, queue, discipline, timeout, drop-expired, errors or faults); did you mean "service"?`},
+		`s.yaml:5:26: backend.sevice: unknown field (want workers, service, queue, discipline, timeout, drop-expired, errors, faults or latency); did you mean "service"?`},
 	{"unknown field", bw + "  errrors: 0.1\n",
-		`s.yaml:8:3: backend.errrors: unknown field (want workers, service, queue, discipline, timeout, drop-expired, errors or faults); did you mean "errors"?`},
+		`s.yaml:8:3: backend.errrors: unknown field (want workers, service, queue, discipline, timeout, drop-expired, errors, faults or latency); did you mean "errors"?`},
 	// service
 	{"service missing", bh + "backend: {workers: 4}\n",
 		`s.yaml:5:10: backend.service: missing (want a duration (constant) or a mapping {dist: exponential, mean: 20ms} or {dist: lognormal, mean: 20ms, p99: 120ms})`},

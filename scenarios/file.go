@@ -226,6 +226,7 @@ type Backend struct {
 	DropExpired Bool           `yaml:"drop-expired,omitempty"`
 	Errors      Number         `yaml:"errors,omitempty"`
 	Faults      []BackendFault `yaml:"faults,omitempty"`
+	Latency     Duration       `yaml:"latency,omitempty"`
 }
 
 // Service is backend.service: a duration (Short) or a distribution.
