@@ -24,7 +24,8 @@ type figure struct {
 	name string
 	kind Kind
 	// keyed: it can be restricted to keys by a glob (key=GLOB): the
-	// per-key totals are requests and rejected attempts only
+	// per-key totals are requests, attempts, rejected attempts and the
+	// last admission
 	keyed bool
 	// windowed: it is read in one of the report's windows, peak(1s); the
 	// first window when none is given
@@ -103,7 +104,7 @@ var figures = []figure{
 	{name: "admitted", row: func(r *sim.Result) (float64, bool) { return count(r.Accepted + r.Delayed) }, doc: "accepted + delayed"},
 	{name: "rejected", keyed: true, row: func(r *sim.Result) (float64, bool) { return count(r.Rejected) }, doc: "attempts rejected"},
 	{name: "offered", keyed: true, row: func(r *sim.Result) (float64, bool) { return count(r.Offered) }, doc: "requests (first attempts)"},
-	{name: "attempts", row: func(r *sim.Result) (float64, bool) { return count(r.Attempts) }, doc: "arrivals, retries included"},
+	{name: "attempts", keyed: true, row: func(r *sim.Result) (float64, bool) { return count(r.Attempts) }, doc: "arrivals, retries included"},
 	{name: "gave_up", row: func(r *sim.Result) (float64, bool) { return count(r.GaveUp) }, doc: "requests whose last attempt was rejected"},
 	{name: "reject_pct", keyed: true, row: func(r *sim.Result) (float64, bool) { return Pct(r.Rejected, r.Attempts) }, doc: "100 × rejected / attempts"},
 	{name: "p50_delay", kind: Duration, row: func(r *sim.Result) (float64, bool) { return count(r.DelayNs.P50) }, doc: "median delay of admitted attempts"},
@@ -167,6 +168,8 @@ var figures = []figure{
 	{name: "errors", row: backendFig(func(r *sim.Result) float64 { return float64(r.Backend.Errors) }), doc: "backend rows: served requests that failed"},
 	{name: "p50_response", kind: Duration, row: backendFig(func(r *sim.Result) float64 { return float64(r.Backend.ResponseNs.P50) }), doc: "backend rows: median response time"},
 	{name: "max_response", kind: Duration, row: backendFig(func(r *sim.Result) float64 { return float64(r.Backend.ResponseNs.Max) }), doc: "backend rows: longest response time"},
+	{name: "last_admitted", kind: Duration, keyed: true, row: func(*sim.Result) (float64, bool) { return 0, false }, doc: "with key=GLOB only: when the last request of those keys was admitted (released), from the start: when contending clients are all through"},
+	{name: "held_peak", row: backendFig(func(r *sim.Result) float64 { return float64(r.Backend.HeldPeak) }), doc: "backend rows: the most requests held at once, from verdict to end: the backlog of a rate-latency server (latency)"},
 	{name: "p50_queue_wait", kind: Duration, row: backendFig(func(r *sim.Result) float64 { return float64(r.Backend.QueueWaitNs.P50) }), doc: "backend rows: median queue wait"},
 
 	// one decision's

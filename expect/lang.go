@@ -330,6 +330,10 @@ func (t Term) Value(r *sim.Result, groups []sim.KeyGroup) (float64, bool) {
 		return float64(kg.Rejected), true
 	case "offered":
 		return float64(kg.Offered), true
+	case "attempts":
+		return float64(kg.Attempts), true
+	case "last_admitted":
+		return float64(kg.LastAdmitted), kg.Admitted
 	}
 	return Pct(kg.Rejected, kg.Offered)
 }

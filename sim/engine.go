@@ -361,8 +361,11 @@ type run struct {
 	// retry budget, token bucket or circuit breaker), by source; nil when
 	// no policy has one
 	gates    []*gates
-	retries  bool                        // some client retries
-	rejected pagedCounts                 // rejected attempts by key id (first attempts: feed.offered)
+	retries  bool        // some client retries
+	rejected pagedCounts // rejected attempts by key id (first attempts: feed.offered)
+	// byKey counts retries and the last admission by key, for
+	// Config.KeyGlobs' groups; nil without globs
+	byKey    *keyTrack
 	watchers []*watcher                  // Config.Inspect's: the limiter's, or a cluster's nodes' or store's
 	ahead    [prefetchLen]algorithms.Key // the keys of the next arrivals, for Prefetch
 	// be is the row's backend (Config.Backend), or nil; ids counts the
@@ -470,6 +473,9 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 				r.reqRand = rand.New(&r.reqPCG)
 			}
 		}
+	}
+	if len(cfg.KeyGlobs) > 0 {
+		r.byKey = &keyTrack{}
 	}
 	if cfg.Duration > 0 {
 		r.end = cfg.Start + cfg.Duration
@@ -864,6 +870,8 @@ func (r *run) arrived(a *traffic.Arrival, attempt int, row *[5]int64) {
 	if attempt == 1 {
 		r.res.Offered++
 		row[colOffered]++
+	} else if r.byKey != nil {
+		r.byKey.retried.inc(a.Key)
 	}
 }
 
@@ -880,6 +888,9 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 		r.keyPeaks.add(decided, algorithms.GrantedOf(d, a.Cost), a.Key) // a partial admission counts what it was granted
 		row[colAdmitted]++
 		r.last = max(r.last, decided)
+		if r.byKey != nil {
+			r.byKey.admitted(a.Key, decided)
+		}
 		if r.be != nil || r.gates != nil {
 			return r.admitted(a, attempt, decided, decided-a.At)
 		}
@@ -889,6 +900,9 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 		row[colDelayed]++
 		r.releases.Push(decided+d.Delay, delayed{algorithms.GrantedOf(d, a.Cost), a.Key})
 		r.q.wake(r.relSrc, decided+d.Delay, classRelease)
+		if r.byKey != nil {
+			r.byKey.admitted(a.Key, decided+d.Delay)
+		}
 		if r.be != nil || r.gates != nil {
 			return r.admitted(a, attempt, decided+d.Delay, decided-a.At)
 		}
@@ -1182,8 +1196,9 @@ func (r *run) result() Result {
 	return res
 }
 
-// keyGroups totals, for each of Config.KeyGlobs, the first attempts and
-// the rejected attempts of the keys whose names it matches.
+// keyGroups totals, for each of Config.KeyGlobs, the first attempts, all
+// attempts and the rejected attempts of the keys whose names it matches,
+// and finds their last admission.
 func (r *run) keyGroups() []KeyGroup {
 	if len(r.cfg.KeyGlobs) == 0 {
 		return nil
@@ -1199,12 +1214,34 @@ func (r *run) keyGroups() []KeyGroup {
 				gs[i].Keys++
 				if id < len(r.feed.offered) {
 					gs[i].Offered += r.feed.offered[id]
+					gs[i].Attempts += r.feed.offered[id]
 				}
 				gs[i].Rejected += r.rejected.get(uint32(id))
+				gs[i].Attempts += r.byKey.retried.get(uint32(id))
+				if id < len(r.byKey.last) && r.byKey.last[id] > 0 {
+					gs[i].LastAdmitted = max(gs[i].LastAdmitted, r.byKey.last[id]-1-r.cfg.Start)
+					gs[i].Admitted = true
+				}
 			}
 		}
 	}
 	return gs
+}
+
+// keyTrack is what a run counts by key for Config.KeyGlobs besides its
+// rejections: the attempts after the first, and the last admission
+// (released at, plus 1: 0 is none).
+type keyTrack struct {
+	retried pagedCounts
+	last    []time.Duration
+}
+
+// admitted records an admission of key released at at.
+func (k *keyTrack) admitted(key uint32, at time.Duration) {
+	if int(key) >= len(k.last) {
+		k.last = append(k.last, make([]time.Duration, int(key)+1-len(k.last))...)
+	}
+	k.last[key] = max(k.last[key], at+1)
 }
 
 // prefetchLen is how many arrivals a run prepares its limiter for at once

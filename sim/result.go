@@ -259,6 +259,13 @@ type KeyGroup struct {
 	Keys     int64  `json:"keys"`
 	Offered  int64  `json:"offered"`
 	Rejected int64  `json:"rejected"`
+	// Attempts counts first attempts and retries; LastAdmitted is the
+	// latest admission's release instant from the run's start, when
+	// Admitted (some request of the keys was admitted). Not written in a
+	// sweep's JSON (its goals read offered and rejected only).
+	Attempts     int64         `json:"-"`
+	LastAdmitted time.Duration `json:"-"`
+	Admitted     bool          `json:"-"`
 }
 
 // Percentiles of the delay of admitted attempts (0 for accepted ones), by
