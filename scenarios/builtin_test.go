@@ -33,7 +33,8 @@ func TestBuiltins(t *testing.T) {
 		"retry-storm", "retry-storm-jitter", "api-gateway", "cron-aligned", "ip-rotation", "kong-local-pods", "kong-local-pods-backend", "redis-race", "sync-interval", "redis-outage", "flexible-consistency", "protect-the-backend", "gc-pause-collapse", "netflix-gradient2", "metastable-retry", "metastable-retry-jitter", "metastable-retry-budget", "choose-burst",
 		"sdi-token-bucket", "sdi-fixed-window", "sdi-sliding-window", "cloudflare-window",
 		"figma-fixed-window", "kong-6723", "kong-6723-sync", "kong-6724", "apisix-12592", "openfoodfacts-nginx",
-		"traefik-average", "resilience4j-cycles", "bucket4j-greedy", "istio-local-pods"}, names)
+		"traefik-average", "resilience4j-cycles", "bucket4j-greedy", "istio-local-pods",
+		"aws-backoff-jitter", "brooker-retries-5", "brooker-retries-50", "brooker-retries-100", "sre-client-throttling", "nc-rate-latency"}, names)
 	require.Equal(t, Default, names[0])
 
 	// every embedded file is listed
@@ -45,7 +46,7 @@ func TestBuiltins(t *testing.T) {
 	}
 
 	_, err = Builtin("nope")
-	require.EqualError(t, err, `no built-in scenario "nope" (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst, sdi-token-bucket, sdi-fixed-window, sdi-sliding-window, cloudflare-window, figma-fixed-window, kong-6723, kong-6723-sync, kong-6724, apisix-12592, openfoodfacts-nginx, traefik-average, resilience4j-cycles, bucket4j-greedy, istio-local-pods)`)
+	require.EqualError(t, err, `no built-in scenario "nope" (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst, sdi-token-bucket, sdi-fixed-window, sdi-sliding-window, cloudflare-window, figma-fixed-window, kong-6723, kong-6723-sync, kong-6724, apisix-12592, openfoodfacts-nginx, traefik-average, resilience4j-cycles, bucket4j-greedy, istio-local-pods, aws-backoff-jitter, brooker-retries-5, brooker-retries-50, brooker-retries-100, sre-client-throttling, nc-rate-latency)`)
 }
 
 // The default scenario of `ratesim compare` is docs/algorithms.md, worked example 1.
@@ -135,6 +136,12 @@ func TestBuiltinsAreSmall(t *testing.T) {
 			limit = 11000 // 2s of the 5,330 a second the thread reports
 		case "choose-burst":
 			limit = 5000 // 20s of Zipf clients and two abusers, for a sweep
+		case "brooker-retries-5", "brooker-retries-50", "brooker-retries-100":
+			limit = 12000 // four clients at 100/s for 30s: a load figure within 1%
+		case "sre-client-throttling":
+			limit = 20000 // 30/s for 10m: the throttle's window turns over 60 times
+		case "nc-rate-latency":
+			limit = 2500 // a burst and 10s at 200/s against the bucket
 		}
 		require.LessOrEqual(t, n, limit, info.Name)
 	}
@@ -168,7 +175,7 @@ func TestLoadResolve(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "builtin:token-vs-leaky", sc.File)
 	_, err = Resolve(missing)
-	require.EqualError(t, err, missing+": no such file, and no built-in scenario of that name (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst, sdi-token-bucket, sdi-fixed-window, sdi-sliding-window, cloudflare-window, figma-fixed-window, kong-6723, kong-6723-sync, kong-6724, apisix-12592, openfoodfacts-nginx, traefik-average, resilience4j-cycles, bucket4j-greedy, istio-local-pods)")
+	require.EqualError(t, err, missing+": no such file, and no built-in scenario of that name (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst, sdi-token-bucket, sdi-fixed-window, sdi-sliding-window, cloudflare-window, figma-fixed-window, kong-6723, kong-6723-sync, kong-6724, apisix-12592, openfoodfacts-nginx, traefik-average, resilience4j-cycles, bucket4j-greedy, istio-local-pods, aws-backoff-jitter, brooker-retries-5, brooker-retries-50, brooker-retries-100, sre-client-throttling, nc-rate-latency)")
 	_, err = Resolve(dir)
 	require.EqualError(t, err, dir+": is a directory, want a scenario file")
 
