@@ -403,3 +403,31 @@ func TestRecovered(t *testing.T) {
 	// never back
 	require.Nil(t, recovered(rows(10, 10, 10, 10, 0, 3, 8, 8, 8, 8), 0, b, 1, 400*ms, 500*ms, time.Second))
 }
+
+// TestLatency: one worker, 10ms each, latency 5ms; requests at 0, 0, 1
+// and 20ms. The first two reach the queue at 5ms: one starts, one waits
+// until 15ms; the third reaches it at 6ms and starts at 25ms; the fourth
+// reaches it at 25ms and waits for the third. Responses count the latency
+// (15, 25, 34 and 25ms), the queue waits do not (0, 10, 19 and 10ms). At
+// 1ms the backend holds 3 requests, none served: the most it holds.
+func TestLatency(t *testing.T) {
+	cfg := cfgOf(1, 10*ms)
+	cfg.Latency = 5 * ms
+	ev, res := play(t, cfg, 60*ms, at(0, 0), at(1, 0), at(2, 1), at(3, 20))
+	require.Equal(t, lines(`
+5ms 0 started
+15ms 0 completed client
+15ms 1 started
+25ms 1 completed client
+25ms 2 started
+35ms 2 completed client
+35ms 3 started
+45ms 3 completed client`), ev)
+	// responses from the admission: 15, 25, 34, 25ms; waits 0, 10, 19, 10ms
+	require.Equal(t, int64(34*ms), res.ResponseNs.Max)
+	require.Equal(t, int64(25*ms), res.ResponseNs.P50)
+	require.Equal(t, int64(19*ms), res.QueueWaitNs.Max)
+	require.Equal(t, int64(3), res.HeldPeak)
+	_, res = play(t, cfgOf(1, 10*ms), 60*ms, at(0, 0), at(1, 0), at(2, 1), at(3, 20))
+	require.Equal(t, int64(3), res.HeldPeak, "without latency: 3 at 1ms; at 20ms one leaves as one comes")
+}
