@@ -97,6 +97,11 @@ type Algorithm struct {
 	// cluster.DefaultLease of the row's burst and the nodes) and LeaseTTL
 	// (default the row's per). Its Mode is empty without a cluster section.
 	Coord cluster.Coordination
+	// Route, when not 0, is the route whose requests the row takes
+	// (traffic.Arrival.Route, sim.Algorithm.Route). No scenario field
+	// sets it: replay --gateway routes the trace and names each row's
+	// route (gateway.Replay.Route).
+	Route uint16
 
 	// by is, for an all-of row, each limit's by as written (unset when
 	// not), resolved into its Member.By once the traffic's attributes

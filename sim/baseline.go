@@ -107,7 +107,8 @@ func newBaselineCmp(cfg *Config, label string) (*baselineCmp, error) {
 	clean := !retries(cfg.Retries) && cfg.Coordinate == nil && cfg.Backend == nil
 	bm, bok := memoryOf(&cfg.Algorithms[base])
 	for i := range cfg.Algorithms {
-		if i == base {
+		if i == base || cfg.Algorithms[i].Route != cfg.Algorithms[base].Route {
+			// a row of another route saw other requests: nothing to match
 			continue
 		}
 		p := &baselinePair{res: BaselineResult{Label: label}}
@@ -234,7 +235,7 @@ func (c *baselineCmp) flush(i int) {
 				p.put(false, recs)
 			}
 		}
-	} else {
+	} else if c.pairs[i] != nil {
 		c.pairs[i].put(true, recs)
 	}
 	c.locals[i] = recs[:0]

@@ -175,6 +175,9 @@ func (e *Row) decideBatch(batch []traffic.Arrival) error {
 			}
 		}
 		a := &batch[i]
+		if r.route != 0 && a.Route != r.route {
+			continue // another route's
+		}
 		if !r.started {
 			r.started, r.first = true, a.At
 			if r.cfg.Duration == 0 {

@@ -151,6 +151,11 @@ type Algorithm struct {
 	New func() (algorithms.Limiter, error)
 	// Coord is how the row coordinates on Config.Cluster.
 	Coord cluster.Coordination
+	// Route, when not 0, is the route whose requests the row takes
+	// (traffic.Arrival.Route): a gateway's location, route or router. The
+	// row decides and counts only those; its offered figures and key
+	// counts are its own. 0 takes every request.
+	Route uint16
 }
 
 // Run runs every algorithm of cfg and returns the report, results in the
@@ -251,9 +256,8 @@ func runWith(cfg Config, rg feedShape) (*Report, error) {
 	start, duration := cfg.Start, cfg.Duration
 	if duration == 0 {
 		// until the traces end: from the first arrival to the last (every
-		// run saw the same traffic)
-		first := live[0].base()
-		start, duration = first.first, first.lastFresh-first.first
+		// run saw the same traffic, or a route of it: the feed's)
+		start, duration = f.first, f.last-f.first
 	}
 	results := make([]Result, n)
 	for i, rd := range rows {
@@ -401,6 +405,12 @@ type run struct {
 	fired    []LimitFired
 	curFired int // Decision.Fired of the request being decided
 
+	// route is Algorithm.Route: the row takes only that route's first
+	// attempts; offered counts them by key id (nil: the feed's count,
+	// every row's)
+	route   uint16
+	offered *pagedCounts
+
 	// the run's progress report (Config.Progress through its board), and
 	// the events so far
 	progress func(done, total time.Duration)
@@ -483,6 +493,14 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 	// the same jitter stream for every algorithm of a scenario and seed
 	r.rng = rand.New(rand.NewPCG(cfg.Seed, 0x6a09e667f3bcc909))
 	r.progress = cfg.board.reporter(i)
+	if alg.Route != 0 {
+		// the row's own traffic: its own offered figures
+		r.route, r.offered = alg.Route, &pagedCounts{}
+		if r.attempts == nil {
+			attempts := newPeakSet(cfg.Windows)
+			r.attempts = &attempts
+		}
+	}
 	if at, ok := lim.(algorithms.Attributed); ok && at.ByAttributes() {
 		r.byAttrs = at
 	}
@@ -619,6 +637,9 @@ func (r *run) decideBatch(batch []traffic.Arrival) error {
 		}
 		chunk := batch[c:min(c+prefetchLen, len(batch))]
 		for i := range chunk {
+			if r.route != 0 && chunk[i].Route != r.route {
+				continue // another route's
+			}
 			if err := r.fresh(&chunk[i]); err != nil {
 				return err
 			}
@@ -870,6 +891,9 @@ func (r *run) arrived(a *traffic.Arrival, attempt int, row *[5]int64) {
 	if attempt == 1 {
 		r.res.Offered++
 		row[colOffered]++
+		if r.offered != nil {
+			r.offered.inc(a.Key)
+		}
 	} else if r.byKey != nil {
 		r.byKey.retried.inc(a.Key)
 	}
@@ -1103,12 +1127,7 @@ func (r *run) keyReport() KeyReport {
 	}
 	var rep KeyReport
 	var top []int // key ids, kept sorted, at most n
-	offered := func(id int) int64 {
-		if id < len(r.feed.offered) {
-			return r.feed.offered[id]
-		}
-		return 0
-	}
+	offered := r.offeredBy
 	better := func(a, b int) bool {
 		if ra, rb := r.rejected.get(uint32(a)), r.rejected.get(uint32(b)); ra != rb {
 			return ra > rb
@@ -1135,6 +1154,17 @@ func (r *run) keyReport() KeyReport {
 		rep.Top[i] = KeyCount{Key: r.keys.Name(uint32(id)), Offered: offered(id), Rejected: r.rejected.get(uint32(id))}
 	}
 	return rep
+}
+
+// offeredBy is how many first attempts key id sent the row.
+func (r *run) offeredBy(id int) int64 {
+	if r.offered != nil {
+		return r.offered.get(uint32(id))
+	}
+	if id < len(r.feed.offered) {
+		return r.feed.offered[id]
+	}
+	return 0
 }
 
 // blame counts the limit that decided d (Result.Fired) and returns 1 +
@@ -1212,10 +1242,9 @@ func (r *run) keyGroups() []KeyGroup {
 		for i, g := range r.cfg.KeyGlobs {
 			if ok, _ := path.Match(g, name); ok {
 				gs[i].Keys++
-				if id < len(r.feed.offered) {
-					gs[i].Offered += r.feed.offered[id]
-					gs[i].Attempts += r.feed.offered[id]
-				}
+				offered := r.offeredBy(id)
+				gs[i].Offered += offered
+				gs[i].Attempts += offered
 				gs[i].Rejected += r.rejected.get(uint32(id))
 				gs[i].Attempts += r.byKey.retried.get(uint32(id))
 				if id < len(r.byKey.last) && r.byKey.last[id] > 0 {

@@ -3,6 +3,7 @@ package sim
 import (
 	"io"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/ratesim/ratesim/internal/prefetch"
@@ -59,6 +60,10 @@ type feed struct {
 	// are then the first attempts (nil: each run has its own)
 	attempts *peakSet
 	lines    []uintptr // count's addresses to prefetch, reused
+	// first and last are the instants of the first and last arrival,
+	// when any came (a row of one route may see fewer)
+	any         bool
+	first, last time.Duration
 }
 
 // newFeed prepares the traffic of cfg, opened as keys and stream, for
@@ -117,6 +122,12 @@ func (f *feed) produce() {
 			buf = append(buf, a)
 		}
 		f.slots[b%f.slotsN] = buf
+		if len(buf) > 0 {
+			if !f.any {
+				f.any, f.first = true, buf[0].At
+			}
+			f.last = buf[len(buf)-1].At
+		}
 		f.count(offered, buf)
 		if len(buf) > 0 {
 			f.mu.Lock()

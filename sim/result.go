@@ -61,6 +61,24 @@ type TraceSummary struct {
 	LastNs        int64            `json:"last_ns"`
 	Keys          int64            `json:"keys"`
 	PeakPerSecond int64            `json:"peak_per_second"`
+	// Routing is where a gateway's routes sent the trace's requests
+	// (replay --gateway), nil when nothing routed it.
+	Routing *TraceRouting `json:"routing,omitempty"`
+}
+
+// TraceRouting counts the requests of a trace by the route that took
+// them (docs/gateways.md, Routing), and those no route took.
+type TraceRouting struct {
+	Routes   []RouteCount `json:"routes"`
+	Unrouted int64        `json:"unrouted"`
+}
+
+// RouteCount is how many requests one route took; Limited says a row
+// takes them (a limit applies there), else the gateway passes them.
+type RouteCount struct {
+	Route    string `json:"route"`
+	Limited  bool   `json:"limited"`
+	Requests int64  `json:"requests"`
 }
 
 // Limit is the scenario's policy as the JSON writes it.

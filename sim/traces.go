@@ -22,6 +22,12 @@ func TraceSummaries(p traffic.Plan) []TraceSummary {
 			FirstNs:  int64(st.First), LastNs: int64(st.Last),
 			Keys: st.Keys, PeakPerSecond: st.PeakPerSecond,
 		}
+		if st.Routes != nil || st.Unrouted > 0 {
+			ts.Routing = &TraceRouting{Routes: []RouteCount{}, Unrouted: st.Unrouted}
+			for _, rc := range st.Routes {
+				ts.Routing.Routes = append(ts.Routing.Routes, RouteCount{Route: rc.Name, Limited: rc.Limited, Requests: rc.Requests})
+			}
+		}
 		for _, b := range st.FirstBad {
 			ts.FirstBad = append(ts.FirstBad, b.Error())
 		}

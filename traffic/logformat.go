@@ -204,6 +204,10 @@ type templateParser struct {
 	upto     int // the last variable read
 	vals     [][]byte
 	bad      []byte // the value read last (see read)
+	// the variables a router reads (readRequests), -1 when none; route
+	// says the router reads them
+	method, path, host int
+	route              bool
 }
 
 const (
@@ -225,7 +229,7 @@ func newTemplateParser(r *Replay, tp *timeParser) (*templateParser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("log-format: %v", err)
 	}
-	p := &templateParser{t: t, tp: tp, timeVar: -1, reqTime: -1, key: -1, cost: -1, check: -1}
+	p := &templateParser{t: t, tp: tp, timeVar: -1, reqTime: -1, key: -1, cost: -1, check: -1, method: -1, path: -1, host: -1}
 	field := func(option, name string) (int, error) {
 		i := t.Index(name)
 		if i < 0 {
@@ -349,6 +353,9 @@ func (p *templateParser) read(out *parsedLine) badLine {
 		if out.logged, bad = ParseLogged(p.vals[p.check]); bad.reason != "" {
 			return bad
 		}
+	}
+	if p.method >= 0 || p.path >= 0 || p.host >= 0 {
+		p.request(&out.req)
 	}
 	return badLine{}
 }

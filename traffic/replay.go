@@ -151,6 +151,13 @@ type Replay struct {
 	// Strict stops the stream at the first malformed line: Err returns its
 	// *LineError.
 	Strict bool
+	// Router, when set, sends each request to a route of a gateway's
+	// config (Arrival.Route), read from its method, host and path: a log's
+	// request line, a LogFormat's $request, $request_method, $uri,
+	// $request_uri, $host, $http_host or $server_name. A line without a
+	// path is malformed ("missing field"). Set by the caller (replay
+	// --gateway); no scenario field sets it.
+	Router Router
 	// Warn, when set, is called once per stream, from the goroutine that
 	// reads the trace, when the reorder window first holds more than
 	// WarnBuffered lines (0: DefaultWarnBuffered): a dense trace with a
@@ -183,6 +190,11 @@ type ReplayStats struct {
 	Keys        int64 // distinct keys sent
 	// PeakPerSecond is the most arrivals in any [a, a+1s).
 	PeakPerSecond int64
+	// Routes counts the requests each route of Replay.Router took, in its
+	// order, and Unrouted those no route took (sent with Arrival.Route 0,
+	// which no routed row takes); both empty without a router.
+	Routes   []RouteCount
+	Unrouted int64
 }
 
 // LineError is a bad or late line of a trace.
@@ -470,6 +482,8 @@ type parsedLine struct {
 	cost  int64 // 0: the source's cost
 	// logged is the check field's value (Replay.CheckField)
 	logged Logged
+	// req is what the router reads (Replay.Router)
+	req Request
 }
 
 // badLine says why a line cannot be used; the zero value means it can.
@@ -539,6 +553,7 @@ type pending struct {
 	key  uint32
 	// logged is the check field's value (Replay.CheckField)
 	logged Logged
+	route  uint16 // Arrival.Route
 	// unspread marks a whole-second line not yet spread within its second
 	unspread bool
 }
@@ -596,6 +611,7 @@ type replayStream struct {
 	reported int // late lines in FirstBad
 	bad      int // malformed lines in FirstBad
 	rec      parsedLine
+	routing  *routing // nil without Replay.Router
 	eof      bool
 	done     bool
 	err      error
@@ -617,6 +633,9 @@ func (s *replayStream) setup(seed uint64) error {
 		s.num, s.den = r.Speed.Num, r.Speed.Den
 	}
 	if err := s.chooseParser(); err != nil {
+		return err
+	}
+	if err := s.setupRouting(); err != nil {
 		return err
 	}
 	s.stats = ReplayStats{Path: r.Path, Format: s.format, ByReason: map[string]int64{}}
@@ -678,6 +697,12 @@ func (s *replayStream) finish() {
 		st.ByReason[k] = v
 	}
 	st.FirstBad = slices.Clone(s.stats.FirstBad)
+	if g := s.routing; g != nil {
+		st.Unrouted = g.none
+		for i, rt := range g.r.Routes() {
+			st.Routes = append(st.Routes, RouteCount{Route: rt, Requests: g.counts[i]})
+		}
+	}
 	s.r.stats.CompareAndSwap(nil, &st)
 }
 
@@ -718,6 +743,9 @@ func (s *replayStream) readOne() bool {
 	if bad.reason == "" {
 		s.rec = parsedLine{}
 		bad = s.parser.parse(line, &s.rec)
+		if bad.reason == "" && s.routing != nil {
+			bad = s.routing.missing(&s.rec.req)
+		}
 	}
 	if bad.reason != "" {
 		s.stats.Malformed++
@@ -769,6 +797,9 @@ func (s *replayStream) file(rec *parsedLine) {
 	s.stats.Used++
 	s.seq++
 	p := pending{t: t, seq: s.seq, cost: cost, key: key, logged: rec.logged}
+	if s.routing != nil {
+		p.route = s.routing.route(&rec.req)
+	}
 	if s.haveMax && t < s.watermark() {
 		// Late: beyond the window, so its place is already gone.
 		s.stats.Late++
@@ -1004,7 +1035,7 @@ func (s *replayStream) scale(t int64) int64 {
 // emit sends p as a and counts it.
 func (s *replayStream) emit(p pending, a *Arrival) {
 	at := s.scale(p.t)
-	*a = Arrival{At: time.Duration(at), Key: p.key, Cost: p.cost, Source: s.source, Logged: p.logged}
+	*a = Arrival{At: time.Duration(at), Key: p.key, Cost: p.cost, Source: s.source, Logged: p.logged, Route: p.route}
 	st := &s.stats
 	if !s.sentAny {
 		st.First = time.Duration(at)

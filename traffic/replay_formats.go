@@ -210,6 +210,7 @@ type logParser struct {
 	cost      bool
 	check     bool // read the status into parsedLine.logged
 	bracketed bool // the layout includes the brackets
+	route     bool // read the request line for a router (readRequests)
 	// timeKind is how the time inside the brackets is written, when no
 	// time-layout is set: chosen on the first lines (chooseLogTime)
 	timeKind int
@@ -347,6 +348,9 @@ func (p *logParser) parse(line []byte, out *parsedLine) badLine {
 		if out.cost, bad = parseCost(f.size); bad.reason != "" {
 			return bad.at(line, f.size)
 		}
+	}
+	if p.route {
+		readRequestLine(f.request, &out.req)
 	}
 	if p.check {
 		out.logged, bad = ParseLogged(f.status)

@@ -30,6 +30,10 @@ type Arrival struct {
 	// elsewhere. Attrs and Logged fit in the struct's padding: an Arrival
 	// is 32 bytes with or without them.
 	Logged Logged
+	// Route is 1 + the index of the route that took the request when a
+	// Router routes the trace (Replay.Router), 0 otherwise; a row that
+	// names a route takes only its requests. It fits in the padding too.
+	Route uint16
 }
 
 // Stream yields arrivals in non-decreasing order of At. Next fills a and

@@ -1,0 +1,367 @@
+package traffic
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// Request is what a router reads of one request of a trace: its method,
+// host and path, as the line carries them (nil when it does not).
+type Request struct {
+	// Method is the HTTP method (GET).
+	Method []byte
+	// Host is the host the request named, lower case, without a port.
+	Host []byte
+	// Path is the request's path without its query, normalised as nginx
+	// normalises $uri before it matches a location
+	// (ngx_http_parse_complex_uri: %XX decoded, // merged, . and ..
+	// resolved).
+	Path []byte
+}
+
+// Router sends each request of a trace to a route: a location, route or
+// router of a gateway's config (gateway.Router). A row of the scenario
+// that names a route (Arrival.Route) takes only the requests sent there.
+type Router interface {
+	// Routes are the routes, in order: Arrival.Route is 1 + the index
+	// of the route that took the request.
+	Routes() []Route
+	// Route returns the index in Routes of the route that takes req, or
+	// -1 when none does (the gateway answers it without any limit: a 404,
+	// or nginx's server without a matching location).
+	Route(req *Request) int
+	// Needs says which of the request's fields Route reads: the trace
+	// must carry them.
+	Needs() RequestFields
+}
+
+// RequestFields is a set of a Request's fields.
+type RequestFields uint8
+
+// The fields of a Request.
+const (
+	NeedMethod RequestFields = 1 << iota
+	NeedHost
+	NeedPath
+)
+
+// names is the fields of f, as a list for messages.
+func (f RequestFields) names() []string {
+	var out []string
+	for _, n := range []struct {
+		f    RequestFields
+		name string
+	}{{NeedMethod, "method"}, {NeedHost, "host"}, {NeedPath, "path"}} {
+		if f&n.f != 0 {
+			out = append(out, n.name)
+		}
+	}
+	return out
+}
+
+// MaxRoutes is how many routes a Router may name (Arrival.Route is a
+// uint16, 0 for none).
+const MaxRoutes = 1<<16 - 1
+
+// Route is one route of a Router.
+type Route struct {
+	// Name is the route's name: the label of the row that takes its
+	// requests, when one does.
+	Name string
+	// Limited says that a row takes the route's requests (a limit
+	// applies there); the gateway passes the others unlimited.
+	Limited bool
+}
+
+// RouteCount is how many of a trace's requests a route took.
+type RouteCount struct {
+	Route
+	Requests int64
+}
+
+// readRequestLine reads an HTTP request line ("GET /a?b HTTP/1.1", nginx's
+// $request) into req's method and path.
+func readRequestLine(line []byte, req *Request) {
+	method, rest, ok := bytes.Cut(line, []byte(" "))
+	if !ok {
+		return
+	}
+	req.Method = method
+	uri, _, _ := bytes.Cut(rest, []byte(" "))
+	req.Path = normalPath(uri)
+}
+
+// normalPath returns uri's path as nginx matches locations against it
+// (ngx_http_parse_complex_uri in src/http/ngx_http_parse.c): the query
+// and fragment cut, an absolute URI's scheme and host dropped, %XX
+// decoded, runs of / merged (merge_slashes on, the default), . and ..
+// segments resolved (.. above the root stays at the root).
+func normalPath(uri []byte) []byte {
+	if i := bytes.IndexAny(uri, "?#"); i >= 0 {
+		uri = uri[:i]
+	}
+	if i := bytes.Index(uri, []byte("://")); i >= 0 && bytes.IndexByte(uri[:i], '/') < 0 {
+		rest := uri[i+3:]
+		j := bytes.IndexByte(rest, '/')
+		if j < 0 {
+			return []byte("/")
+		}
+		uri = rest[j:]
+	}
+	if len(uri) == 0 {
+		return uri
+	}
+	clean := bytes.IndexByte(uri, '%') < 0 && !bytes.Contains(uri, []byte("//")) && !bytes.Contains(uri, []byte("/."))
+	if clean {
+		return uri
+	}
+	dec := make([]byte, 0, len(uri))
+	for i := 0; i < len(uri); i++ {
+		c := uri[i]
+		if c == '%' && i+2 < len(uri) && isHex(uri[i+1]) && isHex(uri[i+2]) {
+			c = unhex(uri[i+1])<<4 | unhex(uri[i+2])
+			i += 2
+		}
+		dec = append(dec, c)
+	}
+	var segs [][]byte
+	for _, s := range bytes.Split(dec, []byte("/")) {
+		switch string(s) {
+		case "", ".":
+		case "..":
+			if len(segs) > 0 {
+				segs = segs[:len(segs)-1]
+			}
+		default:
+			segs = append(segs, s)
+		}
+	}
+	out := []byte{'/'}
+	for i, s := range segs {
+		if i > 0 {
+			out = append(out, '/')
+		}
+		out = append(out, s...)
+	}
+	last := dec[len(dec)-1]
+	if len(segs) > 0 && (last == '/' || bytes.HasSuffix(dec, []byte("/.")) || bytes.HasSuffix(dec, []byte("/.."))) {
+		out = append(out, '/')
+	}
+	return out
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+// normalHost lower-cases a host and drops its port and a trailing dot,
+// as nginx's ngx_http_validate_host does.
+func normalHost(h []byte) []byte {
+	if len(h) == 0 || bytes.Equal(h, dash) {
+		return nil
+	}
+	if h[0] != '[' {
+		if i := bytes.LastIndexByte(h, ':'); i >= 0 {
+			h = h[:i]
+		}
+	}
+	h = bytes.TrimSuffix(h, []byte("."))
+	return bytes.ToLower(h)
+}
+
+// routing is a replay stream's router and its counts.
+type routing struct {
+	r      Router
+	needs  RequestFields
+	counts []int64 // by route
+	none   int64   // taken by no route
+}
+
+// route sends req to its route: the Arrival.Route of the request.
+func (g *routing) route(req *Request) uint16 {
+	i := g.r.Route(req)
+	if i < 0 || i >= len(g.counts) {
+		g.none++
+		return 0
+	}
+	g.counts[i]++
+	return uint16(i + 1)
+}
+
+// missing checks that a line carried the request fields the router
+// reads: a line without one is malformed ("missing field").
+func (g *routing) missing(req *Request) badLine {
+	switch {
+	case g.needs&NeedPath != 0 && len(req.Path) == 0:
+		return missingField("no request path on this line (the gateway's routes need it)")
+	case g.needs&NeedMethod != 0 && len(req.Method) == 0:
+		return missingField("no request method on this line (the gateway's routes need it)")
+	}
+	return badLine{}
+}
+
+// routeFieldsError is the error of a trace whose format cannot carry the
+// fields the router reads.
+func routeFieldsError(format string, missing RequestFields, how string) string {
+	return fmt.Sprintf("the gateway's routes read each request's %s, which a %s trace does not carry: %s",
+		strings.Join(missing.names(), " and "), format, how)
+}
+
+// requestReader is a line parser that can read each request's method,
+// host and path for a router.
+type requestReader interface {
+	// readRequests makes the parser fill parsedLine.req with the fields
+	// of want it can read, and returns those it cannot.
+	readRequests(want RequestFields) (missing RequestFields, how string)
+}
+
+// setupRouting prepares the stream's routing when the source has a
+// router: the format must carry what the router reads.
+func (s *replayStream) setupRouting() error {
+	rt := s.r.Router
+	if rt == nil {
+		return nil
+	}
+	routes := rt.Routes()
+	if len(routes) > MaxRoutes {
+		return &ReplayError{Path: s.r.Path, Msg: fmt.Sprintf("%d routes: at most %d can be told apart", len(routes), MaxRoutes)}
+	}
+	need := rt.Needs()
+	rr, ok := s.parser.(requestReader)
+	if !ok {
+		if _, empty := s.parser.(emptyParser); empty {
+			s.routing = &routing{r: rt, needs: need, counts: make([]int64, len(routes))}
+			return nil
+		}
+		return &ReplayError{Path: s.r.Path, Msg: routeFieldsError(s.format, need,
+			"replay it as an access log that logs $request (or give its log_format)")}
+	}
+	if missing, how := rr.readRequests(need); missing != 0 {
+		return &ReplayError{Path: s.r.Path, Msg: routeFieldsError(s.format, missing, how)}
+	}
+	s.routing = &routing{r: rt, needs: need, counts: make([]int64, len(routes))}
+	return nil
+}
+
+// readRequests: a common or combined log carries the method and path in
+// its request line, and no host.
+func (p *logParser) readRequests(want RequestFields) (RequestFields, string) {
+	p.route = true
+	if want&NeedHost != 0 {
+		return NeedHost, "log the host in a log_format ($host) and give that format (--log-format)"
+	}
+	return 0, ""
+}
+
+// The variables of an nginx log_format a router reads, in order of
+// preference: the method, the path, the host.
+var (
+	templateMethods = []string{"request_method", "request"}
+	templatePaths   = []string{"uri", "document_uri", "request_uri", "request"}
+	templateHosts   = []string{"host", "http_host", "server_name"}
+)
+
+// readRequests: an nginx log_format carries what its variables hold.
+func (p *templateParser) readRequests(want RequestFields) (RequestFields, string) {
+	find := func(names []string) int {
+		for _, n := range names {
+			if i := p.t.Index(n); i >= 0 {
+				return i
+			}
+		}
+		return -1
+	}
+	p.method, p.path, p.host = find(templateMethods), find(templatePaths), find(templateHosts)
+	var missing RequestFields
+	var how []string
+	if want&NeedMethod != 0 && p.method < 0 {
+		missing |= NeedMethod
+		how = append(how, "$request_method or $request")
+	}
+	if want&NeedPath != 0 && p.path < 0 {
+		missing |= NeedPath
+		how = append(how, "$uri or $request")
+	}
+	if want&NeedHost != 0 && p.host < 0 {
+		missing |= NeedHost
+		how = append(how, "$host")
+	}
+	if missing != 0 {
+		return missing, "add " + strings.Join(how, " and ") + " to the log_format (its variables: " + p.t.varList() + ")"
+	}
+	p.upto = max(p.upto, p.method, p.path, p.host)
+	return 0, ""
+}
+
+// request reads the request fields of a split line.
+func (p *templateParser) request(req *Request) {
+	if p.method >= 0 {
+		v := p.vals[p.method]
+		if p.t.Vars[p.method] == "request" {
+			readRequestLine(v, req)
+			req.Path = nil
+		} else if !bytes.Equal(v, dash) {
+			req.Method = v
+		}
+	}
+	if p.path >= 0 {
+		v := p.vals[p.path]
+		switch p.t.Vars[p.path] {
+		case "request":
+			var r Request
+			readRequestLine(v, &r)
+			req.Path = r.Path
+		case "uri", "document_uri":
+			// nginx logs $uri normalised already, but still escaped as
+			// the log escapes it
+			if !bytes.Equal(v, dash) {
+				req.Path = v
+			}
+		default:
+			if !bytes.Equal(v, dash) {
+				req.Path = normalPath(v)
+			}
+		}
+	}
+	if p.host >= 0 {
+		req.Host = normalHost(p.vals[p.host])
+	}
+}
+
+// Carries says which of a Request's fields the lines of a log written with
+// t carry (the variables readRequests reads).
+func (t *LogTemplate) Carries() RequestFields {
+	var f RequestFields
+	has := func(names []string) bool {
+		for _, n := range names {
+			if t.Index(n) >= 0 {
+				return true
+			}
+		}
+		return false
+	}
+	if has(templateMethods) {
+		f |= NeedMethod
+	}
+	if has(templatePaths) {
+		f |= NeedPath
+	}
+	if has(templateHosts) {
+		f |= NeedHost
+	}
+	return f
+}
+
+// Names lists the fields of f: method, host, path.
+func (f RequestFields) Names() []string { return f.names() }
