@@ -216,6 +216,10 @@ func replayScenario(path string, f replayFlags, burstSet bool, gw *gateway.Repla
 	if gw != nil {
 		// the trace is the gateway's, read with its config's log format
 		gw.NameTrace(sc)
+		// each row takes the requests the gateway routes to its scope
+		if err := gw.Route(sc); err != nil {
+			return nil, nil, usageError{err}
+		}
 	}
 	text, err := scenarios.Marshal(file)
 	return sc, text, err

@@ -44,6 +44,9 @@ func readGateway(stderr io.Writer, path string, f replayFlags, burstSet bool) (*
 	if err != nil {
 		return nil, usageError{err}
 	}
+	for _, n := range g.Notes {
+		fmt.Fprintf(stderr, "ratesim: %s\n", n)
+	}
 	return g, nil
 }
 

@@ -67,6 +67,9 @@ type Nginx struct {
 	// Formats are the log_format of the config by name, with nginx's
 	// predefined combined.
 	Formats map[string]*LogFormat
+	// http is the http block's directives (the top level's for a
+	// snippet), which route_nginx.go reads its servers and locations from
+	http []*directive
 }
 
 // logConf is ngx_http_log_loc_conf_t as far as replay needs it: the
@@ -145,6 +148,7 @@ func ReadNginx(file string, data []byte) (*Nginx, error) {
 	if err := r.collectFormats(top); err != nil {
 		return nil, err
 	}
+	r.n.http = http
 	if err := r.level(http, limitConf{}, logConf{}, "http", "", "", Pos{}); err != nil {
 		return nil, err
 	}

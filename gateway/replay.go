@@ -35,6 +35,13 @@ type Replay struct {
 	// format is the config's: the gateway's name, where the trace is read
 	// as an nginx log_format.
 	TraceFormat string
+	// Router sends each request of the trace to the scope the gateway
+	// would (route.go); nil when the config's gateway has no router here,
+	// or when every request goes to one row.
+	Router traffic.Router
+	// Notes are what replay says on stderr of how it read the config
+	// (a log that cannot be routed, with a single row).
+	Notes []string
 }
 
 // ReplayOptions say what a replay through a config reads.
@@ -63,6 +70,11 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 		return nil, err
 	}
 	g := &Replay{Doc: im.File}
+	if rt, ok := cfg.(Router); ok {
+		if g.Router, err = rt.Routes(o.Options); err != nil {
+			return nil, err
+		}
+	}
 	g.Doc.Traffic, g.Doc.Duration, g.Doc.Name = nil, scenarios.Duration{}, scenarios.String{}
 	if r, ok := cfg.(Rejecter); ok {
 		if g.Rejects, err = r.RejectStatuses(o.Options); err != nil {
@@ -96,6 +108,11 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 			if tmpl, err = traffic.ParseLogTemplate(lf.Text, lf.Escape); err != nil {
 				return nil, fmt.Errorf("%s: %v", g.FormatName, err)
 			}
+		}
+	}
+	if g.Router != nil {
+		if err := g.routable(tmpl, o, file); err != nil {
+			return nil, err
 		}
 	}
 	if o.Fields["key-field"] != "" {

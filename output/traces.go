@@ -22,6 +22,9 @@ func TraceLines(r *sim.Report) []string {
 				FormatInstant(t.FirstNs, true), FormatInstant(t.LastNs, true), FormatDuration(time.Duration(t.LastNs-t.FirstNs)),
 				plural(t.Keys, "key"), plural(t.PeakPerSecond, "request")))
 		}
+		if g := t.Routing; g != nil && routingLine(g) != "" {
+			out = append(out, routingLine(g))
+		}
 		if len(t.ByReason) > 0 {
 			reasons := make([]string, 0, len(t.ByReason))
 			for reason := range t.ByReason {
@@ -38,4 +41,27 @@ func TraceLines(r *sim.Report) []string {
 		}
 	}
 	return out
+}
+
+// routingLine says which of a trace's requests the gateway's routes sent
+// to no row (replay --gateway): those of routes without a limit (or not
+// picked with --scope), by route, and those no route took; "" when every
+// request went to a row.
+func routingLine(g *sim.TraceRouting) string {
+	var parts []string
+	var other int64
+	for _, rc := range g.Routes {
+		if !rc.Limited && rc.Requests > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", rc.Route, rc.Requests))
+			other += rc.Requests
+		}
+	}
+	if other == 0 && g.Unrouted == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("  not limited: %s to no route", plural(g.Unrouted, "request"))
+	if other > 0 {
+		line = fmt.Sprintf("  not limited: %s to routes without a row (%s), %d to no route", plural(other, "request"), strings.Join(parts, ", "), g.Unrouted)
+	}
+	return line
 }

@@ -1,0 +1,86 @@
+package cmd
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Two locations with their own limits, one without, and a path no
+// location takes: each row is fed only its location's requests.
+const routeConf = `http {
+    log_format route '$msec $http_x_client "$request" $status';
+    access_log route.log route;
+    limit_req_zone $http_x_client zone=a:1m rate=1r/s;
+    limit_req_zone $http_x_client zone=b:1m rate=1r/s;
+    server {
+        location /a/ { limit_req zone=a nodelay; }
+        location /b/ { limit_req zone=b burst=2 nodelay; }
+        location /static/ { }
+    }
+}
+`
+
+// Hand-computed: client c sends, within 300 ms, 3 requests to /a/ and 4
+// to /b/, 2 to /static/ and 1 to /x. /a/ (burst 0) admits the first of
+// its 3 and rejects 2; /b/ (burst 2, nodelay) admits 3 of its 4. Fed
+// every line, as before routing, /a/ would have seen 10 requests.
+const routeLog = `1700000000.000 c "GET /a/1 HTTP/1.1" 200
+1700000000.010 c "GET /b/1 HTTP/1.1" 200
+1700000000.020 c "GET /static/x.css HTTP/1.1" 200
+1700000000.030 c "GET /a/2?q=1 HTTP/1.1" 503
+1700000000.040 c "POST /b/2 HTTP/1.1" 200
+1700000000.050 c "GET /x HTTP/1.1" 404
+1700000000.060 c "GET /b//3 HTTP/1.1" 200
+1700000000.070 c "GET /static/y.css HTTP/1.1" 200
+1700000000.080 c "GET /%61/3 HTTP/1.1" 503
+1700000000.090 c "GET /b/4 HTTP/1.1" 503
+`
+
+func TestReplayGatewayRoutes(t *testing.T) {
+	conf, log := gatewayFiles(t, routeConf, routeLog)
+	status, out, errOut := run(t, "replay", log, "--gateway", conf, "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	var rep struct {
+		Results []struct {
+			Label    string `json:"label"`
+			Offered  int64  `json:"offered"`
+			Accepted int64  `json:"accepted"`
+			Rejected int64  `json:"rejected"`
+		} `json:"results"`
+		Traces []struct {
+			Routing json.RawMessage `json:"routing"`
+		} `json:"traces"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Results, 2)
+	for i, want := range []struct {
+		label                       string
+		offered, accepted, rejected int64
+	}{{"/a/", 3, 1, 2}, {"/b/", 4, 3, 1}} {
+		r := rep.Results[i]
+		require.Equal(t, want.label, r.Label)
+		require.Equal(t, []int64{want.offered, want.accepted, want.rejected}, []int64{r.Offered, r.Accepted, r.Rejected}, r.Label)
+	}
+	require.JSONEq(t, `{"routes": [{"route": "/a/", "limited": true, "requests": 3}, {"route": "/b/", "limited": true, "requests": 4},
+		{"route": "/static/", "limited": false, "requests": 2}], "unrouted": 1}`, string(rep.Traces[0].Routing))
+
+	status, out, errOut = run(t, "replay", log, "--gateway", conf)
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, "  not limited: 2 requests to routes without a row (/static/ 2), 1 to no route\n")
+}
+
+// A log without the request's path cannot be routed among several rows.
+func TestReplayGatewayRoutesNeedPath(t *testing.T) {
+	conf, log := gatewayFiles(t, strings.Replace(routeConf, `"$request" `, "", 1), "1700000000.000 c 200\n")
+	status, _, errOut := run(t, "replay", log, "--gateway", conf)
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, "its requests go to 2 rows by their path (/a/, /b/), and log_format route (")
+	require.Contains(t, errOut, "add $request")
+	// one scope: every request goes to its row, as said
+	status, _, errOut = run(t, "replay", log, "--gateway", conf, "--scope", "/a/")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, errOut, "every request goes to /a/, the one row")
+}
