@@ -414,3 +414,85 @@ func TestNginxTwoZonesOracle(t *testing.T) {
 		return nil
 	})
 }
+
+// TestNginxRoutesOracle holds replay --gateway's routing against a real
+// nginx: examples/nginx-routes.conf has two locations with limits of their
+// own (= /checkout, /api/), a regex location and a prefix without limits,
+// and every request goes to one log. Clients send bursts to paths of each
+// kind and to a path no location takes; the mixed log, replayed through
+// the config without --scope, must feed each row exactly the requests of
+// its location (as nginx picked it: /api/x.css goes to the regex, not to
+// /api/), and each row must agree with nginx's $limit_req_status on at
+// least 99% of them.
+func TestNginxRoutesOracle(t *testing.T) {
+	testenv.Long(t, "the nginx oracle, a live nginx under seconds of load")
+	oracleTwice(t, func(t *testing.T, seed uint64) error {
+		p, dir, base := startNginx(t, "../examples/nginx-routes.conf")
+		paths := []string{"/checkout", "/api/items", "/api/x.css", "/static/a.js", "/nothing", "/checkout/x"}
+		heavy := gatewaytest.Load{Base: base, Paths: paths, Header: "X-Client", Clients: 6, Seed: seed,
+			Duration: durEnv(), MaxBurst: 8, MaxPause: 30 * time.Millisecond, MaxRequests: 2000}
+		light := gatewaytest.Load{Base: base, Paths: paths, Header: "X-Client", FirstClient: 6, Clients: 12, Seed: seed,
+			Duration: durEnv(), MaxBurst: 2, MaxPause: 150 * time.Millisecond, MaxRequests: 2000}
+		var lightRes gatewaytest.Result
+		done := make(chan struct{})
+		go func() { lightRes = light.Run(t); close(done) }()
+		res := heavy.Run(t)
+		<-done
+		p.Shutdown(t)
+		t.Logf("sent %d requests from heavy clients (%v), %d from light ones (%v)", res.Sent, res.ByStatus, lightRes.Sent, lightRes.ByStatus)
+		require.Greater(t, res.ByStatus[429], 0, "the load must hit the limits")
+		log := filepath.Join(dir, "routes.log")
+		if keep := os.Getenv("RATESIM_ORACLE_KEEP"); keep != "" {
+			data, _ := os.ReadFile(log)
+			_ = os.WriteFile(filepath.Join(keep, filepath.Base(log)), data, 0o644)
+		}
+		// the requests of each location, told by their paths
+		want := map[string]int64{}
+		limited := map[string]int64{}
+		for _, l := range readOracleLog(t, log) {
+			path := l.fields[5] // "GET PATH HTTP/1.1" is three fields
+			switch path {
+			case "/checkout":
+				want["shop = /checkout"]++
+			case "/api/items":
+				want["shop /api/"]++
+			case "/api/x.css":
+				want["shop ~ \\.css$"]++
+			case "/static/a.js":
+				want["shop /static/"]++
+			default:
+				want[""]++
+			}
+			if l.fields[1] != "-" {
+				limited[path]++
+			}
+		}
+		require.Equal(t, map[string]int64{"/checkout": want["shop = /checkout"], "/api/items": want["shop /api/"]}, limited,
+			"nginx's limits looked at the requests of /checkout and /api/ only")
+		status, out, errOut := run(t, "replay", log, "--gateway", filepath.Join(dir, "nginx.conf"),
+			"--check-field", "limit_req_status", "--check-first", "100000", "--format", "json")
+		require.Equal(t, 0, status, errOut)
+		var rep sim.Report
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		require.Len(t, rep.Results, 2)
+		for _, r := range rep.Results {
+			require.Equal(t, want[r.Label], r.Offered, r.Label)
+			c := r.Check
+			t.Logf("%s: %d requests, %d of %d agree (%.4f)", r.Label, r.Offered, c.Agree, c.Compared, c.Ratio)
+			require.Greater(t, c.Compared, int64(50), r.Label)
+			if c.Agree*100 < c.Compared*99 {
+				return fmt.Errorf("%s: %d of %d agree, want 99%%: %v", r.Label, c.Agree, c.Compared, c.First)
+			}
+		}
+		g := rep.Traces[0].Routing
+		require.NotNil(t, g)
+		require.Equal(t, want[""], g.Unrouted)
+		got := map[string]int64{}
+		for _, rc := range g.Routes {
+			got[rc.Route] = rc.Requests
+		}
+		require.Equal(t, want["shop ~ \\.css$"], got["shop ~ \\.css$"])
+		require.Equal(t, want["shop /static/"], got["shop /static/"])
+		return nil
+	})
+}
