@@ -38,7 +38,7 @@ type Replay struct {
 	// Router sends each request of the trace to the scope the gateway
 	// would (route.go); nil when the config's gateway has no router here,
 	// or when every request goes to one row.
-	Router traffic.Router
+	Router *Routing
 	// Notes are what replay says on stderr of how it read the config
 	// (a log that cannot be routed, with a single row).
 	Notes []string

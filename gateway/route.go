@@ -14,44 +14,54 @@ import (
 // --gateway routes each request of the trace so, and each row takes only
 // the requests of its scope.
 type Router interface {
-	// Routes returns the gateway's routing; its routes are named after
-	// the row labels of the scopes o picks (Scenario), and the scopes
-	// without a limit are routes too, not Limited.
-	Routes(o Options) (traffic.Router, error)
+	// Routes returns the gateway's routing, with the route of each row
+	// of the scopes o picks (Scenario); the routes without a limit are
+	// routes too, not Limited. nil when one route takes every request.
+	Routes(o Options) (*Routing, error)
 }
 
-// table is a traffic.Router over a list of routes and a match function.
-type table struct {
+// Routing is a gateway's routes (a traffic.Router) and the route each row
+// of its import takes.
+type Routing struct {
 	routes []traffic.Route
 	needs  traffic.RequestFields
 	match  func(req *traffic.Request) int
+	// rows are the routes by row label; a row of no route (a middleware
+	// that no router uses) takes no request
+	rows map[string]int
 }
 
-func (t *table) Routes() []traffic.Route           { return t.routes }
-func (t *table) Route(req *traffic.Request) int    { return t.match(req) }
-func (t *table) Needs() traffic.RequestFields      { return t.needs }
-func (t *table) add(name string, limited bool) int { return addRoute(&t.routes, name, limited) }
+func (t *Routing) Routes() []traffic.Route        { return t.routes }
+func (t *Routing) Route(req *traffic.Request) int { return t.match(req) }
+func (t *Routing) Needs() traffic.RequestFields   { return t.needs }
 
-// sliceIndex is the index of the route name in rs, or -1.
-func sliceIndex(rs []traffic.Route, name string) int {
-	for i, r := range rs {
+// add adds the route name (once) and returns its index; a route is
+// limited when any scope of that name is.
+func (t *Routing) add(name string, limited bool) int {
+	for i, r := range t.routes {
 		if r.Name == name {
+			t.routes[i].Limited = t.routes[i].Limited || limited
 			return i
 		}
 	}
-	return -1
+	t.routes = append(t.routes, traffic.Route{Name: name, Limited: limited})
+	return len(t.routes) - 1
 }
 
-// addRoute adds the route name (once) and returns its index; a route is
-// limited when any scope of that name is.
-func addRoute(rs *[]traffic.Route, name string, limited bool) int {
-	if i := sliceIndex(*rs, name); i >= 0 {
-		(*rs)[i].Limited = (*rs)[i].Limited || limited
-		return i
+// row says that the row label takes the requests of route i (-1: none).
+func (t *Routing) row(label string, i int) {
+	if t.rows == nil {
+		t.rows = map[string]int{}
 	}
-	*rs = append(*rs, traffic.Route{Name: name, Limited: limited})
-	return len(*rs) - 1
+	t.rows[label] = i
+	if i >= 0 {
+		t.routes[i].Limited = true
+	}
 }
+
+// noRoute is the Arrival.Route of a row that takes no request: no router
+// gives it (traffic.MaxRoutes is below it).
+const noRoute = traffic.MaxRoutes + 1
 
 // Route gives each row of sc the route of its label and the trace's replay
 // sources the router: each row then takes only the requests routed to its
@@ -61,18 +71,17 @@ func (g *Replay) Route(sc *scenarios.Scenario) error {
 	if g.Router == nil {
 		return nil
 	}
-	routes := g.Router.Routes()
 	for i := range sc.Algorithms {
 		a := &sc.Algorithms[i]
-		j := sliceIndex(routes, a.Label)
-		if j < 0 {
-			var names []string
-			for _, r := range routes {
-				names = append(names, r.Name)
-			}
-			return fmt.Errorf("--gateway: the row %q is no route of the config (its routes: %s)", a.Label, strings.Join(names, ", "))
+		j, ok := g.Router.rows[a.Label]
+		switch {
+		case !ok:
+			return fmt.Errorf("--gateway: the row %q has no route of the config", a.Label)
+		case j < 0:
+			a.Route = noRoute
+		default:
+			a.Route = uint16(j + 1)
 		}
-		a.Route = uint16(j + 1)
 	}
 	for _, src := range sc.Traffic.Sources {
 		if r, ok := src.(*traffic.Replay); ok {

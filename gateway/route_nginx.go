@@ -51,7 +51,7 @@ type nginxLoc struct {
 // Routes returns nginx's routing of the config's servers and locations
 // (Router): each location is a route named as its row is ("SERVER
 // LOCATION"), limited when it is a scope of o.
-func (n *Nginx) Routes(o Options) (traffic.Router, error) {
+func (n *Nginx) Routes(o Options) (*Routing, error) {
 	scopes, err := n.pick(o.Scope)
 	if err != nil {
 		return nil, err
@@ -60,7 +60,7 @@ func (n *Nginx) Routes(o Options) (traffic.Router, error) {
 	for _, s := range scopes {
 		limited[scopeLabel(s.Name())] = true
 	}
-	t := &table{needs: traffic.NeedPath}
+	t := &Routing{needs: traffic.NeedPath}
 	var servers []*nginxServer
 	for _, d := range n.http {
 		if d.name != "server" || !d.hasBlock {
@@ -113,6 +113,12 @@ func (n *Nginx) Routes(o Options) (traffic.Router, error) {
 		}
 		return srv.route
 	}
+	for _, s := range scopes {
+		label := scopeLabel(s.Name())
+		if i := slices.IndexFunc(t.routes, func(r traffic.Route) bool { return r.Name == label }); i >= 0 {
+			t.row(label, i)
+		}
+	}
 	return t, nil
 }
 
@@ -132,7 +138,7 @@ func scopeLabel(name string) string {
 
 // locations reads the locations of a level, named as the reader names
 // their scopes.
-func (n *Nginx) locations(t *table, ds []*directive, server, outer string, limited map[string]bool) ([]*nginxLoc, error) {
+func (n *Nginx) locations(t *Routing, ds []*directive, server, outer string, limited map[string]bool) ([]*nginxLoc, error) {
 	var out []*nginxLoc
 	for _, d := range ds {
 		if d.name != "location" || !d.hasBlock || len(d.args) == 0 {

@@ -19,6 +19,8 @@ type Traefik struct {
 	// Unlimited are the middlewares whose average is 0 (or below): no
 	// limit, as Traefik reads them.
 	Unlimited []*TraefikLimit
+	// routers is http.routers, which route_traefik.go reads the rules of
+	routers *tree
 }
 
 // TraefikScope is a router with one rateLimit middleware it uses, or a
@@ -149,6 +151,7 @@ func ReadTraefik(file string, data []byte) (*Traefik, error) {
 			if err := routers.mapping("a mapping of routers by name"); err != nil {
 				return nil, err
 			}
+			t.routers = routers
 			for _, f := range routers.fields {
 				var mine []*TraefikLimit
 				if m := f.val.get("middlewares"); m != nil {

@@ -622,6 +622,7 @@ type jsonParser struct {
 	m                                          map[string]json.RawMessage
 	str                                        string
 	cur                                        string // the field parse read last
+	route                                      bool   // read the request's fields (readRequests)
 }
 
 func newJSONParser(r *Replay, tp *timeParser) *jsonParser {
@@ -751,6 +752,9 @@ func (p *jsonParser) parseObject(line []byte, out *parsedLine) badLine {
 		if out.cost, bad = parseCost(text); bad.reason != "" {
 			return bad
 		}
+	}
+	if p.route {
+		p.request(&out.req)
 	}
 	if p.checkField != "" {
 		p.cur = p.checkField

@@ -61,8 +61,8 @@ func (f RequestFields) names() []string {
 }
 
 // MaxRoutes is how many routes a Router may name (Arrival.Route is a
-// uint16, 0 for none).
-const MaxRoutes = 1<<16 - 1
+// uint16, 0 for none; the largest is left for rows that take nothing).
+const MaxRoutes = 1<<16 - 2
 
 // Route is one route of a Router.
 type Route struct {
@@ -365,3 +365,35 @@ func (t *LogTemplate) Carries() RequestFields {
 
 // Names lists the fields of f: method, host, path.
 func (f RequestFields) Names() []string { return f.names() }
+
+// The fields of a JSON line a router reads, in order of preference:
+// Traefik's access log's (RequestMethod, RequestPath, RequestHost), then
+// common names.
+var (
+	jsonMethods = []string{"RequestMethod", "method", "request_method"}
+	jsonPaths   = []string{"RequestPath", "path", "uri", "request_uri", "url"}
+	jsonHosts   = []string{"RequestHost", "host", "authority", "request_host"}
+)
+
+// readRequests: a JSON line carries what its fields hold, line by line.
+func (p *jsonParser) readRequests(RequestFields) (RequestFields, string) {
+	p.route = true
+	return 0, ""
+}
+
+// request reads the request fields of a JSON line.
+func (p *jsonParser) request(req *Request) {
+	first := func(names []string) []byte {
+		for _, n := range names {
+			if text, scalar, found, _ := p.value(n); found && scalar {
+				return text
+			}
+		}
+		return nil
+	}
+	req.Method = first(jsonMethods)
+	if path := first(jsonPaths); path != nil {
+		req.Path = normalPath(path)
+	}
+	req.Host = normalHost(first(jsonHosts))
+}
