@@ -16,6 +16,8 @@ import (
 type Kong struct {
 	File   string
 	Scopes []*KongScope
+	// routes are the file's routes, which route_kong.go matches
+	routes []kongRoute
 }
 
 // KongScope is a route (or a service without routes, or the whole gateway
@@ -151,6 +153,7 @@ func ReadKong(file string, data []byte) (*Kong, error) {
 		return nil, err
 	}
 	r.scopes()
+	r.k.routes = r.routes
 	if len(r.k.Scopes) == 0 {
 		return nil, &Error{File: file, Msg: "no rate limits at all: the config has no rate-limiting or rate-limiting-advanced plugin that is enabled"}
 	}
@@ -160,6 +163,7 @@ func ReadKong(file string, data []byte) (*Kong, error) {
 type kongRoute struct {
 	name, service string
 	where         Pos
+	t             *tree // the route entity (nil for a service)
 }
 
 type kongReader struct {
@@ -269,7 +273,7 @@ func (r *kongReader) route(rt *tree, service, fallback string) error {
 		return err
 	}
 	name := entityName(rt, fallback)
-	r.routes = append(r.routes, kongRoute{name: name, service: service, where: rt.pos})
+	r.routes = append(r.routes, kongRoute{name: name, service: service, where: rt.pos, t: rt})
 	return r.nestedPlugins(rt, "", name, "")
 }
 
