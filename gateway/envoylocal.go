@@ -116,6 +116,9 @@ type EnvoyLocal struct {
 	// Notes are things of the file the import says and does not read
 	// (routes from RDS).
 	Notes []string
+	// routeConfigs are the listeners' route configs, which route_envoy.go
+	// matches requests with
+	routeConfigs []envoyRouteConfig
 }
 
 var (
@@ -289,6 +292,7 @@ func (r *localReader) networkFilter(fm *tree, listener string) error {
 	if err != nil || rc == nil {
 		return err
 	}
+	r.l.routeConfigs = append(r.l.routeConfigs, envoyRouteConfig{listener: listener, rc: rc})
 	vhosts, err := rc.at("virtual_hosts").listOf("a list of virtual hosts")
 	if err != nil {
 		return err
