@@ -84,3 +84,15 @@ func TestReplayGatewayRoutesNeedPath(t *testing.T) {
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, errOut, "every request goes to /a/, the one row")
 }
+
+// One zone named by two locations with their own bursts: nginx keeps one
+// state per key for both, which the rows, each fed its location's
+// requests, do not; replay says so.
+func TestReplayGatewaySharedZone(t *testing.T) {
+	conf := strings.Replace(strings.Replace(routeConf, "limit_req zone=b burst=2", "limit_req zone=a burst=2", 1),
+		"limit_req_zone $http_x_client zone=b:1m rate=1r/s;\n", "", 1)
+	conf, log := gatewayFiles(t, conf, routeLog)
+	status, _, errOut := run(t, "replay", log, "--gateway", conf)
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, errOut, "ratesim: zone=a (nginx.conf:4) is used by /a/ (burst=0), /b/ (burst=2): nginx keeps one state per key")
+}

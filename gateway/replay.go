@@ -74,6 +74,9 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 		if g.Router, err = rt.Routes(o.Options); err != nil {
 			return nil, err
 		}
+		if g.Router != nil {
+			g.Notes = append(g.Notes, g.Router.notes...)
+		}
 	}
 	g.Doc.Traffic, g.Doc.Duration, g.Doc.Name = nil, scenarios.Duration{}, scenarios.String{}
 	if r, ok := cfg.(Rejecter); ok {

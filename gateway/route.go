@@ -29,6 +29,20 @@ type Routing struct {
 	// rows are the routes by row label; a row of no route (a middleware
 	// that no router uses) takes no request
 	rows map[string]int
+	// notes say where the gateway keeps one limit's state for several
+	// routes, which the rows, each fed its own route, do not
+	notes []string
+}
+
+// shared notes, for each limit that several routes' rows use (by a name
+// of the limit and the rows' labels, in order), that the gateway keeps
+// its state once for all of them.
+func (t *Routing) shared(order []string, users map[string][]string, why string) {
+	for _, lim := range order {
+		if rows := users[lim]; len(rows) > 1 {
+			t.notes = append(t.notes, fmt.Sprintf("%s is used by %s: %s; the rows count apart, each fed only its route's requests, and admit more than the gateway when a client calls several", lim, strings.Join(rows, ", "), why))
+		}
+	}
 }
 
 func (t *Routing) Routes() []traffic.Route        { return t.routes }

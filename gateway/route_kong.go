@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"cmp"
+	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -116,6 +118,20 @@ func (k *Kong) Routes(o Options) (*Routing, error) {
 		}
 		return cmp.Compare(len(b.prefix), len(a.prefix))
 	})
+	var plugins []string
+	users := map[string][]string{}
+	for _, s := range scopes {
+		p := s.Plugin
+		if p.Route != "" || s.Route == "" {
+			continue // a route's own plugin counts for that route alone
+		}
+		name := fmt.Sprintf("the %s plugin of %s (%s:%d)", p.Name, p.scopeText(), filepath.Base(k.File), p.Where.Line)
+		if !slices.Contains(plugins, name) {
+			plugins = append(plugins, name)
+		}
+		users[name] = append(users[name], s.Name())
+	}
+	rt.shared(plugins, users, "Kong keys its counters by the plugin's own service and route (get_local_key, kong/plugins/rate-limiting/policies/init.lua), empty for a service's or a global plugin, so its routes count together")
 	for _, s := range scopes {
 		i := -1
 		if s.Route != "" {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -113,12 +114,22 @@ func (n *Nginx) Routes(o Options) (*Routing, error) {
 		}
 		return srv.route
 	}
+	var zones []string
+	users := map[string][]string{}
 	for _, s := range scopes {
 		label := scopeLabel(s.Name())
 		if i := slices.IndexFunc(t.routes, func(r traffic.Route) bool { return r.Name == label }); i >= 0 {
 			t.row(label, i)
 		}
+		for _, l := range s.Limits {
+			z := fmt.Sprintf("zone=%s (%s:%d)", l.Zone.Name, filepath.Base(n.File), l.Zone.Where.Line)
+			if !slices.Contains(zones, z) {
+				zones = append(zones, z)
+			}
+			users[z] = append(users[z], fmt.Sprintf("%s (burst=%d)", label, l.Burst))
+		}
 	}
+	t.shared(zones, users, "nginx keeps one state per key in a zone, which every location that names it charges, each checking its own burst")
 	return t, nil
 }
 

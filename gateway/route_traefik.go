@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -130,6 +131,17 @@ func (t *Traefik) Routes(o Options) (*Routing, error) {
 		}
 		return 0
 	})
+	var mws []string
+	users := map[string][]string{}
+	for _, s := range scopes {
+		if m := fmt.Sprintf("middleware %s (%s:%d, redis)", s.Limit.Middleware, filepath.Base(t.File), s.Limit.Where.Line); s.Limit.Redis && s.Router != "" {
+			if !slices.Contains(mws, m) {
+				mws = append(mws, m)
+			}
+			users[m] = append(users[m], s.Name())
+		}
+	}
+	rt.shared(mws, users, "with redis, Traefik keeps the middleware's buckets in Redis under its own name, shared by its routers (in memory each router has its own, as the rows do)")
 	for _, s := range scopes {
 		i := -1
 		if s.Router != "" {
