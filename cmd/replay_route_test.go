@@ -96,3 +96,30 @@ func TestReplayGatewaySharedZone(t *testing.T) {
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, errOut, "ratesim: zone=a (nginx.conf:4) is used by /a/ (burst=0), /b/ (burst=2): nginx keeps one state per key")
 }
+
+// --baseline compares only rows of the baseline's route: a row of another
+// location saw other requests.
+func TestReplayGatewayRoutesBaseline(t *testing.T) {
+	conf, log := gatewayFiles(t, routeConf, routeLog)
+	status, out, errOut := run(t, "replay", log, "--gateway", conf, "--baseline", "/a/", "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	var rep struct {
+		Results []struct {
+			Label    string          `json:"label"`
+			Baseline json.RawMessage `json:"baseline"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Results, 2)
+	require.Equal(t, "/b/", rep.Results[1].Label)
+	require.Empty(t, rep.Results[1].Baseline, "a row of another route is not compared")
+}
+
+// A location regex that Go's RE2 cannot read is an error at its
+// file:line:col, exit 2.
+func TestReplayGatewayBadRegex(t *testing.T) {
+	conf, log := gatewayFiles(t, strings.Replace(routeConf, "location /static/ { }", `location ~ ^/(?!api) { }`, 1), routeLog)
+	status, _, errOut := run(t, "replay", log, "--gateway", conf)
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, "nginx.conf:9:9: location: \"^/(?!api)\": a regular expression ratesim cannot read")
+}
