@@ -38,6 +38,9 @@ type HAProxyTrack struct {
 	Table *HAProxyTable
 	Text  string
 	Where Pos
+	// Cond is the track's if or unless, when it has one: only the
+	// requests it holds for are counted (route_haproxy.go)
+	Cond *haCond
 }
 
 // HAProxyLimit is one frontend or listen section whose http-request deny
@@ -389,7 +392,7 @@ func (r *haproxyReader) proxy(s *hsection) error {
 			continue
 		}
 		if strings.HasPrefix(action, "track-sc") {
-			tr, err := r.track(l, s)
+			tr, err := r.track(l, s, acls)
 			if err != nil {
 				return err
 			}
@@ -522,7 +525,7 @@ func condition(l hline) ([]hword, int, bool) {
 
 // track reads http-request track-scN KEY [table NAME] (HAProxy's
 // parse_trk_action): without table, the section's own table.
-func (r *haproxyReader) track(l hline, s *hsection) (*HAProxyTrack, error) {
+func (r *haproxyReader) track(l hline, s *hsection, acls map[string][]acl) (*HAProxyTrack, error) {
 	n, err := strconv.Atoi(strings.TrimPrefix(l.arg(1), "track-sc"))
 	if err != nil || n < 0 || n > 2 {
 		return nil, r.errAt(l, 1, "unknown action %q (want track-sc0, track-sc1 or track-sc2)", l.arg(1))
@@ -547,8 +550,17 @@ func (r *haproxyReader) track(l hline, s *hsection) (*HAProxyTrack, error) {
 	}
 	if i < len(l.words) {
 		if w := l.arg(i); w == "if" || w == "unless" {
-			return nil, r.errAt(l, i, "a condition on track-sc is not mapped: ratesim counts every request")
+			// a static condition (route_haproxy.go): the row takes the
+			// requests it tracks
+			c, err := r.trackCond(l, i, acls)
+			if err != nil {
+				return nil, err
+			}
+			tr.Cond = c
+			l.words = l.words[:i]
 		}
+	}
+	if i < len(l.words) {
 		return nil, r.errAt(l, i, "unexpected %q (want %s KEY [table NAME])", l.arg(i), l.arg(1))
 	}
 	if table == "" {
@@ -711,6 +723,10 @@ func (h *HAProxy) Scenario(o Options) (*Import, error) {
 			fmt.Sprintf("%s:%d: %s; key %s", base, tr.Where.Line, tr.Text, tr.Key.String()),
 			fmt.Sprintf("%s:%d: table %s: %s (its size is not modelled)", base, t.Where.Line, t.Name, t.Text),
 			deny+fmt.Sprintf(": denied when the rate including the request is > %d", l.Limit))
+		if tr.Cond != nil {
+			im.note("NOTE: the track counts only the requests its condition holds for: the row counts all",
+				"of the scenario's traffic; replay --gateway gives it only those (docs/gateways.md, Routing)")
+		}
 		if len(l.SharedWith) > 0 {
 			im.note(fmt.Sprintf("NOTE: table %s also counts the requests of %s, in the same entries;", t.Name, strings.Join(l.SharedWith, ", ")),
 				"this row counts only the requests of its own section.")

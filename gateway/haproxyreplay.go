@@ -147,6 +147,12 @@ func haproxyTemplate(l *HAProxyLimit) (*LogFormat, error) {
 			v, hasKey = "remote_addr", true
 		case k.Kind == KeyHeader && isCapture(n, k.Name, l.Captures):
 			v, hasKey = "http_"+strings.ReplaceAll(k.Name, "-", "_"), true
+		case n == "r" || n == "HM" || n == "HP" || n == "HU":
+			// the request line, method, path and URI (src/log.c), for
+			// the routes of a track's condition
+			v = map[string]string{"r": "request", "HM": "request_method", "HP": "uri", "HU": "request_uri"}[n]
+		case isCapture(n, "host", l.Captures):
+			v = "host"
 		case strings.HasPrefix(n, "["):
 			exprs++
 			v = fmt.Sprintf("haproxy_%d", exprs)

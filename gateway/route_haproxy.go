@@ -1,0 +1,275 @@
+package gateway
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/ratesim/ratesim/traffic"
+)
+
+// HAProxy's static conditions on a track-scN, as its configuration manual
+// says (section 7, "Using ACLs and fetching samples"; 7.2, "Using ACLs to
+// form conditions"): the words after if (or unless) are ACLs, each a
+// name (several acl lines of one name are any of them) or an anonymous
+// { CRITERION VALUES... }; consecutive ACLs all hold, || (or "or")
+// separates alternatives, ! negates. The criteria read from a log: path
+// (exact), path_beg, path_end, path_sub, path_reg, method, and the host
+// header, hdr(host) or req.hdr(host) (exact) with hdr_beg, hdr_end,
+// hdr_sub, hdr_reg, hdr_dom; -i ignores case, -m str|beg|end|sub|reg|dom
+// chooses the match. Any other criterion is an error at its column. A
+// request the condition does not hold for is not tracked: its counter is
+// not counted, and sc_http_req_rate of an untracked counter denies
+// nothing, so the row does not take it.
+
+// haCond is a condition: alternatives, each all of its terms.
+type haCond struct {
+	alts   [][]haTerm
+	negate bool // unless
+	needs  traffic.RequestFields
+}
+
+// haTerm is one ACL of a condition, negated or not: any of its
+// definitions holds.
+type haTerm struct {
+	not  bool
+	defs []*haACL
+}
+
+// haACL is one ACL definition: a criterion and its values.
+type haACL struct {
+	field  traffic.RequestFields // NeedPath, NeedMethod or NeedHost
+	method string                // str, beg, end, sub, reg, dom
+	fold   bool
+	values []string
+	res    []*regexp.Regexp
+}
+
+func (c *haCond) holds(req *traffic.Request) bool {
+	any := false
+	for _, alt := range c.alts {
+		all := true
+		for _, t := range alt {
+			h := false
+			for _, d := range t.defs {
+				if d.match(req) {
+					h = true
+					break
+				}
+			}
+			if h == t.not {
+				all = false
+				break
+			}
+		}
+		if all {
+			any = true
+			break
+		}
+	}
+	return any != c.negate
+}
+
+func (a *haACL) match(req *traffic.Request) bool {
+	var v string
+	switch a.field {
+	case traffic.NeedPath:
+		v = string(req.Path)
+	case traffic.NeedMethod:
+		v = string(req.Method)
+	default:
+		v = string(req.Host)
+	}
+	if a.fold {
+		v = strings.ToLower(v)
+	}
+	for i, w := range a.values {
+		var ok bool
+		switch a.method {
+		case "str":
+			ok = v == w
+		case "beg":
+			ok = strings.HasPrefix(v, w)
+		case "end":
+			ok = strings.HasSuffix(v, w)
+		case "sub":
+			ok = strings.Contains(v, w)
+		case "reg":
+			ok = a.res[i].MatchString(v)
+		case "dom":
+			// w delimited by dots or slashes in v
+			for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == '.' || r == '/' }) {
+				ok = ok || part == w
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// haCriteria are the criteria a condition may read: the request field
+// and the default match.
+var haCriteria = map[string]struct {
+	field  traffic.RequestFields
+	method string
+}{
+	"path": {traffic.NeedPath, "str"}, "path_beg": {traffic.NeedPath, "beg"}, "path_end": {traffic.NeedPath, "end"},
+	"path_sub": {traffic.NeedPath, "sub"}, "path_reg": {traffic.NeedPath, "reg"}, "method": {traffic.NeedMethod, "str"},
+	"hdr(host)": {traffic.NeedHost, "str"}, "req.hdr(host)": {traffic.NeedHost, "str"}, "hdr_beg(host)": {traffic.NeedHost, "beg"},
+	"hdr_end(host)": {traffic.NeedHost, "end"}, "hdr_sub(host)": {traffic.NeedHost, "sub"}, "hdr_reg(host)": {traffic.NeedHost, "reg"},
+	"hdr_dom(host)": {traffic.NeedHost, "dom"},
+}
+
+// trackCond reads the condition of a track-sc line, from its if or
+// unless (word i).
+func (r *haproxyReader) trackCond(l hline, i int, acls map[string][]acl) (*haCond, error) {
+	c := &haCond{negate: l.arg(i) == "unless", alts: [][]haTerm{nil}}
+	ws := l.words[i+1:]
+	if len(ws) == 0 {
+		return nil, r.errAt(l, i, "%s without a condition", l.arg(i))
+	}
+	for j := 0; j < len(ws); j++ {
+		w := ws[j]
+		if w.s == "||" || w.s == "or" {
+			c.alts = append(c.alts, nil)
+			continue
+		}
+		t := haTerm{}
+		name := w.s
+		if strings.HasPrefix(name, "!") {
+			t.not, name = true, name[1:]
+			if name == "" && j+1 < len(ws) {
+				j++
+				w, name = ws[j], ws[j].s
+			}
+		}
+		if name == "{" {
+			end := j + 1
+			for end < len(ws) && ws[end].s != "}" {
+				end++
+			}
+			if end >= len(ws) {
+				return nil, r.errCol(l, w.col, "no } closing the anonymous ACL")
+			}
+			d, err := r.aclDef(l, ws[j+1:end])
+			if err != nil {
+				return nil, err
+			}
+			t.defs = []*haACL{d}
+			j = end
+		} else {
+			defs := acls[name]
+			if len(defs) == 0 {
+				return nil, r.errCol(l, w.col, "acl %s is not defined in this section", name)
+			}
+			for _, a := range defs {
+				d, err := r.aclDef(a.l, a.args)
+				if err != nil {
+					return nil, err
+				}
+				t.defs = append(t.defs, d)
+			}
+		}
+		for _, d := range t.defs {
+			c.needs |= d.field
+		}
+		c.alts[len(c.alts)-1] = append(c.alts[len(c.alts)-1], t)
+	}
+	return c, nil
+}
+
+// aclDef reads a criterion, its flags and its values.
+func (r *haproxyReader) aclDef(l hline, ws []hword) (*haACL, error) {
+	if len(ws) == 0 {
+		return nil, r.errAt(l, 0, "an ACL without a criterion")
+	}
+	crit, ok := haCriteria[strings.ToLower(ws[0].s)]
+	if !ok {
+		return nil, r.errCol(l, ws[0].col, "%s: a criterion replay cannot read from a log (it reads path, path_beg, path_end, path_sub, path_reg, method and hdr(host) and its hdr_* forms)", ws[0].s)
+	}
+	a := &haACL{field: crit.field, method: crit.method}
+	k := 1
+	for ; k < len(ws) && strings.HasPrefix(ws[k].s, "-"); k++ {
+		switch ws[k].s {
+		case "-i":
+			a.fold = true
+		case "-m":
+			if k+1 >= len(ws) {
+				return nil, r.errCol(l, ws[k].col, "-m needs a match method")
+			}
+			k++
+			switch m := ws[k].s; m {
+			case "str", "beg", "end", "sub", "reg", "dom":
+				a.method = m
+			default:
+				return nil, r.errCol(l, ws[k].col, "-m %s: a match replay does not read (str, beg, end, sub, reg, dom)", m)
+			}
+		case "--":
+			k++
+			goto values
+		default:
+			return nil, r.errCol(l, ws[k].col, "%s: a flag replay does not read (-i, -m)", ws[k].s)
+		}
+	}
+values:
+	for ; k < len(ws); k++ {
+		v := ws[k].s
+		if a.fold && a.method != "reg" {
+			v = strings.ToLower(v)
+		}
+		if a.method == "reg" {
+			expr := v
+			if a.fold {
+				expr = "(?i)" + expr
+			}
+			re, err := regexp.Compile(expr)
+			if err != nil {
+				return nil, r.errCol(l, ws[k].col, "%q: a regular expression RE2 cannot read (%v)", v, err)
+			}
+			a.res = append(a.res, re)
+		}
+		a.values = append(a.values, v)
+	}
+	if len(a.values) == 0 {
+		return nil, r.errCol(l, ws[0].col, "%s without a value", ws[0].s)
+	}
+	return a, nil
+}
+
+// Routes returns the routing of the sections' track conditions (Router):
+// each limit's section is a route, which takes the requests its track's
+// condition holds for. nil when no track has a condition. A log is one
+// section's: several sections' rows need --scope.
+func (h *HAProxy) Routes(o Options) (*Routing, error) {
+	lims, err := h.pick(o.Scope)
+	if err != nil {
+		return nil, err
+	}
+	conds := 0
+	for _, l := range lims {
+		if l.Track.Cond != nil {
+			conds++
+		}
+	}
+	if conds == 0 {
+		return nil, nil
+	}
+	if len(lims) > 1 {
+		return nil, fmt.Errorf("%s: the limits of several sections count conditionally, and a log does not say which section took a request: keep one with --scope", h.File)
+	}
+	l := lims[0]
+	rt := &Routing{needs: l.Track.Cond.needs}
+	rt.row(l.Name, rt.add(l.Name, true))
+	cond := l.Track.Cond
+	rt.match = func(req *traffic.Request) int {
+		if cond.holds(req) {
+			return 0
+		}
+		return -1
+	}
+	return rt, nil
+}
+
+var _ Router = (*HAProxy)(nil)
