@@ -2,6 +2,9 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -122,4 +125,47 @@ func TestReplayGatewayBadRegex(t *testing.T) {
 	status, _, errOut := run(t, "replay", log, "--gateway", conf)
 	require.Equal(t, 2, status)
 	require.Contains(t, errOut, "nginx.conf:9:9: location: \"^/(?!api)\": a regular expression ratesim cannot read")
+}
+
+// Traefik's JSON access log, replayed through its dynamic config: each
+// router's row takes the requests its rule matches (by RequestHost and
+// RequestPath), the longer rule first.
+func TestReplayGatewayTraefikRoutes(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "dynamic.yml")
+	require.NoError(t, os.WriteFile(conf, []byte("http:\n  routers:\n    api:\n      rule: \"Host(`api.example.com`)\"\n      middlewares: [limit]\n"+
+		"    admin:\n      rule: \"Host(`api.example.com`) && PathPrefix(`/admin`)\"\n      middlewares: [limit]\n"+
+		"  middlewares:\n    limit:\n      rateLimit: {average: 1, burst: 1}\n"), 0o644))
+	log := filepath.Join(dir, "access.json")
+	var lines []string
+	for i, path := range []string{"/a", "/admin/x", "/b", "/admin/y", "/c", "/d"} {
+		host := "api.example.com"
+		if i == 5 {
+			host = "other.example.com"
+		}
+		lines = append(lines, fmt.Sprintf(`{"time": "2024-01-01T00:00:00.%d00Z", "ClientHost": "10.0.0.1", "RequestHost": %q, "RequestPath": %q, "RequestMethod": "GET"}`, i, host, path))
+	}
+	require.NoError(t, os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	status, out, errOut := run(t, "replay", log, "--gateway", conf, "--key-field", "ClientHost", "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	var rep struct {
+		Results []struct {
+			Label    string `json:"label"`
+			Offered  int64  `json:"offered"`
+			Accepted int64  `json:"accepted"`
+		} `json:"results"`
+		Traces []struct {
+			Routing struct {
+				Unrouted int64 `json:"unrouted"`
+			} `json:"routing"`
+		} `json:"traces"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Results, 2)
+	// api: /a, /b, /c within 500ms at 1/s, burst 1: the first passes
+	require.Equal(t, "api", rep.Results[0].Label)
+	require.Equal(t, []int64{3, 1}, []int64{rep.Results[0].Offered, rep.Results[0].Accepted})
+	require.Equal(t, "admin", rep.Results[1].Label)
+	require.Equal(t, []int64{2, 1}, []int64{rep.Results[1].Offered, rep.Results[1].Accepted})
+	require.Equal(t, int64(1), rep.Traces[0].Routing.Unrouted)
 }
