@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"io"
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -22,6 +23,9 @@ type attrSpace struct {
 	texts  [][]string          // by attribute, by value id
 	tuples [][]uint32          // by tuple id: a value id per attribute, or NoValue
 	byText map[string]uint32   // a tuple's values joined, to its id
+	// scratch and buf are tupleOf's, reused from line to line
+	scratch []uint32
+	buf     []byte
 }
 
 func newAttrSpace(names []string) *attrSpace {
@@ -64,6 +68,44 @@ func (s *attrSpace) tuple(attrs map[string]string) uint32 {
 	id := uint32(len(s.tuples))
 	s.tuples = append(s.tuples, t)
 	s.byText[text] = id
+	return id
+}
+
+// tupleOf returns the id of the tuple that gives attribute at[i] the value
+// vals[i] (none for an empty one, or at[i] < 0) and the others none,
+// interning what is new: tuple for values read from a line, without a
+// map per line.
+func (s *attrSpace) tupleOf(at []int, vals [][]byte) uint32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.scratch[:0]
+	for range s.names {
+		t = append(t, NoValue)
+	}
+	for i, a := range at {
+		if a < 0 || i >= len(vals) || len(vals[i]) == 0 {
+			continue
+		}
+		id, ok := s.values[a][string(vals[i])]
+		if !ok {
+			v := string(vals[i])
+			id = uint32(len(s.values[a]))
+			s.values[a][v] = id
+			s.texts[a] = append(s.texts[a], v)
+		}
+		t[a] = id
+	}
+	s.scratch = t
+	s.buf = s.buf[:0]
+	for _, v := range t {
+		s.buf = binary.LittleEndian.AppendUint32(s.buf, v)
+	}
+	if id, ok := s.byText[string(s.buf)]; ok {
+		return id
+	}
+	id := uint32(len(s.tuples))
+	s.tuples = append(s.tuples, slices.Clone(t))
+	s.byText[string(s.buf)] = id
 	return id
 }
 

@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -48,4 +49,70 @@ func TestAttributes(t *testing.T) {
 		{"c", "#0", "-", "-"}, // tuple 0: no attributes
 		{"d", "#1", "/checkout", "api"},
 	}, got)
+}
+
+// A replay's requests carry their attributes from each line's fields, in
+// every format: the value of the named field, none where it is empty or
+// nginx's "-", and each attribute by its own name beside a source's.
+func TestReplayAttributes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := dir + "/" + name
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	cases := []struct {
+		name string
+		r    Replay
+	}{
+		{"nginx", Replay{Path: write("n.log", "1.0.0.1 c1 1700000000.100\n1.0.0.2 - 1700000000.200\n1.0.0.1 c2 1700000000.300\n"),
+			LogFormat: "$remote_addr $http_x_client $msec", KeyField: "remote_addr",
+			AttrFields: []AttrField{{"remote_addr", "remote_addr"}, {"x", "http_x_client"}}}},
+		{"csv", Replay{Path: write("t.csv", "time_ms,ip,client\n1700000000100,1.0.0.1,c1\n1700000000200,1.0.0.2,\n1700000000300,1.0.0.1,c2\n"),
+			KeyField: "ip", AttrFields: []AttrField{{"remote_addr", "ip"}, {"x", "client"}}}},
+		{"jsonl", Replay{Path: write("t.jsonl", `{"ts":1700000000.1,"ip":"1.0.0.1","client":"c1"}`+"\n"+`{"ts":1700000000.2,"ip":"1.0.0.2"}`+"\n"+`{"ts":1700000000.3,"ip":"1.0.0.1","client":"c2"}`+"\n"),
+			TimeUnit: "s", KeyField: "ip", AttrFields: []AttrField{{"remote_addr", "ip"}, {"x", "client"}}}},
+		{"combined", Replay{Path: write("c.log", `1.0.0.1 - c1 [14/Nov/2023:22:13:20 +0000] "GET / HTTP/1.1" 200 1 "-" "a"`+"\n"+
+			`1.0.0.2 - - [14/Nov/2023:22:13:21 +0000] "GET / HTTP/1.1" 200 1 "-" "a"`+"\n"+
+			`1.0.0.1 - c2 [14/Nov/2023:22:13:22 +0000] "GET / HTTP/1.1" 200 1 "-" "a"`+"\n"),
+			AttrFields: []AttrField{{"remote_addr", "ip"}, {"x", "user"}}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := Plan{Sources: []Source{&c.r}}
+			require.Equal(t, []string{"remote_addr", "x"}, p.Attributes())
+			keys, stream, err := p.Open()
+			require.NoError(t, err)
+			attrs := keys.Attrs()
+			var got [][]string
+			var a Arrival
+			for stream.Next(&a) {
+				var row []string
+				for i, v := range attrs.Values(a.Attrs) {
+					if v == NoValue {
+						row = append(row, "-")
+					} else {
+						row = append(row, attrs.Value(i, v))
+					}
+				}
+				got = append(got, row)
+			}
+			require.NoError(t, stream.Err())
+			require.Equal(t, [][]string{{"1.0.0.1", "c1"}, {"1.0.0.2", "-"}, {"1.0.0.1", "c2"}}, got)
+			require.Zero(t, c.r.Stats().Malformed)
+		})
+	}
+}
+
+// An attribute's field that the trace does not have is an error at Open
+// that names it; a log's attribute must be one of its fields.
+func TestReplayAttributeFieldMissing(t *testing.T) {
+	dir := t.TempDir()
+	p := dir + "/n.log"
+	require.NoError(t, os.WriteFile(p, []byte("1.0.0.1 1700000000.100\n"), 0o644))
+	r := &Replay{Path: p, LogFormat: "$remote_addr $msec", AttrFields: []AttrField{{"http_x_client", "http_x_client"}}}
+	_, _, err := Plan{Sources: []Source{r}}.Open()
+	require.ErrorContains(t, err, `attribute http_x_client: field "http_x_client": the log_format has no such variable (its variables: $remote_addr $msec)`)
+	r = &Replay{Path: p, Format: "common", AttrFields: []AttrField{{"x", "agent"}}}
+	require.ErrorContains(t, r.Validate(), `attribute x: field "agent": a common log's fields are ip, ident, user, request or status`)
 }

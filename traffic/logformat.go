@@ -196,12 +196,13 @@ type templateParser struct {
 	t        *LogTemplate
 	tp       *timeParser
 	timeVar  int
-	timeKind int // tmplMsec, tmplISO, tmplLocal, or tmplLayout/tmplUnit with a time-layout or time-unit
-	reqTime  int // $request_time, or -1
-	key      int // -1: the global key
-	cost     int // -1: the source's cost
-	check    int // -1: no check
-	upto     int // the last variable read
+	timeKind int   // tmplMsec, tmplISO, tmplLocal, or tmplLayout/tmplUnit with a time-layout or time-unit
+	reqTime  int   // $request_time, or -1
+	key      int   // -1: the global key
+	cost     int   // -1: the source's cost
+	check    int   // -1: no check
+	attrs    []int // the variables of Replay.AttrFields
+	upto     int   // the last variable read
 	vals     [][]byte
 	bad      []byte // the value read last (see read)
 	// the variables a router reads (readRequests), -1 when none; route
@@ -287,6 +288,14 @@ func newTemplateParser(r *Replay, tp *timeParser) (*templateParser, error) {
 		}
 	}
 	p.upto = max(p.timeVar, p.reqTime, p.key, p.cost, p.check)
+	for _, a := range r.AttrFields {
+		i, err := field("attribute "+a.Name+": field", a.Field)
+		if err != nil {
+			return nil, err
+		}
+		p.attrs = append(p.attrs, i)
+		p.upto = max(p.upto, i)
+	}
 	p.vals = make([][]byte, len(t.Vars))
 	return p, nil
 }
@@ -356,6 +365,14 @@ func (p *templateParser) read(out *parsedLine) badLine {
 	}
 	if p.method >= 0 || p.path >= 0 || p.host >= 0 {
 		p.request(&out.req)
+	}
+	out.attrs = out.attrs[:0]
+	for _, i := range p.attrs {
+		v := p.vals[i]
+		if bytes.Equal(v, dash) {
+			v = nil // no value: nginx writes - for an empty variable
+		}
+		out.attrs = append(out.attrs, v)
 	}
 	return badLine{}
 }

@@ -148,6 +148,14 @@ type Replay struct {
 	// variable. A value that is not a verdict (see ParseLogged) makes the
 	// line malformed ("bad check").
 	CheckField string
+	// AttrFields are the attributes each request carries from a field of
+	// its line besides its key (the key of a second limit: an nginx zone
+	// on another variable, a Kong consumer), each field named as KeyField
+	// names the key. A line whose field is empty (or nginx's "-") carries
+	// no value of that attribute: nginx does not account a request whose
+	// zone key is empty (ngx_http_limit_req_module.c), and a limit by it
+	// does not look at it. See Plan.Attributes.
+	AttrFields []AttrField
 	// Strict stops the stream at the first malformed line: Err returns its
 	// *LineError.
 	Strict bool
@@ -169,6 +177,19 @@ type Replay struct {
 	// stats holds the *ReplayStats of the first stream read to its end (an
 	// atomic.Value, which a Replay may be copied with, before use)
 	stats atomic.Value
+}
+
+// AttrField is one attribute of a replay's requests: its name, and the
+// field of each line that holds its value.
+type AttrField struct{ Name, Field string }
+
+// AttributeNames are the names of r's AttrFields (Plan.Attributes).
+func (r *Replay) AttributeNames() []string {
+	var names []string
+	for _, a := range r.AttrFields {
+		names = append(names, a.Name)
+	}
+	return names
 }
 
 // ReplayStats is what reading a trace found.
@@ -333,6 +354,9 @@ func (r *Replay) validate() string {
 			return fmt.Sprintf("columns[%d]: %q named twice (also columns[%d])", i, c, j)
 		}
 	}
+	if msg := checkAttrFields(format, r.AttrFields); msg != "" {
+		return msg
+	}
 	if r.Reorder < 0 {
 		return fmt.Sprintf("reorder %v: want a duration >= 0", r.Reorder)
 	}
@@ -371,6 +395,26 @@ func checkLogFields(format, timeField, keyField, costField, checkField string) s
 	}
 	if checkField != "" && checkField != "status" {
 		return fmt.Sprintf("check-field %q: a %s log's verdict is its status", checkField, format)
+	}
+	return ""
+}
+
+// checkAttrFields checks the attribute fields of a trace of format:
+// names and fields given, each name once, a log's fields among its own.
+func checkAttrFields(format string, attrs []AttrField) string {
+	keys := LogKeyFields
+	if format == "common" {
+		keys = keys[:5]
+	}
+	for i, a := range attrs {
+		switch {
+		case a.Name == "" || a.Field == "":
+			return fmt.Sprintf("attribute %q: want a name and a field", a.Name)
+		case slices.IndexFunc(attrs[:i], func(b AttrField) bool { return b.Name == a.Name }) >= 0:
+			return fmt.Sprintf("attribute %q: named twice", a.Name)
+		case isLog(format) && !slices.Contains(keys, a.Field):
+			return fmt.Sprintf("attribute %s: field %q: a %s log's fields are %s", a.Name, a.Field, format, orWords(keys))
+		}
 	}
 	return ""
 }
@@ -479,6 +523,8 @@ type parsedLine struct {
 	t     int64 // ns since the epoch
 	whole bool  // the stamp is a whole second (no sub-second digits)
 	key   []byte
+	// attrs are the values of the AttrFields, in their order (nil: none)
+	attrs [][]byte
 	cost  int64 // 0: the source's cost
 	// logged is the check field's value (Replay.CheckField)
 	logged Logged
@@ -551,6 +597,8 @@ type pending struct {
 	seq  uint64 // file order
 	cost int64
 	key  uint32
+	// attrs is the line's attributes' tuple (Keys.Attrs), 0 for none
+	attrs uint32
 	// logged is the check field's value (Replay.CheckField)
 	logged Logged
 	route  uint16 // Arrival.Route
@@ -575,6 +623,10 @@ type replayStream struct {
 	keys   *Keys
 	ids    keyTable // the ids of the short keys read so far
 	source int32
+	// attrAt is where each of r.AttrFields is in the key space's
+	// attributes; attrVals the values of a line's, for its tuple
+	attrAt   []int
+	attrVals [][]byte
 
 	cost     int64
 	spread   int
@@ -637,6 +689,12 @@ func (s *replayStream) setup(seed uint64) error {
 	}
 	if err := s.setupRouting(); err != nil {
 		return err
+	}
+	if s.keys != nil && s.keys.attrs != nil {
+		names := s.keys.attrs.names
+		for _, a := range r.AttrFields {
+			s.attrAt = append(s.attrAt, slices.Index(names, a.Name))
+		}
 	}
 	s.stats = ReplayStats{Path: r.Path, Format: s.format, ByReason: map[string]int64{}}
 	if r.FormatName != "" {
@@ -741,7 +799,7 @@ func (s *replayStream) readOne() bool {
 	}
 	s.stats.Lines++
 	if bad.reason == "" {
-		s.rec = parsedLine{}
+		s.rec = parsedLine{attrs: s.rec.attrs[:0]}
 		bad = s.parser.parse(line, &s.rec)
 		if bad.reason == "" && s.routing != nil {
 			bad = s.routing.missing(&s.rec.req)
@@ -799,6 +857,9 @@ func (s *replayStream) file(rec *parsedLine) {
 	p := pending{t: t, seq: s.seq, cost: cost, key: key, logged: rec.logged}
 	if s.routing != nil {
 		p.route = s.routing.route(&rec.req)
+	}
+	if len(s.attrAt) > 0 {
+		p.attrs = s.keys.attrs.tupleOf(s.attrAt, rec.attrs)
 	}
 	if s.haveMax && t < s.watermark() {
 		// Late: beyond the window, so its place is already gone.
@@ -1035,7 +1096,7 @@ func (s *replayStream) scale(t int64) int64 {
 // emit sends p as a and counts it.
 func (s *replayStream) emit(p pending, a *Arrival) {
 	at := s.scale(p.t)
-	*a = Arrival{At: time.Duration(at), Key: p.key, Cost: p.cost, Source: s.source, Logged: p.logged, Route: p.route}
+	*a = Arrival{At: time.Duration(at), Key: p.key, Cost: p.cost, Source: s.source, Logged: p.logged, Attrs: p.attrs, Route: p.route}
 	st := &s.stats
 	if !s.sentAny {
 		st.First = time.Duration(at)

@@ -206,6 +206,8 @@ const (
 type logParser struct {
 	tp        *timeParser
 	key       int
+	attrs     []int // the fields of Replay.AttrFields, as key
+	refAgent  bool  // a field read is the referer or the agent
 	keyName   string
 	cost      bool
 	check     bool // read the status into parsedLine.logged
@@ -297,13 +299,39 @@ func newLogParser(r *Replay, tp *timeParser) *logParser {
 			p.key = logIP + i
 		}
 	}
+	for _, a := range r.AttrFields {
+		p.attrs = append(p.attrs, logIP+slices.Index(LogKeyFields, a.Field))
+	}
+	p.refAgent = p.key == logReferer || p.key == logAgent || slices.ContainsFunc(p.attrs, func(k int) bool { return k == logReferer || k == logAgent })
 	p.bracketed = strings.HasPrefix(tp.layout, "[")
 	return p
 }
 
+// field is the value of field k (logIP...) of a split line, nil when the
+// line does not have it.
+func (f *logFields) field(k int) []byte {
+	switch k {
+	case logIP:
+		return f.host
+	case logIdent:
+		return f.ident
+	case logUser:
+		return f.user
+	case logRequest:
+		return f.request
+	case logStatus:
+		return f.status
+	case logReferer:
+		return f.referer
+	case logAgent:
+		return f.agent
+	}
+	return nil
+}
+
 func (p *logParser) parse(line []byte, out *parsedLine) badLine {
 	var f logFields
-	if bad := splitLog(line, &f, p.key == logReferer || p.key == logAgent); bad.reason != "" {
+	if bad := splitLog(line, &f, p.refAgent); bad.reason != "" {
 		return bad
 	}
 	var bad badLine
@@ -352,6 +380,14 @@ func (p *logParser) parse(line []byte, out *parsedLine) badLine {
 	if p.route {
 		readRequestLine(f.request, &out.req)
 	}
+	out.attrs = out.attrs[:0]
+	for _, k := range p.attrs {
+		v := f.field(k)
+		if bytes.Equal(v, dash) {
+			v = nil // no value
+		}
+		out.attrs = append(out.attrs, v)
+	}
 	if p.check {
 		out.logged, bad = ParseLogged(f.status)
 	}
@@ -372,6 +408,7 @@ type sepParser struct {
 	keyCol  int   // -1: the global key
 	costCol int   // -1: the source's cost
 	chkCol  int   // -1: no check field
+	attrCol []int // the columns of Replay.AttrFields
 	fields  [][]byte
 	// read: the csv reader read the line last split (its FieldPos are the
 	// fields')
@@ -455,6 +492,13 @@ func (s *replayStream) newSepParser(tp *timeParser) (lineParser, error) {
 		if p.chkCol, err = p.column("check-field", r.CheckField, fail); err != nil {
 			return nil, err
 		}
+	}
+	for _, a := range r.AttrFields {
+		c, err := p.column("attribute "+a.Name+": field", a.Field, fail)
+		if err != nil {
+			return nil, err
+		}
+		p.attrCol = append(p.attrCol, c)
 	}
 	return p, nil
 }
@@ -610,6 +654,14 @@ func (p *sepParser) parse(line []byte, out *parsedLine) badLine {
 		out.logged, bad = ParseLogged(bytes.TrimSpace(fields[p.chkCol]))
 		bad = bad.atCol(p.colOf(line, p.chkCol))
 	}
+	out.attrs = out.attrs[:0]
+	for _, c := range p.attrCol {
+		var v []byte // a short line has no value
+		if c < len(fields) {
+			v = fields[c]
+		}
+		out.attrs = append(out.attrs, v)
+	}
 	return bad
 }
 
@@ -623,12 +675,16 @@ type jsonParser struct {
 	str                                        string
 	cur                                        string // the field parse read last
 	route                                      bool   // read the request's fields (readRequests)
+	attrFields                                 []string
 }
 
 func newJSONParser(r *Replay, tp *timeParser) *jsonParser {
 	p := &jsonParser{tp: tp, timeField: r.TimeField, costField: r.CostField, checkField: r.CheckField}
 	if r.KeyField != KeyFieldNone {
 		p.keyField = r.KeyField
+	}
+	for _, a := range r.AttrFields {
+		p.attrFields = append(p.attrFields, a.Field)
 	}
 	p.unit = unitOfName(p.timeField)
 	return p
@@ -755,6 +811,18 @@ func (p *jsonParser) parseObject(line []byte, out *parsedLine) badLine {
 	}
 	if p.route {
 		p.request(&out.req)
+	}
+	out.attrs = out.attrs[:0]
+	for _, name := range p.attrFields {
+		p.cur = name
+		text, scalar, _, bad := p.value(name)
+		switch {
+		case bad.reason != "":
+			return bad
+		case text != nil && !scalar:
+			return badLine{reason: "bad key", detail: fmt.Sprintf("field %q is not a string or a number", name)}
+		}
+		out.attrs = append(out.attrs, text) // absent: no value
 	}
 	if p.checkField != "" {
 		p.cur = p.checkField

@@ -293,7 +293,11 @@ func (s *replayStream) chooseParser() error {
 			return &ReplayError{Path: r.Path, Msg: fmt.Sprintf("cannot recognise the format from the first lines (want %s; set --trace-format, or format in a scenario file)", orWords(ReplayFormats[1:]))}
 		}
 		if isLog(s.format) {
-			if msg := checkLogFields(s.format, r.TimeField, r.KeyField, r.CostField, r.CheckField); msg != "" {
+			msg := checkLogFields(s.format, r.TimeField, r.KeyField, r.CostField, r.CheckField)
+			if msg == "" {
+				msg = checkAttrFields(s.format, r.AttrFields)
+			}
+			if msg != "" {
 				return &ReplayError{Path: r.Path, Msg: msg + " (format " + s.format + ", recognised)"}
 			}
 			if len(r.Columns) > 0 {

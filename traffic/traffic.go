@@ -76,17 +76,33 @@ type Plan struct {
 	Attrs []map[string]string
 }
 
+// lineAttributes is a source whose requests carry attributes of their
+// own, each its value (a replay's AttrFields, read from each line).
+type lineAttributes interface {
+	AttributeNames() []string
+}
+
 // Attributes lists the names of the attributes the plan's sources give,
-// sorted: attribute j of a request (Keys.Attrs) is the one named
-// Attributes()[j].
+// their own (Attrs) and their requests' (a replay's AttrFields), sorted:
+// attribute j of a request (Keys.Attrs) is the one named Attributes()[j].
 func (p Plan) Attributes() []string {
 	seen := map[string]bool{}
 	var names []string
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
 	for _, m := range p.Attrs {
 		for n := range m {
-			if !seen[n] {
-				seen[n] = true
-				names = append(names, n)
+			add(n)
+		}
+	}
+	for _, s := range p.Sources {
+		if l, ok := s.(lineAttributes); ok {
+			for _, n := range l.AttributeNames() {
+				add(n)
 			}
 		}
 	}
