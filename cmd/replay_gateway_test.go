@@ -98,16 +98,19 @@ func TestReplayGatewayErrors(t *testing.T) {
 server { location / { limit_req zone=one; } }
 `, "1.1.1.1 - - [10/Oct/2000:13:55:36 +0000] \"GET / HTTP/1.1\" 200 1\n", []string{"--trace-format", "combined"},
 			`which a combined or common log does not carry: log it (nginx: $http_x_client in a log_format)`},
-		{"several keys", `limit_req_zone $http_x_client zone=one:1m rate=1r/s;
-limit_req_zone $binary_remote_addr zone=two:1m rate=1r/s;
+		{"a second key not logged", `limit_req_zone $binary_remote_addr zone=two:1m rate=1r/s;
+limit_req_zone $http_x_client zone=one:1m rate=1r/s;
 server { location /a { limit_req zone=one; } location /b { limit_req zone=two; } }
 `, "1.1.1.1 - - [10/Oct/2000:13:55:36 +0000] \"GET / HTTP/1.1\" 200 1\n", nil,
-			`its limits count by different keys, the header x-client (NGINX:1:1), the client address (NGINX:2:1): replay takes one key per request from the log, the header x-client, and cannot give a limit the second; keep one scope with --scope`},
-		{"a second variable key", `limit_req_zone $http_x_client zone=one:1m rate=1r/s;
-limit_req_zone $uri zone=two:1m rate=1r/s;
-server { location / { limit_req zone=one; limit_req zone=two; } }
-`, "1.1.1.1 - - [10/Oct/2000:13:55:36 +0000] \"GET / HTTP/1.1\" 200 1\n", nil,
-			`its limits count by different keys, the header x-client (NGINX:1:1), $uri (NGINX:2:1): replay takes one key per request from the log, the header x-client, and cannot give a limit the second`},
+			`the limits of NGINX count by the header x-client (NGINX:2:1), and log_format combined (nginx's predefined format) does not log it: add $http_x_client to that log_format`},
+		{"a second variable key not logged", `http {
+    log_format main '$msec $http_x_client $status';
+    access_log main.log main;
+    limit_req_zone $http_x_client zone=one:1m rate=1r/s;
+    limit_req_zone $uri zone=two:1m rate=1r/s;
+    server { location / { limit_req zone=one; limit_req zone=two; } }
+}`, "1700000000.000 a 200\n", nil,
+			`the limits of NGINX count by $uri (NGINX:5:5), and log_format main (NGINX:2:5) does not log it: add $uri to that log_format (or name the log field that holds it with --key-field)`},
 		{"limit too", checkConf, checkLog, []string{"--limit", "1/s"}, "--limit: with --gateway the limits are the config's: leave --limit out"},
 		{"check field absent", checkConf, checkLog, []string{"--check-field", "upstream_status"},
 			`check.log: check-field "upstream_status": the log_format has no such variable`},

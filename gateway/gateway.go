@@ -55,6 +55,10 @@ type Key struct {
 	Name string
 	// Where is the config text that names the key.
 	Where Pos
+	// Attr, when set, names the attribute a limit by this key counts by
+	// when it is not the request's key, and the field of a CSV, TSV or
+	// JSON log that holds it (Kong's consumer); "" names it after the key.
+	Attr string
 }
 
 // The kinds of Key.

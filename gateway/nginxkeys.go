@@ -64,23 +64,9 @@ func zoneBy(z *NginxZone, primary Key, ok bool) string {
 	return attrName(nginxKey(z))
 }
 
-// attrName names the attribute of a key that is not the request's: the
-// variable without its $ (remote_addr for the address, http_NAME for a
-// header).
-func attrName(k Key) string {
-	switch k.Kind {
-	case KeyAddr:
-		return "remote_addr"
-	case KeyHeader:
-		return "http_" + strings.ReplaceAll(k.Name, "-", "_")
-	}
-	r := strings.NewReplacer("${", "", "}", "", "$", "")
-	name := r.Replace(k.Name)
-	if name == "" || name == "key" || name == "global" {
-		name = "var_" + name
-	}
-	return name
-}
+// attrName names the attribute of a key that is not the request's
+// (Key.attr).
+func attrName(k Key) string { return k.attr() }
 
 // byComment says in a member's comment what by: means for it.
 func byComment(z *NginxZone, by string) string {
@@ -95,3 +81,4 @@ func byComment(z *NginxZone, by string) string {
 	}
 	return fmt.Sprintf("; counts by %s, not by the request's key (by: %s)", z.Key, by)
 }
+func (*Nginx) keyedLimits() {}

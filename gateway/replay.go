@@ -28,6 +28,10 @@ type Replay struct {
 	// TimeField and TimeUnit are the log format's time when it is a
 	// number since the epoch (HAProxy's %[date(0,us)]), "" otherwise.
 	TimeField, TimeUnit string
+	// Attrs are the attributes each request carries from its own field
+	// of the log: the keys of the limits that count by another key than
+	// the request's (KeyField).
+	Attrs []traffic.AttrField
 	// Rejects are the HTTP statuses the config's limits reject with
 	// (Rejecter).
 	Rejects []int
@@ -124,7 +128,8 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 		keyOnly(g.Doc.Algorithms)
 		return g, nil
 	}
-	if len(keys) > 1 {
+	primary, ok := primaryOf(keys)
+	if _, each := cfg.(keyedLimits); !each && ok && slices.ContainsFunc(keys, func(k Key) bool { return !sameKey(k, primary) }) {
 		var what []string
 		for _, k := range keys {
 			what = append(what, fmt.Sprintf("%s (%s)", k, k.Where))
@@ -132,12 +137,30 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 		return nil, fmt.Errorf("--gateway %s: its limits count by different keys, %s: replay takes one key per request from the log, %s, and cannot give a limit the second; keep one scope with --scope (ratesim import %s lists them as row labels), or name one field for all with --key-field",
 			file, strings.Join(what, ", "), keys[0], file)
 	}
-	if len(keys) == 0 {
+	if !ok {
 		g.KeyField = traffic.KeyFieldNone
 		return g, nil
 	}
-	g.KeyField, err = keyFieldOf(keys[0], tmpl, g.FormatName, o.Fields["format"], file)
-	return g, err
+	if g.KeyField, err = keyFieldOf(primary, tmpl, g.FormatName, o.Fields["format"], file); err != nil {
+		return nil, err
+	}
+	// every other key a limit counts by is an attribute of each request,
+	// read from its own field of the log (docs/gateways.md)
+	for _, k := range keys {
+		if k.Kind == KeyGlobal || sameKey(k, primary) {
+			continue
+		}
+		name := k.attr()
+		if slices.ContainsFunc(g.Attrs, func(a traffic.AttrField) bool { return a.Name == name }) {
+			continue
+		}
+		f, err := keyFieldOf(k, tmpl, g.FormatName, o.Fields["format"], file)
+		if err != nil {
+			return nil, err
+		}
+		g.Attrs = append(g.Attrs, traffic.AttrField{Name: name, Field: f})
+	}
+	return g, nil
 }
 
 // Source sets the fields of a replay source that come from the config:
@@ -145,6 +168,9 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 func (g *Replay) Source(src *scenarios.Source) {
 	if g.KeyField != "" {
 		src.KeyField = scenarios.TextOf(g.KeyField)
+	}
+	for _, a := range g.Attrs {
+		src.AttributeFields = append(src.AttributeFields, scenarios.Attribute{Name: a.Name, Value: scenarios.TextOf(a.Field)})
 	}
 	if g.LogFormat != "" {
 		src.LogFormat = scenarios.TextOf(g.LogFormat)
@@ -223,18 +249,18 @@ func containsFormat(list []*LogFormat, f *LogFormat) bool {
 // does not carry is an error that says which field would be needed.
 func keyFieldOf(k Key, tmpl *traffic.LogTemplate, formatName, traceFormat, file string) (string, error) {
 	what := fmt.Sprintf("the limits of %s count by %s (%s)", file, k, k.Where)
-	switch k.Kind {
-	case KeyGlobal:
+	if k.Kind == KeyGlobal {
 		return traffic.KeyFieldNone, nil
-	case KeyOther:
-		return "", fmt.Errorf("%s, which replay cannot take from a log: name the log field that holds it with --key-field", what)
 	}
 	if tmpl != nil {
 		var want []string
-		if k.Kind == KeyAddr {
+		switch k.Kind {
+		case KeyAddr:
 			want = []string{"remote_addr", "binary_remote_addr", "realip_remote_addr"}
-		} else {
+		case KeyHeader:
 			want = []string{"http_" + strings.ReplaceAll(k.Name, "-", "_")}
+		default:
+			want = []string{k.attr()}
 		}
 		for _, v := range want {
 			if tmpl.Index(v) >= 0 {
@@ -245,9 +271,13 @@ func keyFieldOf(k Key, tmpl *traffic.LogTemplate, formatName, traceFormat, file 
 	}
 	switch traceFormat {
 	case "csv", "tsv", "jsonl":
-		return "", fmt.Errorf("%s: name the %s field that holds it with --key-field", what, traceFormat)
+		// the field named after the key's attribute: remote_addr,
+		// http_x_client, consumer...
+		return k.attr(), nil
 	}
 	switch {
+	case k.Kind == KeyOther:
+		return "", fmt.Errorf("%s, which a combined or common log does not carry: log it in a field named %s (a CSV, TSV or JSON lines trace, or an nginx log_format with --log-format), or name the log field that holds it with --key-field", what, k.attr())
 	case k.Kind == KeyAddr:
 		return "ip", nil
 	case k.Name == "user-agent" && traceFormat != "common":

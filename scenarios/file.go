@@ -158,6 +158,10 @@ type Source struct {
 	LogFormat  String   `yaml:"log-format,omitempty" types:"replay"`
 	LogEscape  String   `yaml:"log-escape,omitempty" types:"replay"`
 	CheckField String   `yaml:"check-field,omitempty" types:"replay"`
+	// AttributeFields are the attributes each request of a replay
+	// carries from a field of its line: attribute name to field name
+	// (docs/replay.md).
+	AttributeFields Attributes `yaml:"attribute-fields,omitempty" types:"replay"`
 }
 
 // Instants is a source's at: one instant (a burst's, One) or a list (the

@@ -149,6 +149,10 @@ func (d *decoder) replayFields(m *mapping, in *Source, src *traffic.Replay, form
 		}
 		src.CostField, good = f, good && ok
 	}
+	if v := m.get("attribute-fields", attributesOf(in.AttributeFields)); v.set {
+		attrs, ok := d.attributeFields(v, in.AttributeFields, format)
+		src.AttrFields, good = attrs, good && ok
+	}
 	if v := m.get("columns", listOf(in.Columns)); v.set {
 		cols, ok := d.columns(v, in.Columns)
 		if ok && format != "auto" && format != "csv" && format != "tsv" {
@@ -235,6 +239,42 @@ func (d *decoder) resolve(p string) string {
 		return p
 	}
 	return filepath.Join(dir, p)
+}
+
+// attributeFields reads a replay's attribute-fields: attribute names to
+// the fields that hold their values, in the order written.
+func (d *decoder) attributeFields(v val, as Attributes, format string) ([]traffic.AttrField, bool) {
+	const want = "a mapping of attribute names to fields of the trace, e.g. {remote_addr: remote_addr, http_x_client: http_x_client}"
+	m, ok := d.mapping(v, want, as)
+	if !ok {
+		return nil, false
+	}
+	if len(m.keys) == 0 {
+		d.errAt(v.pos, v.path, "empty mapping (want %s)", want)
+		return nil, false
+	}
+	logKeys := traffic.LogKeyFields
+	if format == "common" {
+		logKeys = logKeys[:5]
+	}
+	var out []traffic.AttrField
+	good := true
+	for _, a := range as {
+		k := a.Name
+		if k == byKey || k == byGlobal || k == "" {
+			d.errAt(m.keyPos[k], join(m.path, k), "%s: reserved (a limit's by: key counts by the request's key, by: global every request together); name the attribute otherwise", quote(k))
+			good = false
+			continue
+		}
+		fv := m.get(k, a.Value.Value)
+		f, ok := d.fieldName(fv, format)
+		if ok && (format == "combined" || format == "common") && !slices.Contains(logKeys, f) {
+			d.errAt(fv.pos, fv.path, "%s: not a field of a %s log (want %s)", fv.found(), format, orList(logKeys))
+			ok = false
+		}
+		out, good = append(out, traffic.AttrField{Name: k, Field: f}), good && ok
+	}
+	return out, good
 }
 
 // fieldName reads a time-, key- or cost-field: a name, or for CSV and TSV

@@ -127,9 +127,9 @@ var invalidReplays = []struct{ name, src, want string }{
 		"s.yaml:4:33: traffic[0].clients: does not apply to a replay source: its keys come from the trace (set key-field: a log's ip or user, a column, or none for one key)\n" +
 			"s.yaml:4:45: traffic[0].key-prefix: does not apply to a replay source: its keys come from the trace (set key-field: a log's ip or user, a column, or none for one key)"},
 	{"unknown field", replayHead + "  - {type: replay, path: a.log, keyfield: ip}\n",
-		`s.yaml:4:33: traffic[0].keyfield: unknown field (a replay source takes path, format, time-field, key-field, cost-field, columns, time-layout, time-unit, timezone, reorder, spread, speed, strict, log-format, log-escape, check-field and type, cost, start, end, retry); did you mean "key-field"?`},
+		`s.yaml:4:33: traffic[0].keyfield: unknown field (a replay source takes path, format, time-field, key-field, cost-field, columns, time-layout, time-unit, timezone, reorder, spread, speed, strict, log-format, log-escape, check-field, attribute-fields and type, cost, start, end, retry); did you mean "key-field"?`},
 	{"rate", replayHead + "  - {type: replay, path: a.log, rate: 10/s}\n",
-		`s.yaml:4:33: traffic[0].rate: unknown field (a replay source takes path, format, time-field, key-field, cost-field, columns, time-layout, time-unit, timezone, reorder, spread, speed, strict, log-format, log-escape, check-field and type, cost, start, end, retry); did you mean "path"?`},
+		`s.yaml:4:33: traffic[0].rate: unknown field (a replay source takes path, format, time-field, key-field, cost-field, columns, time-layout, time-unit, timezone, reorder, spread, speed, strict, log-format, log-escape, check-field, attribute-fields and type, cost, start, end, retry); did you mean "path"?`},
 	{"format", replayHead + "  - {type: replay, path: a.log, format: xml}\n",
 		`s.yaml:4:41: traffic[0].format: "xml": unknown format (want auto, combined, common, csv, tsv or jsonl)`},
 	{"log key-field", replayHead + "  - {type: replay, path: a.log, format: combined, key-field: path}\n",

@@ -1,0 +1,65 @@
+package gateway
+
+import "strings"
+
+// This file says which of a config's keys is the request's and which are
+// attributes of it, for every gateway (docs/gateways.md, "Each limit's own
+// key"). The request's key is the first key of Keys that is not
+// KeyGlobal: replay takes it from the log with --key-field, and the
+// limits that count by it count by the default, key. A limit by
+// KeyGlobal counts every request together (by: global); a limit by any
+// other key counts by an attribute named after it (Key.attr), which
+// replay takes from its own field of the log.
+
+// keyedLimits is a Config whose Scenario gives each limit its own key
+// (by: on an all-of member) when the limits count by different keys;
+// replay --gateway then reads each key from the log. Other configs'
+// replays take one key for every limit.
+type keyedLimits interface {
+	keyedLimits()
+}
+
+// primaryOf is the request's key among keys: the first that is not
+// KeyGlobal; ok is false when every one is (or there is none).
+func primaryOf(keys []Key) (Key, bool) {
+	for _, k := range keys {
+		if k.Kind != KeyGlobal {
+			return k, true
+		}
+	}
+	return Key{}, false
+}
+
+// byOf is the by: of a limit that counts by k when primary is the
+// request's key (ok false: there is none): "" for the key, "global", or
+// the attribute named after k.
+func byOf(k Key, primary Key, ok bool) string {
+	switch {
+	case k.Kind == KeyGlobal:
+		return "global"
+	case ok && sameKey(k, primary):
+		return ""
+	}
+	return k.attr()
+}
+
+// attr names the attribute of a key that is not the request's: the
+// client address remote_addr, a header http_NAME (nginx's variable),
+// Key.Attr where the reader names it (Kong's consumer), else the nginx
+// variable without its $.
+func (k Key) attr() string {
+	switch {
+	case k.Kind == KeyAddr:
+		return "remote_addr"
+	case k.Kind == KeyHeader:
+		return "http_" + strings.ReplaceAll(k.Name, "-", "_")
+	case k.Attr != "":
+		return k.Attr
+	}
+	r := strings.NewReplacer("${", "", "}", "", "$", "")
+	name := r.Replace(k.Name)
+	if name == "" || name == "key" || name == "global" {
+		name = "var_" + name
+	}
+	return name
+}
