@@ -222,7 +222,7 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags, prepa
 	if f.decisions != "" {
 		files := &decisionFiles{path: f.decisions, granted: grantsPartly(sc), limits: slices.ContainsFunc(sc.Algorithms, func(a scenarios.Algorithm) bool {
 			return len(a.Params.Members) > 0
-		})}
+		}), keys: memberKeyColumns(sc)}
 		defer files.cleanup()
 		o.Decisions = files.decisions()
 	}
@@ -311,6 +311,22 @@ type decisionFiles struct {
 	// limit that decided each (output.NewLimitDecisions), after the
 	// cluster's columns on a cluster
 	limits bool
+	// keys: the most limits of an all-of row whose limits count by
+	// different keys, so many key columns after the limit (0: none)
+	keys int
+}
+
+// memberKeyColumns is how many key columns the decisions of sc end with:
+// the most limits of an all-of row of which a limit counts by another key
+// than the request's (by: global or an attribute), 0 when there is none.
+func memberKeyColumns(sc *scenarios.Scenario) int {
+	n := 0
+	for _, a := range sc.Algorithms {
+		if slices.ContainsFunc(a.Params.Members, func(m algorithms.Member) bool { return m.By != algorithms.ByKey }) {
+			n = max(n, len(a.Params.Members))
+		}
+	}
+	return n
 }
 
 // grantsPartly reports whether a row of sc may admit less than the cost
@@ -339,7 +355,7 @@ func (d *decisionFiles) decisions() *runner.Decisions {
 				for i, m := range row.Params.Members {
 					names = append(names, sim.LimitName(m, i))
 				}
-				return decisionWriter{output.NewLimitDecisions(part, row.Name, row.Label, header, cluster, d.granted, names)}
+				return decisionWriter{output.NewLimitDecisions(part, row.Name, row.Label, header, cluster, d.granted, names, d.keys)}
 			}
 			return decisionWriter{output.NewDecisionsOf(part, row.Name, row.Label, header, cluster, d.granted)}
 		},

@@ -193,13 +193,15 @@ func TestReplayGatewayTwoZones(t *testing.T) {
 	require.Equal(t, 0, status, errOut)
 	data, err := os.ReadFile(csv)
 	require.NoError(t, err)
-	require.Equal(t, `algorithm,label,time_ns,key,cost,attempt,verdict,delay_ns,retry_after_ns,limit
-all-of,api /,1700000000000000000,a,1,1,accept,0,,
-all-of,api /,1700000000000000000,b,1,1,accept,0,,
-all-of,api /,1700000000000000000,c,1,1,reject,0,500000000,zone=persrv (nginx.conf:11)
-all-of,api /,1700000000500000000,a,1,1,accept,0,,
-all-of,api /,1700000000600000000,c,1,1,reject,0,400000000,zone=persrv (nginx.conf:11)
-all-of,api /,1700000000700000000,a,1,1,reject,0,300000000,zone=perclient (nginx.conf:10)
+	// each zone's key after the limit: the client's, and one key for
+	// $server_name
+	require.Equal(t, `algorithm,label,time_ns,key,cost,attempt,verdict,delay_ns,retry_after_ns,limit,key_1,key_2
+all-of,api /,1700000000000000000,a,1,1,accept,0,,,a,global
+all-of,api /,1700000000000000000,b,1,1,accept,0,,,b,global
+all-of,api /,1700000000000000000,c,1,1,reject,0,500000000,zone=persrv (nginx.conf:11),c,global
+all-of,api /,1700000000500000000,a,1,1,accept,0,,,a,global
+all-of,api /,1700000000600000000,c,1,1,reject,0,400000000,zone=persrv (nginx.conf:11),c,global
+all-of,api /,1700000000700000000,a,1,1,reject,0,300000000,zone=perclient (nginx.conf:10),a,global
 `, string(data))
 	var rep struct {
 		Results []struct {
@@ -216,4 +218,50 @@ all-of,api /,1700000000700000000,a,1,1,reject,0,300000000,zone=perclient (nginx.
 	status, out, errOut = run(t, "replay", log, "--gateway", conf, "--check-field", "limit_req_status")
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, out, `"c": the gateway logged PASSED, ratesim reject by zone=persrv (nginx.conf:11).`)
+}
+
+// Two zones on two variables in one location: each zone counts by its own
+// key, read from its own variable of the log. Hand-computed by nginx's
+// rules (rate 1r/s, burst 0: a key's second request within 1s of its
+// last accounted one is rejected; a request rejected by one zone charges
+// neither; an empty key is not accounted): .100 10.0.0.1's second (by
+// peraddr); .200 c1's second (by perclient; 10.0.0.2 not charged); .300
+// passes both (neither 10.0.0.2 nor c2 was charged); 1.000 1s after both
+// of its keys; 1.050 10.0.0.3 has no x-client: perclient does not look at
+// it; 1.100 10.0.0.3's second, by peraddr. The log agrees with each.
+func TestReplayGatewayTwoVariables(t *testing.T) {
+	conf, log := gatewayFiles(t, `http {
+    log_format check '$msec $remote_addr $http_x_client $limit_req_status';
+    access_log /var/log/nginx/check.log check;
+    limit_req_zone $binary_remote_addr zone=peraddr:1m rate=1r/s;
+    limit_req_zone $http_x_client zone=perclient:1m rate=1r/s;
+    server { location / {
+        limit_req zone=peraddr;
+        limit_req zone=perclient;
+    } }
+}
+`, `1700000000.000 10.0.0.1 c1 PASSED
+1700000000.100 10.0.0.1 c2 REJECTED
+1700000000.200 10.0.0.2 c1 REJECTED
+1700000000.300 10.0.0.2 c2 PASSED
+1700000001.000 10.0.0.1 c1 PASSED
+1700000001.050 10.0.0.3 - PASSED
+1700000001.100 10.0.0.3 - REJECTED
+`)
+	csv := filepath.Join(t.TempDir(), "d.csv")
+	status, out, errOut := run(t, "replay", log, "--gateway", conf, "--check-field", "limit_req_status", "--decisions", csv)
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, "100% of 7")
+	require.Contains(t, out, "zone=peraddr (nginx.conf:7) 2 rejected; zone=perclient (nginx.conf:8) 1 rejected")
+	got, err := os.ReadFile(csv)
+	require.NoError(t, err)
+	require.Equal(t, `algorithm,label,time_ns,key,cost,attempt,verdict,delay_ns,retry_after_ns,limit,key_1,key_2
+all-of,/,1700000000000000000,10.0.0.1,1,1,accept,0,,,10.0.0.1,c1
+all-of,/,1700000000100000000,10.0.0.1,1,1,reject,0,900000000,zone=peraddr (nginx.conf:7),10.0.0.1,c2
+all-of,/,1700000000200000000,10.0.0.2,1,1,reject,0,800000000,zone=perclient (nginx.conf:8),10.0.0.2,c1
+all-of,/,1700000000300000000,10.0.0.2,1,1,accept,0,,,10.0.0.2,c2
+all-of,/,1700000001000000000,10.0.0.1,1,1,accept,0,,,10.0.0.1,c1
+all-of,/,1700000001050000000,10.0.0.3,1,1,accept,0,,,10.0.0.3,
+all-of,/,1700000001100000000,10.0.0.3,1,1,reject,0,950000000,zone=peraddr (nginx.conf:7),10.0.0.3,
+`, string(got))
 }

@@ -31,6 +31,19 @@ const GrantedColumn = ",granted"
 // when none did and on rows of one limit.
 const LimitColumn = ",limit"
 
+// KeyColumns are the columns the decisions CSV ends with, after the
+// limit, when an all-of row's limits count by different keys (by:): n
+// columns key_1 ... key_n, the key each limit of the row counted the
+// request under (sim.Decision.MemberKeys), empty past the row's limits.
+func KeyColumns(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(",key_")
+		b.WriteString(strconv.Itoa(i + 1))
+	}
+	return b.String()
+}
+
 // Decisions writes one algorithm's decisions as CSV rows, for
 // `ratesim compare --decisions FILE`: algorithm, label, time_ns, key, cost,
 // attempt, verdict (accept, delay or reject), delay_ns, and retry_after_ns,
@@ -56,6 +69,10 @@ type Decisions struct {
 	// withLimits adds the limit column, limits naming the row's limits
 	withLimits bool
 	limits     []string
+	// keys is the number of key columns after the limit (KeyColumns),
+	// memberKeys their buffer
+	keys       int
+	memberKeys []string
 }
 
 var _ sim.Observer = (*Decisions)(nil)
@@ -76,9 +93,16 @@ func NewDecisionsOf(w io.Writer, algorithm, label string, header, cluster, grant
 
 // NewLimitDecisions is NewDecisionsOf for a run with an all-of row: each
 // row ends with the limit that decided the request (LimitColumn), one of
-// limits (the row's limits, sim.LimitName; none for a row of one limit).
-func NewLimitDecisions(w io.Writer, algorithm, label string, header, cluster, granted bool, limits []string) *Decisions {
-	return newDecisions(w, algorithm, label, header, cluster, granted, true, limits)
+// limits (the row's limits, sim.LimitName; none for a row of one limit),
+// then keys columns of the key each limit counted it under (KeyColumns;
+// 0 for none).
+func NewLimitDecisions(w io.Writer, algorithm, label string, header, cluster, granted bool, limits []string, keys int) *Decisions {
+	d := newDecisions(w, algorithm, label, false, cluster, granted, true, limits)
+	d.keys = keys
+	if header && d.err == nil {
+		_, d.err = d.w.WriteString(d.header() + "\n")
+	}
+	return d
 }
 
 // NewClusterDecisions is NewDecisions for a cluster scenario: each row ends
@@ -101,19 +125,24 @@ func newDecisions(w io.Writer, algorithm, label string, header, cluster, granted
 	d.prefix = appendCSVField(d.prefix, label)
 	d.prefix = append(d.prefix, ',')
 	if header {
-		h := DecisionsHeader
-		if cluster {
-			h = ClusterDecisionsHeader
-		}
-		if granted {
-			h += GrantedColumn
-		}
-		if withLimits {
-			h += LimitColumn
-		}
-		_, d.err = d.w.WriteString(h + "\n")
+		_, d.err = d.w.WriteString(d.header() + "\n")
 	}
 	return d
+}
+
+// header is the header row of d's columns.
+func (d *Decisions) header() string {
+	h := DecisionsHeader
+	if d.cluster {
+		h = ClusterDecisionsHeader
+	}
+	if d.granted {
+		h += GrantedColumn
+	}
+	if d.withLimits {
+		h += LimitColumn
+	}
+	return h + KeyColumns(d.keys)
 }
 
 // Observe writes the row of one decision.
@@ -151,6 +180,15 @@ func (d *Decisions) Observe(x *sim.Decision) error {
 		b = append(b, ',')
 		if x.Fired > 0 && x.Fired <= len(d.limits) {
 			b = appendCSVField(b, d.limits[x.Fired-1])
+		}
+	}
+	if d.keys > 0 {
+		d.memberKeys = x.MemberKeys.Append(d.memberKeys[:0])
+	}
+	for i := range d.keys {
+		b = append(b, ',')
+		if i < len(d.memberKeys) {
+			b = appendCSVField(b, d.memberKeys[i])
 		}
 	}
 	b = append(b, '\n')

@@ -399,6 +399,9 @@ type run struct {
 	byAttrs algorithms.Attributed
 	attrs   []algorithms.Key
 	tuples  [][]uint32
+	// members is what Decision.MemberKeys reads a byAttrs row's keys
+	// from
+	members *memberRow
 	// firer is the row's limiter when it says which of its limits decided
 	// each request (an all-of row), fired the counts of Result.Fired
 	firer    algorithms.Firer
@@ -503,6 +506,10 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 	}
 	if at, ok := lim.(algorithms.Attributed); ok && at.ByAttributes() {
 		r.byAttrs = at
+		r.members = &memberRow{}
+		for _, m := range alg.Params.Members {
+			r.members.by = append(r.members.by, m.By)
+		}
 	}
 	if f, ok := lim.(algorithms.Firer); ok {
 		r.firer = f
@@ -604,6 +611,9 @@ func (r *run) base() *run { return r }
 
 func (r *run) attach(keys *traffic.Keys, f *feed) {
 	r.keys, r.feed = keys, f
+	if r.members != nil {
+		r.members.keys = keys
+	}
 	if kn, ok := r.lim.(algorithms.KeyNamer); ok {
 		kn.NameKeys(func(k algorithms.Key) string { return keys.Name(uint32(k)) })
 	}
@@ -966,6 +976,9 @@ func unknownVerdict(v algorithms.Verdict) error {
 // observe shows a decision to the observer, which may stop observing.
 func (r *run) observe(a *traffic.Arrival, attempt int, d algorithms.Decision) error {
 	r.dec = Decision{Time: a.At, Key: r.keys.Name(a.Key), Cost: a.Cost, Attempt: attempt, Decision: d, Node: -1, Decided: a.At, Logged: a.Logged, Fired: r.curFired}
+	if r.members != nil {
+		r.dec.MemberKeys = MemberKeys{row: r.members, key: a.Key, attrs: a.Attrs}
+	}
 	err := r.obs.Observe(&r.dec)
 	if errors.Is(err, ErrStopObserving) {
 		r.obs = nil

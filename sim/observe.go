@@ -28,6 +28,58 @@ type Decision struct {
 	// the request (algorithms.Firer); 0 when none did (admitted at once)
 	// and for every other row.
 	Fired int
+	// MemberKeys says, for an all-of row whose limits count by
+	// different keys (by:), under which key each limit counted the
+	// request; the zero value for every other row.
+	MemberKeys MemberKeys
+}
+
+// GlobalKey is the key of a limit that counts every request together
+// (by: global) in MemberKeys.Append.
+const GlobalKey = "global"
+
+// MemberKeys is under which key each limit of an all-of row counted a
+// request (Decision.MemberKeys). It refers to the run's key space, whose
+// names and attribute tuples never change: a kept Decision keeps it.
+type MemberKeys struct {
+	row        *memberRow // nil: a row of one key
+	key, attrs uint32
+}
+
+// memberRow is what MemberKeys reads a row's keys from.
+type memberRow struct {
+	keys *traffic.Keys
+	by   []int // each member's algorithms.Member.By
+}
+
+// Append appends the key of each limit of the row, in its order: the
+// request's key, an attribute's value, GlobalKey for by: global, "" where
+// the request carries no value of the limit's attribute (the limit did
+// not look at it). It appends nothing for a row of one key.
+func (m MemberKeys) Append(dst []string) []string {
+	if m.row == nil {
+		return dst
+	}
+	attrs := m.row.keys.Attrs()
+	var values []uint32
+	for _, by := range m.row.by {
+		switch {
+		case by == algorithms.ByAll:
+			dst = append(dst, GlobalKey)
+		case by == algorithms.ByKey:
+			dst = append(dst, m.row.keys.Name(m.key))
+		default:
+			if values == nil {
+				values = attrs.Values(m.attrs)
+			}
+			if by-1 < len(values) && values[by-1] != traffic.NoValue {
+				dst = append(dst, attrs.Value(by-1, values[by-1]))
+			} else {
+				dst = append(dst, "")
+			}
+		}
+	}
+	return dst
 }
 
 // Observer receives every decision of one algorithm's run, in processing
