@@ -138,7 +138,7 @@ func TestImportSplitLimits(t *testing.T) {
 		status, out, errOut := run(t, append([]string{"import", "--split-limits"}, tc.args...)...)
 		require.Equal(t, 0, status, errOut)
 		for _, label := range tc.split {
-			require.Contains(t, out, "label: "+label+", ", tc.args)
+			require.Contains(t, out, "label: "+label, tc.args)
 			require.NotContains(t, plain, label, tc.args)
 		}
 		path := writeImported(t, out)

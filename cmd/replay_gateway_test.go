@@ -265,3 +265,60 @@ all-of,/,1700000001050000000,10.0.0.3,1,1,accept,0,,,10.0.0.3,
 all-of,/,1700000001100000000,10.0.0.3,1,1,reject,0,950000000,zone=peraddr (nginx.conf:7),10.0.0.3,
 `, string(got))
 }
+
+// An envoy ratelimit config with nested descriptors, replayed for a
+// request that carries three: generic_key=api (3 a second, one counter),
+// and under it remote_address (2 a second per address) and user_id (2 a
+// minute per user), each from its own field of a JSON lines trace. envoy's
+// service counts every hit on every counter and rejects when any is over
+// (fixed_cache_impl.go DoLimit), by hand: .000 .100 .200 pass (api 1-3);
+// .300 api 4 > 3 (and 10.0.0.2 2, u1 3, counted all the same); 1.000 a
+// new second, u2 2 <= 2; 1.100 u1 4 > 2; 1.200 api 3, 10.0.0.1 2, u3 1;
+// 1.300 api 4 > 3 (10.0.0.1 3 > 2 too: the first over, in order, fires).
+func TestReplayGatewayEnvoyNested(t *testing.T) {
+	dir := t.TempDir()
+	conf, trace := filepath.Join(dir, "ratelimit.yaml"), filepath.Join(dir, "trace.jsonl")
+	require.NoError(t, os.WriteFile(conf, []byte(`domain: edge
+descriptors:
+  - key: generic_key
+    value: api
+    rate_limit: {unit: second, requests_per_unit: 3}
+    descriptors:
+      - key: remote_address
+        rate_limit: {unit: second, requests_per_unit: 2}
+      - key: user_id
+        rate_limit: {unit: minute, requests_per_unit: 2}
+`), 0o644))
+	require.NoError(t, os.WriteFile(trace, []byte(`{"ts": 1700000000.0, "remote_addr": "10.0.0.1", "user_id": "u1"}
+{"ts": 1700000000.1, "remote_addr": "10.0.0.1", "user_id": "u2"}
+{"ts": 1700000000.2, "remote_addr": "10.0.0.2", "user_id": "u1"}
+{"ts": 1700000000.3, "remote_addr": "10.0.0.2", "user_id": "u1"}
+{"ts": 1700000001.0, "remote_addr": "10.0.0.1", "user_id": "u2"}
+{"ts": 1700000001.1, "remote_addr": "10.0.0.3", "user_id": "u1"}
+{"ts": 1700000001.2, "remote_addr": "10.0.0.1", "user_id": "u3"}
+{"ts": 1700000001.3, "remote_addr": "10.0.0.1", "user_id": "u4"}
+`), 0o644))
+	csv := filepath.Join(dir, "d.csv")
+	scope := "generic_key=api + generic_key=api/remote_address + generic_key=api/user_id"
+	status, out, errOut := run(t, "replay", trace, "--gateway", conf, "--scope", scope, "--trace-format", "jsonl", "--decisions", csv)
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, "descriptor generic_key=api (ratelimit.yaml:3) 2 rejected; descriptor generic_key=api/remote_address (ratelimit.yaml:7) 0 rejected; descriptor generic_key=api/user_id (ratelimit.yaml:9) 1 rejected")
+	got, err := os.ReadFile(csv)
+	require.NoError(t, err)
+	// time_ns, verdict, the limit that fired, each limit's key
+	var rows []string
+	for _, line := range strings.Split(strings.TrimSpace(string(got)), "\n")[1:] {
+		f := strings.Split(line, ",")
+		rows = append(rows, strings.Join(append([]string{f[2], f[6], f[9]}, f[10:]...), " "))
+	}
+	require.Equal(t, []string{
+		"1700000000000000000 accept  global 10.0.0.1 u1",
+		"1700000000100000000 accept  global 10.0.0.1 u2",
+		"1700000000200000000 accept  global 10.0.0.2 u1",
+		"1700000000300000000 reject descriptor generic_key=api (ratelimit.yaml:3) global 10.0.0.2 u1",
+		"1700000001000000000 accept  global 10.0.0.1 u2",
+		"1700000001100000000 reject descriptor generic_key=api/user_id (ratelimit.yaml:9) global 10.0.0.3 u1",
+		"1700000001200000000 accept  global 10.0.0.1 u3",
+		"1700000001300000000 reject descriptor generic_key=api (ratelimit.yaml:3) global 10.0.0.1 u4",
+	}, rows)
+}

@@ -377,23 +377,62 @@ func (e *Envoy) Scenario(o Options) (*Import, error) {
 		}
 		first = kept[0]
 		e.header(im, first)
-		e.requestRow(im, base, o.Scope, kept, dropped, o.SplitLimits)
+		e.requestRow(im, base, o.Scope, kept, dropped, o)
 	} else {
 		first = ds[slices.IndexFunc(ds, func(d *EnvoyDescriptor) bool { return !d.Unlimited })]
 		e.header(im, first)
+		primary, hasPrimary := primaryOf(envoyKeysOf(ds))
 		for _, d := range ds {
 			im.note(e.comments(base, d)...)
 			if d.Unlimited {
 				continue
 			}
 			row := envoyEntry(d)
+			if by := envoyBy(d, primary, hasPrimary); by != "" {
+				// a limit by another key than the request's: an all-of
+				// of one, counting by its own key
+				im.note(byNote(by))
+				row.By = str(by)
+				row = scenarios.AlgEntry{Name: str("all-of"), Limits: []scenarios.AlgEntry{row}}
+			}
 			row.Label = str(d.Path())
 			im.row(row)
 		}
 	}
 	im.placeholderTraffic(2*first.Rate, scenarios.DurationText(first.Per))
+	im.attributes()
 	return im, nil
 }
+
+// envoyKeysOf are the keys of the descriptors ds, each once, in order.
+func envoyKeysOf(ds []*EnvoyDescriptor) []Key {
+	var keys []Key
+	for _, d := range ds {
+		if d.Unlimited {
+			continue
+		}
+		for _, k := range envoyDescKeys(d) {
+			keys = addKey(keys, k)
+		}
+	}
+	return keys
+}
+
+// envoyBy is the by: of descriptor d's limit when primary is the
+// request's key (ok false: there is none): "" for the key, "global" when
+// every entry has its value, the attribute of its one varying entry; ""
+// too when no descriptor's value varies (one key for every request);
+// a descriptor of several varying entries counts by them together, which
+// no one attribute is: "" (Keys refuses it to replay).
+func envoyBy(d *EnvoyDescriptor, primary Key, ok bool) string {
+	keys := envoyDescKeys(d)
+	if !ok || len(keys) != 1 {
+		return "" // every limit counts every request together, or d's pair
+	}
+	return byOf(keys[0], primary, ok)
+}
+
+func (*Envoy) keyedLimits() {}
 
 // header sets the scenario's limit (the first row's) and duration.
 func (e *Envoy) header(im *Import, first *EnvoyDescriptor) {
@@ -402,9 +441,11 @@ func (e *Envoy) header(im *Import, first *EnvoyDescriptor) {
 }
 
 // requestRow adds the one row of a request carrying the descriptors of
-// --scope: kept are the limits the service checks. With split, an all-of
-// row is followed by a row per member (--split-limits).
-func (e *Envoy) requestRow(im *Import, base, scope string, kept []*EnvoyDescriptor, dropped []string, split bool) {
+// --scope: kept are the limits the service checks. With o.SplitLimits,
+// an all-of row is followed by a row per member (--split-limits); with
+// o.LimitLabels, each member is labelled by its descriptor and line.
+func (e *Envoy) requestRow(im *Import, base, scope string, kept []*EnvoyDescriptor, dropped []string, o Options) {
+	split := o.SplitLimits
 	im.note("--scope " + scope + ": a request that carries these descriptors")
 	for _, why := range dropped {
 		im.note("not checked: " + why)
@@ -420,31 +461,37 @@ func (e *Envoy) requestRow(im *Import, base, scope string, kept []*EnvoyDescript
 		im.row(row)
 		return
 	}
-	im.note(keyNote(func(yield func(Key) bool) {
-		for _, d := range kept {
-			for _, k := range envoyDescKeys(d) {
-				if !yield(k) {
-					return
-				}
-			}
-		}
-	})...)
+	primary, hasPrimary := primaryOf(envoyKeysOf(kept))
 	im.note("envoy's ratelimit increments every descriptor's counter by the hit and answers",
-		"OVER_LIMIT if any is over: all-of with commit every-hit.")
+		"OVER_LIMIT if any is over: all-of with commit every-hit; each limit counts by",
+		"its descriptor's own key (by:).")
 	if slices.ContainsFunc(kept, func(d *EnvoyDescriptor) bool { return d.QuotaMode }) {
 		im.note("NOTE: a quota_mode limit rejects only when every quota limit of the request is",
 			"over; the row rejects when any is (quota_mode is not modelled together).")
 	}
 	row := im.row(scenarios.AlgEntry{Name: str("all-of"), Label: str(scope), Commit: str("every-hit")})
 	for _, d := range kept {
-		im.member(row, envoyEntry(d), e.comments(base, d)...)
+		m := envoyEntry(d)
+		if by := envoyBy(d, primary, hasPrimary); by != "" {
+			m.By = str(by)
+		}
+		if o.LimitLabels {
+			m.Label = str(fmt.Sprintf("descriptor %s (%s:%d)", d.Path(), base, d.Where.Line))
+		}
+		im.member(row, m, e.comments(base, d)...)
 	}
 	if !split {
 		return
 	}
 	var members []splitMember
 	for _, d := range kept {
-		members = append(members, splitMember{label: "(" + d.Path() + " alone)", entry: envoyEntry(d), comment: e.comments(base, d)})
+		m := envoyEntry(d)
+		if by := envoyBy(d, primary, hasPrimary); by != "" {
+			// alone, a limit by another key is an all-of of one
+			m.By = str(by)
+			m = scenarios.AlgEntry{Name: str("all-of"), Limits: []scenarios.AlgEntry{m}}
+		}
+		members = append(members, splitMember{label: "(" + d.Path() + " alone)", entry: m, comment: e.comments(base, d)})
 	}
 	im.splitRows(labels{}, scope, []string{
 		"--split-limits: each descriptor's limit above on its own (its counter counts",
@@ -588,16 +635,16 @@ func (e *Envoy) Keys(o Options) ([]Key, error) {
 		ds, _ = checked(ds)
 		ds, _ = enforcedOnly(ds)
 	}
-	var keys []Key
 	for _, d := range ds {
-		if d.Unlimited {
-			continue
-		}
-		for _, k := range envoyDescKeys(d) {
-			keys = addKey(keys, k)
+		if ks := envoyDescKeys(d); !d.Unlimited && len(ks) > 1 {
+			var names []string
+			for _, k := range ks {
+				names = append(names, k.short())
+			}
+			return nil, fmt.Errorf("%s: descriptor %s counts by %s together, which no one field of a log holds: keep a scope without it with --scope", d.Where, d.Path(), strings.Join(names, " and "))
 		}
 	}
-	return keys, nil
+	return envoyKeysOf(ds), nil
 }
 
 // envoyDescKeys returns the keys of one descriptor: one per entry whose
@@ -623,7 +670,7 @@ func envoyKey(key string, where Pos) Key {
 	if key == "remote_address" {
 		return Key{Kind: KeyAddr, Where: where}
 	}
-	return Key{Kind: KeyOther, Name: "descriptor entry " + key + " (its value comes from envoy's rate_limits actions, e.g. request_headers with its header, in envoy's route config, not in this file)", Where: where}
+	return Key{Kind: KeyOther, Name: "descriptor entry " + key + " (its value comes from envoy's rate_limits actions, e.g. request_headers with its header, in envoy's route config, not in this file)", Where: where, Attr: key}
 }
 
 // short names a key in a row's comment.

@@ -82,6 +82,15 @@ func TestEnvoyUnits(t *testing.T) {
 	require.False(t, ok, "UNKNOWN is the proto's zero value, refused as invalid")
 }
 
+// decideOne decides a request of cost 1 whose every key (its own and its
+// attributes', for a limit by a descriptor of its own key) is the first.
+func decideOne(l algorithms.Limiter, at time.Duration) algorithms.Decision {
+	if a, ok := l.(algorithms.Attributed); ok && a.ByAttributes() {
+		return a.DecideAttrs(at, []algorithms.Key{0, 0, 0}, 1)
+	}
+	return l.Decide(at, 0, 1)
+}
+
 // The rows decide as envoy's service does, on the Unix epoch: a WEEK
 // window is [k*7d, (k+1)*7d) from 1970-01-01, a Thursday, so weeks start on
 // Thursday at 00:00 UTC; a MONTH window is 30 days from the epoch, not a
@@ -113,7 +122,7 @@ func TestEnvoyWindowsAlign(t *testing.T) {
 		{"2026-11-30T12:00:00Z", algorithms.Reject}, // Monday: still the week of Thursday 26th, count 3
 		{"2026-12-03T00:00:00Z", algorithms.Accept}, // the next Thursday
 	} {
-		require.Equal(t, step.want, week.Decide(at(step.at), 0, 1).Verdict, step.at)
+		require.Equal(t, step.want, decideOne(week, at(step.at)).Verdict, step.at)
 	}
 	month, err := algorithms.New(sc.Algorithms[1].Name, sc.Algorithms[1].Params)
 	require.NoError(t, err)
@@ -129,7 +138,7 @@ func TestEnvoyWindowsAlign(t *testing.T) {
 		{"2026-12-01T00:00:00Z", algorithms.Reject}, // a calendar month would be new; envoy's is not
 		{"2026-12-03T00:00:00Z", algorithms.Accept}, // window 693
 	} {
-		require.Equal(t, step.want, month.Decide(at(step.at), 0, 1).Verdict, step.at)
+		require.Equal(t, step.want, decideOne(month, at(step.at)).Verdict, step.at)
 	}
 }
 
@@ -171,7 +180,7 @@ func TestEnvoyEveryHit(t *testing.T) {
 		{2000 * ms, algorithms.Reject},  // a: new second, 1 <= 1, but b: 5 > 3 (the rejected hits filled it)
 		{60000 * ms, algorithms.Accept}, // a new minute and second
 	} {
-		require.Equal(t, step.want, l.Decide(step.at, 0, 1).Verdict, step.at)
+		require.Equal(t, step.want, decideOne(l, step.at).Verdict, step.at)
 	}
 }
 
@@ -193,20 +202,27 @@ func TestEnvoySplitLimits(t *testing.T) {
 	require.Contains(t, out, "  # h.yaml:3: descriptor a: 1 per SECOND, a counter per value of a\n"+
 		"  - {name: fixed-window, label: \"a + b (a alone)\", rate: 1, per: 1s, count-rejected: true}\n"+
 		"  # h.yaml:5: descriptor b: 3 per MINUTE, a counter per value of b\n"+
-		"  - {name: fixed-window, label: \"a + b (b alone)\", rate: 3, per: 1m, count-rejected: true}\n")
+		"  - name: all-of\n"+
+		"    label: \"a + b (b alone)\"\n"+
+		"    limits:\n"+
+		"      - {name: fixed-window, by: b, rate: 3, per: 1m, count-rejected: true}\n")
 	sc, err := scenarios.Parse("h.yaml", []byte(out))
 	require.NoError(t, err, out)
 	require.Len(t, sc.Algorithms, 3)
 	all := sc.Algorithms[0]
 	for i, a := range sc.Algorithms[1:] {
+		if a.Name == "all-of" { // b, by its own key: an all-of of one
+			require.Equal(t, all.Params.Members[i], a.Params.Members[0])
+			continue
+		}
 		require.Equal(t, "fixed-window", a.Name)
 		require.Equal(t, all.Params.Members[i].Params, a.Params)
 	}
 	for i, want := range []algorithms.Verdict{algorithms.Reject, algorithms.Reject, algorithms.Accept} {
 		l, err := algorithms.New(sc.Algorithms[i].Name, sc.Algorithms[i].Params)
 		require.NoError(t, err)
-		require.Equal(t, algorithms.Accept, l.Decide(0, 0, 1).Verdict)
-		require.Equal(t, want, l.Decide(500*time.Millisecond, 0, 1).Verdict, sc.Algorithms[i].Label)
+		require.Equal(t, algorithms.Accept, decideOne(l, 0).Verdict)
+		require.Equal(t, want, decideOne(l, 500*time.Millisecond).Verdict, sc.Algorithms[i].Label)
 	}
 
 	// the golden's config, a request with a descriptor in shadow_mode: the
@@ -225,8 +241,12 @@ func TestEnvoySplitLimits(t *testing.T) {
 		"remote_address + client_id + generic_key=default (generic_key=default alone)"}, labels)
 	require.Equal(t, int64(60), sc.Algorithms[1].Params.Rate)
 	require.Equal(t, time.Minute, sc.Algorithms[1].Params.Per)
-	require.Equal(t, int64(500), sc.Algorithms[2].Params.Rate)
-	require.Equal(t, time.Second, sc.Algorithms[2].Params.Per)
+	// generic_key=default, one counter for every request: an all-of of one
+	// by: global
+	global := sc.Algorithms[2].Params.Members[0]
+	require.Equal(t, algorithms.ByAll, global.By)
+	require.Equal(t, int64(500), global.Params.Rate)
+	require.Equal(t, time.Second, global.Params.Per)
 
 	// no all-of row, no split rows: the whole file's import is the golden's
 	plain, err = text(e.Scenario(Options{}))
@@ -255,6 +275,11 @@ func TestEnvoyScenario(t *testing.T) {
 	require.NoError(t, err, out)
 	require.Len(t, sc.Algorithms, 7, "one row per limited descriptor, none for the unlimited one")
 	for _, a := range sc.Algorithms {
+		if a.Name == "all-of" { // a limit by its own key, alone
+			require.Len(t, a.Params.Members, 1, a.Label)
+			require.NotEqual(t, algorithms.ByKey, a.Params.Members[0].By, a.Label)
+			a = scenarios.Algorithm{Name: a.Params.Members[0].Name, Label: a.Label, Params: a.Params.Members[0].Params}
+		}
 		require.Equal(t, "fixed-window", a.Name)
 		require.True(t, a.Params.CountRejected, a.Label)
 	}
@@ -275,11 +300,13 @@ func TestEnvoyScope(t *testing.T) {
 	require.Equal(t, []Key{{Kind: KeyAddr, Where: Pos{"testdata/envoy-ratelimit.yaml", 22, 9}}}, keys)
 
 	// client_id is in shadow mode: it never rejects, so the row leaves it
-	// out; the two others count by different keys, which a NOTE says.
+	// out; the two others count by their own keys: the address, and one
+	// counter for every request.
 	out, err = text(e.Scenario(Options{Scope: "remote_address + client_id + generic_key=default"}))
 	require.NoError(t, err)
 	require.Contains(t, out, "# left out: client_id is in shadow_mode")
-	require.Contains(t, out, "# NOTE: these limits count by different keys (client address, one key for every request)")
+	require.Contains(t, out, "      - {name: fixed-window, rate: 60, per: 1m, count-rejected: true}\n")
+	require.Contains(t, out, "      - {name: fixed-window, by: global, rate: 500, per: 1s, count-rejected: true}\n")
 	sc, err := scenarios.Parse("s.yaml", []byte(out))
 	require.NoError(t, err, out)
 	require.Len(t, sc.Algorithms[0].Params.Members, 2)

@@ -1,6 +1,11 @@
 package gateway
 
-import "strings"
+import (
+	"slices"
+	"strings"
+
+	"github.com/ratesim/ratesim/scenarios"
+)
 
 // This file says which of a config's keys is the request's and which are
 // attributes of it, for every gateway (docs/gateways.md, "Each limit's own
@@ -62,4 +67,33 @@ func (k Key) attr() string {
 		name = "var_" + name
 	}
 	return name
+}
+
+// byNote says in a row's comment what its by: means.
+func byNote(by string) string {
+	if by == "global" {
+		return "one counter for every request (by: global)"
+	}
+	return "counts by " + by + ", not by the request's key (by: " + by + ")"
+}
+
+// attributes gives the placeholder traffic every attribute that a limit
+// of the scenario counts by, valued by its own name, so that the import
+// loads (replay --gateway reads each from its field of the log).
+func (im *Import) attributes() {
+	var names []string
+	for _, a := range im.File.Algorithms {
+		for _, m := range a.Limits {
+			if by := m.By.Text; m.By.Set() && by != "global" && by != "key" && !slices.Contains(names, by) {
+				names = append(names, by)
+			}
+		}
+	}
+	if len(names) == 0 || len(im.File.Traffic) == 0 {
+		return
+	}
+	src := &im.File.Traffic[0]
+	for _, n := range names {
+		src.Attributes = append(src.Attributes, scenarios.Attribute{Name: n, Value: str(n)})
+	}
 }

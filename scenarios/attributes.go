@@ -82,5 +82,8 @@ func (d *decoder) resolveBy(sc *Scenario, names []string, onCluster bool) {
 			}
 			a.Params.Members[i].By = by
 		}
+		// resolved: a scenario parsed from a file equals the one built
+		// from the File it decodes to, wherever its by: were written
+		a.by = nil
 	}
 }
