@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -321,4 +322,64 @@ descriptors:
 		"1700000001200000000 accept  global 10.0.0.1 u3",
 		"1700000001300000000 reject descriptor generic_key=api (ratelimit.yaml:3) global 10.0.0.1 u4",
 	}, rows)
+}
+
+// A Kong declarative file with a route limit (2 a second per consumer on
+// route orders) and a consumer limit (alice's own plugin, 1 a second),
+// replayed from a JSON lines trace whose consumer field gives each
+// request's consumer. Policy local on Kong's 3 placeholder nodes, behind a
+// round-robin balancer (requests 1-8 on nodes 0 1 2 0 1 2 0 1): each node
+// counts alone, admitted requests only. By hand: the route's row admits
+// alice's first 6 (2 on each node) and rejects the 7th (node 0's third);
+// alice's row admits her first 3 (1 on each node) and rejects the next 4;
+// bob is admitted by both.
+func TestReplayGatewayKongConsumer(t *testing.T) {
+	dir := t.TempDir()
+	conf, trace := filepath.Join(dir, "kong.yaml"), filepath.Join(dir, "trace.jsonl")
+	require.NoError(t, os.WriteFile(conf, []byte(`_format_version: "3.0"
+services:
+  - name: shop
+    url: http://shop.internal:8080
+    routes:
+      - name: orders
+        paths: [/orders]
+        plugins:
+          - name: rate-limiting
+            config: {second: 2, limit_by: consumer, policy: local}
+consumers:
+  - username: alice
+    plugins:
+      - name: rate-limiting
+        config: {second: 1, limit_by: consumer, policy: local}
+  - username: bob
+`), 0o644))
+	var lines []string
+	for i := range 7 {
+		lines = append(lines, fmt.Sprintf(`{"ts": 1700000000.%02d, "consumer": "alice"}`, 5*i))
+	}
+	lines = append(lines, `{"ts": 1700000000.35, "consumer": "bob"}`)
+	require.NoError(t, os.WriteFile(trace, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	csv := filepath.Join(dir, "d.csv")
+	status, _, errOut := run(t, "replay", trace, "--gateway", conf, "--trace-format", "jsonl", "--decisions", csv)
+	require.Equal(t, 0, status, errOut)
+	got, err := os.ReadFile(csv)
+	require.NoError(t, err)
+	verdicts := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(got)), "\n")[1:] {
+		f := strings.Split(line, ",")
+		verdicts[f[1]] = append(verdicts[f[1]], f[3]+" "+f[6])
+	}
+	a, b := "alice accept", "bob accept"
+	r := "alice reject"
+	require.Equal(t, map[string][]string{
+		"orders":                  {a, a, a, a, a, a, r, b},
+		"orders (consumer alice)": {a, a, a, r, r, r, r, b},
+	}, verdicts)
+
+	// a combined log has no consumer: exit 2, naming the plugin's line
+	log := filepath.Join(dir, "access.log")
+	require.NoError(t, os.WriteFile(log, []byte("1.1.1.1 - - [10/Oct/2000:13:55:36 +0000] \"GET / HTTP/1.1\" 200 1\n"), 0o644))
+	status, _, errOut = run(t, "replay", log, "--gateway", conf, "--trace-format", "combined")
+	require.Equal(t, 2, status, errOut)
+	require.Contains(t, errOut, "the limits of "+conf+" count by consumer ("+conf+":9:13), which a combined or common log does not carry: log it in a field named consumer")
 }

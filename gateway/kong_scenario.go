@@ -321,8 +321,9 @@ func (k *Kong) pick(scope string) ([]*KongScope, error) {
 
 // Keys returns what the plugins of the scopes o picks count by, each once:
 // ip is the client address, header the header (lower case), service and
-// route one key; consumer, credential, consumer-group and path are
-// KeyOther (a log does not carry them).
+// route one key; consumer, credential and consumer-group are KeyOther,
+// which replay reads from the field of that name (consumer_group) of a
+// CSV, TSV or JSON lines trace, and path KeyOther too.
 func (k *Kong) Keys(o Options) ([]Key, error) {
 	scopes, err := k.pick(o.Scope)
 	if err != nil {
@@ -332,6 +333,10 @@ func (k *Kong) Keys(o Options) ([]Key, error) {
 	for _, s := range scopes {
 		p := s.Plugin
 		key := Key{Kind: KeyOther, Name: p.LimitBy, Where: p.Where}
+		if p.LimitBy == "consumer" || p.LimitBy == "credential" || p.LimitBy == "consumer-group" {
+			// the field of that name in a CSV, TSV or JSON lines trace
+			key.Attr = strings.ReplaceAll(p.LimitBy, "-", "_")
+		}
 		switch p.LimitBy {
 		case "ip":
 			key.Kind, key.Name = KeyAddr, ""
