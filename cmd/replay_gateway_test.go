@@ -254,6 +254,8 @@ func TestReplayGatewayTwoVariables(t *testing.T) {
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, out, "100% of 7")
 	require.Contains(t, out, "zone=peraddr (nginx.conf:7) 2 rejected; zone=perclient (nginx.conf:8) 1 rejected")
+	// no key of either zone was admitted twice in a second
+	require.Contains(t, out, `zone=peraddr (nginx.conf:7): "10.0.0.1" 1 in 1s (1.0x); zone=perclient (nginx.conf:8): "c1" 1 in 1s (1.0x)`)
 	got, err := os.ReadFile(csv)
 	require.NoError(t, err)
 	require.Equal(t, `algorithm,label,time_ns,key,cost,attempt,verdict,delay_ns,retry_after_ns,limit,key_1,key_2
@@ -304,6 +306,23 @@ descriptors:
 	status, out, errOut := run(t, "replay", trace, "--gateway", conf, "--scope", scope, "--trace-format", "jsonl", "--decisions", csv)
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, out, "descriptor generic_key=api (ratelimit.yaml:3) 2 rejected; descriptor generic_key=api/remote_address (ratelimit.yaml:7) 0 rejected; descriptor generic_key=api/user_id (ratelimit.yaml:9) 1 rejected")
+	// each limit's busiest key in its own window, admitted requests: api 3
+	// in [0, 1s) (.000 .100 .200); 10.0.0.1 2 (.000 .100, the earliest);
+	// u1 2 in the minute (.000 .200, the earliest)
+	require.Contains(t, out, "Busiest key of each limit:\n  "+scope+`  descriptor generic_key=api (ratelimit.yaml:3): "global" 3 in 1s (1.0x); `+
+		`descriptor generic_key=api/remote_address (ratelimit.yaml:7): "10.0.0.1" 2 in 1s (1.0x); descriptor generic_key=api/user_id (ratelimit.yaml:9): "u1" 2 in 1m (1.0x)`)
+	status, out, errOut = run(t, "replay", trace, "--gateway", conf, "--scope", scope, "--trace-format", "jsonl", "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	var rep struct {
+		Results []struct {
+			LimitPeaks json.RawMessage `json:"limit_key_peaks"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.JSONEq(t, `[
+		{"limit": "descriptor generic_key=api (ratelimit.yaml:3)", "window_ns": 1000000000, "count": 3, "key": "global", "start_ns": 1700000000000000000, "ratio": 1.0},
+		{"limit": "descriptor generic_key=api/remote_address (ratelimit.yaml:7)", "window_ns": 1000000000, "count": 2, "key": "10.0.0.1", "start_ns": 1700000000000000000, "ratio": 1.0},
+		{"limit": "descriptor generic_key=api/user_id (ratelimit.yaml:9)", "window_ns": 60000000000, "count": 2, "key": "u1", "start_ns": 1700000000000000000, "ratio": 1.0}]`, string(rep.Results[0].LimitPeaks))
 	got, err := os.ReadFile(csv)
 	require.NoError(t, err)
 	// time_ns, verdict, the limit that fired, each limit's key

@@ -59,6 +59,7 @@ func HTML(w io.Writer, p Page) error {
 			}{
 				{"Who was limited", LimitedKeys(r)},
 				{"Which limit fired", FiredLines(r)},
+				{"Busiest key of each limit", LimitPeakLines(r)},
 				{"nginx's zone", ZoneLines(r)},
 				{"Replayed on Redis", RedisLines(r)},
 			} {

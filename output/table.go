@@ -100,6 +100,7 @@ func TableOf(w io.Writer, r *sim.Report, names []string) error {
 	}
 	section(&buf, "Who was limited:", LimitedKeys(r), false)
 	section(&buf, "Which limit fired:", FiredLines(r), false)
+	section(&buf, "Busiest key of each limit:", LimitPeakLines(r), false)
 	section(&buf, "nginx's zone:", ZoneLines(r), false)
 	section(&buf, "Replayed on Redis:", RedisLines(r), false)
 	_, err := w.Write(buf.Bytes())
@@ -326,6 +327,7 @@ func MarkdownOf(w io.Writer, r *sim.Report, names []string) error {
 	}
 	section(&buf, "Who was limited:", LimitedKeys(r), true)
 	section(&buf, "Which limit fired:", FiredLines(r), true)
+	section(&buf, "Busiest key of each limit:", LimitPeakLines(r), true)
 	section(&buf, "nginx's zone:", ZoneLines(r), true)
 	section(&buf, "Replayed on Redis:", RedisLines(r), true)
 	_, err := w.Write(buf.Bytes())

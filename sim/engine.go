@@ -400,8 +400,9 @@ type run struct {
 	attrs   []algorithms.Key
 	tuples  [][]uint32
 	// members is what Decision.MemberKeys reads a byAttrs row's keys
-	// from
-	members *memberRow
+	// from; limitPeaks its limits' busiest keys
+	members    *memberRow
+	limitPeaks *limitPeaks
 	// firer is the row's limiter when it says which of its limits decided
 	// each request (an all-of row), fired the counts of Result.Fired
 	firer    algorithms.Firer
@@ -510,6 +511,7 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 		for _, m := range alg.Params.Members {
 			r.members.by = append(r.members.by, m.By)
 		}
+		r.limitPeaks = newLimitPeaks(alg.Params.Members)
 	}
 	if f, ok := lim.(algorithms.Firer); ok {
 		r.firer = f
@@ -920,6 +922,9 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 		r.res.Accepted++
 		r.delays.addZero()
 		r.keyPeaks.add(decided, algorithms.GrantedOf(d, a.Cost), a.Key) // a partial admission counts what it was granted
+		if r.limitPeaks != nil {
+			r.limitPeaks.add(decided, algorithms.GrantedOf(d, a.Cost), a.Key, r.tuples[a.Attrs])
+		}
 		row[colAdmitted]++
 		r.last = max(r.last, decided)
 		if r.byKey != nil {
@@ -932,7 +937,7 @@ func (r *run) verdict(a *traffic.Arrival, attempt int, d algorithms.Decision, de
 		r.res.Delayed++
 		r.delays.add(d.Delay)
 		row[colDelayed]++
-		r.releases.Push(decided+d.Delay, delayed{algorithms.GrantedOf(d, a.Cost), a.Key})
+		r.releases.Push(decided+d.Delay, delayed{algorithms.GrantedOf(d, a.Cost), a.Key, a.Attrs})
 		r.q.wake(r.relSrc, decided+d.Delay, classRelease)
 		if r.byKey != nil {
 			r.byKey.admitted(a.Key, decided+d.Delay)
@@ -1119,14 +1124,18 @@ func (g *gates) sent(key uint32) {
 
 // delayed is a delayed request waiting for its release: its cost and key.
 type delayed struct {
-	cost int64
-	key  uint32
+	cost  int64
+	key   uint32
+	attrs uint32 // the request's attribute tuple (traffic.Arrival.Attrs)
 }
 
 // release sends a delayed request to the backend at at (decide does it for
 // an accepted one).
 func (r *run) release(at time.Duration, d delayed) {
 	r.keyPeaks.add(at, d.cost, d.key)
+	if r.limitPeaks != nil {
+		r.limitPeaks.add(at, d.cost, d.key, r.tuples[d.attrs])
+	}
 	r.series.add(at, colAdmitted)
 	r.last = max(r.last, at)
 }
@@ -1213,6 +1222,9 @@ func (r *run) result() Result {
 	}
 	p := r.alg.Params.Policy
 	res.KeyPeaks, res.Peaks = r.keyPeaks.peaks(p, r.keys.Name)
+	if r.limitPeaks != nil {
+		res.LimitPeaks = r.limitPeaks.report(r.keys)
+	}
 	if r.attempts == nil {
 		res.AttemptPeaks = r.feed.attempts.peaks(p)
 	} else {

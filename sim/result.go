@@ -166,8 +166,12 @@ type Result struct {
 	// decided (algorithms.Firer: the first that rejected, else the one
 	// whose delay the request waited), in the order of its limits; nil
 	// for every other row and on a cluster.
-	Fired  []LimitFired `json:"fired,omitempty"`
-	Series Series       `json:"series"`
+	Fired []LimitFired `json:"fired,omitempty"`
+	// LimitPeaks are, for an all-of row whose limits count by different
+	// keys (by:), the busiest key of each limit, in the order of its
+	// limits; nil for every other row.
+	LimitPeaks []LimitKeyPeak `json:"limit_key_peaks,omitempty"`
+	Series     Series         `json:"series"`
 
 	// Delays is the distribution of the delays of admitted attempts, by
 	// delay (0 for accepted ones), for charts: exact while the run has at
