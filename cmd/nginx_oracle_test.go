@@ -384,10 +384,13 @@ func TestNginxTwoZonesOracle(t *testing.T) {
 		ours := map[string]int64{}
 		data, err := os.ReadFile(csv)
 		require.NoError(t, err)
-		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		limitCol := slices.Index(strings.Split(lines[0], ","), "limit")
+		require.Positive(t, limitCol, lines[0])
+		for _, line := range lines[1:] {
 			f := strings.Split(line, ",")
 			if f[6] == "reject" {
-				ours[f[len(f)-1]]++
+				ours[f[limitCol]]++
 			}
 		}
 		theirs := map[string]int64{}
