@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"iter"
 	"math/big"
 	"path/filepath"
 	"slices"
@@ -828,24 +829,79 @@ func (l *EnvoyLocal) Scenario(o Options) (*Import, error) {
 	if o.SplitLimits {
 		split = labels{}
 	}
+	keys, _ := l.Keys(o)
+	var kb localBy
+	kb.primary, kb.ok = localPrimary(keys)
 	if o.Scope == "" {
 		for _, s := range l.Scopes {
 			im.note(l.scopeComment(base, s)...)
 			if !s.Enabled.none() {
 				for _, row := range s.rows(discrete) {
-					l.addRow(im, base, row, discrete, split)
+					l.addRow(im, base, row, discrete, split, kb)
 				}
 			}
 		}
 	} else {
 		im.note(l.scopeComment(base, rows[0].scope)...)
 		for _, row := range rows {
-			l.addRow(im, base, row, discrete, split)
+			l.addRow(im, base, row, discrete, split, kb)
 		}
 	}
 	im.placeholderTraffic(2*first.TokensPerFill, scenarios.DurationText(first.FillInterval))
+	im.attributes()
 	return im, nil
 }
+
+// localPrimary is the request's key among keys (primaryOf), when every
+// key is one a log field can hold: not with a bucket per downstream
+// connection, where the buckets keep the one key of the request.
+func localPrimary(keys []Key) (Key, bool) {
+	for _, k := range keys {
+		if k.Kind == KeyOther && k.Attr == "" {
+			return Key{}, false
+		}
+	}
+	return primaryOf(keys)
+}
+
+// localBy says what the buckets of an import count by: primary is the
+// request's key, ok false when there is none (localPrimary).
+type localBy struct {
+	primary Key
+	ok      bool
+}
+
+// by is the by: of a bucket of descriptor d (nil: the default bucket):
+// "" for the request's key (and for every bucket when no key varies),
+// "global", or the attribute of d's one entry without a value.
+func (kb localBy) by(d *LocalDescriptor) string {
+	if !kb.ok {
+		return ""
+	}
+	if d == nil {
+		return "global"
+	}
+	keys := localDescKeys(d)
+	if len(keys) != 1 {
+		return ""
+	}
+	return byOf(keys[0], kb.primary, true)
+}
+
+// byEntry is e, a bucket's row, counting by by: e with by: set, alone an
+// all-of of one.
+func byEntry(e scenarios.AlgEntry, by string, alone bool) scenarios.AlgEntry {
+	if by == "" {
+		return e
+	}
+	e.By = str(by)
+	if alone {
+		return scenarios.AlgEntry{Name: str("all-of"), Limits: []scenarios.AlgEntry{e}}
+	}
+	return e
+}
+
+func (*EnvoyLocal) keyedLimits() {}
 
 // buckets are the row's buckets in envoy's order.
 func (row localRow) buckets() []LocalBucket {
@@ -921,10 +977,10 @@ func (l *EnvoyLocal) scopeComment(base string, s *LocalScope) []string {
 
 // addRow adds one row: a token-bucket, or an all-of in-order, then, when
 // split is not nil (--split-limits), a row per bucket of an all-of (labels
-// unique in split).
-func (l *EnvoyLocal) addRow(im *Import, base string, row localRow, discrete bool, split labels) {
+// unique in split); each bucket counts by its own key (kb).
+func (l *EnvoyLocal) addRow(im *Import, base string, row localRow, discrete bool, split labels, kb localBy) {
 	if len(row.descs) == 0 {
-		e := bucketEntry(*row.scope.Bucket, discrete)
+		e := byEntry(bucketEntry(*row.scope.Bucket, discrete), kb.by(nil), true)
 		e.Label = str(row.label)
 		im.note(bucketComment(base, "the default bucket", *row.scope.Bucket))
 		im.row(e)
@@ -944,13 +1000,17 @@ func (l *EnvoyLocal) addRow(im *Import, base string, row localRow, discrete bool
 	}
 	if len(row.descs) == 1 && !row.dflt {
 		d := row.descs[0]
-		e := bucketEntry(d.Bucket, discrete)
+		e := byEntry(bucketEntry(d.Bucket, discrete), kb.by(d), true)
 		e.Label = str(row.label)
 		im.note(bucketComment(base, "descriptor "+d.Path(), d.Bucket))
 		im.row(e)
 		return
 	}
-	im.note(keyNote(func(yield func(Key) bool) {
+	note := keyNote
+	if kb.ok {
+		note = func(iter.Seq[Key]) []string { return nil } // each bucket by its own key
+	}
+	im.note(note(func(yield func(Key) bool) {
 		for _, d := range row.descs {
 			for _, k := range localDescKeys(d) {
 				if !yield(k) {
@@ -964,21 +1024,21 @@ func (l *EnvoyLocal) addRow(im *Import, base string, row localRow, discrete bool
 	})...)
 	i := im.row(scenarios.AlgEntry{Name: str("all-of"), Label: str(row.label), Commit: str("in-order")})
 	for _, d := range row.descs {
-		im.member(i, bucketEntry(d.Bucket, discrete), bucketComment(base, "descriptor "+d.Path(), d.Bucket))
+		im.member(i, byEntry(bucketEntry(d.Bucket, discrete), kb.by(d), false), bucketComment(base, "descriptor "+d.Path(), d.Bucket))
 	}
 	if row.dflt {
-		im.member(i, bucketEntry(*row.scope.Bucket, discrete), bucketComment(base, "then the default bucket (always_consume_default_token_bucket)", *row.scope.Bucket))
+		im.member(i, byEntry(bucketEntry(*row.scope.Bucket, discrete), kb.by(nil), false), bucketComment(base, "then the default bucket (always_consume_default_token_bucket)", *row.scope.Bucket))
 	}
 	if split == nil {
 		return
 	}
 	var members []splitMember
 	for _, d := range row.descs {
-		members = append(members, splitMember{label: "(" + d.Path() + " alone)", entry: bucketEntry(d.Bucket, discrete),
+		members = append(members, splitMember{label: "(" + d.Path() + " alone)", entry: byEntry(bucketEntry(d.Bucket, discrete), kb.by(d), true),
 			comment: []string{bucketComment(base, "descriptor "+d.Path(), d.Bucket)}})
 	}
 	if row.dflt {
-		members = append(members, splitMember{label: "(default bucket alone)", entry: bucketEntry(*row.scope.Bucket, discrete),
+		members = append(members, splitMember{label: "(default bucket alone)", entry: byEntry(bucketEntry(*row.scope.Bucket, discrete), kb.by(nil), true),
 			comment: []string{bucketComment(base, "the default bucket", *row.scope.Bucket)}})
 	}
 	im.splitRows(split, row.label, []string{

@@ -388,3 +388,49 @@ func TestEnvoyLocalSplitLimits(t *testing.T) {
 		require.Equal(t, c.burst, a.Params.Burst, c.label)
 	}
 }
+
+// A descriptor entry without a value is a bucket per value of it (the
+// request's key here), and the default bucket one for every request (by:
+// global), checked in envoy's order: the descriptor's (1 a second) then
+// the default (3 per 10s, refilled continuously), in-order. By hand, from
+// full buckets: c1 .0, c2 .1 pass (default 2, then 2.03-1 = 1.03); c1 .2
+// has 0.2 of its own token (the default is not asked); c3 .3 takes the
+// default's (1.09-1 = 0.09); c4 .4 takes its own and the default has
+// 0.12; at 4.0 c4 has one again and the default 1.2.
+func TestEnvoyLocalOwnKeys(t *testing.T) {
+	src := localHead + "token_bucket: {max_tokens: 3, tokens_per_fill: 3, fill_interval: 10s}\n" +
+		"descriptors:\n  - {entries: [{key: client}], token_bucket: {max_tokens: 1, tokens_per_fill: 1, fill_interval: 1s}}\n"
+	l, err := ReadEnvoyLocal("k.yaml", []byte(src))
+	require.NoError(t, err)
+	keys, err := l.Keys(Options{Scope: "s client"})
+	require.NoError(t, err)
+	require.Len(t, keys, 2)
+	require.Equal(t, "client", keys[0].attr())
+	require.Equal(t, KeyGlobal, keys[1].Kind)
+	out, err := text(l.Scenario(Options{Scope: "s client"}))
+	require.NoError(t, err)
+	require.NotContains(t, out, "NOTE: these limits count by different keys")
+	require.Contains(t, out, "by: global")
+	sc, err := scenarios.Parse("k.yaml", []byte(out))
+	require.NoError(t, err, out)
+	row := sc.Algorithms[0]
+	lim, err := algorithms.New(row.Name, row.Params)
+	require.NoError(t, err)
+	ms := time.Millisecond
+	at := lim.(algorithms.Attributed)
+	require.True(t, at.ByAttributes())
+	for _, step := range []struct {
+		at   time.Duration
+		key  algorithms.Key
+		want algorithms.Verdict
+	}{
+		{0, 1, algorithms.Accept},
+		{100 * ms, 2, algorithms.Accept},
+		{200 * ms, 1, algorithms.Reject},
+		{300 * ms, 3, algorithms.Accept},
+		{400 * ms, 4, algorithms.Reject},
+		{4000 * ms, 4, algorithms.Accept},
+	} {
+		require.Equal(t, step.want, at.DecideAttrs(step.at, []algorithms.Key{step.key}, 1).Verdict, step.at)
+	}
+}

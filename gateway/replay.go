@@ -249,8 +249,12 @@ func containsFormat(list []*LogFormat, f *LogFormat) bool {
 // does not carry is an error that says which field would be needed.
 func keyFieldOf(k Key, tmpl *traffic.LogTemplate, formatName, traceFormat, file string) (string, error) {
 	what := fmt.Sprintf("the limits of %s count by %s (%s)", file, k, k.Where)
-	if k.Kind == KeyGlobal {
+	switch {
+	case k.Kind == KeyGlobal:
 		return traffic.KeyFieldNone, nil
+	case k.Kind == KeyOther && k.Attr == "" && strings.Contains(k.Name, " "):
+		// a key no field of a log names (envoy's downstream connection)
+		return "", fmt.Errorf("%s, which replay cannot take from a log: name the log field that holds it with --key-field", what)
 	}
 	if tmpl != nil {
 		var want []string
