@@ -499,3 +499,72 @@ func TestNginxRoutesOracle(t *testing.T) {
 		return nil
 	})
 }
+
+// TestNginxTwoKeysOracle is TestNginxTwoZonesOracle with both zones on
+// variables (examples/nginx-two-keys.conf): per client (X-Client) and
+// per tenant (X-Tenant, three tenants over the clients). replay --gateway
+// takes the client as each request's key and the tenant from its own
+// variable of the log; each row must agree with limit_req_status on 99%
+// of the requests, and each zone's rejections with nginx's error log.
+func TestNginxTwoKeysOracle(t *testing.T) {
+	testenv.Long(t, "the nginx oracle, a live nginx under seconds of load")
+	oracleTwice(t, func(t *testing.T, seed uint64) error {
+		p, dir, base := startNginx(t, "../examples/nginx-two-keys.conf")
+		heavy := gatewaytest.Load{Base: base, Paths: []string{"/"}, Header: "X-Client", Clients: 3, Seed: seed,
+			Duration: 3 * durEnv(), MaxBurst: 8, MaxPause: 1500 * time.Millisecond, MaxRequests: 2000, Tenant: "X-Tenant", Tenants: 3}
+		light := gatewaytest.Load{Base: base, Paths: []string{"/"}, Header: "X-Client", FirstClient: 3, Clients: 16, Seed: seed,
+			Duration: 3 * durEnv(), MaxBurst: 2, MaxPause: 3 * time.Second, MaxRequests: 2000, Tenant: "X-Tenant", Tenants: 3}
+		var lightRes gatewaytest.Result
+		done := make(chan struct{})
+		go func() { lightRes = light.Run(t); close(done) }()
+		res := heavy.Run(t)
+		<-done
+		p.Shutdown(t)
+		t.Logf("sent %d requests from heavy clients (%v), %d from light ones (%v)", res.Sent, res.ByStatus, lightRes.Sent, lightRes.ByStatus)
+		log := filepath.Join(dir, "two-keys.log")
+		c := checkOf(t, log, filepath.Join(dir, "nginx.conf"), "/")
+		t.Logf("%d of %d agree (%.4f)", c.Agree, c.Compared, c.Ratio)
+		require.Greater(t, c.Compared, int64(200))
+		if c.Agree*100 < c.Compared*99 {
+			return fmt.Errorf("%d of %d agree, want 99%%: %v", c.Agree, c.Compared, c.First)
+		}
+		csv := filepath.Join(t.TempDir(), "d.csv")
+		status, _, errOut := run(t, "replay", log, "--gateway", filepath.Join(dir, "nginx.conf"), "--decisions", csv)
+		require.Equal(t, 0, status, errOut)
+		data, err := os.ReadFile(csv)
+		require.NoError(t, err)
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		require.Equal(t, "limit,key_1,key_2", lines[0][strings.Index(lines[0], "limit"):], lines[0])
+		ours := map[string]int64{}
+		for _, line := range lines[1:] {
+			f := strings.Split(line, ",")
+			// each zone's key: the client, and its tenant from the log
+			require.True(t, strings.HasPrefix(f[len(f)-2], "client-") && strings.HasPrefix(f[len(f)-1], "tenant-"), line)
+			if f[6] == "reject" {
+				ours[f[len(f)-3]]++
+			}
+		}
+		theirs := map[string]int64{}
+		data, err = os.ReadFile(filepath.Join(dir, "error.log"))
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(data), "\n") {
+			if _, zone, ok := strings.Cut(line, `limiting requests, excess: `); ok && strings.Contains(line, "[error]") {
+				if _, zone, ok = strings.Cut(zone, `by zone "`); ok {
+					zone, _, _ = strings.Cut(zone, `"`)
+					theirs[zone]++
+				}
+			}
+		}
+		t.Logf("rejected by zone: ratesim %v, nginx's error log %v", ours, theirs)
+		slack := c.Compared - c.Agree + c.Compared/100
+		for zone, line := range map[string]int{"perclient": 29, "pertenant": 30} {
+			got := ours[fmt.Sprintf("zone=%s (nginx.conf:%d)", zone, line)]
+			if d := got - theirs[zone]; d > slack || -d > slack {
+				return fmt.Errorf("zone %s rejected %d requests, nginx's error log says %d", zone, got, theirs[zone])
+			}
+		}
+		require.Greater(t, theirs["perclient"], int64(0), "the per-client zone must reject")
+		require.Greater(t, theirs["pertenant"], int64(0), "the per-tenant zone must reject")
+		return nil
+	})
+}

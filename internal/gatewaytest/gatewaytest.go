@@ -162,6 +162,10 @@ type Load struct {
 	MaxBurst    int
 	MaxPause    time.Duration
 	MaxRequests int // per client
+	// Tenant, when set, is a second header each request carries:
+	// tenant-N, N the client's number modulo Tenants (at least 1).
+	Tenant  string
+	Tenants int
 }
 
 // Result is what a load sent: the requests by HTTP status.
@@ -197,6 +201,9 @@ func (l Load) Run(t testing.TB) Result {
 						return
 					}
 					req.Header.Set(l.Header, fmt.Sprintf("client-%d", l.FirstClient+c))
+					if l.Tenant != "" {
+						req.Header.Set(l.Tenant, fmt.Sprintf("tenant-%d", (l.FirstClient+c)%max(l.Tenants, 1)))
+					}
 					resp, err := client.Do(req)
 					if err != nil {
 						errs <- err
