@@ -254,6 +254,8 @@ func TestReplayGatewayTwoVariables(t *testing.T) {
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, out, "100% of 7")
 	require.Contains(t, out, "zone=peraddr (nginx.conf:7) 2 rejected; zone=perclient (nginx.conf:8) 1 rejected")
+	// 10.0.0.3's two lines logged no X-Client
+	require.Contains(t, out, "  lines without a value (a limit by it did not look at them): http_x_client 2\n")
 	// no key of either zone was admitted twice in a second
 	require.Contains(t, out, `zone=peraddr (nginx.conf:7): "10.0.0.1" 1 in 1s (1.0x); zone=perclient (nginx.conf:8): "c1" 1 in 1s (1.0x)`)
 	got, err := os.ReadFile(csv)

@@ -36,6 +36,17 @@ func TraceLines(r *sim.Report) []string {
 			}
 			out = append(out, "  malformed: "+strings.Join(reasons, ", "))
 		}
+		if len(t.NoValue) > 0 {
+			names := make([]string, 0, len(t.NoValue))
+			for name := range t.NoValue {
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			for i, name := range names {
+				names[i] = fmt.Sprintf("%s %d", name, t.NoValue[name])
+			}
+			out = append(out, "  lines without a value (a limit by it did not look at them): "+strings.Join(names, ", "))
+		}
 		for _, b := range t.FirstBad {
 			out = append(out, "  "+oneLine(b))
 		}

@@ -61,6 +61,10 @@ type TraceSummary struct {
 	LastNs        int64            `json:"last_ns"`
 	Keys          int64            `json:"keys"`
 	PeakPerSecond int64            `json:"peak_per_second"`
+	// NoValue counts, per attribute read from the trace's lines
+	// (attribute-fields) that some line lacks, the lines used without a
+	// value of it: a limit by that attribute did not look at them.
+	NoValue map[string]int64 `json:"no_value,omitempty"`
 	// Routing is where a gateway's routes sent the trace's requests
 	// (replay --gateway), nil when nothing routed it.
 	Routing *TraceRouting `json:"routing,omitempty"`

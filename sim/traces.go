@@ -20,7 +20,7 @@ func TraceSummaries(p traffic.Plan) []TraceSummary {
 			Lines: st.Lines, Used: st.Used, Malformed: st.Malformed, Late: st.Late, Sliced: st.Sliced,
 			ByReason: st.ByReason,
 			FirstNs:  int64(st.First), LastNs: int64(st.Last),
-			Keys: st.Keys, PeakPerSecond: st.PeakPerSecond,
+			Keys: st.Keys, PeakPerSecond: st.PeakPerSecond, NoValue: st.NoValue,
 		}
 		if st.Routes != nil || st.Unrouted > 0 {
 			ts.Routing = &TraceRouting{Routes: []RouteCount{}, Unrouted: st.Unrouted}

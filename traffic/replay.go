@@ -216,6 +216,10 @@ type ReplayStats struct {
 	// which no routed row takes); both empty without a router.
 	Routes   []RouteCount
 	Unrouted int64
+	// NoValue counts, per attribute of AttrFields that some used line
+	// lacks, the used lines without a value of it (empty, - or absent):
+	// requests a limit by that attribute does not look at.
+	NoValue map[string]int64
 }
 
 // LineError is a bad or late line of a trace.
@@ -761,6 +765,12 @@ func (s *replayStream) finish() {
 			st.Routes = append(st.Routes, RouteCount{Route: rt, Requests: g.counts[i]})
 		}
 	}
+	if s.stats.NoValue != nil {
+		st.NoValue = make(map[string]int64, len(s.stats.NoValue))
+		for k, v := range s.stats.NoValue {
+			st.NoValue[k] = v
+		}
+	}
 	s.r.stats.CompareAndSwap(nil, &st)
 }
 
@@ -860,6 +870,14 @@ func (s *replayStream) file(rec *parsedLine) {
 	}
 	if len(s.attrAt) > 0 {
 		p.attrs = s.keys.attrs.tupleOf(s.attrAt, rec.attrs)
+		for i, v := range rec.attrs {
+			if len(v) == 0 {
+				if s.stats.NoValue == nil {
+					s.stats.NoValue = map[string]int64{}
+				}
+				s.stats.NoValue[s.r.AttrFields[i].Name]++
+			}
+		}
 	}
 	if s.haveMax && t < s.watermark() {
 		// Late: beyond the window, so its place is already gone.
