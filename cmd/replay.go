@@ -204,6 +204,11 @@ func replayScenario(path string, f replayFlags, burstSet bool, gw *gateway.Repla
 		return nil, nil, err
 	}
 	sc, err := scenarios.Build(file)
+	if err == nil && gw != nil {
+		// the trace is the gateway's, read with its config's log format;
+		// an attribute's field it lacks names the limits that need it
+		gw.NameTrace(sc)
+	}
 	if err == nil {
 		err = scenarios.CheckFiles(sc)
 	}
@@ -214,8 +219,6 @@ func replayScenario(path string, f replayFlags, burstSet bool, gw *gateway.Repla
 		return nil, nil, usageError{flagErrors(err, flags)}
 	}
 	if gw != nil {
-		// the trace is the gateway's, read with its config's log format
-		gw.NameTrace(sc)
 		// each row takes the requests the gateway routes to its scope
 		if err := gw.Route(sc); err != nil {
 			return nil, nil, usageError{err}

@@ -305,6 +305,14 @@ descriptors:
 `), 0o644))
 	csv := filepath.Join(dir, "d.csv")
 	scope := "generic_key=api + generic_key=api/remote_address + generic_key=api/user_id"
+	// a CSV trace without the user_id column: exit 2 naming it and the
+	// limit's line
+	short := filepath.Join(dir, "short.csv")
+	require.NoError(t, os.WriteFile(short, []byte("ts,remote_addr\n1700000000.0,10.0.0.1\n"), 0o644))
+	status, _, errOut := run(t, "replay", short, "--gateway", conf, "--scope", scope, "--trace-format", "csv")
+	require.Equal(t, 2, status, errOut)
+	require.Contains(t, errOut, short+`: attribute user_id (the limits of `+conf+` by value of user_id (`+conf+`:9:9)): field "user_id": no such column (columns: ts, remote_addr)`)
+
 	status, out, errOut := run(t, "replay", trace, "--gateway", conf, "--scope", scope, "--trace-format", "jsonl", "--decisions", csv)
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, out, "descriptor generic_key=api (ratelimit.yaml:3) 2 rejected; descriptor generic_key=api/remote_address (ratelimit.yaml:7) 0 rejected; descriptor generic_key=api/user_id (ratelimit.yaml:9) 1 rejected")

@@ -158,7 +158,7 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 		if err != nil {
 			return nil, err
 		}
-		g.Attrs = append(g.Attrs, traffic.AttrField{Name: name, Field: f})
+		g.Attrs = append(g.Attrs, traffic.AttrField{Name: name, Field: f, For: fmt.Sprintf("the limits of %s by %s (%s)", file, k.short(), k.Where)})
 	}
 	return g, nil
 }
@@ -187,14 +187,24 @@ func (g *Replay) Source(src *scenarios.Source) {
 }
 
 // NameTrace names the format of the scenario's traces after the gateway
-// when they are read with its config's log format.
+// when they are read with its config's log format, and says in their
+// attributes which limits of the config need each.
 func (g *Replay) NameTrace(sc *scenarios.Scenario) {
-	if g.TraceFormat == "" {
-		return
-	}
 	for _, src := range sc.Traffic.Sources {
-		if r, ok := src.(*traffic.Replay); ok {
+		r, ok := src.(*traffic.Replay)
+		if !ok {
+			continue
+		}
+		if g.TraceFormat != "" {
 			r.FormatName = g.TraceFormat
+		}
+		// errors on an attribute's field say which limits need it
+		for i := range r.AttrFields {
+			for _, a := range g.Attrs {
+				if a.Name == r.AttrFields[i].Name {
+					r.AttrFields[i].For = a.For
+				}
+			}
 		}
 	}
 }

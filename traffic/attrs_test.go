@@ -67,15 +67,15 @@ func TestReplayAttributes(t *testing.T) {
 	}{
 		{"nginx", Replay{Path: write("n.log", "1.0.0.1 c1 1700000000.100\n1.0.0.2 - 1700000000.200\n1.0.0.1 c2 1700000000.300\n"),
 			LogFormat: "$remote_addr $http_x_client $msec", KeyField: "remote_addr",
-			AttrFields: []AttrField{{"remote_addr", "remote_addr"}, {"x", "http_x_client"}}}},
+			AttrFields: []AttrField{{Name: "remote_addr", Field: "remote_addr"}, {Name: "x", Field: "http_x_client"}}}},
 		{"csv", Replay{Path: write("t.csv", "time_ms,ip,client\n1700000000100,1.0.0.1,c1\n1700000000200,1.0.0.2,\n1700000000300,1.0.0.1,c2\n"),
-			KeyField: "ip", AttrFields: []AttrField{{"remote_addr", "ip"}, {"x", "client"}}}},
+			KeyField: "ip", AttrFields: []AttrField{{Name: "remote_addr", Field: "ip"}, {Name: "x", Field: "client"}}}},
 		{"jsonl", Replay{Path: write("t.jsonl", `{"ts":1700000000.1,"ip":"1.0.0.1","client":"c1"}`+"\n"+`{"ts":1700000000.2,"ip":"1.0.0.2"}`+"\n"+`{"ts":1700000000.3,"ip":"1.0.0.1","client":"c2"}`+"\n"),
-			TimeUnit: "s", KeyField: "ip", AttrFields: []AttrField{{"remote_addr", "ip"}, {"x", "client"}}}},
+			TimeUnit: "s", KeyField: "ip", AttrFields: []AttrField{{Name: "remote_addr", Field: "ip"}, {Name: "x", Field: "client"}}}},
 		{"combined", Replay{Path: write("c.log", `1.0.0.1 - c1 [14/Nov/2023:22:13:20 +0000] "GET / HTTP/1.1" 200 1 "-" "a"`+"\n"+
 			`1.0.0.2 - - [14/Nov/2023:22:13:21 +0000] "GET / HTTP/1.1" 200 1 "-" "a"`+"\n"+
 			`1.0.0.1 - c2 [14/Nov/2023:22:13:22 +0000] "GET / HTTP/1.1" 200 1 "-" "a"`+"\n"),
-			AttrFields: []AttrField{{"remote_addr", "ip"}, {"x", "user"}}}},
+			AttrFields: []AttrField{{Name: "remote_addr", Field: "ip"}, {Name: "x", Field: "user"}}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -110,9 +110,9 @@ func TestReplayAttributeFieldMissing(t *testing.T) {
 	dir := t.TempDir()
 	p := dir + "/n.log"
 	require.NoError(t, os.WriteFile(p, []byte("1.0.0.1 1700000000.100\n"), 0o644))
-	r := &Replay{Path: p, LogFormat: "$remote_addr $msec", AttrFields: []AttrField{{"http_x_client", "http_x_client"}}}
+	r := &Replay{Path: p, LogFormat: "$remote_addr $msec", AttrFields: []AttrField{{Name: "http_x_client", Field: "http_x_client"}}}
 	_, _, err := Plan{Sources: []Source{r}}.Open()
 	require.ErrorContains(t, err, `attribute http_x_client: field "http_x_client": the log_format has no such variable (its variables: $remote_addr $msec)`)
-	r = &Replay{Path: p, Format: "common", AttrFields: []AttrField{{"x", "agent"}}}
+	r = &Replay{Path: p, Format: "common", AttrFields: []AttrField{{Name: "x", Field: "agent"}}}
 	require.ErrorContains(t, r.Validate(), `attribute x: field "agent": a common log's fields are ip, ident, user, request or status`)
 }

@@ -289,7 +289,7 @@ func newTemplateParser(r *Replay, tp *timeParser) (*templateParser, error) {
 	}
 	p.upto = max(p.timeVar, p.reqTime, p.key, p.cost, p.check)
 	for _, a := range r.AttrFields {
-		i, err := field("attribute "+a.Name+": field", a.Field)
+		i, err := field(a.what()+": field", a.Field)
 		if err != nil {
 			return nil, err
 		}

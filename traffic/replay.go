@@ -180,8 +180,17 @@ type Replay struct {
 }
 
 // AttrField is one attribute of a replay's requests: its name, and the
-// field of each line that holds its value.
-type AttrField struct{ Name, Field string }
+// field of each line that holds its value. For, when set, says what needs
+// it, for errors ("the limits of nginx.conf by $uri (nginx.conf:5:5)").
+type AttrField struct{ Name, Field, For string }
+
+// what names the attribute in an error: its name, and what needs it.
+func (a AttrField) what() string {
+	if a.For == "" {
+		return "attribute " + a.Name
+	}
+	return "attribute " + a.Name + " (" + a.For + ")"
+}
 
 // AttributeNames are the names of r's AttrFields (Plan.Attributes).
 func (r *Replay) AttributeNames() []string {

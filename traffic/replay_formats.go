@@ -494,7 +494,7 @@ func (s *replayStream) newSepParser(tp *timeParser) (lineParser, error) {
 		}
 	}
 	for _, a := range r.AttrFields {
-		c, err := p.column("attribute "+a.Name+": field", a.Field, fail)
+		c, err := p.column(a.what()+": field", a.Field, fail)
 		if err != nil {
 			return nil, err
 		}
