@@ -384,9 +384,9 @@ consumers:
 `), 0o644))
 	var lines []string
 	for i := range 7 {
-		lines = append(lines, fmt.Sprintf(`{"ts": 1700000000.%02d, "consumer": "alice"}`, 5*i))
+		lines = append(lines, fmt.Sprintf(`{"ts": 1700000000.%02d, "consumer": "alice", "path": "/orders"}`, 5*i))
 	}
-	lines = append(lines, `{"ts": 1700000000.35, "consumer": "bob"}`)
+	lines = append(lines, `{"ts": 1700000000.35, "consumer": "bob", "path": "/orders"}`)
 	require.NoError(t, os.WriteFile(trace, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 	csv := filepath.Join(dir, "d.csv")
 	status, _, errOut := run(t, "replay", trace, "--gateway", conf, "--trace-format", "jsonl", "--decisions", csv)
