@@ -27,9 +27,10 @@ func onCluster(cl *cluster.Config) func(*sim.Config) {
 // process, so that each figure reads as a ratio (the targets in BENCHMARKS.md: at
 // most 3x for central, 1.3x for local and split):
 //
-//   - plain-8, central-4: the eight algorithms that can run in a store,
-//     without a cluster, then each in central mode (rtt 1ms, the store's
-//     defaults) beside its reference;
+//   - plain-8, central-4, central-jitter-4: the eight algorithms that can
+//     run in a store, without a cluster, then each in central mode (rtt
+//     1ms, the store's defaults) beside its reference, then the same with
+//     200us of jitter each way (scenarios/bench/poisson-10m-central-jitter.yaml);
 //   - plain-9, local-4, split-4: all nine, without a cluster, then each in
 //     local mode, then in split mode.
 //
@@ -56,6 +57,8 @@ func BenchmarkEngineCluster(b *testing.B) {
 	}
 	nodes := &cluster.Config{Nodes: 4, Balancer: cluster.RoundRobin, Skew: make([]time.Duration, 4),
 		Store: cluster.Store{RTT: cluster.DefaultRTT, Timeout: cluster.DefaultTimeout}, OnStoreError: cluster.Allow}
+	jitter := *nodes
+	jitter.Store.Jitter = 200 * time.Microsecond
 	for _, c := range []struct {
 		name string
 		nine bool
@@ -64,6 +67,7 @@ func BenchmarkEngineCluster(b *testing.B) {
 	}{
 		{"plain-8", false, "", nil},
 		{"central-4", false, cluster.Central, nodes},
+		{"central-jitter-4", false, cluster.Central, &jitter},
 		{"plain-9", true, "", nil},
 		{"local-4", true, cluster.Local, nodes},
 		{"split-4", true, cluster.Split, nodes},

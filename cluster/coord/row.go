@@ -88,6 +88,9 @@ type clusterRun struct {
 	// back), so that a script needs no operation slot
 	direct  bool
 	directQ queue.Deque[directReply]
+	// late: central scripts over trips with jitter run at their replies
+	// (lateScripts); nil otherwise
+	late    *lateScripts
 	ops     []clusterOp
 	freeOps []uint32
 
@@ -321,6 +324,10 @@ func newClusterRun(cfg *sim.Config, i int, e *sim.Row) (*clusterRun, error) {
 			c.q.fixed = false
 		}
 	}
+	if c.co.Mode == cluster.Central && lateOK(cl, cfg.Inspect) && !c.explain {
+		pf, _ := c.table.(algorithms.Prefetcher)
+		c.late = newLateScripts(c.q.wheel.shift, pf)
+	}
 	return c, nil
 }
 
@@ -472,6 +479,9 @@ func (c *clusterRun) pushTrip(ev cev, fifo int) {
 // First and Fire make the row's own events (storeEvents) a source of its
 // agenda.
 func (c *clusterRun) First() (time.Duration, uint8, bool) {
+	if c.late != nil {
+		return c.lateFirst()
+	}
 	if e, _ := c.q.peek(); e != nil {
 		return e.at, e.class, true
 	}
@@ -479,12 +489,16 @@ func (c *clusterRun) First() (time.Duration, uint8, bool) {
 }
 
 func (c *clusterRun) Fire() error {
+	if c.late != nil {
+		return c.lateFire()
+	}
 	_, where := c.q.peek()
 	return c.event(c.q.pop(where))
 }
 
 // Prefetch asks for the state that the arrivals of chunk will read: the
-// store's rows (which their operations read a trip later), or, with
+// store's rows (which their operations read a trip later; lateScripts
+// fetches them itself, as its scripts reach the store), or, with
 // round-robin and every node up, the rows of the node limiter each will
 // reach if no retry comes between. It is a hint: it changes nothing
 // (sim.Coordinator).
@@ -493,7 +507,7 @@ func (c *clusterRun) Prefetch(chunk []traffic.Arrival) {
 	if len(c.ahead) < len(chunk) {
 		c.ahead = make([]algorithms.Key, len(chunk))
 	}
-	if pf, ok := c.table.(algorithms.Prefetcher); ok {
+	if pf, ok := c.table.(algorithms.Prefetcher); ok && c.late == nil {
 		for j := range chunk {
 			c.ahead[j] = algorithms.Key(chunk[j].Key)
 		}
@@ -577,6 +591,10 @@ func (c *clusterRun) Arrive(a *traffic.Arrival, n int, seq, id uint64) error {
 	case cluster.Central:
 		if c.direct {
 			c.script(&at)
+			return nil
+		}
+		if c.late != nil {
+			c.sendLate(&at)
 			return nil
 		}
 		c.send(clusterOp{kind: opScript, at: at, node: at.Node}, a.At)
