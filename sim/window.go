@@ -1,10 +1,10 @@
 package sim
 
 import (
-	"container/heap"
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/internal/queue"
 )
 
 // WindowSeries is the cost released to the backend in the trailing window
@@ -57,19 +57,12 @@ type timedCost struct {
 	cost int64
 }
 
-// releaseHeap orders releases by instant (container/heap).
-type releaseHeap []timedCost
+// Less orders releases by instant.
+func (a *timedCost) Less(b *timedCost) bool { return a.at < b.at }
 
-func (h releaseHeap) Len() int           { return len(h) }
-func (h releaseHeap) Less(i, j int) bool { return h[i].at < h[j].at }
-func (h releaseHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *releaseHeap) Push(x any)        { *h = append(*h, x.(timedCost)) }
-func (h *releaseHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
+// releaseHeap orders releases by instant; releases at one instant come
+// out in container/heap's order, as they did when it was one.
+type releaseHeap = queue.Heap[timedCost, *timedCost]
 
 // NewWindowCounter counts the releases of key in the trailing window w.
 func NewWindowCounter(key string, w time.Duration) *WindowCounter {
@@ -92,12 +85,12 @@ func (c *WindowCounter) Observe(d *Decision) error {
 	}
 	switch d.Verdict {
 	case algorithms.Accept:
-		heap.Push(&c.pending, timedCost{d.Decided, d.Cost})
+		c.pending.Push(timedCost{d.Decided, d.Cost})
 	case algorithms.Delay:
-		heap.Push(&c.pending, timedCost{d.Decided + d.Delay, d.Cost})
+		c.pending.Push(timedCost{d.Decided + d.Delay, d.Cost})
 	}
-	for len(c.pending) > 0 && c.pending[0].at <= d.Time {
-		c.release(heap.Pop(&c.pending).(timedCost))
+	for c.pending.Len() > 0 && c.pending.Peek().at <= d.Time {
+		c.release(c.pending.Pop())
 	}
 	return nil
 }
@@ -105,8 +98,8 @@ func (c *WindowCounter) Observe(d *Decision) error {
 // Series counts the releases still pending, follows the count down to 0
 // and returns the series; nil when nothing was released.
 func (c *WindowCounter) Series() *WindowSeries {
-	for len(c.pending) > 0 {
-		c.release(heap.Pop(&c.pending).(timedCost))
+	for c.pending.Len() > 0 {
+		c.release(c.pending.Pop())
 	}
 	if !c.started {
 		return nil

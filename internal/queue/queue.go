@@ -23,28 +23,38 @@ func (q *Heap[T, P]) Cap() int { return cap(q.e) }
 // Peek returns the least element (Len must be > 0).
 func (q *Heap[T, P]) Peek() *T { return &q.e[0] }
 
-// Push adds x.
+// Push adds x. It moves the elements on x's way up one place each and
+// puts x once, rather than swapping it along: the same comparisons and
+// the same order as a swap at each step, with half the writes.
 func (q *Heap[T, P]) Push(x T) {
 	q.e = append(q.e, x)
-	i := len(q.e) - 1
+	e := q.e
+	i := len(e) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !P(&q.e[i]).Less(&q.e[p]) {
+		if !P(&x).Less(&e[p]) {
 			break
 		}
-		q.e[i], q.e[p] = q.e[p], q.e[i]
+		e[i] = e[p]
 		i = p
 	}
+	e[i] = x
 }
 
-// Pop removes and returns the least element (Len must be > 0).
+// Pop removes and returns the least element (Len must be > 0). The last
+// element sifts down from the top as Push sifts up: the children on its
+// way move up, and it is written once.
 func (q *Heap[T, P]) Pop() T {
-	top := q.e[0]
-	n := len(q.e) - 1
-	q.e[0] = q.e[n]
+	e := q.e
+	top := e[0]
+	n := len(e) - 1
+	x := e[n]
 	var zero T
-	q.e[n] = zero
-	q.e = q.e[:n]
+	e[n] = zero
+	q.e = e[:n]
+	if n == 0 {
+		return top
+	}
 	i := 0
 	for {
 		l := 2*i + 1
@@ -52,15 +62,16 @@ func (q *Heap[T, P]) Pop() T {
 			break
 		}
 		c := l
-		if r := l + 1; r < n && P(&q.e[r]).Less(&q.e[l]) {
+		if r := l + 1; r < n && P(&e[r]).Less(&e[l]) {
 			c = r
 		}
-		if !P(&q.e[c]).Less(&q.e[i]) {
+		if !P(&e[c]).Less(&x) {
 			break
 		}
-		q.e[i], q.e[c] = q.e[c], q.e[i]
+		e[i] = e[c]
 		i = c
 	}
+	e[i] = x
 	return top
 }
 

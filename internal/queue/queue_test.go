@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"container/heap"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -28,6 +29,44 @@ func TestHeap(t *testing.T) {
 		require.Equal(t, num(w), h.Pop())
 	}
 	require.Zero(t, h.Len())
+}
+
+type tagged struct{ k, id int }
+
+func (a *tagged) Less(b *tagged) bool { return a.k < b.k }
+
+// taggedHeap is container/heap's heap of the same elements.
+type taggedHeap []tagged
+
+func (h taggedHeap) Len() int           { return len(h) }
+func (h taggedHeap) Less(i, j int) bool { return h[i].k < h[j].k }
+func (h taggedHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *taggedHeap) Push(x any)        { *h = append(*h, x.(tagged)) }
+func (h *taggedHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// Elements that compare equal come out in container/heap's order: a heap
+// that replaced a container/heap gives back ties as it did.
+func TestHeapTiesAsContainerHeap(t *testing.T) {
+	var h Heap[tagged, *tagged]
+	var ref taggedHeap
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 20000 {
+		if r.IntN(3) < 2 || h.Len() == 0 {
+			x := tagged{r.IntN(20), i}
+			h.Push(x)
+			heap.Push(&ref, x)
+		} else {
+			require.Equal(t, heap.Pop(&ref).(tagged), h.Pop())
+		}
+	}
+	for h.Len() > 0 {
+		require.Equal(t, heap.Pop(&ref).(tagged), h.Pop())
+	}
 }
 
 // The deque keeps order from both ends across its growth and wrap.
