@@ -338,6 +338,9 @@ type run struct {
 	// time order, and a release pops once the clock has reached it.
 	events   eventQueue
 	releases timeq.Queue[delayed]
+	// retried is the retry that retrySource.Fire hands to the row's try
+	// (held here, rather than allocated once per retry)
+	retried traffic.Arrival
 	// q orders the events of every source of the row (queue.go): relSrc,
 	// retrySrc (-1 when no client retries) and beSrc (-1 without a
 	// backend) are its sources' indices, and a cluster's store is one more

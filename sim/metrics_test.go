@@ -265,6 +265,39 @@ func TestEventQueueOrder(t *testing.T) {
 	}
 }
 
+// Retries come out least (time, scheduling order) first however they
+// are pushed and popped: in order, as a Retry-After of whole seconds
+// schedules them, or not, as jitter does.
+func TestEventQueueInterleaved(t *testing.T) {
+	t.Parallel()
+	for _, spread := range []int{1, 3, 1000} {
+		var q eventQueue
+		var model []event // pushed, not popped
+		r := rand.New(rand.NewPCG(7, uint64(spread)))
+		now := time.Duration(0)
+		for i := range 20000 {
+			if r.IntN(2) == 0 || q.len() == 0 {
+				ev := event{at: now + time.Duration(r.IntN(spread)), id: uint64(i)}
+				ev.seq = q.seq
+				q.push(ev)
+				model = append(model, ev)
+				continue
+			}
+			least := 0
+			for j := range model {
+				if model[j].Less(&model[least]) {
+					least = j
+				}
+			}
+			require.Equal(t, model[least], *q.peek())
+			require.Equal(t, model[least], q.pop())
+			now = model[least].at
+			model = append(model[:least], model[least+1:]...)
+			require.Equal(t, len(model), q.len())
+		}
+	}
+}
+
 func TestSeriesCoarsensLongRuns(t *testing.T) {
 	t.Parallel()
 	// One request per bucket of 1ns over 3*MaxSeriesBuckets ns: the series

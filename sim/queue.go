@@ -209,12 +209,15 @@ func (s retrySource) First() (time.Duration, uint8, bool) {
 	return s.r.events.peek().at, classRetry, true
 }
 
+// Fire hands the next retry to try, which is done with it when it returns
+// (the run's decide, and a coordinator's Arrive, which copies it).
 func (s retrySource) Fire() error {
 	retry, n, ok := s.r.nextRetry()
 	if !ok {
 		return nil
 	}
-	return s.try(&retry, n)
+	s.r.retried = retry
+	return s.try(&s.r.retried, n)
 }
 
 // backendSource is a row's backend.
