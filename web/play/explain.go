@@ -62,25 +62,24 @@ type Gauge struct {
 // row was decided as it was. The request is the same arrival (time, key,
 // attempt) in every row.
 func (s *Session) Explain(row, index int) ([]Why, error) {
-	if s.rep == nil || s.rep.Decisions == nil {
+	if s.rep == nil || s.rows == nil {
 		return nil, errors.New("no run with its decisions to explain")
 	}
-	ds := s.rep.Decisions
-	if row < 0 || row >= len(ds) || index < 0 || index >= len(ds[row]) {
+	if row < 0 || row >= len(s.rows) || index < 0 || index >= len(s.rows[row].r.T) {
 		return nil, errors.New("no such decision")
 	}
-	want := ds[row][index]
+	want := arrivalOf(&s.rows[row].r, index)
 	// the same arrival may come several times (a burst at one instant):
 	// the nth of them in every row
-	nth := countBefore(ds[row], index, &want)
+	nth := countBefore(&s.rows[row].r, index, want)
 	start := time.Duration(s.rep.Report.StartNs)
-	out := make([]Why, len(ds))
-	for i := range ds {
+	out := make([]Why, len(s.rows))
+	for i := range s.rows {
 		res := &s.rep.Report.Results[i]
 		w := Why{Label: res.Label, Algorithm: res.Algorithm, Rule: rule(res.Algorithm), Index: -1}
-		k := nthSame(ds[i], &want, nth)
+		k := nthSame(&s.rows[i].r, want, nth)
 		if k >= 0 {
-			d := &ds[i][k]
+			d := s.decision(i, k)
 			w.Found, w.Index = true, k
 			w.Verdict = d.Verdict.String()
 			w.TimeNs = int64(d.Time - start)
@@ -99,28 +98,62 @@ func (s *Session) Explain(row, index int) ([]Why, error) {
 	return out, nil
 }
 
-// same reports whether a and b are the same arrival.
-func same(a, b *sim.Decision) bool {
-	return a.Time == b.Time && a.Key == b.Key && a.Attempt == b.Attempt
+// decision is decision j of row i of the last run, as the engine gave it
+// to the row's recorder.
+func (s *Session) decision(i, j int) sim.Decision {
+	c := s.rows[i]
+	r := &c.r
+	start := time.Duration(s.rep.Report.StartNs)
+	d := sim.Decision{Time: start + time.Duration(r.T[j]), Key: s.keys[r.Key[j]], Cost: 1,
+		Attempt: int(r.Attempt[j]), Node: -1}
+	switch r.V[j] {
+	case 'a':
+		d.Verdict = algorithms.Accept
+	case 'd':
+		d.Verdict = algorithms.Delay
+	default:
+		d.Verdict = algorithms.Reject
+	}
+	d.Delay, d.RetryAfter = time.Duration(r.Delay[j]), time.Duration(r.Retry[j])
+	if r.Cost != nil {
+		d.Cost = r.Cost[j]
+	}
+	if c.granted != nil {
+		d.Granted = c.granted[j]
+	}
+	d.Decided = d.Time
+	if r.Node != nil {
+		d.Node, d.Decided = int(r.Node[j]), start+time.Duration(r.Decided[j])
+	}
+	return d
 }
 
-// countBefore counts the decisions of ds before index that are the same
+// arrival is what makes two rows' decisions the same request's attempt.
+type arrival struct {
+	t       int64
+	key     int32
+	attempt int32
+}
+
+func arrivalOf(r *Row, j int) arrival { return arrival{r.T[j], r.Key[j], r.Attempt[j]} }
+
+// countBefore counts the decisions of r before index that are the same
 // arrival as want.
-func countBefore(ds []sim.Decision, index int, want *sim.Decision) int {
+func countBefore(r *Row, index int, want arrival) int {
 	n := 0
 	for j := range index {
-		if same(&ds[j], want) {
+		if arrivalOf(r, j) == want {
 			n++
 		}
 	}
 	return n
 }
 
-// nthSame is the index in ds of the nth decision (from 0) on the same
+// nthSame is the index in r of the nth decision (from 0) on the same
 // arrival as want, or -1.
-func nthSame(ds []sim.Decision, want *sim.Decision, nth int) int {
-	for j := range ds {
-		if same(&ds[j], want) {
+func nthSame(r *Row, want arrival, nth int) int {
+	for j := range r.T {
+		if arrivalOf(r, j) == want {
 			if nth == 0 {
 				return j
 			}
@@ -184,9 +217,8 @@ func (s *Session) state(i, k int) (before, after []Gauge, why string) {
 		return nil, nil, alg.Name + " shows no state"
 	}
 	ids := map[string]algorithms.Key{}
-	ds := s.rep.Decisions[i]
 	for j := 0; j <= k; j++ {
-		d := &ds[j]
+		d := s.decision(i, j)
 		id, ok := ids[d.Key]
 		if !ok {
 			id = algorithms.Key(len(ids))
@@ -227,7 +259,7 @@ func rule(name string) string {
 // CSV is the last run's decisions as `ratesim compare --decisions`
 // writes them (docs/commands.md): the same header and rows.
 func (s *Session) CSV() (string, error) {
-	if s.rep == nil || s.rep.Decisions == nil {
+	if s.rep == nil || s.rows == nil {
 		return "", errors.New("no run with its decisions")
 	}
 	var b strings.Builder
@@ -237,11 +269,11 @@ func (s *Session) CSV() (string, error) {
 		b.WriteString(",node,decided_ns")
 	}
 	b.WriteByte('\n')
-	for i, ds := range s.rep.Decisions {
+	for i, c := range s.rows {
 		res := &s.rep.Report.Results[i]
 		prefix := csvField(res.Algorithm) + "," + csvField(res.Label) + ","
-		for j := range ds {
-			d := &ds[j]
+		for j := range c.r.T {
+			d := s.decision(i, j)
 			b.WriteString(prefix)
 			fmt.Fprintf(&b, "%d,%s,%d,%d,%s,%d,", int64(d.Time), csvField(d.Key), d.Cost, d.Attempt, d.Verdict, int64(d.Delay))
 			if d.Verdict == algorithms.Reject {

@@ -127,6 +127,9 @@ type Session struct {
 	opt  Options
 	rep  *runner.Report
 	keys []string
+	// rows are the last run's decisions by column (nil when a row made
+	// more than KeepDecisions), with what the page is not sent of them.
+	rows []*recorder
 }
 
 // Version is the version the page shows: the module's, "dev" for the
@@ -143,13 +146,20 @@ func (s *Session) Run(file, text string, opt Options) *Result {
 		return res
 	}
 	o := runner.Options{
-		Algorithms:    opt.Algorithms,
-		Budget:        Budget(),
-		Windows:       true,
-		KeepDecisions: KeepDecisions,
+		Algorithms: opt.Algorithms,
+		Budget:     Budget(),
+		Windows:    true,
 		Note: func(sk scenarios.Skipped) {
 			res.Notes = append(res.Notes, fmt.Sprintf("note: %s left out: %s", sk.Name, sk.Reason))
 		},
+	}
+	var recs []*recorder
+	o.Watch = func(i int) sim.Observer {
+		for len(recs) <= i {
+			recs = append(recs, nil)
+		}
+		recs[i] = &recorder{cluster: sc.Cluster != nil}
+		return recs[i]
 	}
 	res.Command = command(file, opt)
 	rep, err := runner.Run(sc, o)
@@ -165,8 +175,12 @@ func (s *Session) Run(file, text string, opt Options) *Result {
 	s.text, s.opt, s.rep = text, opt, rep
 	res.Report = rep.Report
 	res.Cluster = rep.Config.Cluster != nil
-	res.Rows, res.Keys = rows(rep)
+	res.Rows, res.Keys = rows(rep, recs)
 	s.keys = res.Keys
+	s.rows = nil
+	if len(res.Rows) > 0 && res.Rows[0].Kept {
+		s.rows = recs
+	}
 	return res
 }
 
@@ -205,9 +219,85 @@ func problemOf(p *scenarios.Error) Problem {
 	return Problem{Line: p.Line, Col: p.Col, Path: p.Path, Msg: p.Msg, Text: p.Error()}
 }
 
-// rows lays the report's decisions out by column, the keys by index.
-func rows(rep *runner.Report) ([]Row, []string) {
+// recorder is the observer of one row's decisions during the run: it
+// writes them straight into the columns the page receives (Row), rather
+// than keeping every sim.Decision and laying them out afterwards, which
+// cost the retry storms most of their time in WebAssembly
+// (docs/playground.md, "Measured"). Keys are indexed by the row's own
+// order of first sight; rows joins them across rows.
+type recorder struct {
+	r       Row
+	v       []byte  // r.V
+	granted []int64 // nil while every decision granted its whole cost
+	keys    []string
+	index   map[string]int32
+	last    int32 // index of the key of the previous decision
+	cluster bool  // a cluster row's: the node and when it decided
+	over    bool  // more than KeepDecisions
+}
+
+func (c *recorder) Observe(d *sim.Decision) error {
+	n := len(c.v)
+	if n == KeepDecisions {
+		*c = recorder{over: true}
+		return sim.ErrStopObserving
+	}
+	k := c.last
+	if n == 0 || c.keys[k] != d.Key {
+		var ok bool
+		if k, ok = c.index[d.Key]; !ok {
+			if c.index == nil {
+				c.index = map[string]int32{}
+			}
+			k = int32(len(c.keys))
+			c.index[d.Key] = k
+			c.keys = append(c.keys, d.Key)
+		}
+		c.last = k
+	}
+	r := &c.r
+	r.T = append(r.T, int64(d.Time)) // from start_ns once the run is over
+	r.Key = append(r.Key, k)
+	c.v = append(c.v, verdictLetter(d))
+	r.Delay = append(r.Delay, int64(d.Delay))
+	r.Retry = append(r.Retry, int64(d.RetryAfter))
+	r.Attempt = append(r.Attempt, int32(d.Attempt))
+	if d.Cost != 1 && r.Cost == nil {
+		r.Cost = ones(n, n+1)
+	}
+	if r.Cost != nil {
+		r.Cost = append(r.Cost, d.Cost)
+	}
+	if d.Granted != 0 && c.granted == nil {
+		c.granted = make([]int64, n, n+1)
+	}
+	if c.granted != nil {
+		c.granted = append(c.granted, d.Granted)
+	}
+	if c.cluster {
+		r.Node = append(r.Node, int32(d.Node))
+		r.Decided = append(r.Decided, int64(d.Decided))
+	}
+	return nil
+}
+
+// ones is n costs of 1, with room for c.
+func ones(n, c int) []int64 {
+	s := make([]int64, n, c)
+	for i := range s {
+		s[i] = 1
+	}
+	return s
+}
+
+// rows lays out each row's report with the decisions its recorder took,
+// the keys indexed by their first sight in row order.
+func rows(rep *runner.Report, recs []*recorder) ([]Row, []string) {
 	start := time.Duration(rep.Report.StartNs)
+	keep := len(recs) == len(rep.Report.Results)
+	for _, c := range recs {
+		keep = keep && c != nil && !c.over
+	}
 	keyIndex := map[string]int32{}
 	var keys []string
 	out := make([]Row, len(rep.Report.Results))
@@ -215,36 +305,38 @@ func rows(rep *runner.Report) ([]Row, []string) {
 		res := &rep.Report.Results[i]
 		r := Row{Label: res.Label, Algorithm: res.Algorithm, Rule: rule(res.Algorithm), Window: res.Window,
 			Limit: bound(res)}
-		if rep.Decisions != nil {
-			r.Kept = true
-			ds := rep.Decisions[i]
-			var v strings.Builder
-			anyCost := false
-			for j := range ds {
-				d := &ds[j]
-				k, ok := keyIndex[d.Key]
+		if keep {
+			c := recs[i]
+			// the row's key indexes, made the run's
+			remap := make([]int32, len(c.keys))
+			same := true
+			for j, k := range c.keys {
+				g, ok := keyIndex[k]
 				if !ok {
-					k = int32(len(keys))
-					keyIndex[d.Key] = k
-					keys = append(keys, d.Key)
+					g = int32(len(keys))
+					keyIndex[k] = g
+					keys = append(keys, k)
 				}
-				r.T = append(r.T, int64(d.Time-start))
-				r.Key = append(r.Key, k)
-				v.WriteByte(verdictLetter(d))
-				r.Delay = append(r.Delay, int64(d.Delay))
-				r.Retry = append(r.Retry, int64(d.RetryAfter))
-				r.Attempt = append(r.Attempt, int32(d.Attempt))
-				r.Cost = append(r.Cost, d.Cost)
-				anyCost = anyCost || d.Cost != 1
-				if rep.Config.Cluster != nil {
-					r.Node = append(r.Node, int32(d.Node))
-					r.Decided = append(r.Decided, int64(d.Decided-start))
+				remap[j] = g
+				same = same && g == int32(j)
+			}
+			if !same {
+				for j, k := range c.r.Key {
+					c.r.Key[j] = remap[k]
 				}
 			}
-			r.V = v.String()
-			if !anyCost {
-				r.Cost = nil
+			c.keys, c.index = nil, nil
+			for j := range c.r.T {
+				c.r.T[j] -= int64(start)
 			}
+			for j := range c.r.Decided {
+				c.r.Decided[j] -= int64(start)
+			}
+			c.r.V = string(c.v)
+			c.v = nil
+			r.Kept = true
+			r.T, r.Key, r.V, r.Delay, r.Retry = c.r.T, c.r.Key, c.r.V, c.r.Delay, c.r.Retry
+			r.Attempt, r.Cost, r.Node, r.Decided = c.r.Attempt, c.r.Cost, c.r.Node, c.r.Decided
 		}
 		out[i] = r
 	}
