@@ -327,6 +327,11 @@ type run struct {
 	feed  *feed
 	obs   Observer
 	dec   Decision // what obs is shown, reused
+	// the name of key nameID, the last key obs was shown (a key's name
+	// never changes: traffic.Keys)
+	named  bool
+	nameID uint32
+	name   string
 	// what is scheduled: retries, and releases of delayed requests (their
 	// costs and keys by release instant). Releases at one instant pop in
 	// no particular order, the same from run to run: nothing a release
@@ -983,7 +988,10 @@ func unknownVerdict(v algorithms.Verdict) error {
 
 // observe shows a decision to the observer, which may stop observing.
 func (r *run) observe(a *traffic.Arrival, attempt int, d algorithms.Decision) error {
-	r.dec = Decision{Time: a.At, Key: r.keys.Name(a.Key), Cost: a.Cost, Attempt: attempt, Decision: d, Node: -1, Decided: a.At, Logged: a.Logged, Fired: r.curFired}
+	if !r.named || a.Key != r.nameID {
+		r.named, r.nameID, r.name = true, a.Key, r.keys.Name(a.Key)
+	}
+	r.dec = Decision{Time: a.At, Key: r.name, Cost: a.Cost, Attempt: attempt, Decision: d, Node: -1, Decided: a.At, Logged: a.Logged, Fired: r.curFired}
 	if r.members != nil {
 		r.dec.MemberKeys = MemberKeys{row: r.members, key: a.Key, attrs: a.Attrs}
 	}

@@ -96,10 +96,10 @@ func retries(ps []traffic.RetryPolicy) bool {
 // publishes it batch by batch, then ends it with the stream's error.
 func (f *feed) produce() {
 	if f.slots == nil {
+		// each slot is made when the traffic first needs it: a short
+		// run's few thousand arrivals take one batch, not the ring's
+		// 4 MB (a page's rerun, docs/playground.md)
 		f.slots = make([][]traffic.Arrival, f.slotsN)
-		for i := range f.slots {
-			f.slots[i] = make([]traffic.Arrival, 0, f.size)
-		}
 	}
 	cut := f.cfg.Duration > 0
 	end := f.cfg.Start + f.cfg.Duration
@@ -108,6 +108,9 @@ func (f *feed) produce() {
 	for b, more := 0, true; more; b++ {
 		f.waitRoom(b)
 		buf := f.slots[b%f.slotsN][:0]
+		if buf == nil {
+			buf = make([]traffic.Arrival, 0, f.size)
+		}
 		for len(buf) < f.size {
 			if !f.stream.Next(&a) || (cut && a.At >= end) {
 				more = false
