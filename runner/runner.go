@@ -356,12 +356,12 @@ func (t *tee) Observe(d *sim.Decision) error {
 			continue
 		}
 		err := o.Observe(d)
-		if errors.Is(err, sim.ErrStopObserving) {
-			(*t)[i] = nil
-		} else if err != nil {
-			return err
-		} else {
+		if err == nil {
 			live = true
+		} else if errors.Is(err, sim.ErrStopObserving) {
+			(*t)[i] = nil
+		} else {
+			return err
 		}
 	}
 	if !live {
