@@ -12,6 +12,7 @@ package play
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -153,12 +154,18 @@ func (s *Session) Run(file, text string, opt Options) *Result {
 			res.Notes = append(res.Notes, fmt.Sprintf("note: %s left out: %s", sk.Name, sk.Reason))
 		},
 	}
+	// each row's columns sized at once for the attempts the traffic and
+	// its retries may make, up to what the page keeps
+	size := 0
+	if est, err := runner.EstimateOf(sc); err == nil {
+		size = int(min(max(est.Requests+est.Retries, 0), KeepDecisions))
+	}
 	var recs []*recorder
 	o.Watch = func(i int) sim.Observer {
 		for len(recs) <= i {
 			recs = append(recs, nil)
 		}
-		recs[i] = &recorder{cluster: sc.Cluster != nil}
+		recs[i] = newRecorder(size, sc.Cluster != nil)
 		return recs[i]
 	}
 	res.Command = command(file, opt)
@@ -256,6 +263,9 @@ func (c *recorder) Observe(d *sim.Decision) error {
 		c.last = k
 	}
 	r := &c.r
+	if n == cap(c.v) {
+		c.grow()
+	}
 	r.T = append(r.T, int64(d.Time)) // from start_ns once the run is over
 	r.Key = append(r.Key, k)
 	c.v = append(c.v, verdictLetter(d))
@@ -263,13 +273,13 @@ func (c *recorder) Observe(d *sim.Decision) error {
 	r.Retry = append(r.Retry, int64(d.RetryAfter))
 	r.Attempt = append(r.Attempt, int32(d.Attempt))
 	if d.Cost != 1 && r.Cost == nil {
-		r.Cost = ones(n, n+1)
+		r.Cost = ones(n, cap(c.v))
 	}
 	if r.Cost != nil {
 		r.Cost = append(r.Cost, d.Cost)
 	}
 	if d.Granted != 0 && c.granted == nil {
-		c.granted = make([]int64, n, n+1)
+		c.granted = make([]int64, n, cap(c.v))
 	}
 	if c.granted != nil {
 		c.granted = append(c.granted, d.Granted)
@@ -279,6 +289,40 @@ func (c *recorder) Observe(d *sim.Decision) error {
 		r.Decided = append(r.Decided, int64(d.Decided))
 	}
 	return nil
+}
+
+// newRecorder is a recorder with room for size decisions.
+func newRecorder(size int, cluster bool) *recorder {
+	c := &recorder{cluster: cluster}
+	if size > 0 {
+		c.v = make([]byte, 0, size)
+		c.grow()
+	}
+	return c
+}
+
+// grow doubles the room of every column at once: append's own growth is
+// a quarter at a time for long slices, which for the columns of a retry
+// storm allocated five times their size.
+func (c *recorder) grow() {
+	n := max(2*len(c.v), cap(c.v), 1024)
+	r := &c.r
+	c.v = slices.Grow(c.v, n-len(c.v))
+	r.T = slices.Grow(r.T, n-len(r.T))
+	r.Key = slices.Grow(r.Key, n-len(r.Key))
+	r.Delay = slices.Grow(r.Delay, n-len(r.Delay))
+	r.Retry = slices.Grow(r.Retry, n-len(r.Retry))
+	r.Attempt = slices.Grow(r.Attempt, n-len(r.Attempt))
+	if r.Cost != nil {
+		r.Cost = slices.Grow(r.Cost, n-len(r.Cost))
+	}
+	if c.granted != nil {
+		c.granted = slices.Grow(c.granted, n-len(c.granted))
+	}
+	if c.cluster {
+		r.Node = slices.Grow(r.Node, n-len(r.Node))
+		r.Decided = slices.Grow(r.Decided, n-len(r.Decided))
+	}
 }
 
 // ones is n costs of 1, with room for c.
