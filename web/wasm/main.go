@@ -91,7 +91,12 @@ func main() {
 // verdicts (every figure is an integer well under 2^53, so exact).
 func columns(res *play.Result) ([][]string, js.Value) {
 	var names [][]string
-	var buf []byte
+	n := 0 // the figures of every column, sized at once
+	for i := range res.Rows {
+		r := &res.Rows[i]
+		n += len(r.T) + len(r.Key) + len(r.Delay) + len(r.Retry) + len(r.Attempt) + len(r.Cost) + len(r.Node) + len(r.Decided)
+	}
+	buf := make([]byte, 0, 8*n)
 	put := func(v float64) { buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v)) }
 	for i := range res.Rows {
 		r := &res.Rows[i]
