@@ -261,3 +261,23 @@ traffic:
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, out, "used memory per key not measured (1 key)")
 }
+
+// A scenario whose times are absolute instants (Unix times of 2015,
+// written as durations) replays on Redis from its first request, as
+// replay counts a trace from its first line: from 0 its instants would
+// be past 2^53 ns, where the scripts' numbers stop being exact.
+func TestCompareRedisAbsoluteTimes(t *testing.T) {
+	srv := redistest.Start(t)
+	path := writeFile(t, "abs.yaml", `name: absolute
+limit: 1/s
+algorithms: [fixed-window, sliding-window, token-bucket, gcra, nginx]
+traffic:
+  - {type: times, key: a, at: [398890h5m3s, 398890h5m3500ms, 398890h5m4s, 398890h5m4s, 398890h5m6s]}
+  - {type: times, key: b, at: [398890h5m3100ms, 398890h5m3200ms, 398890h5m5s]}
+`)
+	status, out, errOut := run(t, "compare", path, "--redis", srv.URL())
+	require.Equal(t, 0, status, errOut)
+	for _, row := range []string{"fixed-window", "sliding-window", "token-bucket", "gcra", "nginx"} {
+		require.Regexp(t, `\n  `+row+` +8 decisions, 0 mismatched`, out)
+	}
+}

@@ -58,13 +58,17 @@ type Options struct {
 // checked.
 func Check(ctx context.Context, c *redis.Client, cfg sim.Config, rep *sim.Report, o Options) ([]*sim.RedisResult, error) {
 	out := make([]*sim.RedisResult, len(cfg.Algorithms))
+	first, ok, err := FirstArrival(cfg.Traffic)
+	if err != nil {
+		return nil, err
+	}
 	for i := range cfg.Algorithms {
 		alg := &cfg.Algorithms[i]
 		if why := skipped(cfg, alg); why != "" {
 			out[i] = &sim.RedisResult{Skipped: why}
 			continue
 		}
-		res, err := checkRow(ctx, c, cfg, i, rep, o)
+		res, err := checkRow(ctx, c, cfg, i, rep, o, first, ok)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", alg.Label, err)
 		}
@@ -200,10 +204,11 @@ type laneResult struct {
 // different keys, which touch different Redis keys, commute. So Redis is
 // kept busy while a lane's client reads its replies and makes its next
 // pipeline.
-func checkRow(ctx context.Context, c *redis.Client, cfg sim.Config, i int, rep *sim.Report, o Options) (*sim.RedisResult, error) {
+func checkRow(ctx context.Context, c *redis.Client, cfg sim.Config, i int, rep *sim.Report, o Options,
+	firstAt time.Duration, haveFirst bool) (*sim.RedisResult, error) {
 	alg := cfg.Algorithms[i]
 	p := alg.Params
-	epoch, span := Epoch(p, rep, cfg.Cluster)
+	epoch, span := Epoch(p, rep, cfg.Cluster, firstAt, haveFirst)
 	// the policy over the run's span, for requests of cost 1; a costlier
 	// request is checked when it first comes (feeder)
 	if err := redislua.CheckRange(alg.Name, redislua.ClockArg, p, 1, span); err != nil {

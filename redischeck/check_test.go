@@ -28,18 +28,28 @@ func TestEpoch(t *testing.T) {
 		{1500 * time.Microsecond, 90 * time.Minute},          // lcm(1.5ms, 1ms) = 3ms divides 90m
 		{333 * time.Microsecond, 5399928 * time.Millisecond}, // lcm = 333ms: 16216 x 333ms
 	} {
-		epoch, span := Epoch(p(tc.per), rep, nil)
+		epoch, span := Epoch(p(tc.per), rep, nil, 0, false)
 		require.Equal(t, tc.epoch, epoch, "per %v", tc.per)
 		// to the end of the traffic, plus a window
 		require.Equal(t, 91*time.Minute+tc.per-tc.epoch, span, "per %v", tc.per)
 	}
 	// a cluster's store answers later: its timeout, rtt and jitter more
 	cl := &cluster.Config{Store: cluster.Store{RTT: time.Millisecond, Jitter: time.Millisecond, Timeout: time.Second}}
-	_, span := Epoch(p(time.Hour), rep, cl)
+	_, span := Epoch(p(time.Hour), rep, cl, 0, false)
 	require.Equal(t, 31*time.Minute+time.Hour+time.Second+2*time.Millisecond, span)
 	// before 0 (a node's clock skewed back) the epoch is negative
-	epoch, _ := Epoch(p(time.Second), &sim.Report{StartNs: -1}, nil)
+	epoch, span := Epoch(p(time.Second), &sim.Report{StartNs: -1}, nil, 0, false)
+	require.Equal(t, 2*time.Second-1, span, "to the end of the traffic, plus a window")
 	require.Equal(t, -time.Second, epoch)
+	// absolute instants (2015 as a duration since 1970) count from the
+	// first arrival, not from 0; a cluster's from the report's start
+	at := 398890*time.Hour + 5*time.Minute + 3500*time.Millisecond
+	abs := &sim.Report{StartNs: 0, DurationNs: int64(at + time.Minute)}
+	epoch, span = Epoch(p(time.Second), abs, nil, at, true)
+	require.Equal(t, at-500*time.Millisecond, epoch)
+	require.Equal(t, time.Minute+time.Second+500*time.Millisecond, span)
+	epoch, _ = Epoch(p(time.Second), abs, cl, at, true)
+	require.Zero(t, epoch)
 }
 
 func TestLCM(t *testing.T) {

@@ -3,6 +3,7 @@ package redischeck
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/bits"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/internal/intmath"
 	"github.com/ratesim/ratesim/sim"
+	"github.com/ratesim/ratesim/traffic"
 )
 
 // Epoch returns the instant a row's times are counted from on Redis, and
@@ -21,9 +23,20 @@ import (
 // milliseconds), so that windows fall where they fall in the simulation;
 // the span runs to the end of the traffic plus a window and, on a cluster,
 // the store's timeout (a store's instants come after the arrivals).
-func Epoch(p algorithms.Params, rep *sim.Report, cl *cluster.Config) (epoch, span time.Duration) {
+//
+// The start is the first arrival when there is one (first, ok) and it
+// comes after the report's start: a scenario whose times are absolute
+// instants (a Unix time of 2015 written as a duration) counts from its
+// first request, as replay counts a trace from its first line; from 0,
+// its instants would be past 2^53 ns, where a script's numbers stop being
+// exact. A cluster's rows keep the report's start: a node's clock may be
+// skewed before the first arrival.
+func Epoch(p algorithms.Params, rep *sim.Report, cl *cluster.Config, first time.Duration, ok bool) (epoch, span time.Duration) {
 	m := lcm(int64(p.Per), int64(time.Millisecond))
 	start := rep.StartNs
+	if ok && cl == nil && int64(first) > start {
+		start = int64(first)
+	}
 	epoch = time.Duration(intmath.FloorDiv(start, m) * m)
 	end := time.Duration(rep.StartNs+rep.DurationNs) + p.Per
 	if cl != nil {
@@ -194,4 +207,23 @@ func (l *latencies) p99() time.Duration {
 		}
 	}
 	return 0
+}
+
+// FirstArrival returns the instant of the traffic's first arrival, false
+// when it has none.
+func FirstArrival(p traffic.Plan) (time.Duration, bool, error) {
+	_, stream, err := p.Open()
+	if err != nil {
+		return 0, false, err
+	}
+	defer func() {
+		if c, ok := stream.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}()
+	var a traffic.Arrival
+	if stream.Next(&a) {
+		return a.At, true, nil
+	}
+	return 0, false, stream.Err()
 }
