@@ -3,6 +3,7 @@ package traffic
 import (
 	"container/heap"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -67,6 +68,10 @@ type Replay struct {
 	// Path is the trace file; gzip is recognised by its magic bytes and read
 	// transparently, whatever the name.
 	Path string
+	// FS, when set, holds the file Path names (a browser's page has no
+	// files of its own: the playground, docs/playground.md); nil reads
+	// the operating system's.
+	FS fs.FS
 	// Format is auto ("" too), combined, common, csv, tsv or jsonl. Auto
 	// looks at the first lines (up to 5, within the first 64 KiB): a line
 	// of the common log shape (host ident user [time] "request" status

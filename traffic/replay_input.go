@@ -30,7 +30,7 @@ type traceInput struct {
 
 // openTrace opens r.Path.
 func openTrace(r *Replay) (*traceInput, error) {
-	f, err := os.Open(r.Path)
+	f, err := r.open()
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -43,6 +43,14 @@ func openTrace(r *Replay) (*traceInput, error) {
 		return nil, &ReplayError{Path: r.Path, Msg: "is a directory, want a trace file"}
 	}
 	return newTraceInput(r, f, f)
+}
+
+// open opens r.Path, in r.FS when it has one.
+func (r *Replay) open() (fs.File, error) {
+	if r.FS != nil {
+		return r.FS.Open(r.Path)
+	}
+	return os.Open(r.Path)
 }
 
 // newTraceInput reads a trace from rd, recognising gzip by its magic bytes;

@@ -9,7 +9,6 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
-	"os"
 	"time"
 )
 
@@ -422,7 +421,7 @@ const sizeSample = 64 << 10
 // grew); every line a request of its own key at its own instant, at most.
 // It reads no further than the sample.
 func (r *Replay) size(v time.Duration) (Size, error) {
-	f, err := os.Open(r.Path)
+	f, err := r.open()
 	if err != nil {
 		return Size{}, &ReplayError{Path: r.Path, Msg: err.Error(), Err: err}
 	}
