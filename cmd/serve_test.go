@@ -59,7 +59,8 @@ func get(t *testing.T, url string) (*http.Response, []byte) {
 
 // TestServePlayground: serve gives the page, the engine as the gzip file
 // it is (under 3 MB, a WebAssembly module inside), and presets for every
-// built-in and lesson; nothing of it comes from elsewhere. The quick twin
+// built-in and lesson, with the traces the lessons replay; nothing of it
+// comes from elsewhere. The quick twin
 // of TestPlaygroundInChromium.
 func TestServePlayground(t *testing.T) {
 	base := startServe(t)
@@ -89,6 +90,10 @@ func TestServePlayground(t *testing.T) {
 		Lessons []struct {
 			Name string `json:"name"`
 			Text string `json:"text"`
+			Runs []struct {
+				Text  string   `json:"text"`
+				Files []string `json:"files"`
+			} `json:"runs"`
 		} `json:"lessons"`
 	}
 	require.NoError(t, json.Unmarshal(data, &presets))
@@ -105,6 +110,17 @@ func TestServePlayground(t *testing.T) {
 	for _, l := range presets.Lessons {
 		ls = append(ls, l.Name)
 		require.True(t, strings.HasPrefix(l.Text, "Lesson "+l.Name+": "), l.Name)
+		require.NotEmpty(t, l.Runs, "every lesson runs in the page: %s", l.Name)
+		for _, r := range l.Runs {
+			// a replay's trace is served beside the page, as bundled
+			for _, f := range r.Files {
+				require.Contains(t, r.Text, f)
+				_, got := get(t, base+"/traces/"+f)
+				want, err := scenarios.Trace(f)
+				require.NoError(t, err)
+				require.Equal(t, want, got, f)
+			}
+		}
 	}
 	require.Equal(t, lessons.Names(), ls, "every lesson is a preset")
 }
@@ -140,7 +156,14 @@ const pageCounts = `Object.fromEntries([...document.querySelectorAll("#results t
 // returns how many it has.
 func waitRuns(t *testing.T, ctx context.Context, n int) int {
 	t.Helper()
-	for range 600 {
+	return waitRunsFor(t, ctx, n, 600)
+}
+
+// waitRunsFor is waitRuns for a run that may take longer: tries times
+// 50 ms.
+func waitRunsFor(t *testing.T, ctx context.Context, n, tries int) int {
+	t.Helper()
+	for range tries {
 		got, err := chromedp.Run(ctx, chromedp.Evaluate[int](`+(document.body.dataset.runs || 0)`))
 		require.NoError(t, err)
 		if got > n {
@@ -313,6 +336,10 @@ func TestPlaygroundInChromium(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(errLine, "scenario.yaml:3:15: limit.rate: "), errLine)
 
+	// a lesson's replay of a bundled trace: the page fetches the trace
+	// from beside it and shows compare's counts of the same scenario
+	lessonCounts(t, ctx)
+
 	// the rerun of each teaching built-in, after a control moves
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(base+"/")))
 	runs = waitRuns(t, ctx, 0)
@@ -376,4 +403,50 @@ func loadAvg() string {
 		return "unknown"
 	}
 	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+// lessonCounts picks accuracy-on-real-traffic, whose runs replay a trace
+// bundled with ratesim, and holds its first run's counts in the page to
+// compare's of the same scenario beside the same trace.
+func lessonCounts(t *testing.T, ctx context.Context) {
+	t.Helper()
+	runs, err := chromedp.Run(ctx, chromedp.Evaluate[int](`+(document.body.dataset.runs || 0)`))
+	require.NoError(t, err)
+	l, ok := lessons.Named("accuracy-on-real-traffic")
+	require.True(t, ok)
+	r := l.Runs[0]
+	require.NotNil(t, r.Replay)
+	require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#preset"), "lesson:"+l.Name)))
+	do(t, ctx, `document.getElementById("preset").dispatchEvent(new Event("change"))`)
+	// 31,000 requests through three rows, a few seconds in WebAssembly
+	// (more on a loaded machine)
+	waitRunsFor(t, ctx, runs, 6000)
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]map[string]int64](pageCounts))
+	require.NoError(t, err)
+
+	dir := t.TempDir()
+	data, err := scenarios.Trace(r.Replay.Trace)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, r.Replay.Trace), data, 0o644))
+	f, err := r.Replay.File(r.Replay.Trace)
+	require.NoError(t, err)
+	text, err := scenarios.Marshal(f)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "scenario.yaml"), text, 0o644))
+	status, out, errOut := run(t, "compare", filepath.Join(dir, "scenario.yaml"), "--algorithms", r.Algorithms, "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	var cli struct {
+		Results []struct {
+			Label                                string
+			Offered, Accepted, Delayed, Rejected int64
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &cli))
+	require.Len(t, got, 3)
+	for _, c := range cli.Results {
+		require.Greater(t, c.Offered, int64(30_000))
+		require.Equal(t, c.Offered, got[c.Label]["offered"], c.Label)
+		require.Equal(t, c.Accepted, got[c.Label]["accepted"], c.Label)
+		require.Equal(t, c.Rejected, got[c.Label]["rejected"], c.Label)
+	}
 }

@@ -5,6 +5,8 @@
 //	                  browser's budget) and the lessons (their words as
 //	                  `ratesim demo NAME --no-timeline` prints them, the
 //	                  runs they make, their own charts as SVG)
+//	traces/           the bundled traces the lessons replay, which the
+//	                  page fetches when such a run is chosen
 //	ratesim.wasm.gz   the engine, gzipped at the best compression with no
 //	                  name and no time in its header: the same bytes for
 //	                  the same wasm
@@ -26,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/ratesim/ratesim/lessons"
+	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/web/play"
 )
 
@@ -34,17 +37,20 @@ type Lesson struct {
 	Name  string `json:"name"`
 	Title string `json:"title"`
 	Text  string `json:"text"`
-	// Runs are the built-in scenarios it runs in the page, with the rows
-	// it shows; a run of a bundled trace is left out (Replays says so).
-	Runs    []Run    `json:"runs"`
-	Replays int      `json:"replays,omitempty"`
-	Charts  []string `json:"charts,omitempty"` // its own charts, SVG
+	// Runs are the scenarios it runs in the page, with the rows it
+	// shows.
+	Runs   []Run    `json:"runs"`
+	Charts []string `json:"charts,omitempty"` // its own charts, SVG
 }
 
-// Run is one run of a lesson.
+// Run is one run of a lesson: a built-in scenario by name, or the replay
+// of a bundled trace, whose scenario is Text and whose trace the page
+// fetches from traces/ beside it (Files).
 type Run struct {
-	Scenario   string `json:"scenario"`
-	Algorithms string `json:"algorithms,omitempty"`
+	Scenario   string   `json:"scenario"`
+	Algorithms string   `json:"algorithms,omitempty"`
+	Text       string   `json:"text,omitempty"`
+	Files      []string `json:"files,omitempty"`
 }
 
 func main() {
@@ -70,6 +76,9 @@ func run(exe, wasm, out string) error {
 			return fmt.Errorf("lesson %s: %w", l.Name, err)
 		}
 		ls = append(ls, lesson)
+	}
+	if err := writeTraces(ls, out); err != nil {
+		return err
 	}
 	data, err := json.MarshalIndent(map[string]any{
 		"builtins": presets,
@@ -99,6 +108,39 @@ func run(exe, wasm, out string) error {
 	return os.WriteFile(filepath.Join(out, "ratesim.wasm.gz"), gz.Bytes(), 0o644)
 }
 
+// replayText is the scenario of a lesson's replay, reading the bundled
+// trace by its name, beside the scenario.
+func replayText(r *lessons.Replay) (string, error) {
+	f, err := r.File(r.Trace)
+	if err != nil {
+		return "", err
+	}
+	text, err := scenarios.Marshal(f)
+	return string(text), err
+}
+
+// writeTraces writes into dir/traces the bundled traces the lessons
+// replay, for the page to fetch.
+func writeTraces(ls []Lesson, dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "traces"), 0o755); err != nil {
+		return err
+	}
+	for _, l := range ls {
+		for _, r := range l.Runs {
+			for _, name := range r.Files {
+				data, err := scenarios.Trace(name)
+				if err != nil {
+					return err
+				}
+				if err := os.WriteFile(filepath.Join(dir, "traces", name), data, 0o644); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // lessonOf runs the lesson as `ratesim demo` does and keeps its words and
 // its own charts.
 func lessonOf(exe string, l *lessons.Lesson) (Lesson, error) {
@@ -115,11 +157,14 @@ func lessonOf(exe string, l *lessons.Lesson) (Lesson, error) {
 	}
 	out := Lesson{Name: l.Name, Title: l.Title, Text: stdout.String(), Runs: []Run{}}
 	for _, r := range l.Runs {
+		run := Run{Scenario: r.Scenario, Algorithms: r.Algorithms}
 		if r.Replay != nil {
-			out.Replays++
-			continue
+			if run.Text, err = replayText(r.Replay); err != nil {
+				return Lesson{}, err
+			}
+			run.Files = []string{r.Replay.Trace}
 		}
-		out.Runs = append(out.Runs, Run{Scenario: r.Scenario, Algorithms: r.Algorithms})
+		out.Runs = append(out.Runs, run)
 	}
 	// demo writes the lesson's own charts first, then each run's, whose
 	// first is the window chart (in a directory of its own when the

@@ -67,6 +67,10 @@ type Result struct {
 	// Notes are what the command line prints on stderr before the run
 	// (the algorithms the scenario leaves out).
 	Notes []string `json:"notes,omitempty"`
+	// Needs are the files the scenario replays that the session has not
+	// been given (AddFile): nothing ran, the page is to fetch them and
+	// run again.
+	Needs []string `json:"needs,omitempty"`
 }
 
 // Error is a scenario that does not run: its problems, each at a line and
@@ -131,6 +135,8 @@ type Session struct {
 	// rows are the last run's decisions by column (nil when a row made
 	// more than KeepDecisions), with what the page is not sent of them.
 	rows []*recorder
+	// files are those the page gave (AddFile) for replays to read.
+	files files
 }
 
 // Version is the version the page shows: the module's, "dev" for the
@@ -144,6 +150,9 @@ func (s *Session) Run(file, text string, opt Options) *Result {
 	sc, err := scenarios.Parse(file, []byte(text))
 	if err != nil {
 		res.Error = errorOf(err)
+		return res
+	}
+	if res.Needs = s.replaysFrom(sc); res.Needs != nil {
 		return res
 	}
 	o := runner.Options{

@@ -3,10 +3,14 @@ package play_test
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ratesim/ratesim/cmd"
+	"github.com/ratesim/ratesim/lessons"
+	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/web/play"
 	"github.com/stretchr/testify/require"
 )
@@ -233,4 +237,49 @@ func TestCSVAsCompare(t *testing.T) {
 	want, err := readFile(path)
 	require.NoError(t, err)
 	require.Equal(t, want, got)
+}
+
+// TestLessonReplayInThePage: a lesson's replay of a bundled trace asks
+// the page for the trace, then runs as `ratesim compare` runs the same
+// scenario beside the same file.
+func TestLessonReplayInThePage(t *testing.T) {
+	var replays []*lessons.RunSpec
+	for _, l := range lessons.All() {
+		for i := range l.Runs {
+			if l.Runs[i].Replay != nil {
+				replays = append(replays, &l.Runs[i])
+			}
+		}
+	}
+	require.NotEmpty(t, replays, "a lesson replays a bundled trace")
+	for _, r := range []*lessons.RunSpec{replays[0], replays[len(replays)-1]} {
+		t.Run(r.Scenario, func(t *testing.T) {
+			f, err := r.Replay.File(r.Replay.Trace)
+			require.NoError(t, err)
+			text, err := scenarios.Marshal(f)
+			require.NoError(t, err)
+			opt := play.Options{Algorithms: r.Algorithms}
+
+			var s play.Session
+			res := s.Run("scenario.yaml", string(text), opt)
+			require.Nil(t, res.Error)
+			require.Nil(t, res.Report)
+			require.Equal(t, []string{r.Replay.Trace}, res.Needs)
+
+			data, err := scenarios.Trace(r.Replay.Trace)
+			require.NoError(t, err)
+			s.AddFile(r.Replay.Trace, data)
+			report, res := runJSON(t, &s, "scenario.yaml", string(text), opt)
+			require.Nil(t, res.Error)
+			require.Empty(t, res.Needs)
+			got := countsOf(t, report)
+			require.Len(t, got, 3)
+			require.Greater(t, got[0].Offered, int64(30_000))
+
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, r.Replay.Trace), data, 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "scenario.yaml"), text, 0o644))
+			require.Equal(t, countsOf(t, compareJSON(t, filepath.Join(dir, "scenario.yaml"), "--algorithms", r.Algorithms)), got)
+		})
+	}
 }

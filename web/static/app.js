@@ -560,8 +560,10 @@ function choose(value, run_ = 0) {
 }
 
 function loadRun(r) {
-  const b = builtin(r.scenario);
-  st.preset = r.scenario;
+  // a built-in by name, or a lesson's replay of a bundled trace (its
+  // scenario's text, run as a file of the page's)
+  const b = r.text ? { text: r.text } : builtin(r.scenario);
+  st.preset = r.text ? "" : r.scenario;
   st.presetText = b.text;
   st.algorithms = r.algorithms ? r.algorithms.split(",") : null;
   $("algorithms").dataset.names = "";

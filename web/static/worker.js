@@ -5,7 +5,8 @@
 // {id, out, ms, phases, sent}: fn is one of the functions web/wasm
 // registers, out its JSON parsed, ms the time it took; a run also says
 // how long the engine, Go's JSON and its parsing took (phases) and when
-// it was sent, for the page's measure of its reruns.
+// it was sent, for the page's measure of its reruns. A run that replays a
+// trace the engine has not been given fetches it first (withFiles).
 "use strict";
 importScripts("wasm_exec.js");
 
@@ -41,6 +42,21 @@ function columns(out, data) {
   moved = [all.buffer];
 }
 
+// withFiles fetches the files a run said it needs (play.Result's needs:
+// the traces a replay reads) from traces/ beside the page, and gives them
+// to the engine, which keeps them; the run is then made again. It returns
+// the run's error when one is missing.
+async function withFiles(out) {
+  for (const name of out.needs) {
+    const resp = await fetch("traces/" + encodeURIComponent(name));
+    if (!resp.ok) {
+      return { version: out.version, error: `${name}: the page has no such trace (it reads only those beside it, in traces/): ${resp.status}` };
+    }
+    self.ratesimAddFile(name, new Uint8Array(await resp.arrayBuffer()));
+  }
+  return null;
+}
+
 self.onmessage = async (e) => {
   const { id, fn, args } = e.data;
   const s = await Promise.race([loaded, started]);
@@ -55,8 +71,17 @@ self.onmessage = async (e) => {
     self.ratesimPhases = null;
     let text = self[fn](...args), data = null;
     if (Array.isArray(text)) [text, data] = text;
-    const t1 = performance.now();
+    let t1 = performance.now();
     out = JSON.parse(text);
+    if (out.needs) {
+      out = await withFiles(out);
+      if (!out) {
+        text = self[fn](...args);
+        if (Array.isArray(text)) [text, data] = text;
+        t1 = performance.now();
+        out = JSON.parse(text);
+      }
+    }
     if (data) columns(out, data);
     if (self.ratesimPhases) phases = Object.assign({ parse: performance.now() - t1 }, self.ratesimPhases);
   } catch (err) {

@@ -3,13 +3,15 @@
 // Command wasm is the playground's engine in the browser
 // (docs/playground.md): it registers the functions of package play on the
 // page's worker (web/static/worker.js) and waits. Every function takes
-// and returns JSON text, so the worker passes strings only.
+// and returns JSON text, so the worker passes strings only (but the bytes
+// of a file, and a run's columns).
 //
 //	ratesimRun(file, text, optionsJSON) -> [play.Result, its columns]
 //	ratesimExplain(row, index)          -> [play.Why] or {error}
 //	ratesimDescribe(file, text)         -> play.Controls or {error}
 //	ratesimEdit(file, text, control, value) -> {text} or {error}
 //	ratesimCSV()                        -> {csv} (compare --decisions's)
+//	ratesimAddFile(name, Uint8Array)    a file replays read (play.AddFile)
 //	ratesimVersion()                    -> "dev"
 package main
 
@@ -67,6 +69,12 @@ func main() {
 			return fail(err)
 		}
 		return encode(map[string]string{"text": text})
+	}))
+	js.Global().Set("ratesimAddFile", js.FuncOf(func(_ js.Value, a []js.Value) any {
+		data := make([]byte, a[1].Length())
+		js.CopyBytesToGo(data, a[1])
+		s.AddFile(a[0].String(), data)
+		return nil
 	}))
 	js.Global().Set("ratesimVersion", js.FuncOf(func(js.Value, []js.Value) any {
 		return encode(play.Version())
