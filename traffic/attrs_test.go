@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -115,4 +116,38 @@ func TestReplayAttributeFieldMissing(t *testing.T) {
 	require.ErrorContains(t, err, `attribute http_x_client: field "http_x_client": the log_format has no such variable (its variables: $remote_addr $msec)`)
 	r = &Replay{Path: p, Format: "common", AttrFields: []AttrField{{Name: "x", Field: "agent"}}}
 	require.ErrorContains(t, r.Validate(), `attribute x: field "agent": a common log's fields are ip, ident, user, request or status`)
+}
+
+// AttributeValues lists an attribute's values in the order of their ids
+// in a run: the ids that Open's arrivals carry.
+func TestAttributeValues(t *testing.T) {
+	src := func(key string) Source {
+		return &Times{Common: Common{Cost: 1, Clients: Clients{Key: key}}, At: []time.Duration{0}}
+	}
+	p := Plan{
+		Sources: []Source{src("a"), src("b"), src("c"), src("d"), src("e")},
+		Attrs: []map[string]string{
+			{"class": "batch"},
+			{"route": "/x"},
+			{"class": "live", "route": "/y"},
+			{"class": "batch"},
+			{"class": "bulk"},
+		},
+	}
+	require.Equal(t, []string{"batch", "live", "bulk"}, p.AttributeValues("class"))
+	require.Equal(t, []string{"/x", "/y"}, p.AttributeValues("route"))
+	require.Empty(t, p.AttributeValues("server"))
+	keys, stream, err := p.Open()
+	require.NoError(t, err)
+	attrs := keys.Attrs()
+	class := slices.Index(attrs.Names(), "class")
+	var a Arrival
+	for stream.Next(&a) {
+		v := attrs.Values(a.Attrs)[class]
+		if v == NoValue {
+			continue
+		}
+		require.Equal(t, p.AttributeValues("class")[v], attrs.Value(class, v), "id %d", v)
+	}
+	require.NoError(t, stream.Err())
 }

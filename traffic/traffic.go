@@ -110,6 +110,26 @@ func (p Plan) Attributes() []string {
 	return names
 }
 
+// AttributeValues lists the values the plan's sources give the attribute
+// called name as constants (Plan.Attrs), in the order of their ids in a run
+// (Attrs.Value): the order in which sources first give each, sources in
+// file order; Open interns them before any arrival. Values that a replay
+// reads from its lines come after them, as the lines bring them, and are
+// not listed. A row that names values of an attribute (a partition, a
+// critical method) finds their ids here before the run.
+func (p Plan) AttributeValues(name string) []string {
+	var values []string
+	for i := range p.Sources {
+		if i >= len(p.Attrs) {
+			break
+		}
+		if v, ok := p.Attrs[i][name]; ok && !slices.Contains(values, v) {
+			values = append(values, v)
+		}
+	}
+	return values
+}
+
 // seedName is the name source i is seeded by.
 func (p Plan) seedName(i int) string {
 	if i < len(p.SeedNames) && p.SeedNames[i] != "" {
