@@ -313,6 +313,10 @@ func checkOptions(algorithm string, p Params, accepted ...string) error {
 		{"increment-condition", "increment-condition", fmt.Sprint(p.IncrementLate), p.IncrementLate},
 		{"mitigation-timeout", "mitigation-timeout", p.MitigationTimeout.String(), p.MitigationTimeout != 0},
 		{"quota-offset", "quota-offset", fmt.Sprint(p.QuotaOffset), p.QuotaOffset != 0},
+		{"by", "by", fmt.Sprint(p.ClassBy), p.ClassBy != 0},
+		{"partitions", "partitions", fmt.Sprint(len(p.Partitions)), len(p.Partitions) > 0},
+		{"critical", "critical", fmt.Sprint(len(p.Critical)), len(p.Critical) > 0},
+		{"reserve", "reserve", fmt.Sprint(p.Reserve), p.Reserve != 0},
 	}
 	for _, o := range set {
 		if o.isSet && !slices.Contains(accepted, o.name) {

@@ -1,6 +1,7 @@
 package algorithms
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -169,6 +170,25 @@ func invVariants(name string, pol Policy) []invVariant {
 		// few ns) and one of 3W
 		return []invVariant{{"", base}, {"mitigation-timeout", with(func(p *Params) { p.MitigationTimeout = pol.Per/2 + 7 })},
 			{"mitigation-timeout-3W", with(func(p *Params) { p.MitigationTimeout = 3 * pol.Per })}}
+	case "netflix-partitioned", "stripe-fleet-shedder":
+		// partitions and critical values that no request of the suite
+		// carries (Decide): the unknown partition, the non-critical
+		shed := func(p *Params) {
+			p.ClassBy = 1
+			p.Partitions = []Class{{Name: "live", Value: 0, Share: 0.9}, {Name: "batch", Value: 1, Share: 0.1}}
+			p.Critical = []Class{{Name: "charge", Value: 0}}
+			if name == "netflix-partitioned" {
+				p.Critical = nil
+			} else {
+				p.Partitions = nil
+				p.Reserve = 200_000
+			}
+		}
+		return []invVariant{
+			{"service-0", with(shed)},
+			{"service-W/3", with(func(p *Params) { shed(p); p.Service = pol.Per/3 + 7 })},
+			{"max-4-service-W", with(func(p *Params) { shed(p); p.Max = 4; p.Service = pol.Per })},
+		}
 	case "concurrency":
 		return []invVariant{
 			{"service-0", base},
@@ -264,11 +284,15 @@ func maxFit(name string, p Params) (int64, bool) {
 		// without a timeout a cost fits iff it is at most a cycle's
 		// permissions; with one, a cost above L may borrow
 		return p.Rate, p.MaxDelay == 0
-	case "concurrency":
+	case "concurrency", "netflix-partitioned":
 		if p.Max > 0 {
 			return p.Max, true
 		}
 		return p.Burst, true
+	case "stripe-fleet-shedder":
+		// a request without the attribute is non-critical: A
+		fleet := cmp.Or(p.Max, p.Burst)
+		return fleet * (1_000_000 - p.Reserve) / 1_000_000, true
 	case "nginx":
 		// nginx.go counts cost c as c requests in one ms: it fits iff
 		// c-1 <= nginx's burst, which is B-1 unless set.
@@ -521,14 +545,13 @@ func checkWindows(t *testing.T, name string, p Params, calls []invCall, ds []Dec
 			// rotations), so [a, a+W-2ms), which covers at most W/1ms - 1
 			// ticks, meets at most two periods: at most 2L.
 			requireAtMost(t, calls, idx, w-2*time.Millisecond, 2*p.Rate, "key %d: more than 2L in a window of W-2ms", key)
-		case "concurrency":
+		case "concurrency", "netflix-partitioned", "stripe-fleet-shedder":
 			if p.Service == 0 {
 				continue
 			}
-			maxIn := p.Max
-			if maxIn == 0 {
-				maxIn = p.Burst
-			}
+			// the shedding rows' requests without an attribute are the
+			// unknown partition's (the total alone) or non-critical
+			maxIn, _ := maxFit(name, p)
 			// The busiest instant is an admission: requests admitted in
 			// (t-S, t] are in flight at t.
 			for j, i := range idx {

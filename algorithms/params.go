@@ -143,6 +143,18 @@ type Params struct {
 	// from its limit in the initial period. See AWSUsagePlan.
 	QuotaOffset int64
 
+	// ClassBy, Partitions, Critical and Reserve are the priority-shedding
+	// rows' (NetflixPartitioned, StripeFleetShedder): ClassBy is the
+	// attribute whose value classes a request (j >= 1: attrs[j] of
+	// DecideAttrs; 0: none, every request in no named class);
+	// Partitions are netflix-partitioned's, in the order written;
+	// Critical are stripe-fleet-shedder's critical values and Reserve its
+	// fraction of max kept for them, in millionths.
+	ClassBy    int
+	Partitions []Class
+	Critical   []Class
+	Reserve    int64
+
 	// Members are an all-of row's limits, in order (AllOf), and Commit how
 	// it charges them (default AllOrNothing). Only all-of takes them.
 	Members []Member
@@ -226,4 +238,17 @@ func checkPositive(p Policy) error {
 		return &ParamError{"burst", fmt.Sprint(p.Burst), "want a burst of at least 1"}
 	}
 	return nil
+}
+
+// Class is one value of a priority-shedding row's attribute (Params.ClassBy):
+// a partition of netflix-partitioned, a critical value of
+// stripe-fleet-shedder.
+type Class struct {
+	// Name is the value as the scenario writes it, Value its id among the
+	// attribute's values (traffic.Plan.AttributeValues; NoKey when no
+	// source sends it).
+	Name  string
+	Value Key
+	// Share is netflix-partitioned's percent of the limit, in [0, 1].
+	Share float64
 }

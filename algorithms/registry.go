@@ -76,6 +76,8 @@ var optInRegistry = []Info{
 	{Name: "apigee-quota", Summary: "Apigee Quota: Allow count per interval, quota-type calendar (aligned windows), flexi (from the first request) or rollingwindow", Options: []string{"quota-type"}, Exact: true, New: newApigeeQuotaLimiter},
 	{Name: "azure-rate-limit", Summary: "Azure API Management rate-limit(-by-key): calls per renewal-period, a sliding window (classic) or token bucket (v2); increment-condition counts late", Options: []string{"tier", "increment-condition"}, Exact: true, New: newAzureRateLimitLimiter},
 	{Name: "cloudflare-rate-limit", Summary: "Cloudflare rate limiting rule: requests per period in a sliding window; mitigation-timeout blocks the key that long once it exceeds", Options: []string{"mitigation-timeout"}, Exact: true, New: newCloudflareLimiter},
+	{Name: "netflix-partitioned", Summary: "Netflix concurrency-limits' partitioned limiter: max in flight; a partition (by an attribute) keeps ceil(max*percent) once the total is full", Options: []string{"max", "by", "partitions"}, Exact: true, New: newNetflixPartitionedLimiter, Required: []string{"by", "partitions"}, InFlight: true},
+	{Name: "stripe-fleet-shedder", Summary: "Stripe's fleet usage load shedder: max in flight, of which a reserve is kept for the critical values of an attribute", Options: []string{"max", "by", "critical", "reserve"}, Exact: true, New: newStripeFleetShedderLimiter, Required: []string{"by", "critical"}, InFlight: true},
 	{Name: "aws-usage-plan", Summary: "Amazon API Gateway usage plan quota: rate per 24h (DAY), 168h (WEEK, from Monday) or 1mo (MONTH), UTC; quota-offset off the initial period", Options: []string{"quota-offset"}, Exact: true, New: newAWSUsagePlanLimiter},
 }
 
