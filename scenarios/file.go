@@ -53,7 +53,7 @@ type AlgEntry struct {
 	Bare  String `yaml:"-" form:"scalar"`
 	Name  String `yaml:"name,omitempty"`
 	Label String `yaml:"label,omitempty"`
-	// by: an all-of limit's attribute
+	// by: an all-of limit's attribute, or a priority-shedding row's
 	By    String   `yaml:"by,omitempty"`
 	Rate  Int      `yaml:"rate,omitempty"`
 	Per   Duration `yaml:"per,omitempty"`
@@ -90,6 +90,11 @@ type AlgEntry struct {
 	IncrementCond     Bool     `yaml:"increment-condition,omitempty"`
 	MitigationTimeout Duration `yaml:"mitigation-timeout,omitempty"`
 	QuotaOffset       Int      `yaml:"quota-offset,omitempty"`
+	// the priority-shedding rows' options (docs/algorithms.md); by: is
+	// theirs too
+	Partitions Attributes `yaml:"partitions,omitempty"`
+	Critical   []String   `yaml:"critical,omitempty"`
+	Reserve    Number     `yaml:"reserve,omitempty"`
 
 	// how the row runs on a cluster (docs/cluster.md)
 	Coordination String   `yaml:"coordination,omitempty"`

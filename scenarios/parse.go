@@ -164,6 +164,7 @@ func (d *decoder) scenario(f *File) *Scenario {
 	d.plan(sc, srcs)
 	if srcOK {
 		d.resolveBy(sc, sc.Traffic.Attributes(), ci.cfg != nil)
+		d.resolveClasses(sc, sc.Traffic)
 	}
 	sc.Windows, sc.Bucket, sc.WindowsNamed = d.report(top.get("report", sectionOf(f.Report)), f.Report, per)
 	// The backend draws from the scenario's seed and reports in its buckets;
@@ -1028,6 +1029,7 @@ func (d *decoder) entryExtras(o *entryReader, e *AlgEntry, a *Algorithm, ci clus
 		}
 		good = good && ok
 	}
+	good = d.shedOptions(o, e, a, ci) && good
 	for _, opt := range algorithmOptions {
 		if v, set := o.field(opt.name, opt.field(e)); set {
 			var ok bool

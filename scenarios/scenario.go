@@ -107,4 +107,7 @@ type Algorithm struct {
 	// not), resolved into its Member.By once the traffic's attributes
 	// are known
 	by []val
+	// shed is a priority-shedding row's by and named values, resolved
+	// into its Params once the traffic's attributes are known
+	shed *shedSpec
 }
