@@ -16,7 +16,7 @@ func newImportCmd() *cobra.Command {
 	var split bool
 	c := &cobra.Command{
 		Use:   "import CONFIG",
-		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx, Kong, envoy, Traefik, HAProxy, Apigee, Azure APIM)",
+		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx, Kong, envoy, Traefik, HAProxy, Apigee, Azure APIM, AWS API Gateway, Cloudflare)",
 		Long: `Reads a gateway's config and prints a scenario (YAML) whose algorithm rows are
 the limits in it, each with a comment naming the file and line it came from.
 
@@ -71,6 +71,19 @@ rate-limit-by-key (calls per renewal-period) as an azure-rate-limit row, a
 sliding window as in the classic tiers, increment-condition counting late;
 a counter-key is a constant, the caller's address or a header, any other
 policy expression an error. --scope picks a row by its label (kind-line).
+
+aws: the JSON of aws apigateway get-usage-plans (or get-usage-plan) or
+get-stage: one all-of row per usage plan, plan method and stage method, its
+levels in API Gateway's order with commit in-order: the plan's throttle
+(token-bucket, rateLimit per 1s, burstLimit) and quota (aws-usage-plan) by
+the api-key attribute, the stage's or method's throttle and the account's by
+global. --scope picks a row by its label.
+
+cloudflare: a zone's rate limiting rules as the API returns them (the
+http_ratelimit phase's ruleset, or {"result": ruleset}): one
+cloudflare-rate-limit row per enabled rule, requests_per_period per period,
+mitigation_timeout, keyed by its characteristics (ip.src, a header, the
+path...). --scope picks a rule by its description or id.
 
 Anything the reader cannot map (include, unknown parameters, rates such as
 10r/x, zones not defined) is an error naming file:line:col and the directive,

@@ -100,8 +100,8 @@ func TestImportErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"import", unknown, "--from", "nginx"}, unknown + ":3:16: limit_req: zone \"two\" is unknown (no limit_req_zone defines it)\n"},
-		{[]string{"import", plain}, "ratesim: " + plain + ": cannot tell which gateway's config this is: name it with --from (one of nginx, kong, envoy, envoy-local, traefik, haproxy, apigee, azure)\n"},
-		{[]string{"import", plain, "--from", "bogus"}, "ratesim: --from \"bogus\": not a gateway ratesim reads (want one of nginx, kong, envoy, envoy-local, traefik, haproxy, apigee, azure)\n"},
+		{[]string{"import", plain}, "ratesim: " + plain + ": cannot tell which gateway's config this is: name it with --from (one of nginx, kong, envoy, envoy-local, traefik, haproxy, apigee, azure, aws, cloudflare)\n"},
+		{[]string{"import", plain, "--from", "bogus"}, "ratesim: --from \"bogus\": not a gateway ratesim reads (want one of nginx, kong, envoy, envoy-local, traefik, haproxy, apigee, azure, aws, cloudflare)\n"},
 		{[]string{"import", "../examples/nginx.conf", "--from", "nginx", "--scope", "/nope"}, "ratesim: --scope \"/nope\": no scope of ../examples/nginx.conf has that name (its scopes: \"api.example.com /\", \"api.example.com /search\", \"api.example.com = /login\")\n"},
 		{[]string{"import", "../examples/envoy/local-ratelimit.yaml", "--envoy-version", "latest"}, "ratesim: --envoy-version \"latest\": want an envoy version such as 1.30 or 1.31.2\n"},
 		{[]string{"import", "../examples/nginx.conf", "--envoy-version", "1.30"}, "ratesim: reading ../examples/nginx.conf with the nginx reader (--from nginx)\nratesim: --envoy-version: only the envoy-local reader models versions (this is --from nginx)\n"},

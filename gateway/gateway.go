@@ -146,10 +146,12 @@ var readers = map[string]Reader{
 	"haproxy":     func(file string, data []byte) (Config, error) { return ReadHAProxy(file, data) },
 	"apigee":      func(file string, data []byte) (Config, error) { return ReadApigee(file, data) },
 	"azure":       func(file string, data []byte) (Config, error) { return ReadAzure(file, data) },
+	"aws":         func(file string, data []byte) (Config, error) { return ReadAWS(file, data) },
+	"cloudflare":  func(file string, data []byte) (Config, error) { return ReadCloudflare(file, data) },
 }
 
 // Formats are the --from names of docs/gateways.md, in its order.
-var Formats = []string{"nginx", "kong", "envoy", "envoy-local", "traefik", "haproxy", "apigee", "azure"}
+var Formats = []string{"nginx", "kong", "envoy", "envoy-local", "traefik", "haproxy", "apigee", "azure", "aws", "cloudflare"}
 
 // Supported are the --from names that have a reader, in Formats' order.
 func Supported() []string {
@@ -181,6 +183,8 @@ var guessers = []struct {
 	// envoy and Traefik are surer than nginx's words, so they go first
 	{"apigee", guessApigee},
 	{"azure", guessAzure},
+	{"aws", guessAWS},
+	{"cloudflare", guessCloudflare},
 	{"kong", guessKong},
 	{"envoy", guessEnvoy},
 	{"envoy-local", guessEnvoyLocal},
