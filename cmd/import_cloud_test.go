@@ -26,6 +26,9 @@ func TestImportCloudVendors(t *testing.T) {
 	status, out, errOut = run(t, "compare", scenario)
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, out, "| plan      |       15 |        0 |      185 |")
+	// which level fired: the plan's bucket refuses 200 - 59, the quota
+	// the 59 - 15 that the bucket lets through past 15
+	require.Contains(t, out, "Which limit fired:\n  plan  plan (plan.json:1) 141 rejected; quota (plan.json:1) 44 rejected; account 0 rejected\n")
 
 	rule := filepath.Join(dir, "rules.json")
 	require.NoError(t, os.WriteFile(rule, []byte(`{"result": {"phase": "http_ratelimit", "rules": [

@@ -326,17 +326,19 @@ type awsMember struct {
 
 func (a *AWS) scopes() []awsScope {
 	base := filepath.Base(a.File)
-	account := awsMember{entry: scenarios.AlgEntry{Name: str("token-bucket"), By: str("global"), Rate: scenarios.IntOf(awsAccountRate), Per: scenarios.DurationOf("1s"), Burst: scenarios.IntOf(awsAccountBurst)},
+	// each member is labelled by its level and where it is written, so
+	// that outputs say which level fired (API Gateway's 429 does not)
+	account := awsMember{entry: scenarios.AlgEntry{Name: str("token-bucket"), Label: str("account"), By: str("global"), Rate: scenarios.IntOf(awsAccountRate), Per: scenarios.DurationOf("1s"), Burst: scenarios.IntOf(awsAccountBurst)},
 		lines: []string{"the account's throttle in the Region: API Gateway's default quota (10,000 a second, burst 5,000); set yours"}}
-	bucket := func(th *AWSThrottle, by, what string) awsMember {
-		return awsMember{entry: scenarios.AlgEntry{Name: str("token-bucket"), By: str(by), Rate: scenarios.IntOf(th.Rate), Per: scenarios.DurationOf(scenarios.DurationText(th.Per)), Burst: scenarios.IntOf(th.Burst)},
+	bucket := func(th *AWSThrottle, by, level, what string) awsMember {
+		return awsMember{entry: scenarios.AlgEntry{Name: str("token-bucket"), Label: str(fmt.Sprintf("%s (%s:%d)", level, base, th.Where.Line)), By: str(by), Rate: scenarios.IntOf(th.Rate), Per: scenarios.DurationOf(scenarios.DurationText(th.Per)), Burst: scenarios.IntOf(th.Burst)},
 			lines: []string{fmt.Sprintf("%s:%d: %s: rateLimit %s, burstLimit %d", base, th.Where.Line, what, th.RateText, th.Burst)}}
 	}
 	var out []awsScope
 	for _, p := range a.Plans {
 		var quota []awsMember
 		if q := p.Quota; q != nil {
-			e := scenarios.AlgEntry{Name: str("aws-usage-plan"), By: str("api-key"), Rate: scenarios.IntOf(q.Limit), Per: scenarios.DurationOf(awsPeriod(q.Period))}
+			e := scenarios.AlgEntry{Name: str("aws-usage-plan"), Label: str(fmt.Sprintf("quota (%s:%d)", base, q.Where.Line)), By: str("api-key"), Rate: scenarios.IntOf(q.Limit), Per: scenarios.DurationOf(awsPeriod(q.Period))}
 			if q.Offset > 0 {
 				e.QuotaOffset = scenarios.IntOf(q.Offset)
 			}
@@ -344,24 +346,24 @@ func (a *AWS) scopes() []awsScope {
 		}
 		var own []awsMember
 		if p.Throttle != nil {
-			own = append(own, bucket(p.Throttle, "api-key", "usage plan "+p.label()+"'s throttle per API key"))
+			own = append(own, bucket(p.Throttle, "api-key", "plan", "usage plan "+p.label()+"'s throttle per API key"))
 		}
 		out = append(out, awsScope{label: p.label(), members: slices.Concat(own, quota, []awsMember{account})})
 		for _, m := range p.Methods {
 			// a method's throttle in the plan replaces the plan's
 			// for that method's requests
-			own := []awsMember{bucket(m.Throttle, "api-key", "usage plan "+p.label()+"'s throttle of "+m.Name+" per API key")}
+			own := []awsMember{bucket(m.Throttle, "api-key", "plan method", "usage plan "+p.label()+"'s throttle of "+m.Name+" per API key")}
 			out = append(out, awsScope{label: p.label() + " " + m.Name, members: slices.Concat(own, quota, []awsMember{account})})
 		}
 	}
 	if s := a.Stage; s != nil {
 		name := "stage " + s.Name
 		if s.Default != nil {
-			out = append(out, awsScope{label: name, members: []awsMember{bucket(s.Default, "global", name+"'s throttle (*/*)"), account}})
+			out = append(out, awsScope{label: name, members: []awsMember{bucket(s.Default, "global", "stage", name+"'s throttle (*/*)"), account}})
 		}
 		for _, m := range s.Methods {
 			// a method's setting replaces the stage's default for it
-			out = append(out, awsScope{label: name + " " + m.Name, members: []awsMember{bucket(m.Throttle, "global", name+"'s throttle of "+m.Name), account}})
+			out = append(out, awsScope{label: name + " " + m.Name, members: []awsMember{bucket(m.Throttle, "global", "method", name+"'s throttle of "+m.Name), account}})
 		}
 	}
 	return out

@@ -30,7 +30,7 @@ func TestImportAWS(t *testing.T) {
 	out, err := text(a.Scenario(Options{Scope: "Basic /pets/GET"}))
 	require.NoError(t, err)
 	// rateLimit 0.5 is 1 per 2s
-	require.Contains(t, out, "- {name: token-bucket, by: api-key, rate: 1, per: 2s, burst: 2}\n")
+	require.Contains(t, out, "- {name: token-bucket, label: \"plan method (aws-usage-plans.json:12)\", by: api-key, rate: 1, per: 2s, burst: 2}\n")
 	require.NotContains(t, out, "Premium")
 	keys, err := a.Keys(Options{})
 	require.NoError(t, err)
