@@ -907,6 +907,9 @@ func (d *decoder) algorithm(it val, e *AlgEntry, lim limitInfo, limOK bool, svc 
 				return Algorithm{}, val{}, false
 			}
 		}
+		if !d.storeRow(it, nil, e, &a) {
+			return Algorithm{}, val{}, false
+		}
 		return a, labelVal, true
 	}
 
@@ -937,6 +940,9 @@ func (d *decoder) algorithm(it val, e *AlgEntry, lim limitInfo, limOK bool, svc 
 			d.paramErr(err, written, it, a.Label, lim, svc)
 			return Algorithm{}, val{}, false
 		}
+	}
+	if !d.storeRow(it, m, e, &a) {
+		return Algorithm{}, val{}, false
 	}
 	return a, labelVal, true
 }
@@ -1774,6 +1780,9 @@ func (d *decoder) allOf(it val, m *mapping, e *AlgEntry, nameVal val, lim limitI
 		sets = append(sets, set)
 	}
 	a.Set["limits"] = sets
+	if good && len(a.Params.Members) == len(items) {
+		good = d.storeMembers(&a, items, e)
+	}
 	if wv := m.get("write", e.Write.Value); wv.set && good && a.Coord.Write == cluster.WriteIncr && !cluster.AllOfIncrWrites(a.Params.Commit, a.Params.Members) {
 		d.errAt(wv.pos, wv.path, `"incr": an all-of row writes back by INCRBY only with commit all-or-nothing and fixed-window or sliding-window limits (want set)`)
 		good = false
