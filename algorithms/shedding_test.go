@@ -1,6 +1,7 @@
 package algorithms
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -275,7 +276,7 @@ func TestSheddingTwin(t *testing.T) {
 				limits: map[Key]int64{}, critical: map[Key]bool{0: true, 3: true}}
 			w.alloc = p.Max * (1_000_000 - p.Reserve) / 1_000_000
 			for _, c := range p.Partitions {
-				w.limits[c.Value] = max(1, int64(ceilFloat(float64(p.Max)*c.Share)))
+				w.limits[c.Value] = max(1, int64(math.Ceil(float64(p.Max)*c.Share)))
 			}
 			var now time.Duration
 			for i := range 3000 {
@@ -294,12 +295,4 @@ func TestSheddingTwin(t *testing.T) {
 			requireLive(t, l.(stateHolder), now+p.Service, 0, 0)
 		}
 	}
-}
-
-func ceilFloat(x float64) float64 { // math.Ceil for x >= 0, written out
-	n := float64(int64(x))
-	if n < x {
-		return n + 1
-	}
-	return n
 }
