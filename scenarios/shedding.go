@@ -187,6 +187,10 @@ func (d *decoder) resolveClasses(sc *Scenario, plan traffic.Plan) {
 		}
 		for i, sv := range a.shed.values {
 			id := slices.Index(values, sv.name)
+			if id < 0 && len(values) == 0 {
+				d.errAt(sv.v.pos, sv.v.path, "%s: no source gives %s this value in attributes (the values a replay reads from its lines are not known before the run; a shedding row names values that a source sets)", quote(sv.name), name)
+				continue
+			}
 			if id < 0 {
 				msg := fmt.Sprintf("%s: no source gives %s this value (want %s)", quote(sv.name), name, orList(values))
 				if s := suggest(sv.name, values); s != "" {
