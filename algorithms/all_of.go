@@ -67,6 +67,16 @@ var AllOfMembers = []string{"nginx", "fixed-window", "sliding-window", "token-bu
 // every opt-in row they are not named in messages.
 var AllOfOptInMembers = []string{"aws-usage-plan"}
 
+// AllOfCountingMembers are the algorithms an all-of row takes as members
+// with commit every-hit or in-order only: they count every request they
+// are asked about, admitted or not, so no all-or-nothing commit can leave
+// them uncharged. HAProxy's track-scN counts the request before any deny
+// reads the rate (src/http_act.c: http_action_track_sc): several tracked
+// counters of one frontend are every-hit when every track comes before
+// the first deny, in-order when each counter's track comes after the
+// previous counter's deny (a denied request stops the rules).
+var AllOfCountingMembers = []string{"haproxy"}
+
 // AllOf is several limits applied to one request, as a gateway enforces
 // the limits that apply to it together (docs/gateways.md).
 //
@@ -98,7 +108,8 @@ var AllOfOptInMembers = []string{"aws-usage-plan"}
 // token-bucket and aws-usage-plan: what all-or-nothing needs from them is
 // a decision on a copy of a key's state, kept or dropped (peek and commit
 // below), which each builds from its own rule, so each member decides as
-// its row alone would.
+// its row alone would. haproxy (AllOfCountingMembers) is a member in
+// every-hit and in-order only, where each member decides as its row alone.
 //
 // Members may count by different attributes of a request (Member.By): a
 // per-address limit beside a global one. Each is then asked about the
@@ -109,12 +120,13 @@ var AllOfOptInMembers = []string{"aws-usage-plan"}
 type AllOf struct {
 	commit  Commit
 	members []member
-	by      []int  // each member's Member.By
-	byAttrs bool   // some member counts by other than the request's key
-	changed []bool // all-or-nothing: whether each member's peek changed its copy
-	keys    []Key  // each member's key for the request being decided
-	asked   []bool // whether each member applies to it
-	one     [1]Key // DecideAttrs' attrs when Decide is called
+	peekers []peekMember // all-or-nothing: members, each able to peek
+	by      []int        // each member's Member.By
+	byAttrs bool         // some member counts by other than the request's key
+	changed []bool       // all-or-nothing: whether each member's peek changed its copy
+	keys    []Key        // each member's key for the request being decided
+	asked   []bool       // whether each member applies to it
+	one     [1]Key       // DecideAttrs' attrs when Decide is called
 	mem     Memory
 	fired   int // Fired's answer for the last request
 }
@@ -125,15 +137,20 @@ var (
 	_ Attributed = (*AllOf)(nil)
 )
 
-// member is a Limiter that can also decide on a copy of a key's state
-// (peek) and then store that copy (commit, after a peek on the same key
-// with no other call in between).
+// member is a Limiter whose held state the row can read.
 type member interface {
 	Limiter
 	Reserver
+	held() (keys, bytes int64)
+}
+
+// peekMember is a member that can also decide on a copy of a key's state
+// (peek) and then store that copy (commit, after a peek on the same key
+// with no other call in between): the members all-or-nothing takes.
+type peekMember interface {
+	member
 	peek(now time.Duration, key Key, cost int64) (d Decision, changed bool)
 	commit(key Key)
-	held() (keys, bytes int64)
 }
 
 func newAllOfLimiter(p Params) (Limiter, error) {
@@ -162,6 +179,14 @@ func newAllOfLimiter(p Params) (Limiter, error) {
 		mb, err := newMember(m)
 		if err != nil {
 			return nil, &MemberError{Index: i, Err: err}
+		}
+		if commit == AllOrNothing {
+			pm, ok := mb.(peekMember)
+			if !ok {
+				return nil, &MemberError{Index: i, Err: &ParamError{Field: "name", Found: m.Name,
+					Want: fmt.Sprintf("%s counts every request it is asked about, admitted or not: want commit %s or %s", m.Name, EveryHit, InOrder)}}
+			}
+			a.peekers = append(a.peekers, pm)
 		}
 		if m.By < ByAll {
 			return nil, &MemberError{Index: i, Err: &ParamError{Field: "by", Found: fmt.Sprint(m.By),
@@ -223,6 +248,8 @@ func newMember(m Member) (member, error) {
 		build = newTokenBucketLimiter
 	case "aws-usage-plan":
 		build = newAWSUsagePlanLimiter
+	case "haproxy":
+		build = newHAProxyLimiter
 	default:
 		return nil, &ParamError{Field: "name", Found: m.Name,
 			Want: fmt.Sprintf("an all-of limit must be %s (the algorithms that can check a request without charging it)", strings.Join(AllOfMembers, ", "))}
@@ -254,6 +281,8 @@ func newMember(m Member) (member, error) {
 		return &peeker[fixedWindowState]{Limiter: l, k: &l.keyed, rule: func(cp *fixedWindowState, now time.Duration, _ Key, cost int64) (Decision, bool) {
 			return l.decideOn(cp, now, cost)
 		}}, nil
+	case *HAProxy:
+		return &counter[haproxyState]{Limiter: l, k: &l.keyed}, nil
 	case *TokenBucket:
 		return &peeker[tokenBucketState]{Limiter: l, k: &l.keyed, rule: func(cp *tokenBucketState, now time.Duration, key Key, cost int64) (Decision, bool) {
 			return l.decide(cp, now >= 0 || l.isLive(key), now, cost)
@@ -292,7 +321,7 @@ func (a *AllOf) DecideAttrs(now time.Duration, attrs []Key, cost int64) Decision
 	switch a.commit {
 	case AllOrNothing:
 		rejected := false
-		for i, m := range a.members {
+		for i, m := range a.peekers {
 			if !a.asked[i] {
 				continue
 			}
@@ -302,7 +331,7 @@ func (a *AllOf) DecideAttrs(now time.Duration, attrs []Key, cost int64) Decision
 			rejected = merge(&d, md) || rejected
 		}
 		if !rejected {
-			for i, m := range a.members {
+			for i, m := range a.peekers {
 				if a.asked[i] && a.changed[i] {
 					m.commit(a.keys[i])
 				}
@@ -437,3 +466,14 @@ func (m *peeker[S]) commit(key Key) {
 func (m *peeker[S]) held() (int64, int64) { return m.k.keys, m.k.bytes }
 
 func (m *peeker[S]) Reserve(n int) { m.k.Reserve(n) }
+
+// counter is a member that decides only as its row alone does (Decide),
+// for the commit modes that never undo a decision.
+type counter[S any] struct {
+	Limiter
+	k *keyed[S]
+}
+
+func (m *counter[S]) held() (int64, int64) { return m.k.keys, m.k.bytes }
+
+func (m *counter[S]) Reserve(n int) { m.k.Reserve(n) }

@@ -290,3 +290,44 @@ func TestAllOfFired(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// Two HAProxy tracked counters of one frontend, http_req_rate(1s): sc0 by
+// the address (gt 2) and sc1 by a header (gt 3, the request's attribute 1).
+// HAProxy counts a request in every counter tracked before the deny that
+// rejects it. With every track before the denies (every-hit) a request
+// denied by sc0 is still counted in sc1; with track-sc1 after sc0's deny
+// (in-order) it is not. Hand-computed, every request in ms 0 (the rate is
+// then the count of the current period): verdicts and the limit that fired.
+func TestAllOfHAProxyCounters(t *testing.T) {
+	src := Member{Name: "haproxy", Params: Params{Policy: Policy{Rate: 2, Per: time.Second, Burst: 2}}}
+	hdr := Member{Name: "haproxy", Params: Params{Policy: Policy{Rate: 3, Per: time.Second, Burst: 3}}, By: 1}
+	a, b, c := Key(0), Key(1), Key(2)
+	h, g := Key(10), Key(11)
+	reqs := [][]Key{{a, h}, {a, h}, {a, h}, {b, h}, {b, g}, {c, h}}
+	for _, tc := range []struct {
+		commit Commit
+		want   []string
+	}{
+		// a1 h1, a2 h2, a3 (over) h3, b1 h4 (over), b2 g1, c1 h5 (over)
+		{EveryHit, []string{"accept -1", "accept -1", "reject 0", "reject 1", "accept -1", "reject 1"}},
+		// a1 h1, a2 h2, a3 (over: sc1 not tracked, h stays 2), b1 h3,
+		// b2 g1, c1 h4 (over)
+		{InOrder, []string{"accept -1", "accept -1", "reject 0", "accept -1", "accept -1", "reject 1"}},
+	} {
+		l := allOf(t, tc.commit, src, hdr)
+		var got []string
+		for _, r := range reqs {
+			d := l.(Attributed).DecideAttrs(0, r, 1)
+			got = append(got, fmt.Sprintf("%v %d", d.Verdict, l.(Firer).Fired()))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: got %q, want %q", tc.commit, got, tc.want)
+		}
+	}
+	// all-or-nothing would leave a denied request uncounted, which
+	// HAProxy never does
+	_, err := New("all-of", Params{Policy: Policy{Rate: 1, Per: time.Second, Burst: 1}, Members: []Member{src, hdr}})
+	if err == nil || !strings.Contains(err.Error(), "limits[0]: name: haproxy: haproxy counts every request it is asked about, admitted or not: want commit every-hit or in-order") {
+		t.Fatalf("all-or-nothing with haproxy: got %v", err)
+	}
+}

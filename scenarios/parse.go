@@ -1751,7 +1751,8 @@ func (d *decoder) allOf(it val, m *mapping, e *AlgEntry, nameVal val, lim limitI
 			good = false
 			continue
 		}
-		if !slices.Contains(algorithms.AllOfMembers, ma.Name) && !slices.Contains(algorithms.AllOfOptInMembers, ma.Name) {
+		if !slices.Contains(algorithms.AllOfMembers, ma.Name) && !slices.Contains(algorithms.AllOfOptInMembers, ma.Name) &&
+			!slices.Contains(algorithms.AllOfCountingMembers, ma.Name) {
 			at := item
 			if !isString(item.n) {
 				if mm, ok := d.mapping(item, wantAlgorithm, &e.Limits[i]); ok {
@@ -1760,6 +1761,12 @@ func (d *decoder) allOf(it val, m *mapping, e *AlgEntry, nameVal val, lim limitI
 			}
 			d.errAt(at.pos, at.path, "%s: an all-of limit must be %s (the algorithms that can check a request without charging it)",
 				quote(ma.Name), orList(algorithms.AllOfMembers))
+			good = false
+			continue
+		}
+		if slices.Contains(algorithms.AllOfCountingMembers, ma.Name) && a.Params.Commit == algorithms.AllOrNothing {
+			d.errAt(item.pos, item.path, "%s counts every request it is asked about, admitted or not: an all-of with it needs commit: %s or %s",
+				quote(ma.Name), algorithms.EveryHit, algorithms.InOrder)
 			good = false
 			continue
 		}
