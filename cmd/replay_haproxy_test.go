@@ -65,3 +65,103 @@ func TestReplayHAProxyErrors(t *testing.T) {
 		require.True(t, strings.Count(errOut, "\n") == 1, errOut)
 	}
 }
+
+// haproxyTwoKeys writes an haproxy.cfg whose frontend tracks the address
+// (sc0, its own table, gt 2 per 1s) and the header X-Key (sc1, table keys,
+// gt 3 per 1s), both tracks before the denies, logging with logFormat,
+// and a log.
+func haproxyTwoKeys(t *testing.T, logFormat, log string) (string, string) {
+	dir := t.TempDir()
+	c, l := filepath.Join(dir, "haproxy.cfg"), filepath.Join(dir, "h.log")
+	conf := "frontend f\n" +
+		"    bind :80\n" +
+		"    stick-table type ip size 1k store http_req_rate(1s)\n" +
+		"    http-request capture req.hdr(X-Key) len 32\n" +
+		"    http-request track-sc0 src\n" +
+		"    http-request track-sc1 req.hdr(X-Key) table keys\n" +
+		"    http-request deny deny_status 429 if { sc_http_req_rate(0) gt 2 }\n" +
+		"    http-request deny deny_status 429 if { sc_http_req_rate(1) gt 3 }\n" +
+		"    log-format \"" + logFormat + "\"\n" +
+		"backend keys\n" +
+		"    stick-table type string len 32 size 1k store http_req_rate(1s)\n"
+	require.NoError(t, os.WriteFile(c, []byte(conf), 0o644))
+	require.NoError(t, os.WriteFile(l, []byte(log), 0o644))
+	return c, l
+}
+
+// TestReplayHAProxyTwoKeys: each tracked counter counts by its own key,
+// the address from %ci and the header from its capture; every track comes
+// before the denies, so a request denied by sc0 is still counted in sc1
+// (every-hit). Hand-computed, all in one second from each key's first
+// hit (the rate is the count): ip1 A, ip1 A pass (ip1 2, A 2); ip1 A is
+// denied by sc0 (ip1 3 > 2; A 3); ip2 A by sc1 (A 4 > 3); ip2 B passes
+// (ip2 2, B 1); ip3 A by sc1 (A 5). The log says the same: 6 agree; sc0
+// fired once, sc1 twice.
+func TestReplayHAProxyTwoKeys(t *testing.T) {
+	c, l := haproxyTwoKeys(t, `%Ts.%ms %ci %[capture.req.hdr(0)] %ST`,
+		"1700000000.000 10.0.0.1 A 200\n1700000000.100 10.0.0.1 A 200\n1700000000.200 10.0.0.1 A 429\n"+
+			"1700000000.300 10.0.0.2 A 429\n1700000000.400 10.0.0.2 B 200\n1700000000.500 10.0.0.3 A 429\n")
+	status, out, errOut := run(t, "replay", l, "--gateway", c, "--from", "haproxy", "--check-field", "status", "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	var rep sim.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Results, 1)
+	r := rep.Results[0]
+	require.Equal(t, int64(6), r.Check.Compared)
+	require.Equal(t, int64(6), r.Check.Agree)
+	require.Equal(t, []sim.LimitFired{
+		{Limit: "sc0 src (haproxy.cfg:7)", Rejected: 1},
+		{Limit: "sc1 req.hdr(X-Key) (haproxy.cfg:8)", Rejected: 2},
+	}, r.Fired)
+}
+
+// A log-format that logs one of the keys but not the other is exit 2 at
+// the log-format, naming the track and what to add.
+func TestReplayHAProxyTwoKeysMissing(t *testing.T) {
+	for _, tc := range []struct{ format, want string }{
+		{`%Ts.%ms %ci %ST`, `haproxy.cfg:9:16: log-format: the limit counts by the header x-key (`},
+		{`%Ts.%ms %[capture.req.hdr(0)] %ST`, `haproxy.cfg:9:16: log-format: the limit counts by the client address (`},
+	} {
+		c, l := haproxyTwoKeys(t, tc.format, "1700000000.000 A 200\n")
+		status, _, errOut := run(t, "replay", l, "--gateway", c, "--from", "haproxy", "--check-field", "status")
+		require.Equal(t, 2, status, tc.format)
+		require.Contains(t, errOut, filepath.Dir(c)+"/"+tc.want, tc.format)
+		require.Contains(t, errOut, "haproxy.cfg:", tc.format)
+	}
+}
+
+// With track-sc1 after sc0's deny, a request sc0 denies runs no later rule
+// and is not counted in sc1 (in-order): the same log as above, where the
+// fourth request (ip2 A) now finds A at 3 (not 4: the third was denied
+// before its track) and passes; ip3 A then makes A 4 > 3. Hand-computed
+// statuses: 200 200 429 200 200 429, all agree; sc0 and sc1 fired once.
+func TestReplayHAProxyTwoKeysInOrder(t *testing.T) {
+	dir := t.TempDir()
+	c, l := filepath.Join(dir, "haproxy.cfg"), filepath.Join(dir, "h.log")
+	conf := "frontend f\n" +
+		"    bind :80\n" +
+		"    stick-table type ip size 1k store http_req_rate(1s)\n" +
+		"    http-request capture req.hdr(X-Key) len 32\n" +
+		"    http-request track-sc0 src\n" +
+		"    http-request deny deny_status 429 if { sc_http_req_rate(0) gt 2 }\n" +
+		"    http-request track-sc1 req.hdr(X-Key) table keys\n" +
+		"    http-request deny deny_status 429 if { sc_http_req_rate(1) gt 3 }\n" +
+		"    log-format \"%Ts.%ms %ci %[capture.req.hdr(0)] %ST\"\n" +
+		"backend keys\n" +
+		"    stick-table type string len 32 size 1k store http_req_rate(1s)\n"
+	log := "1700000000.000 10.0.0.1 A 200\n1700000000.100 10.0.0.1 A 200\n1700000000.200 10.0.0.1 A 429\n" +
+		"1700000000.300 10.0.0.2 A 200\n1700000000.400 10.0.0.2 B 200\n1700000000.500 10.0.0.3 A 429\n"
+	require.NoError(t, os.WriteFile(c, []byte(conf), 0o644))
+	require.NoError(t, os.WriteFile(l, []byte(log), 0o644))
+	status, out, errOut := run(t, "replay", l, "--gateway", c, "--from", "haproxy", "--check-field", "status", "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	var rep sim.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	r := rep.Results[0]
+	require.Equal(t, int64(6), r.Check.Agree)
+	require.Equal(t, int64(6), r.Check.Compared)
+	require.Equal(t, []sim.LimitFired{
+		{Limit: "sc0 src (haproxy.cfg:6)", Rejected: 1},
+		{Limit: "sc1 req.hdr(X-Key) (haproxy.cfg:8)", Rejected: 1},
+	}, r.Fired)
+}

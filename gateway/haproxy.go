@@ -71,6 +71,21 @@ type HAProxyLimit struct {
 	// ("frontend www"): HAProxy counts their requests in the same
 	// entries, which the row, fed with this section's requests, does not.
 	SharedWith []string
+	// Also are the section's further rate denies, in the order of the
+	// file, each reading another tracked counter (their Track, Limit,
+	// Status and Deny fields are set): the row is then an all-of of this
+	// limit and those, with Commit.
+	Also []*HAProxyLimit
+	// Commit is that all-of's commit: every-hit when every track comes
+	// before the first deny (each counter counts every request), in-order
+	// when each counter's track comes after the previous counter's deny
+	// (a denied request runs no later rule, so is not counted further).
+	Commit string
+}
+
+// denies returns l's rate denies: l, then Also.
+func (l *HAProxyLimit) denies() []*HAProxyLimit {
+	return append([]*HAProxyLimit{l}, l.Also...)
 }
 
 // HAProxy is what an haproxy.cfg limits: its stick tables and, per
@@ -325,6 +340,7 @@ func (r *haproxyReader) proxy(s *hsection) error {
 	tracks := map[int]*HAProxyTrack{}
 	tcpTracks := map[int]int{} // sc -> the line of a tcp-request track-sc
 	var lim *HAProxyLimit
+	var also []*HAProxyLimit
 	logFormat, logWhere := "", Pos{}
 	if s.defaults != nil {
 		for _, l := range s.defaults.lines {
@@ -436,9 +452,6 @@ func (r *haproxyReader) proxy(s *hsection) error {
 		if len(test) == 0 {
 			return r.errAt(l, cw, "a condition that combines a rate test with anything else is not mapped (want if { sc_http_req_rate(N) gt L } or if ACL, alone)")
 		}
-		if lim != nil {
-			return r.errAt(l, 1, "a second rate deny in %s %s (the first at line %d): ratesim maps one per section", s.kind, s.name, lim.DenyWhere.Line)
-		}
 		sc, table, limit, err := r.rateTest(testLine, test)
 		if err != nil {
 			return err
@@ -474,14 +487,72 @@ func (r *haproxyReader) proxy(s *hsection) error {
 		if limit > 1<<32-2 {
 			return r.errCol(testLine, test[0].col, "threshold %d is beyond HAProxy's 32-bit rate: it denies nothing", limit)
 		}
-		lim = &HAProxyLimit{Kind: s.kind, Name: s.name, Where: r.pos(s.head, 0), Track: tr, Limit: limit,
+		d := &HAProxyLimit{Kind: s.kind, Name: s.name, Where: r.pos(s.head, 0), Track: tr, Limit: limit,
 			Status: status, Deny: l.text(), Cond: wordsText(test), CondWhere: Pos{File: r.h.File, Line: testLine.line, Col: test[0].col}, DenyWhere: r.pos(l, 0)}
+		if lim == nil {
+			lim = d
+			continue
+		}
+		if err := r.alsoDeny(l, lim, also, d); err != nil {
+			return err
+		}
+		also = append(also, d)
 	}
 	if lim != nil {
 		lim.Log, lim.LogWhere, lim.Captures = logFormat, logWhere, captures
+		if len(also) > 0 {
+			lim.Also = also
+			lim.Commit = haproxyCommit(lim.denies())
+		}
 		r.h.Limits = append(r.h.Limits, lim)
 	}
 	return nil
+}
+
+// alsoDeny checks d, the rate deny at l after lim's and also's in one
+// section: each deny reads its own counter, without a track condition
+// beside the others, and the tracks and denies come in an order that
+// every-hit or in-order models (haproxyCommit).
+func (r *haproxyReader) alsoDeny(l hline, lim *HAProxyLimit, also []*HAProxyLimit, d *HAProxyLimit) error {
+	prev := append([]*HAProxyLimit{lim}, also...)
+	for _, p := range prev {
+		if p.Track.SC == d.Track.SC {
+			return r.errAt(l, 1, "a second rate deny on sc%d in %s %s (the first at line %d): ratesim maps one deny per tracked counter", d.Track.SC, d.Kind, d.Name, p.DenyWhere.Line)
+		}
+	}
+	for _, p := range append(prev, d) {
+		if p.Track.Cond != nil {
+			return r.errAt(l, 1, "%s %s has several rate denies and the track at line %d has a condition: not mapped (one conditional track per section)", d.Kind, d.Name, p.Track.Where.Line)
+		}
+	}
+	if haproxyCommit(append(prev, d)) == "" {
+		return r.errAt(l, 1, "the tracks and rate denies of %s %s interleave otherwise than all tracks first, or each track after the previous deny: not mapped (which counters count a denied request depends on it)", d.Kind, d.Name)
+	}
+	return nil
+}
+
+// haproxyCommit is the all-of commit that HAProxy's rule order gives the
+// denies ds of one section (HTTP rules run in order, a deny stops them,
+// and a track-sc counts the request when it runs: src/http_ana.c,
+// http_req_get_intercept_rule): every-hit when every track is before the
+// first deny, in-order when each deny's track is after the previous deny,
+// "" otherwise.
+func haproxyCommit(ds []*HAProxyLimit) string {
+	first, last := ds[0].DenyWhere.Line, 0
+	inOrder := true
+	for i, d := range ds {
+		last = max(last, d.Track.Where.Line)
+		if i > 0 && d.Track.Where.Line < ds[i-1].DenyWhere.Line {
+			inOrder = false
+		}
+	}
+	switch {
+	case last < first:
+		return "every-hit"
+	case inOrder:
+		return "in-order"
+	}
+	return ""
 }
 
 func wordsText(ws []hword) string {
@@ -710,19 +781,23 @@ func (h *HAProxy) Scenario(o Options) (*Import, error) {
 		"Imported from "+base+" by ratesim import --from haproxy: one row per frontend or",
 		"listen section whose http-request deny tests a tracked http_req_rate. HAProxy",
 		"counts every request, denied ones too, before the deny reads the rate.")
+	keys, err := h.Keys(o)
+	if err != nil {
+		return nil, err
+	}
+	primary, hasPrimary := primaryOf(keys)
 	first := lims[0]
 	im.File.Limit = limit(first.Limit, scenarios.DurationText(first.Track.Table.Period))
 	im.File.Duration = scenarios.DurationOf(scenarios.DurationText(max(10*time.Second, 3*first.Track.Table.Period)))
 	for _, l := range lims {
 		t, tr := l.Track.Table, l.Track
-		deny := fmt.Sprintf("%s:%d: %s", base, l.DenyWhere.Line, l.Deny)
-		if l.CondWhere.Line != l.DenyWhere.Line {
-			deny += fmt.Sprintf("; acl at %s:%d: %s", base, l.CondWhere.Line, l.Cond)
+		by := byOf(tr.Key, primary, hasPrimary)
+		if len(l.Also) > 0 || (by != "" && o.LimitLabels) {
+			h.allOf(im, l, base, primary, hasPrimary, o)
+			continue
 		}
-		im.note(fmt.Sprintf("%s:%d: %s %s; denies with %d", base, l.Where.Line, l.Kind, l.Name, l.Status),
-			fmt.Sprintf("%s:%d: %s; key %s", base, tr.Where.Line, tr.Text, tr.Key.String()),
-			fmt.Sprintf("%s:%d: table %s: %s (its size is not modelled)", base, t.Where.Line, t.Name, t.Text),
-			deny+fmt.Sprintf(": denied when the rate including the request is > %d", l.Limit))
+		im.note(fmt.Sprintf("%s:%d: %s %s; denies with %d", base, l.Where.Line, l.Kind, l.Name, l.Status))
+		im.note(haproxyComment(base, l)...)
 		if tr.Cond != nil {
 			im.note("NOTE: the track counts only the requests its condition holds for: the row counts all",
 				"of the scenario's traffic; replay --gateway gives it only those (docs/gateways.md, Routing)")
@@ -734,7 +809,59 @@ func (h *HAProxy) Scenario(o Options) (*Import, error) {
 		im.row(scenarios.AlgEntry{Name: str("haproxy"), Label: str(l.Name), Rate: scenarios.IntOf(l.Limit), Per: scenarios.DurationOf(scenarios.DurationText(t.Period))})
 	}
 	im.placeholderTraffic(2*first.Limit, scenarios.DurationText(first.Track.Table.Period))
+	im.attributes()
 	return im, nil
+}
+
+// haproxyComment are the comment lines of one rate deny: its track, its
+// table and its test.
+func haproxyComment(base string, l *HAProxyLimit) []string {
+	t, tr := l.Track.Table, l.Track
+	deny := fmt.Sprintf("%s:%d: %s", base, l.DenyWhere.Line, l.Deny)
+	if l.CondWhere.Line != l.DenyWhere.Line {
+		deny += fmt.Sprintf("; acl at %s:%d: %s", base, l.CondWhere.Line, l.Cond)
+	}
+	return []string{fmt.Sprintf("%s:%d: %s; key %s", base, tr.Where.Line, tr.Text, tr.Key.String()),
+		fmt.Sprintf("%s:%d: table %s: %s (its size is not modelled)", base, t.Where.Line, t.Name, t.Text),
+		deny + fmt.Sprintf(": denied when the rate including the request is > %d", l.Limit)}
+}
+
+// allOf writes the row of section l as an all-of of its rate denies, in
+// order, each counting by its tracked key (by:), with l.Commit; a section
+// with one deny whose key is not the request's is an all-of of that one.
+func (h *HAProxy) allOf(im *Import, l *HAProxyLimit, base string, primary Key, hasPrimary bool, o Options) {
+	commit := l.Commit
+	if commit == "" {
+		commit = "every-hit"
+	}
+	im.note(fmt.Sprintf("%s:%d: %s %s; denies with %d", base, l.Where.Line, l.Kind, l.Name, l.Status))
+	if len(l.Also) > 0 {
+		why := "every track comes before the first deny: each counter counts every request"
+		if commit == "in-order" {
+			why = "each counter's track comes after the previous deny: a denied request is not counted further"
+		}
+		im.note(fmt.Sprintf("HAProxy runs the rules in order and a deny stops them; %s (commit %s)", why, commit))
+	}
+	if len(l.SharedWith) > 0 {
+		im.note(fmt.Sprintf("NOTE: table %s also counts the requests of %s, in the same entries;", l.Track.Table.Name, strings.Join(l.SharedWith, ", ")),
+			"this row counts only the requests of its own section.")
+	}
+	row := im.row(scenarios.AlgEntry{Name: str("all-of"), Label: str(l.Name), Commit: str(commit)})
+	for _, d := range l.denies() {
+		e := scenarios.AlgEntry{Name: str("haproxy"), Rate: scenarios.IntOf(d.Limit), Per: scenarios.DurationOf(scenarios.DurationText(d.Track.Table.Period))}
+		lines := haproxyComment(base, d)
+		if by := byOf(d.Track.Key, primary, hasPrimary); by != "" {
+			e.By = str(by)
+			lines = append(lines, byNote(by))
+		}
+		if o.LimitLabels {
+			e.Label = str(fmt.Sprintf("sc%d %s (%s:%d)", d.Track.SC, d.Track.Fetch, base, d.DenyWhere.Line))
+		}
+		if d.Status != l.Status {
+			lines = append(lines, fmt.Sprintf("denies with %d", d.Status))
+		}
+		im.member(row, e, lines...)
+	}
 }
 
 // pick returns the limits that scope names: all of them when it is "",
@@ -763,13 +890,19 @@ func (h *HAProxy) Keys(o Options) ([]Key, error) {
 	}
 	var keys []Key
 	for _, l := range lims {
-		k := l.Track.Key
-		if !slices.ContainsFunc(keys, func(x Key) bool { return x.Kind == k.Kind && x.Name == k.Name }) {
-			keys = append(keys, k)
+		for _, d := range l.denies() {
+			k := d.Track.Key
+			if !slices.ContainsFunc(keys, func(x Key) bool { return x.Kind == k.Kind && x.Name == k.Name }) {
+				keys = append(keys, k)
+			}
 		}
 	}
 	return keys, nil
 }
+
+// keyedLimits: an all-of row's counters count by their own tracked keys
+// (docs/gateways.md, "Keys, gateway by gateway").
+func (*HAProxy) keyedLimits() {}
 
 func guessHAProxy(_ string, data []byte) bool {
 	s := string(data)

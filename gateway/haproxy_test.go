@@ -121,7 +121,10 @@ var invalidHAProxy = []struct {
 	{"denies all", hpFront + "    stick-table type ip size 1k store http_req_rate(10s)\n    http-request track-sc0 src\n    http-request deny if { sc_http_req_rate(0) ge 1 }\n",
 		`h.cfg:5:28: http-request deny: the test denies every request (the rate read includes the request, so it is at least 1): want gt 1 or more (ge 2 or more)`},
 	{"two limits", hpFront + "    stick-table type ip size 1k store http_req_rate(10s)\n    http-request track-sc0 src\n    http-request deny if { sc_http_req_rate(0) gt 10 }\n    http-request deny if { sc_http_req_rate(0) gt 5 }\n",
-		`h.cfg:6:18: http-request deny: a second rate deny in frontend f (the first at line 5): ratesim maps one per section`},
+		`h.cfg:6:18: http-request deny: a second rate deny on sc0 in frontend f (the first at line 5): ratesim maps one deny per tracked counter`},
+	{"interleaved", hpFront + "    stick-table type string len 64 size 1k store http_req_rate(10s)\n    http-request track-sc0 src\n    http-request deny if { sc_http_req_rate(0) gt 10 }\n" +
+		"    http-request track-sc1 req.hdr(x-a)\n    http-request track-sc2 req.hdr(x-b)\n    http-request deny if { sc_http_req_rate(1) gt 5 }\n    http-request deny if { sc_http_req_rate(2) gt 5 }\n",
+		`h.cfg:9:18: http-request deny: the tracks and rate denies of frontend f interleave otherwise than all tracks first, or each track after the previous deny: not mapped (which counters count a denied request depends on it)`},
 	{"in a backend", "backend b\n    stick-table type ip size 1k store http_req_rate(10s)\n    http-request track-sc0 src\n    http-request deny if { sc0_http_req_rate gt 10 }\n",
 		`h.cfg:4:18: http-request deny: in backend b: ratesim maps the limits of frontend and listen sections (a backend's rules run after its frontend's)`},
 	{"bad deny_status", hpFront + "    stick-table type ip size 1k store http_req_rate(10s)\n    http-request track-sc0 src\n    http-request deny deny_status abc if { sc_http_req_rate(0) gt 10 }\n",

@@ -61,8 +61,10 @@ var (
 )
 
 // haproxyKeyItem is the log-format item that logs l's key, for messages.
-func haproxyKeyItem(l *HAProxyLimit) string {
-	k := l.Track.Key
+func haproxyKeyItem(l *HAProxyLimit) string { return haproxyItemOf(l, l.Track.Key) }
+
+// haproxyItemOf is the log-format item that logs key k of l's section.
+func haproxyItemOf(l *HAProxyLimit, k Key) string {
 	switch k.Kind {
 	case KeyAddr:
 		return "%ci"
@@ -110,11 +112,29 @@ func haproxyTemplate(l *HAProxyLimit) (*LogFormat, error) {
 	}
 	f := &LogFormat{Name: l.Name, Escape: "none", Where: l.LogWhere,
 		Label: fmt.Sprintf("the log-format of %s %s (%s)", l.Kind, l.Name, l.LogWhere)}
-	k := l.Track.Key
+	// every key the section's counters track (an all-of row reads each
+	// from its own field)
+	var keys []Key
+	for _, d := range l.denies() {
+		keys = append(keys, d.Track.Key)
+	}
+	has := make([]bool, len(keys))
+	logs := func(n string) string {
+		v := ""
+		for i, k := range keys {
+			switch {
+			case k.Kind == KeyAddr && (n == "ci" || n == "[src]"):
+				v, has[i] = "remote_addr", true
+			case k.Kind == KeyHeader && isCapture(n, k.Name, l.Captures):
+				v, has[i] = "http_"+strings.ReplaceAll(k.Name, "-", "_"), true
+			}
+		}
+		return v
+	}
 	// the time item, by preference
 	timeRank := 0
 	var b strings.Builder
-	hasStatus, hasKey := false, false
+	hasStatus := false
 	exprs := 0
 	for i := 0; i < len(items); i++ {
 		it := items[i]
@@ -143,10 +163,8 @@ func haproxyTemplate(l *HAProxyLimit) (*LogFormat, error) {
 			v, rank = "date", 1
 		case n == "ST":
 			v, hasStatus = "status", true
-		case k.Kind == KeyAddr && (n == "ci" || n == "[src]"):
-			v, hasKey = "remote_addr", true
-		case k.Kind == KeyHeader && isCapture(n, k.Name, l.Captures):
-			v, hasKey = "http_"+strings.ReplaceAll(k.Name, "-", "_"), true
+		case logs(n) != "":
+			v = logs(n)
 		case n == "r" || n == "HM" || n == "HP" || n == "HU":
 			// the request line, method, path and URI (src/log.c), for
 			// the routes of a track's condition
@@ -183,10 +201,14 @@ func haproxyTemplate(l *HAProxyLimit) (*LogFormat, error) {
 		return nil, fail("no time: replay needs the time of each request: add %%[date(0,ms)] (or %%Ts.%%ms) to it")
 	case !hasStatus:
 		return nil, fail("no status: replay --check-field status compares it: add %%ST to it")
-	case !hasKey:
+	}
+	for i, k := range keys {
+		if has[i] {
+			continue
+		}
 		switch k.Kind {
 		case KeyAddr, KeyHeader:
-			what := haproxyKeyItem(l)
+			what := haproxyItemOf(l, k)
 			if k.Kind == KeyHeader && !slices.Contains(l.Captures, k.Name) {
 				what = fmt.Sprintf("%%[capture.req.hdr(N)], N being a capture of the header (http-request capture req.hdr(%s) len 64 in %s %s)", k.Name, l.Kind, l.Name)
 			}
