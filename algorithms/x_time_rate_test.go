@@ -1,6 +1,8 @@
 package algorithms
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 	"unsafe"
@@ -190,4 +192,75 @@ func TestXTimeRateReusedLimiter(t *testing.T) {
 	// A second key live at once gets a new Limiter.
 	require.Equal(t, Decision{Verdict: Accept}, x.Decide(time.Second, 3, 1))
 	require.NotSame(t, lim, x.state[3].lim)
+}
+
+// Two Traefik rateLimit middlewares on one router, A by client address and
+// B by a header, both average 1 per 1s, burst 1 (max-delay 500ms), are a
+// chain, not limits decided at one instant: A's ServeHTTP reserves,
+// sleeps its delay, and only then calls B, which reserves at t+dA
+// (pkg/middlewares/ratelimiter/rate_limiter.go, ServeHTTP). So no all-of
+// commit models them: every all-of member decides at the request's
+// instant, and the request waits the largest delay. Hand-computed on the
+// library itself, requests (client, header) at 0 (X, G), 300ms (Y, H) and
+// 700ms (X, H):
+//   - at 700ms A(X) holds 0.7 tokens: it waits 300ms <= 500ms;
+//   - Traefik asks B(H) at 1000ms, where it holds 0.7: it waits 300ms,
+//     admitted after 600ms in all;
+//   - asked at 700ms, B(H) holds 0.4 and would wait 600ms > 500ms:
+//     rejected, the verdict an all-of (in-order or any other) gives.
+func TestTraefikChainIsNotOneInstant(t *testing.T) {
+	maxDelay := TraefikMaxDelay(1, time.Second)
+	if maxDelay != 500*time.Millisecond {
+		t.Fatalf("max-delay %v", maxDelay)
+	}
+	at := func(d time.Duration) time.Time { return time.Unix(0, int64(d)) }
+	type req struct {
+		t          time.Duration
+		client, hd string
+	}
+	reqs := []req{{0, "X", "G"}, {300 * ms, "Y", "H"}, {700 * ms, "X", "H"}}
+	// decide runs the requests through A then B; chained says whether B
+	// reserves after A's delay (Traefik) or at the request's instant.
+	decide := func(chained bool) []string {
+		a, b := map[string]*rate.Limiter{}, map[string]*rate.Limiter{}
+		lim := func(m map[string]*rate.Limiter, k string) *rate.Limiter {
+			if m[k] == nil {
+				m[k] = rate.NewLimiter(1, 1)
+			}
+			return m[k]
+		}
+		var out []string
+		for _, r := range reqs {
+			ra := lim(a, r.client).ReserveN(at(r.t), 1)
+			da := ra.DelayFrom(at(r.t))
+			if da > maxDelay {
+				ra.CancelAt(at(r.t))
+				out = append(out, "429 by A")
+				continue
+			}
+			tb := r.t
+			if chained {
+				tb += da
+			}
+			rb := lim(b, r.hd).ReserveN(at(tb), 1)
+			db := rb.DelayFrom(at(tb))
+			if db > maxDelay {
+				rb.CancelAt(at(tb))
+				out = append(out, "429 by B")
+				continue
+			}
+			if chained {
+				out = append(out, fmt.Sprintf("200 after %v", da+db))
+			} else {
+				out = append(out, fmt.Sprintf("200 after %v", max(da, db)))
+			}
+		}
+		return out
+	}
+	if got, want := decide(true), []string{"200 after 0s", "200 after 0s", "200 after 600ms"}; !slices.Equal(got, want) {
+		t.Errorf("Traefik's chain: got %q, want %q", got, want)
+	}
+	if got, want := decide(false), []string{"200 after 0s", "200 after 0s", "429 by B"}; !slices.Equal(got, want) {
+		t.Errorf("at one instant: got %q, want %q", got, want)
+	}
 }
