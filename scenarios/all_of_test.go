@@ -20,6 +20,8 @@ var validAllOf = []struct {
 	{"default commit", allOfHead + "  - name: all-of\n    limits:\n      - fixed-window\n      - {name: sliding-window, rate: 100, per: 1m, count-rejected: true}\n"},
 	{"in-order buckets", allOfHead + "  - {name: all-of, commit: in-order, limits: [{name: token-bucket, rate: 5, burst: 2}, token-bucket]}\n"},
 	{"every-hit", allOfHead + "  - {name: all-of, commit: every-hit, limits: [{name: fixed-window, count-rejected: true}, {name: fixed-window, rate: 50, per: 1m, count-rejected: true}]}\n"},
+	{"haproxy counters", allOfHead + "  - {name: all-of, commit: in-order, limits: [{name: haproxy, rate: 2, per: 1s}, {name: haproxy, rate: 5, per: 10s}]}\n"},
+	{"haproxy on a cluster, local", allOfCluster + "  - {name: all-of, commit: every-hit, coordination: local, limits: [haproxy]}\n"},
 }
 
 var invalidAllOf = []struct {
@@ -51,6 +53,10 @@ var invalidAllOf = []struct {
 		`s.yaml:7:66: algorithms[0].write: "incr": an all-of row writes back by INCRBY only with commit all-or-nothing and fixed-window or sliding-window limits (want set)`},
 	{"incr with a bucket", allOfCluster + "  - {name: all-of, coordination: racy, write: incr, limits: [fixed-window, token-bucket]}\n",
 		`s.yaml:7:47: algorithms[0].write: "incr": an all-of row writes back by INCRBY only with commit all-or-nothing and fixed-window or sliding-window limits (want set)`},
+	{"haproxy in all-or-nothing", allOfHead + "  - {name: all-of, limits: [{name: haproxy, rate: 2, per: 1s}]}\n",
+		`s.yaml:6:29: algorithms[0].limits[0]: "haproxy" counts every request it is asked about, admitted or not: an all-of with it needs commit: every-hit or in-order`},
+	{"haproxy in a store", allOfCluster + "  - {name: all-of, commit: every-hit, limits: [haproxy]}\n",
+		`s.yaml:7:48: algorithms[0].limits[0]: "haproxy" keeps no state in a store: on a cluster an all-of with it runs coordination: local (found central)`},
 	{"coordination without a cluster", allOfHead + "  - {name: all-of, coordination: local, limits: [nginx]}\n",
 		`s.yaml:6:20: algorithms[0].coordination: needs a cluster section (add cluster: {nodes: N} at the top level, or remove coordination)`},
 }

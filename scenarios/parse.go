@@ -1770,6 +1770,12 @@ func (d *decoder) allOf(it val, m *mapping, e *AlgEntry, nameVal val, lim limitI
 			good = false
 			continue
 		}
+		if slices.Contains(algorithms.AllOfCountingMembers, ma.Name) && ci.set && coord.Mode != "" && coord.Mode != cluster.Local {
+			d.errAt(item.pos, item.path, "%s keeps no state in a store: on a cluster an all-of with it runs coordination: %s (found %s)",
+				quote(ma.Name), cluster.Local, coord.Mode)
+			good = false
+			continue
+		}
 		mem := algorithms.Member{Name: ma.Name, Params: ma.Params}
 		if e.Limits[i].Label.Set() {
 			mem.Label = ma.Label
