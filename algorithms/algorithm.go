@@ -114,6 +114,15 @@ type Attributed interface {
 	DecideAttrs(now time.Duration, attrs []Key, cost int64) Decision
 }
 
+// RouteDecider is implemented by a limiter whose rule depends on the
+// request's route: one gateway limit whose state several routes share,
+// each checking it with its own parameters (an nginx zone named by several
+// locations, Params.NginxRoutes). The engine calls DecideRoute instead of
+// Decide, with the request's route (traffic.Arrival.Route).
+type RouteDecider interface {
+	DecideRoute(now time.Duration, key Key, cost int64, route uint16) Decision
+}
+
 // Memory is what a limiter reports of the state it holds.
 type Memory struct {
 	// BytesPerKeyMax is the most bytes of state any one key held at once,

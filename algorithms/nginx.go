@@ -56,9 +56,22 @@ import (
 // Redis: redislua/lua/nginx.lua is this rule as a Lua script, decision for
 // decision (`ratesim lua nginx` prints it; redislua's tests hold it to
 // this type on randomised traces).
+//
+// Shared zone (Params.NginxRoutes): one zone named by several locations,
+// each with its own limit_req burst=, delay= and nodelay. nginx keeps the
+// zone's node (excess, last) per key once, in the shared memory, and each
+// location's request computes the same excess from it and compares it with
+// its own location's burst (ngx_http_limit_req_lookup reads limit->burst,
+// the location's, against the zone's node). So does this row: one state
+// per key, the rule of the request's route (DecideRoute). A key is
+// released by the same instant whatever the route, as that instant reads
+// only the rate and the stored excess.
 type Nginx struct {
 	keyed[nginxState]
 	nginxRule
+	// routes holds, at index r, the rule of route r when the zone is
+	// shared (nil: the row's own rule)
+	routes []*nginxRule
 }
 
 // nginxRule is Nginx's rule over one key's node, which its Limiter and its
@@ -86,10 +99,11 @@ type nginxState struct {
 }
 
 var (
-	_ Limiter     = (*Nginx)(nil)
-	_ Reserver    = (*Nginx)(nil)
-	_ stateHolder = (*Nginx)(nil)
-	_ Inspector   = (*Nginx)(nil)
+	_ Limiter      = (*Nginx)(nil)
+	_ Reserver     = (*Nginx)(nil)
+	_ stateHolder  = (*Nginx)(nil)
+	_ Inspector    = (*Nginx)(nil)
+	_ RouteDecider = (*Nginx)(nil)
 )
 
 // nginxMaxBurst bounds nginx's burst and delay so that every product the
@@ -102,12 +116,27 @@ func newNginxLimiter(p Params) (Limiter, error) {
 		return nil, err
 	}
 	if p.NginxZone != 0 {
+		if len(p.NginxRoutes) > 0 {
+			return nil, &ParamError{Field: "zone", Found: fmt.Sprint(p.NginxZone), Want: "no zone size for a zone shared by several routes (not modelled)"}
+		}
 		if err := checkZone(p.NginxZone); err != nil {
 			return nil, err
 		}
 		return newNginxZone(r, p.NginxZone), nil
 	}
 	n := &Nginx{nginxRule: *r}
+	for _, rt := range p.NginxRoutes {
+		q := p
+		q.NginxBurst, q.NginxBurstSet, q.NginxDelay, q.Nodelay = rt.Burst, true, rt.Delay, rt.Nodelay
+		rr, err := newNginxRuleChecked(q)
+		if err != nil {
+			return nil, err
+		}
+		if int(rt.Route) >= len(n.routes) {
+			n.routes = append(n.routes, make([]*nginxRule, int(rt.Route)+1-len(n.routes))...)
+		}
+		n.routes[rt.Route] = rr
+	}
 	n.keyed = newKeyed(int64(unsafe.Sizeof(nginxState{})), func(s *nginxState) time.Duration {
 		return time.Duration(s.last+n.drainedAfter(s.excess)) * time.Millisecond
 	})
@@ -177,6 +206,21 @@ func (n *nginxRule) draining(ms, e int64) bool {
 func (n *Nginx) Decide(now time.Duration, key Key, cost int64) Decision {
 	s := n.get(now, key)
 	d, stored := n.decide(s, n.isLive(key), now, cost)
+	if stored {
+		n.touch(key, 0)
+	}
+	return d
+}
+
+// DecideRoute is Decide with the rule of the request's route, when the
+// zone is shared (Params.NginxRoutes), else the row's own.
+func (n *Nginx) DecideRoute(now time.Duration, key Key, cost int64, route uint16) Decision {
+	rule := &n.nginxRule
+	if int(route) < len(n.routes) && n.routes[route] != nil {
+		rule = n.routes[route]
+	}
+	s := n.get(now, key)
+	d, stored := rule.decide(s, n.isLive(key), now, cost)
 	if stored {
 		n.touch(key, 0)
 	}

@@ -84,6 +84,13 @@ type Params struct {
 	// nodes (NginxZone); 0 means unbounded: a key's state lives until it
 	// is fresh.
 	NginxZone int64
+	// NginxRoutes, when set, makes one nginx row of a zone that several
+	// routes name (a gateway's locations), each with its own burst, delay
+	// and nodelay: the row keeps one state per key for all of them and
+	// checks each request with its route's rule (RouteDecider). Only
+	// replay --gateway sets it; the Params' own burst, delay and nodelay
+	// are the rule of a request of no listed route.
+	NginxRoutes []NginxRoute
 
 	// Max is the concurrency limiter's most requests in flight per key; 0
 	// means Burst.
@@ -251,4 +258,14 @@ type Class struct {
 	Value Key
 	// Share is netflix-partitioned's percent of the limit, in [0, 1].
 	Share float64
+}
+
+// NginxRoute is one route's limit_req on a zone shared by several routes
+// (Params.NginxRoutes): its route (traffic.Arrival.Route) and its burst=,
+// delay= and nodelay.
+type NginxRoute struct {
+	Route   uint16
+	Burst   int64
+	Delay   int64
+	Nodelay bool
 }

@@ -282,7 +282,7 @@ func ConfigOf(sc *scenarios.Scenario) sim.Config {
 	}
 	for _, a := range sc.Algorithms {
 		cfg.Algorithms = append(cfg.Algorithms, sim.Algorithm{
-			Name: a.Name, Label: a.Label, Params: a.Params, Set: a.Set, Coord: a.Coord, Route: a.Route,
+			Name: a.Name, Label: a.Label, Params: a.Params, Set: a.Set, Coord: a.Coord, Route: a.Route, Routes: a.Routes,
 		})
 	}
 	return cfg

@@ -102,6 +102,10 @@ type Algorithm struct {
 	// sets it: replay --gateway routes the trace and names each row's
 	// route (gateway.Replay.Route).
 	Route uint16
+	// Routes are the other routes the row takes (sim.Algorithm.Routes):
+	// replay --gateway sets them on a row whose limit several routes
+	// share.
+	Routes []uint16
 
 	// by is, for an all-of row, each limit's by as written (unset when
 	// not), resolved into its Member.By once the traffic's attributes

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -107,7 +108,7 @@ func newBaselineCmp(cfg *Config, label string) (*baselineCmp, error) {
 	clean := !retries(cfg.Retries) && cfg.Coordinate == nil && cfg.Backend == nil
 	bm, bok := memoryOf(&cfg.Algorithms[base])
 	for i := range cfg.Algorithms {
-		if i == base || cfg.Algorithms[i].Route != cfg.Algorithms[base].Route {
+		if i == base || cfg.Algorithms[i].Route != cfg.Algorithms[base].Route || !slices.Equal(cfg.Algorithms[i].Routes, cfg.Algorithms[base].Routes) {
 			// a row of another route saw other requests: nothing to match
 			continue
 		}

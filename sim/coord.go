@@ -175,7 +175,7 @@ func (e *Row) decideBatch(batch []traffic.Arrival) error {
 			}
 		}
 		a := &batch[i]
-		if r.route != 0 && a.Route != r.route {
+		if r.route != 0 && a.Route != r.route && !r.takesToo(a.Route) {
 			continue // another route's
 		}
 		if !r.started {

@@ -156,6 +156,11 @@ type Algorithm struct {
 	// row decides and counts only those; its offered figures and key
 	// counts are its own. 0 takes every request.
 	Route uint16
+	// Routes, when set, are the other routes whose requests the row takes
+	// besides Route: a limit whose state several routes share (an nginx
+	// zone named by several locations). A limiter that is an
+	// algorithms.RouteDecider then decides each by its route's rule.
+	Routes []uint16
 }
 
 // Run runs every algorithm of cfg and returns the report, results in the
@@ -421,7 +426,11 @@ type run struct {
 	// attempts; offered counts them by key id (nil: the feed's count,
 	// every row's)
 	route   uint16
+	routes  []uint16 // Algorithm.Routes
 	offered *pagedCounts
+	// routed is the row's limiter when it takes several routes and
+	// decides by the request's route (Algorithm.Routes)
+	routed algorithms.RouteDecider
 
 	// the run's progress report (Config.Progress through its board), and
 	// the events so far
@@ -507,7 +516,10 @@ func newRunOf(cfg *Config, i int, obs Observer, lim algorithms.Limiter) *run {
 	r.progress = cfg.board.reporter(i)
 	if alg.Route != 0 {
 		// the row's own traffic: its own offered figures
-		r.route, r.offered = alg.Route, &pagedCounts{}
+		r.route, r.routes, r.offered = alg.Route, alg.Routes, &pagedCounts{}
+		if rd, ok := lim.(algorithms.RouteDecider); ok && len(alg.Routes) > 0 {
+			r.routed = rd
+		}
 		if r.attempts == nil {
 			attempts := newPeakSet(cfg.Windows)
 			r.attempts = &attempts
@@ -657,7 +669,7 @@ func (r *run) decideBatch(batch []traffic.Arrival) error {
 		}
 		chunk := batch[c:min(c+prefetchLen, len(batch))]
 		for i := range chunk {
-			if r.route != 0 && chunk[i].Route != r.route {
+			if r.route != 0 && chunk[i].Route != r.route && !r.takesToo(chunk[i].Route) {
 				continue // another route's
 			}
 			if err := r.fresh(&chunk[i]); err != nil {
@@ -666,6 +678,17 @@ func (r *run) decideBatch(batch []traffic.Arrival) error {
 		}
 	}
 	return nil
+}
+
+// takesToo says that route is one of the row's other routes
+// (Algorithm.Routes).
+func (r *run) takesToo(route uint16) bool {
+	for _, o := range r.routes {
+		if o == route {
+			return true
+		}
+	}
+	return false
 }
 
 // finish ends the run once the traffic has: the events scheduled still
@@ -836,6 +859,8 @@ func (r *run) decide(a *traffic.Arrival, attempt int) error {
 	var d algorithms.Decision
 	if r.byAttrs != nil {
 		d = r.decideByAttrs(a)
+	} else if r.routed != nil {
+		d = r.routed.DecideRoute(a.At, algorithms.Key(a.Key), a.Cost, a.Route)
 	} else {
 		d = r.lim.Decide(a.At, algorithms.Key(a.Key), a.Cost)
 	}
