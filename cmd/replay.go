@@ -129,6 +129,11 @@ func runReplay(stdout, stderr io.Writer, path string, f replayFlags, burstSet bo
 	if err != nil {
 		return err
 	}
+	if gw != nil {
+		for _, n := range gw.RouteNotes {
+			fmt.Fprintf(stderr, "ratesim: %s\n", n)
+		}
+	}
 	f.page.Title, f.page.Scenario = pageTitle("replay", path), string(doc)
 	f.seedSet = false // the seed is already the scenario's
 	if f.checkField != "" {
@@ -223,6 +228,7 @@ func replayScenario(path string, f replayFlags, burstSet bool, gw *gateway.Repla
 		if err := gw.Route(sc); err != nil {
 			return nil, nil, usageError{err}
 		}
+
 	}
 	text, err := scenarios.Marshal(file)
 	return sc, text, err

@@ -88,16 +88,104 @@ func TestReplayGatewayRoutesNeedPath(t *testing.T) {
 	require.Contains(t, errOut, "every request goes to /a/, the one row")
 }
 
-// One zone named by two locations with their own bursts: nginx keeps one
-// state per key for both, which the rows, each fed its location's
-// requests, do not; replay says so.
+// One zone named by two locations, each with its own burst: nginx keeps
+// one state per key (excess, last) in the zone and checks each request
+// with its location's burst (ngx_http_limit_req_lookup).
+const sharedZoneConf = `http {
+    log_format route '$msec $http_x_client "$request" $limit_req_status';
+    access_log route.log route;
+    limit_req_zone $http_x_client zone=z:1m rate=10r/s;
+    server {
+        location /a/ { limit_req zone=z burst=5 nodelay; }
+        location /b/ { limit_req zone=z nodelay; }
+    }
+}
+`
+
+// Hand-computed, in nginx's units: rate 10r/s leaks 10 milli-requests a
+// ms; a request adds 1000 to the excess left, /a/ admits up to 5000,
+// /b/ (burst 0) only 0.
+//
+//	t=0    /a/ fresh node: passed, excess 0, last 0
+//	t=10   /b/ 0-100+1000 = 900 > 0: rejected (alone, /b/'s node would be fresh: passed)
+//	t=20   /a/ 0-200+1000 = 800 <= 5000: passed, last 20
+//	t=30   /a/ 800-100+1000 = 1700: passed
+//	t=40   /a/ 1700-100+1000 = 2600: passed
+//	t=250  /b/ 2600-2100+1000 = 1500 > 0: rejected (alone: 0, passed)
+//	t=500  /b/ max(0, 2600-4600+1000) = 0: passed, last 500
+//	t=510  /a/ 0-100+1000 = 900: passed
+//	t=520  /b/ 900-100+1000 = 1800 > 0: rejected (alone: 800 > 0, rejected too)
+//
+// So /b/ passes 1 of 4 where two rows apart would pass 3.
+const sharedZoneLog = `1700000000.000 c "GET /a/1 HTTP/1.1" PASSED
+1700000000.010 c "GET /b/1 HTTP/1.1" REJECTED
+1700000000.020 c "GET /a/2 HTTP/1.1" PASSED
+1700000000.030 c "GET /a/3 HTTP/1.1" PASSED
+1700000000.040 c "GET /a/4 HTTP/1.1" PASSED
+1700000000.250 c "GET /b/2 HTTP/1.1" REJECTED
+1700000000.500 c "GET /b/3 HTTP/1.1" PASSED
+1700000000.510 c "GET /a/5 HTTP/1.1" PASSED
+1700000000.520 c "GET /b/4 HTTP/1.1" REJECTED
+`
+
 func TestReplayGatewaySharedZone(t *testing.T) {
-	conf := strings.Replace(strings.Replace(routeConf, "limit_req zone=b burst=2", "limit_req zone=a burst=2", 1),
-		"limit_req_zone $http_x_client zone=b:1m rate=1r/s;\n", "", 1)
-	conf, log := gatewayFiles(t, conf, routeLog)
-	status, _, errOut := run(t, "replay", log, "--gateway", conf)
+	conf, log := gatewayFiles(t, sharedZoneConf, sharedZoneLog)
+	csv := filepath.Join(t.TempDir(), "d.csv")
+	status, out, errOut := run(t, "replay", log, "--gateway", conf, "--check-field", "limit_req_status", "--decisions", csv, "--format", "json")
 	require.Equal(t, 0, status, errOut)
-	require.Contains(t, errOut, "ratesim: zone=a (nginx.conf:4) is used by /a/ (burst=0), /b/ (burst=2): nginx keeps one state per key")
+	require.Contains(t, errOut, "ratesim: zone=z (nginx.conf:4) is used by /a/, /b/: one row, /a/ + /b/, takes their requests, with one state per key as nginx keeps it")
+	require.NotContains(t, errOut, "the rows count apart")
+	data, err := os.ReadFile(csv)
+	require.NoError(t, err)
+	require.Equal(t, `algorithm,label,time_ns,key,cost,attempt,verdict,delay_ns,retry_after_ns
+nginx,/a/ + /b/,1700000000000000000,c,1,1,accept,0,
+nginx,/a/ + /b/,1700000000010000000,c,1,1,reject,0,90000000
+nginx,/a/ + /b/,1700000000020000000,c,1,1,accept,0,
+nginx,/a/ + /b/,1700000000030000000,c,1,1,accept,0,
+nginx,/a/ + /b/,1700000000040000000,c,1,1,accept,0,
+nginx,/a/ + /b/,1700000000250000000,c,1,1,reject,0,150000000
+nginx,/a/ + /b/,1700000000500000000,c,1,1,accept,0,
+nginx,/a/ + /b/,1700000000510000000,c,1,1,accept,0,
+nginx,/a/ + /b/,1700000000520000000,c,1,1,reject,0,180000000
+`, string(data))
+	var rep struct {
+		Results []struct {
+			Label    string          `json:"label"`
+			Offered  int64           `json:"offered"`
+			Accepted int64           `json:"accepted"`
+			Rejected int64           `json:"rejected"`
+			Params   map[string]any  `json:"params"`
+			Check    json.RawMessage `json:"check"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Results, 1)
+	r := rep.Results[0]
+	require.Equal(t, []any{"/a/ + /b/", int64(9), int64(6), int64(3)}, []any{r.Label, r.Offered, r.Accepted, r.Rejected})
+	require.Equal(t, "/a/ burst=5 nodelay, /b/ burst=0 nodelay", r.Params["routes"])
+	// every line's $limit_req_status, from the hand computation above
+	require.JSONEq(t, `{"field": "limit_req_status", "compared": 9, "agree": 9, "ratio": 1, "first": []}`, string(r.Check))
+}
+
+// Two rows of one zone that cannot be one (an all-of row with another
+// zone beside a plain one) stay apart, as stderr says.
+func TestReplayGatewaySharedZoneApart(t *testing.T) {
+	conf := strings.Replace(sharedZoneConf, "location /a/ { limit_req zone=z burst=5 nodelay; }",
+		"location /a/ { limit_req zone=z burst=5 nodelay; limit_req zone=y; }", 1)
+	conf = strings.Replace(conf, "limit_req_zone $http_x_client zone=z:1m rate=10r/s;",
+		"limit_req_zone $http_x_client zone=z:1m rate=10r/s;\n    limit_req_zone $http_x_client zone=y:1m rate=100r/s;", 1)
+	conf, log := gatewayFiles(t, conf, sharedZoneLog)
+	status, out, errOut := run(t, "replay", log, "--gateway", conf, "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, errOut, "ratesim: zone=z (nginx.conf:4) is used by /a/ (burst=5), /b/ (burst=0): nginx keeps one state per key")
+	require.Contains(t, errOut, "the rows count apart")
+	var rep struct {
+		Results []struct {
+			Label string `json:"label"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Results, 2)
 }
 
 // --baseline compares only rows of the baseline's route: a row of another

@@ -46,6 +46,9 @@ type Replay struct {
 	// Notes are what replay says on stderr of how it read the config
 	// (a log that cannot be routed, with a single row).
 	Notes []string
+	// RouteNotes are what Route says on stderr of the rows it made one
+	// (an nginx zone named by several locations) or left apart.
+	RouteNotes []string
 }
 
 // ReplayOptions say what a replay through a config reads.

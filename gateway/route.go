@@ -2,8 +2,12 @@ package gateway
 
 import (
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
 	"strings"
 
+	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/traffic"
 )
@@ -32,6 +36,18 @@ type Routing struct {
 	// notes say where the gateway keeps one limit's state for several
 	// routes, which the rows, each fed its own route, do not
 	notes []string
+	// zones are the nginx zones that several rows name, which Replay.Route
+	// makes one row of, or notes as notes are when it cannot
+	zones []sharedZone
+}
+
+// sharedZone is an nginx zone that the rows of several locations name:
+// its name and file:line, the rows' labels, and the note that says the
+// rows count apart (when they stay apart).
+type sharedZone struct {
+	name string
+	rows []string
+	note string
 }
 
 // shared notes, for each limit that several routes' rows use (by a name
@@ -40,9 +56,15 @@ type Routing struct {
 func (t *Routing) shared(order []string, users map[string][]string, why string) {
 	for _, lim := range order {
 		if rows := users[lim]; len(rows) > 1 {
-			t.notes = append(t.notes, fmt.Sprintf("%s is used by %s: %s; the rows count apart, each fed only its route's requests, and admit more than the gateway when a client calls several", lim, strings.Join(rows, ", "), why))
+			t.notes = append(t.notes, sharedNote(lim, rows, why))
 		}
 	}
+}
+
+// sharedNote says that the limit lim, used by the rows, keeps its state
+// once for all of them (why), which the rows do not.
+func sharedNote(lim string, rows []string, why string) string {
+	return fmt.Sprintf("%s is used by %s: %s; the rows count apart, each fed only its route's requests, and admit more than the gateway when a client calls several", lim, strings.Join(rows, ", "), why)
 }
 
 func (t *Routing) Routes() []traffic.Route        { return t.routes }
@@ -97,12 +119,93 @@ func (g *Replay) Route(sc *scenarios.Scenario) error {
 			a.Route = uint16(j + 1)
 		}
 	}
+	for _, z := range g.Router.zones {
+		g.RouteNotes = append(g.RouteNotes, g.shareZone(sc, z))
+	}
 	for _, src := range sc.Traffic.Sources {
 		if r, ok := src.(*traffic.Replay); ok {
 			r.Router = g.Router
 		}
 	}
 	return nil
+}
+
+// shareZone makes one row of the rows of sc that name the nginx zone z,
+// each with its location's route: nginx keeps the zone's state once per
+// key and checks each request with its own location's burst, delay and
+// nodelay (algorithms.Nginx, Params.NginxRoutes). The row, labelled by
+// the rows' labels joined by " + ", stands where the first was. Rows that
+// are not each one limit_req of the zone and nothing else (an all-of row
+// of several zones), or that run on a cluster, stay apart, as the note
+// about the zone says. It returns the note that says which.
+func (g *Replay) shareZone(sc *scenarios.Scenario, z sharedZone) string {
+	if sc.Cluster != nil {
+		return z.note
+	}
+	var at []int
+	for _, label := range z.rows {
+		i := slices.IndexFunc(sc.Algorithms, func(a scenarios.Algorithm) bool { return a.Label == label })
+		if i < 0 {
+			return z.note
+		}
+		at = append(at, i)
+	}
+	first := &sc.Algorithms[at[0]]
+	for _, i := range at {
+		a := &sc.Algorithms[i]
+		if a.Name != "nginx" || len(a.Params.Members) > 0 || a.Params.NginxZone != 0 || a.Route == 0 || a.Route == noRoute ||
+			!reflect.DeepEqual(zoneParams(a.Params), zoneParams(first.Params)) {
+			return z.note
+		}
+	}
+	row := *first
+	row.Label = strings.Join(z.rows, " + ")
+	row.Params.NginxRoutes = nil
+	row.Routes = nil
+	row.Set = maps.Clone(first.Set)
+	if row.Set == nil {
+		row.Set = map[string]any{}
+	}
+	var rules []string
+	for k, i := range at {
+		a := &sc.Algorithms[i]
+		p := a.Params
+		burst := p.Burst - 1
+		if p.NginxBurstSet {
+			burst = p.NginxBurst
+		}
+		row.Params.NginxRoutes = append(row.Params.NginxRoutes, algorithms.NginxRoute{Route: a.Route, Burst: burst, Delay: p.NginxDelay, Nodelay: p.Nodelay})
+		if k > 0 {
+			row.Routes = append(row.Routes, a.Route)
+		}
+		rule := fmt.Sprintf("%s burst=%d", z.rows[k], burst)
+		if p.NginxDelay > 0 {
+			rule += fmt.Sprintf(" delay=%d", p.NginxDelay)
+		}
+		if p.Nodelay {
+			rule += " nodelay"
+		}
+		rules = append(rules, rule)
+	}
+	for _, k := range []string{"burst", "delay", "nodelay"} {
+		delete(row.Set, k)
+	}
+	row.Set["routes"] = strings.Join(rules, ", ")
+	// the row stands where the first was; the others go
+	sc.Algorithms[at[0]] = row
+	gone := slices.Clone(at[1:])
+	slices.Sort(gone)
+	for j := len(gone) - 1; j >= 0; j-- {
+		sc.Algorithms = slices.Delete(sc.Algorithms, gone[j], gone[j]+1)
+	}
+	return fmt.Sprintf("%s is used by %s: one row, %s, takes their requests, with one state per key as nginx keeps it, each request checked with its location's burst", z.name, strings.Join(z.rows, ", "), row.Label)
+}
+
+// zoneParams is p without what each location of a zone sets apart: its
+// burst, delay and nodelay.
+func zoneParams(p algorithms.Params) algorithms.Params {
+	p.Burst, p.NginxBurst, p.NginxBurstSet, p.NginxDelay, p.Nodelay = 0, 0, false, 0, false
+	return p
 }
 
 // routable checks that the trace carries what the router reads, when its

@@ -116,6 +116,7 @@ func (n *Nginx) Routes(o Options) (*Routing, error) {
 	}
 	var zones []string
 	users := map[string][]string{}
+	rows := map[string][]string{} // each zone's rows, by label
 	for _, s := range scopes {
 		label := scopeLabel(s.Name())
 		if i := slices.IndexFunc(t.routes, func(r traffic.Route) bool { return r.Name == label }); i >= 0 {
@@ -127,9 +128,15 @@ func (n *Nginx) Routes(o Options) (*Routing, error) {
 				zones = append(zones, z)
 			}
 			users[z] = append(users[z], fmt.Sprintf("%s (burst=%d)", label, l.Burst))
+			rows[z] = append(rows[z], label)
 		}
 	}
-	t.shared(zones, users, "nginx keeps one state per key in a zone, which every location that names it charges, each checking its own burst")
+	for _, z := range zones {
+		if len(rows[z]) > 1 {
+			note := sharedNote(z, users[z], "nginx keeps one state per key in a zone, which every location that names it charges, each checking its own burst")
+			t.zones = append(t.zones, sharedZone{name: z, rows: rows[z], note: note})
+		}
+	}
 	return t, nil
 }
 
