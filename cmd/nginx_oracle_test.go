@@ -500,6 +500,59 @@ func TestNginxRoutesOracle(t *testing.T) {
 	})
 }
 
+// TestNginxSharedZoneOracle runs examples/nginx-shared-zone.conf: one
+// zone named by /api/ (burst=6) and = /checkout (burst=0), mixed in one
+// log by the same clients. replay --gateway makes one row of both, which
+// keeps the zone's state per client and checks each request with its
+// location's burst; it must agree with limit_req_status on 99% of them.
+func TestNginxSharedZoneOracle(t *testing.T) {
+	testenv.Long(t, "the nginx oracle, a live nginx under seconds of load")
+	oracleTwice(t, func(t *testing.T, seed uint64) error {
+		p, dir, base := startNginx(t, "../examples/nginx-shared-zone.conf")
+		paths := []string{"/api/items", "/checkout", "/api/users", "/static/a.js"}
+		heavy := gatewaytest.Load{Base: base, Paths: paths, Header: "X-Client", Clients: 6, Seed: seed,
+			Duration: durEnv(), MaxBurst: 6, MaxPause: 60 * time.Millisecond, MaxRequests: 2000}
+		light := gatewaytest.Load{Base: base, Paths: paths, Header: "X-Client", FirstClient: 6, Clients: 12, Seed: seed,
+			Duration: durEnv(), MaxBurst: 2, MaxPause: 250 * time.Millisecond, MaxRequests: 2000}
+		var lightRes gatewaytest.Result
+		done := make(chan struct{})
+		go func() { lightRes = light.Run(t); close(done) }()
+		res := heavy.Run(t)
+		<-done
+		p.Shutdown(t)
+		t.Logf("sent %d requests from heavy clients (%v), %d from light ones (%v)", res.Sent, res.ByStatus, lightRes.Sent, lightRes.ByStatus)
+		require.Greater(t, res.ByStatus[429], 0, "the load must hit the limits")
+		log := filepath.Join(dir, "shared.log")
+		if keep := os.Getenv("RATESIM_ORACLE_KEEP"); keep != "" {
+			data, _ := os.ReadFile(log)
+			_ = os.WriteFile(filepath.Join(keep, filepath.Base(log)), data, 0o644)
+		}
+		var limited int64
+		for _, l := range readOracleLog(t, log) {
+			if l.fields[1] != "-" {
+				limited++
+			}
+		}
+		status, out, errOut := run(t, "replay", log, "--gateway", filepath.Join(dir, "nginx.conf"),
+			"--check-field", "limit_req_status", "--check-first", "100000", "--format", "json")
+		require.Equal(t, 0, status, errOut)
+		require.Contains(t, errOut, "one row, shop /api/ + shop = /checkout, takes their requests")
+		var rep sim.Report
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		require.Len(t, rep.Results, 1)
+		r := rep.Results[0]
+		require.Equal(t, "shop /api/ + shop = /checkout", r.Label)
+		require.Equal(t, limited, r.Offered, "the row takes the requests of both locations")
+		c := r.Check
+		t.Logf("%s: %d requests, %d of %d agree (%.4f)", r.Label, r.Offered, c.Agree, c.Compared, c.Ratio)
+		require.Greater(t, c.Compared, int64(50))
+		if c.Agree*100 < c.Compared*99 {
+			return fmt.Errorf("%s: %d of %d agree, want 99%%: %v", r.Label, c.Agree, c.Compared, c.First)
+		}
+		return nil
+	})
+}
+
 // TestNginxTwoKeysOracle is TestNginxTwoZonesOracle with both zones on
 // variables (examples/nginx-two-keys.conf): per client (X-Client) and
 // per tenant (X-Tenant, three tenants over the clients). replay --gateway
