@@ -412,3 +412,47 @@ consumers:
 	require.Equal(t, 2, status, errOut)
 	require.Contains(t, errOut, "the limits of "+conf+" count by consumer ("+conf+":9:13), which a combined or common log does not carry: log it in a field named consumer")
 }
+
+// A Kong service's plugin counts the requests of all the service's routes
+// together (get_local_key in kong/plugins/rate-limiting/policies/init.lua
+// keys it by the plugin's own, empty, route): one row takes the requests
+// of both routes. Policy local on Kong's 3 placeholder nodes, round-robin:
+// alice's 6 requests, /a and /b in turn, go to nodes 0 1 2 0 1 2; at 1 a
+// second per node the first 3 pass and the next 3 are rejected, where two
+// rows apart (3 requests each, one per node) would pass all 6.
+func TestReplayGatewayKongServiceShared(t *testing.T) {
+	dir := t.TempDir()
+	conf, trace := filepath.Join(dir, "kong.yaml"), filepath.Join(dir, "trace.jsonl")
+	require.NoError(t, os.WriteFile(conf, []byte(`_format_version: "3.0"
+services:
+  - name: shop
+    url: http://shop.internal:8080
+    routes:
+      - name: ra
+        paths: [/a]
+      - name: rb
+        paths: [/b]
+    plugins:
+      - name: rate-limiting
+        config: {second: 1, limit_by: consumer, policy: local}
+consumers:
+  - username: alice
+`), 0o644))
+	var lines []string
+	for i := range 6 {
+		lines = append(lines, fmt.Sprintf(`{"ts": 1700000000.%02d, "consumer": "alice", "path": "/%c"}`, 5*i, "ab"[i%2]))
+	}
+	require.NoError(t, os.WriteFile(trace, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	csv := filepath.Join(dir, "d.csv")
+	status, _, errOut := run(t, "replay", trace, "--gateway", conf, "--trace-format", "jsonl", "--decisions", csv)
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, errOut, "is used by ra, rb: one row, ra + rb, takes their requests, with one counter per key")
+	got, err := os.ReadFile(csv)
+	require.NoError(t, err)
+	verdicts := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(got)), "\n")[1:] {
+		f := strings.Split(line, ",")
+		verdicts[f[1]] = append(verdicts[f[1]], f[6])
+	}
+	require.Equal(t, map[string][]string{"ra + rb": {"accept", "accept", "accept", "reject", "reject", "reject"}}, verdicts)
+}

@@ -257,3 +257,41 @@ func TestReplayGatewayTraefikRoutes(t *testing.T) {
 	require.Equal(t, []int64{2, 1}, []int64{rep.Results[1].Offered, rep.Results[1].Accepted})
 	require.Equal(t, int64(1), rep.Traces[0].Routing.Unrouted)
 }
+
+// A Traefik middleware with redis used by two routers keeps one bucket
+// per client in Redis for both (Traefik #13706): one row takes the
+// requests of both routers. The lines of TestReplayGatewayTraefikRoutes,
+// at 1/s with burst 1 within 500 ms: the first of the five routed lines
+// passes, the rest find the one bucket empty; rows apart would pass the
+// first of each router (2).
+func TestReplayGatewayTraefikRedisShared(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "dynamic.yml")
+	require.NoError(t, os.WriteFile(conf, []byte("http:\n  routers:\n    api:\n      rule: \"Host(`api.example.com`)\"\n      middlewares: [limit]\n"+
+		"    admin:\n      rule: \"Host(`api.example.com`) && PathPrefix(`/admin`)\"\n      middlewares: [limit]\n"+
+		"  middlewares:\n    limit:\n      rateLimit: {average: 1, burst: 1, redis: {endpoints: [\"redis:6379\"]}}\n"), 0o644))
+	log := filepath.Join(dir, "access.json")
+	var lines []string
+	for i, path := range []string{"/a", "/admin/x", "/b", "/admin/y", "/c", "/d"} {
+		host := "api.example.com"
+		if i == 5 {
+			host = "other.example.com"
+		}
+		lines = append(lines, fmt.Sprintf(`{"time": "2024-01-01T00:00:00.%d00Z", "ClientHost": "10.0.0.1", "RequestHost": %q, "RequestPath": %q, "RequestMethod": "GET"}`, i, host, path))
+	}
+	require.NoError(t, os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	status, out, errOut := run(t, "replay", log, "--gateway", conf, "--key-field", "ClientHost", "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, errOut, "one row, api + admin, takes their requests, with one bucket per key, as Traefik keeps the middleware's in Redis")
+	var rep struct {
+		Results []struct {
+			Label    string `json:"label"`
+			Offered  int64  `json:"offered"`
+			Accepted int64  `json:"accepted"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Results, 1)
+	require.Equal(t, "api + admin", rep.Results[0].Label)
+	require.Equal(t, []int64{5, 1}, []int64{rep.Results[0].Offered, rep.Results[0].Accepted})
+}

@@ -36,27 +36,33 @@ type Routing struct {
 	// notes say where the gateway keeps one limit's state for several
 	// routes, which the rows, each fed its own route, do not
 	notes []string
-	// zones are the nginx zones that several rows name, which Replay.Route
-	// makes one row of, or notes as notes are when it cannot
-	zones []sharedZone
+	// shares are the limits whose state the gateway keeps once for
+	// several rows' routes, which Replay.Route makes one row of, or
+	// notes when it cannot
+	shares []sharedLimit
 }
 
-// sharedZone is an nginx zone that the rows of several locations name:
-// its name and file:line, the rows' labels, and the note that says the
-// rows count apart (when they stay apart).
-type sharedZone struct {
-	name string
-	rows []string
-	note string
+// sharedLimit is a limit that the rows of several routes use and whose
+// state the gateway keeps once for all of them: its name and file:line,
+// the rows' labels, the note that says the rows count apart (when they
+// stay apart), how the gateway keeps it (for the note when they are one
+// row), and perRoute when each route checks the state with its own
+// parameters (an nginx zone, each location with its own burst).
+type sharedLimit struct {
+	name     string
+	rows     []string
+	note     string
+	how      string
+	perRoute bool
 }
 
-// shared notes, for each limit that several routes' rows use (by a name
-// of the limit and the rows' labels, in order), that the gateway keeps
-// its state once for all of them.
-func (t *Routing) shared(order []string, users map[string][]string, why string) {
+// shared records, for each limit that several routes' rows use (by a
+// name of the limit and the rows' labels, in order), that the gateway
+// keeps its state once for all of them (why, and how for one row).
+func (t *Routing) shared(order []string, users map[string][]string, why, how string) {
 	for _, lim := range order {
 		if rows := users[lim]; len(rows) > 1 {
-			t.notes = append(t.notes, sharedNote(lim, rows, why))
+			t.shares = append(t.shares, sharedLimit{name: lim, rows: rows, note: sharedNote(lim, rows, why), how: how})
 		}
 	}
 }
@@ -119,8 +125,8 @@ func (g *Replay) Route(sc *scenarios.Scenario) error {
 			a.Route = uint16(j + 1)
 		}
 	}
-	for _, z := range g.Router.zones {
-		g.RouteNotes = append(g.RouteNotes, g.shareZone(sc, z))
+	for _, z := range g.Router.shares {
+		g.RouteNotes = append(g.RouteNotes, g.share(sc, z))
 	}
 	for _, src := range sc.Traffic.Sources {
 		if r, ok := src.(*traffic.Replay); ok {
@@ -130,16 +136,18 @@ func (g *Replay) Route(sc *scenarios.Scenario) error {
 	return nil
 }
 
-// shareZone makes one row of the rows of sc that name the nginx zone z,
-// each with its location's route: nginx keeps the zone's state once per
-// key and checks each request with its own location's burst, delay and
-// nodelay (algorithms.Nginx, Params.NginxRoutes). The row, labelled by
+// share makes one row of the rows of sc that use the limit z, each with
+// its route, as the gateway keeps z's state once for all of them. With
+// z.perRoute (an nginx zone), each request is checked with its own
+// location's burst, delay and nodelay (algorithms.Nginx,
+// Params.NginxRoutes); else the rows must be alike but for their routes
+// (a Kong service's plugin, a Traefik middleware). The row, labelled by
 // the rows' labels joined by " + ", stands where the first was. Rows that
-// are not each one limit_req of the zone and nothing else (an all-of row
-// of several zones), or that run on a cluster, stay apart, as the note
-// about the zone says. It returns the note that says which.
-func (g *Replay) shareZone(sc *scenarios.Scenario, z sharedZone) string {
-	if sc.Cluster != nil {
+// are not each that limit and nothing else (an all-of row of several
+// zones), or that run on a cluster with z.perRoute, stay apart, as
+// z.note says. It returns the note that says which.
+func (g *Replay) share(sc *scenarios.Scenario, z sharedLimit) string {
+	if sc.Cluster != nil && z.perRoute {
 		return z.note
 	}
 	var at []int
@@ -153,44 +161,52 @@ func (g *Replay) shareZone(sc *scenarios.Scenario, z sharedZone) string {
 	first := &sc.Algorithms[at[0]]
 	for _, i := range at {
 		a := &sc.Algorithms[i]
-		if a.Name != "nginx" || len(a.Params.Members) > 0 || a.Params.NginxZone != 0 || a.Route == 0 || a.Route == noRoute ||
-			!reflect.DeepEqual(zoneParams(a.Params), zoneParams(first.Params)) {
+		if a.Route == 0 || a.Route == noRoute || len(a.Routes) > 0 || a.Name != first.Name {
+			return z.note
+		}
+		if z.perRoute && (a.Name != "nginx" || len(a.Params.Members) > 0 || a.Params.NginxZone != 0 ||
+			!reflect.DeepEqual(zoneParams(a.Params), zoneParams(first.Params))) {
+			return z.note
+		}
+		if !z.perRoute && (!reflect.DeepEqual(a.Params, first.Params) || !reflect.DeepEqual(a.Set, first.Set) || !reflect.DeepEqual(a.Coord, first.Coord)) {
 			return z.note
 		}
 	}
 	row := *first
 	row.Label = strings.Join(z.rows, " + ")
-	row.Params.NginxRoutes = nil
 	row.Routes = nil
-	row.Set = maps.Clone(first.Set)
-	if row.Set == nil {
-		row.Set = map[string]any{}
+	for _, i := range at[1:] {
+		row.Routes = append(row.Routes, sc.Algorithms[i].Route)
 	}
-	var rules []string
-	for k, i := range at {
-		a := &sc.Algorithms[i]
-		p := a.Params
-		burst := p.Burst - 1
-		if p.NginxBurstSet {
-			burst = p.NginxBurst
+	if z.perRoute {
+		row.Params.NginxRoutes = nil
+		row.Set = maps.Clone(first.Set)
+		if row.Set == nil {
+			row.Set = map[string]any{}
 		}
-		row.Params.NginxRoutes = append(row.Params.NginxRoutes, algorithms.NginxRoute{Route: a.Route, Burst: burst, Delay: p.NginxDelay, Nodelay: p.Nodelay})
-		if k > 0 {
-			row.Routes = append(row.Routes, a.Route)
+		var rules []string
+		for k, i := range at {
+			a := &sc.Algorithms[i]
+			p := a.Params
+			burst := p.Burst - 1
+			if p.NginxBurstSet {
+				burst = p.NginxBurst
+			}
+			row.Params.NginxRoutes = append(row.Params.NginxRoutes, algorithms.NginxRoute{Route: a.Route, Burst: burst, Delay: p.NginxDelay, Nodelay: p.Nodelay})
+			rule := fmt.Sprintf("%s burst=%d", z.rows[k], burst)
+			if p.NginxDelay > 0 {
+				rule += fmt.Sprintf(" delay=%d", p.NginxDelay)
+			}
+			if p.Nodelay {
+				rule += " nodelay"
+			}
+			rules = append(rules, rule)
 		}
-		rule := fmt.Sprintf("%s burst=%d", z.rows[k], burst)
-		if p.NginxDelay > 0 {
-			rule += fmt.Sprintf(" delay=%d", p.NginxDelay)
+		for _, k := range []string{"burst", "delay", "nodelay"} {
+			delete(row.Set, k)
 		}
-		if p.Nodelay {
-			rule += " nodelay"
-		}
-		rules = append(rules, rule)
+		row.Set["routes"] = strings.Join(rules, ", ")
 	}
-	for _, k := range []string{"burst", "delay", "nodelay"} {
-		delete(row.Set, k)
-	}
-	row.Set["routes"] = strings.Join(rules, ", ")
 	// the row stands where the first was; the others go
 	sc.Algorithms[at[0]] = row
 	gone := slices.Clone(at[1:])
@@ -198,7 +214,7 @@ func (g *Replay) shareZone(sc *scenarios.Scenario, z sharedZone) string {
 	for j := len(gone) - 1; j >= 0; j-- {
 		sc.Algorithms = slices.Delete(sc.Algorithms, gone[j], gone[j]+1)
 	}
-	return fmt.Sprintf("%s is used by %s: one row, %s, takes their requests, with one state per key as nginx keeps it, each request checked with its location's burst", z.name, strings.Join(z.rows, ", "), row.Label)
+	return fmt.Sprintf("%s is used by %s: one row, %s, takes their requests, %s", z.name, strings.Join(z.rows, ", "), row.Label, z.how)
 }
 
 // zoneParams is p without what each location of a zone sets apart: its

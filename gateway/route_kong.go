@@ -131,7 +131,8 @@ func (k *Kong) Routes(o Options) (*Routing, error) {
 		}
 		users[name] = append(users[name], s.Name())
 	}
-	rt.shared(plugins, users, "Kong keys its counters by the plugin's own service and route (get_local_key, kong/plugins/rate-limiting/policies/init.lua), empty for a service's or a global plugin, so its routes count together")
+	rt.shared(plugins, users, "Kong keys its counters by the plugin's own service and route (get_local_key, kong/plugins/rate-limiting/policies/init.lua), empty for a service's or a global plugin, so its routes count together",
+		"with one counter per key, as Kong keeps a service's or a global plugin's for all its routes")
 	for _, s := range scopes {
 		i := -1
 		if s.Route != "" {

@@ -70,8 +70,8 @@ func TestKongRoutes(t *testing.T) {
 	require.Equal(t, 0, rows["catalog"])
 	require.Equal(t, 3, rows["checkout"])
 	// the service's plugin counts its routes together; checkout has its own
-	require.Len(t, rt.notes, 1)
-	require.Contains(t, rt.notes[0], "the rate-limiting plugin of service shop (kong.yaml:24) is used by catalog, items-v2, items-id, api-host, wild-host: Kong keys its counters")
+	require.Len(t, rt.shares, 1)
+	require.Contains(t, rt.shares[0].note, "the rate-limiting plugin of service shop (kong.yaml:24) is used by catalog, items-v2, items-id, api-host, wild-host: Kong keys its counters")
 	_, ok := rows["spare"]
 	require.False(t, ok, "a service without routes and without a limit has no row")
 }

@@ -141,7 +141,8 @@ func (t *Traefik) Routes(o Options) (*Routing, error) {
 			users[m] = append(users[m], s.Name())
 		}
 	}
-	rt.shared(mws, users, "with redis, Traefik keeps the middleware's buckets in Redis under its own name, shared by its routers (in memory each router has its own, as the rows do)")
+	rt.shared(mws, users, "with redis, Traefik keeps the middleware's buckets in Redis under its own name, shared by its routers (in memory each router has its own, as the rows do)",
+		"with one bucket per key, as Traefik keeps the middleware's in Redis (the row's rule is the in-memory limiter's)")
 	for _, s := range scopes {
 		i := -1
 		if s.Router != "" {
