@@ -340,6 +340,21 @@ func TestPlaygroundInChromium(t *testing.T) {
 	// from beside it and shows compare's counts of the same scenario
 	lessonCounts(t, ctx)
 
+	// a cluster row's why: kong-local-pods' sixth request, decided by the
+	// store (row 2, central) with nothing in flight (web/play's
+	// TestWhyOnACluster works it out)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(base+"/")))
+	runs = waitRuns(t, ctx, 0)
+	require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#preset"), "builtin:kong-local-pods")))
+	do(t, ctx, `document.getElementById("preset").dispatchEvent(new Event("change"))`)
+	runs = waitRuns(t, ctx, runs)
+	clickDecision(t, ctx, 2, 5)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#why-table tbody tr`))))
+	where, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#why-table tr[data-row="2"] [data-col="cluster"]').textContent`))
+	require.NoError(t, err)
+	require.Contains(t, where, "decided in the store at ")
+	require.Contains(t, where, "0 store operations in flight (0 of this key)")
+
 	// the rerun of each teaching built-in, after a control moves
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(base+"/")))
 	runs = waitRuns(t, ctx, 0)
