@@ -103,21 +103,12 @@ func nginxOracleRun(t *testing.T, seed uint64) error {
 		Duration: durEnv(), MaxBurst: 8, MaxPause: 30 * time.Millisecond, MaxRequests: 2000}
 	light := gatewaytest.Load{Base: base, Paths: paths, Header: "X-Client", FirstClient: 6, Clients: 12, Seed: seed,
 		Duration: durEnv(), MaxBurst: 2, MaxPause: 150 * time.Millisecond, MaxRequests: 2000}
-	var lightRes gatewaytest.Result
-	done := make(chan struct{})
-	go func() { lightRes = light.Run(t); close(done) }()
-	res := heavy.Run(t)
-	<-done
-	p.Shutdown(t)
-	t.Logf("sent %d requests from heavy clients (%v), %d from light ones (%v)", res.Sent, res.ByStatus, lightRes.Sent, lightRes.ByStatus)
+	res := sendLoad(t, p, heavy, light)
 	require.Greater(t, res.ByStatus[429], 0, "the load must hit the limits")
 	conf := filepath.Join(dir, "nginx.conf")
 	for _, scope := range []string{"/nodelay", "/delay", "/two"} {
 		log := filepath.Join(dir, strings.TrimPrefix(scope, "/")+".log")
-		if keep := os.Getenv("RATESIM_ORACLE_KEEP"); keep != "" {
-			data, _ := os.ReadFile(log)
-			_ = os.WriteFile(filepath.Join(keep, filepath.Base(log)), data, 0o644)
-		}
+		keepLog(log)
 		c := checkOf(t, log, conf, scope)
 		t.Logf("%s: %d of %d agree (%.4f)", scope, c.Agree, c.Compared, c.Ratio)
 		require.Greater(t, c.Compared, int64(100), scope)
@@ -357,18 +348,9 @@ func TestNginxTwoZonesOracle(t *testing.T) {
 			Duration: 3 * durEnv(), MaxBurst: 8, MaxPause: 1500 * time.Millisecond, MaxRequests: 2000}
 		light := gatewaytest.Load{Base: base, Paths: []string{"/"}, Header: "X-Client", FirstClient: 3, Clients: 16, Seed: seed,
 			Duration: 3 * durEnv(), MaxBurst: 2, MaxPause: 3 * time.Second, MaxRequests: 2000}
-		var lightRes gatewaytest.Result
-		done := make(chan struct{})
-		go func() { lightRes = light.Run(t); close(done) }()
-		res := heavy.Run(t)
-		<-done
-		p.Shutdown(t)
-		t.Logf("sent %d requests from heavy clients (%v), %d from light ones (%v)", res.Sent, res.ByStatus, lightRes.Sent, lightRes.ByStatus)
+		sendLoad(t, p, heavy, light)
 		log := filepath.Join(dir, "two-zones.log")
-		if keep := os.Getenv("RATESIM_ORACLE_KEEP"); keep != "" {
-			data, _ := os.ReadFile(log)
-			_ = os.WriteFile(filepath.Join(keep, filepath.Base(log)), data, 0o644)
-		}
+		keepLog(log)
 		c := checkOf(t, log, filepath.Join(dir, "nginx.conf"), "/")
 		t.Logf("%d of %d agree (%.4f)", c.Agree, c.Compared, c.Ratio)
 		require.Greater(t, c.Compared, int64(200))
@@ -418,19 +400,10 @@ func TestNginxRoutesOracle(t *testing.T) {
 			Duration: durEnv(), MaxBurst: 8, MaxPause: 30 * time.Millisecond, MaxRequests: 2000}
 		light := gatewaytest.Load{Base: base, Paths: paths, Header: "X-Client", FirstClient: 6, Clients: 12, Seed: seed,
 			Duration: durEnv(), MaxBurst: 2, MaxPause: 150 * time.Millisecond, MaxRequests: 2000}
-		var lightRes gatewaytest.Result
-		done := make(chan struct{})
-		go func() { lightRes = light.Run(t); close(done) }()
-		res := heavy.Run(t)
-		<-done
-		p.Shutdown(t)
-		t.Logf("sent %d requests from heavy clients (%v), %d from light ones (%v)", res.Sent, res.ByStatus, lightRes.Sent, lightRes.ByStatus)
+		res := sendLoad(t, p, heavy, light)
 		require.Greater(t, res.ByStatus[429], 0, "the load must hit the limits")
 		log := filepath.Join(dir, "routes.log")
-		if keep := os.Getenv("RATESIM_ORACLE_KEEP"); keep != "" {
-			data, _ := os.ReadFile(log)
-			_ = os.WriteFile(filepath.Join(keep, filepath.Base(log)), data, 0o644)
-		}
+		keepLog(log)
 		// the requests of each location, told by their paths
 		want := map[string]int64{}
 		limited := map[string]int64{}
@@ -496,19 +469,10 @@ func TestNginxSharedZoneOracle(t *testing.T) {
 			Duration: durEnv(), MaxBurst: 6, MaxPause: 60 * time.Millisecond, MaxRequests: 2000}
 		light := gatewaytest.Load{Base: base, Paths: paths, Header: "X-Client", FirstClient: 6, Clients: 12, Seed: seed,
 			Duration: durEnv(), MaxBurst: 2, MaxPause: 250 * time.Millisecond, MaxRequests: 2000}
-		var lightRes gatewaytest.Result
-		done := make(chan struct{})
-		go func() { lightRes = light.Run(t); close(done) }()
-		res := heavy.Run(t)
-		<-done
-		p.Shutdown(t)
-		t.Logf("sent %d requests from heavy clients (%v), %d from light ones (%v)", res.Sent, res.ByStatus, lightRes.Sent, lightRes.ByStatus)
+		res := sendLoad(t, p, heavy, light)
 		require.Greater(t, res.ByStatus[429], 0, "the load must hit the limits")
 		log := filepath.Join(dir, "shared.log")
-		if keep := os.Getenv("RATESIM_ORACLE_KEEP"); keep != "" {
-			data, _ := os.ReadFile(log)
-			_ = os.WriteFile(filepath.Join(keep, filepath.Base(log)), data, 0o644)
-		}
+		keepLog(log)
 		var limited int64
 		for _, l := range readOracleLog(t, log) {
 			if l.fields[1] != "-" {
@@ -549,13 +513,7 @@ func TestNginxTwoKeysOracle(t *testing.T) {
 			Duration: 3 * durEnv(), MaxBurst: 8, MaxPause: 1500 * time.Millisecond, MaxRequests: 2000, Tenant: "X-Tenant", Tenants: 3}
 		light := gatewaytest.Load{Base: base, Paths: []string{"/"}, Header: "X-Client", FirstClient: 3, Clients: 16, Seed: seed,
 			Duration: 3 * durEnv(), MaxBurst: 2, MaxPause: 3 * time.Second, MaxRequests: 2000, Tenant: "X-Tenant", Tenants: 3}
-		var lightRes gatewaytest.Result
-		done := make(chan struct{})
-		go func() { lightRes = light.Run(t); close(done) }()
-		res := heavy.Run(t)
-		<-done
-		p.Shutdown(t)
-		t.Logf("sent %d requests from heavy clients (%v), %d from light ones (%v)", res.Sent, res.ByStatus, lightRes.Sent, lightRes.ByStatus)
+		sendLoad(t, p, heavy, light)
 		log := filepath.Join(dir, "two-keys.log")
 		c := checkOf(t, log, filepath.Join(dir, "nginx.conf"), "/")
 		t.Logf("%d of %d agree (%.4f)", c.Agree, c.Compared, c.Ratio)
@@ -615,4 +573,27 @@ func sameZoneRejections(t *testing.T, dir string, ours map[string]int64, c *sim.
 		require.Greater(t, theirs[zone], int64(0), "zone %s must reject", zone)
 	}
 	return nil
+}
+
+// sendLoad runs the heavy and the light clients together against nginx p,
+// then stops it (its logs complete), and returns the heavy clients' result.
+func sendLoad(t *testing.T, p *gatewaytest.Process, heavy, light gatewaytest.Load) gatewaytest.Result {
+	t.Helper()
+	var lightRes gatewaytest.Result
+	done := make(chan struct{})
+	go func() { lightRes = light.Run(t); close(done) }()
+	res := heavy.Run(t)
+	<-done
+	p.Shutdown(t)
+	t.Logf("sent %d requests from heavy clients (%v), %d from light ones (%v)", res.Sent, res.ByStatus, lightRes.Sent, lightRes.ByStatus)
+	return res
+}
+
+// keepLog copies an oracle's log into RATESIM_ORACLE_KEEP, when set, to
+// replay it again (RATESIM_ORACLE_LOG).
+func keepLog(log string) {
+	if keep := os.Getenv("RATESIM_ORACLE_KEEP"); keep != "" {
+		data, _ := os.ReadFile(log)
+		_ = os.WriteFile(filepath.Join(keep, filepath.Base(log)), data, 0o644)
+	}
 }
