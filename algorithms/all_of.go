@@ -75,7 +75,21 @@ var AllOfOptInMembers = []string{"aws-usage-plan"}
 // counters of one frontend are every-hit when every track comes before
 // the first deny, in-order when each counter's track comes after the
 // previous counter's deny (a denied request stops the rules).
-var AllOfCountingMembers = []string{"haproxy"}
+// azure-rate-limit keeps each request in its log as it decides (its
+// sliding log cannot decide on a copy): API Management applies the
+// rate-limit policies of a request's scopes one after the other, each
+// counting the request as it admits it, the first that refuses answering
+// 429 (docs/gateways.md, Azure), which is in-order.
+var AllOfCountingMembers = []string{"haproxy", "azure-rate-limit"}
+
+// CountingWhy says why member name, one of AllOfCountingMembers, takes no
+// all-or-nothing commit.
+func CountingWhy(name string) string {
+	if name == "azure-rate-limit" {
+		return "azure-rate-limit logs each request it admits as it decides"
+	}
+	return name + " counts every request it is asked about, admitted or not"
+}
 
 // AllOf is several limits applied to one request, as a gateway enforces
 // the limits that apply to it together (docs/gateways.md).
@@ -108,8 +122,9 @@ var AllOfCountingMembers = []string{"haproxy"}
 // token-bucket and aws-usage-plan: what all-or-nothing needs from them is
 // a decision on a copy of a key's state, kept or dropped (peek and commit
 // below), which each builds from its own rule, so each member decides as
-// its row alone would. haproxy (AllOfCountingMembers) is a member in
-// every-hit and in-order only, where each member decides as its row alone.
+// its row alone would. haproxy and azure-rate-limit (AllOfCountingMembers)
+// are members in every-hit and in-order only, where each member decides as
+// its row alone.
 //
 // Members may count by different attributes of a request (Member.By): a
 // per-address limit beside a global one. Each is then asked about the
@@ -184,7 +199,7 @@ func newAllOfLimiter(p Params) (Limiter, error) {
 			pm, ok := mb.(peekMember)
 			if !ok {
 				return nil, &MemberError{Index: i, Err: &ParamError{Field: "name", Found: m.Name,
-					Want: fmt.Sprintf("%s counts every request it is asked about, admitted or not: want commit %s or %s", m.Name, EveryHit, InOrder)}}
+					Want: fmt.Sprintf("%s: want commit %s or %s", CountingWhy(m.Name), EveryHit, InOrder)}}
 			}
 			a.peekers = append(a.peekers, pm)
 		}
@@ -250,6 +265,8 @@ func newMember(m Member) (member, error) {
 		build = newAWSUsagePlanLimiter
 	case "haproxy":
 		build = newHAProxyLimiter
+	case "azure-rate-limit":
+		build = newAzureRateLimitLimiter
 	default:
 		return nil, &ParamError{Field: "name", Found: m.Name,
 			Want: fmt.Sprintf("an all-of limit must be %s (the algorithms that can check a request without charging it)", strings.Join(AllOfMembers, ", "))}
@@ -283,6 +300,10 @@ func newMember(m Member) (member, error) {
 		}}, nil
 	case *HAProxy:
 		return &counter[haproxyState]{Limiter: l, k: &l.keyed}, nil
+	case *SlidingLog: // azure-rate-limit, classic tiers
+		return &counter[costLog]{Limiter: l, k: &l.keyed}, nil
+	case *AzureRateLimit: // classic, increment-condition
+		return &counter[costLog]{Limiter: l, k: &l.keyed}, nil
 	case *TokenBucket:
 		return &peeker[tokenBucketState]{Limiter: l, k: &l.keyed, rule: func(cp *tokenBucketState, now time.Duration, key Key, cost int64) (Decision, bool) {
 			return l.decide(cp, now >= 0 || l.isLive(key), now, cost)

@@ -331,3 +331,41 @@ func TestAllOfHAProxyCounters(t *testing.T) {
 		t.Fatalf("all-or-nothing with haproxy: got %v", err)
 	}
 }
+
+// Two API Management limits in the order APIM evaluates a request's scopes
+// (docs/gateways.md, Azure): a rate-limit-by-key of 2 calls per 10s by the
+// request's key, then a rate-limit-by-key of 3 per 10s with a constant
+// counter-key (every request, by: global), classic tiers (sliding
+// windows), commit in-order. Hand-computed verdicts and the limit that
+// fired, the count of each window before the request in brackets.
+func TestAllOfAzureInOrder(t *testing.T) {
+	const sec = time.Second
+	byKey := Member{Name: "azure-rate-limit", Params: Params{Policy: Policy{Rate: 2, Per: 10 * sec, Burst: 2}}}
+	all := Member{Name: "azure-rate-limit", Params: Params{Policy: Policy{Rate: 3, Per: 10 * sec, Burst: 3}}, By: ByAll}
+	l := allOf(t, InOrder, byKey, all)
+	a, b := Key(0), Key(1)
+	for _, r := range []struct {
+		at   time.Duration
+		key  Key
+		want string
+	}{
+		{0, a, "accept -1"},       // a [0] admits, every [0] admits
+		{1 * sec, a, "accept -1"}, // a [1], every [1]
+		{2 * sec, a, "reject 0"},  // a [2] refuses: the second limit is not reached, every stays 2
+		{3 * sec, b, "accept -1"}, // b [0], every [2]
+		{4 * sec, b, "reject 1"},  // b [1] admits and counts it, every [3] refuses
+		{5 * sec, b, "reject 0"},  // b [2]: the count the second limit refused is not given back
+		// 11.5s: the calls at 0s and 1s have left both windows: a [0],
+		// every [1] (3s; the refused 4s call was never counted by it)
+		{11*sec + sec/2, a, "accept -1"},
+	} {
+		d := l.Decide(r.at, r.key, 1)
+		if got := fmt.Sprintf("%v %d", d.Verdict, l.(Firer).Fired()); got != r.want {
+			t.Errorf("%v key %d: got %q, want %q", r.at, r.key, got, r.want)
+		}
+	}
+	_, err := New("all-of", Params{Policy: Policy{Rate: 1, Per: time.Second, Burst: 1}, Members: []Member{byKey, all}})
+	if err == nil || !strings.Contains(err.Error(), "limits[0]: name: azure-rate-limit: azure-rate-limit logs each request it admits as it decides: want commit every-hit or in-order") {
+		t.Fatalf("all-or-nothing with azure-rate-limit: got %v", err)
+	}
+}

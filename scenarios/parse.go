@@ -1765,8 +1765,8 @@ func (d *decoder) allOf(it val, m *mapping, e *AlgEntry, nameVal val, lim limitI
 			continue
 		}
 		if slices.Contains(algorithms.AllOfCountingMembers, ma.Name) && a.Params.Commit == algorithms.AllOrNothing {
-			d.errAt(item.pos, item.path, "%s counts every request it is asked about, admitted or not: an all-of with it needs commit: %s or %s",
-				quote(ma.Name), algorithms.EveryHit, algorithms.InOrder)
+			d.errAt(item.pos, item.path, "%s: an all-of with it needs commit: %s or %s",
+				strings.Replace(algorithms.CountingWhy(ma.Name), ma.Name, quote(ma.Name), 1), algorithms.EveryHit, algorithms.InOrder)
 			good = false
 			continue
 		}
