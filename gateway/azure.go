@@ -32,6 +32,9 @@ type AzureLimit struct {
 	Increment bool
 	Key       Key
 	Notes     []string
+	// Inbound says whether the element sits directly in <inbound>, so
+	// that it applies to every request (not in a <choose> branch).
+	Inbound bool
 }
 
 // Name labels the row: its kind and line.
@@ -56,30 +59,57 @@ func ReadAzure(file string, data []byte) (*Azure, error) {
 	}
 	az := &Azure{File: file}
 	base := filepath.Base(file)
-	var walk func(n *apigeeNode) error
-	walk = func(n *apigeeNode) error {
+	var walk func(n, parent *apigeeNode) error
+	walk = func(n, parent *apigeeNode) error {
 		if n.name == "rate-limit" || n.name == "rate-limit-by-key" {
 			l, err := readAzureLimit(file, base, n)
 			if err != nil {
 				return err
 			}
+			l.Inbound = parent != nil && parent.name == "inbound"
 			az.Limits = append(az.Limits, l)
 			return nil
 		}
 		for _, c := range n.children {
-			if err := walk(c); err != nil {
+			if err := walk(c, n); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	if err := walk(root); err != nil {
+	if err := walk(root, nil); err != nil {
 		return nil, err
 	}
 	if len(az.Limits) == 0 {
 		return nil, &Error{File: file, Line: root.line, Col: root.col, Msg: "no rate-limit or rate-limit-by-key policy"}
 	}
+	if az.inOrder() {
+		// An increment-condition counts the request once the response is
+		// known; when a later limit refuses it, that response is the later
+		// limit's 429, which the condition (typically a 2xx status) would
+		// not count, whereas the all-of counts it as admitted.
+		for _, l := range az.Limits[:len(az.Limits)-1] {
+			if l.Increment {
+				return nil, &Error{File: file, Line: l.Where.Line, Col: l.Where.Col, Msg: l.Kind +
+					": increment-condition on a limit that another limit after it may refuse: whether the refused request counts depends on the condition read on that 429, which is not modelled"}
+			}
+		}
+	}
 	return az, nil
+}
+
+// inOrder reports whether the limits are several, all directly in
+// <inbound>: each request then meets every one, in document order.
+func (a *Azure) inOrder() bool {
+	if len(a.Limits) < 2 {
+		return false
+	}
+	for _, l := range a.Limits {
+		if !l.Inbound {
+			return false
+		}
+	}
+	return true
 }
 
 func readAzureLimit(file, base string, n *apigeeNode) (*AzureLimit, error) {
@@ -145,6 +175,9 @@ func (a *Azure) Scenario(o Options) (*Import, error) {
 		return nil, err
 	}
 	base := filepath.Base(a.File)
+	if o.Scope == "" && a.inOrder() {
+		return a.allOf(base), nil
+	}
 	im := newImport(base, "The rate limits of "+base+".",
 		"Imported from "+base+" by ratesim import --from azure: one row per rate-limit or",
 		"rate-limit-by-key, a sliding window as in the classic tiers (write tier: v2",
@@ -166,6 +199,61 @@ func (a *Azure) Scenario(o Options) (*Import, error) {
 	}
 	im.placeholderTraffic(2*first.Calls, scenarios.DurationText(first.Period))
 	return im, nil
+}
+
+// allOf writes the limits, several in <inbound>, as one all-of row with
+// commit in-order: API Management runs a section's policies in document
+// order (the parent scope's where <base /> stands), each rate-limit
+// counting the request as it admits it, and the first that refuses
+// answers 429 without running the rest (learn.microsoft.com, "How to set
+// or edit Azure API Management policies", and "Limit call rate by key").
+// Each member is labelled by its element and file:line, so that outputs
+// name the limit that fired; one counting by another key than the request's
+// (the first limit's that is not a constant) counts by it (by:).
+func (a *Azure) allOf(base string) *Import {
+	lims := a.Limits
+	first := lims[0]
+	im := newImport(base, "The rate limits of "+base+", applied in order.",
+		"Imported from "+base+" by ratesim import --from azure: one all-of row, commit",
+		"in-order, of its rate-limit and rate-limit-by-key policies, as APIM applies them",
+		"to each request one after the other; each a sliding window as in the classic",
+		"tiers (write tier: v2 on a limit for the v2 tiers' token bucket).")
+	im.File.Limit = limit(first.Calls, scenarios.DurationText(first.Period))
+	im.File.Duration = scenarios.DurationOf(scenarios.DurationText(max(10*time.Second, 3*first.Period)))
+	var keys []Key
+	for _, l := range lims {
+		keys = append(keys, l.Key)
+	}
+	primary, hasPrimary := primaryOf(keys)
+	im.note("APIM applies these limits in this order to each request; the first that refuses answers 429",
+		"and the later ones do not count it (commit in-order)")
+	row := im.row(scenarios.AlgEntry{Name: str("all-of"), Label: str("inbound"), Commit: str("in-order")})
+	for _, l := range lims {
+		e := scenarios.AlgEntry{Name: str("azure-rate-limit"), Label: str(fmt.Sprintf("%s (%s:%d)", l.Kind, base, l.Where.Line)),
+			Rate: scenarios.IntOf(l.Calls), Per: scenarios.DurationOf(scenarios.DurationText(l.Period))}
+		if l.Increment {
+			e.IncrementCond = scenarios.BoolOf(true)
+		}
+		lines := append([]string{fmt.Sprintf("%s:%d: %s calls=%d renewal-period=%d; key %s",
+			base, l.Where.Line, l.Kind, l.Calls, int64(l.Period/time.Second), l.Key.String())}, l.Notes...)
+		if by := azureBy(l.Key, primary, hasPrimary); by != "" {
+			e.By = str(by)
+			lines = append(lines, byNote(by))
+		}
+		im.member(row, e, lines...)
+	}
+	im.placeholderTraffic(2*first.Calls, scenarios.DurationText(first.Period))
+	im.attributes()
+	return im
+}
+
+// azureBy is byOf, rate-limit's subscription counting by the attribute
+// subscription.
+func azureBy(k, primary Key, ok bool) string {
+	if by := byOf(k, primary, ok); by == "" || k.Kind != KeyOther {
+		return by
+	}
+	return "subscription"
 }
 
 func (a *Azure) pick(scope string) ([]*AzureLimit, error) {
