@@ -15,18 +15,13 @@ import (
 // haproxyFiles writes an haproxy.cfg whose frontend logs with logFormat,
 // and a log, into a temporary folder.
 func haproxyFiles(t *testing.T, logFormat, log string) (string, string) {
-	dir := t.TempDir()
-	c, l := filepath.Join(dir, "haproxy.cfg"), filepath.Join(dir, "h.log")
-	conf := "frontend f\n" +
-		"    bind :80\n" +
-		"    stick-table type string len 32 size 1k store http_req_rate(1s)\n" +
-		"    http-request capture req.hdr(X-Client) len 32\n" +
-		"    http-request track-sc0 req.hdr(X-Client)\n" +
-		"    http-request deny deny_status 503 if { sc_http_req_rate(0) gt 2 }\n" +
-		"    log-format \"" + logFormat + "\"\n"
-	require.NoError(t, os.WriteFile(c, []byte(conf), 0o644))
-	require.NoError(t, os.WriteFile(l, []byte(log), 0o644))
-	return c, l
+	return haproxyConfAndLog(t, "frontend f\n"+
+		"    bind :80\n"+
+		"    stick-table type string len 32 size 1k store http_req_rate(1s)\n"+
+		"    http-request capture req.hdr(X-Client) len 32\n"+
+		"    http-request track-sc0 req.hdr(X-Client)\n"+
+		"    http-request deny deny_status 503 if { sc_http_req_rate(0) gt 2 }\n"+
+		"    log-format \""+logFormat+"\"\n", log)
 }
 
 // TestReplayHAProxyCheck: a log written with the frontend's log-format is
@@ -71,22 +66,17 @@ func TestReplayHAProxyErrors(t *testing.T) {
 // gt 3 per 1s), both tracks before the denies, logging with logFormat,
 // and a log.
 func haproxyTwoKeys(t *testing.T, logFormat, log string) (string, string) {
-	dir := t.TempDir()
-	c, l := filepath.Join(dir, "haproxy.cfg"), filepath.Join(dir, "h.log")
-	conf := "frontend f\n" +
-		"    bind :80\n" +
-		"    stick-table type ip size 1k store http_req_rate(1s)\n" +
-		"    http-request capture req.hdr(X-Key) len 32\n" +
-		"    http-request track-sc0 src\n" +
-		"    http-request track-sc1 req.hdr(X-Key) table keys\n" +
-		"    http-request deny deny_status 429 if { sc_http_req_rate(0) gt 2 }\n" +
-		"    http-request deny deny_status 429 if { sc_http_req_rate(1) gt 3 }\n" +
-		"    log-format \"" + logFormat + "\"\n" +
-		"backend keys\n" +
-		"    stick-table type string len 32 size 1k store http_req_rate(1s)\n"
-	require.NoError(t, os.WriteFile(c, []byte(conf), 0o644))
-	require.NoError(t, os.WriteFile(l, []byte(log), 0o644))
-	return c, l
+	return haproxyConfAndLog(t, "frontend f\n"+
+		"    bind :80\n"+
+		"    stick-table type ip size 1k store http_req_rate(1s)\n"+
+		"    http-request capture req.hdr(X-Key) len 32\n"+
+		"    http-request track-sc0 src\n"+
+		"    http-request track-sc1 req.hdr(X-Key) table keys\n"+
+		"    http-request deny deny_status 429 if { sc_http_req_rate(0) gt 2 }\n"+
+		"    http-request deny deny_status 429 if { sc_http_req_rate(1) gt 3 }\n"+
+		"    log-format \""+logFormat+"\"\n"+
+		"backend keys\n"+
+		"    stick-table type string len 32 size 1k store http_req_rate(1s)\n", log)
 }
 
 // TestReplayHAProxyTwoKeys: each tracked counter counts by its own key,
@@ -164,4 +154,14 @@ func TestReplayHAProxyTwoKeysInOrder(t *testing.T) {
 		{Limit: "sc0 src (haproxy.cfg:6)", Rejected: 1},
 		{Limit: "sc1 req.hdr(X-Key) (haproxy.cfg:8)", Rejected: 1},
 	}, r.Fired)
+}
+
+// haproxyConfAndLog writes conf as an haproxy.cfg and log beside it, into
+// a temporary folder, and returns their paths.
+func haproxyConfAndLog(t *testing.T, conf, log string) (string, string) {
+	dir := t.TempDir()
+	c, l := filepath.Join(dir, "haproxy.cfg"), filepath.Join(dir, "h.log")
+	require.NoError(t, os.WriteFile(c, []byte(conf), 0o644))
+	require.NoError(t, os.WriteFile(l, []byte(log), 0o644))
+	return c, l
 }

@@ -219,23 +219,7 @@ func TestReplayGatewayBadRegex(t *testing.T) {
 // router's row takes the requests its rule matches (by RequestHost and
 // RequestPath), the longer rule first.
 func TestReplayGatewayTraefikRoutes(t *testing.T) {
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "dynamic.yml")
-	require.NoError(t, os.WriteFile(conf, []byte("http:\n  routers:\n    api:\n      rule: \"Host(`api.example.com`)\"\n      middlewares: [limit]\n"+
-		"    admin:\n      rule: \"Host(`api.example.com`) && PathPrefix(`/admin`)\"\n      middlewares: [limit]\n"+
-		"  middlewares:\n    limit:\n      rateLimit: {average: 1, burst: 1}\n"), 0o644))
-	log := filepath.Join(dir, "access.json")
-	var lines []string
-	for i, path := range []string{"/a", "/admin/x", "/b", "/admin/y", "/c", "/d"} {
-		host := "api.example.com"
-		if i == 5 {
-			host = "other.example.com"
-		}
-		lines = append(lines, fmt.Sprintf(`{"time": "2024-01-01T00:00:00.%d00Z", "ClientHost": "10.0.0.1", "RequestHost": %q, "RequestPath": %q, "RequestMethod": "GET"}`, i, host, path))
-	}
-	require.NoError(t, os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
-	status, out, errOut := run(t, "replay", log, "--gateway", conf, "--key-field", "ClientHost", "--format", "json")
-	require.Equal(t, 0, status, errOut)
+	out, _ := replayTraefikRoutes(t, "{average: 1, burst: 1}")
 	var rep struct {
 		Results []struct {
 			Label    string `json:"label"`
@@ -265,23 +249,7 @@ func TestReplayGatewayTraefikRoutes(t *testing.T) {
 // passes, the rest find the one bucket empty; rows apart would pass the
 // first of each router (2).
 func TestReplayGatewayTraefikRedisShared(t *testing.T) {
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "dynamic.yml")
-	require.NoError(t, os.WriteFile(conf, []byte("http:\n  routers:\n    api:\n      rule: \"Host(`api.example.com`)\"\n      middlewares: [limit]\n"+
-		"    admin:\n      rule: \"Host(`api.example.com`) && PathPrefix(`/admin`)\"\n      middlewares: [limit]\n"+
-		"  middlewares:\n    limit:\n      rateLimit: {average: 1, burst: 1, redis: {endpoints: [\"redis:6379\"]}}\n"), 0o644))
-	log := filepath.Join(dir, "access.json")
-	var lines []string
-	for i, path := range []string{"/a", "/admin/x", "/b", "/admin/y", "/c", "/d"} {
-		host := "api.example.com"
-		if i == 5 {
-			host = "other.example.com"
-		}
-		lines = append(lines, fmt.Sprintf(`{"time": "2024-01-01T00:00:00.%d00Z", "ClientHost": "10.0.0.1", "RequestHost": %q, "RequestPath": %q, "RequestMethod": "GET"}`, i, host, path))
-	}
-	require.NoError(t, os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
-	status, out, errOut := run(t, "replay", log, "--gateway", conf, "--key-field", "ClientHost", "--format", "json")
-	require.Equal(t, 0, status, errOut)
+	out, errOut := replayTraefikRoutes(t, `{average: 1, burst: 1, redis: {endpoints: ["redis:6379"]}}`)
 	require.Contains(t, errOut, "one row, api + admin, takes their requests, with one bucket per key, as Traefik keeps the middleware's in Redis")
 	var rep struct {
 		Results []struct {
@@ -294,4 +262,31 @@ func TestReplayGatewayTraefikRedisShared(t *testing.T) {
 	require.Len(t, rep.Results, 1)
 	require.Equal(t, "api + admin", rep.Results[0].Label)
 	require.Equal(t, []int64{5, 1}, []int64{rep.Results[0].Offered, rep.Results[0].Accepted})
+}
+
+// replayTraefikRoutes replays six lines of a Traefik JSON access log, one
+// client within 600ms (/a, /admin/x, /b, /admin/y, /c on api.example.com,
+// /d on another host), through routers api (the host) and admin (the host
+// and /admin) sharing one middleware whose rateLimit is rateLimit; it
+// returns replay's JSON and its stderr.
+func replayTraefikRoutes(t *testing.T, rateLimit string) (out, errOut string) {
+	t.Helper()
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "dynamic.yml")
+	require.NoError(t, os.WriteFile(conf, []byte("http:\n  routers:\n    api:\n      rule: \"Host(`api.example.com`)\"\n      middlewares: [limit]\n"+
+		"    admin:\n      rule: \"Host(`api.example.com`) && PathPrefix(`/admin`)\"\n      middlewares: [limit]\n"+
+		"  middlewares:\n    limit:\n      rateLimit: "+rateLimit+"\n"), 0o644))
+	log := filepath.Join(dir, "access.json")
+	var lines []string
+	for i, path := range []string{"/a", "/admin/x", "/b", "/admin/y", "/c", "/d"} {
+		host := "api.example.com"
+		if i == 5 {
+			host = "other.example.com"
+		}
+		lines = append(lines, fmt.Sprintf(`{"time": "2024-01-01T00:00:00.%d00Z", "ClientHost": "10.0.0.1", "RequestHost": %q, "RequestPath": %q, "RequestMethod": "GET"}`, i, host, path))
+	}
+	require.NoError(t, os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	status, out, errOut := run(t, "replay", log, "--gateway", conf, "--key-field", "ClientHost", "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	return out, errOut
 }
