@@ -327,16 +327,7 @@ func (a *AllOf) ByAttributes() bool { return a.byAttrs }
 // DecideAttrs decides the request on every member that applies to it, each
 // under its own key from attrs (Attributed), as the commit mode says.
 func (a *AllOf) DecideAttrs(now time.Duration, attrs []Key, cost int64) Decision {
-	for i, by := range a.by {
-		switch {
-		case by == ByAll:
-			a.keys[i], a.asked[i] = 0, true
-		case by < len(attrs) && attrs[by] != NoKey:
-			a.keys[i], a.asked[i] = attrs[by], true
-		default:
-			a.asked[i] = false
-		}
-	}
+	memberKeys(a.by, attrs, a.keys, a.asked)
 	var d Decision
 	a.fired = -1
 	switch a.commit {
@@ -383,6 +374,24 @@ func (a *AllOf) DecideAttrs(now time.Duration, attrs []Key, cost int64) Decision
 	}
 	a.account()
 	return d
+}
+
+// memberKeys sets, for each member of by (Member.By), its key for a
+// request of attributes attrs (Attributed's) in keys, and in asked whether
+// the member applies to the request: one key (0) for by: global, the
+// request's key or attribute value otherwise, none when the request does
+// not carry the member's attribute.
+func memberKeys(by []int, attrs []Key, keys []Key, asked []bool) {
+	for i, b := range by {
+		switch {
+		case b == ByAll:
+			keys[i], asked[i] = 0, true
+		case b < len(attrs) && attrs[b] != NoKey:
+			keys[i], asked[i] = attrs[b], true
+		default:
+			asked[i] = false
+		}
+	}
 }
 
 // blame keeps member i as the one that fired when its decision md, about

@@ -1,6 +1,9 @@
 package algorithms
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // allOfTable is an all-of row's Table (a cluster's store holding several
 // limits of one request, docs/cluster.md and docs/gateways.md): one Table per member,
@@ -19,6 +22,12 @@ import "time"
 // member's changed copy, which Write stores member by member (one SET of
 // the whole row's state: the last writer wins for every member at once).
 //
+// Members may count by different attributes of a request (Member.By), as
+// AllOf's do: each member holds its states under its own keys (the
+// request's key, an attribute's value, or one key for by: global), and a
+// member whose attribute the request does not carry is not asked and not
+// charged (AttrTable).
+//
 // Take is not used: all-of has no lease mode (cluster.ModesOf).
 //
 // Memory: KeysPeak is the largest of the members' (a lower bound of the
@@ -29,9 +38,17 @@ type allOfTable struct {
 	commit  Commit
 	members []Table
 	copies  [][]Copy // by Copy: each member's copy (NoCopy where unchanged)
-	freed   []Copy
-	scratch []Copy
-	fired   int // Fired's answer for the last decision
+	// by Copy: each member's key in the decision that made the copy
+	copyKeys [][]Key
+	freed    []Copy
+	scratch  []Copy
+	fired    int // Fired's answer for the last decision
+
+	by      []int  // each member's Member.By
+	byAttrs bool   // some member counts by other than the request's key
+	keys    []Key  // each member's key for the request being decided
+	asked   []bool // whether each member applies to it
+	one     [1]Key // the attrs of a call by key
 }
 
 // allOfIncrTable is the Table of an all-of row with commit all-or-nothing
@@ -48,10 +65,34 @@ type allOfIncrTable struct {
 }
 
 var (
-	_ Table       = (*allOfTable)(nil)
-	_ Incrementer = (*allOfIncrTable)(nil)
-	_ Firer       = (*allOfTable)(nil)
+	_ Table           = (*allOfTable)(nil)
+	_ Incrementer     = (*allOfIncrTable)(nil)
+	_ Firer           = (*allOfTable)(nil)
+	_ AttrTable       = (*allOfTable)(nil)
+	_ AttrIncrementer = (*allOfIncrTable)(nil)
 )
+
+// AttrTable is the Table of a row whose limits may count by different
+// attributes of a request (an all-of row's members, Member.By), as
+// Attributed is the Limiter of one: when ByAttributes reports true, a
+// cluster's store calls DecideAttrs and DecideCopyAttrs instead of Decide
+// and DecideCopy, with attrs as Attributed's (attrs[0] the request's key,
+// NoKey for an attribute the request does not carry). Each member decides
+// under its own key; a Copy keeps each member's key, so that Write stores
+// each member's copy under it, whatever key Write is given.
+type AttrTable interface {
+	Table
+	ByAttributes() bool
+	DecideAttrs(now time.Duration, attrs []Key, cost int64) Decision
+	DecideCopyAttrs(now time.Duration, attrs []Key, cost int64) (Decision, Copy)
+}
+
+// AttrIncrementer is the Incrementer of an AttrTable: IncrAttrs adds cost
+// to every member that applies to a request of attributes attrs, each
+// under its own key (racy's write: incr after DecideCopyAttrs).
+type AttrIncrementer interface {
+	IncrAttrs(at time.Duration, attrs []Key, cost int64)
+}
 
 // Fired returns the member that decided the last Decide or DecideCopy, by
 // AllOf.Fired's rule: the first that rejected, else the first with the
@@ -72,26 +113,52 @@ func newAllOfTable(p Params) (Table, error) {
 		if err != nil {
 			return nil, &MemberError{Index: i, Err: err}
 		}
+		if m.By < ByAll {
+			return nil, &MemberError{Index: i, Err: &ParamError{Field: "by", Found: fmt.Sprint(m.By),
+				Want: "want the request's key, every request or an attribute"}}
+		}
 		t.members = append(t.members, mt)
+		t.by = append(t.by, m.By)
+		t.byAttrs = t.byAttrs || m.By != ByKey
 		if inc, ok := mt.(Incrementer); ok {
 			incrs = append(incrs, inc)
 		}
 	}
 	t.scratch = make([]Copy, len(t.members))
+	t.keys = make([]Key, len(t.members))
+	t.asked = make([]bool, len(t.members))
 	if commit == AllOrNothing && len(incrs) == len(t.members) {
 		return &allOfIncrTable{allOfTable: t, incrs: incrs}, nil
 	}
 	return t, nil
 }
 
+// ByAttributes reports whether some member counts by other than the
+// request's key (AttrTable).
+func (t *allOfTable) ByAttributes() bool { return t.byAttrs }
+
+// Decide decides by key alone, as AllOf.Decide does: a member that counts
+// by an attribute is not asked, a global one is.
 func (t *allOfTable) Decide(now time.Duration, key Key, cost int64) Decision {
+	t.one[0] = key
+	return t.DecideAttrs(now, t.one[:], cost)
+}
+
+// DecideAttrs decides on every member that applies to a request of
+// attributes attrs, each under its own key (AttrTable).
+func (t *allOfTable) DecideAttrs(now time.Duration, attrs []Key, cost int64) Decision {
+	memberKeys(t.by, attrs, t.keys, t.asked)
 	var d Decision
 	t.fired = -1
 	switch t.commit {
 	case AllOrNothing:
 		rejected := false
 		for i, m := range t.members {
-			md, c := m.DecideCopy(now, key, cost)
+			t.scratch[i] = NoCopy
+			if !t.asked[i] {
+				continue
+			}
+			md, c := m.DecideCopy(now, t.keys[i], cost)
 			t.scratch[i] = c
 			blameInto(&t.fired, i, d, md)
 			rejected = merge(&d, md) || rejected
@@ -102,18 +169,24 @@ func (t *allOfTable) Decide(now time.Duration, key Key, cost int64) Decision {
 			case rejected:
 				m.Discard(c)
 			default:
-				m.Write(key, c)
+				m.Write(t.keys[i], c)
 			}
 		}
 	case EveryHit:
 		for i, m := range t.members {
-			md := m.Decide(now, key, cost)
+			if !t.asked[i] {
+				continue
+			}
+			md := m.Decide(now, t.keys[i], cost)
 			blameInto(&t.fired, i, d, md)
 			merge(&d, md)
 		}
 	case InOrder:
 		for i, m := range t.members {
-			md := m.Decide(now, key, cost)
+			if !t.asked[i] {
+				continue
+			}
+			md := m.Decide(now, t.keys[i], cost)
 			blameInto(&t.fired, i, d, md)
 			if merge(&d, md) {
 				break
@@ -132,7 +205,17 @@ func finish(d Decision) Decision {
 	return d
 }
 
+// DecideCopy decides on copies by key alone, as Decide does.
 func (t *allOfTable) DecideCopy(now time.Duration, key Key, cost int64) (Decision, Copy) {
+	t.one[0] = key
+	return t.DecideCopyAttrs(now, t.one[:], cost)
+}
+
+// DecideCopyAttrs decides on copies of the state of every member that
+// applies to a request of attributes attrs, each under its own key
+// (AttrTable).
+func (t *allOfTable) DecideCopyAttrs(now time.Duration, attrs []Key, cost int64) (Decision, Copy) {
+	memberKeys(t.by, attrs, t.keys, t.asked)
 	var d Decision
 	for i := range t.scratch {
 		t.scratch[i] = NoCopy
@@ -140,7 +223,10 @@ func (t *allOfTable) DecideCopy(now time.Duration, key Key, cost int64) (Decisio
 	rejected := false
 	t.fired = -1
 	for i, m := range t.members {
-		md, c := m.DecideCopy(now, key, cost)
+		if !t.asked[i] {
+			continue
+		}
+		md, c := m.DecideCopy(now, t.keys[i], cost)
 		t.scratch[i] = c
 		blameInto(&t.fired, i, d, md)
 		rejected = merge(&d, md) || rejected
@@ -168,16 +254,21 @@ func (t *allOfTable) DecideCopy(now time.Duration, key Key, cost int64) (Decisio
 		c, t.freed = t.freed[n-1], t.freed[:n-1]
 	} else {
 		t.copies = append(t.copies, make([]Copy, len(t.members)))
+		t.copyKeys = append(t.copyKeys, make([]Key, len(t.members)))
 		c = Copy(len(t.copies) - 1)
 	}
 	copy(t.copies[c], t.scratch)
+	copy(t.copyKeys[c], t.keys)
 	return finish(d), c
 }
 
-func (t *allOfTable) Write(key Key, c Copy) {
+// Write stores each member's copy in c under the member's key in the
+// decision that made c (the request's key for a member by key, so key is
+// not read).
+func (t *allOfTable) Write(_ Key, c Copy) {
 	for i, m := range t.members {
 		if mc := t.copies[c][i]; mc != NoCopy {
-			m.Write(key, mc)
+			m.Write(t.copyKeys[c][i], mc)
 		}
 	}
 	t.freed = append(t.freed, c)
@@ -217,7 +308,18 @@ func (t *allOfTable) Memory() Memory {
 // Incr adds cost to every member's count of at's window: what an admitted
 // decision of commit all-or-nothing charged.
 func (t *allOfIncrTable) Incr(at time.Duration, key Key, cost int64) {
-	for _, inc := range t.incrs {
-		inc.Incr(at, key, cost)
+	t.one[0] = key
+	t.IncrAttrs(at, t.one[:], cost)
+}
+
+// IncrAttrs adds cost to the count of at's window of every member that
+// applies to a request of attributes attrs, each under its own key
+// (AttrIncrementer).
+func (t *allOfIncrTable) IncrAttrs(at time.Duration, attrs []Key, cost int64) {
+	memberKeys(t.by, attrs, t.keys, t.asked)
+	for i, inc := range t.incrs {
+		if t.asked[i] {
+			inc.Incr(at, t.keys[i], cost)
+		}
 	}
 }

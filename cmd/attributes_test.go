@@ -76,7 +76,7 @@ func TestAllOfByAttributes(t *testing.T) {
 }
 
 // TestAllOfByErrors: a limit's by names the key, global or an attribute a
-// source gives; on a cluster only the key.
+// source gives.
 func TestAllOfByErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct{ name, edit, want string }{
@@ -99,10 +99,53 @@ func TestAllOfByErrors(t *testing.T) {
 		require.Equal(t, 2, status, c.name)
 		require.Contains(t, errOut, c.want, c.name)
 	}
-	cluster := strings.Replace(twoZones, "traffic:", "cluster: {nodes: 2}\ntraffic:", 1)
+}
+
+// TestAllOfByAttributesOnCluster: the two-zone rows on 2 nodes, the first
+// with its limits in a store 2 ms away (central), the second read and
+// incremented there (racy, write: incr). Each limit counts under its own
+// key in the store; the requests are 100 ms apart, longer than a round
+// trip, so the verdicts are the single limiter's (TestAllOfByAttributes),
+// each decided 2 ms after its request, its wait counted from the store's
+// instant 1 ms after it; the CSV names the limit that fired and each
+// limit's key.
+func TestAllOfByAttributesOnCluster(t *testing.T) {
+	dir := t.TempDir()
+	text := strings.Replace(twoZones, "traffic:", "cluster: {nodes: 2, store: {rtt: 2ms}}\ntraffic:", 1)
+	text = strings.Replace(text, "label: addr+global\n", "label: addr+global\n    coordination: central\n", 1)
+	text = strings.Replace(text, "label: addr+server\n", "label: addr+server\n    coordination: racy\n    write: incr\n", 1)
+	text = strings.Replace(text, "  - {name: fixed-window, label: addr-only, rate: 2, per: 1s}\n", "", 1)
 	path := filepath.Join(dir, "cluster.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(cluster), 0o644))
-	status, _, errOut := run(t, "validate", path)
-	require.Equal(t, 2, status)
-	require.Contains(t, errOut, `algorithms[0].limits[1].by: "global": on a cluster an all-of row's limits count by the request's key (by: key)`)
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	decisions := filepath.Join(dir, "d.csv")
+	status, out, errOut := run(t, "compare", path, "--decisions", decisions)
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, `addr+server  limits[0]: "addr-a" 2 in 1s (1.0x); limits[1]: "api" 3 in 1s (1.0x)`)
+	data, err := os.ReadFile(decisions)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	require.Equal(t, "algorithm,label,time_ns,key,cost,attempt,verdict,delay_ns,retry_after_ns,node,decided_ns,limit,key_1,key_2", lines[0])
+	got := map[string][]string{}
+	for _, line := range lines[1:] {
+		f := strings.Split(line, ",")
+		got[f[1]] = append(got[f[1]], strings.Join(append([]string{f[6], f[8], f[9]}, f[11:]...), " "))
+	}
+	require.Equal(t, []string{
+		"accept  0  addr-a global",
+		"accept  1  addr-a global",
+		"reject 799000000 0 limits[0] addr-a global", // a full
+		"accept  1  addr-b global",
+		"reject 599000000 0 limits[1] addr-b global", // global full
+		"reject 499000000 1 limits[1] addr-c global",
+		"accept  0  addr-c global",
+	}, got["addr+global"])
+	require.Equal(t, []string{
+		"accept  0  addr-a api",
+		"accept  1  addr-a api",
+		"reject 799000000 0 limits[0] addr-a api",
+		"accept  1  addr-b api",
+		"reject 599000000 0 limits[1] addr-b api", // api full
+		"accept  1  addr-c web",                   // web's own count
+		"accept  0  addr-c web",
+	}, got["addr+server"])
 }

@@ -43,10 +43,9 @@ func (d *decoder) attributes(v val, as Attributes) (map[string]string, bool) {
 
 // resolveBy sets every all-of limit's Member.By from its by: the request's
 // key by default, every request with global, or one of names, the
-// attributes the traffic gives (traffic.Plan.Attributes). On a cluster the
-// limits count by key only: the store keeps each limit's state by the
-// request's key.
-func (d *decoder) resolveBy(sc *Scenario, names []string, onCluster bool) {
+// attributes the traffic gives (traffic.Plan.Attributes). On a cluster too:
+// the nodes and the store keep each limit's state under its own key.
+func (d *decoder) resolveBy(sc *Scenario, names []string) {
 	choices := slices.Concat([]string{byKey, byGlobal}, names)
 	for ai := range sc.Algorithms {
 		a := &sc.Algorithms[ai]
@@ -74,10 +73,6 @@ func (d *decoder) resolveBy(sc *Scenario, names []string, onCluster bool) {
 					msg += fmt.Sprintf("; did you mean %q?", s)
 				}
 				d.errAt(v.pos, v.path, "%s", msg)
-				continue
-			}
-			if onCluster && by != algorithms.ByKey {
-				d.errAt(v.pos, v.path, "%s: on a cluster an all-of row's limits count by the request's key (by: key): the store keeps each limit's state by it", quote(name))
 				continue
 			}
 			a.Params.Members[i].By = by

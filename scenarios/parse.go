@@ -163,7 +163,7 @@ func (d *decoder) scenario(f *File) *Scenario {
 	}
 	d.plan(sc, srcs)
 	if srcOK {
-		d.resolveBy(sc, sc.Traffic.Attributes(), ci.cfg != nil)
+		d.resolveBy(sc, sc.Traffic.Attributes())
 		d.resolveClasses(sc, sc.Traffic)
 	}
 	sc.Windows, sc.Bucket, sc.WindowsNamed = d.report(top.get("report", sectionOf(f.Report)), f.Report, per)

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
@@ -99,8 +100,19 @@ func newCoordRow(cfg *Config, i int, obs Observer) (*Row, error) {
 	e.acct.retryBy(e.arrive)
 	// an all-of row's limits, for the verdicts' attribution (Fired), as a
 	// run whose limiter is a Firer keeps them
-	for j, m := range cfg.Algorithms[i].Params.Members {
+	members := cfg.Algorithms[i].Params.Members
+	for j, m := range members {
 		e.acct.fired = append(e.acct.fired, LimitFired{Limit: LimitName(m, j)})
+	}
+	// and, when they count by different keys (by:), each one's key for
+	// the decisions and each one's busiest key, as a run whose limiter is
+	// Attributed keeps them
+	if slices.ContainsFunc(members, func(m algorithms.Member) bool { return m.By != algorithms.ByKey }) {
+		e.acct.members = &memberRow{}
+		for _, m := range members {
+			e.acct.members.by = append(e.acct.members.by, m.By)
+		}
+		e.acct.limitPeaks = newLimitPeaks(members)
 	}
 	co, err := cfg.Coordinate(cfg, i, e)
 	if err != nil {
@@ -209,6 +221,9 @@ func (e *Row) decideBatch(batch []traffic.Arrival) error {
 // arrive counts attempt n of a and gives it to the coordinator.
 func (e *Row) arrive(a *traffic.Arrival, n int) error {
 	e.row = e.acct.series.row(a.At)
+	if e.acct.limitPeaks != nil {
+		e.acct.tuple(a.Attrs) // for the verdict's limit peaks
+	}
 	e.acct.arrived(a, n, e.row)
 	seq := e.seq
 	e.seq++
@@ -325,6 +340,9 @@ func (e *Row) showInOrder(at *Attempt, d algorithms.Decision, when time.Duration
 	e.order[i] = orderSlot{ok: true, d: Decision{Time: a.At, Key: e.KeyName(a.Key),
 		Cost: a.Cost, Attempt: int(at.N), Decision: d, Node: int(at.Node), Decided: when, Logged: a.Logged,
 		Fired: e.acct.curFired}}
+	if m := e.acct.members; m != nil {
+		e.order[i].d.MemberKeys = MemberKeys{row: m, key: a.Key, attrs: a.Attrs}
+	}
 }
 
 // flushOrder shows the decisions held whose earlier ones have all been

@@ -71,7 +71,11 @@ type clusterRun struct {
 
 	weights weights // the weighted balancers' (balance.go)
 	firer   bool    // an all-of row: verdicts name their limit (fired.go)
-	global  global  // global's nodes and messages (global.go)
+	// byAttrs: an all-of row whose limits count by different attributes
+	// of a request (by:): the nodes' limiters and the store's table decide
+	// each request with its attributes (allof.go)
+	byAttrs bool
+	global  global // global's nodes and messages (global.go)
 
 	// Config.Explain's attempt of this row, and its view while it is
 	// decided (inspect.go)
@@ -244,6 +248,7 @@ func newClusterRun(cfg *sim.Config, i int, e *sim.Row) (*clusterRun, error) {
 	}
 	c.onNode = c.co.Mode == cluster.Local || c.co.Mode == cluster.Split
 	c.firer = len(alg.Params.Members) > 0
+	c.byAttrs = byAttributes(alg.Params.Members)
 	if ex := cfg.Explain; ex != nil && ex.Row == i {
 		c.explain, c.explainSeq = true, ex.Seq
 	}
@@ -324,7 +329,9 @@ func newClusterRun(cfg *sim.Config, i int, e *sim.Row) (*clusterRun, error) {
 			c.q.fixed = false
 		}
 	}
-	if c.co.Mode == cluster.Central && lateOK(cl, cfg.Inspect) && !c.explain {
+	if c.co.Mode == cluster.Central && lateOK(cl, cfg.Inspect) && !c.explain && !c.byAttrs {
+		// (a row by attributes takes the queued path, which
+		// TestClusterLateScriptsMatchQueue holds lateScripts to)
 		pf, _ := c.table.(algorithms.Prefetcher)
 		c.late = newLateScripts(c.q.wheel.shift, pf)
 	}
@@ -569,7 +576,6 @@ func (c *clusterRun) Arrive(a *traffic.Arrival, n int, seq, id uint64) error {
 	}
 	at := sim.Attempt{Arrival: *a, N: int32(n), Node: int32(node), Seq: seq, ID: id}
 	c.perNode[node].Attempts++
-	key := algorithms.Key(a.Key)
 	switch c.co.Mode {
 	case cluster.Local, cluster.Split:
 		nd := &c.nodes[node]
@@ -578,7 +584,7 @@ func (c *clusterRun) Arrive(a *traffic.Arrival, n int, seq, id uint64) error {
 			if c.explain && c.explains(&at) {
 				c.viewBefore(&at, nodeName(node), nd.lim, a.At+nd.skew, "")
 			}
-			d = nd.lim.Decide(a.At+nd.skew, key, a.Cost)
+			d = c.nodeDecide(nd.lim, a.At+nd.skew, a)
 			c.viewAfter()
 			if c.limitOn {
 				c.nodeLimit(node, a.At)
@@ -622,7 +628,7 @@ func (c *clusterRun) decideOnNode(a *traffic.Arrival, n, node int) error {
 	nd := &c.nodes[node]
 	d := algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: algorithms.Never}
 	if nd.lim != nil {
-		d = nd.lim.Decide(a.At+nd.skew, algorithms.Key(a.Key), a.Cost)
+		d = c.nodeDecide(nd.lim, a.At+nd.skew, a)
 		if c.limitOn {
 			c.nodeLimit(node, a.At)
 		}
@@ -759,7 +765,7 @@ func (c *clusterRun) script(at *sim.Attempt) {
 	if c.explain && c.explains(at) {
 		c.viewBefore(at, "store", c.table, now, "")
 	}
-	r.dec = c.table.Decide(now, algorithms.Key(at.Arrival.Key), at.Arrival.Cost)
+	r.dec = c.storeDecide(now, &at.Arrival)
 	c.viewAfter()
 	if c.firer {
 		r.fired = firedOf(c.table)
@@ -886,7 +892,7 @@ func (c *clusterRun) exec(slot uint32, e time.Duration) {
 		if c.explain && c.explains(&o.at) {
 			c.viewBefore(&o.at, "store", c.table, now, "")
 		}
-		o.dec = c.table.Decide(now, key, o.at.Arrival.Cost)
+		o.dec = c.storeDecide(now, &o.at.Arrival)
 		c.viewAfter()
 		if c.firer {
 			o.fired = firedOf(c.table)
@@ -896,7 +902,7 @@ func (c *clusterRun) exec(slot uint32, e time.Duration) {
 		if c.explain && c.explains(&o.at) {
 			c.viewBefore(&o.at, "store", c.table, e, "racy: the node decides on the state this GET reads; its write follows the reply")
 		}
-		o.dec, o.cp = c.table.DecideCopy(e, key, o.at.Arrival.Cost)
+		o.dec, o.cp = c.storeDecideCopy(e, &o.at.Arrival)
 		c.viewAfter()
 		if c.firer {
 			o.fired = firedOf(c.table)
@@ -913,7 +919,7 @@ func (c *clusterRun) exec(slot uint32, e time.Duration) {
 	case opSet:
 		c.table.Write(key, o.cp)
 	case opIncr:
-		c.incr.Incr(o.winAt, key, o.at.Arrival.Cost)
+		c.storeIncr(o.winAt, &o.at.Arrival)
 	case opSync:
 		for i := range o.items {
 			it := &o.items[i]
