@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -44,7 +45,17 @@ type kongMode struct {
 //   - rate-limiting-advanced: every-hit, counting rejected hits unless
 //     disable_penalty; strategy local (or sync_rate -1) is local, sync_rate
 //     0 central (redis) or racy (cluster), sync_rate S > 0 sync.
-func (p *KongPlugin) mode() kongMode {
+func (p *KongPlugin) mode() kongMode { return p.modeOf(false) }
+
+// modeOf is mode, except that with byOther (the plugin counts by another
+// key than the request's, an all-of row's by:) a sync_rate S > 0 keeps
+// central, with a NOTE, as several windows do: an all-of row has no sync
+// mode.
+func (p *KongPlugin) modeOf(byOther bool) kongMode {
+	notSync := "for several windows"
+	if byOther {
+		notSync = "for a limit by another key than the request's"
+	}
 	store := ""
 	if !p.FaultTolerant {
 		store = "deny"
@@ -59,13 +70,13 @@ func (p *KongPlugin) mode() kongMode {
 				why: "policy cluster: the database's counts are read, then an admitted request incremented (racy reads)"}
 		}
 		if p.SyncRate > 0 {
-			if len(p.Windows) == 1 {
+			if len(p.Windows) == 1 && !byOther {
 				return kongMode{coordination: "sync", sync: seconds(p.SyncRate), onStoreError: store, commit: "all-or-nothing",
 					why: "policy redis, sync_rate " + strconv.FormatFloat(p.SyncRate, 'g', -1, 64) + ": each node counts locally and adds its counts to redis every sync_rate"}
 			}
 			return kongMode{coordination: "central", onStoreError: store, commit: "every-hit", countRej: true,
 				why:  "policy redis: one INCR per window per hit in redis; every window counts every hit, admitted or not",
-				note: "sync_rate " + strconv.FormatFloat(p.SyncRate, 'g', -1, 64) + " (counts batched every sync_rate) is not modelled for several windows: the row counts every hit in redis at once"}
+				note: "sync_rate " + strconv.FormatFloat(p.SyncRate, 'g', -1, 64) + " (counts batched every sync_rate) is not modelled " + notSync + ": the row counts every hit in redis at once"}
 		}
 		return kongMode{coordination: "central", onStoreError: store, commit: "every-hit", countRej: true,
 			why: "policy redis: one INCR per window per hit in redis; every window counts every hit, admitted or not"}
@@ -88,12 +99,12 @@ func (p *KongPlugin) mode() kongMode {
 			m.commit, m.countRej = "every-hit", true
 			m.note = "the database's counts are read and incremented for every hit: modelled as central (atomic), without the stale reads of the database"
 		}
-	case len(p.Windows) == 1:
+	case len(p.Windows) == 1 && !byOther:
 		m.coordination, m.sync, m.onStoreError, m.why = "sync", seconds(p.SyncRate), store, "strategy "+p.Policy+", sync_rate "+strconv.FormatFloat(p.SyncRate, 'g', -1, 64)+": each node counts locally and syncs every sync_rate"+pen
 		m.countRej = false
 	default:
 		m.coordination, m.onStoreError, m.why = "central", store, "strategy "+p.Policy+pen
-		m.note = "sync_rate " + strconv.FormatFloat(p.SyncRate, 'g', -1, 64) + " (counts synchronised every sync_rate) is not modelled for several windows: the row counts every hit in the store at once"
+		m.note = "sync_rate " + strconv.FormatFloat(p.SyncRate, 'g', -1, 64) + " (counts synchronised every sync_rate) is not modelled " + notSync + ": the row counts every hit in the store at once"
 	}
 	return m
 }
@@ -116,11 +127,23 @@ func seconds(s float64) string {
 // sliding windows are sliding-window rows). Each row has comments naming
 // the file and line of its route (or service), of its plugin and of each
 // window.
+//
+// When the plugins count by different keys (limit_by, identifier), the
+// request's key is the first that is not one for every request (keys.go,
+// primaryOf), and a row whose plugin counts by another counts by it (by:
+// on each window, an all-of row of one window when the plugin has one):
+// replay --gateway reads each from its own field of the log.
 func (k *Kong) Scenario(o Options) (*Import, error) {
 	scopes, err := k.pick(o.Scope)
 	if err != nil {
 		return nil, err
 	}
+	keys, err := k.Keys(o)
+	if err != nil {
+		return nil, err
+	}
+	primary, hasPrimary := primaryOf(keys)
+	differ := slices.ContainsFunc(keys, func(x Key) bool { return !sameKey(x, keys[0]) })
 	base := filepath.Base(k.File)
 	im := newImport(base, "The rate limits of "+base+".",
 		"Imported from "+base+" by ratesim import --from kong: one row per route (or",
@@ -138,9 +161,14 @@ func (k *Kong) Scenario(o Options) (*Import, error) {
 	im.File.Cluster = &scenarios.Cluster{Nodes: scenarios.IntOf(KongDefaultNodes), Store: &scenarios.Store{RTT: scenarios.DurationOf("1ms")}}
 	names := labels{}
 	for _, s := range scopes {
-		k.addRow(im, base, s, names.unique(s.Name()), names, o.SplitLimits)
+		by := ""
+		if differ {
+			by = byOf(s.Plugin.key(), primary, hasPrimary)
+		}
+		k.addRow(im, base, s, names.unique(s.Name()), names, o.SplitLimits, by)
 	}
 	im.placeholderTraffic(2*first.Rate(), rateUnit(first.Per))
+	im.attributes()
 	return im, nil
 }
 
@@ -180,6 +208,10 @@ func rateUnit(per string) string {
 	return per
 }
 
+// allOfOrder is the order of an all-of row's fields: its coordination
+// before its limits.
+var allOfOrder = []string{"name", "label", "commit", "coordination", "write", "sync", "on-store-error"}
+
 // cluster sets the row's cluster fields.
 func (m kongMode) cluster(e *scenarios.AlgEntry) {
 	e.Coordination = str(m.coordination)
@@ -195,10 +227,12 @@ func (m kongMode) cluster(e *scenarios.AlgEntry) {
 }
 
 // addRow adds the row of scope s, labelled label, and with split, when it
-// is an all-of, a row per window after it (labels unique in names).
-func (k *Kong) addRow(im *Import, base string, s *KongScope, label string, names labels, split bool) {
+// is an all-of, a row per window after it (labels unique in names). by is
+// what the plugin counts by when not the request's key ("" when it is):
+// each window counts by it, in an all-of row.
+func (k *Kong) addRow(im *Import, base string, s *KongScope, label string, names labels, split bool, by string) {
 	p := s.Plugin
-	m := p.mode()
+	m := p.modeOf(by != "")
 	where := "route " + s.Route
 	switch {
 	case s.Route == "" && s.Service == "":
@@ -228,7 +262,23 @@ func (k *Kong) addRow(im *Import, base string, s *KongScope, label string, names
 		if m.countRej {
 			e.CountRejected = scenarios.BoolOf(true)
 		}
+		if by != "" {
+			e.By = str(by)
+		}
 		return e
+	}
+	if by != "" {
+		im.note(byNote(by))
+	}
+	if len(p.Windows) == 1 && by != "" {
+		// a limit by another key than the request's: an all-of of its
+		// one window, counting by its own key
+		row := scenarios.AlgEntry{Name: str("all-of"), Label: str(label), Commit: str(m.commit)}
+		m.cluster(&row)
+		i := im.row(row)
+		im.Layout.Order[fmt.Sprintf("algorithms[%d]", i)] = allOfOrder
+		im.member(i, entry(p.Windows[0]), windowComment(base, p, p.Windows[0]))
+		return
 	}
 	if len(p.Windows) == 1 {
 		w := p.Windows[0]
@@ -242,7 +292,7 @@ func (k *Kong) addRow(im *Import, base string, s *KongScope, label string, names
 	row := scenarios.AlgEntry{Name: str("all-of"), Label: str(label), Commit: str(m.commit)}
 	m.cluster(&row)
 	i := im.row(row)
-	im.Layout.Order[fmt.Sprintf("algorithms[%d]", i)] = []string{"name", "label", "commit", "coordination", "write", "sync", "on-store-error"}
+	im.Layout.Order[fmt.Sprintf("algorithms[%d]", i)] = allOfOrder
 	for _, w := range p.Windows {
 		im.member(i, entry(w), windowComment(base, p, w))
 	}
@@ -264,9 +314,17 @@ func (k *Kong) addRow(im *Import, base string, s *KongScope, label string, names
 	}
 	var members []splitMember
 	for _, w := range p.Windows {
-		members = append(members, splitMember{label: w.Name, entry: entry(w), comment: []string{windowComment(base, p, w)}})
+		e := entry(w)
+		if by != "" { // an all-of of one window, by its key
+			e = scenarios.AlgEntry{Name: str("all-of"), Commit: str(m.commit), Limits: []scenarios.AlgEntry{e}}
+		}
+		members = append(members, splitMember{label: w.Name, entry: e, comment: []string{windowComment(base, p, w)}})
 	}
+	from := len(im.File.Algorithms)
 	im.splitRows(names, label, why, members, m.cluster)
+	for i := from; by != "" && i < len(im.File.Algorithms); i++ {
+		im.Layout.Order[fmt.Sprintf("algorithms[%d]", i)] = allOfOrder
+	}
 }
 
 // windowComment says where a window is written, and why its rate is what
@@ -331,21 +389,27 @@ func (k *Kong) Keys(o Options) ([]Key, error) {
 	}
 	var keys []Key
 	for _, s := range scopes {
-		p := s.Plugin
-		key := Key{Kind: KeyOther, Name: p.LimitBy, Where: p.Where}
-		if p.LimitBy == "consumer" || p.LimitBy == "credential" || p.LimitBy == "consumer-group" {
-			// the field of that name in a CSV, TSV or JSON lines trace
-			key.Attr = strings.ReplaceAll(p.LimitBy, "-", "_")
-		}
-		switch p.LimitBy {
-		case "ip":
-			key.Kind, key.Name = KeyAddr, ""
-		case "header":
-			key.Kind, key.Name = KeyHeader, strings.ToLower(p.HeaderName)
-		case "service", "route":
-			key.Kind, key.Name = KeyGlobal, ""
-		}
-		keys = addKey(keys, key)
+		keys = addKey(keys, s.Plugin.key())
 	}
 	return keys, nil
 }
+
+// key is what p counts by (Kong.Keys).
+func (p *KongPlugin) key() Key {
+	key := Key{Kind: KeyOther, Name: p.LimitBy, Where: p.Where}
+	if p.LimitBy == "consumer" || p.LimitBy == "credential" || p.LimitBy == "consumer-group" {
+		// the field of that name in a CSV, TSV or JSON lines trace
+		key.Attr = strings.ReplaceAll(p.LimitBy, "-", "_")
+	}
+	switch p.LimitBy {
+	case "ip":
+		key.Kind, key.Name = KeyAddr, ""
+	case "header":
+		key.Kind, key.Name = KeyHeader, strings.ToLower(p.HeaderName)
+	case "service", "route":
+		key.Kind, key.Name = KeyGlobal, ""
+	}
+	return key
+}
+
+func (*Kong) keyedLimits() {}

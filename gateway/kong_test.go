@@ -133,18 +133,25 @@ func TestKongScenarioRows(t *testing.T) {
 	require.Equal(t, cluster.WriteIncr, a.Coord.Write)
 	require.Equal(t, cluster.Deny, a.Coord.OnStoreError)
 	require.False(t, a.Params.CountRejected)
-	// local, one window: each node alone, only admitted requests count
+	// local, one window: each node alone, only admitted requests count;
+	// by the header X-API-Key where the request's key is the consumer
+	// (the first plugin's): an all-of of the one window by that attribute
+	// (the placeholder traffic's first, in name order)
 	a = row("orders-create")
-	require.Equal(t, "fixed-window", a.Name)
-	require.Equal(t, int64(10), a.Params.Rate)
+	require.Equal(t, "all-of", a.Name)
 	require.Equal(t, cluster.Local, a.Coord.Mode)
-	require.False(t, a.Params.CountRejected)
+	require.Len(t, a.Params.Members, 1)
+	require.Equal(t, int64(10), a.Params.Members[0].Params.Rate)
+	require.False(t, a.Params.Members[0].Params.CountRejected)
+	require.Equal(t, []string{"http_x_api_key", "remote_addr"}, sc.Traffic.Attributes())
+	require.Equal(t, 1, a.Params.Members[0].By)
 	// local, two windows: all-or-nothing (every window incremented only
 	// when the request passes them all)
 	a = row("health")
 	require.Equal(t, algorithms.AllOrNothing, a.Params.Commit)
 	require.Equal(t, cluster.Local, a.Coord.Mode)
 	require.Equal(t, int64(800), a.Params.Members[1].Params.Rate)
+	require.Equal(t, 2, a.Params.Members[1].By, "by the client address")
 	// rate-limiting-advanced, sliding windows in redis at once, with the
 	// penalty (rejected hits count)
 	a = row("catalog-search (rate-limiting-advanced)")
@@ -156,7 +163,7 @@ func TestKongScenarioRows(t *testing.T) {
 	require.True(t, a.Params.Members[1].Params.CountRejected)
 
 	// the month window is the calendar month (written per: 1mo)
-	require.Contains(t, out, "      # kong.deck.yaml:55: month: 800 (the calendar month, UTC)\n      - {name: fixed-window, rate: 800, per: 1mo}\n")
+	require.Contains(t, out, "      # kong.deck.yaml:55: month: 800 (the calendar month, UTC)\n      - {name: fixed-window, by: remote_addr, rate: 800, per: 1mo}\n")
 }
 
 // --split-limits adds, after each all-of row, one row per window with
@@ -204,6 +211,14 @@ func TestKongSplitLimits(t *testing.T) {
 		require.Equal(t, "all-of", all.Name)
 		for i, label := range c.windows {
 			m, a := all.Params.Members[i], byLabel[label]
+			if m.By != algorithms.ByKey {
+				// by another key than the request's: an all-of of
+				// the one window
+				require.Equal(t, "all-of", a.Name, label)
+				require.Len(t, a.Params.Members, 1, label)
+				require.Equal(t, m.By, a.Params.Members[0].By, label)
+				a.Name, a.Params = a.Params.Members[0].Name, a.Params.Members[0].Params
+			}
 			require.Equal(t, m.Name, a.Name, label)
 			require.Equal(t, m.Params.Rate, a.Params.Rate, label)
 			require.Equal(t, m.Params.Per, a.Params.Per, label)
@@ -219,7 +234,7 @@ func TestKongSplitLimits(t *testing.T) {
 	require.Equal(t, time.Second, a.Params.Per)
 	require.True(t, a.Params.CountRejected)
 	require.Equal(t, cluster.Central, a.Coord.Mode)
-	require.Contains(t, out, "  # kong.deck.yaml:55: month: 800 (the calendar month, UTC)\n  - {name: fixed-window, label: \"catalog-search month\", rate: 800, per: 1mo, coordination: local}\n")
+	require.Contains(t, out, "  # kong.deck.yaml:55: month: 800 (the calendar month, UTC)\n  - name: all-of\n    label: \"catalog-search month\"\n    commit: all-or-nothing\n    coordination: local\n    limits:\n      - {name: fixed-window, by: remote_addr, rate: 800, per: 1mo}\n")
 	// the rows of one window, and every all-of row, are the golden's
 	for _, line := range strings.SplitAfter(plain, "\n") {
 		require.Contains(t, out, line)
