@@ -54,6 +54,7 @@ type sharedLimit struct {
 	note     string
 	how      string
 	perRoute bool
+	users    string // perRoute: the rows with their bursts, for errors
 }
 
 // shared records, for each limit that several routes' rows use (by a
@@ -126,7 +127,11 @@ func (g *Replay) Route(sc *scenarios.Scenario) error {
 		}
 	}
 	for _, z := range g.Router.shares {
-		g.RouteNotes = append(g.RouteNotes, g.share(sc, z))
+		note, err := g.share(sc, z)
+		if err != nil {
+			return err
+		}
+		g.RouteNotes = append(g.RouteNotes, note)
 	}
 	for _, src := range sc.Traffic.Sources {
 		if r, ok := src.(*traffic.Replay); ok {
@@ -143,33 +148,43 @@ func (g *Replay) Route(sc *scenarios.Scenario) error {
 // Params.NginxRoutes); else the rows must be alike but for their routes
 // (a Kong service's plugin, a Traefik middleware). The row, labelled by
 // the rows' labels joined by " + ", stands where the first was. Rows that
-// are not each that limit and nothing else (an all-of row of several
-// zones), or that run on a cluster with z.perRoute, stay apart, as
-// z.note says. It returns the note that says which.
-func (g *Replay) share(sc *scenarios.Scenario, z sharedLimit) string {
+// are not each that limit and nothing else stay apart, as z.note says;
+// but an nginx zone (z.perRoute) named by a location of several zones (an
+// all-of row), or on a cluster, is an error: its rows would count apart
+// and admit more than nginx, and one row cannot hold them (an all-of row
+// takes one route; a cluster's nodes decide without the route). It
+// returns the note that says which.
+func (g *Replay) share(sc *scenarios.Scenario, z sharedLimit) (string, error) {
 	if sc.Cluster != nil && z.perRoute {
-		return z.note
+		return "", fmt.Errorf("--gateway: %s is used by %s: nginx keeps one state per key in a zone for every location that names it, which ratesim makes one row of, but not on a cluster (its nodes' limiters decide without the route); keep one location with --scope, or give each location a zone of its own",
+			z.name, z.users)
 	}
 	var at []int
 	for _, label := range z.rows {
 		i := slices.IndexFunc(sc.Algorithms, func(a scenarios.Algorithm) bool { return a.Label == label })
 		if i < 0 {
-			return z.note
+			return z.note, nil
 		}
 		at = append(at, i)
+	}
+	for _, i := range at {
+		if a := &sc.Algorithms[i]; z.perRoute && len(a.Params.Members) > 0 {
+			return "", fmt.Errorf("--gateway: %s is used by %s: nginx keeps one state per key in a zone for every location that names it, which ratesim makes one row of, but %s also names other zones (an all-of row, which takes one location's requests): its rows would count apart and admit more than nginx; keep one location with --scope, or give each location a zone of its own",
+				z.name, z.users, a.Label)
+		}
 	}
 	first := &sc.Algorithms[at[0]]
 	for _, i := range at {
 		a := &sc.Algorithms[i]
 		if a.Route == 0 || a.Route == noRoute || len(a.Routes) > 0 || a.Name != first.Name {
-			return z.note
+			return z.note, nil
 		}
 		if z.perRoute && (a.Name != "nginx" || len(a.Params.Members) > 0 || a.Params.NginxZone != 0 ||
 			!reflect.DeepEqual(zoneParams(a.Params), zoneParams(first.Params))) {
-			return z.note
+			return z.note, nil
 		}
 		if !z.perRoute && (!reflect.DeepEqual(a.Params, first.Params) || !reflect.DeepEqual(a.Set, first.Set) || !reflect.DeepEqual(a.Coord, first.Coord)) {
-			return z.note
+			return z.note, nil
 		}
 	}
 	row := *first
@@ -214,7 +229,7 @@ func (g *Replay) share(sc *scenarios.Scenario, z sharedLimit) string {
 	for j := len(gone) - 1; j >= 0; j-- {
 		sc.Algorithms = slices.Delete(sc.Algorithms, gone[j], gone[j]+1)
 	}
-	return fmt.Sprintf("%s is used by %s: one row, %s, takes their requests, %s", z.name, strings.Join(z.rows, ", "), row.Label, z.how)
+	return fmt.Sprintf("%s is used by %s: one row, %s, takes their requests, %s", z.name, strings.Join(z.rows, ", "), row.Label, z.how), nil
 }
 
 // zoneParams is p without what each location of a zone sets apart: its

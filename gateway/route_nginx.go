@@ -134,7 +134,7 @@ func (n *Nginx) Routes(o Options) (*Routing, error) {
 	for _, z := range zones {
 		if len(rows[z]) > 1 {
 			note := sharedNote(z, users[z], "nginx keeps one state per key in a zone, which every location that names it charges, each checking its own burst")
-			t.shares = append(t.shares, sharedLimit{name: z, rows: rows[z], note: note, perRoute: true,
+			t.shares = append(t.shares, sharedLimit{name: z, rows: rows[z], note: note, perRoute: true, users: strings.Join(users[z], ", "),
 				how: "with one state per key as nginx keeps it, each request checked with its location's burst"})
 		}
 	}
