@@ -121,3 +121,56 @@ func TestAllOfTableRacy(t *testing.T) {
 		require.False(t, ok)
 	}
 }
+
+// With limits of different keys (a member by the request's key, one by an
+// attribute, one global), the Table decides as the Limiter, call by call
+// (DecideAttrs); a copy decided and written at once (DecideCopyAttrs, then
+// Write under any key: each member's copy goes under its own) is that
+// decision; and for windows all-or-nothing, an admission's INCR under
+// each member's key (IncrAttrs) is too. Some requests carry no attribute:
+// the member by it is not asked.
+func TestAllOfTableByAttributes(t *testing.T) {
+	by := []int{ByKey, 1, ByAll, 1}
+	attrsOf := func(key Key) []Key {
+		if key%4 == 0 {
+			return []Key{key, NoKey}
+		}
+		return []Key{key, key % 3}
+	}
+	for name, p := range allOfVariants() {
+		p.Members = append([]Member(nil), p.Members...)
+		for i := range p.Members {
+			p.Members[i].By = by[i]
+		}
+		t.Run(name, func(t *testing.T) {
+			calls := invTrace(5, p.Policy, invArrivals)
+			l := mustLimiter(t, "all-of", p).(Attributed)
+			ref, err := NewTable("all-of", p)
+			require.NoError(t, err)
+			cp, err := NewTable("all-of", p)
+			require.NoError(t, err)
+			inc, err := NewTable("all-of", p)
+			require.NoError(t, err)
+			_, incr := inc.(AttrIncrementer)
+			for i, c := range calls {
+				attrs := attrsOf(c.key)
+				want := l.DecideAttrs(c.at, attrs, c.cost)
+				require.Equal(t, want, ref.(AttrTable).DecideAttrs(c.at, attrs, c.cost), "call %d: %+v", i, c)
+				got, copied := cp.(AttrTable).DecideCopyAttrs(c.at, attrs, c.cost)
+				require.Equal(t, want, got, "call %d: %+v", i, c)
+				if copied != NoCopy {
+					cp.Write(NoKey, copied)
+				}
+				if incr {
+					got, copied := inc.(AttrTable).DecideCopyAttrs(c.at, attrs, c.cost)
+					require.Equal(t, want, got, "call %d: %+v", i, c)
+					if copied != NoCopy {
+						inc.Discard(copied)
+						inc.(AttrIncrementer).IncrAttrs(c.at, attrs, c.cost)
+					}
+				}
+			}
+			require.Equal(t, ref.Memory(), cp.Memory())
+		})
+	}
+}
