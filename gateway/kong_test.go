@@ -394,3 +394,30 @@ func FuzzReadKong(f *testing.F) {
 		}
 	})
 }
+
+// A plugin of one window with sync_rate is sync; counting by another key
+// than the request's it is an all-of row of that window, which has no
+// sync mode: central, with a NOTE that says why.
+func TestKongSyncByOtherKey(t *testing.T) {
+	src := "_format_version: \"3.0\"\nroutes:\n  - name: r\n    plugins:\n" +
+		"      - name: rate-limiting\n        config: {second: 5, limit_by: consumer, policy: local}\n" +
+		"      - name: rate-limiting-advanced\n        config: {limit: [3], window_size: [1], identifier: ip, strategy: redis, sync_rate: 1}\n"
+	k, err := ReadKong("k.yaml", []byte(src))
+	require.NoError(t, err)
+	out, err := text(k.Scenario(Options{}))
+	require.NoError(t, err)
+	require.Contains(t, out, "  # NOTE: sync_rate 1 (counts synchronised every sync_rate) is not modelled for a limit by another key than the request's: the row counts every hit in the store at once\n"+
+		"  # counts by remote_addr, not by the request's key (by: remote_addr)\n"+
+		"  - name: all-of\n    label: \"r (rate-limiting-advanced)\"\n    commit: every-hit\n    coordination: central\n")
+	sc := parseImported(t, out)
+	require.Len(t, sc.Algorithms, 2)
+	require.Equal(t, cluster.Central, sc.Algorithms[1].Coord.Mode)
+	require.Equal(t, 1, sc.Algorithms[1].Params.Members[0].By)
+
+	// alone, the same plugin is sync: its key is the request's
+	k, err = ReadKong("k.yaml", []byte(strings.Replace(src, "identifier: ip", "identifier: consumer", 1)))
+	require.NoError(t, err)
+	out, err = text(k.Scenario(Options{}))
+	require.NoError(t, err)
+	require.Contains(t, out, "coordination: sync, sync: 1s")
+}
