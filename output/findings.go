@@ -91,8 +91,15 @@ func aggregatePeaks(res *sim.Result, v int64) (sim.Peak, string, bool) {
 	return p, "", ok
 }
 
-// keyPeaks are the key peaks: the most one key released.
+// keyPeaks are the key peaks: the most one key released. An all-of row
+// whose limits count by different keys has none to hold against the
+// scenario's limit: the request's key is not what each of its limits
+// counts by, and the section "Busiest key of each limit" holds each
+// limit's busiest key against that limit (LimitPeakLines).
 func keyPeaks(res *sim.Result, v int64) (sim.Peak, string, bool) {
+	if res.LimitPeaks != nil {
+		return sim.Peak{}, "", false
+	}
 	kp, ok := findKeyPeak(res.KeyPeaks, v)
 	return sim.Peak{WindowNs: kp.WindowNs, Count: kp.Count, StartNs: kp.StartNs, Ratio: kp.Ratio}, kp.Key, ok
 }

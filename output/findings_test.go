@@ -284,3 +284,15 @@ func TestLimitedKeysGrouped(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestFindingsLimitsOfTheirOwnKeys: an all-of row whose limits count by
+// keys of their own (an address, a consumer) is not held, by the request's
+// key, against the scenario's limit: that key is not what its limits
+// count. Its limits' busiest keys have their own section.
+func TestFindingsLimitsOfTheirOwnKeys(t *testing.T) {
+	r := replayed()
+	r.Results[0].LimitPeaks = []sim.LimitKeyPeak{{Limit: "per address", WindowNs: int64(s), Count: 3, Key: "203.0.113.7", Ratio: 1}}
+	checkFindings(t, r, []string{
+		"sliding-window let the most reach the backend, all 1753 keys together: 103 requests in 1s starting at 2024-05-01T12:00:00.25Z.",
+	})
+}
