@@ -208,6 +208,7 @@ type templateParser struct {
 	// the variables a router reads (readRequests), -1 when none; route
 	// says the router reads them
 	method, path, host int
+	frontend           int
 	route              bool
 }
 
@@ -230,7 +231,7 @@ func newTemplateParser(r *Replay, tp *timeParser) (*templateParser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("log-format: %v", err)
 	}
-	p := &templateParser{t: t, tp: tp, timeVar: -1, reqTime: -1, key: -1, cost: -1, check: -1, method: -1, path: -1, host: -1}
+	p := &templateParser{t: t, tp: tp, timeVar: -1, reqTime: -1, key: -1, cost: -1, check: -1, method: -1, path: -1, host: -1, frontend: -1}
 	field := func(option, name string) (int, error) {
 		i := t.Index(name)
 		if i < 0 {
@@ -363,7 +364,7 @@ func (p *templateParser) read(out *parsedLine) badLine {
 			return bad
 		}
 	}
-	if p.method >= 0 || p.path >= 0 || p.host >= 0 {
+	if p.method >= 0 || p.path >= 0 || p.host >= 0 || p.frontend >= 0 {
 		p.request(&out.req)
 	}
 	out.attrs = out.attrs[:0]

@@ -18,6 +18,10 @@ type Request struct {
 	// (ngx_http_parse_complex_uri: %XX decoded, // merged, . and ..
 	// resolved).
 	Path []byte
+	// Frontend is the gateway's entry that took the request, as its log
+	// names it: HAProxy's frontend (%f), envoy's listener (its name or
+	// its local address, %DOWNSTREAM_LOCAL_ADDRESS%).
+	Frontend []byte
 }
 
 // Router sends each request of a trace to a route: a location, route or
@@ -44,6 +48,7 @@ const (
 	NeedMethod RequestFields = 1 << iota
 	NeedHost
 	NeedPath
+	NeedFrontend
 )
 
 // names is the fields of f, as a list for messages.
@@ -52,7 +57,7 @@ func (f RequestFields) names() []string {
 	for _, n := range []struct {
 		f    RequestFields
 		name string
-	}{{NeedMethod, "method"}, {NeedHost, "host"}, {NeedPath, "path"}} {
+	}{{NeedMethod, "method"}, {NeedHost, "host"}, {NeedPath, "path"}, {NeedFrontend, "frontend (or listener)"}} {
 		if f&n.f != 0 {
 			out = append(out, n.name)
 		}
@@ -207,6 +212,8 @@ func (g *routing) missing(req *Request) badLine {
 		return missingField("no request path on this line (the gateway's routes need it)")
 	case g.needs&NeedMethod != 0 && len(req.Method) == 0:
 		return missingField("no request method on this line (the gateway's routes need it)")
+	case g.needs&NeedFrontend != 0 && len(req.Frontend) == 0:
+		return missingField("no frontend (or listener) on this line (the gateway's routes need it)")
 	}
 	return badLine{}
 }
@@ -258,6 +265,9 @@ func (s *replayStream) setupRouting() error {
 // its request line, and no host.
 func (p *logParser) readRequests(want RequestFields) (RequestFields, string) {
 	p.route = true
+	if want&NeedFrontend != 0 {
+		return want & (NeedHost | NeedFrontend), "log it in a log_format and give that format (--log-format)"
+	}
 	if want&NeedHost != 0 {
 		return NeedHost, "log the host in a log_format ($host) and give that format (--log-format)"
 	}
@@ -270,6 +280,9 @@ var (
 	templateMethods = []string{"request_method", "request"}
 	templatePaths   = []string{"uri", "document_uri", "request_uri", "request"}
 	templateHosts   = []string{"host", "http_host", "server_name"}
+	// the frontend: HAProxy's %f (%[fe_name]) and %ft, as
+	// gateway.haproxyTemplate names them
+	templateFrontends = []string{"frontend_name", "frontend_name_transport"}
 )
 
 // readRequests: an nginx log_format carries what its variables hold.
@@ -283,6 +296,10 @@ func (p *templateParser) readRequests(want RequestFields) (RequestFields, string
 		return -1
 	}
 	p.method, p.path, p.host = find(templateMethods), find(templatePaths), find(templateHosts)
+	p.frontend = -1
+	if want&NeedFrontend != 0 {
+		p.frontend = find(templateFrontends)
+	}
 	var missing RequestFields
 	var how []string
 	if want&NeedMethod != 0 && p.method < 0 {
@@ -297,10 +314,14 @@ func (p *templateParser) readRequests(want RequestFields) (RequestFields, string
 		missing |= NeedHost
 		how = append(how, "$host")
 	}
+	if want&NeedFrontend != 0 && p.frontend < 0 {
+		missing |= NeedFrontend
+		how = append(how, "the frontend's name (HAProxy's %f)")
+	}
 	if missing != 0 {
 		return missing, "add " + strings.Join(how, " and ") + " to the log_format (its variables: " + p.t.varList() + ")"
 	}
-	p.upto = max(p.upto, p.method, p.path, p.host)
+	p.upto = max(p.upto, p.method, p.path, p.host, p.frontend)
 	return 0, ""
 }
 
@@ -337,6 +358,17 @@ func (p *templateParser) request(req *Request) {
 	if p.host >= 0 {
 		req.Host = normalHost(p.vals[p.host])
 	}
+	if p.frontend >= 0 {
+		v := p.vals[p.frontend]
+		if p.t.Vars[p.frontend] == "frontend_name_transport" {
+			// %ft: the name, then ~ when the connection is TLS
+			// (src/log.c, LOG_FMT_FRONTEND_XPRT)
+			v = bytes.TrimSuffix(v, []byte("~"))
+		}
+		if !bytes.Equal(v, dash) {
+			req.Frontend = v
+		}
+	}
 }
 
 // Carries says which of a Request's fields the lines of a log written with
@@ -360,6 +392,9 @@ func (t *LogTemplate) Carries() RequestFields {
 	if has(templateHosts) {
 		f |= NeedHost
 	}
+	if has(templateFrontends) {
+		f |= NeedFrontend
+	}
 	return f
 }
 
@@ -373,6 +408,9 @@ var (
 	jsonMethods = []string{"RequestMethod", "method", "request_method"}
 	jsonPaths   = []string{"RequestPath", "path", "uri", "request_uri", "url"}
 	jsonHosts   = []string{"RequestHost", "host", "authority", "request_host"}
+	// the frontend or listener: a field named so, or envoy's
+	// %DOWNSTREAM_LOCAL_ADDRESS% under its own name
+	jsonFrontends = []string{"frontend", "frontend_name", "listener", "listener_name", "downstream_local_address"}
 )
 
 // readRequests: a JSON line carries what its fields hold, line by line.
@@ -396,4 +434,5 @@ func (p *jsonParser) request(req *Request) {
 		req.Path = normalPath(path)
 	}
 	req.Host = normalHost(first(jsonHosts))
+	req.Frontend = first(jsonFrontends)
 }
