@@ -165,3 +165,112 @@ func haproxyConfAndLog(t *testing.T, conf, log string) (string, string) {
 	require.NoError(t, os.WriteFile(l, []byte(log), 0o644))
 	return c, l
 }
+
+// haproxyFrontends is two frontends with their own limits, per client
+// address in 1s (api: gt 2; web: gt 1), and a third without a limit, all
+// logging with the defaults' log-format logFormat.
+func haproxyFrontends(logFormat string) string {
+	return "defaults\n" +
+		"    mode http\n" +
+		"    log-format \"" + logFormat + "\"\n" +
+		"frontend api\n" +
+		"    bind :80\n" +
+		"    stick-table type ip size 1k expire 10s store http_req_rate(1s)\n" +
+		"    http-request track-sc0 src\n" +
+		"    http-request deny deny_status 429 if { sc_http_req_rate(0) gt 2 }\n" +
+		"frontend web\n" +
+		"    bind :81\n" +
+		"    stick-table type ip size 1k expire 10s store http_req_rate(1s)\n" +
+		"    http-request track-sc0 src\n" +
+		"    http-request deny deny_status 429 if { sc_http_req_rate(0) gt 1 }\n" +
+		"frontend static\n" +
+		"    bind :82\n"
+}
+
+// TestReplayHAProxyFrontends: one log of three frontends, each line
+// naming its frontend (%f). Hand-computed, one client within one second
+// (each rate is its count): api sees .000, .020 and .040, the third over
+// 2; web .010, .030 and .070, the second and third over 1; static's line
+// goes to no row; "admin" is no frontend of the config and is counted
+// unrouted. Fed every line, as without routing, api would see 8.
+func TestReplayHAProxyFrontends(t *testing.T) {
+	c, l := haproxyConfAndLog(t, haproxyFrontends("%Ts.%ms %f %ci %ST"),
+		"1700000000.000 api 10.0.0.1 200\n1700000000.010 web 10.0.0.1 200\n1700000000.020 api 10.0.0.1 200\n"+
+			"1700000000.030 web 10.0.0.1 429\n1700000000.040 api 10.0.0.1 429\n1700000000.050 static 10.0.0.1 200\n"+
+			"1700000000.060 admin 10.0.0.1 200\n1700000000.070 web 10.0.0.1 429\n")
+	status, out, errOut := run(t, "replay", l, "--gateway", c, "--from", "haproxy", "--check-field", "status", "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	var rep sim.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Results, 2)
+	for i, want := range []struct {
+		label             string
+		offered, rejected int64
+	}{{"api", 3, 1}, {"web", 3, 2}} {
+		r := rep.Results[i]
+		require.Equal(t, want.label, r.Label)
+		require.Equal(t, want.offered, r.Offered, r.Label)
+		require.Equal(t, want.rejected, r.Rejected, r.Label)
+		require.Equal(t, want.offered, r.Check.Agree, r.Label)
+		require.Equal(t, want.offered, r.Check.Compared, r.Label)
+	}
+	g := rep.Traces[0].Routing
+	require.NotNil(t, g)
+	require.Equal(t, int64(1), g.Unrouted)
+	require.Equal(t, []sim.RouteCount{{Route: "api", Limited: true, Requests: 3}, {Route: "web", Limited: true, Requests: 3}, {Route: "static", Requests: 1}}, g.Routes)
+}
+
+// A log-format without %f cannot say which frontend took a request: exit 2
+// naming the rows and what to log; --scope keeps one frontend (and its
+// row then takes every line).
+func TestReplayHAProxyFrontendsNoName(t *testing.T) {
+	c, l := haproxyConfAndLog(t, haproxyFrontends("%Ts.%ms %ci %ST"), "1700000000.000 10.0.0.1 200\n")
+	status, _, errOut := run(t, "replay", l, "--gateway", c, "--from", "haproxy", "--check-field", "status")
+	require.Equal(t, 2, status)
+	require.Contains(t, errOut, "its requests go to 2 rows by their frontend (or listener) (api, web), and the log-format of frontend api (")
+	require.Contains(t, errOut, "add %f (the frontend's name) to the log-format, or keep one scope with --scope")
+	status, _, errOut = run(t, "replay", l, "--gateway", c, "--from", "haproxy", "--check-field", "status", "--scope", "web")
+	require.Equal(t, 0, status, errOut)
+}
+
+// TestReplayHAProxySplit: sc0 counts every request of the frontend
+// (gt 4), sc1 only POST /login, in a table of its own (gt 1), both tracks
+// before the denies. Each deny is a row: www sc0 takes every request,
+// www sc1 the POST /login ones. Hand-computed, one client within one
+// second: GET /a (sc0 1); POST /login (sc0 2, sc1 1); POST /login (sc0 3,
+// sc1 2 > 1: denied by sc1); GET /login (sc0 4: sc1's track does not hold
+// for a GET); GET /b (sc0 5 > 4: denied by sc0). HAProxy's log says 429
+// for the third and the fifth. www sc1 agrees on its 2; www sc0 on 4 of 5:
+// the third, which sc1 denied, its own deny admits.
+func TestReplayHAProxySplit(t *testing.T) {
+	c, l := haproxyConfAndLog(t, "frontend www\n"+
+		"    bind :80\n"+
+		"    stick-table type ip size 1k expire 10s store http_req_rate(1s)\n"+
+		"    acl post method POST\n"+
+		"    http-request track-sc0 src\n"+
+		"    http-request track-sc1 src table t_login if { path /login } post\n"+
+		"    http-request deny deny_status 429 if { sc_http_req_rate(0) gt 4 }\n"+
+		"    http-request deny deny_status 429 if { sc_http_req_rate(1) gt 1 }\n"+
+		"    log-format \"%Ts.%ms %ci %HM %HP %ST\"\n"+
+		"backend t_login\n"+
+		"    stick-table type ip size 1k expire 10s store http_req_rate(1s)\n",
+		"1700000000.000 10.0.0.1 GET /a 200\n1700000000.010 10.0.0.1 POST /login 200\n1700000000.020 10.0.0.1 POST /login 429\n"+
+			"1700000000.030 10.0.0.1 GET /login 200\n1700000000.040 10.0.0.1 GET /b 429\n")
+	status, out, errOut := run(t, "replay", l, "--gateway", c, "--from", "haproxy", "--check-field", "status", "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	var rep sim.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Results, 2)
+	for i, want := range []struct {
+		label                    string
+		offered, rejected, agree int64
+	}{{"www sc0", 5, 1, 4}, {"www sc1", 2, 1, 2}} {
+		r := rep.Results[i]
+		require.Equal(t, want.label, r.Label)
+		require.Equal(t, want.offered, r.Offered, r.Label)
+		require.Equal(t, want.rejected, r.Rejected, r.Label)
+		require.Equal(t, want.agree, r.Check.Agree, r.Label)
+	}
+	g := rep.Traces[0].Routing
+	require.Equal(t, []sim.RouteCount{{Route: "www sc0", Limited: true, Requests: 3}, {Route: "www sc0+sc1", Limited: true, Requests: 2}}, g.Routes)
+}

@@ -46,9 +46,12 @@ type HAProxyTrack struct {
 // HAProxyLimit is one frontend or listen section whose http-request deny
 // reads the http_req_rate of a tracked counter: the row of that section.
 type HAProxyLimit struct {
-	Kind  string // frontend or listen
-	Name  string // the section's name, the row's label
-	Where Pos    // the section's line
+	Kind string // frontend or listen
+	Name string // the section's name
+	// Label is the row's label: the section's name, or with the counter
+	// ("www sc1") when the section's denies are rows apart (Split)
+	Label string
+	Where Pos // the section's line
 	Track *HAProxyTrack
 	// Limit is L of the deny's test: a request is denied when the rate
 	// read after counting it is > Limit (gt L; ge L is gt L-1).
@@ -81,6 +84,11 @@ type HAProxyLimit struct {
 	// when each counter's track comes after the previous counter's deny
 	// (a denied request runs no later rule, so is not counted further).
 	Commit string
+	// Split are the rows of the section, this one among them, when its
+	// denies are rows apart: some of its tracks have a condition, so a
+	// request is counted by the counters whose tracks hold for it
+	// (route_haproxy.go), each of which is a row.
+	Split []*HAProxyLimit
 }
 
 // denies returns l's rate denies: l, then Also.
@@ -95,6 +103,9 @@ type HAProxy struct {
 	File   string
 	Tables []*HAProxyTable
 	Limits []*HAProxyLimit
+	// Frontends are the names of the frontend and listen sections, in
+	// order: what a log's %f names (route_haproxy.go)
+	Frontends []string
 }
 
 // hsection is one section of an haproxy.cfg with its lines.
@@ -132,6 +143,9 @@ func ReadHAProxy(file string, data []byte) (*HAProxy, error) {
 					return nil, r.errAt(l, 0, "want a name after %s", s.kind)
 				}
 				s.defaults = defaults
+				if s.kind != "backend" {
+					r.h.Frontends = append(r.h.Frontends, s.name)
+				}
 			}
 			if s.kind == "defaults" {
 				defaults = s
@@ -498,13 +512,41 @@ func (r *haproxyReader) proxy(s *hsection) error {
 		}
 		also = append(also, d)
 	}
-	if lim != nil {
-		lim.Log, lim.LogWhere, lim.Captures = logFormat, logWhere, captures
-		if len(also) > 0 {
-			lim.Also = also
-			lim.Commit = haproxyCommit(lim.denies())
-		}
+	if lim == nil {
+		return nil
+	}
+	lim.Log, lim.LogWhere, lim.Captures, lim.Label = logFormat, logWhere, captures, lim.Name
+	if len(also) == 0 {
 		r.h.Limits = append(r.h.Limits, lim)
+		return nil
+	}
+	lim.Also = also
+	lim.Commit = haproxyCommit(lim.denies())
+	ds := lim.denies()
+	if !slices.ContainsFunc(ds, func(d *HAProxyLimit) bool { return d.Track.Cond != nil }) {
+		r.h.Limits = append(r.h.Limits, lim)
+		return nil
+	}
+	// Some tracks have a condition: a request is counted by the counters
+	// whose tracks hold for it, and each deny reads its own (an untracked
+	// counter's sc_http_req_rate fetches nothing and denies nothing), so
+	// each deny is a row that takes the requests its track counts. That
+	// holds when every track runs before the first deny; after a deny, a
+	// track would not count the requests it stopped.
+	if lim.Commit != "every-hit" {
+		for _, d := range ds[1:] {
+			if d.Track.Where.Line > lim.DenyWhere.Line {
+				w := d.Track.Where
+				return &Error{File: w.File, Line: w.Line, Col: w.Col, Path: "http-request track-sc" + strconv.Itoa(d.Track.SC),
+					Msg: fmt.Sprintf("%s %s has tracks with a condition, and this one comes after the deny at line %d: not mapped (a denied request is not counted by a later track; move every track before the first deny)", s.kind, s.name, lim.DenyWhere.Line)}
+			}
+		}
+	}
+	for _, d := range ds {
+		d.Log, d.LogWhere, d.Captures = logFormat, logWhere, captures
+		d.Also, d.Commit, d.Split = nil, "", ds
+		d.Label = fmt.Sprintf("%s sc%d", s.name, d.Track.SC)
+		r.h.Limits = append(r.h.Limits, d)
 	}
 	return nil
 }
@@ -518,11 +560,6 @@ func (r *haproxyReader) alsoDeny(l hline, lim *HAProxyLimit, also []*HAProxyLimi
 	for _, p := range prev {
 		if p.Track.SC == d.Track.SC {
 			return r.errAt(l, 1, "a second rate deny on sc%d in %s %s (the first at line %d): ratesim maps one deny per tracked counter", d.Track.SC, d.Kind, d.Name, p.DenyWhere.Line)
-		}
-	}
-	for _, p := range append(prev, d) {
-		if p.Track.Cond != nil {
-			return r.errAt(l, 1, "%s %s has several rate denies and the track at line %d has a condition: not mapped (one conditional track per section)", d.Kind, d.Name, p.Track.Where.Line)
 		}
 	}
 	if haproxyCommit(append(prev, d)) == "" {
@@ -806,7 +843,10 @@ func (h *HAProxy) Scenario(o Options) (*Import, error) {
 			im.note(fmt.Sprintf("NOTE: table %s also counts the requests of %s, in the same entries;", t.Name, strings.Join(l.SharedWith, ", ")),
 				"this row counts only the requests of its own section.")
 		}
-		im.row(scenarios.AlgEntry{Name: str("haproxy"), Label: str(l.Name), Rate: scenarios.IntOf(l.Limit), Per: scenarios.DurationOf(scenarios.DurationText(t.Period))})
+		if len(l.Split) > 0 {
+			im.note(haproxySplitNote(l)...)
+		}
+		im.row(scenarios.AlgEntry{Name: str("haproxy"), Label: str(l.Label), Rate: scenarios.IntOf(l.Limit), Per: scenarios.DurationOf(scenarios.DurationText(t.Period))})
 	}
 	im.placeholderTraffic(2*first.Limit, scenarios.DurationText(first.Track.Table.Period))
 	im.attributes()
@@ -846,7 +886,10 @@ func (h *HAProxy) allOf(im *Import, l *HAProxyLimit, base string, primary Key, h
 		im.note(fmt.Sprintf("NOTE: table %s also counts the requests of %s, in the same entries;", l.Track.Table.Name, strings.Join(l.SharedWith, ", ")),
 			"this row counts only the requests of its own section.")
 	}
-	row := im.row(scenarios.AlgEntry{Name: str("all-of"), Label: str(l.Name), Commit: str(commit)})
+	if len(l.Split) > 0 {
+		im.note(haproxySplitNote(l)...)
+	}
+	row := im.row(scenarios.AlgEntry{Name: str("all-of"), Label: str(l.Label), Commit: str(commit)})
 	for _, d := range l.denies() {
 		e := scenarios.AlgEntry{Name: str("haproxy"), Rate: scenarios.IntOf(d.Limit), Per: scenarios.DurationOf(scenarios.DurationText(d.Track.Table.Period))}
 		lines := haproxyComment(base, d)
@@ -864,20 +907,30 @@ func (h *HAProxy) allOf(im *Import, l *HAProxyLimit, base string, primary Key, h
 	}
 }
 
+// haproxySplitNote says that l is one of its section's rows apart.
+func haproxySplitNote(l *HAProxyLimit) []string {
+	return []string{fmt.Sprintf("NOTE: %s %s's tracks have conditions: each deny is a row, which takes the requests its", l.Kind, l.Name),
+		"track counts (replay --gateway routes them); a request several tracks count goes to each of their rows"}
+}
+
 // pick returns the limits that scope names: all of them when it is "",
-// else the one of the section of that name.
+// else the rows of the section of that name, or the row of that label.
 func (h *HAProxy) pick(scope string) ([]*HAProxyLimit, error) {
 	if scope == "" {
 		return h.Limits, nil
 	}
+	var out []*HAProxyLimit
 	for _, l := range h.Limits {
-		if l.Name == scope {
-			return []*HAProxyLimit{l}, nil
+		if l.Name == scope || l.Label == scope {
+			out = append(out, l)
 		}
 	}
-	names := make([]string, len(h.Limits))
-	for i, l := range h.Limits {
-		names[i] = strconv.Quote(l.Name)
+	if len(out) > 0 {
+		return out, nil
+	}
+	var names []string
+	for _, l := range h.Limits {
+		names = append(names, strconv.Quote(l.Label))
 	}
 	return nil, fmt.Errorf("--scope %q: no scope of %s has that name (its scopes: %s)", scope, h.File, strings.Join(names, ", "))
 }

@@ -190,15 +190,25 @@ func splitHAProxyLogFormat(format string) ([]lfItem, error) {
 	return items, nil
 }
 
+// captureOf is the header that item logs when it is
+// %[capture.req.hdr(N)] with capture N a header, else "".
+func captureOf(item string, captures []string) string {
+	const p = "[capture.req.hdr("
+	if !strings.HasPrefix(item, p) || !strings.HasSuffix(item, ")]") {
+		return ""
+	}
+	n, err := strconv.Atoi(item[len(p) : len(item)-2])
+	if err != nil || n < 0 || n >= len(captures) {
+		return ""
+	}
+	return captures[n]
+}
+
 // isCapture reports whether item is %[capture.req.hdr(N)] with capture N
 // the header.
 func isCapture(item, header string, captures []string) bool {
-	const p = "[capture.req.hdr("
-	if !strings.HasPrefix(item, p) || !strings.HasSuffix(item, ")]") {
-		return false
-	}
-	n, err := strconv.Atoi(item[len(p) : len(item)-2])
-	return err == nil && n >= 0 && n < len(captures) && captures[n] == header
+	h := captureOf(item, captures)
+	return h != "" && h == header
 }
 
 // Parse reads one log line written with f.

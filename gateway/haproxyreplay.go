@@ -115,7 +115,11 @@ func haproxyTemplate(l *HAProxyLimit) (*LogFormat, error) {
 	// every key the section's counters track (an all-of row reads each
 	// from its own field)
 	var keys []Key
-	for _, d := range l.denies() {
+	ds := l.denies()
+	if len(l.Split) > 0 {
+		ds = l.Split // the section's rows read one log
+	}
+	for _, d := range ds {
 		keys = append(keys, d.Track.Key)
 	}
 	has := make([]bool, len(keys))
@@ -165,12 +169,27 @@ func haproxyTemplate(l *HAProxyLimit) (*LogFormat, error) {
 			v, hasStatus = "status", true
 		case logs(n) != "":
 			v = logs(n)
+		case n == "ci" || n == "[src]":
+			// the client's address, for a limit of another
+			// section that counts by it: sections that share a
+			// log-format then write one format
+			v = "remote_addr"
+		case n == "f" || n == "[fe_name]":
+			// the frontend's name (src/log.c, LOG_FMT_FRONTEND),
+			// which routes the requests of several sections
+			v = "frontend_name"
+		case n == "ft":
+			v = "frontend_name_transport" // the name, ~ after it for TLS
 		case n == "r" || n == "HM" || n == "HP" || n == "HU":
 			// the request line, method, path and URI (src/log.c), for
 			// the routes of a track's condition
 			v = map[string]string{"r": "request", "HM": "request_method", "HP": "uri", "HU": "request_uri"}[n]
 		case isCapture(n, "host", l.Captures):
 			v = "host"
+		case captureOf(n, l.Captures) != "":
+			// a captured header, which a limit of another section
+			// may count by
+			v = "http_" + strings.ReplaceAll(captureOf(n, l.Captures), "-", "_")
 		case strings.HasPrefix(n, "["):
 			exprs++
 			v = fmt.Sprintf("haproxy_%d", exprs)

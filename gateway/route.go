@@ -40,6 +40,13 @@ type Routing struct {
 	// several rows' routes, which Replay.Route makes one row of, or
 	// notes when it cannot
 	shares []sharedLimit
+	// more are, by row label, the other routes a row takes besides its
+	// own (an HAProxy counter whose track holds for requests that other
+	// tracks count too)
+	more map[string][]int
+	// how says what to log when the log lacks a field the routes read
+	// ("" for nginx's variables)
+	how string
 }
 
 // sharedLimit is a limit that the rows of several routes use and whose
@@ -102,6 +109,15 @@ func (t *Routing) row(label string, i int) {
 	}
 }
 
+// also says that the row label takes the requests of route i too.
+func (t *Routing) also(label string, i int) {
+	if t.more == nil {
+		t.more = map[string][]int{}
+	}
+	t.more[label] = append(t.more[label], i)
+	t.routes[i].Limited = true
+}
+
 // noRoute is the Arrival.Route of a row that takes no request: no router
 // gives it (traffic.MaxRoutes is below it).
 const noRoute = traffic.MaxRoutes + 1
@@ -124,6 +140,9 @@ func (g *Replay) Route(sc *scenarios.Scenario) error {
 			a.Route = noRoute
 		default:
 			a.Route = uint16(j + 1)
+			for _, k := range g.Router.more[a.Label] {
+				a.Routes = append(a.Routes, uint16(k+1))
+			}
 		}
 	}
 	for _, z := range g.Router.shares {
@@ -258,11 +277,18 @@ func (g *Replay) routable(tmpl *traffic.LogTemplate, o ReplayOptions, file strin
 		}
 	}
 	what := strings.Join(missing.Names(), " and ")
+	how := g.Router.how
 	if len(limited) == 1 {
+		if how == "" {
+			how = "log $request or $uri, and $host"
+		}
 		g.Router = nil
-		g.Notes = append(g.Notes, fmt.Sprintf("%s does not log each request's %s: every request goes to %s, the one row (log $request or $uri, and $host, to route them as the gateway does)", g.FormatName, what, limited[0]))
+		g.Notes = append(g.Notes, fmt.Sprintf("%s does not log each request's %s: every request goes to %s, the one row (%s, to route them as the gateway does)", g.FormatName, what, limited[0], how))
 		return nil
 	}
-	return fmt.Errorf("--gateway %s: its requests go to %d rows by their %s (%s), and %s does not log it: add $request (or $uri, and $host for the host) to that log_format, or keep one scope with --scope",
-		file, len(limited), what, strings.Join(limited, ", "), g.FormatName)
+	if how == "" {
+		how = "add $request (or $uri, and $host for the host) to that log_format"
+	}
+	return fmt.Errorf("--gateway %s: its requests go to %d rows by their %s (%s), and %s does not log it: %s, or keep one scope with --scope",
+		file, len(limited), what, strings.Join(limited, ", "), g.FormatName, how)
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"math/bits"
 	"regexp"
 	"strings"
 
@@ -238,36 +239,145 @@ values:
 	return a, nil
 }
 
-// Routes returns the routing of the sections' track conditions (Router):
-// each limit's section is a route, which takes the requests its track's
-// condition holds for. nil when no track has a condition. A log is one
-// section's: several sections' rows need --scope.
+// Routes returns the routing of the sections' frontends and track
+// conditions (Router). Several sections' rows: a log that HAProxy wrote
+// for several frontends says which took each request by the frontend's
+// name (%f), and a frontend or listen section that no limit reads is a
+// route without a limit; a name that no section has takes no route.
+// Within a section, a row takes the requests its track's condition holds
+// for; when the section's denies are rows apart (HAProxyLimit.Split),
+// each set of counters that a request may be counted by is a route, which
+// every row of those counters takes. nil when one section has no
+// condition.
 func (h *HAProxy) Routes(o Options) (*Routing, error) {
 	lims, err := h.pick(o.Scope)
 	if err != nil {
 		return nil, err
 	}
-	conds := 0
+	// the sections, in order, with their rows
+	type section struct {
+		name string
+		rows []*HAProxyLimit
+		// routes by the set of rows whose conditions hold (bit i for
+		// rows[i]); -1 for none
+		routes []int
+		all    int // the rows without a condition
+	}
+	var secs []*section
+	conds := false
 	for _, l := range lims {
 		if l.Track.Cond != nil {
-			conds++
+			conds = true
 		}
+		if n := len(secs); n > 0 && secs[n-1].name == l.Name {
+			secs[n-1].rows = append(secs[n-1].rows, l)
+			continue
+		}
+		secs = append(secs, &section{name: l.Name, rows: []*HAProxyLimit{l}})
 	}
-	if conds == 0 {
+	if len(secs) == 1 && !conds {
 		return nil, nil
 	}
-	if len(lims) > 1 {
-		return nil, fmt.Errorf("%s: the limits of several sections count conditionally, and a log does not say which section took a request: keep one with --scope", h.File)
+	rt := &Routing{}
+	if len(secs) > 1 {
+		rt.needs |= traffic.NeedFrontend
 	}
-	l := lims[0]
-	rt := &Routing{needs: l.Track.Cond.needs}
-	rt.row(l.Name, rt.add(l.Name, true))
-	cond := l.Track.Cond
-	rt.match = func(req *traffic.Request) int {
-		if cond.holds(req) {
-			return 0
+	byName := map[string]*section{}
+	for _, s := range secs {
+		byName[s.name] = s
+		s.routes = make([]int, 1<<len(s.rows))
+		s.routes[0] = -1
+		for i, l := range s.rows {
+			if l.Track.Cond == nil {
+				s.all |= 1 << i
+			} else {
+				rt.needs |= l.Track.Cond.needs
+			}
 		}
-		return -1
+		for set := 1; set < len(s.routes); set++ {
+			s.routes[set] = -1
+			if set&s.all != s.all {
+				continue // a row without a condition counts every request
+			}
+			var in []string
+			for i, l := range s.rows {
+				if set&(1<<i) != 0 {
+					in = append(in, fmt.Sprintf("sc%d", l.Track.SC))
+				}
+			}
+			name := s.name + " " + strings.Join(in, "+")
+			if len(in) == 1 {
+				name = s.rows[bits.TrailingZeros(uint(set))].Label
+			}
+			s.routes[set] = rt.add(name, true)
+			first := true
+			for i, l := range s.rows {
+				if set&(1<<i) == 0 {
+					continue
+				}
+				if len(in) == 1 && first {
+					rt.row(l.Label, s.routes[set])
+				} else {
+					rt.also(l.Label, s.routes[set])
+				}
+				first = false
+			}
+		}
+	}
+	// each row's own route is the one of its counter alone, when its
+	// condition may hold alone; else the first that it takes
+	for _, s := range secs {
+		for _, l := range s.rows {
+			if _, ok := rt.rows[l.Label]; ok {
+				continue
+			}
+			more := rt.more[l.Label]
+			rt.row(l.Label, more[0])
+			rt.more[l.Label] = more[1:]
+		}
+	}
+	var how []string
+	if rt.needs&traffic.NeedFrontend != 0 {
+		how = append(how, "%f (the frontend's name)")
+	}
+	if rt.needs&traffic.NeedMethod != 0 {
+		how = append(how, "%HM (the method)")
+	}
+	if rt.needs&traffic.NeedPath != 0 {
+		how = append(how, "%HP (the path)")
+	}
+	if rt.needs&traffic.NeedHost != 0 {
+		how = append(how, "%[capture.req.hdr(N)] of a capture of the Host header")
+	}
+	rt.how = "add " + strings.Join(how, ", ") + " to the log-format"
+	var unlimited map[string]int
+	if len(secs) > 1 {
+		unlimited = map[string]int{}
+		for _, f := range h.Frontends {
+			if byName[f] == nil {
+				unlimited[f] = rt.add(f, false)
+			}
+		}
+	}
+	one := secs[0]
+	rt.match = func(req *traffic.Request) int {
+		s := one
+		if len(secs) > 1 {
+			s = byName[string(req.Frontend)]
+			if s == nil {
+				if i, ok := unlimited[string(req.Frontend)]; ok {
+					return i
+				}
+				return -1
+			}
+		}
+		set := s.all
+		for i, l := range s.rows {
+			if l.Track.Cond != nil && l.Track.Cond.holds(req) {
+				set |= 1 << i
+			}
+		}
+		return s.routes[set]
 	}
 	return rt, nil
 }

@@ -57,3 +57,127 @@ func TestHAProxyRouteBadCriterion(t *testing.T) {
 `))
 	require.ErrorContains(t, err, "haproxy.cfg:4:37: http-request track-sc0: url_param(x): a criterion replay cannot read from a log")
 }
+
+// frontendOf is the name of the route that takes a request of frontend
+// fe, "" for none.
+func frontendOf(t *testing.T, rt traffic.Router, fe, method, host, path string) string {
+	t.Helper()
+	req := traffic.Request{Frontend: []byte(fe), Method: []byte(method), Host: []byte(host), Path: []byte(path)}
+	i := rt.Route(&req)
+	if i < 0 {
+		return ""
+	}
+	return rt.Routes()[i].Name
+}
+
+// Several frontends in one config and one log: a request goes to the
+// section its %f names; a frontend without a limit is a route without a
+// row; a name no frontend or listen section has (a backend's, a typo) is
+// taken by no route.
+const haproxyFrontendsConf = `defaults
+    mode http
+    log-format "%[date(0,ms)] %f %ci %[capture.req.hdr(0)] %ST"
+frontend api
+    bind :80
+    stick-table type ip size 100k expire 30s store http_req_rate(10s)
+    http-request capture req.hdr(X-Partner) len 64
+    http-request track-sc0 src
+    http-request deny deny_status 429 if { sc_http_req_rate(0) gt 20 }
+listen partners
+    bind :81
+    stick-table type string len 64 size 10k expire 5m store http_req_rate(1m)
+    http-request capture req.hdr(X-Partner) len 64
+    http-request track-sc1 req.hdr(X-Partner)
+    http-request deny deny_status 429 if { sc1_http_req_rate gt 600 }
+frontend static
+    bind :82
+    http-request capture req.hdr(X-Partner) len 64
+    default_backend files
+backend files
+    server s 127.0.0.1:9000
+`
+
+func TestHAProxyFrontendRoutes(t *testing.T) {
+	h, err := ReadHAProxy("haproxy.cfg", []byte(haproxyFrontendsConf))
+	require.NoError(t, err)
+	rt, err := h.Routes(Options{})
+	require.NoError(t, err)
+	require.Equal(t, traffic.NeedFrontend, rt.Needs())
+	require.Equal(t, []traffic.Route{{Name: "api", Limited: true}, {Name: "partners", Limited: true}, {Name: "static"}}, rt.Routes())
+	for fe, want := range map[string]string{"api": "api", "partners": "partners", "static": "static", "files": "", "API": ""} {
+		require.Equal(t, want, frontendOf(t, rt, fe, "GET", "h", "/"), fe)
+	}
+	// both sections' log-formats (the defaults') read alike: one format,
+	// whose %f is the frontend
+	logs, err := h.AccessLogs(Options{})
+	require.NoError(t, err)
+	require.Len(t, logs, 1)
+	tmpl, err := traffic.ParseLogTemplate(logs[0].Format.Text, logs[0].Format.Escape)
+	require.NoError(t, err)
+	require.Equal(t, traffic.NeedFrontend, tmpl.Carries())
+	// --scope keeps one section: no routing
+	rt, err = h.Routes(Options{Scope: "partners"})
+	require.NoError(t, err)
+	require.Nil(t, rt)
+}
+
+// One frontend whose tracks count, each in its own table, the requests of
+// a path, a method and a host: each deny is a row, and each set of
+// counters a request can be counted by is a route, taken by those
+// counters' rows. By hand: GET /api/x is counted by sc0 alone; POST /login
+// on shop.example.com by sc1 and sc2; GET /login on another host by none
+// (its tracks do not hold: no route); GET /x on SHOP.example.com by sc2.
+const haproxySplitConf = `frontend www
+    bind :80
+    acl post method POST
+    http-request track-sc0 src table t_api if { path_beg /api/ }
+    http-request track-sc1 src table t_login if { path /login } post
+    http-request track-sc2 src table t_shop if { hdr(host) -i shop.example.com }
+    http-request deny deny_status 429 if { sc_http_req_rate(0) gt 20 }
+    http-request deny deny_status 429 if { sc_http_req_rate(1) gt 3 }
+    http-request deny deny_status 429 if { sc_http_req_rate(2) gt 50 }
+backend t_api
+    stick-table type ip size 100k expire 30s store http_req_rate(10s)
+backend t_login
+    stick-table type ip size 100k expire 2m store http_req_rate(1m)
+backend t_shop
+    stick-table type ip size 100k expire 30s store http_req_rate(10s)
+`
+
+func TestHAProxySplitRoutes(t *testing.T) {
+	h, err := ReadHAProxy("haproxy.cfg", []byte(haproxySplitConf))
+	require.NoError(t, err)
+	var labels []string
+	for _, l := range h.Limits {
+		labels = append(labels, l.Label)
+	}
+	require.Equal(t, []string{"www sc0", "www sc1", "www sc2"}, labels)
+	rt, err := h.Routes(Options{})
+	require.NoError(t, err)
+	require.Equal(t, traffic.NeedPath|traffic.NeedMethod|traffic.NeedHost, rt.Needs())
+	for _, c := range []struct{ method, host, path, want string }{
+		{"GET", "a.example.com", "/api/x", "www sc0"},
+		{"POST", "shop.example.com", "/login", "www sc1+sc2"},
+		{"GET", "a.example.com", "/login", ""},
+		{"GET", "SHOP.example.com", "/x", "www sc2"},
+		{"POST", "shop.example.com", "/api/login", "www sc0+sc2"},
+	} {
+		require.Equal(t, c.want, routeOf(t, rt, c.method, c.host, c.path), "%s %s %s", c.method, c.host, c.path)
+	}
+}
+
+// A conditional track after a deny would not count what that deny stopped,
+// which rows apart cannot say: refused at the track.
+func TestHAProxySplitAfterDeny(t *testing.T) {
+	_, err := ReadHAProxy("haproxy.cfg", []byte(`frontend www
+    bind :80
+    stick-table type ip size 100k expire 30s store http_req_rate(10s)
+    http-request track-sc0 src if { path_beg /api/ }
+    http-request deny if { sc_http_req_rate(0) gt 20 }
+    http-request track-sc1 src table t if { path /login }
+    http-request deny if { sc_http_req_rate(1) gt 3 }
+backend t
+    stick-table type ip size 100k expire 30s store http_req_rate(10s)
+`))
+	require.ErrorContains(t, err, "haproxy.cfg:6:5: http-request track-sc1: frontend www has tracks with a condition, and this one comes after the deny at line 5")
+}
