@@ -120,6 +120,9 @@ type EnvoyLocal struct {
 	// routeConfigs are the listeners' route configs, which route_envoy.go
 	// matches requests with
 	routeConfigs []envoyRouteConfig
+	// listeners are the bootstrap's listeners, in order, with their
+	// addresses: what an access log's listener field names
+	listeners []envoyListener
 }
 
 var (
@@ -224,6 +227,16 @@ func (r *localReader) bootstrap(m *tree) error {
 		if name == "" {
 			name = fmt.Sprintf("listener[%d]", i)
 		}
+		ls := envoyListener{name: name}
+		if sa := lm.get("address").get("socket_address"); !sa.isNull() {
+			if ls.addr, err = sa.get("address").scalarText(); err != nil {
+				return err
+			}
+			if ls.port, err = sa.get("port_value").scalarText(); err != nil {
+				return err
+			}
+		}
+		r.l.listeners = append(r.l.listeners, ls)
 		chains, err := lm.at("filter_chains").listOf("a list of filter chains")
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"net"
 	"regexp"
 	"slices"
 	"strings"
@@ -106,10 +107,41 @@ func envoyPickVHost(vs []*envoyVHost, host string) *envoyVHost {
 	return nil
 }
 
-// Routes returns envoy's routing of the listener's route config (Router):
+// envoyListener is a listener of the bootstrap: its name and its
+// socket_address.
+type envoyListener struct {
+	name, addr, port string
+}
+
+// takes reports whether a log's listener field v names l: its name, or
+// its local address ADDR:PORT as %DOWNSTREAM_LOCAL_ADDRESS% writes it (a
+// listener on 0.0.0.0 takes every IPv4 address of its port, one on ::
+// every address).
+func (l envoyListener) takes(v string) bool {
+	if v == l.name {
+		return true
+	}
+	host, port, err := net.SplitHostPort(v)
+	if err != nil || l.port == "" || port != l.port {
+		return false
+	}
+	ip := net.ParseIP(host)
+	switch l.addr {
+	case "::":
+		return ip != nil
+	case "0.0.0.0":
+		return ip != nil && ip.To4() != nil
+	}
+	return host == l.addr
+}
+
+// Routes returns envoy's routing of the listeners' route configs (Router):
 // each route, virtual host and listener whose local_ratelimit config is a
 // scope is a route named after the scope; a route without a config of
-// its own goes to its virtual host's, or the listener's. nil when the
+// its own goes to its virtual host's, or the listener's. With the rows of
+// several listeners, the log says which listener took each request (its
+// name, or its local address: %DOWNSTREAM_LOCAL_ADDRESS%), and a listener
+// without a local_ratelimit filter is a route without a row. nil when the
 // file has no route config (a filter's config read alone).
 func (l *EnvoyLocal) Routes(o Options) (*Routing, error) {
 	discrete, err := ParseEnvoyVersion(o.EnvoyVersion)
@@ -123,7 +155,7 @@ func (l *EnvoyLocal) Routes(o Options) (*Routing, error) {
 	if len(l.routeConfigs) == 0 {
 		return nil, nil
 	}
-	// the listener of the rows: a log is one listener's
+	// the listeners of the rows
 	var cs []envoyRouteConfig
 	for _, c := range l.routeConfigs {
 		if slices.ContainsFunc(rows, func(r localRow) bool {
@@ -132,23 +164,79 @@ func (l *EnvoyLocal) Routes(o Options) (*Routing, error) {
 			cs = append(cs, c)
 		}
 	}
-	switch len(cs) {
-	case 0:
+	if len(cs) == 0 {
 		return nil, nil
-	case 1:
-	default:
-		var names []string
-		for _, c := range cs {
-			names = append(names, c.listener)
-		}
-		return nil, fmt.Errorf("%s: several listeners route requests (%s), and a log does not say which listener took a request: keep one listener's scopes with --scope", l.File, strings.Join(names, ", "))
 	}
 	scopes := map[string]bool{}
 	for _, s := range l.enabledScopes() {
 		scopes[s.Name] = true
 	}
-	c := cs[0]
-	rt := &Routing{needs: traffic.NeedPath}
+	rt := &Routing{needs: traffic.NeedPath, how: "log the path (%REQ(:PATH)%) and, with several virtual hosts, the host (%REQ(:AUTHORITY)%)"}
+	var each [][]*envoyVHost
+	for _, c := range cs {
+		vs, err := envoyVHosts(rt, c, scopes)
+		if err != nil {
+			return nil, err
+		}
+		each = append(each, vs)
+	}
+	for _, row := range rows {
+		i := slices.IndexFunc(rt.routes, func(r traffic.Route) bool { return r.Name == row.scope.Name })
+		rt.row(row.label, i)
+	}
+	pick := func(vs []*envoyVHost, req *traffic.Request) int {
+		v := envoyPickVHost(vs, string(req.Host))
+		if v == nil {
+			return -1
+		}
+		for _, r := range v.routes {
+			if r.match(req) {
+				return r.route
+			}
+		}
+		return -1
+	}
+	if len(cs) == 1 {
+		rt.match = func(req *traffic.Request) int { return pick(each[0], req) }
+		return rt, nil
+	}
+	// several listeners: the log's listener field picks one; a listener
+	// of no row is a route of its own, without a limit
+	rt.needs |= traffic.NeedFrontend
+	rt.how = "log each request's listener: a JSON field downstream_local_address with %DOWNSTREAM_LOCAL_ADDRESS% (or listener with its name)"
+	type known struct {
+		l     envoyListener
+		vs    []*envoyVHost // nil: a listener of no row
+		route int
+	}
+	var ls []known
+	for _, el := range l.listeners {
+		k := known{l: el, route: -1}
+		if i := slices.IndexFunc(cs, func(c envoyRouteConfig) bool { return c.listener == el.name }); i >= 0 {
+			k.vs = each[i]
+		} else {
+			k.route = rt.add(el.name, false)
+		}
+		ls = append(ls, k)
+	}
+	rt.match = func(req *traffic.Request) int {
+		v := string(req.Frontend)
+		for _, k := range ls {
+			if k.l.takes(v) {
+				if k.vs == nil {
+					return k.route
+				}
+				return pick(k.vs, req)
+			}
+		}
+		return -1
+	}
+	return rt, nil
+}
+
+// envoyVHosts reads the virtual hosts of c, adding the routes of their
+// scopes to rt.
+func envoyVHosts(rt *Routing, c envoyRouteConfig, scopes map[string]bool) ([]*envoyVHost, error) {
 	vhosts, err := c.rc.at("virtual_hosts").listOf("a list of virtual hosts")
 	if err != nil {
 		return nil, err
@@ -211,23 +299,7 @@ func (l *EnvoyLocal) Routes(o Options) (*Routing, error) {
 		}
 		vs = append(vs, v)
 	}
-	for _, row := range rows {
-		i := slices.IndexFunc(rt.routes, func(r traffic.Route) bool { return r.Name == row.scope.Name })
-		rt.row(row.label, i)
-	}
-	rt.match = func(req *traffic.Request) int {
-		v := envoyPickVHost(vs, string(req.Host))
-		if v == nil {
-			return -1
-		}
-		for _, r := range v.routes {
-			if r.match(req) {
-				return r.route
-			}
-		}
-		return -1
-	}
-	return rt, nil
+	return vs, nil
 }
 
 // envoyMatch reads a route's match.

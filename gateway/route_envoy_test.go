@@ -112,3 +112,35 @@ func TestEnvoyRouteMatches(t *testing.T) {
 		require.Equal(t, c.want, routeOf(t, rt, c.method, c.host, c.path), "%s %s %s", c.method, c.host, c.path)
 	}
 }
+
+// testdata/envoy-listeners.yaml's listeners by hand: a log line names its
+// listener (the listener's name) or its local address, which the
+// listener's socket_address takes (0.0.0.0: any address of its port); a
+// listener without a local_ratelimit is a route without a row; an address
+// no listener has is no route; within a listener, its own routes.
+func TestEnvoyListenerRoutes(t *testing.T) {
+	data, err := os.ReadFile("testdata/envoy-listeners.yaml")
+	require.NoError(t, err)
+	l, err := ReadEnvoyLocal("envoy-listeners.yaml", data)
+	require.NoError(t, err)
+	rt, err := l.Routes(Options{})
+	require.NoError(t, err)
+	require.Equal(t, traffic.NeedPath|traffic.NeedFrontend, rt.Needs())
+	require.Equal(t, []traffic.Route{{Name: "public", Limited: true}, {Name: "internal", Limited: true}, {Name: "admin"}}, rt.Routes())
+	for _, c := range []struct{ listener, path, want string }{
+		{"public", "/a", "public"},
+		{"10.0.0.5:8080", "/a", "public"},
+		{"127.0.0.1:9090", "/jobs/1", "internal"},
+		{"127.0.0.2:9090", "/jobs/1", ""}, // internal listens on 127.0.0.1 only
+		{"internal", "/other", ""},        // no route of internal's
+		{"127.0.0.1:9901", "/stats", "admin"},
+		{"[::1]:9901", "/stats", ""}, // 0.0.0.0 takes IPv4 only
+		{"10.0.0.9:7000", "/a", ""},
+	} {
+		require.Equal(t, c.want, frontendOf(t, rt, c.listener, "GET", "h", c.path), "%s %s", c.listener, c.path)
+	}
+	// one listener's scopes: its routes alone, as before
+	rt, err = l.Routes(Options{Scope: "internal"})
+	require.NoError(t, err)
+	require.Equal(t, traffic.NeedPath, rt.Needs())
+}
