@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -170,4 +171,162 @@ func explainHAProxy(t *testing.T, lim *gateway.HAProxyLimit, entries []gateway.H
 		}
 	}
 	return lo, hi, ok
+}
+
+// TestHAProxyRoutesOracle runs the real HAProxy with
+// examples/haproxy-routes.cfg: two frontends writing one log, shop's three
+// tracks each counting in its own table the requests its condition holds
+// for (an /api/ path, POST /login, the host admin.example.com), partners
+// counting all of its own. Heavy and light clients send a mixed load to
+// both: each target below is a route of the config, by hand, and GET
+// /login on shop is counted by no track. The log, replayed with `replay
+// LOG --gateway CONFIG --check-field status` and no --scope, must route
+// each line where the test's own table does, and each route must agree
+// with HAProxy's statuses on at least 99% of its requests, a request of
+// two counters (shop sc0+sc2) being denied when either row denies it.
+func TestHAProxyRoutesOracle(t *testing.T) {
+	testenv.Long(t, "the HAProxy routing oracle, a live HAProxy under seconds of load")
+	oracleTwice(t, haproxyRoutesRun)
+}
+
+// haproxyRoutesTarget is a request of the load and the route the config
+// gives it ("" for none).
+type haproxyRoutesTarget struct {
+	gatewaytest.Target
+	route string
+}
+
+func haproxyRoutesRun(t *testing.T, seed uint64) error {
+	const conf = "../examples/haproxy-routes.cfg"
+	bin := gatewaytest.Binary(t, "haproxy", "haproxy", "/usr/sbin/haproxy")
+	src, err := os.ReadFile(conf)
+	require.NoError(t, err)
+	h, err := gateway.ReadHAProxy(conf, src)
+	require.NoError(t, err)
+	lf, err := h.Limits[0].LogFormat()
+	require.NoError(t, err)
+
+	dir := t.TempDir()
+	shop, partners := fmt.Sprintf("127.0.0.1:%d", gatewaytest.Port(t)), fmt.Sprintf("127.0.0.1:%d", gatewaytest.Port(t))
+	cfg := filepath.Join(dir, "haproxy-routes.cfg")
+	text := strings.Replace(strings.Replace(string(src), "127.0.0.1:8080", shop, 1), "127.0.0.1:8081", partners, 1)
+	require.NoError(t, os.WriteFile(cfg, []byte(text), 0o644))
+	p := gatewaytest.Start(t, shop, syscall.SIGINT, []string{bin, "-db", "-f", cfg})
+	targets := []haproxyRoutesTarget{
+		{gatewaytest.Target{Host: "shop.example.com", Path: "/api/items"}, "shop sc0"},
+		{gatewaytest.Target{Method: "POST", Host: "shop.example.com", Path: "/login"}, "shop sc1"},
+		{gatewaytest.Target{Host: "shop.example.com", Path: "/login"}, ""},
+		{gatewaytest.Target{Host: "admin.example.com", Path: "/admin/users"}, "shop sc2"},
+		{gatewaytest.Target{Host: "admin.example.com", Path: "/api/items"}, "shop sc0+sc2"},
+		{gatewaytest.Target{Base: "http://" + partners, Path: "/api/items"}, "partners"},
+	}
+	var tgs []gatewaytest.Target
+	for _, tg := range targets {
+		tgs = append(tgs, tg.Target)
+	}
+	heavy := gatewaytest.Load{Base: "http://" + shop, Targets: tgs, Header: "X-Client", Clients: 6, Seed: seed,
+		Duration: durEnv(), MaxBurst: 8, MaxPause: 40 * time.Millisecond, MaxRequests: 2000}
+	light := gatewaytest.Load{Base: "http://" + shop, Targets: tgs, Header: "X-Client", FirstClient: 6, Clients: 12, Seed: seed,
+		Duration: durEnv(), MaxBurst: 2, MaxPause: 200 * time.Millisecond, MaxRequests: 2000}
+	var lightRes gatewaytest.Result
+	done := make(chan struct{})
+	go func() { lightRes = light.Run(t); close(done) }()
+	res := heavy.Run(t)
+	<-done
+	time.Sleep(100 * time.Millisecond) // the last lines
+	p.Shutdown(t)
+	sent := res.Sent + lightRes.Sent
+	t.Logf("sent %d requests (heavy %v, light %v)", sent, res.ByStatus, lightRes.ByStatus)
+	require.Greater(t, res.ByStatus[429], 0, "the load must hit the limits")
+
+	// the log, and each line's route by the test's own table
+	var lines []string
+	var entries []gateway.HAProxyLogEntry
+	var routes []string
+	want := map[string]int64{}
+	for _, s := range strings.Split(p.Output(), "\n") {
+		e, err := lf.Parse(s)
+		if err != nil {
+			continue
+		}
+		host, _, _ := strings.Cut(e.Fields["[capture.req.hdr(1)]"], ":")
+		i := slices.IndexFunc(targets, func(tg haproxyRoutesTarget) bool {
+			m := tg.Method
+			if m == "" {
+				m = "GET"
+			}
+			if e.Fields["f"] == "partners" {
+				return tg.Base != ""
+			}
+			return tg.Base == "" && m == e.Fields["HM"] && tg.Path == e.Fields["HP"] && tg.Host == host
+		})
+		require.GreaterOrEqual(t, i, 0, "a line of no target: %q", s)
+		lines, entries, routes = append(lines, s), append(entries, e), append(routes, targets[i].route)
+		want[targets[i].route]++
+	}
+	require.Equal(t, sent, len(lines), "one log line per request; output:\n%s", p.Output())
+	log := filepath.Join(dir, "haproxy-routes.log")
+	require.NoError(t, os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	keepLog(log)
+
+	decisions := filepath.Join(dir, "decisions.csv")
+	status, out, errOut := run(t, "replay", log, "--gateway", conf, "--check-field", "status",
+		"--check-first", "100000", "--decisions", decisions, "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	var rep sim.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	// the routing: every line where the table puts it
+	g := rep.Traces[0].Routing
+	require.NotNil(t, g)
+	require.Equal(t, want[""], g.Unrouted, "unrouted")
+	for _, rc := range g.Routes {
+		require.Equal(t, want[rc.Route], rc.Requests, rc.Route)
+	}
+	// each row's verdicts, by time and key, in order
+	f, err := os.Open(decisions)
+	require.NoError(t, err)
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	verdicts := map[string][]string{} // label, time, key -> verdicts
+	for _, r := range recs[1:] {
+		k := r[1] + "|" + r[2] + "|" + r[3]
+		verdicts[k] = append(verdicts[k], r[6])
+	}
+	rowsOf := map[string][]string{"shop sc0": {"shop sc0"}, "shop sc1": {"shop sc1"}, "shop sc2": {"shop sc2"},
+		"shop sc0+sc2": {"shop sc0", "shop sc2"}, "partners": {"partners"}}
+	agree, compared := map[string]int64{}, map[string]int64{}
+	for i, e := range entries {
+		route := routes[i]
+		if route == "" {
+			continue
+		}
+		reject := false
+		for _, row := range rowsOf[route] {
+			k := row + "|" + strconv.FormatInt(int64(e.Time), 10) + "|" + e.Key
+			vs := verdicts[k]
+			require.NotEmpty(t, vs, "no decision of %s for line %d: %q", row, i+1, lines[i])
+			reject = reject || vs[0] == "reject"
+			verdicts[k] = vs[1:]
+		}
+		compared[route]++
+		if reject == (e.Status == 429) {
+			agree[route]++
+		}
+	}
+	var low []string
+	for _, route := range []string{"shop sc0", "shop sc1", "shop sc2", "shop sc0+sc2", "partners"} {
+		t.Logf("HAProxy routes oracle: %s: %d requests, %d agree (%.4f)", route, compared[route], agree[route], float64(agree[route])/float64(max(compared[route], 1)))
+		require.Greater(t, compared[route], int64(20), route)
+		if agree[route]*100 < compared[route]*99 {
+			low = append(low, fmt.Sprintf("%s: %d of %d agree", route, agree[route], compared[route]))
+		}
+	}
+	for _, r := range rep.Results {
+		t.Logf("row %s: %d requests; replay --check-field status agrees on %d of %d", r.Label, r.Offered, r.Check.Agree, r.Check.Compared)
+	}
+	if len(low) > 0 {
+		return fmt.Errorf("want 99%% on each route: %s", strings.Join(low, "; "))
+	}
+	return nil
 }

@@ -166,6 +166,17 @@ type Load struct {
 	// tenant-N, N the client's number modulo Tenants (at least 1).
 	Tenant  string
 	Tenants int
+	// Targets, when set, are drawn from instead of Paths: each burst
+	// goes to one, with its method and Host header (and Base, when it
+	// sets one).
+	Targets []Target
+}
+
+// Target is a request of a Load: its method (GET when ""), its Host
+// header (Base's when ""), its path, and the base URL it is sent to
+// (the Load's when "").
+type Target struct {
+	Method, Host, Path, Base string
 }
 
 // Result is what a load sent: the requests by HTTP status.
@@ -193,12 +204,26 @@ func (l Load) Run(t testing.TB) Result {
 			sent := 0
 			for time.Now().Before(end) && sent < l.MaxRequests {
 				n := 1 + rng.IntN(l.MaxBurst)
-				path := l.Paths[rng.IntN(len(l.Paths))]
+				var tg Target
+				if len(l.Targets) > 0 {
+					tg = l.Targets[rng.IntN(len(l.Targets))]
+				} else {
+					tg.Path = l.Paths[rng.IntN(len(l.Paths))]
+				}
+				if tg.Method == "" {
+					tg.Method = "GET"
+				}
+				if tg.Base == "" {
+					tg.Base = l.Base
+				}
 				for range n {
-					req, err := http.NewRequest("GET", l.Base+path, nil)
+					req, err := http.NewRequest(tg.Method, tg.Base+tg.Path, nil)
 					if err != nil {
 						errs <- err
 						return
+					}
+					if tg.Host != "" {
+						req.Host = tg.Host
 					}
 					req.Header.Set(l.Header, fmt.Sprintf("client-%d", l.FirstClient+c))
 					if l.Tenant != "" {
