@@ -273,4 +273,6 @@ func TestReplayHAProxySplit(t *testing.T) {
 	}
 	g := rep.Traces[0].Routing
 	require.Equal(t, []sim.RouteCount{{Route: "www sc0", Limited: true, Requests: 3}, {Route: "www sc0+sc1", Limited: true, Requests: 2}}, g.Routes)
+	// stderr says why www sc0 disagrees there
+	require.Contains(t, errOut, "frontend www: a request that several of its tracks count (a route such as www sc0+sc1) goes to each of their rows")
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/ratesim/ratesim/traffic"
@@ -283,6 +284,7 @@ func (h *HAProxy) Routes(o Options) (*Routing, error) {
 		rt.needs |= traffic.NeedFrontend
 	}
 	byName := map[string]*section{}
+	var shared []string // the sections with routes of several rows
 	for _, s := range secs {
 		byName[s.name] = s
 		s.routes = make([]int, 1<<len(s.rows))
@@ -310,6 +312,10 @@ func (h *HAProxy) Routes(o Options) (*Routing, error) {
 				name = s.rows[bits.TrailingZeros(uint(set))].Label
 			}
 			s.routes[set] = rt.add(name, true)
+			if len(in) > 1 && !slices.Contains(shared, s.name) {
+				shared = append(shared, s.name)
+				rt.notes = append(rt.notes, fmt.Sprintf("%s %s: a request that several of its tracks count (a route such as %s) goes to each of their rows; each row says whether its own deny fires, and HAProxy denies the request when any does: with --check-field, a row disagrees where another row's deny fired", s.rows[0].Kind, s.name, name))
+			}
 			first := true
 			for i, l := range s.rows {
 				if set&(1<<i) == 0 {
