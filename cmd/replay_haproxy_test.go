@@ -194,10 +194,16 @@ func haproxyFrontends(logFormat string) string {
 // goes to no row; "admin" is no frontend of the config and is counted
 // unrouted. Fed every line, as without routing, api would see 8.
 func TestReplayHAProxyFrontends(t *testing.T) {
-	c, l := haproxyConfAndLog(t, haproxyFrontends("%Ts.%ms %f %ci %ST"),
-		"1700000000.000 api 10.0.0.1 200\n1700000000.010 web 10.0.0.1 200\n1700000000.020 api 10.0.0.1 200\n"+
-			"1700000000.030 web 10.0.0.1 429\n1700000000.040 api 10.0.0.1 429\n1700000000.050 static 10.0.0.1 200\n"+
-			"1700000000.060 admin 10.0.0.1 200\n1700000000.070 web 10.0.0.1 429\n")
+	log := "1700000000.000 api 10.0.0.1 200\n1700000000.010 web 10.0.0.1 200\n1700000000.020 api 10.0.0.1 200\n" +
+		"1700000000.030 web 10.0.0.1 429\n1700000000.040 api 10.0.0.1 429\n1700000000.050 static 10.0.0.1 200\n" +
+		"1700000000.060 admin 10.0.0.1 200\n1700000000.070 web 10.0.0.1 429\n"
+	t.Run("%f", func(t *testing.T) { replayHAProxyFrontends(t, "%f", log) })
+	// %ft writes ~ after the name of a TLS frontend
+	t.Run("%ft", func(t *testing.T) { replayHAProxyFrontends(t, "%ft", strings.ReplaceAll(log, " api ", " api~ ")) })
+}
+
+func replayHAProxyFrontends(t *testing.T, item, log string) {
+	c, l := haproxyConfAndLog(t, haproxyFrontends("%Ts.%ms "+item+" %ci %ST"), log)
 	status, out, errOut := run(t, "replay", l, "--gateway", c, "--from", "haproxy", "--check-field", "status", "--format", "json")
 	require.Equal(t, 0, status, errOut)
 	var rep sim.Report
