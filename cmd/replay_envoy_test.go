@@ -56,3 +56,13 @@ func TestReplayEnvoyListeners(t *testing.T) {
 	require.Equal(t, int64(2), g.Unrouted)
 	require.Equal(t, []sim.RouteCount{{Route: "public", Limited: true, Requests: 3}, {Route: "internal", Limited: true, Requests: 2}, {Route: "admin", Requests: 1}}, g.Routes)
 }
+
+// A JSON log whose lines name no listener cannot be routed among several:
+// each line is malformed, saying which fields would name it.
+func TestReplayEnvoyListenersNoField(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "access.json")
+	require.NoError(t, os.WriteFile(log, []byte(`{"time": "2024-01-01T00:00:00.100Z", "path": "/a"}`+"\n"), 0o644))
+	status, out, errOut := run(t, "replay", log, "--gateway", "../gateway/testdata/envoy-listeners.yaml", "--from", "envoy-local")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, "access.json:1:1: missing field: no frontend (or listener) on this line (the gateway's routes need it: HAProxy's %f; in JSON lines, a field frontend, frontend_name, listener, listener_name, downstream_local_address)")
+}

@@ -181,3 +181,31 @@ backend t
 `))
 	require.ErrorContains(t, err, "haproxy.cfg:6:5: http-request track-sc1: frontend www has tracks with a condition, and this one comes after the deny at line 5")
 }
+
+// Frontends and conditions together: a line first goes to its frontend,
+// then, there, to the counters whose tracks hold for it.
+func TestHAProxyFrontendsAndConditions(t *testing.T) {
+	h, err := ReadHAProxy("haproxy.cfg", []byte(`frontend api
+    bind :80
+    stick-table type ip size 1k expire 30s store http_req_rate(10s)
+    http-request track-sc0 src if { path_beg /v1/ }
+    http-request deny if { sc_http_req_rate(0) gt 10 }
+frontend web
+    bind :81
+    stick-table type ip size 1k expire 30s store http_req_rate(10s)
+    http-request track-sc0 src
+    http-request deny if { sc_http_req_rate(0) gt 50 }
+`))
+	require.NoError(t, err)
+	rt, err := h.Routes(Options{})
+	require.NoError(t, err)
+	require.Equal(t, traffic.NeedFrontend|traffic.NeedPath, rt.Needs())
+	for _, c := range []struct{ fe, path, want string }{
+		{"api", "/v1/items", "api"},
+		{"api", "/v2/items", ""}, // api's track does not hold
+		{"web", "/v1/items", "web"},
+		{"web", "/anything", "web"},
+	} {
+		require.Equal(t, c.want, frontendOf(t, rt, c.fe, "GET", "h", c.path), "%s %s", c.fe, c.path)
+	}
+}

@@ -213,7 +213,7 @@ func (g *routing) missing(req *Request) badLine {
 	case g.needs&NeedMethod != 0 && len(req.Method) == 0:
 		return missingField("no request method on this line (the gateway's routes need it)")
 	case g.needs&NeedFrontend != 0 && len(req.Frontend) == 0:
-		return missingField("no frontend (or listener) on this line (the gateway's routes need it)")
+		return missingField("no frontend (or listener) on this line (the gateway's routes need it: HAProxy's %f; in JSON lines, a field " + strings.Join(jsonFrontends, ", ") + ")")
 	}
 	return badLine{}
 }
