@@ -15,7 +15,7 @@ func newImportCmd() *cobra.Command {
 	var from, scope, envoyVersion string
 	var split bool
 	c := &cobra.Command{
-		Use:   "import CONFIG",
+		Use:   "import CONFIG...",
 		Short: "Print a scenario whose rows are the rate limits of a gateway config (nginx, Kong, envoy, Traefik, HAProxy, Apigee, Azure APIM, AWS API Gateway, Cloudflare)",
 		Long: `Reads a gateway's config and prints a scenario (YAML) whose algorithm rows are
 the limits in it, each with a comment naming the file and line it came from.
@@ -71,6 +71,11 @@ rate-limit-by-key (calls per renewal-period) as an azure-rate-limit row, a
 sliding window as in the classic tiers, increment-condition counting late;
 a counter-key is a constant, the caller's address or a header, any other
 policy expression an error. --scope picks a row by its label (kind-line).
+Several policy files are one operation's scopes, outermost first, each FILE
+or SCOPE=FILE (global, product, api, operation; a FILE alone takes the scope
+after the one before it, global first): joined where each writes <base />,
+their limits in <inbound> are one in-order all-of row whose members name
+their scope, element and file:line.
 
 aws: the JSON of aws apigateway get-usage-plans (or get-usage-plan) or
 get-stage: one all-of row per usage plan, plan method and stage method, its
@@ -88,10 +93,23 @@ path...). --scope picks a rule by its description or id.
 Anything the reader cannot map (include, unknown parameters, rates such as
 10r/x, zones not defined) is an error naming file:line:col and the directive,
 with exit status 2. See docs/gateways.md.`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if _, err := gateway.ParseEnvoyVersion(envoyVersion); err != nil {
 				return usageError{err}
+			}
+			if gateway.AzureScoped(args) {
+				if from != "" && from != "azure" {
+					return usagef("%s: several policy files (or SCOPE=FILE) are Azure API Management's scopes: only --from azure reads them, not --from %s", strings.Join(args, " "), from)
+				}
+				if envoyVersion != "" {
+					return usagef("--envoy-version: only the envoy-local reader models versions (this is --from azure)")
+				}
+				g, err := readAzureScopes(args, from == "")
+				if err != nil {
+					return err
+				}
+				return printImport(c, g, gateway.Options{Scope: scope, SplitLimits: split})
 			}
 			data, err := readConfig(args[0])
 			if err != nil {
@@ -111,16 +129,7 @@ with exit status 2. See docs/gateways.md.`,
 			if err != nil {
 				return usageError{err}
 			}
-			im, err := g.Scenario(gateway.Options{Scope: scope, SplitLimits: split, EnvoyVersion: envoyVersion})
-			if err != nil {
-				return usageError{err}
-			}
-			out, err := im.Text()
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprint(c.OutOrStdout(), out)
-			return err
+			return printImport(c, g, gateway.Options{Scope: scope, SplitLimits: split, EnvoyVersion: envoyVersion})
 		},
 	}
 	c.Flags().StringVar(&from, "from", "", "the config's gateway: "+strings.Join(gateway.Supported(), ", ")+" (default: a guess from the file, stated on stderr)")
@@ -128,6 +137,51 @@ with exit status 2. See docs/gateways.md.`,
 	c.Flags().StringVar(&scope, "scope", "", "keep one scope: an nginx location (\"SERVER LOCATION\" or the location), Kong's route or service, an envoy descriptor path (several joined by \" + \"), Traefik's router or middleware, an HAProxy section, or a row label")
 	c.Flags().StringVar(&envoyVersion, "envoy-version", "", "envoy-local: the envoy whose buckets to model, X.Y (default: the newest; before 1.31 buckets refill tokens_per_fill at once every fill_interval)")
 	return c
+}
+
+// printImport prints the scenario of g's import.
+func printImport(c *cobra.Command, g gateway.Config, o gateway.Options) error {
+	im, err := g.Scenario(o)
+	if err != nil {
+		return usageError{err}
+	}
+	out, err := im.Text()
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprint(c.OutOrStdout(), out)
+	return err
+}
+
+// readAzureScopes reads the APIM policy files of one operation's scopes,
+// each FILE or SCOPE=FILE, outermost first (gateway.AzureScopeArgs); with
+// guess (no --from), each must look like one.
+func readAzureScopes(args []string, guess bool) (*gateway.Azure, error) {
+	files, err := gateway.AzureScopeArgs(args)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	for i, f := range files {
+		if files[i].Data, err = readConfig(f.File); err != nil {
+			return nil, err
+		}
+		if guess && !gateway.LooksLikeAzure(files[i].Data) {
+			return nil, usagef("%s: several config files are read as the policy scopes of Azure API Management only, and this is not an APIM policy document (<policies>)%s", f.File, guessed(gateway.Guess(f.File, files[i].Data)))
+		}
+	}
+	g, err := gateway.ReadAzureScopes(files)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return g, nil
+}
+
+// guessed says which gateway's config a file seems to be, if any.
+func guessed(from string) string {
+	if from == "" {
+		return ""
+	}
+	return ": it reads as --from " + from
 }
 
 // readConfig reads import's CONFIG, saying in ratesim's words what is wrong

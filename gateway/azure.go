@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,19 +12,29 @@ import (
 	"github.com/ratesim/ratesim/scenarios"
 )
 
-// Azure is an Azure API Management policy document read: its rate-limit
-// and rate-limit-by-key policies (learn.microsoft.com, "Limit call rate
-// by subscription" and "Limit call rate by key"), wherever they sit in
-// <policies>.
+// Azure is one or several Azure API Management policy documents read:
+// their rate-limit and rate-limit-by-key policies (learn.microsoft.com,
+// "Limit call rate by subscription" and "Limit call rate by key"),
+// wherever they sit in <policies>. Several documents are the scopes of
+// one operation, outermost first, joined where each writes <base />.
 type Azure struct {
+	// File is the (innermost) policy document's path.
 	File   string
 	Limits []*AzureLimit
+	// Scopes are the documents read, outermost first; one with Scope ""
+	// for a document read alone.
+	Scopes []AzureFile
+	// Notes say what the join left out (a scope without <base />).
+	Notes []string
 }
 
 // AzureLimit is one rate-limit or rate-limit-by-key element.
 type AzureLimit struct {
 	Kind  string // rate-limit or rate-limit-by-key
 	Where Pos
+	// Scope is the policy scope of its document (AzureScopes), "" for a
+	// document read alone.
+	Scope string
 	Calls int64
 	// Period is renewal-period, whole seconds up to 300.
 	Period time.Duration
@@ -37,8 +48,86 @@ type AzureLimit struct {
 	Inbound bool
 }
 
-// Name labels the row: its kind and line.
-func (l *AzureLimit) Name() string { return fmt.Sprintf("%s-%d", l.Kind, l.Where.Line) }
+// Name labels the row: its scope, kind and line.
+func (l *AzureLimit) Name() string {
+	if l.Scope != "" {
+		return fmt.Sprintf("%s-%s-%d", l.Scope, l.Kind, l.Where.Line)
+	}
+	return fmt.Sprintf("%s-%d", l.Kind, l.Where.Line)
+}
+
+// label names the limit in an all-of: scope, element and file:line.
+func (l *AzureLimit) label() string {
+	s := fmt.Sprintf("%s (%s:%d)", l.Kind, filepath.Base(l.Where.File), l.Where.Line)
+	if l.Scope != "" {
+		s = l.Scope + " " + s
+	}
+	return s
+}
+
+// AzureScopes are API Management's policy scopes, outermost first
+// (learn.microsoft.com, "Set or edit Azure API Management policies":
+// global, product, API, operation). A document's <base /> stands for the
+// policies of the scope above it, section by section.
+var AzureScopes = []string{"global", "product", "api", "operation"}
+
+// AzureFile is one policy document to read: its scope (AzureScopes; ""
+// for a document read alone), path and content.
+type AzureFile struct {
+	Scope, File string
+	Data        []byte
+}
+
+// AzureScopeArgs reads the files of import --from azure, outermost first:
+// each FILE or SCOPE=FILE, SCOPE one of AzureScopes. A FILE without a
+// scope takes the scope after the one before it (global for the first);
+// one FILE alone has none. The scopes must come in APIM's order, each
+// once.
+func AzureScopeArgs(args []string) ([]AzureFile, error) {
+	if len(args) == 1 {
+		if sc, f, ok := cutAzureScope(args[0]); ok {
+			return []AzureFile{{Scope: sc, File: f}}, nil
+		}
+		return []AzureFile{{File: args[0]}}, nil
+	}
+	var files []AzureFile
+	next := 0 // the index in AzureScopes of the next scope
+	for _, a := range args {
+		sc, f, ok := cutAzureScope(a)
+		if !ok {
+			if next >= len(AzureScopes) {
+				return nil, fmt.Errorf("%s: a policy file after the operation's: APIM has four scopes, %s, outermost first", a, strings.Join(AzureScopes, ", "))
+			}
+			sc, f = AzureScopes[next], a
+		}
+		i := slices.Index(AzureScopes, sc)
+		if i < next {
+			return nil, fmt.Errorf("%s: the %s scope after the %s scope: give the policy files outermost first (%s), each scope once", a, sc, files[len(files)-1].Scope, strings.Join(AzureScopes, ", "))
+		}
+		files = append(files, AzureFile{Scope: sc, File: f})
+		next = i + 1
+	}
+	return files, nil
+}
+
+// AzureScoped says whether import's arguments are APIM policy files by
+// scope: several files, or one SCOPE=FILE.
+func AzureScoped(args []string) bool {
+	if len(args) > 1 {
+		return true
+	}
+	_, _, ok := cutAzureScope(args[0])
+	return ok
+}
+
+// cutAzureScope splits SCOPE=FILE.
+func cutAzureScope(arg string) (scope, file string, ok bool) {
+	scope, file, ok = strings.Cut(arg, "=")
+	if !ok || !slices.Contains(AzureScopes, scope) || file == "" {
+		return "", arg, false
+	}
+	return scope, file, true
+}
 
 var (
 	azureHeaderKey = regexp.MustCompile(`^@\(context\.Request\.Headers\.GetValueOrDefault\("([^"]+)"(?:\s*,\s*"[^"]*")?\)\)$`)
@@ -46,42 +135,79 @@ var (
 	azureIntAttr   = regexp.MustCompile(`^[0-9]+$`)
 )
 
-// ReadAzure reads an APIM policy document. A counter-key is a constant,
-// the caller's address (@(context.Request.IpAddress)) or a header
-// (@(context.Request.Headers.GetValueOrDefault("X", ...))); another policy
-// expression, a calls or renewal-period that is not a number, and the
-// per-API or per-operation children of rate-limit are errors naming
+// ReadAzure reads an APIM policy document alone. A counter-key is a
+// constant, the caller's address (@(context.Request.IpAddress)) or a
+// header (@(context.Request.Headers.GetValueOrDefault("X", ...))); another
+// policy expression, a calls or renewal-period that is not a number, and
+// the per-API or per-operation children of rate-limit are errors naming
 // file:line:col.
 func ReadAzure(file string, data []byte) (*Azure, error) {
-	root, err := parseApigeeXML(file, data)
-	if err != nil {
+	return ReadAzureScopes([]AzureFile{{File: file, Data: data}})
+}
+
+// azureDoc is one policy document parsed.
+type azureDoc struct {
+	AzureFile
+	root *apigeeNode
+}
+
+// section is the document's section of that name (inbound...), nil when
+// it has none.
+func (d *azureDoc) section(name string) *apigeeNode { return d.root.child(name) }
+
+// ReadAzureScopes reads the policy documents of one operation's scopes,
+// outermost first, as APIM runs them: each section of the innermost
+// document, where it writes <base />, runs the same section of the scope
+// above (learn.microsoft.com, "Set or edit Azure API Management policies",
+// and "Policies in Azure API Management": a scope without <base /> in a
+// section drops the outer scopes' policies of that section). rate-limit
+// in the global scope is an error (its policy reference lists the
+// product, API and operation scopes); so is a <base /> that is not
+// directly in a section, where several documents are joined.
+func ReadAzureScopes(files []AzureFile) (*Azure, error) {
+	az := &Azure{File: files[len(files)-1].File, Scopes: files}
+	var docs []*azureDoc
+	for _, f := range files {
+		root, err := parseApigeeXML(f.File, f.Data)
+		if err != nil {
+			return nil, err
+		}
+		d := &azureDoc{AzureFile: f, root: root}
+		// every document's limits are read, including those the join
+		// drops, so that a mistake in any is an error
+		if _, err := d.limits(nil, len(files) > 1); err != nil {
+			return nil, err
+		}
+		docs = append(docs, d)
+	}
+	last := docs[len(docs)-1]
+	var err error
+	if az.Limits, err = last.limits(docs[:len(docs)-1], len(files) > 1); err != nil {
 		return nil, err
 	}
-	az := &Azure{File: file}
-	base := filepath.Base(file)
-	var walk func(n, parent *apigeeNode) error
-	walk = func(n, parent *apigeeNode) error {
-		if n.name == "rate-limit" || n.name == "rate-limit-by-key" {
-			l, err := readAzureLimit(file, base, n)
-			if err != nil {
-				return err
-			}
-			l.Inbound = parent != nil && parent.name == "inbound"
-			az.Limits = append(az.Limits, l)
-			return nil
-		}
-		for _, c := range n.children {
-			if err := walk(c, n); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := walk(root, nil); err != nil {
-		return nil, err
-	}
+	az.dropped(docs)
 	if len(az.Limits) == 0 {
-		return nil, &Error{File: file, Line: root.line, Col: root.col, Msg: "no rate-limit or rate-limit-by-key policy"}
+		if len(docs) == 1 {
+			return nil, &Error{File: last.File, Line: last.root.line, Col: last.root.col, Msg: "no rate-limit or rate-limit-by-key policy"}
+		}
+		var names []string
+		for _, d := range docs {
+			names = append(names, d.File)
+		}
+		return nil, &Error{File: last.File, Line: last.root.line, Col: last.root.col,
+			Msg: "no rate-limit or rate-limit-by-key policy applies to the operation's requests, in " + strings.Join(names, ", ") + " joined at <base />"}
+	}
+	// "For each key value, a single counter is used for all scopes at
+	// which the policy is configured" (learn.microsoft.com, "Limit call
+	// rate by key", counter-key): two rate-limit-by-key of one key count
+	// in one counter, which rows or members apart do not model.
+	for i, l := range az.Limits {
+		for _, m := range az.Limits[:i] {
+			if l.Kind == "rate-limit-by-key" && m.Kind == "rate-limit-by-key" && sameKey(l.Key, m.Key) {
+				return nil, &Error{File: l.Where.File, Line: l.Where.Line, Col: l.Where.Col, Msg: fmt.Sprintf(
+					"rate-limit-by-key: the counter-key of the one at %s (%s): APIM keeps one counter per key value for every scope where the policy is configured, which limits apart do not model (give each its own key)", m.Where, m.Key)}
+			}
+		}
 	}
 	if az.inOrder() {
 		// An increment-condition counts the request once the response is
@@ -90,12 +216,86 @@ func ReadAzure(file string, data []byte) (*Azure, error) {
 		// not count, whereas the all-of counts it as admitted.
 		for _, l := range az.Limits[:len(az.Limits)-1] {
 			if l.Increment {
-				return nil, &Error{File: file, Line: l.Where.Line, Col: l.Where.Col, Msg: l.Kind +
+				return nil, &Error{File: l.Where.File, Line: l.Where.Line, Col: l.Where.Col, Msg: l.Kind +
 					": increment-condition on a limit that another limit after it may refuse: whether the refused request counts depends on the condition read on that 429, which is not modelled"}
 			}
 		}
 	}
 	return az, nil
+}
+
+// limits reads the limits of d in document order; outer are the
+// documents of the scopes above d, outermost first, whose section's
+// limits stand where d's section writes <base /> (none: <base /> is
+// left out). joined says several documents are read, where a <base />
+// must stand directly in a section.
+func (d *azureDoc) limits(outer []*azureDoc, joined bool) ([]*AzureLimit, error) {
+	return d.under(d.root, nil, 0, outer, joined)
+}
+
+// under reads the limits in n, whose parent is parent and whose depth in
+// d is depth (the root 0, a section 1), as limits does.
+func (d *azureDoc) under(n, parent *apigeeNode, depth int, outer []*azureDoc, joined bool) ([]*AzureLimit, error) {
+	switch {
+	case n.name == "rate-limit" || n.name == "rate-limit-by-key":
+		l, err := readAzureLimit(d.AzureFile, n)
+		if err != nil {
+			return nil, err
+		}
+		l.Inbound = parent != nil && parent.name == "inbound"
+		return []*AzureLimit{l}, nil
+	case n.name == "base" && joined && depth != 2:
+		return nil, &Error{File: d.File, Line: n.line, Col: n.col, Msg: "<base /> inside <" + parent.name + ">: it is modelled directly in a section (inbound, backend, outbound, on-error) only"}
+	case n.name == "base" && len(outer) > 0:
+		up := outer[len(outer)-1]
+		if s := up.section(parent.name); s != nil {
+			return up.under(s, up.root, 1, outer[:len(outer)-1], joined)
+		}
+		return nil, nil
+	}
+	var out []*AzureLimit
+	for _, c := range n.children {
+		sub, err := d.under(c, n, depth+1, outer, joined)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub...)
+	}
+	return out, nil
+}
+
+// hasBase says whether section, a section of d, writes <base /> directly.
+func hasBase(section *apigeeNode) bool {
+	return slices.ContainsFunc(section.children, func(c *apigeeNode) bool { return c.name == "base" })
+}
+
+// dropped notes each section of an outer scope whose limits the join
+// leaves out, naming the scope below it that has no <base /> there (or
+// not the section at all), as APIM does.
+func (a *Azure) dropped(docs []*azureDoc) {
+	last := len(docs) - 1
+	for i, d := range docs[:last] {
+		for _, s := range d.root.children {
+			if lims, _ := d.under(s, d.root, 1, nil, true); len(lims) == 0 {
+				continue
+			}
+			for j := last; j > i; j-- {
+				in := docs[j].section(s.name)
+				why := ""
+				switch {
+				case in == nil:
+					why = fmt.Sprintf("%s has no <%s>", docs[j].File, s.name)
+				case !hasBase(in):
+					why = fmt.Sprintf("the <%s> of %s (%s:%d) has no <base />", s.name, docs[j].File, filepath.Base(docs[j].File), in.line)
+				default:
+					continue
+				}
+				a.Notes = append(a.Notes, fmt.Sprintf("the %s scope's <%s> (%s) does not apply: %s, so APIM runs none of the scopes above the %s there",
+					d.Scope, s.name, d.File, why, docs[j].Scope))
+				break
+			}
+		}
+	}
 }
 
 // inOrder reports whether the limits are several, all directly in
@@ -112,11 +312,15 @@ func (a *Azure) inOrder() bool {
 	return true
 }
 
-func readAzureLimit(file, base string, n *apigeeNode) (*AzureLimit, error) {
+func readAzureLimit(f AzureFile, n *apigeeNode) (*AzureLimit, error) {
+	file, base := f.File, filepath.Base(f.File)
 	at := func(format string, args ...any) error {
 		return &Error{File: file, Line: n.line, Col: n.col, Msg: n.name + ": " + fmt.Sprintf(format, args...)}
 	}
-	l := &AzureLimit{Kind: n.name, Where: Pos{Line: n.line, Col: n.col}}
+	l := &AzureLimit{Kind: n.name, Scope: f.Scope, Where: Pos{File: file, Line: n.line, Col: n.col}}
+	if n.name == "rate-limit" && f.Scope == "global" {
+		return nil, at("not allowed in the global scope: APIM takes rate-limit at the product, API and operation scopes (rate-limit-by-key at every scope)")
+	}
 	if len(n.children) > 0 {
 		c := n.children[0]
 		return nil, &Error{File: file, Line: c.line, Col: c.col, Msg: fmt.Sprintf("<%s> inside %s: per-API and per-operation limits are not modelled", c.name, n.name)}
@@ -144,10 +348,10 @@ func readAzureLimit(file, base string, n *apigeeNode) (*AzureLimit, error) {
 	if ic, ok := n.attrs["increment-count"]; ok && ic != "1" {
 		note("increment-count %s: the traffic's cost", ic)
 	}
-	where := Pos{Line: n.line, Col: n.col}
+	where := l.Where
 	switch {
 	case n.name == "rate-limit":
-		l.Key = Key{Kind: KeyOther, Name: "the subscription", Where: where}
+		l.Key = Key{Kind: KeyOther, Name: "the subscription", Where: where, Attr: "subscription"}
 	default:
 		key, ok := n.attrs["counter-key"]
 		switch {
@@ -160,7 +364,8 @@ func readAzureLimit(file, base string, n *apigeeNode) (*AzureLimit, error) {
 		case strings.HasPrefix(key, "@"):
 			return nil, at("counter-key=%q: a policy expression other than the address or a header is not modelled", key)
 		default:
-			l.Key = Key{Kind: KeyGlobal, Where: where}
+			// the constant names its counter
+			l.Key = Key{Kind: KeyGlobal, Name: key, Where: where}
 		}
 	}
 	return l, nil
@@ -178,16 +383,17 @@ func (a *Azure) Scenario(o Options) (*Import, error) {
 	if o.Scope == "" && a.inOrder() {
 		return a.allOf(base), nil
 	}
-	im := newImport(base, "The rate limits of "+base+".",
-		"Imported from "+base+" by ratesim import --from azure: one row per rate-limit or",
+	names := a.names()
+	im := newImport(base, "The rate limits of "+names+".", a.from(
+		"one row per rate-limit or",
 		"rate-limit-by-key, a sliding window as in the classic tiers (write tier: v2",
-		"for the v2 tiers' token bucket), each gateway counting alone.")
+		"for the v2 tiers' token bucket), each gateway counting alone.")...)
 	first := lims[0]
 	im.File.Limit = limit(first.Calls, scenarios.DurationText(first.Period))
 	im.File.Duration = scenarios.DurationOf(scenarios.DurationText(max(10*time.Second, 3*first.Period)))
+	a.scopeNotes(im)
 	for _, l := range lims {
-		im.note(append([]string{fmt.Sprintf("%s:%d: %s calls=%d renewal-period=%d; key %s",
-			base, l.Where.Line, l.Kind, l.Calls, int64(l.Period/time.Second), l.Key.String())}, l.Notes...)...)
+		im.note(append([]string{l.head()}, l.Notes...)...)
 		e := scenarios.AlgEntry{Name: str("azure-rate-limit"), Label: str(l.Name()), Rate: scenarios.IntOf(l.Calls), Per: scenarios.DurationOf(scenarios.DurationText(l.Period))}
 		if l.Increment {
 			e.IncrementCond = scenarios.BoolOf(true)
@@ -213,11 +419,12 @@ func (a *Azure) Scenario(o Options) (*Import, error) {
 func (a *Azure) allOf(base string) *Import {
 	lims := a.Limits
 	first := lims[0]
-	im := newImport(base, "The rate limits of "+base+", applied in order.",
-		"Imported from "+base+" by ratesim import --from azure: one all-of row, commit",
+	names := a.names()
+	im := newImport(base, "The rate limits of "+names+", applied in order.", a.from(
+		"one all-of row, commit",
 		"in-order, of its rate-limit and rate-limit-by-key policies, as APIM applies them",
 		"to each request one after the other; each a sliding window as in the classic",
-		"tiers (write tier: v2 on a limit for the v2 tiers' token bucket).")
+		"tiers (write tier: v2 on a limit for the v2 tiers' token bucket).")...)
 	im.File.Limit = limit(first.Calls, scenarios.DurationText(first.Period))
 	im.File.Duration = scenarios.DurationOf(scenarios.DurationText(max(10*time.Second, 3*first.Period)))
 	var keys []Key
@@ -225,18 +432,18 @@ func (a *Azure) allOf(base string) *Import {
 		keys = append(keys, l.Key)
 	}
 	primary, hasPrimary := primaryOf(keys)
+	a.scopeNotes(im)
 	im.note("APIM applies these limits in this order to each request; the first that refuses answers 429",
 		"and the later ones do not count it (commit in-order)")
 	row := im.row(scenarios.AlgEntry{Name: str("all-of"), Label: str("inbound"), Commit: str("in-order")})
 	for _, l := range lims {
-		e := scenarios.AlgEntry{Name: str("azure-rate-limit"), Label: str(fmt.Sprintf("%s (%s:%d)", l.Kind, base, l.Where.Line)),
+		e := scenarios.AlgEntry{Name: str("azure-rate-limit"), Label: str(l.label()),
 			Rate: scenarios.IntOf(l.Calls), Per: scenarios.DurationOf(scenarios.DurationText(l.Period))}
 		if l.Increment {
 			e.IncrementCond = scenarios.BoolOf(true)
 		}
-		lines := append([]string{fmt.Sprintf("%s:%d: %s calls=%d renewal-period=%d; key %s",
-			base, l.Where.Line, l.Kind, l.Calls, int64(l.Period/time.Second), l.Key.String())}, l.Notes...)
-		if by := azureBy(l.Key, primary, hasPrimary); by != "" {
+		lines := append([]string{l.head()}, l.Notes...)
+		if by := byOf(l.Key, primary, hasPrimary); by != "" {
 			e.By = str(by)
 			lines = append(lines, byNote(by))
 		}
@@ -247,13 +454,49 @@ func (a *Azure) allOf(base string) *Import {
 	return im
 }
 
-// azureBy is byOf, rate-limit's subscription counting by the attribute
-// subscription.
-func azureBy(k, primary Key, ok bool) string {
-	if by := byOf(k, primary, ok); by == "" || k.Kind != KeyOther {
-		return by
+// head is the first line of the limit's comment: where it is written and
+// what it says.
+func (l *AzureLimit) head() string {
+	s := fmt.Sprintf("%s:%d: %s calls=%d renewal-period=%d; key %s",
+		filepath.Base(l.Where.File), l.Where.Line, l.Kind, l.Calls, int64(l.Period/time.Second), l.Key.String())
+	if l.Scope != "" {
+		s = l.Scope + " scope, " + s
 	}
-	return "subscription"
+	return s
+}
+
+// from is the scenario's head comment: where it is imported from, then
+// what, the first of what going on the line of where.
+func (a *Azure) from(what ...string) []string {
+	head := []string{"Imported from " + filepath.Base(a.File) + " by ratesim import --from azure: "}
+	if len(a.Scopes) > 1 {
+		head = []string{"Imported by ratesim import --from azure from the policy files of one",
+			"operation's scopes, joined where each writes <base /> as APIM joins them:", ""}
+	}
+	head[len(head)-1] += what[0]
+	return append(head, what[1:]...)
+}
+
+// names lists the documents read, by their base names.
+func (a *Azure) names() string {
+	var names []string
+	for _, f := range a.Scopes {
+		names = append(names, filepath.Base(f.File))
+	}
+	return strings.Join(names, ", ")
+}
+
+// scopeNotes says, for several documents, how they are joined and what
+// the join leaves out.
+func (a *Azure) scopeNotes(im *Import) {
+	if len(a.Scopes) < 2 {
+		return
+	}
+	im.note("the policy scopes, outermost first:")
+	for _, f := range a.Scopes {
+		im.note("  " + f.Scope + ": " + f.File)
+	}
+	im.note(a.Notes...)
 }
 
 func (a *Azure) pick(scope string) ([]*AzureLimit, error) {
@@ -287,6 +530,12 @@ func (a *Azure) Keys(o Options) ([]Key, error) {
 		}
 	}
 	return keys, nil
+}
+
+// LooksLikeAzure says whether data is an APIM policy document, with or
+// without a limit (a scope joined to others may have none).
+func LooksLikeAzure(data []byte) bool {
+	return strings.Contains(string(data), "<policies")
 }
 
 func guessAzure(_ string, data []byte) bool {

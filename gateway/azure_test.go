@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -40,7 +42,7 @@ func TestReadAzure(t *testing.T) {
 	require.Contains(t, out, "  - {name: azure-rate-limit, label: rate-limit-by-key-5, rate: 10, per: 1m, increment-condition: true}\n")
 	keys, err := g.Keys(Options{Scope: "rate-limit-by-key-5"})
 	require.NoError(t, err)
-	require.Equal(t, []Key{{Kind: KeyAddr, Where: Pos{Line: 5, Col: 9}}}, keys)
+	require.Equal(t, []Key{{Kind: KeyAddr, Where: Pos{File: "policy.xml", Line: 5, Col: 9}}}, keys)
 
 	g, err = Read("azure", "p.xml", []byte(`<policies><inbound><rate-limit-by-key calls="5" renewal-period="10" counter-key="@(context.Request.Headers.GetValueOrDefault(&quot;X-Client&quot;,&quot;&quot;))"/></inbound></policies>`))
 	require.NoError(t, err)
@@ -81,4 +83,160 @@ func TestAzureInOrderGolden(t *testing.T) {
 	require.NoError(t, err)
 	parseImported(t, out)
 	golden(t, "azure-inbound.golden.yaml", out)
+}
+
+// apimScopes reads the example policy files of examples/apim, outermost
+// first, with the content of the scopes in replace instead of theirs.
+func apimScopes(t *testing.T, replace map[string]string) []AzureFile {
+	var files []AzureFile
+	for _, sc := range AzureScopes {
+		f := AzureFile{Scope: sc, File: "examples/apim/" + sc + ".xml"}
+		if src, ok := replace[sc]; ok {
+			f.Data = []byte(src)
+		} else {
+			data, err := os.ReadFile("../" + f.File)
+			require.NoError(t, err)
+			f.Data = data
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+// TestAzureScopesGolden: the four scopes of examples/apim join at
+// <base /> into one in-order all-of: the API's limit by X-Client (it
+// writes <base /> after it), then the global scope's by address (what
+// the product's <base /> stands for, before the product's own
+// rate-limit), the product's rate-limit, and the operation's by the
+// constant "checkout" (after its <base />). Each member is labelled by
+// scope, element and file:line; each counts by its own key.
+func TestAzureScopesGolden(t *testing.T) {
+	az, err := ReadAzureScopes(apimScopes(t, nil))
+	require.NoError(t, err)
+	var labels []string
+	for _, l := range az.Limits {
+		labels = append(labels, l.label())
+	}
+	require.Equal(t, []string{
+		"api rate-limit-by-key (api.xml:3)",
+		"global rate-limit-by-key (global.xml:3)",
+		"product rate-limit (product.xml:4)",
+		"operation rate-limit-by-key (operation.xml:4)",
+	}, labels)
+	im, err := az.Scenario(Options{})
+	require.NoError(t, err)
+	out, err := im.Text()
+	require.NoError(t, err)
+	parseImported(t, out)
+	golden(t, "azure-scopes.golden.yaml", out)
+	keys, err := az.Keys(Options{})
+	require.NoError(t, err)
+	var kinds []string
+	for _, k := range keys {
+		kinds = append(kinds, k.Kind+" "+k.Name+" "+k.Where.String())
+	}
+	require.Equal(t, []string{
+		"header x-client examples/apim/api.xml:3:9",
+		"addr  examples/apim/global.xml:3:9",
+		"other the subscription examples/apim/product.xml:4:9",
+		"global checkout examples/apim/operation.xml:4:9",
+	}, kinds)
+}
+
+// TestAzureScopesBase: a scope whose <inbound> has no <base /> drops the
+// scopes above it there, as APIM does; the import says which.
+func TestAzureScopesBase(t *testing.T) {
+	// the operation writes no <base />: its own limit alone applies
+	noBase := "<policies>\n    <inbound>\n        <rate-limit-by-key calls=\"2\" renewal-period=\"10\" counter-key=\"checkout\" />\n    </inbound>\n</policies>\n"
+	az, err := ReadAzureScopes(apimScopes(t, map[string]string{"operation": noBase}))
+	require.NoError(t, err)
+	require.Len(t, az.Limits, 1)
+	require.Equal(t, "operation-rate-limit-by-key-3", az.Limits[0].Name())
+	require.Equal(t, []string{
+		"the global scope's <inbound> (examples/apim/global.xml) does not apply: the <inbound> of examples/apim/operation.xml (operation.xml:2) has no <base />, so APIM runs none of the scopes above the operation there",
+		"the product scope's <inbound> (examples/apim/product.xml) does not apply: the <inbound> of examples/apim/operation.xml (operation.xml:2) has no <base />, so APIM runs none of the scopes above the operation there",
+		"the api scope's <inbound> (examples/apim/api.xml) does not apply: the <inbound> of examples/apim/operation.xml (operation.xml:2) has no <base />, so APIM runs none of the scopes above the operation there",
+	}, az.Notes)
+	im, err := az.Scenario(Options{})
+	require.NoError(t, err)
+	out, err := im.Text()
+	require.NoError(t, err)
+	require.Contains(t, out, "  # the api scope's <inbound> (examples/apim/api.xml) does not apply:")
+	require.Contains(t, out, "  - {name: azure-rate-limit, label: operation-rate-limit-by-key-3, rate: 2, per: 10s}\n")
+
+	// the API writes none: the global and product limits drop, the API's
+	// and the operation's stay, in order
+	apiNoBase := "<policies>\n    <inbound>\n        <rate-limit-by-key calls=\"4\" renewal-period=\"10\" counter-key=\"@(context.Request.IpAddress)\" />\n    </inbound>\n</policies>\n"
+	az, err = ReadAzureScopes(apimScopes(t, map[string]string{"api": apiNoBase}))
+	require.NoError(t, err)
+	var labels []string
+	for _, l := range az.Limits {
+		labels = append(labels, l.label())
+	}
+	require.Equal(t, []string{"api rate-limit-by-key (api.xml:3)", "operation rate-limit-by-key (operation.xml:4)"}, labels)
+	require.Len(t, az.Notes, 2)
+	require.Contains(t, az.Notes[1], "the product scope's <inbound> (examples/apim/product.xml) does not apply: the <inbound> of examples/apim/api.xml (api.xml:2) has no <base />")
+
+	// a product without an <inbound> at all runs neither its limit nor
+	// the global scope's there
+	az, err = ReadAzureScopes(apimScopes(t, map[string]string{"product": "<policies>\n  <outbound><base /></outbound>\n</policies>\n"}))
+	require.NoError(t, err)
+	require.Equal(t, []string{"the global scope's <inbound> (examples/apim/global.xml) does not apply: examples/apim/product.xml has no <inbound>, so APIM runs none of the scopes above the product there"}, az.Notes)
+	require.Len(t, az.Limits, 2)
+}
+
+// TestAzureScopesErrors: what the join cannot model, and mistakes in any
+// scope's file, are errors naming file:line:col.
+func TestAzureScopesErrors(t *testing.T) {
+	for _, c := range []struct {
+		replace map[string]string
+		want    string
+	}{
+		// rate-limit is not a global-scope policy
+		{map[string]string{"global": "<policies>\n  <inbound>\n    <rate-limit calls=\"5\" renewal-period=\"10\" />\n  </inbound>\n</policies>"},
+			"examples/apim/global.xml:3:5: rate-limit: not allowed in the global scope"},
+		// a mistake in a scope the join drops is still one
+		{map[string]string{"product": "<policies>\n  <inbound>\n    <rate-limit calls=\"@(5)\" renewal-period=\"10\" />\n  </inbound>\n</policies>"},
+			"examples/apim/product.xml:3:5: rate-limit: calls=\"@(5)\": want a whole number"},
+		{map[string]string{"operation": "<policies>\n  <inbound>\n    <choose><when condition=\"@(true)\"><base /></when></choose>\n  </inbound>\n</policies>"},
+			"examples/apim/operation.xml:3:39: <base /> inside <when>: it is modelled directly in a section"},
+		// the operation's by address shares the global scope's counter
+		{map[string]string{"operation": "<policies>\n  <inbound>\n    <base />\n    <rate-limit-by-key calls=\"1\" renewal-period=\"5\" counter-key=\"@(context.Request.IpAddress)\" />\n  </inbound>\n</policies>"},
+			"examples/apim/operation.xml:4:5: rate-limit-by-key: the counter-key of the one at examples/apim/global.xml:3:9 (the client address): APIM keeps one counter per key value"},
+		// a count once the response is known, before another scope's limit
+		{map[string]string{"global": "<policies>\n  <inbound>\n    <rate-limit-by-key calls=\"5\" renewal-period=\"10\" increment-condition=\"@(context.Response.StatusCode == 200)\" counter-key=\"@(context.Request.IpAddress)\" />\n  </inbound>\n</policies>"},
+			"examples/apim/global.xml:3:5: rate-limit-by-key: increment-condition on a limit that another limit after it may refuse"},
+		{map[string]string{"operation": "<policies>\n  <inbound />\n</policies>", "api": "<policies>\n  <inbound />\n</policies>"},
+			"examples/apim/operation.xml:1:1: no rate-limit or rate-limit-by-key policy applies to the operation's requests, in examples/apim/global.xml, examples/apim/product.xml, examples/apim/api.xml, examples/apim/operation.xml joined at <base />"},
+	} {
+		_, err := ReadAzureScopes(apimScopes(t, c.replace))
+		require.ErrorContains(t, err, c.want)
+		var ge *Error
+		require.ErrorAs(t, err, &ge)
+	}
+}
+
+// TestAzureScopeArgs: import's files, outermost first, FILE or
+// SCOPE=FILE.
+func TestAzureScopeArgs(t *testing.T) {
+	scopes := func(args ...string) string {
+		files, err := AzureScopeArgs(args)
+		if err != nil {
+			return err.Error()
+		}
+		var s []string
+		for _, f := range files {
+			s = append(s, f.Scope+"="+f.File)
+		}
+		return strings.Join(s, " ")
+	}
+	require.Equal(t, "=p.xml", scopes("p.xml"))
+	require.Equal(t, "api=p.xml", scopes("api=p.xml"))
+	require.Equal(t, "global=g.xml product=p.xml api=a.xml operation=o.xml", scopes("g.xml", "p.xml", "a.xml", "o.xml"))
+	require.Equal(t, "global=g.xml product=p.xml", scopes("g.xml", "p.xml"))
+	require.Equal(t, "api=a.xml operation=o.xml", scopes("api=a.xml", "o.xml"))
+	require.Equal(t, "global=g.xml operation=o.xml", scopes("g.xml", "operation=o.xml"))
+	require.Equal(t, "api=a.xml: the api scope after the operation scope: give the policy files outermost first (global, product, api, operation), each scope once", scopes("operation=o.xml", "api=a.xml"))
+	require.Equal(t, "api=b.xml: the api scope after the api scope: give the policy files outermost first (global, product, api, operation), each scope once", scopes("api=a.xml", "api=b.xml"))
+	require.Equal(t, "x.xml: a policy file after the operation's: APIM has four scopes, global, product, api, operation, outermost first", scopes("g.xml", "p.xml", "a.xml", "o.xml", "x.xml"))
 }
