@@ -21,6 +21,8 @@ type Replay struct {
 	Doc *scenarios.File
 	// KeyField is the replay source's key-field ("" when the user set it).
 	KeyField string
+	// KeyFor says which limits need KeyField, for errors.
+	KeyFor string
 	// LogFormat and LogEscape are the log_format the config writes the
 	// log with ("" when it does not say, or the user said otherwise);
 	// FormatName names it in errors ("log_format check (nginx.conf:3:5)").
@@ -147,6 +149,7 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 	if g.KeyField, err = keyFieldOf(primary, tmpl, g.FormatName, o.Fields["format"], file); err != nil {
 		return nil, err
 	}
+	g.KeyFor = fmt.Sprintf("the limits of %s by %s (%s)", file, primary.short(), primary.Where)
 	// every other key a limit counts by is an attribute of each request,
 	// read from its own field of the log (docs/gateways.md)
 	for _, k := range keys {
@@ -200,6 +203,9 @@ func (g *Replay) NameTrace(sc *scenarios.Scenario) {
 		}
 		if g.TraceFormat != "" {
 			r.FormatName = g.TraceFormat
+		}
+		if r.KeyField == g.KeyField {
+			r.KeyFor = g.KeyFor
 		}
 		// errors on an attribute's field say which limits need it
 		for i := range r.AttrFields {

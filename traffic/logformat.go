@@ -274,7 +274,7 @@ func newTemplateParser(r *Replay, tp *timeParser) (*templateParser, error) {
 			p.key = t.Index("binary_remote_addr")
 		}
 	default:
-		if p.key, err = field("key-field", r.KeyField); err != nil {
+		if p.key, err = field(r.keyWhat(), r.KeyField); err != nil {
 			return nil, err
 		}
 	}

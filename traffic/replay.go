@@ -161,6 +161,9 @@ type Replay struct {
 	// zone key is empty (ngx_http_limit_req_module.c), and a limit by it
 	// does not look at it. See Plan.Attributes.
 	AttrFields []AttrField
+	// KeyFor, when set, says what needs KeyField, for errors ("the limits
+	// of api.xml by the header x-client (api.xml:3:9)"), as AttrField.For.
+	KeyFor string
 	// Strict stops the stream at the first malformed line: Err returns its
 	// *LineError.
 	Strict bool
@@ -195,6 +198,14 @@ func (a AttrField) what() string {
 		return "attribute " + a.Name
 	}
 	return "attribute " + a.Name + " (" + a.For + ")"
+}
+
+// keyWhat names KeyField in an error: the option, and what needs it.
+func (r *Replay) keyWhat() string {
+	if r.KeyFor == "" {
+		return "key-field"
+	}
+	return "key (" + r.KeyFor + "): key-field"
 }
 
 // AttributeNames are the names of r's AttrFields (Plan.Attributes).

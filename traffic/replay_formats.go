@@ -479,7 +479,7 @@ func (s *replayStream) newSepParser(tp *timeParser) (lineParser, error) {
 	}
 	p.unit = unitOfName(names[p.timeCol])
 	if r.KeyField != "" && r.KeyField != KeyFieldNone {
-		if p.keyCol, err = p.column("key-field", r.KeyField, fail); err != nil {
+		if p.keyCol, err = p.column(r.keyWhat(), r.KeyField, fail); err != nil {
 			return nil, err
 		}
 	}
