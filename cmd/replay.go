@@ -24,11 +24,13 @@ type replayFlags struct {
 	fields map[string]*string // replay source field -> flag value
 	strict bool
 	speed  string
-	// gateway: --gateway CONFIG, read --from (a guess when empty), its
-	// scope --scope; --check-field and --check-first
-	gateway, from, scope string
-	checkField           string
-	checkFirst           int
+	// gateway: --gateway CONFIG (several: APIM's policy scopes), read
+	// --from (a guess when empty), its scope --scope; --check-field and
+	// --check-first
+	gateway     []string
+	from, scope string
+	checkField  string
+	checkFirst  int
 	// expect are the --expect claims, ROW: ASSERTION each
 	expect []string
 }
@@ -76,7 +78,7 @@ docs/replay.md and docs/gateways.md.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			f.seedSet = c.Flags().Changed("seed")
 			f.page.Command = commandLine(c)
-			if f.gateway == "" && !c.Flags().Changed("limit") {
+			if len(f.gateway) == 0 && !c.Flags().Changed("limit") {
 				return usagef(`required flag(s) "limit" not set (or replay through a gateway config with --gateway)`)
 			}
 			return runReplay(c.OutOrStdout(), c.ErrOrStderr(), args[0], f, c.Flags().Changed("burst"))
@@ -97,7 +99,7 @@ docs/replay.md and docs/gateways.md.`,
 	fl.StringVar(&f.decisions, "decisions", "", "write every decision to this CSV file")
 	fl.Uint64Var(&f.seed, "seed", 1, "the seed of random spreading")
 	fl.IntVar(&f.top, "top", 5, "list this many keys per algorithm by rejections")
-	fl.StringVar(&f.gateway, "gateway", "", "replay through the limits of this gateway config (nginx.conf): its rows, its limit, its keys")
+	fl.StringArrayVar(&f.gateway, "gateway", nil, "replay through the limits of this gateway config (nginx.conf): its rows, its limit, its keys; repeat it for Azure APIM's policy files of several scopes, outermost first")
 	fl.StringVar(&f.from, "from", "", "the --gateway config's gateway: "+strings.Join(gateway.Supported(), ", ")+" (default: a guess from the file, stated on stderr)")
 	fl.StringVar(&f.scope, "scope", "", "with --gateway, keep one scope (an nginx location: its row label or its location)")
 	fl.StringVar(&f.checkField, "check-field", "", "hold every row against the gateway's verdict in this log field: limit_req_status, status, ...")
@@ -109,7 +111,7 @@ docs/replay.md and docs/gateways.md.`,
 
 func runReplay(stdout, stderr io.Writer, path string, f replayFlags, burstSet bool) error {
 	var gw *gateway.Replay
-	if f.gateway != "" {
+	if len(f.gateway) > 0 {
 		var err error
 		if gw, err = readGateway(stderr, path, f, burstSet); err != nil {
 			return err

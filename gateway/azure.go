@@ -542,3 +542,7 @@ func guessAzure(_ string, data []byte) bool {
 	s := string(data)
 	return strings.Contains(s, "<policies") && (strings.Contains(s, "<rate-limit ") || strings.Contains(s, "<rate-limit-by-key"))
 }
+
+// keyedLimits: each limit counts by its own counter-key, which replay
+// --gateway reads from the log's field for it (docs/gateways.md).
+func (*Azure) keyedLimits() {}
