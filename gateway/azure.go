@@ -468,13 +468,25 @@ func (l *AzureLimit) head() string {
 // from is the scenario's head comment: where it is imported from, then
 // what, the first of what going on the line of where.
 func (a *Azure) from(what ...string) []string {
-	head := []string{"Imported from " + filepath.Base(a.File) + " by ratesim import --from azure: "}
-	if len(a.Scopes) > 1 {
-		head = []string{"Imported by ratesim import --from azure from the policy files of one",
-			"operation's scopes, joined where each writes <base /> as APIM joins them:", ""}
+	if len(a.Scopes) < 2 {
+		head := []string{"Imported from " + filepath.Base(a.File) + " by ratesim import --from azure: " + what[0]}
+		return append(head, what[1:]...)
 	}
-	head[len(head)-1] += what[0]
-	return append(head, what[1:]...)
+	// the same words, after the scopes', wrapped again
+	words := strings.Fields("Imported by ratesim import --from azure from the policy files of one operation's scopes, joined where each writes <base /> as APIM joins them: " +
+		strings.Join(what, " "))
+	var head []string
+	line := ""
+	for _, w := range words {
+		if line != "" && len(line)+1+len(w) > 80 {
+			head, line = append(head, line), ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return append(head, line)
 }
 
 // names lists the documents read, by their base names.
