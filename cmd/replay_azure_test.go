@@ -136,3 +136,40 @@ func TestReplayAzureMissingField(t *testing.T) {
 		require.Equal(t, "ratesim: "+trace+c.want+"\n", errOut)
 	}
 }
+
+// Limits in rows apart (the operation's in a <choose> branch) each count
+// by their own key too. The same log, each row alone, by hand: the
+// global row (by address, 3 per 10s) refuses 10.0.0.1's fourth (.4); the
+// product's (s1, 4) s1's fifth (.5); the API's (X-Client, 2) A's third
+// (.2); the operation's (the constant "posts", 1 per 10s) every request
+// but the first and the one at 10.15s (the first has left its window).
+func TestReplayAzureRows(t *testing.T) {
+	t.Parallel()
+	dir, files := apimReplayFiles(t)
+	op := filepath.Join(dir, "operation.xml")
+	require.NoError(t, os.WriteFile(op, []byte("<policies>\n    <inbound>\n        <base />\n        <choose>\n            <when condition=\"@(true)\">\n"+
+		"                <rate-limit-by-key calls=\"1\" renewal-period=\"10\" counter-key=\"posts\" />\n"+
+		"            </when>\n        </choose>\n    </inbound>\n</policies>\n"), 0o644))
+	trace := filepath.Join(dir, "log.csv")
+	require.NoError(t, os.WriteFile(trace, []byte(apimLog), 0o644))
+	csv := filepath.Join(dir, "d.csv")
+	args := []string{"replay", trace, "--trace-format", "csv", "--decisions", csv}
+	for _, f := range append(files, op) {
+		args = append(args, "--gateway", f)
+	}
+	status, _, errOut := run(t, args...)
+	require.Equal(t, 0, status, errOut)
+	got, err := os.ReadFile(csv)
+	require.NoError(t, err)
+	verdicts := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(got)), "\n")[1:] {
+		f := strings.Split(line, ",")
+		verdicts[f[1]] += f[6][:1]
+	}
+	require.Equal(t, map[string]string{
+		"global-rate-limit-by-key-3":    "aaaaraaa",
+		"product-rate-limit-4":          "aaaaaraa",
+		"api-rate-limit-by-key-4":       "aaraaaaa",
+		"operation-rate-limit-by-key-6": "arrrrrra",
+	}, verdicts)
+}

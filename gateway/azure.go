@@ -245,7 +245,11 @@ func (d *azureDoc) under(n, parent *apigeeNode, depth int, outer []*azureDoc, jo
 		l.Inbound = parent != nil && parent.name == "inbound"
 		return []*AzureLimit{l}, nil
 	case n.name == "base" && joined && depth != 2:
-		return nil, &Error{File: d.File, Line: n.line, Col: n.col, Msg: "<base /> inside <" + parent.name + ">: it is modelled directly in a section (inbound, backend, outbound, on-error) only"}
+		where := "as the document"
+		if parent != nil {
+			where = "inside <" + parent.name + ">"
+		}
+		return nil, &Error{File: d.File, Line: n.line, Col: n.col, Msg: "<base /> " + where + ": it is modelled directly in a section (inbound, backend, outbound, on-error) only"}
 	case n.name == "base" && len(outer) > 0:
 		up := outer[len(outer)-1]
 		if s := up.section(parent.name); s != nil {
@@ -392,18 +396,34 @@ func (a *Azure) Scenario(o Options) (*Import, error) {
 	im.File.Limit = limit(first.Calls, scenarios.DurationText(first.Period))
 	im.File.Duration = scenarios.DurationOf(scenarios.DurationText(max(10*time.Second, 3*first.Period)))
 	a.scopeNotes(im)
+	var keys []Key
 	for _, l := range lims {
-		im.note(append([]string{l.head()}, l.Notes...)...)
+		keys = append(keys, l.Key)
+	}
+	primary, hasPrimary := primaryOf(keys)
+	for _, l := range lims {
 		e := scenarios.AlgEntry{Name: str("azure-rate-limit"), Label: str(l.Name()), Rate: scenarios.IntOf(l.Calls), Per: scenarios.DurationOf(scenarios.DurationText(l.Period))}
 		if l.Increment {
 			e.IncrementCond = scenarios.BoolOf(true)
 		}
-		im.row(e)
+		by := byOf(l.Key, primary, hasPrimary)
+		if by == "" || by == "global" && !hasPrimary {
+			im.note(append([]string{l.head()}, l.Notes...)...)
+			im.row(e)
+			continue
+		}
+		// a limit by another key than the request's: an all-of row of it
+		// alone, counting by that key (replay --gateway reads it from its
+		// own field of the log)
+		e.Label, e.By = str(l.label()), str(by)
+		row := im.row(scenarios.AlgEntry{Name: str("all-of"), Label: str(l.Name()), Commit: str("in-order")})
+		im.member(row, e, append(append([]string{l.head()}, l.Notes...), byNote(by))...)
 	}
 	if len(lims) > 1 {
 		im.note("NOTE: APIM applies these limits one after the other to each request; each row here is one of them alone.")
 	}
 	im.placeholderTraffic(2*first.Calls, scenarios.DurationText(first.Period))
+	im.attributes()
 	return im, nil
 }
 

@@ -200,6 +200,7 @@ func TestAzureScopesErrors(t *testing.T) {
 			"examples/apim/product.xml:3:5: rate-limit: calls=\"@(5)\": want a whole number"},
 		{map[string]string{"operation": "<policies>\n  <inbound>\n    <choose><when condition=\"@(true)\"><base /></when></choose>\n  </inbound>\n</policies>"},
 			"examples/apim/operation.xml:3:39: <base /> inside <when>: it is modelled directly in a section"},
+		{map[string]string{"api": "<base />"}, "examples/apim/api.xml:1:1: <base /> as the document: it is modelled directly in a section"},
 		// the operation's by address shares the global scope's counter
 		{map[string]string{"operation": "<policies>\n  <inbound>\n    <base />\n    <rate-limit-by-key calls=\"1\" renewal-period=\"5\" counter-key=\"@(context.Request.IpAddress)\" />\n  </inbound>\n</policies>"},
 			"examples/apim/operation.xml:4:5: rate-limit-by-key: the counter-key of the one at examples/apim/global.xml:3:9 (the client address): APIM keeps one counter per key value"},
@@ -239,4 +240,28 @@ func TestAzureScopeArgs(t *testing.T) {
 	require.Equal(t, "api=a.xml: the api scope after the operation scope: give the policy files outermost first (global, product, api, operation), each scope once", scopes("operation=o.xml", "api=a.xml"))
 	require.Equal(t, "api=b.xml: the api scope after the api scope: give the policy files outermost first (global, product, api, operation), each scope once", scopes("api=a.xml", "api=b.xml"))
 	require.Equal(t, "x.xml: a policy file after the operation's: APIM has four scopes, global, product, api, operation, outermost first", scopes("g.xml", "p.xml", "a.xml", "o.xml", "x.xml"))
+}
+
+// TestAzureRowsKeys: limits that are rows apart (one in a <choose>
+// branch) and count by other keys than the first's are each an all-of of
+// one member counting by its key, so that a replay gives each its own.
+func TestAzureRowsKeys(t *testing.T) {
+	choose := "<policies>\n    <inbound>\n        <base />\n        <choose>\n            <when condition=\"@(true)\">\n" +
+		"                <rate-limit-by-key calls=\"1\" renewal-period=\"10\" counter-key=\"posts\" />\n" +
+		"            </when>\n        </choose>\n    </inbound>\n</policies>\n"
+	az, err := ReadAzureScopes(apimScopes(t, map[string]string{"operation": choose}))
+	require.NoError(t, err)
+	im, err := az.Scenario(Options{})
+	require.NoError(t, err)
+	out, err := im.Text()
+	require.NoError(t, err)
+	parseImported(t, out)
+	require.Contains(t, out, "  - {name: azure-rate-limit, label: api-rate-limit-by-key-3, rate: 4, per: 10s}\n")
+	require.Contains(t, out, "  - name: all-of\n    label: global-rate-limit-by-key-3\n    commit: in-order\n    limits:\n"+
+		"      # global scope, global.xml:3: rate-limit-by-key calls=5 renewal-period=10; key the client address\n"+
+		"      # counts by remote_addr, not by the request's key (by: remote_addr)\n"+
+		"      - {name: azure-rate-limit, label: \"global rate-limit-by-key (global.xml:3)\", by: remote_addr, rate: 5, per: 10s}\n")
+	require.Contains(t, out, "      - {name: azure-rate-limit, label: \"product rate-limit (product.xml:4)\", by: subscription, rate: 3, per: 10s}\n")
+	require.Contains(t, out, "      - {name: azure-rate-limit, label: \"operation rate-limit-by-key (operation.xml:6)\", by: global, rate: 1, per: 10s}\n")
+	require.Contains(t, out, "    attributes: {remote_addr: remote_addr, subscription: subscription}\n")
 }
