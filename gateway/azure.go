@@ -477,8 +477,12 @@ func (a *Azure) allOf(base string) *Import {
 // head is the first line of the limit's comment: where it is written and
 // what it says.
 func (l *AzureLimit) head() string {
+	key := l.Key.String()
+	if l.Key.Kind == KeyGlobal && l.Key.Name != "" {
+		key = fmt.Sprintf("the constant %q, %s", l.Key.Name, key)
+	}
 	s := fmt.Sprintf("%s:%d: %s calls=%d renewal-period=%d; key %s",
-		filepath.Base(l.Where.File), l.Where.Line, l.Kind, l.Calls, int64(l.Period/time.Second), l.Key.String())
+		filepath.Base(l.Where.File), l.Where.Line, l.Kind, l.Calls, int64(l.Period/time.Second), key)
 	if l.Scope != "" {
 		s = l.Scope + " scope, " + s
 	}
