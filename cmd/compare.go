@@ -282,7 +282,7 @@ func render(w io.Writer, rep *sim.Report, format string, cols []string, outs []e
 	case "csv":
 		var x []output.Column
 		if outs != nil {
-			x = expect.CSVColumns(outs)
+			x = expectColumns(outs)
 		}
 		err = output.CSVWith(bw, rep, x)
 	case "markdown":

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/internal/didyoumean"
-	"github.com/ratesim/ratesim/output"
+	"github.com/ratesim/ratesim/internal/human"
 )
 
 // Assertion is one expectation: a term, a comparison and a bound, maybe
@@ -186,7 +186,7 @@ func (t Term) Format(v float64) string {
 	case Verdict:
 		return algorithms.Verdict(v).String()
 	case Duration:
-		return output.FormatDuration(time.Duration(v))
+		return human.Duration(time.Duration(v))
 	}
 	return FormatNumber(v)
 }

@@ -7,9 +7,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-
-	"github.com/ratesim/ratesim/output"
-	"github.com/ratesim/ratesim/sim"
 )
 
 // Counts are how many outcomes hold, fail and do not apply.
@@ -149,39 +146,6 @@ func outcomesJSON(outs []Outcome) jsonOutcomes {
 // "expectations" object (output.JSONWith): the counts and each outcome, as
 // ratesim check --format json writes a file's.
 func JSONValue(outs []Outcome) any { return outcomesJSON(outs) }
-
-// CSVColumns are the columns compare's CSV adds for the outcomes
-// (output.CSVWith), for each row: how many of its claims hold, fail and do
-// not apply, and the ones that fail, "; " between them, each with what was
-// measured: "peak(1s) <= 10 (measured 20)".
-func CSVColumns(outs []Outcome) []output.Column {
-	of := func(res *sim.Result) []Outcome {
-		var mine []Outcome
-		for _, o := range outs {
-			if o.Row == res.Label {
-				mine = append(mine, o)
-			}
-		}
-		return mine
-	}
-	count := func(f func(Counts) int) func(*sim.Result) string {
-		return func(res *sim.Result) string { return strconv.Itoa(f(CountOf(of(res)))) }
-	}
-	return []output.Column{
-		{Name: "expect_holds", Cell: count(func(c Counts) int { return c.Holds })},
-		{Name: "expect_fails", Cell: count(func(c Counts) int { return c.Fails })},
-		{Name: "expect_not_applicable", Cell: count(func(c Counts) int { return c.NotApplicable })},
-		{Name: "expect_failing", Cell: func(res *sim.Result) string {
-			var fails []string
-			for _, o := range of(res) {
-				if o.Status == Fails {
-					fails = append(fails, o.Claim.String()+" (measured "+o.MeasuredText()+")")
-				}
-			}
-			return strings.Join(fails, "; ")
-		}},
-	}
-}
 
 // Markdown writes the outcomes as compare's Markdown ends: a line with the
 // counts, then a table of each claim, expected beside measured, with

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ratesim/ratesim/output"
+	"github.com/ratesim/ratesim/internal/human"
 	"github.com/ratesim/ratesim/runner"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
@@ -373,7 +373,7 @@ func joinOr(names []string) string {
 
 // formatInstant writes an instant of the run as a duration from its
 // start (1m15s).
-func formatInstant(t time.Duration) string { return output.FormatDuration(t) }
+func formatInstant(t time.Duration) string { return human.Duration(t) }
 
 // Failed counts the outcomes that fail.
 func Failed(outs []Outcome) int {
