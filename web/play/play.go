@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratesim/ratesim/expect"
 	"github.com/ratesim/ratesim/internal/version"
 	"github.com/ratesim/ratesim/runner"
 	"github.com/ratesim/ratesim/scenarios"
@@ -155,6 +156,11 @@ func (s *Session) Run(file, text string, opt Options) *Result {
 	if res.Needs = s.replaysFrom(sc); res.Needs != nil {
 		return res
 	}
+	claims, err := expect.Compile(sc)
+	if err != nil {
+		res.Error = errorOf(err)
+		return res
+	}
 	o := runner.Options{
 		Algorithms: opt.Algorithms,
 		Budget:     Budget(),
@@ -163,6 +169,9 @@ func (s *Session) Run(file, text string, opt Options) *Result {
 			res.Notes = append(res.Notes, fmt.Sprintf("note: %s left out: %s", sk.Name, sk.Reason))
 		},
 	}
+	// the report windows the expectations read, which compare adds
+	// (docs/expect.md), so that the page's report is compare's
+	expect.AddWindows(claims, sc)
 	// each row's columns sized at once for the attempts the traffic and
 	// its retries may make, up to what the page keeps
 	size := 0

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -281,5 +282,65 @@ func TestLessonReplayInThePage(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "scenario.yaml"), text, 0o644))
 			require.Equal(t, countsOf(t, compareJSON(t, filepath.Join(dir, "scenario.yaml"), "--algorithms", r.Algorithms)), got)
 		})
+	}
+}
+
+// TestExpectationWindowsAsCompare: a window that an expectation reads and
+// the report lacks is added to the page's run as compare adds it, after
+// the report's own: the page's peaks are compare's, 2s among them.
+func TestExpectationWindowsAsCompare(t *testing.T) {
+	text := `name: claim-window
+duration: 2m
+limit: {rate: 5, per: 1m, burst: 5}
+algorithms: [fixed-window, sliding-log]
+traffic:
+  - {type: burst, key: user, at: 59s, count: 5}
+  - {type: burst, key: user, at: 1m, count: 5}
+expect:
+  fixed-window: key_peak(2s) == 10
+`
+	var s play.Session
+	report, res := runJSON(t, &s, "scenario.yaml", text, play.Options{})
+	require.Nil(t, res.Error)
+	path := filepath.Join(t.TempDir(), "scenario.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	want := countsOf(t, compareJSON(t, path))
+	got := countsOf(t, report)
+	require.Equal(t, want, got)
+	var windows []int64
+	for _, p := range got[0].Peaks {
+		windows = append(windows, p.WindowNs)
+	}
+	require.Equal(t, []int64{60e9, 6e9, 2e9}, windows, "the report's windows, then the claim's")
+	require.EqualValues(t, 10, got[0].Peaks[2].Count)
+}
+
+// TestExpectationErrorAtLineAndColumn: an expectation the language cannot
+// read is the page's error at its line and column, as compare's.
+func TestExpectationErrorAtLineAndColumn(t *testing.T) {
+	var s play.Session
+	text := "name: x\nduration: 3s\nlimit: 5/s\ntraffic:\n  - {type: steady, rate: 5/s}\nexpect:\n  all: peak(1s) <= ten\n"
+	res := s.Run("scenario.yaml", text, play.Options{})
+	require.NotNil(t, res.Error)
+	require.NotEmpty(t, res.Error.Problems)
+	p := res.Error.Problems[0]
+	require.Equal(t, 7, p.Line)
+	require.True(t, strings.HasPrefix(p.Text, "scenario.yaml:7:"), p.Text)
+	require.Nil(t, res.Report)
+}
+
+// TestImports: the page's engine builds without the renderers, the
+// command line, Redis or the charts (as runner does), expectations
+// included, so that it builds small for a browser.
+func TestImports(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	require.NoError(t, err)
+	for _, dep := range strings.Fields(string(out)) {
+		for _, banned := range []string{"/sweep", "/output", "cobra", "redis", "gonum"} {
+			require.NotContains(t, dep, banned, "play depends on %s", dep)
+		}
 	}
 }
