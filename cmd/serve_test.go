@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -55,6 +56,32 @@ func get(t *testing.T, url string) (*http.Response, []byte) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode, url)
 	return resp, body
+}
+
+// staleStatic is what TestServePlayground says when web/static was built
+// from another tree (a built-in or a lesson landed without a rebuild).
+const staleStatic = "web/static is older than the tree: rebuild it with .ci/build-web (docs/playground.md)"
+
+// requireFresh fails, first saying to rebuild web/static, unless the
+// presets of kind that web/static lists (got) are the tree's (want).
+func requireFresh(t *testing.T, kind string, want, got []string) {
+	t.Helper()
+	if slices.Equal(want, got) {
+		return
+	}
+	var missing, extra []string
+	for _, n := range want {
+		if !slices.Contains(got, n) {
+			missing = append(missing, n)
+		}
+	}
+	for _, n := range got {
+		if !slices.Contains(want, n) {
+			extra = append(extra, n)
+		}
+	}
+	t.Fatalf("%s: every %s is a preset, in order; the presets lack %v and have %v that the tree has not",
+		staleStatic, kind, missing, extra)
 }
 
 // TestServePlayground: serve gives the page, the engine as the gzip file
@@ -105,24 +132,24 @@ func TestServePlayground(t *testing.T) {
 	for _, b := range scenarios.Builtins() {
 		want = append(want, b.Name)
 	}
-	require.Equal(t, want, names, "every built-in is a preset (.ci/build-web writes them)")
+	requireFresh(t, "built-in", want, names)
 	var ls []string
 	for _, l := range presets.Lessons {
 		ls = append(ls, l.Name)
-		require.True(t, strings.HasPrefix(l.Text, "Lesson "+l.Name+": "), l.Name)
-		require.NotEmpty(t, l.Runs, "every lesson runs in the page: %s", l.Name)
+		require.True(t, strings.HasPrefix(l.Text, "Lesson "+l.Name+": "), "%s: %s", l.Name, staleStatic)
+		require.NotEmpty(t, l.Runs, "every lesson runs in the page: %s: %s", l.Name, staleStatic)
 		for _, r := range l.Runs {
 			// a replay's trace is served beside the page, as bundled
 			for _, f := range r.Files {
-				require.Contains(t, r.Text, f)
+				require.Contains(t, r.Text, f, staleStatic)
 				_, got := get(t, base+"/traces/"+f)
 				want, err := scenarios.Trace(f)
 				require.NoError(t, err)
-				require.Equal(t, want, got, f)
+				require.Equal(t, want, got, "%s: %s", f, staleStatic)
 			}
 		}
 	}
-	require.Equal(t, lessons.Names(), ls, "every lesson is a preset")
+	requireFresh(t, "lesson", lessons.Names(), ls)
 }
 
 // TestServeBadAddr: an address serve cannot listen on exits 2.
