@@ -6,6 +6,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ratesim/ratesim/internal/grow"
 	"github.com/ratesim/ratesim/internal/prefetch"
 	"github.com/ratesim/ratesim/traffic"
 )
@@ -117,7 +118,7 @@ func (f *feed) produce() {
 				break
 			}
 			if int(a.Key) >= len(offered) {
-				offered = growFor(offered, int(a.Key))
+				offered = grow.For(offered, int(a.Key))
 			}
 			if f.attempts != nil {
 				f.attempts.add(a.At, a.Cost)
@@ -211,15 +212,4 @@ func (f *feed) done(r, b int) {
 	f.finished[r] = b + 1
 	f.room.Signal() // only the producer waits for room
 	f.mu.Unlock()
-}
-
-// growFor returns xs, or a copy grown geometrically to hold index i when
-// it is too short.
-func growFor[T any](xs []T, i int) []T {
-	if i < len(xs) {
-		return xs
-	}
-	out := make([]T, max(i+1, 2*len(xs), 64))
-	copy(out, xs)
-	return out
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/internal/grow"
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -159,7 +160,7 @@ func (c *clusterRun) globalArrive(at *sim.Attempt) error {
 		d = nd.lim.Decide(t+nd.skew, key, at.Arrival.Cost)
 		c.viewAfter()
 	}
-	g.hits = growFor(g.hits, int(key))
+	g.hits = grow.For(g.hits, int(key))
 	if g.hits[key] == 0 {
 		g.queued = append(g.queued, key)
 	}
@@ -175,7 +176,7 @@ func (c *clusterRun) globalArrive(at *sim.Attempt) error {
 // broadcast Sync later if none is.
 func (c *clusterRun) globalChanged(n int, key algorithms.Key, t time.Duration) {
 	g := &c.global.nodes[n]
-	g.isChanged = growFor(g.isChanged, int(key))
+	g.isChanged = grow.For(g.isChanged, int(key))
 	if !g.isChanged[key] {
 		g.isChanged[key] = true
 		g.changed = append(g.changed, key)
@@ -311,7 +312,7 @@ func (c *clusterRun) globalUpdate(slot uint32) {
 	if nd := &c.nodes[m.to]; !nd.down && nd.epoch == m.epoch {
 		g := &c.global.nodes[m.to]
 		for _, it := range m.items {
-			g.copies = growFor(g.copies, int(it.key))
+			g.copies = grow.For(g.copies, int(it.key))
 			g.copies[it.key] = it.status
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/internal/grow"
 )
 
 // Lease (docs/cluster.md; token-bucket and gcra): a node spends a local
@@ -35,7 +36,7 @@ type leaseNode struct {
 }
 
 func (l *leaseNode) key(k algorithms.Key) *leaseKey {
-	l.keys = growFor(l.keys, int(k))
+	l.keys = grow.For(l.keys, int(k))
 	return &l.keys[k]
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/internal/grow"
 	"github.com/ratesim/ratesim/internal/intmath"
 )
 
@@ -51,7 +52,7 @@ type syncItem struct {
 }
 
 func (s *syncNode) key(k algorithms.Key) *syncKey {
-	s.keys = growFor(s.keys, int(k))
+	s.keys = grow.For(s.keys, int(k))
 	return &s.keys[k]
 }
 
@@ -193,7 +194,7 @@ const syncCountBytes = 24
 // add adds delta to key's count of window win and returns the count as it
 // stands then (for a window older than the store keeps, the delta alone).
 func (s *syncStore) add(key algorithms.Key, win, delta int64) int64 {
-	s.keys = growFor(s.keys, int(key))
+	s.keys = grow.For(s.keys, int(key))
 	k := &s.keys[key]
 	switch {
 	case !k.used:
@@ -227,15 +228,4 @@ func (s *syncStore) memory() algorithms.Memory {
 		return algorithms.Memory{}
 	}
 	return algorithms.Memory{BytesPerKeyMax: syncCountBytes, KeysPeak: s.peak, BytesPeak: s.peak * syncCountBytes}
-}
-
-// growFor returns xs, or a copy grown geometrically to hold index i when
-// it is too short.
-func growFor[T any](xs []T, i int) []T {
-	if i < len(xs) {
-		return xs
-	}
-	out := make([]T, max(i+1, 2*len(xs), 64))
-	copy(out, xs)
-	return out
 }
