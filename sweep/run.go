@@ -188,7 +188,8 @@ func Run(o Options) (*Sweep, error) {
 			s.Points = append(s.Points, Point{Index: i, Values: ValuesAt(o.Fields, i)})
 		}
 	}
-	if err := checkBudget(o, s.Points); err != nil {
+	prep := build(o, s.Points)
+	if err := checkBudget(o, prep); err != nil {
 		return nil, err
 	}
 	par := o.Parallel
@@ -205,7 +206,7 @@ func Run(o Options) (*Sweep, error) {
 	prog := &progress{report: o.Progress, total: len(s.Points)}
 	window := per * par
 	for start := 0; start < len(s.Points); start += window {
-		pts := s.Points[start:min(start+window, len(s.Points))]
+		pts := prep[start:min(start+window, len(prep))]
 		var chunks [][]*prepared
 		for _, g := range group(o, pts) {
 			for len(g) > 0 {
@@ -226,34 +227,52 @@ func Run(o Options) (*Sweep, error) {
 			}()
 		}
 		wg.Wait()
+		clear(pts) // the window's scenarios are done with
 	}
 	return s, nil
+}
+
+// build builds each point's scenario once, for checkBudget and the runs;
+// a point whose edit or scenario is in error is done, without one.
+func build(o Options, pts []Point) []prepared {
+	prep := make([]prepared, len(pts))
+	for i := range pts {
+		p := &pts[i]
+		prep[i].point = p
+		f, err := o.Base.Point(o.Fields, p.Values)
+		if err != nil {
+			p.Error = err.Error()
+			continue
+		}
+		sc, err := scenarios.Build(f)
+		if err != nil {
+			p.Error = reason(err)
+			continue
+		}
+		prep[i].sc = sc
+	}
+	return prep
 }
 
 // checkBudget estimates every point before any runs: one over the
 // budget, or all of them together over MaxTotalRequests, stops the sweep.
 // A point whose scenario is in error is left to report it.
-func checkBudget(o Options, pts []Point) error {
+func checkBudget(o Options, pts []prepared) error {
 	if o.Budget == (runner.Budget{}) && o.MaxTotalRequests <= 0 {
 		return nil
 	}
 	sum := &runner.Estimate{}
 	for _, p := range pts {
-		f, err := o.Base.Point(o.Fields, p.Values)
-		if err != nil {
+		if p.sc == nil {
 			continue
 		}
-		sc, err := scenarios.Build(f)
-		if err != nil {
-			continue
-		}
-		e, err := runner.EstimateOf(sc)
+		e, err := runner.EstimateOf(p.sc)
 		if err != nil {
 			continue
 		}
 		if err := o.Budget.Check(e); err != nil {
 			if be, ok := errors.AsType[*runner.BudgetError](err); ok {
-				be.What = "point " + Describe(o.Fields, p.Values)
+				be.What = "point " + Describe(o.Fields, p.point.Values)
 			}
 			return err
 		}
@@ -266,27 +285,21 @@ func checkBudget(o Options, pts []Point) error {
 	return nil
 }
 
-// group prepares the points and groups those that can share one sim.Run,
-// in the order of their first point; points in error are done.
-func group(o Options, pts []Point) [][]*prepared {
+// group groups the built points that can share one sim.Run, in the order
+// of their first point; points in error are done.
+func group(o Options, pts []prepared) [][]*prepared {
 	var groups [][]*prepared
 	for i := range pts {
-		p := &pts[i]
-		f, err := o.Base.Point(o.Fields, p.Values)
-		if err != nil {
-			p.Error = err.Error()
+		pp := &pts[i]
+		sc := pp.sc
+		if sc == nil {
 			continue
 		}
-		sc, err := scenarios.Build(f)
-		if err == nil {
-			err = scenarios.CheckFiles(sc)
-		}
-		if err != nil {
-			p.Error = reason(err)
+		if err := scenarios.CheckFiles(sc); err != nil {
+			pp.point.Error = reason(err)
 			continue
 		}
 		expect.AddWindows(o.Claims, sc)
-		pp := &prepared{point: p, sc: sc}
 		placed := false
 		for j, g := range groups {
 			if runner.Together(g[0].sc, sc) {
