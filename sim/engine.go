@@ -446,10 +446,16 @@ type watcher struct {
 	next  time.Duration // the next sample instant
 	init  bool
 	state StateSeries
+	// room is where the next samples' values go, carved a sample at a
+	// time, so that a sample does not allocate a slice of its own
+	room []float64
 	// id is key's, once the run has interned it (an id never changes)
 	id    uint32
 	found bool
 }
+
+// watcherRoom is how many samples' values a watcher's room holds.
+const watcherRoom = 256
 
 // newRun builds the limiter of algorithm i and its run.
 func newRun(cfg *Config, i int, obs Observer) (*run, error) {
@@ -833,7 +839,15 @@ func (w *watcher) sampleUntil(t time.Duration, r *run) {
 				w.state.Names = append(w.state.Names, g.Name)
 			}
 		}
-		vals := make([]float64, len(gauges))
+		n := len(gauges)
+		if len(w.room) < n {
+			w.room = make([]float64, n*watcherRoom)
+		}
+		vals := w.room[:n:n]
+		w.room = w.room[n:]
+		if n == 0 {
+			vals = []float64{} // as a sample of no gauge always was
+		}
 		for i, g := range gauges {
 			vals[i] = g.Value
 		}
