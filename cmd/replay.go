@@ -230,7 +230,11 @@ func replayScenario(path string, f replayFlags, burstSet bool, gw *gateway.Repla
 		if err := gw.Route(sc); err != nil {
 			return nil, nil, usageError{err}
 		}
-
+		// the text lists the rows Route made one as that row
+		if l, ok := gw.ShareDoc(file); ok {
+			text, err := scenarios.MarshalLayout(file, l)
+			return sc, text, err
+		}
 	}
 	text, err := scenarios.Marshal(file)
 	return sc, text, err

@@ -51,6 +51,8 @@ type Replay struct {
 	// RouteNotes are what Route says on stderr of the rows it made one
 	// (an nginx zone named by several locations) or left apart.
 	RouteNotes []string
+	// merged are the rows Route made one, for ShareDoc
+	merged []mergedRows
 }
 
 // ReplayOptions say what a replay through a config reads.

@@ -212,13 +212,13 @@ func (g *Replay) share(sc *scenarios.Scenario, z sharedLimit) (string, error) {
 	for _, i := range at[1:] {
 		row.Routes = append(row.Routes, sc.Algorithms[i].Route)
 	}
+	var rules []string
 	if z.perRoute {
 		row.Params.NginxRoutes = nil
 		row.Set = maps.Clone(first.Set)
 		if row.Set == nil {
 			row.Set = map[string]any{}
 		}
-		var rules []string
 		for k, i := range at {
 			a := &sc.Algorithms[i]
 			p := a.Params
@@ -241,6 +241,7 @@ func (g *Replay) share(sc *scenarios.Scenario, z sharedLimit) (string, error) {
 		}
 		row.Set["routes"] = strings.Join(rules, ", ")
 	}
+	g.merged = append(g.merged, mergedRows{name: z.name, rows: z.rows, label: row.Label, perRoute: z.perRoute, rules: rules})
 	// the row stands where the first was; the others go
 	sc.Algorithms[at[0]] = row
 	gone := slices.Clone(at[1:])
