@@ -319,10 +319,11 @@ func newClusterRun(cfg *sim.Config, i int, e *sim.Row) (*clusterRun, error) {
 	c.q.trips(cl)
 	c.q.fixed = cl.Store.Jitter == 0
 	// a store watcher (Config.Inspect) samples the state between the send
-	// and the execution, which the direct path runs early: it takes the
-	// queued path
+	// and the execution, which the direct path runs early, and a view
+	// (Config.Explain) counts the scripts in flight at the execution: with
+	// either the row takes the queued path
 	c.direct = c.co.Mode == cluster.Central && cl.Store.Service == 0 && cl.Store.RTT <= cl.Store.Timeout &&
-		cl.Store.Jitter == 0 && (cfg.Inspect == nil || cfg.Inspect.Every <= 0)
+		cl.Store.Jitter == 0 && (cfg.Inspect == nil || cfg.Inspect.Every <= 0) && !c.explain
 	for _, f := range cl.Faults {
 		switch f.Type {
 		case cluster.StoreSlow, cluster.StoreDown, cluster.StoreFlush:

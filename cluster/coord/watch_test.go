@@ -52,6 +52,36 @@ func TestClusterWatchedStoreMatchesQueue(t *testing.T) {
 	}
 }
 
+// What a row saw when it decided one request (Config.Explain, the
+// playground's "why") is what the queued path sees: the state where the
+// script ran and the scripts in flight when it ran, the ones sent after
+// it and not yet executed among them. Random central clusters without
+// jitter or service time, a request of each asked, give the queued path's
+// view, as in TestClusterWatchedStoreMatchesQueue.
+func TestClusterViewMatchesQueue(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(21, 34))
+	runs := 0
+	for i := 0; runs < 40; i++ {
+		cfg, desc := randomCluster(r)
+		if cfg.Algorithms[0].Coord.Mode != cluster.Central || cfg.Cluster.Store.Service != 0 {
+			continue
+		}
+		runs++
+		cfg.Cluster.Store.Jitter = 0
+		cfg.Explain = &sim.Explain{Row: 0, Seq: uint64(r.IntN(100))}
+		plain, err := simRun(cfg)
+		require.NoError(t, err, desc)
+		queued := *cfg.Cluster
+		queued.Faults = append([]cluster.Fault{{Type: cluster.StoreSlow, At: 0, For: math.MaxInt64, RTT: queued.Store.RTT}},
+			queued.Faults...)
+		cfg.Cluster = &queued
+		queue, err := simRun(cfg)
+		require.NoError(t, err, desc)
+		require.Equal(t, queue.Results[0].View, plain.Results[0].View, "run %d: %s", i, desc)
+	}
+}
+
 // requireSameStates fails, naming the first sample that differs, unless
 // got is want.
 func requireSameStates(t *testing.T, want, got []sim.StateSeries, msg string, args ...any) {
