@@ -1,13 +1,10 @@
 package coord
 
 import (
-	"math"
-	"math/bits"
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/cluster"
-	"github.com/ratesim/ratesim/internal/queue"
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -47,16 +44,13 @@ type lateScripts struct {
 type lateEntry struct {
 	arrive time.Duration // at the store
 	reply  time.Duration // at its node
-	link   [2]uint64     // the next entry in its slot of each wheel, or lateNone
+	link   [2]uint64     // the next entry in its slot of each wheel, or noItem
 	done   bool          // executed (by its own reply or a later one's)
 	freed  bool          // answered
 	fired  int32         // the limit that decided dec (firedOf)
 	at     sim.Attempt
 	dec    algorithms.Decision
 }
-
-// lateNone ends a slot's list.
-const lateNone = math.MaxUint64
 
 // newLateScripts returns the scripts of a row whose wheels span 2^shift
 // ns a slot (storeEvents.trips), which prefetch the table's rows with pf
@@ -104,11 +98,11 @@ func (c *clusterRun) sendLate(at *sim.Attempt) {
 	l.hi++
 	e := l.entry(n)
 	*e = lateEntry{at: *at, arrive: t + there, reply: t + there + back}
-	l.arrived.push(l, n, lateKey{e.arrive, 0, n})
+	l.arrived.push(l, n, cev{at: e.arrive, seq: n})
 	// Replies at one instant are heard in the order their scripts
 	// executed, which is the order of (arrival, number): sends, and so
 	// their numbers, come in the order of their send times.
-	l.replies.push(l, n, lateKey{e.reply, e.arrive, n})
+	l.replies.push(l, n, cev{at: e.reply, sub: e.arrive, seq: n})
 	c.e.Wake(e.reply, sim.ClassReply)
 }
 
@@ -123,20 +117,19 @@ func (l *lateScripts) grow() {
 
 // first returns the instant of the first reply, if any.
 func (l *lateScripts) first() (time.Duration, bool) {
-	if l.replies.n == 0 {
+	if l.replies.Len() == 0 {
 		return 0, false
 	}
-	return l.replies.peek(l).t, true
+	return l.replies.peekAt(l).at, true
 }
 
 // lateReply takes the first reply at its node at t: the store executes,
 // unless it has, every script that arrived before its own, then its own.
 func (c *clusterRun) lateReply(t time.Duration) error {
 	l := c.late
-	n := l.replies.pop(l).n
+	n := l.replies.popAt(l).seq
 	for !l.entry(n).done {
-		k := l.arrived.pop(l)
-		e := l.entry(k.n)
+		e := l.entry(l.arrived.popAt(l).seq)
 		now := e.arrive
 		if c.nodeClock {
 			now = e.at.Arrival.At + c.nodes[e.at.Node].skew
@@ -158,143 +151,61 @@ func (c *clusterRun) lateReply(t time.Duration) error {
 	return err
 }
 
-// lateKey orders a wheel's entries: by t, then u, then number.
-type lateKey struct {
-	t, u time.Duration
-	n    uint64
-}
-
-func lateLess(a, b *lateKey) bool {
-	if a.t != b.t {
-		return a.t < b.t
-	}
-	if a.u != b.u {
-		return a.u < b.u
-	}
-	return a.n < b.n
-}
-
-func (a *lateKey) Less(b *lateKey) bool { return lateLess(a, b) }
-
-// lateWheel is cevWheel's timing wheel over the entries of a lateScripts'
-// ring: a slot's list links the entries themselves (their link[which]),
-// and the current slot is held sorted in now, least last.
+// lateWheel is a wheel whose lists link the entries of a lateScripts'
+// ring (their link[which]); an entry's event is (arrive, 0, n) by arrival
+// at the store (which 0), (reply, arrive, n) by reply (which 1), as (at,
+// sub, seq).
 type lateWheel struct {
+	wheel
 	which int
-	shift uint
-	mask  int64
-	cur   int64
-	n     int
-	now   []lateKey
-	head  []uint64
-	occ   []uint64
-	far   queue.Heap[lateKey, *lateKey]
 }
 
 func (w *lateWheel) init(which int, shift uint) {
-	w.which, w.shift, w.mask = which, shift, wheelSlots-1
-	w.head = make([]uint64, wheelSlots)
-	w.occ = make([]uint64, wheelSlots/64)
-	for i := range w.head {
-		w.head[i] = lateNone
+	w.which = which
+	w.wheel.init(shift, wheelBits)
+}
+
+// push adds entry n, whose event is ev.
+func (w *lateWheel) push(l *lateScripts, n uint64, ev cev) {
+	if i, ok := w.list(ev.at); ok {
+		l.entry(n).link[w.which] = w.link(i, n)
+	} else {
+		w.place(ev)
 	}
 }
 
-// push adds entry n, whose key is k.
-func (w *lateWheel) push(l *lateScripts, n uint64, k lateKey) {
-	s := int64(k.t) >> w.shift
-	w.n++
-	switch {
-	case w.n == 1:
-		w.cur = s
-		w.now = append(w.now[:0], k)
-	case s <= w.cur:
-		w.insert(k)
-	case s <= w.cur+w.mask:
-		i := s & w.mask
-		l.entry(n).link[w.which] = w.head[i]
-		w.head[i] = n
-		w.occ[i>>6] |= 1 << (i & 63)
-	default:
-		w.far.Push(k)
-	}
-}
-
-func (w *lateWheel) insert(k lateKey) {
-	w.now = append(w.now, k)
-	i := len(w.now) - 1
-	for i > 0 && lateLess(&w.now[i-1], &k) {
-		w.now[i] = w.now[i-1]
-		i--
-	}
-	w.now[i] = k
-}
-
-func (w *lateWheel) peek(l *lateScripts) *lateKey {
+func (w *lateWheel) peekAt(l *lateScripts) *cev {
 	if len(w.now) == 0 {
 		w.advance(l)
 	}
 	return &w.now[len(w.now)-1]
 }
 
-func (w *lateWheel) pop(l *lateScripts) lateKey {
+func (w *lateWheel) popAt(l *lateScripts) *cev {
 	if len(w.now) == 0 {
 		w.advance(l)
 	}
-	w.n--
-	k := w.now[len(w.now)-1]
-	w.now = w.now[:len(w.now)-1]
-	return k
+	return w.pop()
 }
 
-// advance moves to the first slot that holds an entry and sorts its
-// entries into now, which is empty (n must be > 0). Entering arrivals at
-// the store, it has the table fetch the rows they will decide on.
+// advance moves to the next slot that holds an entry and sorts its
+// entries into now. Entering arrivals at the store, it has the table
+// fetch the rows they will decide on.
 func (w *lateWheel) advance(l *lateScripts) {
-	s, ok := w.nextSlot()
-	if w.far.Len() > 0 {
-		if f := int64(w.far.Peek().t) >> w.shift; !ok || f < s {
-			s = f
-		}
-	}
-	w.cur = s
-	if i := s & w.mask; w.occ[i>>6]&(1<<(i&63)) != 0 {
-		for n := w.head[i]; n != lateNone; {
-			e := l.entry(n)
-			if w.which == 0 {
-				w.insert(lateKey{e.arrive, 0, n})
-				if l.pf != nil {
-					l.keys[0] = algorithms.Key(e.at.Arrival.Key)
-					l.pf.Prefetch(l.keys[:], e.arrive)
-				}
-			} else {
-				w.insert(lateKey{e.reply, e.arrive, n})
+	for n := w.enter(); n != noItem; {
+		e := l.entry(n)
+		if w.which == 0 {
+			w.insert(cev{at: e.arrive, seq: n})
+			if l.pf != nil {
+				l.keys[0] = algorithms.Key(e.at.Arrival.Key)
+				l.pf.Prefetch(l.keys[:], e.arrive)
 			}
-			n = e.link[w.which]
+		} else {
+			w.insert(cev{at: e.reply, sub: e.arrive, seq: n})
 		}
-		w.head[i] = lateNone
-		w.occ[i>>6] &^= 1 << (i & 63)
+		n = e.link[w.which]
 	}
-	for w.far.Len() > 0 && int64(w.far.Peek().t)>>w.shift <= s {
-		w.insert(w.far.Pop())
-	}
-}
-
-// nextSlot returns the first slot after cur that holds an entry, if any.
-func (w *lateWheel) nextSlot() (int64, bool) {
-	words := len(w.occ)
-	i := (w.cur + 1) & w.mask
-	k := int(i >> 6)
-	m := w.occ[k] &^ (1<<(i&63) - 1)
-	for range words + 1 {
-		if m != 0 {
-			j := int64(k)<<6 | int64(bits.TrailingZeros64(m))
-			return w.cur + (j-w.cur)&w.mask, true
-		}
-		k = (k + 1) % words
-		m = w.occ[k]
-	}
-	return 0, false
+	w.entered()
 }
 
 // lateFirst is First with lateScripts: the first of the row's own events

@@ -98,23 +98,8 @@ func TestClusterLateScriptsMatchQueue(t *testing.T) {
 	require.GreaterOrEqual(t, late, 90, "runs that take the late path")
 }
 
-// plainLateKeys is the plain queue lateWheel is held to: container/heap
-// over a slice, in lateLess order.
-type plainLateKeys []lateKey
-
-func (h plainLateKeys) Len() int           { return len(h) }
-func (h plainLateKeys) Less(i, j int) bool { return lateLess(&h[i], &h[j]) }
-func (h plainLateKeys) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *plainLateKeys) Push(x any)        { *h = append(*h, x.(lateKey)) }
-func (h *plainLateKeys) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// Each wheel of lateScripts gives back the entries container/heap gives
-// back, in the same order, on random pushes, peeks and pops as in
+// Each wheel of lateScripts gives back the entries that container/heap
+// gives back in cevLess order (plainCevs), in the same order, on random pushes, peeks and pops as in
 // TestCevWheelMatchesHeap: mostly a jittered trip ahead of the last
 // popped, with ties; sometimes past the wheel, before its slot, or after
 // it emptied.
@@ -138,7 +123,7 @@ func TestLateWheelMatchesHeap(t *testing.T) {
 				if which == 1 {
 					w = &l.replies
 				}
-				var twin plainLateKeys
+				var twin plainCevs
 				now := time.Duration(r.IntN(2000)) - 1000
 				for range 4000 {
 					switch op := r.IntN(10); {
@@ -160,26 +145,26 @@ func TestLateWheelMatchesHeap(t *testing.T) {
 						n := l.hi
 						l.hi++
 						e := l.entry(n)
-						k := lateKey{at, 0, n}
+						k := cev{at: at, seq: n}
 						if e.arrive = at; which == 1 {
 							e.reply, e.arrive = at, at-dur(r, 3)
-							k.u = e.arrive
+							k.sub = e.arrive
 						}
 						w.push(l, n, k)
 						heap.Push(&twin, k)
 					case op < 7:
-						require.Equal(t, twin[0], *w.peek(l), "round %d", round)
+						require.Equal(t, twin[0], *w.peekAt(l), "round %d", round)
 					default:
-						k := heap.Pop(&twin).(lateKey)
-						require.Equal(t, k, w.pop(l), "round %d", round)
-						now = max(now, k.t)
+						k := heap.Pop(&twin).(cev)
+						require.Equal(t, k, *w.popAt(l), "round %d", round)
+						now = max(now, k.at)
 					}
-					require.Equal(t, len(twin), w.n)
+					require.Equal(t, len(twin), w.Len())
 				}
 				for len(twin) > 0 {
-					require.Equal(t, heap.Pop(&twin).(lateKey), w.pop(l))
+					require.Equal(t, heap.Pop(&twin).(cev), *w.popAt(l))
 				}
-				require.Zero(t, w.n)
+				require.Zero(t, w.Len())
 			}
 		})
 	}
