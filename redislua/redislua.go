@@ -188,6 +188,15 @@ func Unsupported(p algorithms.Params) error {
 	return nil
 }
 
+// AllOfRules lists the algorithms whose scripts are split into a rule that
+// decides without writing and a commit (lua/member.lua), so that an all-of
+// row can check every limit before it charges any: the all-of members
+// (algorithms.AllOfMembers) that have a script.
+var AllOfRules = []string{"nginx", "fixed-window", "sliding-window", "token-bucket"}
+
+// isRule reports whether name's script is built from a rule of member.lua.
+func isRule(name string) bool { return slices.Contains(AllOfRules, name) }
+
 func lookup(name string) (script, error) {
 	for _, s := range slices.Concat(scripts, optInScripts) {
 		if s.name == name {
@@ -249,6 +258,10 @@ func mustRead(file string) string {
 // clock: a header comment (KEYS, ARGV, the return value, the exact range
 // and ratesim's version), then the shared helpers, the clock's prologue and
 // the algorithm's body. Both clocks share the body.
+//
+// The rules an all-of row combines (AllOfRules) are written as a rule that
+// decides without writing and a commit (member.lua): their script is the
+// rule, then single.lua, which decides, commits and replies.
 func Script(name string, clock Clock) (string, error) {
 	s, err := lookup(name)
 	if err != nil {
@@ -270,8 +283,16 @@ func Script(name string, clock Clock) (string, error) {
 		b.WriteString("\n")
 		b.WriteString(mustRead("zset.lua"))
 	}
+	if isRule(name) {
+		b.WriteString("\n")
+		b.WriteString(mustRead("member.lua"))
+	}
 	b.WriteString("\n")
 	b.WriteString(mustRead(s.file))
+	if isRule(name) {
+		b.WriteString("\n")
+		b.WriteString(mustRead("single.lua"))
+	}
 	return b.String(), nil
 }
 

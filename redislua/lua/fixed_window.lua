@@ -2,21 +2,28 @@
 -- offset e; admit iff count[k] + cost <= L, then count[k] += cost.
 -- retry_after = W - e; never when cost > L. count-rejected counts rejected
 -- requests too. State: a hash {w = k, c = count}; fresh at (k+1)*W.
-local cost, rate, per, burst, opt = args({['count-rejected'] = true})
-local count_rejected = (opt['count-rejected'] or 0) ~= 0
-local k, e = divmod(now, per)
+RULES['fixed-window'] = {
+  options = {['count-rejected'] = true},
+  policy = function(cost, rate, per, burst, opt)
+    return {cost = cost, rate = rate, per = per, count_rejected = (opt['count-rejected'] or 0) ~= 0}
+  end,
+  decide = function(key, p)
+    local cost, rate, per = p.cost, p.rate, p.per
+    local k, e = divmod(now, per)
 
-local st = redis.call('HMGET', KEYS[1], 'w', 'c')
-local count = 0
-if st[1] and tonumber(st[1]) == k then count = tonumber(st[2]) end
+    local st = redis.call('HMGET', key, 'w', 'c')
+    local count = 0
+    if st[1] and tonumber(st[1]) == k then count = tonumber(st[2]) end
 
-local verdict, retry, counted = 0, 0, true
-if not (cost <= rate and count <= rate - cost) then
-  verdict, counted = 2, count_rejected
-  if cost > rate then retry = -1 else retry = per - e end
-end
-if counted then
-  redis.call('HSET', KEYS[1], 'w', fmt(k), 'c', fmt(math.min(count + cost, SAT)))
-  expire_at(KEYS[1], (k + 1) * per)
-end
-return reply(verdict, 0, retry)
+    local verdict, retry, counted = 0, 0, true
+    if not (cost <= rate and count <= rate - cost) then
+      verdict, counted = 2, p.count_rejected
+      if cost > rate then retry = -1 else retry = per - e end
+    end
+    local w
+    if counted then
+      w = write(key, (k + 1) * per, 'w', fmt(k), 'c', fmt(math.min(count + cost, SAT)))
+    end
+    return verdict, 0, retry, w
+  end,
+}

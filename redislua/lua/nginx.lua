@@ -10,52 +10,57 @@
 -- which the request fits; never when cost > burst+1. nginx-burst defaults
 -- to burst-1. State: a hash {e = excess, l = last ms}; fresh once the next
 -- request would compute excess 0, at last + ceil((excess+1000)*1000/rate) ms.
-local cost, rate, per, burst, opt, per_ns = args({['nginx-burst'] = true, nodelay = true, delay = true})
-local scale
-if per_ns == 1000000000 then
-  scale = 1
-elseif per_ns == 60000000000 then
-  scale = 60
-else
-  fail('per: nginx takes a rate per 1s (r/s) or per 1m (r/m) only, found ' .. fmt(per_ns) .. ' ns')
-end
-local r = divmod(rate * 1000, scale)
-local nburst = opt['nginx-burst'] or (burst - 1)
-local ndelay = opt['delay'] or 0
-if nburst < 0 then fail('nginx-burst: want at least 0, found ' .. fmt(nburst)) end
-if ndelay < 0 then fail('delay: want at least 0, found ' .. fmt(ndelay)) end
-local bm, dm = nburst * 1000, ndelay * 1000
-local nodelay = (opt['nodelay'] or 0) ~= 0
-if cost - 1 > nburst then return reply(2, 0, -1) end
+RULES['nginx'] = {
+  options = {['nginx-burst'] = true, nodelay = true, delay = true},
+  policy = function(cost, rate, per, burst, opt, per_ns)
+    local scale
+    if per_ns == 1000000000 then
+      scale = 1
+    elseif per_ns == 60000000000 then
+      scale = 60
+    else
+      fail('per: nginx takes a rate per 1s (r/s) or per 1m (r/m) only, found ' .. fmt(per_ns) .. ' ns')
+    end
+    local nburst = opt['nginx-burst'] or (burst - 1)
+    local ndelay = opt['delay'] or 0
+    if nburst < 0 then fail('nginx-burst: want at least 0, found ' .. fmt(nburst)) end
+    if ndelay < 0 then fail('delay: want at least 0, found ' .. fmt(ndelay)) end
+    return {cost = cost, r = divmod(rate * 1000, scale), nburst = nburst,
+            bm = nburst * 1000, dm = ndelay * 1000, nodelay = (opt['nodelay'] or 0) ~= 0}
+  end,
+  decide = function(key, p)
+    local cost, r, bm, dm = p.cost, p.r, p.bm, p.dm
+    if cost - 1 > p.nburst then return 2, 0, -1 end
 
--- the fewest ms after which stored excess e computes excess 0
-local function drained_after(e)
-  return ceildiv((e + 1000) * 1000, r)
-end
+    -- the fewest ms after which stored excess e computes excess 0
+    local function drained_after(e)
+      return ceildiv((e + 1000) * 1000, r)
+    end
 
-local now_ms = divmod(now, MS)
-local extra = (cost - 1) * 1000
-local st = redis.call('HMGET', KEYS[1], 'e', 'l')
-local excess, last = extra, now_ms
-if st[1] then
-  local se, sl = tonumber(st[1]), tonumber(st[2])
-  local ms = now_ms - sl
-  if ms < -60000 then ms = 1 elseif ms < 0 then ms = 0 end
-  excess = 0
-  -- rate*ms < (e+1000)*1000 here: below 2^53
-  if ms < drained_after(se) then
-    excess = math.max(0, se - divmod(r * ms, 1000) + 1000)
-  end
-  excess = excess + extra
-  if excess > bm then
-    local m = sl + ceildiv((se + cost * 1000 - bm) * 1000, r)
-    return reply(2, 0, math.max(m * MS - now, 1))
-  end
-  if ms == 0 then last = sl end
-end
-redis.call('HSET', KEYS[1], 'e', fmt(excess), 'l', fmt(last))
-expire_at(KEYS[1], (last + drained_after(excess)) * MS)
-if nodelay or excess <= dm then return reply(0, 0, 0) end
-local d = divmod((excess - dm) * 1000, r)
-if d > 0 then return reply(1, d * MS, 0) end
-return reply(0, 0, 0)
+    local now_ms = divmod(now, MS)
+    local extra = (cost - 1) * 1000
+    local st = redis.call('HMGET', key, 'e', 'l')
+    local excess, last = extra, now_ms
+    if st[1] then
+      local se, sl = tonumber(st[1]), tonumber(st[2])
+      local ms = now_ms - sl
+      if ms < -60000 then ms = 1 elseif ms < 0 then ms = 0 end
+      excess = 0
+      -- rate*ms < (e+1000)*1000 here: below 2^53
+      if ms < drained_after(se) then
+        excess = math.max(0, se - divmod(r * ms, 1000) + 1000)
+      end
+      excess = excess + extra
+      if excess > bm then
+        local m = sl + ceildiv((se + cost * 1000 - bm) * 1000, r)
+        return 2, 0, math.max(m * MS - now, 1)
+      end
+      if ms == 0 then last = sl end
+    end
+    local w = write(key, (last + drained_after(excess)) * MS, 'e', fmt(excess), 'l', fmt(last))
+    if p.nodelay or excess <= dm then return 0, 0, 0, w end
+    local d = divmod((excess - dm) * 1000, r)
+    if d > 0 then return 1, d * MS, 0, w end
+    return 0, 0, 0, w
+  end,
+}

@@ -7,36 +7,45 @@
 -- State: a hash {d = deficit, t = last}, the deficit (B - tokens) scaled by
 -- W/g (g = gcd(L, W)) so that a refill of dt ticks is dt*L/g, an integer;
 -- fresh when full again, at last + ceil(deficit/(L/g)).
-local cost, rate, per, burst, opt = args({['max-delay'] = true}, {['max-delay'] = true})
-local max_delay = opt['max-delay'] or 0
-if cost > burst then return reply(2, 0, -1) end
-local g = gcd(rate, per)
-local per_token, per_tick = per / g, rate / g -- exact: g divides both
+RULES['token-bucket'] = {
+  options = {['max-delay'] = true},
+  durations = {['max-delay'] = true},
+  policy = function(cost, rate, per, burst, opt)
+    local g = gcd(rate, per)
+    -- exact: g divides both
+    return {cost = cost, burst = burst, max_delay = opt['max-delay'] or 0,
+            per_token = per / g, per_tick = rate / g}
+  end,
+  decide = function(key, p)
+    local cost, burst, max_delay = p.cost, p.burst, p.max_delay
+    if cost > burst then return 2, 0, -1 end
+    local per_token, per_tick = p.per_token, p.per_tick
 
--- ticks to refill units (>= 0), rounded up
-local function ticks_for(units)
-  if per_tick == 1 then return units end
-  return ceildiv(units, per_tick)
-end
+    -- ticks to refill units (>= 0), rounded up
+    local function ticks_for(units)
+      if per_tick == 1 then return units end
+      return ceildiv(units, per_tick)
+    end
 
-local st = redis.call('HMGET', KEYS[1], 'd', 't')
-local d, last = 0, now
-if st[1] then d, last = tonumber(st[1]), tonumber(st[2]) end
-local t = math.max(now, last) -- the bucket's clock never goes back
-if d > 0 then
-  -- compare with the time to full first: dt*per_tick stays below d + per_tick
-  local dt = t - last
-  if dt >= ticks_for(d) then d = 0 else d = d - dt * per_tick end
-end
+    local st = redis.call('HMGET', key, 'd', 't')
+    local d, last = 0, now
+    if st[1] then d, last = tonumber(st[1]), tonumber(st[2]) end
+    local t = math.max(now, last) -- the bucket's clock never goes back
+    if d > 0 then
+      -- compare with the time to full first: dt*per_tick stays below d + per_tick
+      local dt = t - last
+      if dt >= ticks_for(d) then d = 0 else d = d - dt * per_tick end
+    end
 
-local wait = 0
-local short = d - (burst - cost) * per_token
-if short > 0 then
-  wait = ticks_for(short)
-  if wait > max_delay then return reply(2, 0, wait - max_delay) end
-end
-d = d + cost * per_token
-redis.call('HSET', KEYS[1], 'd', fmt(d), 't', fmt(t))
-expire_at(KEYS[1], t + ticks_for(d))
-if wait > 0 then return reply(1, wait, 0) end
-return reply(0, 0, 0)
+    local wait = 0
+    local short = d - (burst - cost) * per_token
+    if short > 0 then
+      wait = ticks_for(short)
+      if wait > max_delay then return 2, 0, wait - max_delay end
+    end
+    d = d + cost * per_token
+    local w = write(key, t + ticks_for(d), 'd', fmt(d), 't', fmt(t))
+    if wait > 0 then return 1, wait, 0, w end
+    return 0, 0, 0, w
+  end,
+}
