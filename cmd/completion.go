@@ -40,7 +40,7 @@ func addCompletions(root *cobra.Command) {
 		case "demo":
 			c.ValidArgsFunction = completeFirst(lessons.Names)
 		case "lua":
-			c.ValidArgsFunction = completeFirst(func() []string { return append(redislua.Names(), redislua.OptInNames()...) })
+			c.ValidArgsFunction = completeFirst(func() []string { return append(append(redislua.Names(), redislua.OptInNames()...), redislua.AllOf) })
 		case "replay":
 			flagValues(c, "trace-format", traffic.ReplayFormats)
 			flagValues(c, "spread", traffic.ReplaySpreads)

@@ -21,7 +21,11 @@ and exact range. Call it as
 
 --clock arg (the default) takes now from ARGV[1] in ns, as a replay of a
 simulation does; --clock redis is the production variant: it reads Redis TIME
-(microseconds) and sets a PEXPIRE so that idle keys vanish. See docs/redis.md.`,
+(microseconds) and sets a PEXPIRE so that idle keys vanish. See docs/redis.md.
+
+ratesim lua all-of prints the script of an all-of row: several limits (nginx,
+fixed-window, sliding-window, token-bucket), each with its own key, in any
+commit mode; its header states its own calling convention.`,
 		Example: `  ratesim lua gcra --clock redis > gcra.lua
   redis-cli -x SCRIPT LOAD < gcra.lua`,
 		Args: cobra.ExactArgs(1),

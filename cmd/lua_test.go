@@ -20,6 +20,14 @@ func TestLua(t *testing.T) {
 			require.Contains(t, out, "`ratesim lua "+name+" --clock "+clock+"`")
 		}
 	}
+	for _, clock := range []string{"arg", "redis"} {
+		status, out, errOut := run(t, "lua", "all-of", "--clock", clock)
+		require.Equal(t, 0, status, errOut)
+		want, err := redislua.Script("all-of", map[string]redislua.Clock{"arg": redislua.ClockArg, "redis": redislua.ClockRedis}[clock])
+		require.NoError(t, err)
+		require.Equal(t, want, out)
+		require.Contains(t, out, "-- Call:    EVALSHA sha K KEY... now cost commit N LIMIT...")
+	}
 	status, out, _ := run(t, "lua", "gcra")
 	require.Equal(t, 0, status)
 	require.Contains(t, out, "Clock:   arg:")

@@ -38,8 +38,8 @@ func compareOnRedis(t *testing.T, url string, args ...string) *sim.Report {
 // with a script is replayed, decision for decision, with no mismatch. The
 // rows that are not replayed say why: a row without a script (x-time-rate,
 // resilience4j), a cluster row whose nodes decide on their own state runs
-// none in a store, and an nginx row with a zone frees nodes that Redis
-// would keep.
+// none in a store, an nginx row with a zone frees nodes that Redis
+// would keep, and an all-of row with a limit that has no script names it.
 func TestCompareRedisBuiltins(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -54,8 +54,10 @@ func TestCompareRedisBuiltins(t *testing.T) {
 				}
 				info, _ := algorithms.Lookup(res.Algorithm)
 				_, zoned := res.Params["zone"] // nginx's zone frees nodes; Redis keeps every key
+				// an all-of row with a limit that has no script names it
+				noScriptLimit := res.Algorithm == redislua.AllOf && strings.Contains(x.Skipped, " has no script: ")
 				require.True(t, !redislua.Has(res.Algorithm) || info.Backend || (mode != "" && mode != "central") || zoned ||
-					(res.Algorithm == "concurrency" && res.Backend != nil),
+					(res.Algorithm == "concurrency" && res.Backend != nil) || noScriptLimit,
 					"%s skipped: %s", res.Label, x.Skipped)
 				continue
 			}
@@ -231,8 +233,9 @@ func TestRedisDocExample(t *testing.T) {
 }
 
 // Each row that has no script says its own reason: haproxy's counter is in
-// integers (no "floating point"), all-of commits several limits together;
-// x-time-rate does decide in floating point. A row that was replayed
+// integers (no "floating point"); an all-of row with a limit that has no
+// script names that limit; x-time-rate does decide in floating point. An
+// all-of row whose limits all have scripts is replayed. A row that was replayed
 // reports a used memory per key that is either measured (above 0) or said
 // not to be, never "0 B used per key".
 func TestCompareRedisReasonsAndMemory(t *testing.T) {
@@ -245,6 +248,7 @@ algorithms:
   - x-time-rate
   - {name: haproxy, label: hap, rate: 5, per: 1s}
   - {name: all-of, label: both, limits: [{name: token-bucket, rate: 5, burst: 2}, {name: fixed-window, rate: 20, per: 1m}]}
+  - {name: all-of, label: apim, commit: in-order, limits: [{name: token-bucket, rate: 5, burst: 2}, {name: azure-rate-limit, rate: 20, per: 1m}]}
 traffic:
   - {type: steady, key: client, rate: 8/s}
 `)
@@ -253,13 +257,69 @@ traffic:
 		require.Equal(t, 0, status, errOut)
 		require.Contains(t, out, "x-time-rate   not replayed: x-time-rate has no script: it decides in floating point\n")
 		require.Contains(t, out, "hap           not replayed: haproxy has no script: ratesim has no script of HAProxy's stick-table counter (freq_ctr.c, in integers)")
-		require.Contains(t, out, "both          not replayed: all-of has no script: its limits commit together")
+		require.Regexp(t, `both          \d+ decisions, 0 mismatched`, out)
+		require.Contains(t, out, "apim          not replayed: limits[1]: azure-rate-limit has no script: ratesim has no script of API Management's rate-limit policies")
 		require.Regexp(t, `token-bucket  \d+ decisions, 0 mismatched; MEMORY USAGE max \d+ B, ([1-9]\d* B used per key|used memory per key not measured) \(1 key\)`, out)
 		require.NotContains(t, out, " 0 B used per key")
 	}
 	status, out, errOut := run(t, "compare", path, "--redis", srv.URL(), "--redis-keep", "--algorithms", "token-bucket")
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, out, "used memory per key not measured (1 key)")
+}
+
+// All-of rows replay on Redis in every commit mode, with limits counting by
+// the request's key, by every request (by: global) and by attributes that
+// some requests lack: every decision, and the limit that fired, the
+// simulation's. Their limits' keys are shared by requests of different
+// keys, so they go out on one connection, in the simulation's order.
+func TestCompareRedisAllOf(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	path := writeFile(t, "allof.yaml", `name: allof
+duration: 6s
+limit: 10/s
+traffic:
+  - {type: poisson, rate: 50/s, clients: 20, key-prefix: addr, attributes: {server: api, user: u1}}
+  - {type: poisson, rate: 20/s, clients: 5, key-prefix: anon, attributes: {server: api}}
+  - {type: poisson, rate: 20/s, clients: 5, key-prefix: web, attributes: {server: web, user: u2}}
+algorithms:
+  - name: all-of
+    label: two-zones
+    limits:
+      - {name: nginx, rate: 4, per: 1s, burst: 4}
+      - {name: nginx, rate: 30, per: 1s, burst: 20, by: global, label: "zone=persrv"}
+  - name: all-of
+    label: every-hit
+    commit: every-hit
+    limits:
+      - {name: fixed-window, rate: 5, per: 1s}
+      - {name: sliding-window, rate: 40, per: 2s, by: server, count-rejected: true}
+      - {name: token-bucket, rate: 10, per: 1s, burst: 5, max-delay: 200ms, by: user}
+  - name: all-of
+    label: in-order
+    commit: in-order
+    limits:
+      - {name: token-bucket, rate: 10, per: 1s, burst: 5, by: user}
+      - {name: fixed-window, rate: 3, per: 500ms}
+      - {name: nginx, rate: 60, per: 1m, burst: 10, nodelay: true, by: server}
+`)
+	rep := compareOnRedis(t, srv.URL(), "compare", path)
+	require.Len(t, rep.Results, 3)
+	for _, res := range rep.Results {
+		x := res.Redis
+		require.NotNil(t, x, res.Label)
+		require.Empty(t, x.Skipped, res.Label)
+		require.Zero(t, x.Mismatches, "%s: %+v", res.Label, x.FirstMismatch)
+		require.Equal(t, res.Attempts, x.Decisions, res.Label)
+		require.Positive(t, res.Rejected, res.Label)
+		fired := 0
+		for _, f := range res.Fired {
+			if f.Rejected > 0 || f.Delayed > 0 {
+				fired++
+			}
+		}
+		require.GreaterOrEqual(t, fired, 2, "%s: more than one limit fired: %+v", res.Label, res.Fired)
+	}
 }
 
 // A scenario whose times are absolute instants (Unix times of 2015,

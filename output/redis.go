@@ -66,8 +66,14 @@ func RedisLines(r *sim.Report) []string {
 }
 
 // redisDecisionText writes an answer: "accept", "delay 200ms", "reject
-// (retry after 1s)", "reject (never)".
+// (retry after 1s)", "reject (never)", and for an all-of row the limit
+// that fired: "reject (retry after 1s) by limits[1]".
 func redisDecisionText(d sim.RedisDecision) string {
+	if d.Limit != "" {
+		l := d.Limit
+		d.Limit = ""
+		return redisDecisionText(d) + " by " + l
+	}
 	switch d.Verdict {
 	case "delay":
 		return "delay " + FormatDuration(time.Duration(d.DelayNs))

@@ -80,3 +80,12 @@ func TestRedisCSV(t *testing.T) {
 	require.NoError(t, CSV(&buf, doubleBurst()))
 	require.NotContains(t, buf.String(), "redis_", "no replay, no redis columns")
 }
+
+// An all-of row's mismatch names the limit that fired on each side.
+func TestRedisMismatchNamesLimit(t *testing.T) {
+	r := redisReport()
+	m := r.Results[1].Redis.FirstMismatch
+	m.Simulation = sim.RedisDecision{Verdict: "reject", RetryAfterNs: 1000000000, Limit: "zone=perip (nginx.conf:5)"}
+	m.Redis = sim.RedisDecision{Verdict: "reject", RetryAfterNs: 1000000000, Limit: "limits[1]"}
+	require.Contains(t, RedisLines(r)[1], "(the first: 1.5s key client-1 attempt 1: simulation reject (retry after 1s) by zone=perip (nginx.conf:5), redis reject (retry after 1s) by limits[1])")
+}

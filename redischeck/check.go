@@ -132,6 +132,9 @@ type item struct {
 	seq     int64
 	attempt int
 	at      time.Duration
+	// fired is the limit of an all-of row that decided it (sim.Decision's
+	// Fired)
+	fired int
 }
 
 // feeder is the observer of the row's run: it hands each decision to the
@@ -163,8 +166,8 @@ func (f *feeder) Observe(d *sim.Decision) error {
 	if err := f.inRange(now, d.Cost); err != nil {
 		return err
 	}
-	it := item{req: redislua.Request{Now: now, Key: d.Key, Cost: d.Cost}, want: d.Decision,
-		seq: f.seq, attempt: d.Attempt, at: d.Time}
+	it := item{req: redislua.Request{Now: now, Key: d.Key, Cost: d.Cost, Keys: d.MemberKeys.Append(nil)},
+		want: d.Decision, seq: f.seq, attempt: d.Attempt, at: d.Time, fired: d.Fired}
 	f.seq++
 	select {
 	case f.lanes[lane(d.Key, len(f.lanes))] <- it:
@@ -203,7 +206,9 @@ type laneResult struct {
 // each key's scripts run in the simulation's order, and the scripts of
 // different keys, which touch different Redis keys, commute. So Redis is
 // kept busy while a lane's client reads its replies and makes its next
-// pipeline.
+// pipeline. An all-of row whose limits count by other than the request's
+// key (an attribute, every request) goes out on one lane: two requests of
+// different keys may share a limit's key, and their scripts do not commute.
 func checkRow(ctx context.Context, c *redis.Client, cfg sim.Config, i int, rep *sim.Report, o Options,
 	firstAt time.Duration, haveFirst bool) (*sim.RedisResult, error) {
 	alg := cfg.Algorithms[i]
@@ -221,6 +226,11 @@ func checkRow(ctx context.Context, c *redis.Client, cfg sim.Config, i int, rep *
 	nl := o.Lanes
 	if nl == 0 {
 		nl = DefaultLanes
+	}
+	for _, m := range p.Members {
+		if m.By != algorithms.ByKey {
+			nl = 1
+		}
 	}
 	runners := make([]*redislua.Runner, nl)
 	for l := range runners {
@@ -280,7 +290,7 @@ func checkRow(ctx context.Context, c *redis.Client, cfg sim.Config, i int, rep *
 		go func() {
 			defer wg.Done()
 			lr := &results[l]
-			lr.err = runLane(ctx, c, runners[l], lanes[l], lr, wall, redislua.Key(o.Run, alg.Label, ""))
+			lr.err = runLane(ctx, c, runners[l], lanes[l], lr, wall, o.Run, alg)
 			if lr.err != nil {
 				halt()
 			}
@@ -333,9 +343,9 @@ func checkRow(ctx context.Context, c *redis.Client, cfg sim.Config, i int, rep *
 	return res, nil
 }
 
-// runLane sends the decisions of one lane to Redis with run and compares
-// the answers, into lr.
-func runLane(ctx context.Context, c *redis.Client, run *redislua.Runner, ch <-chan item, lr *laneResult, wall func() time.Time, prefix string) error {
+// runLane sends the decisions of one lane of row alg to Redis with run and
+// compares the answers, into lr.
+func runLane(ctx context.Context, c *redis.Client, run *redislua.Runner, ch <-chan item, lr *laneResult, wall func() time.Time, runID string, alg sim.Algorithm) error {
 	var pending queue.Deque[item] // sent, not yet answered: at most a pipeline
 	seq := func(yield func(redislua.Request) bool) {
 		for it := range ch {
@@ -347,29 +357,57 @@ func runLane(ctx context.Context, c *redis.Client, run *redislua.Runner, ch <-ch
 		}
 	}
 	res := &lr.res
-	_, err := run.Run(ctx, seq, func(_ redislua.Request, got algorithms.Decision) error {
+	_, err := run.RunReplies(ctx, seq, func(_ redislua.Request, got redislua.Reply) error {
 		it := pending.PopFront()
 		lr.lat.add(wall().Sub(it.sent))
 		res.Decisions++
 		if res.Decisions%memorySample == 1 {
 			// the state this decision left (and the others of its
 			// pipeline): a key's largest state may be gone by the end
-			u, err := c.MemoryUsage(ctx, prefix+it.req.Key, 0).Result()
+			u, err := c.MemoryUsage(ctx, sampleKey(runID, alg, it.req), 0).Result()
 			if err != nil && !errors.Is(err, redis.Nil) {
 				// the server failed mid-run, as a script's failure is told
 				return &redislua.RunError{Done: int(res.Decisions), Err: fmt.Errorf("MEMORY USAGE: %w", err)}
 			}
 			res.MemoryUsageMax = max(res.MemoryUsageMax, u)
 		}
-		if got != it.want {
+		if got.Decision != it.want || got.Fired != it.fired {
 			res.Mismatches++
 			if res.FirstMismatch == nil {
 				lr.first = it.seq
+				sd, rd := sim.RedisDecisionOf(it.want), sim.RedisDecisionOf(got.Decision)
+				sd.Limit, rd.Limit = firedName(alg, it.fired), firedName(alg, got.Fired)
 				res.FirstMismatch = &sim.RedisMismatch{TimeNs: int64(it.at), Key: it.req.Key, Cost: it.req.Cost,
-					Attempt: it.attempt, Simulation: sim.RedisDecisionOf(it.want), Redis: sim.RedisDecisionOf(got)}
+					Attempt: it.attempt, Simulation: sd, Redis: rd}
 			}
 		}
 		return nil
 	})
 	return err
+}
+
+// sampleKey is the Redis key whose MEMORY USAGE is sampled after req: its
+// key's, or for an all-of row the first limit's that applies to it.
+func sampleKey(run string, alg sim.Algorithm, req redislua.Request) string {
+	if alg.Name != redislua.AllOf {
+		return redislua.Key(run, alg.Label, req.Key)
+	}
+	for i := range alg.Params.Members {
+		if req.Keys == nil {
+			return redislua.MemberKey(run, alg.Label, i, req.Key)
+		}
+		if req.Keys[i] != "" {
+			return redislua.MemberKey(run, alg.Label, i, req.Keys[i])
+		}
+	}
+	return redislua.Key(run, alg.Label, req.Key)
+}
+
+// firedName names the limit of an all-of row that fired (1 + its index,
+// as sim.Decision's Fired), "" for none.
+func firedName(alg sim.Algorithm, fired int) string {
+	if fired < 1 || fired > len(alg.Params.Members) {
+		return ""
+	}
+	return sim.LimitName(alg.Params.Members[fired-1], fired-1)
 }

@@ -52,6 +52,20 @@ func TestEpoch(t *testing.T) {
 	require.Zero(t, epoch)
 }
 
+// An all-of row's epoch is a multiple of every limit's window (and of 1
+// ms), and its span runs the longest window past the traffic.
+func TestEpochAllOf(t *testing.T) {
+	m := func(per time.Duration) algorithms.Member {
+		return algorithms.Member{Name: "fixed-window", Params: algorithms.Params{Policy: algorithms.Policy{Rate: 1, Per: per, Burst: 1}}}
+	}
+	p := algorithms.Params{Policy: algorithms.Policy{Rate: 1, Per: time.Hour, Burst: 1},
+		Members: []algorithms.Member{m(time.Second), m(1500 * time.Millisecond), m(7 * time.Second)}}
+	rep := &sim.Report{StartNs: int64(100 * time.Second), DurationNs: int64(time.Minute)}
+	epoch, span := Epoch(p, rep, nil, 0, false)
+	require.Equal(t, 84*time.Second, epoch, "lcm(1s, 1.5s, 7s) = 21s: 100s down to 4 x 21s; the row's own per is not a window")
+	require.Equal(t, 160*time.Second+7*time.Second-epoch, span, "to the end of the traffic, plus the longest window")
+}
+
 func TestLCM(t *testing.T) {
 	require.Equal(t, int64(6), lcm(2, 3))
 	require.Equal(t, int64(1000000), lcm(1000, 1000000))

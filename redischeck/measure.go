@@ -31,14 +31,25 @@ import (
 // its instants would be past 2^53 ns, where a script's numbers stop being
 // exact. A cluster's rows keep the report's start: a node's clock may be
 // skewed before the first arrival.
+//
+// An all-of row's epoch is a multiple of each of its limits' windows, and
+// its span runs a window of the longest of them past the traffic.
 func Epoch(p algorithms.Params, rep *sim.Report, cl *cluster.Config, first time.Duration, ok bool) (epoch, span time.Duration) {
 	m := lcm(int64(p.Per), int64(time.Millisecond))
+	window := p.Per
+	if len(p.Members) > 0 {
+		m, window = int64(time.Millisecond), 0
+		for _, mb := range p.Members {
+			m = lcm(int64(mb.Params.Per), m)
+			window = max(window, mb.Params.Per)
+		}
+	}
 	start := rep.StartNs
 	if ok && cl == nil && int64(first) > start {
 		start = int64(first)
 	}
 	epoch = time.Duration(intmath.FloorDiv(start, m) * m)
-	end := time.Duration(rep.StartNs+rep.DurationNs) + p.Per
+	end := time.Duration(rep.StartNs+rep.DurationNs) + window
 	if cl != nil {
 		end += cl.Store.Timeout + cl.Store.RTT + cl.Store.Jitter
 	}

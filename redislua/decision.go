@@ -7,6 +7,28 @@ import (
 	"github.com/ratesim/ratesim/algorithms"
 )
 
+// reply reads a script's reply: {verdict, delay_ns, retry_after_ns}, and
+// the limit that fired after them when fired (all-of's script).
+func reply(res any, fired bool) (Reply, error) {
+	if !fired {
+		d, err := decision(res)
+		return Reply{Decision: d}, err
+	}
+	a, ok := res.([]any)
+	if !ok || len(a) != 4 {
+		return Reply{}, fmt.Errorf("script replied %v, want {verdict, delay_ns, retry_after_ns, fired}", res)
+	}
+	d, err := decision(a[:3])
+	if err != nil {
+		return Reply{}, err
+	}
+	f, ok := a[3].(int64)
+	if !ok || f < 0 {
+		return Reply{}, fmt.Errorf("script replied %v, want fired an integer >= 0", res)
+	}
+	return Reply{Decision: d, Fired: int(f)}, nil
+}
+
 // decision reads a script's reply {verdict, delay_ns, retry_after_ns}.
 func decision(res any) (algorithms.Decision, error) {
 	a, ok := res.([]any)

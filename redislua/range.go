@@ -183,7 +183,23 @@ func bounds(name string) []bound {
 // that overflows, the power of two it needs, and what would fit. With
 // ClockRedis it also refuses a per, max-delay or service that is not a
 // whole number of microseconds.
+//
+// For an all-of row it checks every limit against its own script's range.
 func CheckRange(name string, clock Clock, p algorithms.Params, maxCost int64, span time.Duration) error {
+	if name == AllOf {
+		if _, err := algorithms.New(name, p); err != nil {
+			return err
+		}
+		if err := Unsupported(p); err != nil {
+			return err
+		}
+		for i, m := range p.Members {
+			if err := CheckRange(m.Name, clock, m.Params, maxCost, span); err != nil {
+				return &MemberError{Index: i, Member: m, Err: err}
+			}
+		}
+		return nil
+	}
 	if _, err := lookup(name); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -157,25 +158,8 @@ func keySlot(key string) int {
 // CLUSTER KEYSLOT and by CRC16 here.
 func TestKeySlots(t *testing.T) {
 	t.Parallel()
-	srv := redistest.StartWith(t, "--cluster-enabled", "yes")
-	c := srv.Client(t)
+	c := startCluster(t)
 	ctx := context.Background()
-	if err := c.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; ; i++ {
-		info, err := c.ClusterInfo(ctx).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(info, "cluster_state:ok") {
-			break
-		}
-		if i == 500 {
-			t.Fatalf("the one-node cluster is not ok after 5s: %s", info)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 	run := "r42"
 	for _, name := range Names() {
 		p := policy(3, time.Second, 2)
@@ -210,6 +194,41 @@ func TestKeySlots(t *testing.T) {
 			t.Errorf("key %q is in slot %d (CRC16 here: %d), want %d", key, slot, keySlot(key), want)
 		}
 	}
+}
+
+// startCluster starts a one-node Redis Cluster that holds every slot (a
+// script that touches a key of another slot is refused) and returns a
+// client of it. Its cluster bus listens on a free port (by default it is
+// the port + 10000, 10000 for every server with --port 0, so that two
+// such clusters at once would collide).
+func startCluster(t *testing.T) *redis.Client {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	srv := redistest.StartWith(t, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus))
+	c := srv.Client(t)
+	ctx := context.Background()
+	if err := c.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		info, err := c.ClusterInfo(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(info, "cluster_state:ok") {
+			break
+		}
+		if i == 500 {
+			t.Fatalf("the one-node cluster is not ok after 5s: %s", info)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return c
 }
 
 // trace1 is a randomised trace as Requests, and the Go limiter's

@@ -176,7 +176,16 @@ var ErrDiscrete = errors.New("fill-interval: token_bucket.lua refills continuous
 
 // Unsupported returns why a row with params p has no script although its
 // algorithm has one (ErrCalendar, ErrDiscrete), or nil.
+//
+// For an all-of row it looks at each limit: one without a script, or whose
+// params its script does not take, refuses the row with a MemberError
+// that names it.
 func Unsupported(p algorithms.Params) error {
+	for i, m := range p.Members {
+		if err := unsupportedMember(m); err != nil {
+			return &MemberError{Index: i, Member: m, Err: err}
+		}
+	}
 	switch {
 	case p.Calendar != algorithms.NotCalendar:
 		return ErrCalendar
@@ -188,16 +197,28 @@ func Unsupported(p algorithms.Params) error {
 	return nil
 }
 
-// AllOfRules lists the algorithms whose scripts are split into a rule that
-// decides without writing and a commit (lua/member.lua), so that an all-of
-// row can check every limit before it charges any: the all-of members
-// (algorithms.AllOfMembers) that have a script.
+// AllOf is the name of the all-of row, whose script (all_of.lua) combines
+// the rules of its limits, each with a key of its own (AllOfArgs).
+const AllOf = "all-of"
+
+// allOfScript is the all-of row's script.
+var allOfScript = script{AllOf, "all_of.lua", "all_of.go", false,
+	"one Redis key per limit that applies to the request, each holding that limit's state as its own script keeps it",
+	nil, "each limit is within its own script's range"}
+
+// AllOfRules lists the algorithms that an all-of script takes as limits:
+// the all-of members (algorithms.AllOfMembers) whose scripts are split into
+// a rule that decides without writing and a commit (lua/member.lua), so
+// that all-or-nothing can check every limit before it charges any.
 var AllOfRules = []string{"nginx", "fixed-window", "sliding-window", "token-bucket"}
 
 // isRule reports whether name's script is built from a rule of member.lua.
 func isRule(name string) bool { return slices.Contains(AllOfRules, name) }
 
 func lookup(name string) (script, error) {
+	if name == AllOf {
+		return allOfScript, nil
+	}
 	for _, s := range slices.Concat(scripts, optInScripts) {
 		if s.name == name {
 			return s, nil
@@ -224,8 +245,10 @@ func NoScript(name string) string {
 		return "it decides in floating point"
 	case "haproxy":
 		return "ratesim has no script of HAProxy's stick-table counter (freq_ctr.c, in integers), which the simulation runs to the letter"
-	case "all-of":
-		return "its limits commit together (all-or-nothing, every-hit or in-order), and a script decides one limit alone"
+	case "aws-usage-plan":
+		return "ratesim has no script of API Gateway's usage-plan quota (its periods are UTC days, weeks and calendar months)"
+	case "azure-rate-limit":
+		return "ratesim has no script of API Management's rate-limit policies"
 	}
 	return ""
 }
@@ -261,14 +284,19 @@ func mustRead(file string) string {
 //
 // The rules an all-of row combines (AllOfRules) are written as a rule that
 // decides without writing and a commit (member.lua): their script is the
-// rule, then single.lua, which decides, commits and replies.
+// rule, then single.lua, which decides, commits and replies; all-of's is
+// every rule, then all_of.lua.
 func Script(name string, clock Clock) (string, error) {
 	s, err := lookup(name)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	b.WriteString(header(s, clock))
+	if name == AllOf {
+		b.WriteString(allOfHeader(clock))
+	} else {
+		b.WriteString(header(s, clock))
+	}
 	fmt.Fprintf(&b, "\nlocal ALGORITHM = '%s'\n\n", s.name)
 	b.WriteString(mustRead("lib.lua"))
 	b.WriteString("\n")
@@ -283,11 +311,20 @@ func Script(name string, clock Clock) (string, error) {
 		b.WriteString("\n")
 		b.WriteString(mustRead("zset.lua"))
 	}
-	if isRule(name) {
+	if name == AllOf || isRule(name) {
 		b.WriteString("\n")
 		b.WriteString(mustRead("member.lua"))
 	}
 	b.WriteString("\n")
+	if name == AllOf {
+		for _, r := range AllOfRules {
+			rs, _ := lookup(r)
+			b.WriteString(mustRead(rs.file))
+			b.WriteString("\n")
+		}
+		b.WriteString(mustRead(s.file))
+		return b.String(), nil
+	}
 	b.WriteString(mustRead(s.file))
 	if isRule(name) {
 		b.WriteString("\n")

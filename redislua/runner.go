@@ -21,6 +21,18 @@ type Request struct {
 	Now  time.Duration
 	Key  string
 	Cost int64
+	// Keys is, for an all-of row whose limits count by different keys,
+	// each limit's key ("" for a limit that does not apply to the
+	// request); nil when every limit counts by Key.
+	Keys []string
+}
+
+// Reply is a script's answer: the decision and, for an all-of row, the
+// limit that fired (1 + its index; 0 when none did, and for every other
+// row), as sim.Decision's Fired.
+type Reply struct {
+	algorithms.Decision
+	Fired int
 }
 
 // Config is what a Runner runs: an algorithm's script with one policy, for
@@ -123,6 +135,12 @@ func (r *Runner) load(ctx context.Context) error {
 // how many decisions fn was given; an error from Redis or from fn stops it
 // with a *RunError (Redis failed) or fn's error.
 func (r *Runner) Run(ctx context.Context, reqs iter.Seq[Request], fn func(Request, algorithms.Decision) error) (int, error) {
+	return r.RunReplies(ctx, reqs, func(req Request, rep Reply) error { return fn(req, rep.Decision) })
+}
+
+// RunReplies is Run, handing fn each whole reply: for an all-of row, the
+// limit that fired too.
+func (r *Runner) RunReplies(ctx context.Context, reqs iter.Seq[Request], fn func(Request, Reply) error) (int, error) {
 	batch := make([]Request, 0, r.cfg.Depth)
 	done := 0
 	for req := range reqs {
@@ -166,7 +184,7 @@ func isNoScript(err error) bool {
 
 // send runs one pipeline of batch and hands the decisions to fn in order,
 // loading the script again on NOSCRIPT. It returns how many it handed.
-func (r *Runner) send(ctx context.Context, batch []Request, fn func(Request, algorithms.Decision) error) (int, error) {
+func (r *Runner) send(ctx context.Context, batch []Request, fn func(Request, Reply) error) (int, error) {
 	done := 0
 	for reloads := 0; len(batch) > 0; reloads++ {
 		if reloads > 10 {
@@ -175,8 +193,8 @@ func (r *Runner) send(ctx context.Context, batch []Request, fn func(Request, alg
 		pipe := r.c.Pipeline()
 		cmds := make([]*redis.Cmd, len(batch))
 		for i, req := range batch {
-			key := Key(r.cfg.Run, r.cfg.Label, req.Key)
-			cmds[i] = pipe.EvalSha(ctx, r.sha, []string{key}, Args(r.cfg.Algorithm, r.cfg.Params, req.Now, req.Cost)...)
+			keys, args := r.call(req)
+			cmds[i] = pipe.EvalSha(ctx, r.sha, keys, args...)
 			if r.afterEval != nil {
 				r.afterEval(pipe, i)
 			}
@@ -200,7 +218,7 @@ func (r *Runner) send(ctx context.Context, batch []Request, fn func(Request, alg
 			if err != nil {
 				return done, err
 			}
-			d, err := decision(cmd.Val())
+			d, err := reply(cmd.Val(), r.cfg.Algorithm == AllOf)
 			if err != nil {
 				return done, err
 			}
@@ -225,6 +243,29 @@ func (r *Runner) send(ctx context.Context, batch []Request, fn func(Request, alg
 		}
 	}
 	return done, nil
+}
+
+// call returns the KEYS and ARGV of req's EVALSHA.
+func (r *Runner) call(req Request) ([]string, []any) {
+	if r.cfg.Algorithm != AllOf {
+		return []string{Key(r.cfg.Run, r.cfg.Label, req.Key)}, Args(r.cfg.Algorithm, r.cfg.Params, req.Now, req.Cost)
+	}
+	var asked []bool
+	keys := make([]string, 0, len(r.cfg.Params.Members))
+	for i := range r.cfg.Params.Members {
+		k := req.Key
+		if req.Keys != nil {
+			if asked == nil {
+				asked = make([]bool, len(r.cfg.Params.Members))
+			}
+			if k = req.Keys[i]; k == "" {
+				continue
+			}
+			asked[i] = true
+		}
+		keys = append(keys, MemberKey(r.cfg.Run, r.cfg.Label, i, k))
+	}
+	return keys, AllOfArgs(r.cfg.Params, req.Now, req.Cost, asked)
 }
 
 // Dial connects to the Redis at url (redis://host:port/db, rediss://...,

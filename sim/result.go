@@ -231,11 +231,15 @@ type RedisMismatch struct {
 }
 
 // RedisDecision is one answer as the scripts return it: the verdict's
-// name, the delay and the retry_after (-1 for never).
+// name, the delay and the retry_after (-1 for never), and the limit of an
+// all-of row that fired.
 type RedisDecision struct {
 	Verdict      string `json:"verdict"`
 	DelayNs      int64  `json:"delay_ns"`
 	RetryAfterNs int64  `json:"retry_after_ns"`
+	// Limit is, for an all-of row, the limit that decided (LimitName);
+	// "" when none did, and for every other row.
+	Limit string `json:"limit,omitempty"`
 }
 
 // RedisDecisionOf writes a decision as the scripts return it.
