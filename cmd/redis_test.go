@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -188,7 +189,7 @@ algorithms: [gcra]
 // evalshaCalls reads the scripts run from INFO commandstats.
 var evalshaCalls = regexp.MustCompile(`cmdstat_evalsha:calls=(\d+)`)
 
-// docs/redis.md shows a compare --redis run: the test runs it on a real
+// docs/redis.md shows compare --redis runs: the test runs each on a real
 // server and requires the lines shown under "Replayed on Redis:", but for
 // the figures that change from run to run (ops/s, p99, and the used memory
 // per key, which moves with the allocator).
@@ -197,39 +198,45 @@ func TestRedisDocExample(t *testing.T) {
 	data, err := os.ReadFile("../docs/redis.md")
 	require.NoError(t, err)
 	lines := strings.Split(string(data), "\n")
-	const prefix = "$ ratesim compare api-gateway"
-	at := -1
-	for i, l := range lines {
-		if strings.HasPrefix(l, prefix) {
-			at = i
-		}
-	}
-	require.GreaterOrEqual(t, at, 0, "docs/redis.md shows %q", prefix)
-	var want []string
-	for _, l := range lines[at+1:] {
-		if strings.HasPrefix(l, "```") {
-			break
-		}
-		want = append(want, l)
-	}
-	require.Equal(t, "...", want[0])
-	want = want[1:]
-
+	const prefix = "$ ratesim compare "
 	srv := redistest.Start(t)
-	args := strings.Fields(strings.TrimPrefix(lines[at], "$ ratesim "))
-	require.Equal(t, "unix:///tmp/redis.sock", args[len(args)-1])
-	args[len(args)-1] = srv.URL()
-	status, out, errOut := run(t, args...)
-	require.Equal(t, 0, status, errOut)
-	got := strings.Split(strings.TrimRight(out[strings.Index(out, "Replayed on Redis:"):], "\n"), "\n")
 	mask := regexp.MustCompile(`\d+ B used per key|\d+ ops/s, p99 \S+`)
-	for i := range got {
-		got[i] = mask.ReplaceAllString(got[i], "#")
+	ran := 0
+	for at, l := range lines {
+		if !strings.HasPrefix(l, prefix) {
+			continue
+		}
+		var want []string
+		for _, l := range lines[at+1:] {
+			if strings.HasPrefix(l, "```") {
+				break
+			}
+			want = append(want, l)
+		}
+		require.Equal(t, "...", want[0], "docs/redis.md:%d", at+1)
+		want = want[1:]
+		args := strings.Fields(strings.TrimPrefix(l, "$ ratesim "))
+		require.Equal(t, "unix:///tmp/redis.sock", args[len(args)-1])
+		args[len(args)-1] = srv.URL()
+		if strings.HasPrefix(args[1], "examples/") {
+			args[1] = "../" + args[1] // the page's paths are from the repository's root
+		}
+		status, out, errOut := run(t, args...)
+		require.Equal(t, 0, status, errOut)
+		got := strings.Split(strings.TrimRight(out[strings.Index(out, "Replayed on Redis:"):], "\n"), "\n")
+		if i := slices.Index(got, ""); i >= 0 {
+			got = got[:i] // the section ends at a blank line (a timeline may follow)
+		}
+		for i := range got {
+			got[i] = mask.ReplaceAllString(got[i], "#")
+		}
+		for i := range want {
+			want[i] = mask.ReplaceAllString(want[i], "#")
+		}
+		require.Equal(t, want, got, "docs/redis.md:%d", at+1)
+		ran++
 	}
-	for i := range want {
-		want[i] = mask.ReplaceAllString(want[i], "#")
-	}
-	require.Equal(t, want, got)
+	require.GreaterOrEqual(t, ran, 2, "docs/redis.md shows api-gateway's and an all-of row's runs")
 }
 
 // Each row that has no script says its own reason: haproxy's counter is in

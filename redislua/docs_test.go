@@ -17,18 +17,23 @@ const docPage = "../docs/redis.md"
 // TestDocsRedisCLI runs the redis-cli commands of docs/redis.md's console
 // blocks on a real redis-server and requires the output shown under each
 // (redis-cli's human format, as on a terminal). gcra.lua is `ratesim lua
-// gcra`; the SHA after EVALSHA is the script's. With -update it writes the
-// real output (and SHA) into the page instead.
+// gcra`, all-of.lua `ratesim lua all-of`; the SHA after EVALSHA is the
+// script's that the page loaded last. With -update it writes the real
+// output (and SHA) into the page instead.
 func TestDocsRedisCLI(t *testing.T) {
 	srv := startRedisServer(t)
 	if _, err := exec.LookPath("redis-cli"); err != nil {
 		t.Skip("redis-cli is not installed (apt-get install redis-tools)")
 	}
-	src, err := Script("gcra", ClockArg)
-	if err != nil {
-		t.Fatal(err)
+	files := map[string]string{}
+	for _, name := range []string{"gcra", AllOf} {
+		s, err := Script(name, ClockArg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name+".lua"] = s
 	}
-	files := map[string]string{"gcra.lua": src}
+	src := files["gcra.lua"] // the script loaded last
 	data, err := os.ReadFile(docPage)
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +60,10 @@ func TestDocsRedisCLI(t *testing.T) {
 			var stdin string
 			if n := len(args); n >= 2 && args[n-2] == "<" {
 				stdin = files[args[n-1]]
+				if stdin == "" {
+					t.Fatalf("%s:%d: no script %s", docPage, i+1, args[n-1])
+				}
+				src = stdin
 				args = args[:n-2]
 			}
 			if len(args) >= 2 && args[0] == "EVALSHA" {
