@@ -59,12 +59,20 @@ for i = 1, n do
   end
   local per = ticks(where .. 'per', per_ns)
   if per < 1 then fail(where .. 'per: want a period greater than 0, found ' .. ARGV[at + 4]) end
-  local ok, pol = pcall(rule.policy, cost, rate, per, burst, opt, per_ns)
-  if not ok then error(string.gsub(pol, '^ratesim: ', 'ratesim: ' .. where), 0) end
+  if rule.check then
+    local ok, err = pcall(rule.check, cost, rate, per, burst, opt, per_ns)
+    if not ok then error(string.gsub(err, '^ratesim: ', 'ratesim: ' .. where), 0) end
+  end
   local key = nil
   if k > 0 then key = KEYS[k] end
-  limits[i] = {rule = rule, pol = pol, key = key}
+  limits[i] = {rule = rule, key = key, rate = rate, per = per, burst = burst, opt = opt, per_ns = per_ns}
   at = at + 6 + 2 * nopt
+end
+
+-- split returns a rule's decision and its write as a table (nil for none)
+local function split(v, d, r, ...)
+  if (...) == nil then return v, d, r, nil end
+  return v, d, r, {...}
 end
 if at <= #ARGV then fail('found ' .. fmt(#ARGV - at + 1) .. ' arguments after the last limit') end
 
@@ -73,7 +81,7 @@ local writes = {}
 for i = 1, n do
   local l = limits[i]
   if l.key then
-    local v, d, r, w = l.rule.decide(l.key, l.pol)
+    local v, d, r, w = split(l.rule.decide(l.key, cost, l.rate, l.per, l.burst, l.opt, l.per_ns))
     if verdict ~= 2 and (v == 2 or d > delay) then fired = i end
     if v == 2 then
       if verdict ~= 2 then
@@ -89,13 +97,15 @@ for i = 1, n do
     if mode == 'all-or-nothing' then
       writes[i] = w
     else
-      commit(w)
+      if w then commit(unpack(w)) end
       if v == 2 and mode == 'in-order' then break end
     end
   end
 end
 if mode == 'all-or-nothing' and verdict ~= 2 then
-  for i = 1, n do commit(writes[i]) end
+  for i = 1, n do
+    if writes[i] then commit(unpack(writes[i])) end
+  end
 end
 if verdict ~= 2 and delay > 0 then verdict = 1 end
 local out = reply(verdict, delay, retry)

@@ -4,11 +4,8 @@
 -- requests too. State: a hash {w = k, c = count}; fresh at (k+1)*W.
 RULES['fixed-window'] = {
   options = {['count-rejected'] = true},
-  policy = function(cost, rate, per, burst, opt)
-    return {cost = cost, rate = rate, per = per, count_rejected = (opt['count-rejected'] or 0) ~= 0}
-  end,
-  decide = function(key, p)
-    local cost, rate, per = p.cost, p.rate, p.per
+  decide = function(key, cost, rate, per, burst, opt)
+    local count_rejected = (opt['count-rejected'] or 0) ~= 0
     local k, e = divmod(now, per)
 
     local st = redis.call('HMGET', key, 'w', 'c')
@@ -17,13 +14,12 @@ RULES['fixed-window'] = {
 
     local verdict, retry, counted = 0, 0, true
     if not (cost <= rate and count <= rate - cost) then
-      verdict, counted = 2, p.count_rejected
+      verdict, counted = 2, count_rejected
       if cost > rate then retry = -1 else retry = per - e end
     end
-    local w
     if counted then
-      w = write(key, (k + 1) * per, 'w', fmt(k), 'c', fmt(math.min(count + cost, SAT)))
+      return verdict, 0, retry, key, (k + 1) * per, 'w', fmt(k), 'c', fmt(math.min(count + cost, SAT))
     end
-    return verdict, 0, retry, w
+    return verdict, 0, retry
   end,
 }

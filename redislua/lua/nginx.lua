@@ -10,27 +10,35 @@
 -- which the request fits; never when cost > burst+1. nginx-burst defaults
 -- to burst-1. State: a hash {e = excess, l = last ms}; fresh once the next
 -- request would compute excess 0, at last + ceil((excess+1000)*1000/rate) ms.
+
+-- nginx_policy returns the rate in milli-requests per second, the burst and
+-- the delay in requests, or refuses a bad policy.
+local function nginx_policy(rate, burst, opt, per_ns)
+  local scale
+  if per_ns == 1000000000 then
+    scale = 1
+  elseif per_ns == 60000000000 then
+    scale = 60
+  else
+    fail('per: nginx takes a rate per 1s (r/s) or per 1m (r/m) only, found ' .. fmt(per_ns) .. ' ns')
+  end
+  local nburst = opt['nginx-burst'] or (burst - 1)
+  local ndelay = opt['delay'] or 0
+  if nburst < 0 then fail('nginx-burst: want at least 0, found ' .. fmt(nburst)) end
+  if ndelay < 0 then fail('delay: want at least 0, found ' .. fmt(ndelay)) end
+  return divmod(rate * 1000, scale), nburst, ndelay
+end
+
 RULES['nginx'] = {
   options = {['nginx-burst'] = true, nodelay = true, delay = true},
-  policy = function(cost, rate, per, burst, opt, per_ns)
-    local scale
-    if per_ns == 1000000000 then
-      scale = 1
-    elseif per_ns == 60000000000 then
-      scale = 60
-    else
-      fail('per: nginx takes a rate per 1s (r/s) or per 1m (r/m) only, found ' .. fmt(per_ns) .. ' ns')
-    end
-    local nburst = opt['nginx-burst'] or (burst - 1)
-    local ndelay = opt['delay'] or 0
-    if nburst < 0 then fail('nginx-burst: want at least 0, found ' .. fmt(nburst)) end
-    if ndelay < 0 then fail('delay: want at least 0, found ' .. fmt(ndelay)) end
-    return {cost = cost, r = divmod(rate * 1000, scale), nburst = nburst,
-            bm = nburst * 1000, dm = ndelay * 1000, nodelay = (opt['nodelay'] or 0) ~= 0}
+  check = function(cost, rate, per, burst, opt, per_ns)
+    nginx_policy(rate, burst, opt, per_ns)
   end,
-  decide = function(key, p)
-    local cost, r, bm, dm = p.cost, p.r, p.bm, p.dm
-    if cost - 1 > p.nburst then return 2, 0, -1 end
+  decide = function(key, cost, rate, per, burst, opt, per_ns)
+    local r, nburst, ndelay = nginx_policy(rate, burst, opt, per_ns)
+    local bm, dm = nburst * 1000, ndelay * 1000
+    local nodelay = (opt['nodelay'] or 0) ~= 0
+    if cost - 1 > nburst then return 2, 0, -1 end
 
     -- the fewest ms after which stored excess e computes excess 0
     local function drained_after(e)
@@ -57,10 +65,11 @@ RULES['nginx'] = {
       end
       if ms == 0 then last = sl end
     end
-    local w = write(key, (last + drained_after(excess)) * MS, 'e', fmt(excess), 'l', fmt(last))
-    if p.nodelay or excess <= dm then return 0, 0, 0, w end
-    local d = divmod((excess - dm) * 1000, r)
-    if d > 0 then return 1, d * MS, 0, w end
-    return 0, 0, 0, w
+    local verdict, delay = 0, 0
+    if not nodelay and excess > dm then
+      local d = divmod((excess - dm) * 1000, r)
+      if d > 0 then verdict, delay = 1, d * MS end
+    end
+    return verdict, delay, 0, key, (last + drained_after(excess)) * MS, 'e', fmt(excess), 'l', fmt(last)
   end,
 }

@@ -7,11 +7,8 @@
 -- c = cur}; fresh at (k+2)*W.
 RULES['sliding-window'] = {
   options = {['count-rejected'] = true},
-  policy = function(cost, rate, per, burst, opt)
-    return {cost = cost, rate = rate, per = per, count_rejected = (opt['count-rejected'] or 0) ~= 0}
-  end,
-  decide = function(key, p)
-    local cost, rate, per = p.cost, p.rate, p.per
+  decide = function(key, cost, rate, per, burst, opt)
+    local count_rejected = (opt['count-rejected'] or 0) ~= 0
     local k, e = divmod(now, per)
 
     local st = redis.call('HMGET', key, 'w', 'p', 'c')
@@ -33,23 +30,18 @@ RULES['sliding-window'] = {
       return prev <= q
     end
 
-    local function store(c)
-      return write(key, (k + 2) * per, 'w', fmt(k), 'p', fmt(prev), 'c', fmt(c))
-    end
-
     if cost <= rate and cur <= rate - cost and fits(per - e) then
-      return 0, 0, 0, store(cur + cost)
+      return 0, 0, 0, key, (k + 2) * per, 'w', fmt(k), 'p', fmt(prev), 'c', fmt(cur + cost)
     end
-    local w
-    if p.count_rejected then
+    if count_rejected then
       cur = math.min(cur + cost, SAT)
-      w = store(cur)
     end
-    if cost > rate then return 2, 0, -1, w end
 
     local retry
     local to_next = per - e
-    if cur <= rate - cost then
+    if cost > rate then
+      retry = -1
+    elseif cur <= rate - cost then
       -- later in this window: prev*(W-e') <= room iff W-e' <= floor(room/prev);
       -- prev > 0 here, else the request would have fitted
       local q = divmod((rate - cur - cost) * per, prev)
@@ -67,6 +59,9 @@ RULES['sliding-window'] = {
         retry = to_next + per -- window k+2: both counts forgotten
       end
     end
-    return 2, 0, retry, w
+    if count_rejected then
+      return 2, 0, retry, key, (k + 2) * per, 'w', fmt(k), 'p', fmt(prev), 'c', fmt(cur)
+    end
+    return 2, 0, retry
   end,
 }

@@ -10,16 +10,11 @@
 RULES['token-bucket'] = {
   options = {['max-delay'] = true},
   durations = {['max-delay'] = true},
-  policy = function(cost, rate, per, burst, opt)
-    local g = gcd(rate, per)
-    -- exact: g divides both
-    return {cost = cost, burst = burst, max_delay = opt['max-delay'] or 0,
-            per_token = per / g, per_tick = rate / g}
-  end,
-  decide = function(key, p)
-    local cost, burst, max_delay = p.cost, p.burst, p.max_delay
+  decide = function(key, cost, rate, per, burst, opt)
+    local max_delay = opt['max-delay'] or 0
     if cost > burst then return 2, 0, -1 end
-    local per_token, per_tick = p.per_token, p.per_tick
+    local g = gcd(rate, per)
+    local per_token, per_tick = per / g, rate / g -- exact: g divides both
 
     -- ticks to refill units (>= 0), rounded up
     local function ticks_for(units)
@@ -44,8 +39,8 @@ RULES['token-bucket'] = {
       if wait > max_delay then return 2, 0, wait - max_delay end
     end
     d = d + cost * per_token
-    local w = write(key, t + ticks_for(d), 'd', fmt(d), 't', fmt(t))
-    if wait > 0 then return 1, wait, 0, w end
-    return 0, 0, 0, w
+    local verdict = 0
+    if wait > 0 then verdict = 1 end
+    return verdict, wait, 0, key, t + ticks_for(d), 'd', fmt(d), 't', fmt(t)
   end,
 }
