@@ -10,7 +10,9 @@
 //
 // all integers, now in ns since the caller's epoch and per in ns, and
 // returns {verdict, delay_ns, retry_after_ns}: verdict 0 accept, 1 delay,
-// 2 reject, retry_after -1 for never, as algorithms.Decision.
+// 2 reject, retry_after -1 for never, as algorithms.Decision. The script of
+// an all-of row (AllOf) takes several limits, each with its own key, and
+// names the one that fired (AllOfArgs).
 //
 // Lua in Redis 7 is Lua 5.1: every number is a double, exact for integers
 // below 2^53. The scripts compute in integers only, keep every intermediate
