@@ -202,7 +202,12 @@ type templateParser struct {
 	cost     int   // -1: the source's cost
 	check    int   // -1: no check
 	attrs    []int // the variables of Replay.AttrFields
-	upto     int   // the last variable read
+	// derive are the Derive of Replay.AttrFields (nil where none) and
+	// deriveAt the variables each reads; args is Derive's, reused
+	derive   []Deriver
+	deriveAt [][]int
+	args     []string
+	upto     int // the last variable read
 	vals     [][]byte
 	bad      []byte // the value read last (see read)
 	// the variables a router reads (readRequests), -1 when none; route
@@ -296,6 +301,18 @@ func newTemplateParser(r *Replay, tp *timeParser) (*templateParser, error) {
 		}
 		p.attrs = append(p.attrs, i)
 		p.upto = max(p.upto, i)
+		var at []int
+		if a.Derive != nil {
+			for _, v := range a.Derive.Vars() {
+				j, err := field(a.what()+": variable", v)
+				if err != nil {
+					return nil, err
+				}
+				at = append(at, j)
+				p.upto = max(p.upto, j)
+			}
+		}
+		p.derive, p.deriveAt = append(p.derive, a.Derive), append(p.deriveAt, at)
 	}
 	p.vals = make([][]byte, len(t.Vars))
 	return p, nil
@@ -368,10 +385,24 @@ func (p *templateParser) read(out *parsedLine) badLine {
 		p.request(&out.req)
 	}
 	out.attrs = out.attrs[:0]
-	for _, i := range p.attrs {
+	for k, i := range p.attrs {
 		v := p.vals[i]
 		if bytes.Equal(v, dash) {
 			v = nil // no value: nginx writes - for an empty variable
+		}
+		if d := p.derive[k]; d != nil {
+			p.args = p.args[:0]
+			for _, j := range p.deriveAt[k] {
+				a := p.vals[j]
+				if bytes.Equal(a, dash) {
+					a = nil
+				}
+				p.args = append(p.args, string(a))
+			}
+			v = nil
+			if s := d.Derive(p.args); s != "" {
+				v = []byte(s)
+			}
 		}
 		out.attrs = append(out.attrs, v)
 	}

@@ -190,7 +190,25 @@ type Replay struct {
 // AttrField is one attribute of a replay's requests: its name, and the
 // field of each line that holds its value. For, when set, says what needs
 // it, for errors ("the limits of nginx.conf by $uri (nginx.conf:5:5)").
-type AttrField struct{ Name, Field, For string }
+type AttrField struct {
+	Name, Field, For string
+	// Derive, when set, computes the value from variables of the line
+	// (a LogFormat's; other formats ignore it) as the gateway does, in
+	// place of reading Field (an nginx map, whose source Field is). Set
+	// by the caller (replay --gateway); no scenario field sets it.
+	Derive Deriver
+}
+
+// A Deriver computes an attribute of a request from variables of its log
+// line, as a gateway computes a limit's key from a request (an nginx map
+// of a header). It must be safe for use by several streams at once.
+type Deriver interface {
+	// Vars are the variables of the LogFormat it reads.
+	Vars() []string
+	// Derive returns the value from the values of Vars, in their order
+	// ("" for a variable nginx logged as "-"); "" is no value.
+	Derive(vals []string) string
+}
 
 // what names the attribute in an error: its name, and what needs it.
 func (a AttrField) what() string {
