@@ -59,6 +59,11 @@ type Key struct {
 	// when it is not the request's key, and the field of a CSV, TSV or
 	// JSON log that holds it (Kong's consumer); "" names it after the key.
 	Attr string
+	// mapped is the nginx map whose variable the key is: a request whose
+	// value is empty is not limited by it, so the key is never the
+	// request's, always an attribute, and replay evaluates the map on
+	// the variables of each line (nginxmap.go).
+	mapped *NginxMap
 }
 
 // The kinds of Key.

@@ -25,10 +25,11 @@ type keyedLimits interface {
 }
 
 // primaryOf is the request's key among keys: the first that is not
-// KeyGlobal; ok is false when every one is (or there is none).
+// KeyGlobal nor an nginx map's variable (whose value may be empty, which
+// limits nothing); ok is false when every one is (or there is none).
 func primaryOf(keys []Key) (Key, bool) {
 	for _, k := range keys {
-		if k.Kind != KeyGlobal {
+		if k.Kind != KeyGlobal && k.mapped == nil {
 			return k, true
 		}
 	}

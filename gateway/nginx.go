@@ -17,6 +17,9 @@ type NginxZone struct {
 	Rate  int64
 	PerS  int64 // 1 (r/s) or 60 (r/m)
 	Where Pos
+	// Map is the map whose variable is the key, nil when the key is not
+	// one map's variable (nginxmap.go).
+	Map *NginxMap
 }
 
 // Pos is where a directive is: file, line and column.
@@ -67,6 +70,8 @@ type Nginx struct {
 	// Formats are the log_format of the config by name, with nginx's
 	// predefined combined.
 	Formats map[string]*LogFormat
+	// Maps are the config's map blocks, in the order of the file.
+	Maps []*NginxMap
 	// http is the http block's directives (the top level's for a
 	// snippet), which route_nginx.go reads its servers and locations from
 	http []*directive
@@ -147,6 +152,12 @@ func ReadNginx(file string, data []byte) (*Nginx, error) {
 	}
 	if err := r.collectFormats(top); err != nil {
 		return nil, err
+	}
+	if err := r.collectMaps(top); err != nil {
+		return nil, err
+	}
+	for _, z := range r.n.Zones {
+		z.Map = r.n.zoneMap(z)
 	}
 	r.n.http = http
 	if err := r.level(http, limitConf{}, logConf{}, "http", "", "", Pos{}); err != nil {

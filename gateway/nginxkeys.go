@@ -38,7 +38,7 @@ func zoneConstant(z *NginxZone) bool {
 func primaryKey(scopes []*NginxScope) (Key, bool) {
 	for _, s := range scopes {
 		for _, l := range s.Limits {
-			if !zoneConstant(l.Zone) {
+			if !zoneConstant(l.Zone) && l.Zone.Map == nil {
 				return nginxKey(l.Zone), true
 			}
 		}
@@ -78,6 +78,9 @@ func byComment(z *NginxZone, by string) string {
 			return "; $server_name is one value in this server: every request counts together (by: global)"
 		}
 		return fmt.Sprintf("; %s holds no variable: every request counts together (by: global)", z.Key)
+	}
+	if m := z.Map; m != nil {
+		return fmt.Sprintf("; counts by %s, the map of %s at line %d: a request whose value is empty is not limited here (by: %s)", z.Key, m.Source, m.Where.Line, by)
 	}
 	return fmt.Sprintf("; counts by %s, not by the request's key (by: %s)", z.Key, by)
 }

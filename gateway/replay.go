@@ -146,12 +146,12 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 	}
 	if !ok {
 		g.KeyField = traffic.KeyFieldNone
-		return g, nil
+	} else {
+		if g.KeyField, err = keyFieldOf(primary, tmpl, g.FormatName, o.Fields["format"], file); err != nil {
+			return nil, err
+		}
+		g.KeyFor = fmt.Sprintf("the limits of %s by %s (%s)", file, primary.short(), primary.Where)
 	}
-	if g.KeyField, err = keyFieldOf(primary, tmpl, g.FormatName, o.Fields["format"], file); err != nil {
-		return nil, err
-	}
-	g.KeyFor = fmt.Sprintf("the limits of %s by %s (%s)", file, primary.short(), primary.Where)
 	// every other key a limit counts by is an attribute of each request,
 	// read from its own field of the log (docs/gateways.md)
 	for _, k := range keys {
@@ -162,11 +162,24 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 		if slices.ContainsFunc(g.Attrs, func(a traffic.AttrField) bool { return a.Name == name }) {
 			continue
 		}
-		f, err := keyFieldOf(k, tmpl, g.FormatName, o.Fields["format"], file)
-		if err != nil {
+		a := traffic.AttrField{Name: name, For: fmt.Sprintf("the limits of %s by %s (%s)", file, k.short(), k.Where)}
+		if k.mapped != nil && tmpl != nil && tmpl.Index(name) < 0 {
+			// the log has not the map's value: replay evaluates the map
+			// on the variables it reads, which the log must have
+			d, missing, log := mapDeriverOf(k.mapped, tmpl)
+			if missing != "" {
+				m := k.mapped
+				return nil, fmt.Errorf("the limits of %s count by %s (%s), the map of %s (%s), and %s does not log $%s, which the map reads: add $%s to that log_format (or log $%s itself)",
+					file, k.Name, k.Where, m.Source, m.Where, g.FormatName, missing, log, m.Var)
+			}
+			a.Derive = d
+			if a.Field = tmpl.Vars[0]; len(d.vars) > 0 {
+				a.Field = d.vars[0]
+			}
+		} else if a.Field, err = keyFieldOf(k, tmpl, g.FormatName, o.Fields["format"], file); err != nil {
 			return nil, err
 		}
-		g.Attrs = append(g.Attrs, traffic.AttrField{Name: name, Field: f, For: fmt.Sprintf("the limits of %s by %s (%s)", file, k.short(), k.Where)})
+		g.Attrs = append(g.Attrs, a)
 	}
 	return g, nil
 }
@@ -209,11 +222,15 @@ func (g *Replay) NameTrace(sc *scenarios.Scenario) {
 		if r.KeyField == g.KeyField {
 			r.KeyFor = g.KeyFor
 		}
-		// errors on an attribute's field say which limits need it
+		// errors on an attribute's field say which limits need it; a
+		// map's value is evaluated from the variables it reads
 		for i := range r.AttrFields {
 			for _, a := range g.Attrs {
 				if a.Name == r.AttrFields[i].Name {
 					r.AttrFields[i].For = a.For
+					if a.Field == r.AttrFields[i].Field {
+						r.AttrFields[i].Derive = a.Derive
+					}
 				}
 			}
 		}

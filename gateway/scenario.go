@@ -197,10 +197,12 @@ func (n *Nginx) Keys(o Options) ([]Key, error) {
 		return nil, err
 	}
 	primary, ok := primaryKey(scopes)
-	if !ok {
-		return []Key{{Kind: KeyGlobal, Where: scopes[0].Limits[0].Zone.Where}}, nil
-	}
 	var keys []Key
+	if !ok {
+		// no request's key: one for every request, and the maps' keys
+		// (none when every zone's key is constant) as attributes
+		keys = []Key{{Kind: KeyGlobal, Where: scopes[0].Limits[0].Zone.Where}}
+	}
 	for _, s := range scopes {
 		for _, l := range s.Limits {
 			z := l.Zone
@@ -216,12 +218,14 @@ func (n *Nginx) Keys(o Options) ([]Key, error) {
 			}
 		}
 	}
-	return keys, nil // the request's key is the first variable key: first
+	return keys, nil // the request's key is the first variable key (or global): first
 }
 
 func nginxKey(z *NginxZone) Key {
 	k := Key{Kind: KeyOther, Name: z.Key, Where: z.Where}
 	switch {
+	case z.Map != nil:
+		k.Attr, k.mapped = z.Map.Var, z.Map
 	case z.Key == "$binary_remote_addr" || z.Key == "$remote_addr":
 		k.Kind = KeyAddr
 	case strings.HasPrefix(z.Key, "$http_") && len(z.Key) > len("$http_"):
