@@ -597,3 +597,57 @@ func keepLog(log string) {
 		_ = os.WriteFile(filepath.Join(keep, filepath.Base(log)), data, 0o644)
 	}
 }
+
+// TestNginxMapKeyOracle is TestNginxTwoKeysOracle with the per-client zone
+// keyed by a map of the client's header (examples/nginx-map-key.conf):
+// two clients share a key, six have one each, two count by their address
+// and nine are not limited by that zone (an empty key). replay --gateway
+// evaluates the map on each line's variables; the row must agree with
+// limit_req_status on 99% of the requests, and each zone's rejections
+// with nginx's error log.
+func TestNginxMapKeyOracle(t *testing.T) {
+	testenv.Long(t, "the nginx oracle, a live nginx under seconds of load")
+	oracleTwice(t, func(t *testing.T, seed uint64) error {
+		p, dir, base := startNginx(t, "../examples/nginx-map-key.conf")
+		heavy := gatewaytest.Load{Base: base, Paths: []string{"/"}, Header: "X-Client", Clients: 3, Seed: seed,
+			Duration: 3 * durEnv(), MaxBurst: 8, MaxPause: 1500 * time.Millisecond, MaxRequests: 2000, Tenant: "X-Tenant", Tenants: 3}
+		light := gatewaytest.Load{Base: base, Paths: []string{"/"}, Header: "X-Client", FirstClient: 3, Clients: 16, Seed: seed,
+			Duration: 3 * durEnv(), MaxBurst: 3, MaxPause: 2 * time.Second, MaxRequests: 2000, Tenant: "X-Tenant", Tenants: 3}
+		sendLoad(t, p, heavy, light)
+		log := filepath.Join(dir, "map-key.log")
+		keepLog(log)
+		conf := filepath.Join(dir, "nginx.conf")
+		c := checkOf(t, log, conf, "/")
+		t.Logf("%d of %d agree (%.4f)", c.Agree, c.Compared, c.Ratio)
+		require.Greater(t, c.Compared, int64(200))
+		if c.Agree*100 < c.Compared*99 {
+			return fmt.Errorf("%d of %d agree, want 99%%: %v", c.Agree, c.Compared, c.First)
+		}
+		csv := filepath.Join(t.TempDir(), "d.csv")
+		status, out, errOut := run(t, "replay", log, "--gateway", conf, "--decisions", csv)
+		require.Equal(t, 0, status, errOut)
+		// clients 10 to 18 have no key in the per-client zone
+		require.Contains(t, out, "lines without a value (a limit by it did not look at them): client_key ")
+		data, err := os.ReadFile(csv)
+		require.NoError(t, err)
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		require.Equal(t, "limit,key_1,key_2", lines[0][strings.Index(lines[0], "limit"):], lines[0])
+		ours := map[string]int64{}
+		keys := map[string]bool{}
+		for _, line := range lines[1:] {
+			f := strings.Split(line, ",")
+			keys[f[len(f)-2]] = true
+			require.True(t, strings.HasPrefix(f[len(f)-1], "tenant-"), line)
+			if f[6] == "reject" {
+				ours[f[len(f)-3]]++
+			}
+		}
+		for _, k := range []string{"gold", "c2", "c5", "127.0.0.1", ""} {
+			require.True(t, keys[k], "the map's value %q", k)
+		}
+		for k := range keys {
+			require.Contains(t, []string{"gold", "c2", "c3", "c4", "c5", "c6", "c7", "127.0.0.1", ""}, k)
+		}
+		return sameZoneRejections(t, dir, ours, c, map[string]int{"perclient": 40, "pertenant": 41})
+	})
+}
