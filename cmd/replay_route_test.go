@@ -287,3 +287,28 @@ func replayTraefikRoutes(t *testing.T, rateLimit string) (out, errOut string) {
 	require.Equal(t, 0, status, errOut)
 	return out, errOut
 }
+
+// --scope on one location of a shared zone keeps its row, and says that
+// the other location's requests, which nginx charges to the same zone,
+// were left out: on stderr, under the table and in JSON.
+func TestReplayGatewaySharedZoneScope(t *testing.T) {
+	conf, log := gatewayFiles(t, sharedZoneConf, sharedZoneLog)
+	status, out, errOut := run(t, "replay", log, "--gateway", conf, "--scope", "/a/", "--check-field", "limit_req_status")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, errOut, "ratesim: --scope /a/: zone=z (nginx.conf:4) is also named by /b/ (burst=0): nginx charges its one state per key with their requests too, which the row /a/ does not see")
+	require.Contains(t, out, "  left out by --scope: 4 requests to /b/, which charge zone=z (nginx.conf:4) with /a/ in the gateway; the row did not see them\n")
+	require.NotContains(t, out, "not limited:")
+	// /a/'s five requests, each passed alone as with /b/'s beside them
+	require.Contains(t, out, "100% of 5")
+
+	status, out, errOut = run(t, "replay", log, "--gateway", conf, "--scope", "/a/", "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	var rep struct {
+		Traces []struct {
+			Routing json.RawMessage `json:"routing"`
+		} `json:"traces"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.JSONEq(t, `{"routes": [{"route": "/a/", "limited": true, "requests": 5},
+		{"route": "/b/", "limited": false, "shares": "zone=z (nginx.conf:4) with /a/", "requests": 4}], "unrouted": 0}`, string(rep.Traces[0].Routing))
+}

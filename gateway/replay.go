@@ -128,6 +128,9 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 		if err := g.routable(tmpl, o, file); err != nil {
 			return nil, err
 		}
+		if g.Router != nil {
+			g.Notes = append(g.Notes, g.Router.scopeNotes...)
+		}
 	}
 	if o.Fields["key-field"] != "" {
 		// the user says where the key is: every limit that counts by a

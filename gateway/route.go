@@ -47,6 +47,9 @@ type Routing struct {
 	// how says what to log when the log lacks a field the routes read
 	// ("" for nginx's variables)
 	how string
+	// scopeNotes say which routes that --scope left out charge a limit
+	// of a picked row (Route.Shares), when the router routes the log
+	scopeNotes []string
 }
 
 // sharedLimit is a limit that the rows of several routes use and whose

@@ -138,7 +138,39 @@ func (n *Nginx) Routes(o Options) (*Routing, error) {
 				how: "with one state per key as nginx keeps it, each request checked with its location's burst"})
 		}
 	}
+	if o.Scope != "" {
+		n.scopeShares(t, scopes, o.Scope)
+	}
 	return t, nil
+}
+
+// scopeShares marks the routes of the locations that --scope left out
+// whose limit_req name a zone of a picked scope: nginx charges the zone's
+// one state per key with their requests too, which the picked row does
+// not see (counted under the table, and said on stderr).
+func (n *Nginx) scopeShares(t *Routing, picked []*NginxScope, scope string) {
+	for _, s := range picked {
+		label := scopeLabel(s.Name())
+		for _, l := range s.Limits {
+			z := fmt.Sprintf("zone=%s (%s:%d)", l.Zone.Name, filepath.Base(n.File), l.Zone.Where.Line)
+			var others []string
+			for _, o := range n.Scopes {
+				j := slices.IndexFunc(o.Limits, func(ol NginxLimit) bool { return ol.Zone == l.Zone })
+				if o == s || j < 0 {
+					continue
+				}
+				other := scopeLabel(o.Name())
+				others = append(others, fmt.Sprintf("%s (burst=%d)", other, o.Limits[j].Burst))
+				if i := slices.IndexFunc(t.routes, func(r traffic.Route) bool { return r.Name == other }); i >= 0 && t.routes[i].Shares == "" {
+					t.routes[i].Shares = z + " with " + label
+				}
+			}
+			if len(others) > 0 {
+				t.scopeNotes = append(t.scopeNotes, fmt.Sprintf("--scope %s: %s is also named by %s: nginx charges its one state per key with their requests too, which the row %s does not see, so it may admit more than nginx did; their requests are counted under the table (leave --scope out to replay them in one row)",
+					scope, z, strings.Join(others, ", "), label))
+			}
+		}
+	}
 }
 
 // takesAll reports whether a server sends every request to one route: it

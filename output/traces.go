@@ -25,6 +25,9 @@ func TraceLines(r *sim.Report) []string {
 		if g := t.Routing; g != nil && routingLine(g) != "" {
 			out = append(out, routingLine(g))
 		}
+		if g := t.Routing; g != nil {
+			out = append(out, sharedRouteLines(g)...)
+		}
 		if len(t.ByReason) > 0 {
 			reasons := make([]string, 0, len(t.ByReason))
 			for reason := range t.ByReason {
@@ -57,12 +60,13 @@ func TraceLines(r *sim.Report) []string {
 // routingLine says which of a trace's requests the gateway's routes sent
 // to no row (replay --gateway): those of routes without a limit (or not
 // picked with --scope), by route, and those no route took; "" when every
-// request went to a row.
+// request went to a row. Routes whose requests charge a row's limit in
+// the gateway are sharedRouteLines'.
 func routingLine(g *sim.TraceRouting) string {
 	var parts []string
 	var other int64
 	for _, rc := range g.Routes {
-		if !rc.Limited && rc.Requests > 0 {
+		if !rc.Limited && rc.Shares == "" && rc.Requests > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", rc.Route, rc.Requests))
 			other += rc.Requests
 		}
@@ -75,4 +79,18 @@ func routingLine(g *sim.TraceRouting) string {
 		line = fmt.Sprintf("  not limited: %s to routes without a row (%s), %d to no route", plural(other, "request"), strings.Join(parts, ", "), g.Unrouted)
 	}
 	return line
+}
+
+// sharedRouteLines say, for each route that --scope left out whose
+// requests charge the limit of a row in the gateway (an nginx zone that
+// several locations name), how many requests the row did not see.
+func sharedRouteLines(g *sim.TraceRouting) []string {
+	var out []string
+	for _, rc := range g.Routes {
+		if !rc.Limited && rc.Shares != "" && rc.Requests > 0 {
+			out = append(out, fmt.Sprintf("  left out by --scope: %s to %s, which charge %s in the gateway; the row did not see them",
+				plural(rc.Requests, "request"), rc.Route, rc.Shares))
+		}
+	}
+	return out
 }

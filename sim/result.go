@@ -78,10 +78,13 @@ type TraceRouting struct {
 }
 
 // RouteCount is how many requests one route took; Limited says a row
-// takes them (a limit applies there), else the gateway passes them.
+// takes them (a limit applies there), else the gateway passes them, or
+// charges with them the limit Shares names, whose state a row keeps
+// (traffic.Route.Shares).
 type RouteCount struct {
 	Route    string `json:"route"`
 	Limited  bool   `json:"limited"`
+	Shares   string `json:"shares,omitempty"`
 	Requests int64  `json:"requests"`
 }
 

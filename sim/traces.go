@@ -25,7 +25,7 @@ func TraceSummaries(p traffic.Plan) []TraceSummary {
 		if st.Routes != nil || st.Unrouted > 0 {
 			ts.Routing = &TraceRouting{Routes: []RouteCount{}, Unrouted: st.Unrouted}
 			for _, rc := range st.Routes {
-				ts.Routing.Routes = append(ts.Routing.Routes, RouteCount{Route: rc.Name, Limited: rc.Limited, Requests: rc.Requests})
+				ts.Routing.Routes = append(ts.Routing.Routes, RouteCount{Route: rc.Name, Limited: rc.Limited, Shares: rc.Shares, Requests: rc.Requests})
 			}
 		}
 		for _, b := range st.FirstBad {

@@ -77,6 +77,10 @@ type Route struct {
 	// Limited says that a row takes the route's requests (a limit
 	// applies there); the gateway passes the others unlimited.
 	Limited bool
+	// Shares, for a route no row takes, names the limit whose state its
+	// requests charge in the gateway with a row's (an nginx zone named by
+	// a location that --scope left out): the row does not see them.
+	Shares string
 }
 
 // RouteCount is how many of a trace's requests a route took.

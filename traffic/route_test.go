@@ -61,7 +61,7 @@ func TestReplayRoutesLog(t *testing.T) {
 	require.Equal(t, "/b/d", string(rt.seen[1].Path))
 	require.Equal(t, "/a/y", string(rt.seen[2].Path))
 	st := r.Stats()
-	require.Equal(t, []RouteCount{{Route{"/a/", true}, 2}, {Route{"/b/", true}, 1}}, st.Routes)
+	require.Equal(t, []RouteCount{{Route{Name: "/a/", Limited: true}, 2}, {Route{Name: "/b/", Limited: true}, 1}}, st.Routes)
 	require.Equal(t, int64(1), st.Unrouted)
 	require.Equal(t, int64(1), st.ByReason["missing field"], "a line without a path")
 
