@@ -16,6 +16,7 @@ import (
 	"github.com/ratesim/ratesim/runner"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sim"
+	"github.com/ratesim/ratesim/traffic"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -222,7 +223,7 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags, prepa
 	if f.decisions != "" {
 		files := &decisionFiles{path: f.decisions, granted: grantsPartly(sc), limits: slices.ContainsFunc(sc.Algorithms, func(a scenarios.Algorithm) bool {
 			return len(a.Params.Members) > 0
-		}), keys: memberKeyColumns(sc)}
+		}), keys: memberKeyColumns(sc), routes: routeNames(sc)}
 		defer files.cleanup()
 		o.Decisions = files.decisions()
 	}
@@ -314,6 +315,28 @@ type decisionFiles struct {
 	// keys: the most limits of an all-of row whose limits count by
 	// different keys, so many key columns after the limit (0: none)
 	keys int
+	// routes: the routes of a gateway's config that route the replay,
+	// by name, for the route column after all others (nil: none)
+	routes []string
+}
+
+// routeNames are the names of the routes that route sc's requests to its
+// rows (replay --gateway), in the router's order; nil when no row takes
+// a route's requests.
+func routeNames(sc *scenarios.Scenario) []string {
+	if !slices.ContainsFunc(sc.Algorithms, func(a scenarios.Algorithm) bool { return a.Route != 0 }) {
+		return nil
+	}
+	for _, src := range sc.Traffic.Sources {
+		if r, ok := src.(*traffic.Replay); ok && r.Router != nil {
+			names := []string{}
+			for _, rt := range r.Router.Routes() {
+				names = append(names, rt.Name)
+			}
+			return names
+		}
+	}
+	return nil
 }
 
 // memberKeyColumns is how many key columns the decisions of sc end with:
@@ -350,12 +373,13 @@ func (d *decisionFiles) decisions() *runner.Decisions {
 			return f, nil
 		},
 		Writer: func(part io.Writer, row sim.Algorithm, cluster, header bool) runner.DecisionWriter {
-			if d.limits {
+			if d.limits || d.routes != nil {
 				var names []string
 				for i, m := range row.Params.Members {
 					names = append(names, sim.LimitName(m, i))
 				}
-				return decisionWriter{output.NewLimitDecisions(part, row.Name, row.Label, header, cluster, d.granted, names, d.keys)}
+				return decisionWriter{output.NewDecisionsWith(part, row.Name, row.Label, header, output.DecisionColumns{
+					Cluster: cluster, Granted: d.granted, Limits: d.limits, LimitNames: names, Keys: d.keys, Routes: d.routes})}
 			}
 			return decisionWriter{output.NewDecisionsOf(part, row.Name, row.Label, header, cluster, d.granted)}
 		},

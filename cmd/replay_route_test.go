@@ -73,6 +73,22 @@ func TestReplayGatewayRoutes(t *testing.T) {
 	status, out, errOut = run(t, "replay", log, "--gateway", conf)
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, out, "  not limited: 2 requests to routes without a row (/static/ 2), 1 to no route\n")
+
+	// the decisions end with the route of each request, each row's own
+	csv := filepath.Join(t.TempDir(), "d.csv")
+	status, _, errOut = run(t, "replay", log, "--gateway", conf, "--decisions", csv)
+	require.Equal(t, 0, status, errOut)
+	data, err := os.ReadFile(csv)
+	require.NoError(t, err)
+	require.Equal(t, `algorithm,label,time_ns,key,cost,attempt,verdict,delay_ns,retry_after_ns,route
+nginx,/a/,1700000000000000000,c,1,1,accept,0,,/a/
+nginx,/a/,1700000000030000000,c,1,1,reject,0,970000000,/a/
+nginx,/a/,1700000000080000000,c,1,1,reject,0,920000000,/a/
+nginx,/b/,1700000000010000000,c,1,1,accept,0,,/b/
+nginx,/b/,1700000000040000000,c,1,1,accept,0,,/b/
+nginx,/b/,1700000000060000000,c,1,1,accept,0,,/b/
+nginx,/b/,1700000000090000000,c,1,1,reject,0,920000000,/b/
+`, string(data))
 }
 
 // A log without the request's path cannot be routed among several rows.
@@ -137,16 +153,17 @@ func TestReplayGatewaySharedZone(t *testing.T) {
 	require.NotContains(t, errOut, "the rows count apart")
 	data, err := os.ReadFile(csv)
 	require.NoError(t, err)
-	require.Equal(t, `algorithm,label,time_ns,key,cost,attempt,verdict,delay_ns,retry_after_ns
-nginx,/a/ + /b/,1700000000000000000,c,1,1,accept,0,
-nginx,/a/ + /b/,1700000000010000000,c,1,1,reject,0,90000000
-nginx,/a/ + /b/,1700000000020000000,c,1,1,accept,0,
-nginx,/a/ + /b/,1700000000030000000,c,1,1,accept,0,
-nginx,/a/ + /b/,1700000000040000000,c,1,1,accept,0,
-nginx,/a/ + /b/,1700000000250000000,c,1,1,reject,0,150000000
-nginx,/a/ + /b/,1700000000500000000,c,1,1,accept,0,
-nginx,/a/ + /b/,1700000000510000000,c,1,1,accept,0,
-nginx,/a/ + /b/,1700000000520000000,c,1,1,reject,0,180000000
+	// the route column names each request's location
+	require.Equal(t, `algorithm,label,time_ns,key,cost,attempt,verdict,delay_ns,retry_after_ns,route
+nginx,/a/ + /b/,1700000000000000000,c,1,1,accept,0,,/a/
+nginx,/a/ + /b/,1700000000010000000,c,1,1,reject,0,90000000,/b/
+nginx,/a/ + /b/,1700000000020000000,c,1,1,accept,0,,/a/
+nginx,/a/ + /b/,1700000000030000000,c,1,1,accept,0,,/a/
+nginx,/a/ + /b/,1700000000040000000,c,1,1,accept,0,,/a/
+nginx,/a/ + /b/,1700000000250000000,c,1,1,reject,0,150000000,/b/
+nginx,/a/ + /b/,1700000000500000000,c,1,1,accept,0,,/b/
+nginx,/a/ + /b/,1700000000510000000,c,1,1,accept,0,,/a/
+nginx,/a/ + /b/,1700000000520000000,c,1,1,reject,0,180000000,/b/
 `, string(data))
 	var rep struct {
 		Results []struct {

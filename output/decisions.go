@@ -44,6 +44,38 @@ func KeyColumns(n int) string {
 	return b.String()
 }
 
+// RouteColumn is the column the decisions CSV ends with, after all the
+// others, when a replay routes its requests through a gateway's config
+// (replay --gateway, docs/outputs.md): the location, route or router that
+// took the request (sim.Decision.Route), named as the rows are.
+const RouteColumn = ",route"
+
+// DecisionColumns are the columns of a decisions CSV beyond
+// DecisionsHeader's, in their order.
+type DecisionColumns struct {
+	// Cluster adds node and decided_ns, Granted the cost granted
+	Cluster, Granted bool
+	// Limits adds the limit column, LimitNames naming the row's limits
+	// (NewLimitDecisions), and Keys so many key columns
+	Limits     bool
+	LimitNames []string
+	Keys       int
+	// Routes, when not nil, adds the route column: the names of the
+	// router's routes, a decision's Route - 1 indexing them
+	Routes []string
+}
+
+// NewDecisionsWith is NewDecisions with the columns c, for any mix of
+// them.
+func NewDecisionsWith(w io.Writer, algorithm, label string, header bool, c DecisionColumns) *Decisions {
+	d := newDecisions(w, algorithm, label, false, c.Cluster, c.Granted, c.Limits, c.LimitNames)
+	d.keys, d.routes = c.Keys, c.Routes
+	if header && d.err == nil {
+		_, d.err = d.w.WriteString(d.header() + "\n")
+	}
+	return d
+}
+
 // Decisions writes one algorithm's decisions as CSV rows, for
 // `ratesim compare --decisions FILE`: algorithm, label, time_ns, key, cost,
 // attempt, verdict (accept, delay or reject), delay_ns, and retry_after_ns,
@@ -73,6 +105,8 @@ type Decisions struct {
 	// memberKeys their buffer
 	keys       int
 	memberKeys []string
+	// routes adds the route column: the route names (RouteColumn)
+	routes []string
 }
 
 var _ sim.Observer = (*Decisions)(nil)
@@ -142,7 +176,11 @@ func (d *Decisions) header() string {
 	if d.withLimits {
 		h += LimitColumn
 	}
-	return h + KeyColumns(d.keys)
+	h += KeyColumns(d.keys)
+	if d.routes != nil {
+		h += RouteColumn
+	}
+	return h
 }
 
 // Observe writes the row of one decision.
@@ -189,6 +227,12 @@ func (d *Decisions) Observe(x *sim.Decision) error {
 		b = append(b, ',')
 		if i < len(d.memberKeys) {
 			b = appendCSVField(b, d.memberKeys[i])
+		}
+	}
+	if d.routes != nil {
+		b = append(b, ',')
+		if r := int(x.Route); r > 0 && r <= len(d.routes) {
+			b = appendCSVField(b, d.routes[r-1])
 		}
 	}
 	b = append(b, '\n')

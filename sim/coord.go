@@ -339,7 +339,7 @@ func (e *Row) showInOrder(at *Attempt, d algorithms.Decision, when time.Duration
 	a := &at.Arrival
 	e.order[i] = orderSlot{ok: true, d: Decision{Time: a.At, Key: e.KeyName(a.Key),
 		Cost: a.Cost, Attempt: int(at.N), Decision: d, Node: int(at.Node), Decided: when, Logged: a.Logged,
-		Fired: e.acct.curFired}}
+		Fired: e.acct.curFired, Route: a.Route}}
 	if m := e.acct.members; m != nil {
 		e.order[i].d.MemberKeys = MemberKeys{row: m, key: a.Key, attrs: a.Attrs}
 	}

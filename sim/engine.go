@@ -1030,7 +1030,7 @@ func (r *run) observe(a *traffic.Arrival, attempt int, d algorithms.Decision) er
 	if !r.named || a.Key != r.nameID {
 		r.named, r.nameID, r.name = true, a.Key, r.keys.Name(a.Key)
 	}
-	r.dec = Decision{Time: a.At, Key: r.name, Cost: a.Cost, Attempt: attempt, Decision: d, Node: -1, Decided: a.At, Logged: a.Logged, Fired: r.curFired}
+	r.dec = Decision{Time: a.At, Key: r.name, Cost: a.Cost, Attempt: attempt, Decision: d, Node: -1, Decided: a.At, Logged: a.Logged, Fired: r.curFired, Route: a.Route}
 	if r.members != nil {
 		r.dec.MemberKeys = MemberKeys{row: r.members, key: a.Key, attrs: a.Attrs}
 	}

@@ -32,6 +32,10 @@ type Decision struct {
 	// different keys (by:), under which key each limit counted the
 	// request; the zero value for every other row.
 	MemberKeys MemberKeys
+	// Route is the route of a gateway's config that took the request
+	// (traffic.Arrival.Route: 1 + its index in the router's routes), 0
+	// when nothing routed it.
+	Route uint16
 }
 
 // GlobalKey is the key of a limit that counts every request together
