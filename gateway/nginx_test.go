@@ -208,10 +208,15 @@ func FuzzReadNginx(f *testing.F) {
 	f.Add([]byte("limit_req_zone $a zone=a:1m rate=7r/m;\nserver { location /x { limit_req zone=a burst=1 delay=1; limit_req zone=b; } }\nlimit_req_zone $b zone=b:1m rate=99999;\n"))
 	f.Add([]byte("limit_req_zone \"$a\nb\" zone=a:1m rate=7r/m;\nserver { server_name \"x\ny\"; location \"/\n#\" { limit_req zone=a; } }\n"))
 	f.Add([]byte("log_format c escape=json '$msec ' \"$http_x\";\nlimit_req_zone $http_x zone=a:1m rate=1r/s;\naccess_log a.log c;\nserver { access_log off; location / { access_log b.log; limit_req zone=a; } }\n"))
+	f.Add([]byte("map $http_x $k {\n hostnames; volatile; default $remote_addr; \"\" \"\"; *.a.b x; .c d; m.* $1; ~*^(?<n>t)-(.)$ \"$n:$2:${3}\"; \\default e;\n}\nlimit_req_zone $k zone=a:1m rate=1r/s;\nserver { location / { limit_req zone=a; } }\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		n, err := ReadNginx("f.conf", data)
 		if !readOK(t, err) {
 			return
+		}
+		for _, m := range n.Maps {
+			// any request's value, without a panic or a loop
+			m.Eval(func(string) string { return "T-1.a.b." })
 		}
 		out, err := text(n.Scenario(Options{}))
 		if err != nil {
