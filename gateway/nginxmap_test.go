@@ -102,6 +102,11 @@ func TestNginxMapHostnames(t *testing.T) {
 	plain := readMaps(t, "map $host $tier { *.example.com star; default none; }", "tier")
 	require.Equal(t, "none", plain.Eval(vars("host", "www.example.com")))
 	require.Equal(t, "star", plain.Eval(vars("host", "*.example.com")))
+	// a source of text and variables; a value of text and a variable
+	both := readMaps(t, `map "$request_method:$uri" $route_key { "GET:/a" read; ~^POST: "w-${http_x}"; }`, "route_key")
+	require.Equal(t, "read", both.Eval(vars("request_method", "get", "uri", "/A")))
+	require.Equal(t, "w-9", both.Eval(vars("request_method", "POST", "uri", "/b", "http_x", "9")))
+	require.Equal(t, "", both.Eval(vars("request_method", "PUT", "uri", "/a")))
 }
 
 // A map's value may name another map's variable: nginx evaluates it in
