@@ -148,3 +148,31 @@ func BenchmarkDecisions(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/row")
 }
+
+// TestDecisionsRoute: a routed replay's rows end with the route that took
+// each request, after the limit and key columns, quoted as CSV quotes; a
+// request of no route has an empty one.
+func TestDecisionsRoute(t *testing.T) {
+	var buf bytes.Buffer
+	d := NewDecisionsWith(&buf, "nginx", "/a/ + /b/", true, DecisionColumns{Limits: true, Routes: []string{"/a/", "shop, /b/"}})
+	for _, x := range []sim.Decision{
+		{Time: 0, Key: "c", Cost: 1, Attempt: 1, Route: 1, Decision: algorithms.Decision{Verdict: algorithms.Accept}},
+		{Time: 10, Key: "c", Cost: 1, Attempt: 1, Route: 2, Decision: algorithms.Decision{Verdict: algorithms.Reject, RetryAfter: 90}},
+		{Time: 20, Key: "c", Cost: 1, Attempt: 1, Decision: algorithms.Decision{Verdict: algorithms.Accept}},
+	} {
+		if err := d.Observe(&x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := `algorithm,label,time_ns,key,cost,attempt,verdict,delay_ns,retry_after_ns,limit,route
+nginx,/a/ + /b/,0,c,1,1,accept,0,,,/a/
+nginx,/a/ + /b/,10,c,1,1,reject,0,90,,"shop, /b/"
+nginx,/a/ + /b/,20,c,1,1,accept,0,,,
+`
+	if got := buf.String(); got != want {
+		t.Errorf("decisions CSV:\n got:\n%s\nwant:\n%s", got, want)
+	}
+}
