@@ -89,3 +89,17 @@ func TestReplayGatewayMapNotLogged(t *testing.T) {
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, out, "100% of 7")
 }
+
+// A zone keyed by a map and named by two locations cannot be one row (its
+// limit counts by an attribute, an all-of member): replay refuses, naming
+// the zone, its locations and the way out; --scope replays one location.
+func TestReplayGatewayMapSharedZone(t *testing.T) {
+	conf, log := gatewayFiles(t, strings.Replace(sharedZoneConf, "limit_req_zone $http_x_client zone=z",
+		"map $http_x_client $k { default $http_x_client; }\n    limit_req_zone $k zone=z", 1), sharedZoneLog)
+	status, _, errOut := run(t, "replay", log, "--gateway", conf)
+	require.Equal(t, 2, status, errOut)
+	require.Contains(t, errOut, "zone=z (nginx.conf:5) is used by /a/ (burst=5), /b/ (burst=0): nginx keeps one state per key in a zone for every location that names it, which ratesim makes one row of, but /a/ counts by another key than the request's (an all-of row of one limit, which takes one location's requests)")
+	status, _, errOut = run(t, "replay", log, "--gateway", conf, "--scope", "/b/")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, errOut, "--scope /b/: zone=z (nginx.conf:5) is also named by /a/ (burst=5)")
+}

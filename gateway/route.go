@@ -191,8 +191,14 @@ func (g *Replay) share(sc *scenarios.Scenario, z sharedLimit) (string, error) {
 	}
 	for _, i := range at {
 		if a := &sc.Algorithms[i]; z.perRoute && len(a.Params.Members) > 0 {
-			return "", fmt.Errorf("--gateway: %s is used by %s: nginx keeps one state per key in a zone for every location that names it, which ratesim makes one row of, but %s also names other zones (an all-of row, which takes one location's requests): its rows would count apart and admit more than nginx; keep one location with --scope, or give each location a zone of its own",
-				z.name, z.users, a.Label)
+			why := "also names other zones (an all-of row"
+			if len(a.Params.Members) == 1 {
+				// a zone keyed by another key than the request's (an
+				// nginx map's variable) is an all-of row of one limit
+				why = "counts by another key than the request's (an all-of row of one limit"
+			}
+			return "", fmt.Errorf("--gateway: %s is used by %s: nginx keeps one state per key in a zone for every location that names it, which ratesim makes one row of, but %s %s, which takes one location's requests): its rows would count apart and admit more than nginx; keep one location with --scope, or give each location a zone of its own",
+				z.name, z.users, a.Label, why)
 		}
 	}
 	first := &sc.Algorithms[at[0]]
