@@ -83,11 +83,13 @@ func TestReplayGatewayKongTwoKeysRedis(t *testing.T) {
 	got, err := os.ReadFile(csv)
 	require.NoError(t, err)
 	rows := strings.Split(strings.TrimSpace(string(got)), "\n")
-	require.Equal(t, "algorithm,label,time_ns,key,cost,attempt,verdict,delay_ns,retry_after_ns,node,decided_ns,limit,key_1", rows[0])
+	// Kong routes the trace: each decision ends with its route
+	require.Equal(t, "algorithm,label,time_ns,key,cost,attempt,verdict,delay_ns,retry_after_ns,node,decided_ns,limit,key_1,route", rows[0])
 	verdicts := map[string][]string{}
 	for _, line := range rows[1:] {
 		f := strings.Split(line, ",")
 		verdicts[f[1]] = append(verdicts[f[1]], strings.Join([]string{f[3], f[6], f[8], f[11], f[12]}, " "))
+		require.Equal(t, "orders", f[13], line)
 	}
 	require.Equal(t, map[string][]string{
 		"orders": {
