@@ -71,6 +71,21 @@ func (s *attrSpace) tuple(attrs map[string]string) uint32 {
 	return id
 }
 
+// name interns the values of named (Plan.Named) that are new, attribute
+// by attribute in the order of s.names, each attribute's in its order.
+func (s *attrSpace) name(named map[string][]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, n := range s.names {
+		for _, v := range named[n] {
+			if _, ok := s.values[i][v]; !ok {
+				s.values[i][v] = uint32(len(s.values[i]))
+				s.texts[i] = append(s.texts[i], v)
+			}
+		}
+	}
+}
+
 // tupleOf returns the id of the tuple that gives attribute at[i] the value
 // vals[i] (none for an empty one, or at[i] < 0) and the others none,
 // interning what is new: tuple for values read from a line, without a

@@ -3,6 +3,7 @@ package traffic
 import (
 	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -150,4 +151,34 @@ func TestAttributeValues(t *testing.T) {
 		require.Equal(t, p.AttributeValues("class")[v], attrs.Value(class, v), "id %d", v)
 	}
 	require.NoError(t, stream.Err())
+}
+
+// A plan's Named values of an attribute that a replay reads from its
+// lines have their ids before the run, in the order named, after the
+// values the sources give as constants: the ids Open's arrivals carry,
+// whatever order the lines bring them in. A value no name lists (bulk)
+// comes after them.
+func TestAttributeValuesNamed(t *testing.T) {
+	path := t.TempDir() + "/t.csv"
+	require.NoError(t, os.WriteFile(path, []byte("time_ms,class\n1700000000100,bulk\n1700000000200,batch\n1700000000300,\n1700000000400,live\n"), 0o644))
+	p := Plan{
+		Sources: []Source{&Replay{Path: path, KeyField: KeyFieldNone, AttrFields: []AttrField{{Name: "class", Field: "class"}}}},
+		Named:   map[string][]string{"class": {"live", "batch"}, "other": {"x"}},
+	}
+	require.Equal(t, []string{"live", "batch"}, p.AttributeValues("class"))
+	keys, stream, err := p.Open()
+	require.NoError(t, err)
+	attrs := keys.Attrs()
+	var got []string
+	var a Arrival
+	for stream.Next(&a) {
+		v := attrs.Values(a.Attrs)[0]
+		if v == NoValue {
+			got = append(got, "none")
+			continue
+		}
+		got = append(got, attrs.Value(0, v)+" "+strconv.Itoa(int(v)))
+	}
+	require.NoError(t, stream.Err())
+	require.Equal(t, []string{"bulk 2", "batch 1", "none", "live 0"}, got)
 }

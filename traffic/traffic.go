@@ -74,6 +74,12 @@ type Plan struct {
 	// source (an address, a route, a server). A source without an entry
 	// (or a nil slice) gives none. See Attributes.
 	Attrs []map[string]string
+	// Named are values of attributes that the rows name before the run
+	// (a shedding row's partitions), by attribute: Open interns each
+	// after the sources' own values (Attrs), in this order, so that its
+	// id (AttributeValues) is known before a replay's lines bring their
+	// values. A value no source gives is simply never carried.
+	Named map[string][]string
 }
 
 // lineAttributes is a source whose requests carry attributes of their
@@ -113,10 +119,11 @@ func (p Plan) Attributes() []string {
 // AttributeValues lists the values the plan's sources give the attribute
 // called name as constants (Plan.Attrs), in the order of their ids in a run
 // (Attrs.Value): the order in which sources first give each, sources in
-// file order; Open interns them before any arrival. Values that a replay
-// reads from its lines come after them, as the lines bring them, and are
-// not listed. A row that names values of an attribute (a partition, a
-// critical method) finds their ids here before the run.
+// file order, then the plan's Named values of it that no source gives as a
+// constant, in their order; Open interns them before any arrival. Values
+// that a replay reads from its lines come after them, as the lines bring
+// them, and are not listed. A row that names values of an attribute (a
+// partition, a critical method) finds their ids here before the run.
 func (p Plan) AttributeValues(name string) []string {
 	var values []string
 	for i := range p.Sources {
@@ -124,6 +131,11 @@ func (p Plan) AttributeValues(name string) []string {
 			break
 		}
 		if v, ok := p.Attrs[i][name]; ok && !slices.Contains(values, v) {
+			values = append(values, v)
+		}
+	}
+	for _, v := range p.Named[name] {
+		if !slices.Contains(values, v) {
 			values = append(values, v)
 		}
 	}
@@ -159,6 +171,7 @@ func (p Plan) Open() (*Keys, Stream, error) {
 		}
 		streams[i] = st
 	}
+	keys.attrs.name(p.Named) // before any line is read
 	return keys, Merge(streams...), nil
 }
 
