@@ -252,7 +252,8 @@ func checkPositive(p Policy) error {
 // stripe-fleet-shedder.
 type Class struct {
 	// Name is the value as the scenario writes it, Value its id among the
-	// attribute's values (traffic.Plan.AttributeValues; NoKey when no
+	// attribute's values (traffic.Plan.AttributeValues, which lists the
+	// values a replay's lines may bring that the rows name; NoKey when no
 	// source sends it).
 	Name  string
 	Value Key

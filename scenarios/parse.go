@@ -164,7 +164,7 @@ func (d *decoder) scenario(f *File) *Scenario {
 	d.plan(sc, srcs)
 	if srcOK {
 		d.resolveBy(sc, sc.Traffic.Attributes())
-		d.resolveClasses(sc, sc.Traffic)
+		d.resolveClasses(sc)
 	}
 	sc.Windows, sc.Bucket, sc.WindowsNamed = d.report(top.get("report", sectionOf(f.Report)), f.Report, per)
 	// The backend draws from the scenario's seed and reports in its buckets;

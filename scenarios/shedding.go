@@ -13,7 +13,8 @@ import (
 // class requests by the value of one attribute (by:) and name some values
 // (partitions:, critical:). Values reach a row as ids, numbered per
 // attribute in a run; the loader reads the names here and resolves them
-// once the traffic is known (resolveClasses).
+// once the traffic is known (resolveClasses), naming in the plan those of
+// an attribute that a replay reads from its lines.
 
 // shedSpec is a shedding row's by and named values as written.
 type shedSpec struct {
@@ -156,8 +157,14 @@ func (d *decoder) fraction(v val) (int64, bool) {
 
 // resolveClasses sets each shedding row's attribute and the ids of the
 // values it names, from the traffic's attributes and their values
-// (traffic.Plan.AttributeValues).
-func (d *decoder) resolveClasses(sc *Scenario, plan traffic.Plan) {
+// (traffic.Plan.AttributeValues). The values of an attribute that a
+// replay reads from its lines (attribute-fields) are not known before the
+// run: the row's values of it are named in the plan (traffic.Plan.Named),
+// in the order written, so each has its id before the first line, and a
+// line with another value, or none, falls in the row's default class (the
+// unknown partition, the non-critical requests) as a source's would.
+func (d *decoder) resolveClasses(sc *Scenario) {
+	plan := &sc.Traffic
 	names := plan.Attributes()
 	for ai := range sc.Algorithms {
 		a := &sc.Algorithms[ai]
@@ -168,7 +175,7 @@ func (d *decoder) resolveClasses(sc *Scenario, plan traffic.Plan) {
 		name, _ := d.str(by, true)
 		j := slices.Index(names, name)
 		if j < 0 {
-			msg := fmt.Sprintf("%s: no source gives this attribute (want an attribute that a source sets in attributes", quote(name))
+			msg := fmt.Sprintf("%s: no source gives this attribute (want an attribute that a source sets in attributes or a replay reads in attribute-fields", quote(name))
 			if len(names) > 0 {
 				msg += ": " + orList(names)
 			}
@@ -180,6 +187,16 @@ func (d *decoder) resolveClasses(sc *Scenario, plan traffic.Plan) {
 			continue
 		}
 		a.Params.ClassBy = j + 1
+		if readFromLines(*plan, name) {
+			if plan.Named == nil {
+				plan.Named = map[string][]string{}
+			}
+			for _, sv := range a.shed.values {
+				if !slices.Contains(plan.Named[name], sv.name) {
+					plan.Named[name] = append(plan.Named[name], sv.name)
+				}
+			}
+		}
 		values := plan.AttributeValues(name)
 		classes := a.Params.Partitions
 		if a.Name == "stripe-fleet-shedder" {
@@ -187,10 +204,6 @@ func (d *decoder) resolveClasses(sc *Scenario, plan traffic.Plan) {
 		}
 		for i, sv := range a.shed.values {
 			id := slices.Index(values, sv.name)
-			if id < 0 && len(values) == 0 {
-				d.errAt(sv.v.pos, sv.v.path, "%s: no source gives %s this value in attributes (the values a replay reads from its lines are not known before the run; a shedding row names values that a source sets)", quote(sv.name), name)
-				continue
-			}
 			if id < 0 {
 				msg := fmt.Sprintf("%s: no source gives %s this value (want %s)", quote(sv.name), name, orList(values))
 				if s := suggest(sv.name, values); s != "" {
@@ -206,4 +219,15 @@ func (d *decoder) resolveClasses(sc *Scenario, plan traffic.Plan) {
 			classes[i].Value = algorithms.Key(id)
 		}
 	}
+}
+
+// readFromLines reports whether a source of plan reads the attribute
+// called name from its lines (a replay's attribute-fields).
+func readFromLines(plan traffic.Plan, name string) bool {
+	for _, s := range plan.Sources {
+		if l, ok := s.(interface{ AttributeNames() []string }); ok && slices.Contains(l.AttributeNames(), name) {
+			return true
+		}
+	}
+	return false
 }

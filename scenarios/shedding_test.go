@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -35,7 +37,7 @@ func TestParseShedding(t *testing.T) {
 	require.Equal(t, int64(125_000), sc.Algorithms[2].Params.Reserve)
 
 	for _, c := range []struct{ src, want string }{
-		{"  - {name: netflix-partitioned, by: clas, partitions: {live: 1}}\n", `s.yaml:9:37: algorithms[0].by: "clas": no source gives this attribute (want an attribute that a source sets in attributes: class or route); did you mean "class"?`},
+		{"  - {name: netflix-partitioned, by: clas, partitions: {live: 1}}\n", `s.yaml:9:37: algorithms[0].by: "clas": no source gives this attribute (want an attribute that a source sets in attributes or a replay reads in attribute-fields: class or route); did you mean "class"?`},
 		{"  - {name: netflix-partitioned, by: class, partitions: {lvie: 1}}\n", `s.yaml:9:57: algorithms[0].partitions.lvie: "lvie": no source gives class this value (want batch or live); did you mean "live"?`},
 		{"  - {name: netflix-partitioned, partitions: {live: 1}}\n", `s.yaml:9:5: algorithms[0]: netflix-partitioned needs by: the attribute`},
 		{"  - {name: netflix-partitioned, by: class}\n", `needs partitions`},
@@ -55,4 +57,24 @@ func TestParseShedding(t *testing.T) {
 		"traffic: [{type: steady, key: a, rate: 5/s, attributes: {class: live}}]\nalgorithms:\n"+
 		"  - {name: netflix-partitioned, by: class, partitions: {live: 1}}\n"))
 	require.ErrorContains(t, err, "takes a backend without workers")
+}
+
+// A shedding row may name values of an attribute that a replay reads from
+// its lines: they are not known before the run, so no value is refused
+// there (a value no line carries takes no request); the attribute itself
+// must be one the replay reads.
+func TestParseSheddingReplay(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.csv")
+	require.NoError(t, os.WriteFile(path, []byte("time_ms,priority\n1700000000100,live\n"), 0o644))
+	head := "name: t\nlimit: 10/s\nbackend: {service: 1s}\n" +
+		"traffic:\n  - {type: replay, path: " + path + ", key-field: none, attribute-fields: {class: priority}}\n" +
+		"algorithms:\n"
+	_, err := Parse("s.yaml", []byte(head+
+		"  - {name: netflix-partitioned, max: 10, by: class, partitions: {live: 0.9, batch: 0.1}}\n"+
+		"  - {name: stripe-fleet-shedder, by: class, critical: [live, checkout], reserve: 0.25}\n"))
+	require.NoError(t, err)
+	_, err = Parse("s.yaml", []byte(head+"  - {name: stripe-fleet-shedder, by: priority, critical: [live]}\n"))
+	require.ErrorContains(t, err, `s.yaml:7:38: algorithms[0].by: "priority": no source gives this attribute (want an attribute that a source sets in attributes or a replay reads in attribute-fields: class)`)
+	_, err = Parse("s.yaml", []byte(head+"  - {name: stripe-fleet-shedder, by: clas, critical: [live]}\n"))
+	require.ErrorContains(t, err, `did you mean "class"?`)
 }
