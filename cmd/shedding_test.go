@@ -97,7 +97,8 @@ algorithms:
 		decisions := filepath.Join(dir, "d.csv")
 		status, out, errOut := run(t, "compare", path, "--decisions", decisions)
 		require.Equal(t, 0, status, errOut)
-		require.Contains(t, out, "lines without a value (a limit by it did not look at them): class 1", format)
+		require.Contains(t, out, "lines without a value (a shedding row by it put them in its default class): class 1", format)
+		require.NotContains(t, out, "did not look at them", format)
 		data, err := os.ReadFile(decisions)
 		require.NoError(t, err)
 		got := map[string][]string{}

@@ -39,16 +39,26 @@ func TraceLines(r *sim.Report) []string {
 			}
 			out = append(out, "  malformed: "+strings.Join(reasons, ", "))
 		}
-		if len(t.NoValue) > 0 {
-			names := make([]string, 0, len(t.NoValue))
-			for name := range t.NoValue {
+		var names, classed []string // a shedding row classes by the latter
+		for name := range t.NoValue {
+			if slices.Contains(t.Classed, name) {
+				classed = append(classed, name)
+			} else {
 				names = append(names, name)
 			}
+		}
+		counts := func(names []string) string {
 			slices.Sort(names)
 			for i, name := range names {
 				names[i] = fmt.Sprintf("%s %d", name, t.NoValue[name])
 			}
-			out = append(out, "  lines without a value (a limit by it did not look at them): "+strings.Join(names, ", "))
+			return strings.Join(names, ", ")
+		}
+		if len(names) > 0 {
+			out = append(out, "  lines without a value (a limit by it did not look at them): "+counts(names))
+		}
+		if len(classed) > 0 {
+			out = append(out, "  lines without a value (a shedding row by it put them in its default class): "+counts(classed))
 		}
 		for _, b := range t.FirstBad {
 			out = append(out, "  "+oneLine(b))

@@ -65,6 +65,11 @@ type TraceSummary struct {
 	// (attribute-fields) that some line lacks, the lines used without a
 	// value of it: a limit by that attribute did not look at them.
 	NoValue map[string]int64 `json:"no_value,omitempty"`
+	// Classed are the attributes of NoValue whose values a row names
+	// (traffic.Plan.Named: a shedding row's partitions), sorted: that row
+	// did look at the lines without a value, and put them in its default
+	// class.
+	Classed []string `json:"-"`
 	// Routing is where a gateway's routes sent the trace's requests
 	// (replay --gateway), nil when nothing routed it.
 	Routing *TraceRouting `json:"routing,omitempty"`

@@ -1,6 +1,10 @@
 package sim
 
-import "github.com/ratesim/ratesim/traffic"
+import (
+	"slices"
+
+	"github.com/ratesim/ratesim/traffic"
+)
 
 // TraceSummaries reads the statistics of every replay source of the plan,
 // after a run has read them: what goes in Report.Traces.
@@ -22,6 +26,12 @@ func TraceSummaries(p traffic.Plan) []TraceSummary {
 			FirstNs:  int64(st.First), LastNs: int64(st.Last),
 			Keys: st.Keys, PeakPerSecond: st.PeakPerSecond, NoValue: st.NoValue,
 		}
+		for name := range st.NoValue {
+			if len(p.Named[name]) > 0 {
+				ts.Classed = append(ts.Classed, name)
+			}
+		}
+		slices.Sort(ts.Classed)
 		if st.Routes != nil || st.Unrouted > 0 {
 			ts.Routing = &TraceRouting{Routes: []RouteCount{}, Unrouted: st.Unrouted}
 			for _, rc := range st.Routes {
