@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/scenarios"
 )
 
 // TestReadApigee: the documentation's example policies become their rows,
@@ -62,17 +64,47 @@ traffic:
 // TestReadApigeeErrors: what the reader cannot map is an error naming
 // file:line:col.
 func TestReadApigeeErrors(t *testing.T) {
-	for _, c := range []struct{ src, want string }{
-		{`<SpikeArrest name="s"><Rate>30px</Rate></SpikeArrest>`, `s.xml:1:23: <Rate>30px: want Nps or Npm, like 30ps or 100pm`},
-		{"<SpikeArrest name=\"s\">\n  <Rate ref=\"flow.rate\"/>\n</SpikeArrest>", `s.xml:2:3: <Rate ref="flow.rate">: the rate comes from a flow variable; write the rate as the element's text (Apigee's fallback) to import it`},
-		{`<SpikeArrest name="s"><Rate>3ps</Rate><Bogus/></SpikeArrest>`, `s.xml:1:39: <Bogus>: not an element of SpikeArrest that ratesim reads`},
-		{`<ResponseCache name="c"/>`, `s.xml:1:1: <ResponseCache>: want an Apigee SpikeArrest or Quota policy`},
-		{"<Quota name=\"q\">\n <Allow count=\"5\"/>\n <Interval>3</Interval>\n <TimeUnit>month</TimeUnit>\n</Quota>", `s.xml:3:2: <Interval>3 with month: ratesim counts one calendar month (per: 1mo), not 3`},
-		{`<Quota name="q"><Allow><Class ref="x"/></Allow><Interval>1</Interval><TimeUnit>hour</TimeUnit></Quota>`, `s.xml:1:24: <Allow> with <Class>: per-class counts are not modelled`},
-		{`<Quota name="q" type="weekly"/>`, `s.xml:1:1: <Quota type="weekly">: want calendar, flexi or rollingwindow`},
-		{`<SpikeArrest name="s"><Rate>3ps</Rate>`, `s.xml:1:`},
-	} {
+	for _, c := range invalidApigee {
 		_, err := Read("apigee", "s.xml", []byte(c.src))
 		require.ErrorContains(t, err, c.want, c.src)
+		readOK(t, err) // an *Error
 	}
+}
+
+var invalidApigee = []struct{ src, want string }{
+	{`<SpikeArrest name="s"><Rate>30px</Rate></SpikeArrest>`, `s.xml:1:23: <Rate>30px: want Nps or Npm, like 30ps or 100pm`},
+	{"<SpikeArrest name=\"s\">\n  <Rate ref=\"flow.rate\"/>\n</SpikeArrest>", `s.xml:2:3: <Rate ref="flow.rate">: the rate comes from a flow variable; write the rate as the element's text (Apigee's fallback) to import it`},
+	{`<SpikeArrest name="s"><Rate>3ps</Rate><Bogus/></SpikeArrest>`, `s.xml:1:39: <Bogus>: not an element of SpikeArrest that ratesim reads`},
+	{`<ResponseCache name="c"/>`, `s.xml:1:1: <ResponseCache>: want an Apigee SpikeArrest or Quota policy`},
+	{"<Quota name=\"q\">\n <Allow count=\"5\"/>\n <Interval>3</Interval>\n <TimeUnit>month</TimeUnit>\n</Quota>", `s.xml:3:2: <Interval>3 with month: ratesim counts one calendar month (per: 1mo), not 3`},
+	{`<Quota name="q"><Allow><Class ref="x"/></Allow><Interval>1</Interval><TimeUnit>hour</TimeUnit></Quota>`, `s.xml:1:24: <Allow> with <Class>: per-class counts are not modelled`},
+	{`<Quota name="q" type="weekly"/>`, `s.xml:1:1: <Quota type="weekly">: want calendar, flexi or rollingwindow`},
+	{`<SpikeArrest name="s"><Rate>3ps</Rate>`, `s.xml:1:`},
+}
+
+// FuzzReadApigee: any policy file is read or refused with an *Error, and
+// what is read imports into a scenario that parses.
+func FuzzReadApigee(f *testing.F) {
+	f.Add([]byte("<SpikeArrest name=\"s\">\n  <Identifier ref=\"request.header.x\"/>\n  <MessageWeight ref=\"request.header.w\"/>\n  <Rate>100pm</Rate>\n  <UseEffectiveCount>true</UseEffectiveCount>\n</SpikeArrest>\n"))
+	f.Add([]byte(`<Quota name="q" type="rollingwindow"><Allow count="5"/><Interval>2</Interval><TimeUnit>minute</TimeUnit><Identifier ref="client_id"/></Quota>`))
+	f.Add([]byte(`<Quota name="q" type="calendar"><Allow count="1000"/><Interval>1</Interval><TimeUnit>month</TimeUnit><StartTime>2024-1-1 00:00:00</StartTime></Quota>`))
+	for _, c := range invalidApigee {
+		f.Add([]byte(c.src))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := Read("apigee", "f.xml", data)
+		if !readOK(t, err) {
+			return
+		}
+		out, err := text(g.Scenario(Options{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.Keys(Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := scenarios.Parse("f.yaml", []byte(out)); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	})
 }

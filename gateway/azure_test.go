@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/scenarios"
 )
 
 // TestReadAzure: the documentation's rate-limit-by-key example (calls 10
@@ -55,21 +57,56 @@ func TestReadAzure(t *testing.T) {
 // TestReadAzureErrors: other policy expressions, and what is not
 // modelled, are errors with their line.
 func TestReadAzureErrors(t *testing.T) {
-	for _, c := range []struct{ src, want string }{
-		{"<policies>\n<inbound>\n  <rate-limit-by-key calls=\"5\" renewal-period=\"10\" counter-key=\"@(context.Subscription.Id)\"/>\n</inbound></policies>",
-			`p.xml:3:3: rate-limit-by-key: counter-key="@(context.Subscription.Id)": a policy expression other than the address or a header is not modelled`},
-		{`<policies><inbound><rate-limit calls="@(5)" renewal-period="10"/></inbound></policies>`, `p.xml:1:20: rate-limit: calls="@(5)": want a whole number`},
-		{`<policies><inbound><rate-limit calls="5" renewal-period="301"/></inbound></policies>`, `renewal-period from 1 to 300 seconds`},
-		{`<policies><inbound><rate-limit calls="5" renewal-period="10"><api name="a" calls="1" renewal-period="1"/></rate-limit></inbound></policies>`, `p.xml:1:62: <api> inside rate-limit: per-API and per-operation limits are not modelled`},
-		{`<policies><inbound/></policies>`, `p.xml:1:1: no rate-limit or rate-limit-by-key policy`},
-		// an increment-condition is read on the response, which is the 429
-		// of a later limit when that one refuses: not modelled
-		{"<policies><inbound>\n  <rate-limit calls=\"5\" renewal-period=\"10\" increment-condition=\"@(context.Response.StatusCode == 200)\"/>\n  <rate-limit-by-key calls=\"2\" renewal-period=\"10\" counter-key=\"@(context.Request.IpAddress)\"/>\n</inbound></policies>",
-			`p.xml:2:3: rate-limit: increment-condition on a limit that another limit after it may refuse`},
-	} {
+	for _, c := range invalidAzure {
 		_, err := Read("azure", "p.xml", []byte(c.src))
 		require.ErrorContains(t, err, c.want, c.src)
+		readOK(t, err) // an *Error
 	}
+}
+
+var invalidAzure = []struct{ src, want string }{
+	{"<policies>\n<inbound>\n  <rate-limit-by-key calls=\"5\" renewal-period=\"10\" counter-key=\"@(context.Subscription.Id)\"/>\n</inbound></policies>",
+		`p.xml:3:3: rate-limit-by-key: counter-key="@(context.Subscription.Id)": a policy expression other than the address or a header is not modelled`},
+	{`<policies><inbound><rate-limit calls="@(5)" renewal-period="10"/></inbound></policies>`, `p.xml:1:20: rate-limit: calls="@(5)": want a whole number`},
+	{`<policies><inbound><rate-limit calls="5" renewal-period="301"/></inbound></policies>`, `renewal-period from 1 to 300 seconds`},
+	{`<policies><inbound><rate-limit calls="5" renewal-period="10"><api name="a" calls="1" renewal-period="1"/></rate-limit></inbound></policies>`, `p.xml:1:62: <api> inside rate-limit: per-API and per-operation limits are not modelled`},
+	{`<policies><inbound/></policies>`, `p.xml:1:1: no rate-limit or rate-limit-by-key policy`},
+	// an increment-condition is read on the response, which is the 429
+	// of a later limit when that one refuses: not modelled
+	{"<policies><inbound>\n  <rate-limit calls=\"5\" renewal-period=\"10\" increment-condition=\"@(context.Response.StatusCode == 200)\"/>\n  <rate-limit-by-key calls=\"2\" renewal-period=\"10\" counter-key=\"@(context.Request.IpAddress)\"/>\n</inbound></policies>",
+		`p.xml:2:3: rate-limit: increment-condition on a limit that another limit after it may refuse`},
+}
+
+// FuzzReadAzure: any policy file is read or refused with an *Error, and
+// what is read imports into a scenario that parses, whole or by --scope.
+func FuzzReadAzure(f *testing.F) {
+	data, err := os.ReadFile("testdata/azure-inbound.xml")
+	require.NoError(f, err)
+	f.Add(data, "")
+	f.Add([]byte(`<policies><inbound><rate-limit-by-key calls="5" renewal-period="10" counter-key="@(context.Request.Headers.GetValueOrDefault(&quot;X-Client&quot;,&quot;&quot;))"/><choose><when condition="@(true)"><rate-limit calls="2" renewal-period="1"/></when></choose></inbound></policies>`), "rate-limit-1")
+	f.Add([]byte(`<policies><inbound><llm-token-limit tokens-per-minute="5000" counter-key="k"/><rate-limit-by-key calls="5" renewal-period="300" counter-key="k" increment-condition="@(true)"/></inbound></policies>`), "")
+	for _, c := range invalidAzure {
+		f.Add([]byte(c.src), "")
+	}
+	f.Fuzz(func(t *testing.T, data []byte, scope string) {
+		g, err := Read("azure", "f.xml", data)
+		if !readOK(t, err) {
+			return
+		}
+		out, err := text(g.Scenario(Options{Scope: scope}))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "--scope") {
+				t.Fatal(err)
+			}
+			return
+		}
+		if _, err := g.Keys(Options{Scope: scope}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := scenarios.Parse("f.yaml", []byte(out)); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	})
 }
 
 // TestAzureInOrderGolden: a per-address limit, then (where <base /> puts
