@@ -197,30 +197,6 @@ func ReadAzureScopes(files []AzureFile) (*Azure, error) {
 		return nil, &Error{File: last.File, Line: last.root.line, Col: last.root.col,
 			Msg: "no rate-limit or rate-limit-by-key policy applies to the operation's requests, in " + strings.Join(names, ", ") + " joined at <base />"}
 	}
-	// "For each key value, a single counter is used for all scopes at
-	// which the policy is configured" (learn.microsoft.com, "Limit call
-	// rate by key", counter-key): two rate-limit-by-key of one key count
-	// in one counter, which rows or members apart do not model.
-	for i, l := range az.Limits {
-		for _, m := range az.Limits[:i] {
-			if l.Kind == "rate-limit-by-key" && m.Kind == "rate-limit-by-key" && sameKey(l.Key, m.Key) {
-				return nil, &Error{File: l.Where.File, Line: l.Where.Line, Col: l.Where.Col, Msg: fmt.Sprintf(
-					"rate-limit-by-key: the counter-key of the one at %s (%s): APIM keeps one counter per key value for every scope where the policy is configured, which limits apart do not model (give each its own key)", m.Where, m.Key)}
-			}
-		}
-	}
-	if az.inOrder() {
-		// An increment-condition counts the request once the response is
-		// known; when a later limit refuses it, that response is the later
-		// limit's 429, which the condition (typically a 2xx status) would
-		// not count, whereas the all-of counts it as admitted.
-		for _, l := range az.Limits[:len(az.Limits)-1] {
-			if l.Increment {
-				return nil, &Error{File: l.Where.File, Line: l.Where.Line, Col: l.Where.Col, Msg: l.Kind +
-					": increment-condition on a limit that another limit after it may refuse: whether the refused request counts depends on the condition read on that 429, which is not modelled"}
-			}
-		}
-	}
 	return az, nil
 }
 
@@ -535,8 +511,52 @@ func (a *Azure) scopeNotes(im *Import) {
 	im.note(a.Notes...)
 }
 
+// together refuses the limits that a's document (or scopes) applies
+// together but the rows cannot model together; each is an error naming
+// file:line:col, and --scope still imports any one of them alone.
+func (a *Azure) together() error {
+	alone := func() string {
+		var names []string
+		for _, l := range a.Limits {
+			names = append(names, l.Name())
+		}
+		return "; --scope imports one alone (" + strings.Join(names, ", ") + ")"
+	}
+	// "For each key value, a single counter is used for all scopes at
+	// which the policy is configured" (learn.microsoft.com, "Limit call
+	// rate by key", counter-key): two rate-limit-by-key of one key count
+	// in one counter, and how the two then count a request is not
+	// documented; rows or members apart would count it in two.
+	for i, l := range a.Limits {
+		for _, m := range a.Limits[:i] {
+			if l.Kind == "rate-limit-by-key" && m.Kind == "rate-limit-by-key" && sameKey(l.Key, m.Key) {
+				return &Error{File: l.Where.File, Line: l.Where.Line, Col: l.Where.Col, Msg: fmt.Sprintf(
+					"rate-limit-by-key: the counter-key of the one at %s (%s): APIM keeps one counter per key value for every scope where the policy is configured, and does not document how two limits count a request in it, which limits apart do not model (give each its own key)%s", m.Where, m.Key, alone())}
+			}
+		}
+	}
+	if a.inOrder() {
+		// An increment-condition counts the request once the response is
+		// known; when a later limit refuses it, that response is the later
+		// limit's 429, which the condition (typically a 2xx status) would
+		// not count, whereas the all-of counts it as admitted.
+		for _, l := range a.Limits[:len(a.Limits)-1] {
+			if l.Increment {
+				return &Error{File: l.Where.File, Line: l.Where.Line, Col: l.Where.Col, Msg: l.Kind +
+					": increment-condition on a limit that another limit after it may refuse: whether the refused request counts depends on the condition read on that 429, which is not modelled" + alone()}
+			}
+		}
+	}
+	return nil
+}
+
+// pick returns the limits scope names, every one for "" (when they can
+// be modelled together).
 func (a *Azure) pick(scope string) ([]*AzureLimit, error) {
 	if scope == "" {
+		if err := a.together(); err != nil {
+			return nil, err
+		}
 		return a.Limits, nil
 	}
 	var names []string

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -58,7 +59,10 @@ func TestReadAzure(t *testing.T) {
 // modelled, are errors with their line.
 func TestReadAzureErrors(t *testing.T) {
 	for _, c := range invalidAzure {
-		_, err := Read("azure", "p.xml", []byte(c.src))
+		g, err := Read("azure", "p.xml", []byte(c.src))
+		if err == nil {
+			_, err = g.Scenario(Options{}) // limits that cannot go together
+		}
 		require.ErrorContains(t, err, c.want, c.src)
 		readOK(t, err) // an *Error
 	}
@@ -95,7 +99,8 @@ func FuzzReadAzure(f *testing.F) {
 		}
 		out, err := text(g.Scenario(Options{Scope: scope}))
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "--scope") {
+			var ge *Error // limits that cannot go together, with their line
+			if !strings.HasPrefix(err.Error(), "--scope") && !errors.As(err, &ge) {
 				t.Fatal(err)
 			}
 			return
@@ -247,10 +252,44 @@ func TestAzureScopesErrors(t *testing.T) {
 		{map[string]string{"operation": "<policies>\n  <inbound />\n</policies>", "api": "<policies>\n  <inbound />\n</policies>"},
 			"examples/apim/operation.xml:1:1: no rate-limit or rate-limit-by-key policy applies to the operation's requests, in examples/apim/global.xml, examples/apim/product.xml, examples/apim/api.xml, examples/apim/operation.xml joined at <base />"},
 	} {
-		_, err := ReadAzureScopes(apimScopes(t, c.replace))
+		a, err := ReadAzureScopes(apimScopes(t, c.replace))
+		if err == nil {
+			_, err = a.Scenario(Options{}) // limits that cannot go together
+		}
 		require.ErrorContains(t, err, c.want)
 		var ge *Error
 		require.ErrorAs(t, err, &ge)
+	}
+}
+
+// TestAzureScopesAlone: limits that cannot be imported together (one
+// counter-key in two scopes, an increment-condition before another limit)
+// are refused whole, with the names --scope takes, and each of them is
+// imported alone.
+func TestAzureScopesAlone(t *testing.T) {
+	for _, c := range []struct {
+		replace map[string]string
+		want    string // the end of the error
+		scope   string
+		row     string // the row that scope imports
+	}{
+		{map[string]string{"operation": "<policies>\n  <inbound>\n    <base />\n    <rate-limit-by-key calls=\"1\" renewal-period=\"5\" counter-key=\"@(context.Request.IpAddress)\" />\n  </inbound>\n</policies>"},
+			"(give each its own key); --scope imports one alone (api-rate-limit-by-key-3, global-rate-limit-by-key-3, product-rate-limit-4, operation-rate-limit-by-key-4)",
+			"operation-rate-limit-by-key-4", "  - {name: azure-rate-limit, label: operation-rate-limit-by-key-4, rate: 1, per: 5s}\n"},
+		{map[string]string{"global": "<policies>\n  <inbound>\n    <rate-limit-by-key calls=\"5\" renewal-period=\"10\" increment-condition=\"@(context.Response.StatusCode == 200)\" counter-key=\"@(context.Request.IpAddress)\" />\n  </inbound>\n</policies>"},
+			"which is not modelled; --scope imports one alone (api-rate-limit-by-key-3, global-rate-limit-by-key-3, product-rate-limit-4, operation-rate-limit-by-key-4)",
+			"global-rate-limit-by-key-3", "  - {name: azure-rate-limit, label: global-rate-limit-by-key-3, rate: 5, per: 10s, increment-condition: true}\n"},
+	} {
+		a, err := ReadAzureScopes(apimScopes(t, c.replace))
+		require.NoError(t, err)
+		_, err = a.Scenario(Options{})
+		require.ErrorContains(t, err, c.want)
+		_, err = a.Keys(Options{})
+		require.ErrorContains(t, err, c.want)
+		out, err := text(a.Scenario(Options{Scope: c.scope}))
+		require.NoError(t, err)
+		parseImported(t, out)
+		require.Contains(t, out, c.row)
 	}
 }
 
