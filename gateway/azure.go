@@ -130,7 +130,7 @@ func cutAzureScope(arg string) (scope, file string, ok bool) {
 }
 
 var (
-	azureHeaderKey = regexp.MustCompile(`^@\(context\.Request\.Headers\.GetValueOrDefault\("([^"]+)"(?:\s*,\s*"[^"]*")?\)\)$`)
+	azureHeaderKey = regexp.MustCompile(`^@\(context\.Request\.Headers\.GetValueOrDefault\("([^"]+)"(?:\s*,\s*"([^"]*)")?\)\)$`)
 	azureAddrKey   = regexp.MustCompile(`^@\(context\.Request\.IpAddress\)$`)
 	azureIntAttr   = regexp.MustCompile(`^[0-9]+$`)
 )
@@ -340,7 +340,14 @@ func readAzureLimit(f AzureFile, n *apigeeNode) (*AzureLimit, error) {
 		case azureAddrKey.MatchString(key):
 			l.Key = Key{Kind: KeyAddr, Where: where}
 		case azureHeaderKey.MatchString(key):
-			l.Key = Key{Kind: KeyHeader, Name: strings.ToLower(azureHeaderKey.FindStringSubmatch(key)[1]), Where: where}
+			m := azureHeaderKey.FindStringSubmatch(key)
+			l.Key = Key{Kind: KeyHeader, Name: strings.ToLower(m[1]), Where: where}
+			if m[2] != "" {
+				// GetValueOrDefault's default: the counter of every
+				// request without the header
+				l.Notes = append(l.Notes, fmt.Sprintf("counter-key's default %q, the counter of the requests without %s, is not modelled: a replayed line without %s is not counted under it",
+					m[2], m[1], l.Key.attr()))
+			}
 		case strings.HasPrefix(key, "@"):
 			return nil, at("counter-key=%q: a policy expression other than the address or a header is not modelled", key)
 		default:
