@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -172,4 +173,37 @@ func TestReplayAzureRows(t *testing.T) {
 		"api-rate-limit-by-key-4":       "aaraaaaa",
 		"operation-rate-limit-by-key-6": "arrrrrra",
 	}, verdicts)
+}
+
+// TestReplayAzureFormatFromName: without --trace-format, a trace named
+// .csv or .jsonl has its limits' keys read from its fields, as with the
+// flag: the same log as TestReplayAzureScopes, in CSV and in JSON lines,
+// gets the same verdicts by hand (accept, accept, the API's refusal,
+// accept, the global one's, the product's, accept, accept).
+func TestReplayAzureFormatFromName(t *testing.T) {
+	t.Parallel()
+	dir, files := apimReplayFiles(t)
+	var jsonl strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(apimLog), "\n")[1:] {
+		f := strings.Split(line, ",")
+		fmt.Fprintf(&jsonl, "{\"ts\": %s, \"remote_addr\": %q, \"subscription\": %q, \"http_x_client\": %q}\n", f[0], f[1], f[2], f[3])
+	}
+	for name, data := range map[string]string{"log.csv": apimLog, "log.jsonl": jsonl.String()} {
+		trace := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(trace, []byte(data), 0o644))
+		decisions := filepath.Join(dir, name+".decisions.csv")
+		args := []string{"replay", trace, "--decisions", decisions}
+		for _, f := range files {
+			args = append(args, "--gateway", f)
+		}
+		status, _, errOut := run(t, args...)
+		require.Equal(t, 0, status, errOut)
+		got, err := os.ReadFile(decisions)
+		require.NoError(t, err)
+		var verdicts []string
+		for _, line := range strings.Split(strings.TrimSpace(string(got)), "\n")[1:] {
+			verdicts = append(verdicts, strings.Split(line, ",")[6])
+		}
+		require.Equal(t, []string{"accept", "accept", "reject", "accept", "reject", "reject", "accept", "accept"}, verdicts, name)
+	}
 }
