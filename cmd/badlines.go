@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -110,4 +112,26 @@ func checkBadLines(stderr io.Writer, traces []sim.TraceSummary, m maxBad) error 
 		}
 	}
 	return nil
+}
+
+// warnNoValue warns of an attribute that no line used of a trace has a
+// value for, where a limit counts by it: that limit counted none of the
+// trace's requests, which is most often a field named otherwise in the
+// log (a CSV without the column is an error, but a JSON line without a
+// field is one whose value is null). A row that names the attribute's
+// values (a shedding row) put them all in its default class instead, as
+// the trace's summary says.
+func warnNoValue(stderr io.Writer, traces []sim.TraceSummary) {
+	for _, t := range traces {
+		var names []string
+		for name, n := range t.NoValue {
+			if t.Used > 0 && n == t.Used && !slices.Contains(t.Classed, name) {
+				names = append(names, name)
+			}
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			fmt.Fprintf(stderr, "ratesim: warning: %s: no line used has a value for %s: a limit by it counted none of its %d requests (is the field named otherwise in the log?)\n", t.Path, name, t.Used)
+		}
+	}
 }

@@ -138,6 +138,7 @@ func compareScenario(stdout, stderr io.Writer, sc *scenarios.Scenario, f compare
 	if err := checkBadLines(stderr, o.Report.Traces, maxBad); err != nil {
 		return err
 	}
+	warnNoValue(stderr, o.Report.Traces)
 	cols, _ := parseColumns(f.columns) // checked by runScenario
 	if cols != nil && (f.format == "table" || f.format == "markdown") {
 		for _, name := range output.MissingColumns(o.Report, cols) {

@@ -207,3 +207,38 @@ func TestReplayAzureFormatFromName(t *testing.T) {
 		require.Equal(t, []string{"accept", "accept", "reject", "accept", "reject", "reject", "accept", "accept"}, verdicts, name)
 	}
 }
+
+// TestReplayAzureNoValue: a JSON line without a limit's field is a request
+// without that value (JSON's null), which the limit does not count; the
+// summary counts such lines. A field no line has is most often one named
+// otherwise in the log: the run warns, naming the trace and the field.
+// The log: 3 requests of one address, with the product's subscription on
+// the first only, or on none.
+func TestReplayAzureNoValue(t *testing.T) {
+	t.Parallel()
+	dir, files := apimReplayFiles(t)
+	for _, c := range []struct {
+		first, warn string
+	}{
+		{`, "subscription": "s1"`, ""},
+		{``, "ratesim: warning: " + filepath.Join(dir, "log.jsonl") + ": no line used has a value for subscription: a limit by it counted none of its 3 requests (is the field named otherwise in the log?)\n"},
+	} {
+		trace := filepath.Join(dir, "log.jsonl")
+		require.NoError(t, os.WriteFile(trace, []byte(
+			`{"ts": 1700000000.0, "remote_addr": "10.0.0.1", "http_x_client": "A"`+c.first+"}\n"+
+				`{"ts": 1700000000.1, "remote_addr": "10.0.0.1", "http_x_client": "B"}`+"\n"+
+				`{"ts": 1700000000.2, "remote_addr": "10.0.0.1", "http_x_client": "C"}`+"\n"), 0o644))
+		args := []string{"replay", trace}
+		for _, f := range files {
+			args = append(args, "--gateway", f)
+		}
+		status, out, errOut := run(t, args...)
+		require.Equal(t, 0, status, errOut)
+		require.Equal(t, c.warn, errOut)
+		nov := 2 // the lines after the first
+		if c.first == "" {
+			nov = 3
+		}
+		require.Contains(t, out, fmt.Sprintf("  lines without a value (a limit by it did not look at them): subscription %d\n", nov))
+	}
+}
