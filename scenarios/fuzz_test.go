@@ -299,7 +299,9 @@ func withoutPositions(sc *Scenario) *Scenario {
 	}
 	c.Algorithms = slices.Clone(sc.Algorithms)
 	for i := range c.Algorithms {
-		c.Algorithms[i].by = nil
+		// where by: and a shedding row's values are written; what they
+		// say is in Params (ClassBy, Partitions, Critical)
+		c.Algorithms[i].by, c.Algorithms[i].shed = nil, nil
 	}
 	c.Expect = slices.Clone(sc.Expect)
 	for i := range c.Expect {
