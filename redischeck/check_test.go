@@ -50,6 +50,13 @@ func TestEpoch(t *testing.T) {
 	require.Equal(t, time.Minute+time.Second+500*time.Millisecond, span)
 	epoch, _ = Epoch(p(time.Second), abs, cl, at, true)
 	require.Zero(t, epoch)
+	// a first arrival on a window's edge stays above 0 on Redis (uber's
+	// 0 is a key never seen): the epoch is the window before it
+	epoch, span = Epoch(p(time.Second), &sim.Report{DurationNs: int64(4 * time.Second)}, nil, time.Second, true)
+	require.Equal(t, time.Duration(0), epoch)
+	require.Equal(t, 5*time.Second, span)
+	epoch, _ = Epoch(p(time.Second), &sim.Report{DurationNs: int64(4 * time.Second)}, nil, 3*time.Second, true)
+	require.Equal(t, 2*time.Second, epoch)
 }
 
 // An all-of row's epoch is a multiple of every limit's window (and of 1

@@ -25,7 +25,8 @@ import (
 // the store's timeout (a store's instants come after the arrivals).
 //
 // The start is the first arrival when there is one (first, ok) and it
-// comes after the report's start: a scenario whose times are absolute
+// comes after the report's start (less 1ns: an arrival on a window's
+// edge keeps an instant above 0): a scenario whose times are absolute
 // instants (a Unix time of 2015 written as a duration) counts from its
 // first request, as replay counts a trace from its first line; from 0,
 // its instants would be past 2^53 ns, where a script's numbers stop being
@@ -46,7 +47,10 @@ func Epoch(p algorithms.Params, rep *sim.Report, cl *cluster.Config, first time.
 	}
 	start := rep.StartNs
 	if ok && cl == nil && int64(first) > start {
-		start = int64(first)
+		// just before the first arrival, so that it is not at 0 on
+		// Redis: uber's state 0 is a key never seen (uber.go), and an
+		// instant that is not 0 in the simulation must not become one
+		start = int64(first) - 1
 	}
 	epoch = time.Duration(intmath.FloorDiv(start, m) * m)
 	end := time.Duration(rep.StartNs+rep.DurationNs) + window
