@@ -176,6 +176,7 @@ var figures = []figure{
 	{name: "verdict", kind: Verdict, decision: true, doc: "one decision: accept, delay or reject"},
 	{name: "delay", kind: Duration, decision: true, doc: "one decision: its delay (0 unless delayed)"},
 	{name: "retry_after", kind: Duration, decision: true, doc: "one decision: its retry-after (rejected ones; -1ns: never)"},
+	{name: "granted", decision: true, doc: "one decision: the cost it was granted (its cost, less after a partial admission, 0 when rejected)"},
 	{name: "estimate", decision: true, doc: "one decision: the algorithm's estimate the request met (the sliding window counter's weighted count)"},
 	{name: "state", decision: true, doc: "one decision: a gauge of the algorithm's state the request met (gauge=NAME)"},
 }

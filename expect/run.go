@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/internal/human"
 	"github.com/ratesim/ratesim/runner"
 	"github.com/ratesim/ratesim/scenarios"
@@ -271,6 +272,8 @@ func (p *Plan) decision(rep *runner.Report, ci, row int, o *Outcome) error {
 		o.Measured, o.Has = float64(d.Delay), true
 	case "retry_after":
 		o.Measured, o.Has = float64(d.RetryAfter), true
+	case "granted":
+		o.Measured, o.Has = float64(algorithms.GrantedOf(d.Decision, d.Cost)), true
 	default:
 		v, note, err := stateAt(rep, row, d, c.gauge())
 		if err != nil {
