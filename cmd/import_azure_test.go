@@ -67,9 +67,11 @@ func TestImportAzureScopes(t *testing.T) {
 		"product rate-limit (product.xml:4) 3 rejected; operation rate-limit-by-key (operation.xml:4) 3 rejected\n")
 	data, err := os.ReadFile(csv)
 	require.NoError(t, err)
-	require.Contains(t, string(data), "all-of,inbound,2500000000,client,1,1,reject,0,7500000000,operation rate-limit-by-key (operation.xml:4),client,remote_addr,subscription,global\n"+
-		"all-of,inbound,3750000000,client,1,1,reject,0,6250000000,product rate-limit (product.xml:4),client,remote_addr,subscription,global\n"+
-		"all-of,inbound,5000000000,client,1,1,reject,0,5000000000,api rate-limit-by-key (api.xml:3),client,remote_addr,subscription,global\n")
+	// each limit's key: the API's X-Client (an attribute: it has a default),
+	// the request's (the address), the subscription, one for all
+	require.Contains(t, string(data), "all-of,inbound,2500000000,client,1,1,reject,0,7500000000,operation rate-limit-by-key (operation.xml:4),http_x_client,client,subscription,global\n"+
+		"all-of,inbound,3750000000,client,1,1,reject,0,6250000000,product rate-limit (product.xml:4),http_x_client,client,subscription,global\n"+
+		"all-of,inbound,5000000000,client,1,1,reject,0,5000000000,api rate-limit-by-key (api.xml:3),http_x_client,client,subscription,global\n")
 	status, out, errOut = run(t, "compare", scenario, "--format", "json")
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, out, `"limit": "product rate-limit (product.xml:4)",
@@ -79,7 +81,7 @@ func TestImportAzureScopes(t *testing.T) {
 	// --from (guessed from the files), drop the product's and global's
 	status, out, errOut = run(t, "import", "api="+args[2], args[3])
 	require.Equal(t, 0, status, errOut)
-	require.Contains(t, out, "      - {name: azure-rate-limit, label: \"api rate-limit-by-key (api.xml:3)\", rate: 4, per: 10s}\n")
+	require.Contains(t, out, "      - {name: azure-rate-limit, label: \"api rate-limit-by-key (api.xml:3)\", by: http_x_client, rate: 4, per: 10s}\n")
 	require.Contains(t, out, "      - {name: azure-rate-limit, label: \"operation rate-limit-by-key (operation.xml:4)\", by: global, rate: 2, per: 10s}\n")
 	require.NotContains(t, out, "product.xml")
 }

@@ -242,3 +242,33 @@ func TestReplayAzureNoValue(t *testing.T) {
 		require.Contains(t, out, fmt.Sprintf("  lines without a value (a limit by it did not look at them): subscription %d\n", nov))
 	}
 }
+
+// TestReplayAzureHeaderDefault: GetValueOrDefault("X-Client", "anonymous")
+// counts every request without the header under "anonymous", as one
+// client. 2 per 10s by X-Client, and 5 requests 100ms apart: A, none, A,
+// none, none. By hand: A 1, anonymous 1, A 2, anonymous 2, then the third
+// without the header is anonymous's third: refused.
+func TestReplayAzureHeaderDefault(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	api := filepath.Join(dir, "api.xml")
+	require.NoError(t, os.WriteFile(api, []byte("<policies>\n    <inbound>\n"+
+		"        <rate-limit-by-key calls=\"2\" renewal-period=\"10\" counter-key=\"@(context.Request.Headers.GetValueOrDefault(&quot;X-Client&quot;,&quot;anonymous&quot;))\" />\n"+
+		"    </inbound>\n</policies>\n"), 0o644))
+	trace := filepath.Join(dir, "log.csv")
+	require.NoError(t, os.WriteFile(trace, []byte("ts,remote_addr,http_x_client\n"+
+		"1700000000.000,10.0.0.1,A\n1700000000.100,10.0.0.2,\n1700000000.200,10.0.0.1,A\n"+
+		"1700000000.300,10.0.0.3,\n1700000000.400,10.0.0.4,\n"), 0o644))
+	decisions := filepath.Join(dir, "d.csv")
+	status, out, errOut := run(t, "replay", trace, "--gateway", api, "--decisions", decisions)
+	require.Equal(t, 0, status, errOut)
+	require.NotContains(t, out, "lines without a value")
+	got, err := os.ReadFile(decisions)
+	require.NoError(t, err)
+	var verdicts []string
+	for _, line := range strings.Split(strings.TrimSpace(string(got)), "\n")[1:] {
+		f := strings.Split(line, ",")
+		verdicts = append(verdicts, f[6]+" "+f[len(f)-1])
+	}
+	require.Equal(t, []string{"accept A", "accept anonymous", "accept A", "accept anonymous", "reject anonymous"}, verdicts)
+}

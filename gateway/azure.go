@@ -341,11 +341,11 @@ func readAzureLimit(f AzureFile, n *apigeeNode) (*AzureLimit, error) {
 			l.Key = Key{Kind: KeyAddr, Where: where}
 		case azureHeaderKey.MatchString(key):
 			m := azureHeaderKey.FindStringSubmatch(key)
-			l.Key = Key{Kind: KeyHeader, Name: strings.ToLower(m[1]), Where: where}
+			// GetValueOrDefault's default is the counter of every request
+			// without the header
+			l.Key = Key{Kind: KeyHeader, Name: strings.ToLower(m[1]), Where: where, Default: m[2]}
 			if m[2] != "" {
-				// GetValueOrDefault's default: the counter of every
-				// request without the header
-				l.Notes = append(l.Notes, fmt.Sprintf("counter-key's default %q, the counter of the requests without %s, is not modelled: a replayed line without %s is not counted under it",
+				l.Notes = append(l.Notes, fmt.Sprintf("counter-key's default %q is the counter of the requests without %s: a replayed line without %s counts under it",
 					m[2], m[1], l.Key.attr()))
 			}
 		case strings.HasPrefix(key, "@"):

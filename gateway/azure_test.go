@@ -332,12 +332,15 @@ func TestAzureRowsKeys(t *testing.T) {
 	out, err := im.Text()
 	require.NoError(t, err)
 	parseImported(t, out)
-	require.Contains(t, out, "  - {name: azure-rate-limit, label: api-rate-limit-by-key-3, rate: 4, per: 10s}\n")
-	require.Contains(t, out, "  - name: all-of\n    label: global-rate-limit-by-key-3\n    commit: in-order\n    limits:\n"+
-		"      # global scope, global.xml:3: rate-limit-by-key calls=5 renewal-period=10; key the client address\n"+
-		"      # counts by remote_addr, not by the request's key (by: remote_addr)\n"+
-		"      - {name: azure-rate-limit, label: \"global rate-limit-by-key (global.xml:3)\", by: remote_addr, rate: 5, per: 10s}\n")
+	// the API's X-Client has a default ("anonymous"), so a request always
+	// has a value of it: an attribute, and the address the request's key
+	require.Contains(t, out, "  - {name: azure-rate-limit, label: global-rate-limit-by-key-3, rate: 5, per: 10s}\n")
+	require.Contains(t, out, "  - name: all-of\n    label: api-rate-limit-by-key-3\n    commit: in-order\n    limits:\n"+
+		"      # api scope, api.xml:3: rate-limit-by-key calls=4 renewal-period=10; key the header x-client\n"+
+		"      # counter-key's default \"anonymous\" is the counter of the requests without X-Client: a replayed line without http_x_client counts under it\n"+
+		"      # counts by http_x_client, not by the request's key (by: http_x_client)\n"+
+		"      - {name: azure-rate-limit, label: \"api rate-limit-by-key (api.xml:3)\", by: http_x_client, rate: 4, per: 10s}\n")
 	require.Contains(t, out, "      - {name: azure-rate-limit, label: \"product rate-limit (product.xml:4)\", by: subscription, rate: 3, per: 10s}\n")
 	require.Contains(t, out, "      - {name: azure-rate-limit, label: \"operation rate-limit-by-key (operation.xml:6)\", by: global, rate: 1, per: 10s}\n")
-	require.Contains(t, out, "    attributes: {remote_addr: remote_addr, subscription: subscription}\n")
+	require.Contains(t, out, "    attributes: {http_x_client: http_x_client, subscription: subscription}\n")
 }

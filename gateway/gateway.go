@@ -64,6 +64,11 @@ type Key struct {
 	// request's, always an attribute, and replay evaluates the map on
 	// the variables of each line (nginxmap.go).
 	mapped *NginxMap
+	// Default is the value that a request without the key counts by (APIM's
+	// GetValueOrDefault("X-Client", "anonymous")): such a key is never the
+	// request's, always an attribute, and replay gives a line without its
+	// field that value.
+	Default string
 }
 
 // The kinds of Key.

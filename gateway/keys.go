@@ -25,11 +25,12 @@ type keyedLimits interface {
 }
 
 // primaryOf is the request's key among keys: the first that is not
-// KeyGlobal nor an nginx map's variable (whose value may be empty, which
-// limits nothing); ok is false when every one is (or there is none).
+// KeyGlobal, an nginx map's variable (whose value may be empty, which
+// limits nothing) nor a key with a Default (a request without it has one);
+// ok is false when every one is (or there is none).
 func primaryOf(keys []Key) (Key, bool) {
 	for _, k := range keys {
-		if k.Kind != KeyGlobal && k.mapped == nil {
+		if k.Kind != KeyGlobal && k.mapped == nil && k.Default == "" {
 			return k, true
 		}
 	}

@@ -165,7 +165,7 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 		if slices.ContainsFunc(g.Attrs, func(a traffic.AttrField) bool { return a.Name == name }) {
 			continue
 		}
-		a := traffic.AttrField{Name: name, For: fmt.Sprintf("the limits of %s by %s (%s)", file, k.short(), k.Where)}
+		a := traffic.AttrField{Name: name, For: fmt.Sprintf("the limits of %s by %s (%s)", file, k.short(), k.Where), Default: k.Default}
 		if k.mapped != nil && tmpl != nil && tmpl.Index(name) < 0 {
 			// the log has not the map's value: replay evaluates the map
 			// on the variables it reads, which the log must have
@@ -230,7 +230,7 @@ func (g *Replay) NameTrace(sc *scenarios.Scenario) {
 		for i := range r.AttrFields {
 			for _, a := range g.Attrs {
 				if a.Name == r.AttrFields[i].Name {
-					r.AttrFields[i].For = a.For
+					r.AttrFields[i].For, r.AttrFields[i].Default = a.For, a.Default
 					if a.Field == r.AttrFields[i].Field {
 						r.AttrFields[i].Derive = a.Derive
 					}

@@ -197,6 +197,10 @@ type AttrField struct {
 	// place of reading Field (an nginx map, whose source Field is). Set
 	// by the caller (replay --gateway); no scenario field sets it.
 	Derive Deriver
+	// Default, when set, is the value of a line whose field is empty or
+	// absent (APIM's GetValueOrDefault of a header the request lacks).
+	// Set by the caller (replay --gateway); no scenario field sets it.
+	Default string
 }
 
 // A Deriver computes an attribute of a request from variables of its log
@@ -912,6 +916,11 @@ func (s *replayStream) file(rec *parsedLine) {
 		p.route = s.routing.route(&rec.req)
 	}
 	if len(s.attrAt) > 0 {
+		for i, v := range rec.attrs {
+			if len(v) == 0 && s.r.AttrFields[i].Default != "" {
+				rec.attrs[i] = []byte(s.r.AttrFields[i].Default)
+			}
+		}
 		p.attrs = s.keys.attrs.tupleOf(s.attrAt, rec.attrs)
 		for i, v := range rec.attrs {
 			if len(v) == 0 {
