@@ -83,11 +83,12 @@ func (c *WindowCounter) Observe(d *Decision) error {
 	if !c.all && d.Key != c.key {
 		return nil
 	}
+	// a partial admission releases what it was granted, as the peaks count
 	switch d.Verdict {
 	case algorithms.Accept:
-		c.pending.Push(timedCost{d.Decided, d.Cost})
+		c.pending.Push(timedCost{d.Decided, algorithms.GrantedOf(d.Decision, d.Cost)})
 	case algorithms.Delay:
-		c.pending.Push(timedCost{d.Decided + d.Delay, d.Cost})
+		c.pending.Push(timedCost{d.Decided + d.Delay, algorithms.GrantedOf(d.Decision, d.Cost)})
 	}
 	for c.pending.Len() > 0 && c.pending.Peek().at <= d.Time {
 		c.release(c.pending.Pop())
