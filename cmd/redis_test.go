@@ -348,3 +348,30 @@ traffic:
 		require.Regexp(t, `\n  `+row+` +8 decisions, 0 mismatched`, out)
 	}
 }
+
+// The same on a cluster: its central rows count from the first request
+// less the most a node's clock is skewed back (here 1.5s), not from 0,
+// where the span would be 2^61 ns and the row refused (exit 2).
+func TestCompareRedisAbsoluteTimesCluster(t *testing.T) {
+	srv := redistest.Start(t)
+	path := writeFile(t, "abs.yaml", `name: absolute
+limit: 1/s
+algorithms: [fixed-window, gcra]
+cluster:
+  nodes: 2
+  skew: [0, -1500ms]
+  store: {rtt: 1ms}
+traffic:
+  - {type: times, key: a, at: [398890h5m3s, 398890h5m3500ms, 398890h5m4s, 398890h5m4s, 398890h5m6s]}
+  - {type: times, key: b, at: [398890h5m3100ms, 398890h5m3200ms, 398890h5m5s]}
+`)
+	status, out, errOut := run(t, "compare", path, "--redis", srv.URL())
+	require.Equal(t, 0, status, errOut)
+	// central with the store's clock, as one limiter 0.5ms later: a is
+	// admitted at 3s, 4s and 6s, rejected at 3.5s and the second 4s; b at
+	// 3.1s and 5s, rejected at 3.2s. 8 scripts, each replayed.
+	require.Regexp(t, `\| fixed-window \| central \| +5 \| +3 \|`, out)
+	for _, row := range []string{"fixed-window", "gcra"} {
+		require.Regexp(t, `\n  `+row+` +8 decisions, 0 mismatched`, out)
+	}
+}

@@ -42,14 +42,26 @@ func TestEpoch(t *testing.T) {
 	require.Equal(t, 2*time.Second-1, span, "to the end of the traffic, plus a window")
 	require.Equal(t, -time.Second, epoch)
 	// absolute instants (2015 as a duration since 1970) count from the
-	// first arrival, not from 0; a cluster's from the report's start
+	// first arrival, not from 0; a cluster's from the first arrival less
+	// its nodes' most negative skew
 	at := 398890*time.Hour + 5*time.Minute + 3500*time.Millisecond
 	abs := &sim.Report{StartNs: 0, DurationNs: int64(at + time.Minute)}
 	epoch, span = Epoch(p(time.Second), abs, nil, at, true)
 	require.Equal(t, at-500*time.Millisecond, epoch)
 	require.Equal(t, time.Minute+time.Second+500*time.Millisecond, span)
 	epoch, _ = Epoch(p(time.Second), abs, cl, at, true)
-	require.Zero(t, epoch)
+	require.Equal(t, at-500*time.Millisecond, epoch, "no skew: as a plain row")
+	cl.Skew = []time.Duration{0, 1200 * time.Millisecond, -1200 * time.Millisecond}
+	epoch, span = Epoch(p(time.Second), abs, cl, at, true)
+	// 3.5s - 1.2s = 2.3s past the minute, down to the second: 2s
+	require.Equal(t, at-1500*time.Millisecond, epoch, "a node whose clock is 1.2s behind")
+	require.Equal(t, time.Minute+time.Second+1500*time.Millisecond+time.Second+2*time.Millisecond, span,
+		"to the end of the traffic, a window, and the store's timeout, rtt and jitter")
+	// a report that starts after the first arrival less the skew keeps
+	// its start
+	late := &sim.Report{StartNs: int64(at), DurationNs: int64(time.Minute)}
+	epoch, _ = Epoch(p(time.Second), late, cl, at, true)
+	require.Equal(t, at-500*time.Millisecond, epoch)
 	// a first arrival on a window's edge stays above 0 on Redis (uber's
 	// 0 is a key never seen): the epoch is the window before it
 	epoch, span = Epoch(p(time.Second), &sim.Report{DurationNs: int64(4 * time.Second)}, nil, time.Second, true)

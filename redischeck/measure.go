@@ -30,8 +30,9 @@ import (
 // instants (a Unix time of 2015 written as a duration) counts from its
 // first request, as replay counts a trace from its first line; from 0,
 // its instants would be past 2^53 ns, where a script's numbers stop being
-// exact. A cluster's rows keep the report's start: a node's clock may be
-// skewed before the first arrival.
+// exact. A cluster's rows count from the first arrival less the most a
+// node's clock is skewed back (a node may see time before it), or from
+// the report's start when that comes later.
 //
 // An all-of row's epoch is a multiple of each of its limits' windows, and
 // its span runs a window of the longest of them past the traffic.
@@ -46,11 +47,17 @@ func Epoch(p algorithms.Params, rep *sim.Report, cl *cluster.Config, first time.
 		}
 	}
 	start := rep.StartNs
-	if ok && cl == nil && int64(first) > start {
+	if ok {
+		from := first
+		if cl != nil {
+			for _, sk := range cl.Skew {
+				from = min(from, first+sk)
+			}
+		}
 		// just before the first arrival, so that it is not at 0 on
 		// Redis: uber's state 0 is a key never seen (uber.go), and an
 		// instant that is not 0 in the simulation must not become one
-		start = int64(first) - 1
+		start = max(start, int64(from)-1)
 	}
 	epoch = time.Duration(intmath.FloorDiv(start, m) * m)
 	end := time.Duration(rep.StartNs+rep.DurationNs) + window
