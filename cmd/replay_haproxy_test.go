@@ -226,6 +226,37 @@ func replayHAProxyFrontends(t *testing.T, item, log string) {
 	require.Equal(t, []sim.RouteCount{{Route: "api", Limited: true, Requests: 3}, {Route: "web", Limited: true, Requests: 3}, {Route: "static", Requests: 1}}, g.Routes)
 }
 
+// TestReplayHAProxyFrontendsScope: --scope api on the log of three
+// frontends above keeps api's row, which still takes only the lines that
+// name api (3, the third over 2, as above); web's 3 lines, which a row
+// left out by --scope would limit, are a route without a row, static's
+// too, and admin's is unrouted. Before, the row took all 8 lines and
+// rejected 6 (its rate 3 to 8 after .020).
+func TestReplayHAProxyFrontendsScope(t *testing.T) {
+	log := "1700000000.000 api 10.0.0.1 200\n1700000000.010 web 10.0.0.1 200\n1700000000.020 api 10.0.0.1 200\n" +
+		"1700000000.030 web 10.0.0.1 429\n1700000000.040 api 10.0.0.1 429\n1700000000.050 static 10.0.0.1 200\n" +
+		"1700000000.060 admin 10.0.0.1 200\n1700000000.070 web 10.0.0.1 429\n"
+	c, l := haproxyConfAndLog(t, haproxyFrontends("%Ts.%ms %f %ci %ST"), log)
+	status, out, errOut := run(t, "replay", l, "--gateway", c, "--from", "haproxy", "--check-field", "status", "--scope", "api", "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	var rep sim.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Results, 1)
+	r := rep.Results[0]
+	require.Equal(t, "api", r.Label)
+	require.Equal(t, int64(3), r.Offered)
+	require.Equal(t, int64(1), r.Rejected)
+	require.Equal(t, int64(3), r.Check.Agree)
+	g := rep.Traces[0].Routing
+	require.NotNil(t, g)
+	require.Equal(t, int64(1), g.Unrouted)
+	require.Equal(t, []sim.RouteCount{{Route: "api", Limited: true, Requests: 3}, {Route: "web", Requests: 3}, {Route: "static", Requests: 1}}, g.Routes)
+	// the table says so under it
+	status, out, errOut = run(t, "replay", l, "--gateway", c, "--from", "haproxy", "--scope", "api")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, "  not limited: 4 requests to routes without a row (web 3, static 1), 1 to no route\n")
+}
+
 // A log-format without %f cannot say which frontend took a request: exit 2
 // naming the rows and what to log; --scope keeps one frontend (and its
 // row then takes every line).
@@ -237,6 +268,7 @@ func TestReplayHAProxyFrontendsNoName(t *testing.T) {
 	require.Contains(t, errOut, "add %f (the frontend's name) to the log-format, or keep one scope with --scope")
 	status, _, errOut = run(t, "replay", l, "--gateway", c, "--from", "haproxy", "--check-field", "status", "--scope", "web")
 	require.Equal(t, 0, status, errOut)
+	require.Contains(t, errOut, "does not log each request's frontend (or listener): frontend web, the one section --scope kept, takes every line")
 }
 
 // TestReplayHAProxySplit: sc0 counts every request of the frontend

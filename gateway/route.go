@@ -50,6 +50,13 @@ type Routing struct {
 	// scopeNotes say which routes that --scope left out charge a limit
 	// of a picked row (Route.Shares), when the router routes the log
 	scopeNotes []string
+	// loose, when hasLoose, is the routing to use when the log does not
+	// say each line's frontend (or listener): --scope kept one of several
+	// entry points, and every line is then taken as its own (nil: every
+	// line to the one row), as looseNote says
+	loose     *Routing
+	hasLoose  bool
+	looseNote string
 }
 
 // sharedLimit is a limit that the rows of several routes use and whose
@@ -273,10 +280,28 @@ func zoneParams(p algorithms.Params) algorithms.Params {
 // request (said in Notes), and several are an error that says what to
 // log.
 func (g *Replay) routable(tmpl *traffic.LogTemplate, o ReplayOptions, file string) error {
+	missing := traffic.NeedFrontend
+	if tmpl != nil {
+		missing = g.Router.Needs() &^ tmpl.Carries()
+	}
+	if missing&traffic.NeedFrontend != 0 && g.Router.hasLoose {
+		// --scope kept one entry point: a log that does not name each
+		// line's is read as that one's (a trace of its own format is
+		// read so too: which fields it has is known only line by line)
+		if tmpl != nil {
+			g.Notes = append(g.Notes, fmt.Sprintf("%s does not log each request's frontend (or listener): %s", g.FormatName, g.Router.looseNote))
+		}
+		g.Router = g.Router.loose
+		if g.Router == nil {
+			return nil
+		}
+		if tmpl != nil {
+			missing = g.Router.Needs() &^ tmpl.Carries()
+		}
+	}
 	if tmpl == nil {
 		return nil // the trace's own format: the replay checks it
 	}
-	missing := g.Router.Needs() &^ tmpl.Carries()
 	if missing == 0 {
 		return nil
 	}

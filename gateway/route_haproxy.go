@@ -250,11 +250,31 @@ values:
 // each set of counters that a request may be counted by is a route, which
 // every row of those counters takes. nil when one section has no
 // condition.
+//
+// With --scope keeping one section of a config of several frontends, a
+// log that names each line's frontend still routes by it: the lines of
+// the other frontends go to routes without a row, as the other locations
+// of an nginx config do. A log that does not name it (no %f) is read as
+// the kept section's alone, as before (Routing.loose).
 func (h *HAProxy) Routes(o Options) (*Routing, error) {
 	lims, err := h.pick(o.Scope)
 	if err != nil {
 		return nil, err
 	}
+	one := len(lims) == 0 || lims[len(lims)-1].Name == lims[0].Name
+	rt := h.routes(lims, !one)
+	if o.Scope == "" || !one || len(h.Frontends) < 2 {
+		return rt, nil
+	}
+	scoped := h.routes(lims, true)
+	scoped.loose, scoped.hasLoose = rt, true
+	scoped.looseNote = fmt.Sprintf("%s %s, the one section --scope kept, takes every line (add %%f to the log-format to leave the other frontends' lines out)", lims[0].Kind, lims[0].Name)
+	return scoped, nil
+}
+
+// routes is the routing of the sections of lims, by the frontend's name
+// when byFrontend (else every request is the one section's).
+func (h *HAProxy) routes(lims []*HAProxyLimit, byFrontend bool) *Routing {
 	// the sections, in order, with their rows
 	type section struct {
 		name string
@@ -276,11 +296,11 @@ func (h *HAProxy) Routes(o Options) (*Routing, error) {
 		}
 		secs = append(secs, &section{name: l.Name, rows: []*HAProxyLimit{l}})
 	}
-	if len(secs) == 1 && !conds {
-		return nil, nil
+	if !byFrontend && !conds {
+		return nil
 	}
 	rt := &Routing{}
-	if len(secs) > 1 {
+	if byFrontend {
 		rt.needs |= traffic.NeedFrontend
 	}
 	byName := map[string]*section{}
@@ -357,7 +377,7 @@ func (h *HAProxy) Routes(o Options) (*Routing, error) {
 	}
 	rt.how = "add " + strings.Join(how, ", ") + " to the log-format"
 	var unlimited map[string]int
-	if len(secs) > 1 {
+	if byFrontend {
 		unlimited = map[string]int{}
 		for _, f := range h.Frontends {
 			if byName[f] == nil {
@@ -368,7 +388,7 @@ func (h *HAProxy) Routes(o Options) (*Routing, error) {
 	one := secs[0]
 	rt.match = func(req *traffic.Request) int {
 		s := one
-		if len(secs) > 1 {
+		if byFrontend {
 			s = byName[string(req.Frontend)]
 			if s == nil {
 				if i, ok := unlimited[string(req.Frontend)]; ok {
@@ -385,7 +405,7 @@ func (h *HAProxy) Routes(o Options) (*Routing, error) {
 		}
 		return s.routes[set]
 	}
-	return rt, nil
+	return rt
 }
 
 var _ Router = (*HAProxy)(nil)

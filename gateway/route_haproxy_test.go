@@ -115,10 +115,15 @@ func TestHAProxyFrontendRoutes(t *testing.T) {
 	tmpl, err := traffic.ParseLogTemplate(logs[0].Format.Text, logs[0].Format.Escape)
 	require.NoError(t, err)
 	require.Equal(t, traffic.NeedFrontend, tmpl.Carries())
-	// --scope keeps one section: no routing
+	// --scope keeps one section: the other frontends' requests go to
+	// routes without a row, api's too (its limit left out)
 	rt, err = h.Routes(Options{Scope: "partners"})
 	require.NoError(t, err)
-	require.Nil(t, rt)
+	require.Equal(t, traffic.NeedFrontend, rt.Needs())
+	require.Equal(t, []traffic.Route{{Name: "partners", Limited: true}, {Name: "api"}, {Name: "static"}}, rt.Routes())
+	for fe, want := range map[string]string{"api": "api", "partners": "partners", "static": "static", "files": ""} {
+		require.Equal(t, want, frontendOf(t, rt, fe, "GET", "h", "/"), fe)
+	}
 }
 
 // One frontend whose tracks count, each in its own table, the requests of
