@@ -309,11 +309,13 @@ descriptors:
 	// limit's line
 	short := filepath.Join(dir, "short.csv")
 	require.NoError(t, os.WriteFile(short, []byte("ts,remote_addr\n1700000000.0,10.0.0.1\n"), 0o644))
-	status, _, errOut := run(t, "replay", short, "--gateway", conf, "--scope", scope, "--trace-format", "csv")
-	require.Equal(t, 2, status, errOut)
-	require.Contains(t, errOut, short+`: attribute user_id (the limits of `+conf+` by value of user_id (`+conf+`:9:9)): field "user_id": no such column (columns: ts, remote_addr)`)
+	for _, format := range []string{"csv", "auto"} {
+		status, _, errOut := run(t, "replay", short, "--gateway", conf, "--scope", scope, "--trace-format", format)
+		require.Equal(t, 2, status, errOut)
+		require.Contains(t, errOut, short+`: attribute user_id (the limits of `+conf+` by value of user_id (`+conf+`:9:9)): field "user_id": no such column (columns: ts, remote_addr)`)
+	}
 
-	status, out, errOut := run(t, "replay", trace, "--gateway", conf, "--scope", scope, "--trace-format", "jsonl", "--decisions", csv)
+	status, out, errOut := run(t, "replay", trace, "--gateway", conf, "--scope", scope, "--decisions", csv)
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, out, "descriptor generic_key=api (ratelimit.yaml:3) 2 rejected; descriptor generic_key=api/remote_address (ratelimit.yaml:7) 0 rejected; descriptor generic_key=api/user_id (ratelimit.yaml:9) 1 rejected")
 	// each limit's busiest key in its own window, admitted requests: api 3
@@ -389,7 +391,9 @@ consumers:
 	lines = append(lines, `{"ts": 1700000000.35, "consumer": "bob", "path": "/orders"}`)
 	require.NoError(t, os.WriteFile(trace, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 	csv := filepath.Join(dir, "d.csv")
-	status, _, errOut := run(t, "replay", trace, "--gateway", conf, "--trace-format", "jsonl", "--decisions", csv)
+	// no --trace-format: the trace is recognised as JSON lines, whose
+	// consumer field the limits read (a combined log has none)
+	status, _, errOut := run(t, "replay", trace, "--gateway", conf, "--decisions", csv)
 	require.Equal(t, 0, status, errOut)
 	got, err := os.ReadFile(csv)
 	require.NoError(t, err)
@@ -408,9 +412,17 @@ consumers:
 	// a combined log has no consumer: exit 2, naming the plugin's line
 	log := filepath.Join(dir, "access.log")
 	require.NoError(t, os.WriteFile(log, []byte("1.1.1.1 - - [10/Oct/2000:13:55:36 +0000] \"GET / HTTP/1.1\" 200 1\n"), 0o644))
-	status, _, errOut = run(t, "replay", log, "--gateway", conf, "--trace-format", "combined")
+	for _, format := range []string{"combined", "auto"} {
+		status, _, errOut = run(t, "replay", log, "--gateway", conf, "--trace-format", format)
+		require.Equal(t, 2, status, errOut)
+		require.Contains(t, errOut, "the limits of "+conf+" count by consumer ("+conf+":9:13), which a combined or common log does not carry: log it in a field named consumer")
+	}
+	// a JSON lines trace without it: exit 2 at the line, naming the field
+	noConsumer := filepath.Join(dir, "ip.jsonl")
+	require.NoError(t, os.WriteFile(noConsumer, []byte(`{"ts": 1700000000.0, "ip": "10.0.0.1", "path": "/orders"}`+"\n"), 0o644))
+	status, _, errOut = run(t, "replay", noConsumer, "--gateway", conf)
 	require.Equal(t, 2, status, errOut)
-	require.Contains(t, errOut, "the limits of "+conf+" count by consumer ("+conf+":9:13), which a combined or common log does not carry: log it in a field named consumer")
+	require.Contains(t, errOut, noConsumer+`: none of the first 1 lines can be read as jsonl: line 1, column 1: missing field: no field "consumer" (the key)`)
 }
 
 // A Kong service's plugin counts the requests of all the service's routes
@@ -444,7 +456,9 @@ consumers:
 	}
 	require.NoError(t, os.WriteFile(trace, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 	csv := filepath.Join(dir, "d.csv")
-	status, _, errOut := run(t, "replay", trace, "--gateway", conf, "--trace-format", "jsonl", "--decisions", csv)
+	// no --trace-format: the trace is recognised as JSON lines, whose
+	// consumer field the limits read (a combined log has none)
+	status, _, errOut := run(t, "replay", trace, "--gateway", conf, "--decisions", csv)
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, errOut, "is used by ra, rb: one row, ra + rb, takes their requests, with one counter per key")
 	got, err := os.ReadFile(csv)

@@ -138,6 +138,13 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 		keyOnly(g.Doc.Algorithms)
 		return g, nil
 	}
+	// a trace of no log_format: where the fields are named (CSV, TSV,
+	// JSON lines) each key is read from the field named after it, which a
+	// combined or common log does not have; auto recognises the trace
+	traceFormat := o.Fields["format"]
+	if tmpl == nil && (traceFormat == "" || traceFormat == "auto") && o.Trace != "" {
+		traceFormat = (&traffic.Replay{Path: o.Trace}).Recognise()
+	}
 	primary, ok := primaryOf(keys)
 	if _, each := cfg.(keyedLimits); !each && ok && slices.ContainsFunc(keys, func(k Key) bool { return !sameKey(k, primary) }) {
 		var what []string
@@ -150,7 +157,7 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 	if !ok {
 		g.KeyField = traffic.KeyFieldNone
 	} else {
-		if g.KeyField, err = keyFieldOf(primary, tmpl, g.FormatName, traceFormat(o), file); err != nil {
+		if g.KeyField, err = keyFieldOf(primary, tmpl, g.FormatName, traceFormat, file); err != nil {
 			return nil, err
 		}
 		g.KeyFor = fmt.Sprintf("the limits of %s by %s (%s)", file, primary.short(), primary.Where)
@@ -179,7 +186,7 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 			if a.Field = tmpl.Vars[0]; len(d.vars) > 0 {
 				a.Field = d.vars[0]
 			}
-		} else if a.Field, err = keyFieldOf(k, tmpl, g.FormatName, traceFormat(o), file); err != nil {
+		} else if a.Field, err = keyFieldOf(k, tmpl, g.FormatName, traceFormat, file); err != nil {
 			return nil, err
 		}
 		g.Attrs = append(g.Attrs, a)
@@ -282,25 +289,6 @@ func containsFormat(list []*LogFormat, f *LogFormat) bool {
 		}
 	}
 	return false
-}
-
-// traceFormat is the trace's format as the key fields are chosen: the
-// one the user set, else the one the trace's name says (.csv, .tsv,
-// .jsonl, .ndjson or .json, each maybe .gz), as replay recognises it from
-// the lines too; "" reads as an access log.
-func traceFormat(o ReplayOptions) string {
-	if f := o.Fields["format"]; f != "" && f != "auto" {
-		return f
-	}
-	switch filepath.Ext(strings.TrimSuffix(strings.ToLower(o.Trace), ".gz")) {
-	case ".csv":
-		return "csv"
-	case ".tsv":
-		return "tsv"
-	case ".jsonl", ".ndjson", ".json":
-		return "jsonl"
-	}
-	return ""
 }
 
 // keyFieldOf says which field of the log holds key k: in a log_format

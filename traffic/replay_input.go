@@ -277,6 +277,20 @@ func detect(lines [][]byte) string {
 	return format
 }
 
+// Recognise returns the format that auto reads r's trace as (combined,
+// common, csv, tsv or jsonl) by its first lines, as Open recognises it;
+// "" when they say none or the trace cannot be opened (Open then says
+// why).
+func (r *Replay) Recognise() string {
+	in, err := openTrace(r)
+	if err != nil {
+		return ""
+	}
+	defer in.close()
+	sample, _ := in.sample(5)
+	return detect(sample)
+}
+
 // chooseParser settles the format (recognising it when auto) and builds
 // its parser, reading the header of a CSV/TSV file.
 func (s *replayStream) chooseParser() error {
