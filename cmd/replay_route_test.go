@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/sim"
 )
 
 // Two locations with their own limits, one without, and a path no
@@ -297,12 +299,44 @@ func replayTraefikRoutes(t *testing.T, rateLimit string) (out, errOut string) {
 		if i == 5 {
 			host = "other.example.com"
 		}
-		lines = append(lines, fmt.Sprintf(`{"time": "2024-01-01T00:00:00.%d00Z", "ClientHost": "10.0.0.1", "RequestHost": %q, "RequestPath": %q, "RequestMethod": "GET"}`, i, host, path))
+		lines = append(lines, fmt.Sprintf(`{"StartUTC": "2024-01-01T00:00:00.%d00Z", "ClientHost": "10.0.0.1", "RequestHost": %q, "RequestPath": %q, "RequestMethod": "GET", "time": "2024-01-01T00:00:0%d.500Z"}`, i, host, path, i))
 	}
 	require.NoError(t, os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
-	status, out, errOut := run(t, "replay", log, "--gateway", conf, "--key-field", "ClientHost", "--format", "json")
+	// Traefik's JSON access log: the address is ClientHost and the
+	// arrival StartUTC; time is when the line was written (here i s
+	// later: by it, every request at 1/s would pass): no flag
+	status, out, errOut := run(t, "replay", log, "--gateway", conf, "--format", "json")
 	require.Equal(t, 0, status, errOut)
 	return out, errOut
+}
+
+// A Traefik middleware by a header (sourceCriterion.requestHeaderName)
+// reads it from Traefik's JSON access log, where accessLog.fields.headers
+// keeps it as request_X-Client. At 1/s with burst 1, within 300 ms: c1's
+// first passes and its second is rejected; c2's one passes. A line without
+// the header is malformed (missing field), naming it (--strict: exit 2).
+func TestReplayGatewayTraefikHeaderKey(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "dynamic.yml")
+	require.NoError(t, os.WriteFile(conf, []byte("http:\n  routers:\n    api:\n      rule: \"PathPrefix(`/`)\"\n      middlewares: [limit]\n"+
+		"  middlewares:\n    limit:\n      rateLimit:\n        average: 1\n        burst: 1\n"+
+		"        sourceCriterion: {requestHeaderName: X-Client}\n"), 0o644))
+	log := filepath.Join(dir, "access.json")
+	require.NoError(t, os.WriteFile(log, []byte(`{"StartUTC": "2024-01-01T00:00:00.000Z", "ClientHost": "10.0.0.1", "RequestPath": "/a", "request_X-Client": "c1"}
+{"StartUTC": "2024-01-01T00:00:00.100Z", "ClientHost": "10.0.0.1", "RequestPath": "/a", "request_X-Client": "c2"}
+{"StartUTC": "2024-01-01T00:00:00.200Z", "ClientHost": "10.0.0.2", "RequestPath": "/a", "request_X-Client": "c1"}
+{"StartUTC": "2024-01-01T00:00:00.300Z", "ClientHost": "10.0.0.2", "RequestPath": "/a"}
+`), 0o644))
+	status, out, errOut := run(t, "replay", log, "--gateway", conf, "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	var rep sim.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Results, 1)
+	require.Equal(t, []int64{3, 2, 1}, []int64{rep.Results[0].Offered, rep.Results[0].Accepted, rep.Results[0].Rejected})
+	require.Contains(t, errOut, "access.json: 1 of 4 lines malformed")
+	status, _, errOut = run(t, "replay", log, "--gateway", conf, "--strict")
+	require.Equal(t, 2, status, errOut)
+	require.Contains(t, errOut, `access.json: line 4, column 1: missing field: no field "request_X-Client" (the key) (strict stops there)`)
 }
 
 // --scope on one location of a shared zone keeps its row, and says that

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"net/textproto"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,7 +29,9 @@ type Replay struct {
 	// FormatName names it in errors ("log_format check (nginx.conf:3:5)").
 	LogFormat, LogEscape, FormatName string
 	// TimeField and TimeUnit are the log format's time when it is a
-	// number since the epoch (HAProxy's %[date(0,us)]), "" otherwise.
+	// number since the epoch (HAProxy's %[date(0,us)]), or the field of a
+	// gateway's JSON log that holds the request's arrival (Traefik's
+	// StartUTC), "" otherwise.
 	TimeField, TimeUnit string
 	// Attrs are the attributes each request carries from its own field
 	// of the log: the keys of the limits that count by another key than
@@ -132,18 +135,24 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 			g.Notes = append(g.Notes, g.Router.scopeNotes...)
 		}
 	}
-	if o.Fields["key-field"] != "" {
-		// the user says where the key is: every limit that counts by a
-		// variable of the request counts by that field
-		keyOnly(g.Doc.Algorithms)
-		return g, nil
-	}
 	// a trace of no log_format: where the fields are named (CSV, TSV,
 	// JSON lines) each key is read from the field named after it, which a
 	// combined or common log does not have; auto recognises the trace
 	traceFormat := o.Fields["format"]
 	if tmpl == nil && (traceFormat == "" || traceFormat == "auto") && o.Trace != "" {
 		traceFormat = (&traffic.Replay{Path: o.Trace}).Recognise()
+	}
+	if tmpl == nil && traceFormat == "jsonl" && o.From == "traefik" {
+		// Traefik's JSON access log: time is when the line was written,
+		// after the response (and any wait of the limiter); StartUTC is
+		// when the request came (pkg/middlewares/accesslog/logdata.go)
+		g.TimeField = "StartUTC"
+	}
+	if o.Fields["key-field"] != "" {
+		// the user says where the key is: every limit that counts by a
+		// variable of the request counts by that field
+		keyOnly(g.Doc.Algorithms)
+		return g, nil
 	}
 	primary, ok := primaryOf(keys)
 	if _, each := cfg.(keyedLimits); !each && ok && slices.ContainsFunc(keys, func(k Key) bool { return !sameKey(k, primary) }) {
@@ -157,7 +166,7 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 	if !ok {
 		g.KeyField = traffic.KeyFieldNone
 	} else {
-		if g.KeyField, err = keyFieldOf(primary, tmpl, g.FormatName, traceFormat, file); err != nil {
+		if g.KeyField, err = keyFieldOf(primary, tmpl, g.FormatName, traceFormat, o.From, file); err != nil {
 			return nil, err
 		}
 		g.KeyFor = fmt.Sprintf("the limits of %s by %s (%s)", file, primary.short(), primary.Where)
@@ -186,7 +195,7 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 			if a.Field = tmpl.Vars[0]; len(d.vars) > 0 {
 				a.Field = d.vars[0]
 			}
-		} else if a.Field, err = keyFieldOf(k, tmpl, g.FormatName, traceFormat, file); err != nil {
+		} else if a.Field, err = keyFieldOf(k, tmpl, g.FormatName, traceFormat, o.From, file); err != nil {
 			return nil, err
 		}
 		g.Attrs = append(g.Attrs, a)
@@ -202,6 +211,9 @@ func (g *Replay) Source(src *scenarios.Source) {
 	}
 	for _, a := range g.Attrs {
 		src.AttributeFields = append(src.AttributeFields, scenarios.Attribute{Name: a.Name, Value: scenarios.TextOf(a.Field)})
+	}
+	if g.LogFormat == "" && g.TimeField != "" && !src.TimeField.Set() {
+		src.TimeField = scenarios.TextOf(g.TimeField)
 	}
 	if g.LogFormat != "" {
 		src.LogFormat = scenarios.TextOf(g.LogFormat)
@@ -293,9 +305,10 @@ func containsFormat(list []*LogFormat, f *LogFormat) bool {
 
 // keyFieldOf says which field of the log holds key k: in a log_format
 // template, the variable that holds it; in a combined or common log, ip
-// for the address (and referer or agent for those headers). A key the log
-// does not carry is an error that says which field would be needed.
-func keyFieldOf(k Key, tmpl *traffic.LogTemplate, formatName, traceFormat, file string) (string, error) {
+// for the address (and referer or agent for those headers); in Traefik's
+// JSON access log (from traefik), its own field. A key the log does not
+// carry is an error that says which field would be needed.
+func keyFieldOf(k Key, tmpl *traffic.LogTemplate, formatName, traceFormat, from, file string) (string, error) {
 	what := fmt.Sprintf("the limits of %s count by %s (%s)", file, k, k.Where)
 	switch {
 	case k.Kind == KeyGlobal:
@@ -320,6 +333,20 @@ func keyFieldOf(k Key, tmpl *traffic.LogTemplate, formatName, traceFormat, file 
 			}
 		}
 		return "", fmt.Errorf("%s, and %s does not log it: add $%s to that log_format (or name the log field that holds it with --key-field)", what, formatName, want[0])
+	}
+	if traceFormat == "jsonl" && from == "traefik" {
+		// Traefik's JSON access log names its fields (the keys of
+		// pkg/middlewares/accesslog/logdata.go): ClientHost, the address
+		// without its port; RequestHost, the host; a header that
+		// accessLog.fields.headers keeps, request_ and its name
+		switch {
+		case k.Kind == KeyAddr:
+			return "ClientHost", nil
+		case k.Kind == KeyHeader && k.Name == "host":
+			return "RequestHost", nil
+		case k.Kind == KeyHeader:
+			return "request_" + textproto.CanonicalMIMEHeaderKey(k.Name), nil
+		}
 	}
 	switch traceFormat {
 	case "csv", "tsv", "jsonl":
