@@ -422,7 +422,7 @@ consumers:
 	require.NoError(t, os.WriteFile(noConsumer, []byte(`{"ts": 1700000000.0, "ip": "10.0.0.1", "path": "/orders"}`+"\n"), 0o644))
 	status, _, errOut = run(t, "replay", noConsumer, "--gateway", conf)
 	require.Equal(t, 2, status, errOut)
-	require.Contains(t, errOut, noConsumer+`: none of the first 1 lines can be read as jsonl: line 1, column 1: missing field: no field "consumer" (the key)`)
+	require.Contains(t, errOut, noConsumer+`: none of the first 1 lines can be read as jsonl: line 1, column 1: missing field: no field "consumer" (the key of the limits of `+conf+` by consumer (`+conf+`:9:13))`)
 }
 
 // A Kong service's plugin counts the requests of all the service's routes

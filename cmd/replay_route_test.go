@@ -336,7 +336,7 @@ func TestReplayGatewayTraefikHeaderKey(t *testing.T) {
 	require.Contains(t, errOut, "access.json: 1 of 4 lines malformed")
 	status, _, errOut = run(t, "replay", log, "--gateway", conf, "--strict")
 	require.Equal(t, 2, status, errOut)
-	require.Contains(t, errOut, `access.json: line 4, column 1: missing field: no field "request_X-Client" (the key) (strict stops there)`)
+	require.Contains(t, errOut, `access.json: line 4, column 1: missing field: no field "request_X-Client" (the key of the limits of `+conf+` by the header x-client (`+conf+`:7:5)) (strict stops there)`)
 }
 
 // --scope on one location of a shared zone keeps its row, and says that

@@ -676,10 +676,11 @@ type jsonParser struct {
 	cur                                        string // the field parse read last
 	route                                      bool   // read the request's fields (readRequests)
 	attrFields                                 []string
+	keyFor                                     string // what needs the key (Replay.KeyFor), for errors
 }
 
 func newJSONParser(r *Replay, tp *timeParser) *jsonParser {
-	p := &jsonParser{tp: tp, timeField: r.TimeField, costField: r.CostField, checkField: r.CheckField}
+	p := &jsonParser{tp: tp, timeField: r.TimeField, costField: r.CostField, checkField: r.CheckField, keyFor: r.KeyFor}
 	if r.KeyField != KeyFieldNone {
 		p.keyField = r.KeyField
 	}
@@ -786,7 +787,11 @@ func (p *jsonParser) parseObject(line []byte, out *parsedLine) badLine {
 		case bad.reason != "":
 			return bad
 		case !found:
-			return missingField(fmt.Sprintf("no field %q (the key)", p.keyField)).atCol(1)
+			what := "the key"
+			if p.keyFor != "" {
+				what = "the key of " + p.keyFor
+			}
+			return missingField(fmt.Sprintf("no field %q (%s)", p.keyField, what)).atCol(1)
 		case !scalar:
 			return badLine{reason: "bad key", detail: fmt.Sprintf("field %q is not a string or a number", p.keyField)}
 		case len(text) == 0:
