@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,5 +63,41 @@ func TestReplayGatewayBadEveryGateway(t *testing.T) {
 			want := strings.ReplaceAll(strings.ReplaceAll(tc.want, "CONF", conf), "LOG", log)
 			require.Contains(t, errOut, want)
 		})
+	}
+}
+
+// A JSON lines or CSV trace names the client address as it was written:
+// remote_addr, ip (as a combined log), client_ip (Kong's log serializer)
+// or, in Traefik's JSON access log, ClientHost; replay finds whichever
+// the trace's first line has, without --key-field. envoy's ratelimit
+// service at 1 a second per address: of 10.0.0.1's two requests within
+// the second, the second is rejected; 10.0.0.2's one passes.
+func TestReplayGatewayAddressField(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "rl.yaml")
+	require.NoError(t, os.WriteFile(conf, []byte("domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: second, requests_per_unit: 1}\n"), 0o644))
+	for _, tc := range []struct{ name, text string }{
+		{"a.jsonl", `{"ts": 1700000000.0, "remote_addr": "10.0.0.1"}` + "\n" + `{"ts": 1700000000.1, "remote_addr": "10.0.0.2"}` + "\n" + `{"ts": 1700000000.2, "remote_addr": "10.0.0.1"}` + "\n"},
+		{"b.jsonl", `{"ts": 1700000000.0, "ip": "10.0.0.1"}` + "\n" + `{"ts": 1700000000.1, "ip": "10.0.0.2"}` + "\n" + `{"ts": 1700000000.2, "ip": "10.0.0.1"}` + "\n"},
+		{"c.jsonl", `{"started_at": 1700000000000, "client_ip": "10.0.0.1"}` + "\n" + `{"started_at": 1700000000100, "client_ip": "10.0.0.2"}` + "\n" + `{"started_at": 1700000000200, "client_ip": "10.0.0.1"}` + "\n"},
+		{"d.csv", "ts,ip\n1700000000.0,10.0.0.1\n1700000000.1,10.0.0.2\n1700000000.2,10.0.0.1\n"},
+	} {
+		log := filepath.Join(dir, tc.name)
+		require.NoError(t, os.WriteFile(log, []byte(tc.text), 0o644))
+		args := []string{"replay", log, "--gateway", conf, "--from", "envoy", "--format", "json"}
+		if strings.Contains(tc.text, "started_at") {
+			args = append(args, "--time-field", "started_at")
+		}
+		status, out, errOut := run(t, args...)
+		require.Equal(t, 0, status, tc.name+": "+errOut)
+		var rep struct {
+			Results []struct {
+				Accepted int64 `json:"accepted"`
+				Rejected int64 `json:"rejected"`
+			} `json:"results"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &rep), tc.name)
+		require.Len(t, rep.Results, 1, tc.name)
+		require.Equal(t, []int64{2, 1}, []int64{rep.Results[0].Accepted, rep.Results[0].Rejected}, tc.name)
 	}
 }

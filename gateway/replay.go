@@ -139,8 +139,15 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 	// JSON lines) each key is read from the field named after it, which a
 	// combined or common log does not have; auto recognises the trace
 	traceFormat := o.Fields["format"]
-	if tmpl == nil && (traceFormat == "" || traceFormat == "auto") && o.Trace != "" {
-		traceFormat = (&traffic.Replay{Path: o.Trace}).Recognise()
+	var fields []string
+	if tmpl == nil && (traceFormat == "" || traceFormat == "auto" || traceFormat == "jsonl" || traceFormat == "csv" || traceFormat == "tsv") && o.Trace != "" {
+		format, names := (&traffic.Replay{Path: o.Trace}).Recognise()
+		if traceFormat == "" || traceFormat == "auto" {
+			traceFormat = format
+		}
+		if format == traceFormat {
+			fields = names
+		}
 	}
 	if tmpl == nil && traceFormat == "jsonl" && o.From == "traefik" {
 		// Traefik's JSON access log: time is when the line was written,
@@ -166,7 +173,7 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 	if !ok {
 		g.KeyField = traffic.KeyFieldNone
 	} else {
-		if g.KeyField, err = keyFieldOf(primary, tmpl, g.FormatName, traceFormat, o.From, file); err != nil {
+		if g.KeyField, err = keyFieldOf(primary, tmpl, g.FormatName, traceFormat, o.From, fields, file); err != nil {
 			return nil, err
 		}
 		g.KeyFor = fmt.Sprintf("the limits of %s by %s (%s)", file, primary.short(), primary.Where)
@@ -195,7 +202,7 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 			if a.Field = tmpl.Vars[0]; len(d.vars) > 0 {
 				a.Field = d.vars[0]
 			}
-		} else if a.Field, err = keyFieldOf(k, tmpl, g.FormatName, traceFormat, o.From, file); err != nil {
+		} else if a.Field, err = keyFieldOf(k, tmpl, g.FormatName, traceFormat, o.From, fields, file); err != nil {
 			return nil, err
 		}
 		g.Attrs = append(g.Attrs, a)
@@ -305,10 +312,12 @@ func containsFormat(list []*LogFormat, f *LogFormat) bool {
 
 // keyFieldOf says which field of the log holds key k: in a log_format
 // template, the variable that holds it; in a combined or common log, ip
-// for the address (and referer or agent for those headers); in Traefik's
-// JSON access log (from traefik), its own field. A key the log does not
-// carry is an error that says which field would be needed.
-func keyFieldOf(k Key, tmpl *traffic.LogTemplate, formatName, traceFormat, from, file string) (string, error) {
+// for the address (and referer or agent for those headers); in a trace
+// whose fields are named (CSV, TSV, JSON lines: fields are its first
+// line's names, when known), the first of the names the key goes by
+// that the trace has (fieldNames), else the first of them. A key the log
+// does not carry is an error that says which field would be needed.
+func keyFieldOf(k Key, tmpl *traffic.LogTemplate, formatName, traceFormat, from string, fields []string, file string) (string, error) {
 	what := fmt.Sprintf("the limits of %s count by %s (%s)", file, k, k.Where)
 	switch {
 	case k.Kind == KeyGlobal:
@@ -334,25 +343,15 @@ func keyFieldOf(k Key, tmpl *traffic.LogTemplate, formatName, traceFormat, from,
 		}
 		return "", fmt.Errorf("%s, and %s does not log it: add $%s to that log_format (or name the log field that holds it with --key-field)", what, formatName, want[0])
 	}
-	if traceFormat == "jsonl" && from == "traefik" {
-		// Traefik's JSON access log names its fields (the keys of
-		// pkg/middlewares/accesslog/logdata.go): ClientHost, the address
-		// without its port; RequestHost, the host; a header that
-		// accessLog.fields.headers keeps, request_ and its name
-		switch {
-		case k.Kind == KeyAddr:
-			return "ClientHost", nil
-		case k.Kind == KeyHeader && k.Name == "host":
-			return "RequestHost", nil
-		case k.Kind == KeyHeader:
-			return "request_" + textproto.CanonicalMIMEHeaderKey(k.Name), nil
-		}
-	}
 	switch traceFormat {
 	case "csv", "tsv", "jsonl":
-		// the field named after the key's attribute: remote_addr,
-		// http_x_client, consumer...
-		return k.attr(), nil
+		names := fieldNames(k, from, traceFormat)
+		for _, n := range names {
+			if slices.Contains(fields, n) {
+				return n, nil
+			}
+		}
+		return names[0], nil
 	}
 	switch {
 	case k.Kind == KeyOther:
@@ -366,6 +365,30 @@ func keyFieldOf(k Key, tmpl *traffic.LogTemplate, formatName, traceFormat, from,
 	}
 	return "", fmt.Errorf("%s, which a combined or common log does not carry: log it (nginx: $http_%s in a log_format) and name that field with --key-field, or give the log's format with --log-format",
 		what, strings.ReplaceAll(k.Name, "-", "_"))
+}
+
+// fieldNames are the names a field of a CSV, TSV or JSON lines trace
+// that holds key k goes by, the first preferred: the name of the key's
+// attribute (remote_addr, http_x_client, consumer...); for the address
+// also ip (as in a combined log) and client_ip (Kong's log serializer,
+// kong/pdk/log.lua); in Traefik's JSON access log (from traefik), the
+// fields it writes (pkg/middlewares/accesslog/logdata.go): ClientHost,
+// the address without its port, RequestHost, the host, and for a header
+// that accessLog.fields.headers keeps, request_ and its name.
+func fieldNames(k Key, from, traceFormat string) []string {
+	names := []string{k.attr()}
+	traefik := from == "traefik" && traceFormat == "jsonl"
+	switch {
+	case k.Kind == KeyAddr && traefik:
+		names = []string{"ClientHost", "remote_addr", "ip", "client_ip"}
+	case k.Kind == KeyAddr:
+		names = append(names, "ip", "client_ip")
+	case k.Kind == KeyHeader && traefik && k.Name == "host":
+		names = append([]string{"RequestHost"}, names...)
+	case k.Kind == KeyHeader && traefik:
+		names = append([]string{"request_" + textproto.CanonicalMIMEHeaderKey(k.Name)}, names...)
+	}
+	return names
 }
 
 // CheckRejects lists the HTTP statuses that mean a rejection in a log

@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -278,17 +281,47 @@ func detect(lines [][]byte) string {
 }
 
 // Recognise returns the format that auto reads r's trace as (combined,
-// common, csv, tsv or jsonl) by its first lines, as Open recognises it;
-// "" when they say none or the trace cannot be opened (Open then says
-// why).
-func (r *Replay) Recognise() string {
+// common, csv, tsv or jsonl) by its first lines, as Open recognises it,
+// and the names its first line gives its fields: a JSON object's keys (in
+// the order written), a CSV or TSV header's columns; nil for a log.
+// format is "" when the lines say none or the trace cannot be opened
+// (Open then says why).
+func (r *Replay) Recognise() (format string, fields []string) {
 	in, err := openTrace(r)
 	if err != nil {
-		return ""
+		return "", nil
 	}
 	defer in.close()
 	sample, _ := in.sample(5)
-	return detect(sample)
+	format = detect(sample)
+	if len(sample) == 0 {
+		return format, nil
+	}
+	switch format {
+	case "jsonl":
+		d := json.NewDecoder(bytes.NewReader(sample[0]))
+		if t, err := d.Token(); err != nil || t != json.Delim('{') {
+			return format, nil
+		}
+		for d.More() {
+			t, err := d.Token()
+			if err != nil {
+				break
+			}
+			if k, ok := t.(string); ok {
+				fields = append(fields, k)
+			}
+			var v json.RawMessage
+			if d.Decode(&v) != nil {
+				break
+			}
+		}
+	case "csv":
+		fields, _ = csv.NewReader(bytes.NewReader(sample[0])).Read()
+	case "tsv":
+		fields = strings.Split(string(sample[0]), "\t")
+	}
+	return format, fields
 }
 
 // chooseParser settles the format (recognising it when auto) and builds
