@@ -273,13 +273,14 @@ func TestReplayHAProxyFrontendsNoName(t *testing.T) {
 
 // TestReplayHAProxySplit: sc0 counts every request of the frontend
 // (gt 4), sc1 only POST /login, in a table of its own (gt 1), both tracks
-// before the denies. Each deny is a row: www sc0 takes every request,
-// www sc1 the POST /login ones. Hand-computed, one client within one
+// before the denies. The section is one all-of row, every-hit: sc0 by the
+// address, sc1 by the address where its track's condition holds, read
+// from each line's method and path. Hand-computed, one client within one
 // second: GET /a (sc0 1); POST /login (sc0 2, sc1 1); POST /login (sc0 3,
 // sc1 2 > 1: denied by sc1); GET /login (sc0 4: sc1's track does not hold
-// for a GET); GET /b (sc0 5 > 4: denied by sc0). HAProxy's log says 429
-// for the third and the fifth. www sc1 agrees on its 2; www sc0 on 4 of 5:
-// the third, which sc1 denied, its own deny admits.
+// for a GET, which sc1 neither counts nor denies); GET /b (sc0 5 > 4:
+// denied by sc0). HAProxy's log says 429 for the third and the fifth: the
+// row agrees on all 5, and names sc1 and sc0 for them.
 func TestReplayHAProxySplit(t *testing.T) {
 	c, l := haproxyConfAndLog(t, "frontend www\n"+
 		"    bind :80\n"+
@@ -298,19 +299,25 @@ func TestReplayHAProxySplit(t *testing.T) {
 	require.Equal(t, 0, status, errOut)
 	var rep sim.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
-	require.Len(t, rep.Results, 2)
-	for i, want := range []struct {
-		label                    string
-		offered, rejected, agree int64
-	}{{"www sc0", 5, 1, 4}, {"www sc1", 2, 1, 2}} {
-		r := rep.Results[i]
-		require.Equal(t, want.label, r.Label)
-		require.Equal(t, want.offered, r.Offered, r.Label)
-		require.Equal(t, want.rejected, r.Rejected, r.Label)
-		require.Equal(t, want.agree, r.Check.Agree, r.Label)
-	}
-	g := rep.Traces[0].Routing
-	require.Equal(t, []sim.RouteCount{{Route: "www sc0", Limited: true, Requests: 3}, {Route: "www sc0+sc1", Limited: true, Requests: 2}}, g.Routes)
-	// stderr says why www sc0 disagrees there
-	require.Contains(t, errOut, "frontend www: a request that several of its tracks count (a route such as www sc0+sc1) goes to each of their rows")
+	require.Len(t, rep.Results, 1)
+	r := rep.Results[0]
+	require.Equal(t, "www", r.Label)
+	require.Equal(t, []int64{5, 2, 5, 5}, []int64{r.Offered, r.Rejected, r.Check.Agree, r.Check.Compared})
+	require.Equal(t, []sim.LimitFired{
+		{Limit: "sc0 src (haproxy.cfg:7)", Rejected: 1},
+		{Limit: "sc1 src (haproxy.cfg:8)", Rejected: 1},
+	}, r.Fired)
+	require.Nil(t, rep.Traces[0].Routing, "one section: no routes")
+	// a log-format without the path cannot say where sc1's track holds
+	c2, l2 := haproxyConfAndLog(t, strings.Replace(mustRead(t, c), "%HM %HP ", "%HM ", 1), "1700000000.000 10.0.0.1 GET 200\n")
+	status, _, errOut = run(t, "replay", l2, "--gateway", c2, "--from", "haproxy")
+	require.Equal(t, 2, status, errOut)
+	require.Contains(t, errOut, "count by the client address ("+c2+":6:5) where its track's condition holds, which reads each request's path, and the log-format of frontend www ("+c2+":9:16) does not log it: add %HP to it")
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
 }

@@ -69,6 +69,12 @@ type Key struct {
 	// request's, always an attribute, and replay gives a line without its
 	// field that value.
 	Default string
+	// cond is the condition of the HAProxy track whose key this is, and
+	// sc its counter: the counter counts only the requests cond holds
+	// for, so the key is an attribute that a request carries only then
+	// (haproxyDeriver), never the request's
+	cond *haCond
+	sc   int
 }
 
 // The kinds of Key.

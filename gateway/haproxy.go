@@ -48,8 +48,7 @@ type HAProxyTrack struct {
 type HAProxyLimit struct {
 	Kind string // frontend or listen
 	Name string // the section's name
-	// Label is the row's label: the section's name, or with the counter
-	// ("www sc1") when the section's denies are rows apart (Split)
+	// Label is the row's label: the section's name
 	Label string
 	Where Pos // the section's line
 	Track *HAProxyTrack
@@ -80,15 +79,11 @@ type HAProxyLimit struct {
 	// limit and those, with Commit.
 	Also []*HAProxyLimit
 	// Commit is that all-of's commit: every-hit when every track comes
-	// before the first deny (each counter counts every request), in-order
-	// when each counter's track comes after the previous counter's deny
-	// (a denied request runs no later rule, so is not counted further).
+	// before the first deny (each counter counts every request its track
+	// holds for), in-order when each counter's track comes after the
+	// previous counter's deny (a denied request runs no later rule, so is
+	// not counted further).
 	Commit string
-	// Split are the rows of the section, this one among them, when its
-	// denies are rows apart: some of its tracks have a condition, so a
-	// request is counted by the counters whose tracks hold for it
-	// (route_haproxy.go), each of which is a row.
-	Split []*HAProxyLimit
 }
 
 // denies returns l's rate denies: l, then Also.
@@ -530,9 +525,11 @@ func (r *haproxyReader) proxy(s *hsection) error {
 	// Some tracks have a condition: a request is counted by the counters
 	// whose tracks hold for it, and each deny reads its own (an untracked
 	// counter's sc_http_req_rate fetches nothing and denies nothing), so
-	// each deny is a row that takes the requests its track counts. That
-	// holds when every track runs before the first deny; after a deny, a
-	// track would not count the requests it stopped.
+	// the row is an all-of whose conditional counters count by a key that
+	// a request carries only where its track's condition holds (Key.cond;
+	// a member whose key a request lacks is neither asked nor charged).
+	// That holds when every track runs before the first deny; after a
+	// deny, a track would not count the requests it stopped.
 	if lim.Commit != "every-hit" {
 		for _, d := range ds[1:] {
 			if d.Track.Where.Line > lim.DenyWhere.Line {
@@ -542,12 +539,7 @@ func (r *haproxyReader) proxy(s *hsection) error {
 			}
 		}
 	}
-	for _, d := range ds {
-		d.Log, d.LogWhere, d.Captures = logFormat, logWhere, captures
-		d.Also, d.Commit, d.Split = nil, "", ds
-		d.Label = fmt.Sprintf("%s sc%d", s.name, d.Track.SC)
-		r.h.Limits = append(r.h.Limits, d)
-	}
+	r.h.Limits = append(r.h.Limits, lim)
 	return nil
 }
 
@@ -843,9 +835,6 @@ func (h *HAProxy) Scenario(o Options) (*Import, error) {
 			im.note(fmt.Sprintf("NOTE: table %s also counts the requests of %s, in the same entries;", t.Name, strings.Join(l.SharedWith, ", ")),
 				"this row counts only the requests of its own section.")
 		}
-		if len(l.Split) > 0 {
-			im.note(haproxySplitNote(l)...)
-		}
 		im.row(scenarios.AlgEntry{Name: str("haproxy"), Label: str(l.Label), Rate: scenarios.IntOf(l.Limit), Per: scenarios.DurationOf(scenarios.DurationText(t.Period))})
 	}
 	im.placeholderTraffic(2*first.Limit, scenarios.DurationText(first.Track.Table.Period))
@@ -886,16 +875,18 @@ func (h *HAProxy) allOf(im *Import, l *HAProxyLimit, base string, primary Key, h
 		im.note(fmt.Sprintf("NOTE: table %s also counts the requests of %s, in the same entries;", l.Track.Table.Name, strings.Join(l.SharedWith, ", ")),
 			"this row counts only the requests of its own section.")
 	}
-	if len(l.Split) > 0 {
-		im.note(haproxySplitNote(l)...)
-	}
 	row := im.row(scenarios.AlgEntry{Name: str("all-of"), Label: str(l.Label), Commit: str(commit)})
 	for _, d := range l.denies() {
 		e := scenarios.AlgEntry{Name: str("haproxy"), Rate: scenarios.IntOf(d.Limit), Per: scenarios.DurationOf(scenarios.DurationText(d.Track.Table.Period))}
 		lines := haproxyComment(base, d)
-		if by := byOf(d.Track.Key, primary, hasPrimary); by != "" {
+		k := haproxyKey(d, len(l.Also) > 0)
+		if by := byOf(k, primary, hasPrimary); by != "" {
 			e.By = str(by)
-			lines = append(lines, byNote(by))
+			if k.cond != nil {
+				lines = append(lines, fmt.Sprintf("counts only the requests its track's condition holds for, by %s: a request it does not hold for is neither counted nor denied by it (by: %s)", d.Track.Key, by))
+			} else {
+				lines = append(lines, byNote(by))
+			}
 		}
 		if o.LimitLabels {
 			e.Label = str(fmt.Sprintf("sc%d %s (%s:%d)", d.Track.SC, d.Track.Fetch, base, d.DenyWhere.Line))
@@ -905,12 +896,6 @@ func (h *HAProxy) allOf(im *Import, l *HAProxyLimit, base string, primary Key, h
 		}
 		im.member(row, e, lines...)
 	}
-}
-
-// haproxySplitNote says that l is one of its section's rows apart.
-func haproxySplitNote(l *HAProxyLimit) []string {
-	return []string{fmt.Sprintf("NOTE: %s %s's tracks have conditions: each deny is a row, which takes the requests its", l.Kind, l.Name),
-		"track counts (replay --gateway routes them); a request several tracks count goes to each of their rows"}
 }
 
 // pick returns the limits that scope names: all of them when it is "",
@@ -942,15 +927,39 @@ func (h *HAProxy) Keys(o Options) ([]Key, error) {
 		return nil, err
 	}
 	var keys []Key
+	add := func(k Key) {
+		if !slices.ContainsFunc(keys, func(x Key) bool { return sameKey(x, k) }) {
+			keys = append(keys, k)
+		}
+	}
 	for _, l := range lims {
+		multi := len(l.Also) > 0
 		for _, d := range l.denies() {
-			k := d.Track.Key
-			if !slices.ContainsFunc(keys, func(x Key) bool { return x.Kind == k.Kind && x.Name == k.Name }) {
-				keys = append(keys, k)
+			if k := haproxyKey(d, multi); k.cond != nil {
+				// the tracked key itself comes first: the request's
+				// key, where no counter counts every request
+				add(d.Track.Key)
+				add(k)
+				continue
 			}
+			add(d.Track.Key)
 		}
 	}
 	return keys, nil
+}
+
+// haproxyKey is the key counter d counts by: its track's key, which, in a
+// row of several denies (multi) whose track has a condition, is a key of
+// its own that a request carries only where the condition holds (Key.cond,
+// haproxyDeriver). A lone deny's condition routes its section's requests
+// instead (route_haproxy.go).
+func haproxyKey(d *HAProxyLimit, multi bool) Key {
+	k := d.Track.Key
+	if multi && d.Track.Cond != nil {
+		k.cond, k.sc = d.Track.Cond, d.Track.SC
+		k.Where = d.Track.Where
+	}
+	return k
 }
 
 // keyedLimits: an all-of row's counters count by their own tracked keys

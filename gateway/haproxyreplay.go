@@ -115,11 +115,7 @@ func haproxyTemplate(l *HAProxyLimit) (*LogFormat, error) {
 	// every key the section's counters track (an all-of row reads each
 	// from its own field)
 	var keys []Key
-	ds := l.denies()
-	if len(l.Split) > 0 {
-		ds = l.Split // the section's rows read one log
-	}
-	for _, d := range ds {
+	for _, d := range l.denies() {
 		keys = append(keys, d.Track.Key)
 	}
 	has := make([]bool, len(keys))

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -26,11 +27,12 @@ type keyedLimits interface {
 
 // primaryOf is the request's key among keys: the first that is not
 // KeyGlobal, an nginx map's variable (whose value may be empty, which
-// limits nothing) nor a key with a Default (a request without it has one);
-// ok is false when every one is (or there is none).
+// limits nothing), a key with a Default (a request without it has one)
+// nor an HAProxy counter's key where its track's condition holds (which a
+// request may lack); ok is false when every one is (or there is none).
 func primaryOf(keys []Key) (Key, bool) {
 	for _, k := range keys {
-		if k.Kind != KeyGlobal && k.mapped == nil && k.Default == "" {
+		if k.Kind != KeyGlobal && k.mapped == nil && k.Default == "" && k.cond == nil {
 			return k, true
 		}
 	}
@@ -55,6 +57,13 @@ func byOf(k Key, primary Key, ok bool) string {
 // Key.Attr where the reader names it (Kong's consumer), else the nginx
 // variable without its $.
 func (k Key) attr() string {
+	if k.cond != nil {
+		// an HAProxy counter's key, counted only where its track's
+		// condition holds: an attribute of its own
+		base := k
+		base.cond = nil
+		return fmt.Sprintf("%s_sc%d", base.attr(), k.sc)
+	}
 	switch {
 	case k.Kind == KeyAddr:
 		return "remote_addr"

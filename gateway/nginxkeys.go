@@ -49,7 +49,7 @@ func primaryKey(scopes []*NginxScope) (Key, bool) {
 // sameKey reports whether a and b are the same key of a request, whatever
 // the variable that reads it ($remote_addr and $binary_remote_addr are
 // both the address).
-func sameKey(a, b Key) bool { return a.Kind == b.Kind && a.Name == b.Name }
+func sameKey(a, b Key) bool { return a.Kind == b.Kind && a.Name == b.Name && a.cond == b.cond }
 
 // zoneBy is the by: of a limit on zone z when primary is the request's key
 // (ok false: there is none): "" for the key, "global", or the attribute

@@ -189,6 +189,27 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 			continue
 		}
 		a := traffic.AttrField{Name: name, For: fmt.Sprintf("the limits of %s by %s (%s)", file, k.short(), k.Where), Default: k.Default}
+		if k.cond != nil {
+			// an HAProxy counter whose track has a condition: its key
+			// where the condition holds for the line's request
+			base := k
+			base.cond = nil
+			field, err := keyFieldOf(base, tmpl, g.FormatName, traceFormat, o.From, fields, file)
+			if err != nil {
+				return nil, err
+			}
+			if tmpl == nil {
+				return nil, fmt.Errorf("the limits of %s count by %s (%s) where its track's condition holds, which replay reads from a log written with the section's log-format, not a %s trace", file, base, k.Where, traceFormat)
+			}
+			d, missing, how := haproxyDeriverOf(k.cond, field, tmpl)
+			if missing != "" {
+				return nil, fmt.Errorf("the limits of %s count by %s (%s) where its track's condition holds, which reads each request's %s, and %s does not log it: add %s to it",
+					file, base, k.Where, missing, g.FormatName, how)
+			}
+			a.Field, a.Derive = field, d
+			g.Attrs = append(g.Attrs, a)
+			continue
+		}
 		if k.mapped != nil && tmpl != nil && tmpl.Index(name) < 0 {
 			// the log has not the map's value: replay evaluates the map
 			// on the variables it reads, which the log must have

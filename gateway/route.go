@@ -40,10 +40,6 @@ type Routing struct {
 	// several rows' routes, which Replay.Route makes one row of, or
 	// notes when it cannot
 	shares []sharedLimit
-	// more are, by row label, the other routes a row takes besides its
-	// own (an HAProxy counter whose track holds for requests that other
-	// tracks count too)
-	more map[string][]int
 	// how says what to log when the log lacks a field the routes read
 	// ("" for nginx's variables)
 	how string
@@ -119,15 +115,6 @@ func (t *Routing) row(label string, i int) {
 	}
 }
 
-// also says that the row label takes the requests of route i too.
-func (t *Routing) also(label string, i int) {
-	if t.more == nil {
-		t.more = map[string][]int{}
-	}
-	t.more[label] = append(t.more[label], i)
-	t.routes[i].Limited = true
-}
-
 // noRoute is the Arrival.Route of a row that takes no request: no router
 // gives it (traffic.MaxRoutes is below it).
 const noRoute = traffic.MaxRoutes + 1
@@ -150,9 +137,6 @@ func (g *Replay) Route(sc *scenarios.Scenario) error {
 			a.Route = noRoute
 		default:
 			a.Route = uint16(j + 1)
-			for _, k := range g.Router.more[a.Label] {
-				a.Routes = append(a.Routes, uint16(k+1))
-			}
 		}
 	}
 	for _, z := range g.Router.shares {

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"fmt"
-	"math/bits"
 	"regexp"
 	"slices"
 	"strings"
@@ -245,10 +244,10 @@ values:
 // for several frontends says which took each request by the frontend's
 // name (%f), and a frontend or listen section that no limit reads is a
 // route without a limit; a name that no section has takes no route.
-// Within a section, a row takes the requests its track's condition holds
-// for; when the section's denies are rows apart (HAProxyLimit.Split),
-// each set of counters that a request may be counted by is a route, which
-// every row of those counters takes. nil when one section has no
+// Within a section of one rate deny, its row takes the requests its
+// track's condition holds for; in a section of several, each counter
+// whose track has a condition counts by a key of its own (haproxyKey),
+// and the row takes every request. nil when one section has no routing
 // condition.
 //
 // With --scope keeping one section of a config of several frontends, a
@@ -272,30 +271,11 @@ func (h *HAProxy) Routes(o Options) (*Routing, error) {
 	return scoped, nil
 }
 
-// routes is the routing of the sections of lims, by the frontend's name
-// when byFrontend (else every request is the one section's).
+// routes is the routing of the sections of lims (one row each), by the
+// frontend's name when byFrontend (else every request is the one
+// section's); nil when that is all and no row's condition routes.
 func (h *HAProxy) routes(lims []*HAProxyLimit, byFrontend bool) *Routing {
-	// the sections, in order, with their rows
-	type section struct {
-		name string
-		rows []*HAProxyLimit
-		// routes by the set of rows whose conditions hold (bit i for
-		// rows[i]); -1 for none
-		routes []int
-		all    int // the rows without a condition
-	}
-	var secs []*section
-	conds := false
-	for _, l := range lims {
-		if l.Track.Cond != nil {
-			conds = true
-		}
-		if n := len(secs); n > 0 && secs[n-1].name == l.Name {
-			secs[n-1].rows = append(secs[n-1].rows, l)
-			continue
-		}
-		secs = append(secs, &section{name: l.Name, rows: []*HAProxyLimit{l}})
-	}
+	conds := slices.ContainsFunc(lims, routedCond)
 	if !byFrontend && !conds {
 		return nil
 	}
@@ -303,63 +283,14 @@ func (h *HAProxy) routes(lims []*HAProxyLimit, byFrontend bool) *Routing {
 	if byFrontend {
 		rt.needs |= traffic.NeedFrontend
 	}
-	byName := map[string]*section{}
-	var shared []string // the sections with routes of several rows
-	for _, s := range secs {
-		byName[s.name] = s
-		s.routes = make([]int, 1<<len(s.rows))
-		s.routes[0] = -1
-		for i, l := range s.rows {
-			if l.Track.Cond == nil {
-				s.all |= 1 << i
-			} else {
-				rt.needs |= l.Track.Cond.needs
-			}
-		}
-		for set := 1; set < len(s.routes); set++ {
-			s.routes[set] = -1
-			if set&s.all != s.all {
-				continue // a row without a condition counts every request
-			}
-			var in []string
-			for i, l := range s.rows {
-				if set&(1<<i) != 0 {
-					in = append(in, fmt.Sprintf("sc%d", l.Track.SC))
-				}
-			}
-			name := s.name + " " + strings.Join(in, "+")
-			if len(in) == 1 {
-				name = s.rows[bits.TrailingZeros(uint(set))].Label
-			}
-			s.routes[set] = rt.add(name, true)
-			if len(in) > 1 && !slices.Contains(shared, s.name) {
-				shared = append(shared, s.name)
-				rt.notes = append(rt.notes, fmt.Sprintf("%s %s: a request that several of its tracks count (a route such as %s) goes to each of their rows; each row says whether its own deny fires, and HAProxy denies the request when any does: with --check-field, a row disagrees where another row's deny fired", s.rows[0].Kind, s.name, name))
-			}
-			first := true
-			for i, l := range s.rows {
-				if set&(1<<i) == 0 {
-					continue
-				}
-				if len(in) == 1 && first {
-					rt.row(l.Label, s.routes[set])
-				} else {
-					rt.also(l.Label, s.routes[set])
-				}
-				first = false
-			}
-		}
-	}
-	// each row's own route is the one of its counter alone, when its
-	// condition may hold alone; else the first that it takes
-	for _, s := range secs {
-		for _, l := range s.rows {
-			if _, ok := rt.rows[l.Label]; ok {
-				continue
-			}
-			more := rt.more[l.Label]
-			rt.row(l.Label, more[0])
-			rt.more[l.Label] = more[1:]
+	byName := map[string]*HAProxyLimit{}
+	route := map[string]int{}
+	for _, l := range lims {
+		byName[l.Name] = l
+		route[l.Name] = rt.add(l.Label, true)
+		rt.row(l.Label, route[l.Name])
+		if routedCond(l) {
+			rt.needs |= l.Track.Cond.needs
 		}
 	}
 	var how []string
@@ -376,36 +307,91 @@ func (h *HAProxy) routes(lims []*HAProxyLimit, byFrontend bool) *Routing {
 		how = append(how, "%[capture.req.hdr(N)] of a capture of the Host header")
 	}
 	rt.how = "add " + strings.Join(how, ", ") + " to the log-format"
-	var unlimited map[string]int
+	unlimited := map[string]int{}
 	if byFrontend {
-		unlimited = map[string]int{}
 		for _, f := range h.Frontends {
 			if byName[f] == nil {
 				unlimited[f] = rt.add(f, false)
 			}
 		}
 	}
-	one := secs[0]
+	one := lims[0]
 	rt.match = func(req *traffic.Request) int {
-		s := one
+		l := one
 		if byFrontend {
-			s = byName[string(req.Frontend)]
-			if s == nil {
+			if l = byName[string(req.Frontend)]; l == nil {
 				if i, ok := unlimited[string(req.Frontend)]; ok {
 					return i
 				}
 				return -1
 			}
 		}
-		set := s.all
-		for i, l := range s.rows {
-			if l.Track.Cond != nil && l.Track.Cond.holds(req) {
-				set |= 1 << i
-			}
+		if routedCond(l) && !l.Track.Cond.holds(req) {
+			return -1 // its counter is not tracked: the deny reads nothing
 		}
-		return s.routes[set]
+		return route[l.Name]
 	}
 	return rt
 }
 
 var _ Router = (*HAProxy)(nil)
+
+// routedCond reports whether row l's track condition routes the
+// section's requests: a lone deny's; in a row of several denies each
+// condition gives its counter's key instead (haproxyKey).
+func routedCond(l *HAProxyLimit) bool { return l.Track.Cond != nil && len(l.Also) == 0 }
+
+// haproxyDeriver gives a request the key of an HAProxy counter whose
+// track has a condition (Key.cond), in a section of several denies (an
+// all-of row): the track's key where its condition holds for the request,
+// read from the log as a router reads the request's method, host and
+// path (traffic.RequestOfVars), else no value, so that the counter is
+// neither counted nor read for it, as HAProxy leaves an untracked counter.
+type haproxyDeriver struct {
+	cond *haCond
+	vars []string // the key's variable, then the request's
+}
+
+func (d *haproxyDeriver) Vars() []string { return d.vars }
+
+func (d *haproxyDeriver) Derive(vals []string) string {
+	req := traffic.RequestOfVars(d.vars[1:], vals[1:])
+	if !d.cond.holds(&req) {
+		return ""
+	}
+	return vals[0]
+}
+
+// haproxyDeriverOf is the deriver of the key of a track with condition
+// c, whose key the log holds in the variable key of tmpl; missing names
+// the request fields c reads that tmpl does not log (how says what to
+// add), when it lacks one.
+func haproxyDeriverOf(c *haCond, key string, tmpl *traffic.LogTemplate) (d *haproxyDeriver, missing, how string) {
+	d = &haproxyDeriver{cond: c, vars: []string{key}}
+	var lack []string
+	var add []string
+	for _, f := range []struct {
+		need  traffic.RequestFields
+		names []string
+		what  string
+		log   string
+	}{
+		{traffic.NeedMethod, []string{"request_method", "request"}, "method", "%HM"},
+		{traffic.NeedPath, []string{"uri", "document_uri", "request_uri", "request"}, "path", "%HP"},
+		{traffic.NeedHost, []string{"host", "http_host", "server_name"}, "host", "%[capture.req.hdr(N)] of a capture of the Host header"},
+	} {
+		found := false
+		for _, n := range f.names {
+			if tmpl.Index(n) >= 0 {
+				found = true
+				if !slices.Contains(d.vars, n) {
+					d.vars = append(d.vars, n)
+				}
+			}
+		}
+		if !found && c.needs&f.need != 0 {
+			lack, add = append(lack, f.what), append(add, f.log)
+		}
+	}
+	return d, strings.Join(lack, " and "), strings.Join(add, " and ")
+}

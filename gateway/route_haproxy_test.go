@@ -127,11 +127,12 @@ func TestHAProxyFrontendRoutes(t *testing.T) {
 }
 
 // One frontend whose tracks count, each in its own table, the requests of
-// a path, a method and a host: each deny is a row, and each set of
-// counters a request can be counted by is a route, taken by those
-// counters' rows. By hand: GET /api/x is counted by sc0 alone; POST /login
-// on shop.example.com by sc1 and sc2; GET /login on another host by none
-// (its tracks do not hold: no route); GET /x on SHOP.example.com by sc2.
+// a path, a method and a host: one all-of row, whose counters each count
+// by a key of their own (the address, where the track's condition holds),
+// and no routing within the section. By hand, through the derivers: GET
+// /api/x is counted by sc0 alone; POST /login on shop.example.com by sc1
+// and sc2; GET /login on another host by none; GET /x on SHOP.example.com
+// by sc2 (-i).
 const haproxySplitConf = `frontend www
     bind :80
     acl post method POST
@@ -149,30 +150,55 @@ backend t_shop
     stick-table type ip size 100k expire 30s store http_req_rate(10s)
 `
 
-func TestHAProxySplitRoutes(t *testing.T) {
+func TestHAProxyConditionalCounters(t *testing.T) {
 	h, err := ReadHAProxy("haproxy.cfg", []byte(haproxySplitConf))
 	require.NoError(t, err)
-	var labels []string
-	for _, l := range h.Limits {
-		labels = append(labels, l.Label)
-	}
-	require.Equal(t, []string{"www sc0", "www sc1", "www sc2"}, labels)
+	require.Len(t, h.Limits, 1)
+	require.Equal(t, "www", h.Limits[0].Label)
 	rt, err := h.Routes(Options{})
 	require.NoError(t, err)
-	require.Equal(t, traffic.NeedPath|traffic.NeedMethod|traffic.NeedHost, rt.Needs())
-	for _, c := range []struct{ method, host, path, want string }{
-		{"GET", "a.example.com", "/api/x", "www sc0"},
-		{"POST", "shop.example.com", "/login", "www sc1+sc2"},
-		{"GET", "a.example.com", "/login", ""},
-		{"GET", "SHOP.example.com", "/x", "www sc2"},
-		{"POST", "shop.example.com", "/api/login", "www sc0+sc2"},
-	} {
-		require.Equal(t, c.want, routeOf(t, rt, c.method, c.host, c.path), "%s %s %s", c.method, c.host, c.path)
+	require.Nil(t, rt, "one section, whose conditions give keys, not routes")
+	keys, err := h.Keys(Options{})
+	require.NoError(t, err)
+	var attrs []string
+	for _, k := range keys {
+		attrs = append(attrs, k.attr())
 	}
+	// the address first: the request's key
+	require.Equal(t, []string{"remote_addr", "remote_addr_sc0", "remote_addr_sc1", "remote_addr_sc2"}, attrs)
+	tmpl, err := traffic.ParseLogTemplate("$msec $remote_addr $request_method $uri $host $status", "")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		method, host, path string
+		want               []string // the value of sc0's, sc1's and sc2's key
+	}{
+		{"GET", "a.example.com", "/api/x", []string{"10.0.0.1", "", ""}},
+		{"POST", "shop.example.com", "/login", []string{"", "10.0.0.1", "10.0.0.1"}},
+		{"GET", "a.example.com", "/login", []string{"", "", ""}},
+		{"GET", "SHOP.example.com", "/x", []string{"", "", "10.0.0.1"}},
+	} {
+		var got []string
+		for _, k := range keys[1:] {
+			d, missing, _ := haproxyDeriverOf(k.cond, "remote_addr", tmpl)
+			require.Empty(t, missing)
+			var vals []string
+			for _, v := range d.Vars() {
+				vals = append(vals, map[string]string{"remote_addr": "10.0.0.1", "request_method": c.method, "uri": c.path, "host": c.host}[v])
+			}
+			got = append(got, d.Derive(vals))
+		}
+		require.Equal(t, c.want, got, "%s %s %s", c.method, c.host, c.path)
+	}
+	// a log that does not write the path: the condition cannot be read
+	tmpl, err = traffic.ParseLogTemplate("$msec $remote_addr $request_method $host $status", "")
+	require.NoError(t, err)
+	_, missing, how := haproxyDeriverOf(keys[1].cond, "remote_addr", tmpl)
+	require.Equal(t, "path", missing)
+	require.Equal(t, "%HP", how)
 }
 
 // A conditional track after a deny would not count what that deny stopped,
-// which rows apart cannot say: refused at the track.
+// which the all-of row's every-hit cannot say: refused at the track.
 func TestHAProxySplitAfterDeny(t *testing.T) {
 	_, err := ReadHAProxy("haproxy.cfg", []byte(`frontend www
     bind :80

@@ -329,6 +329,22 @@ func (p *templateParser) readRequests(want RequestFields) (RequestFields, string
 	return 0, ""
 }
 
+// RequestOfVars reads a request's method, host and path from vals, the
+// values of the variables vars of an nginx log_format (a Deriver's), as a
+// router reads them from a line of it (readRequests): a gateway's
+// condition on the request (an HAProxy track's ACL) reads the same.
+func RequestOfVars(vars, vals []string) Request {
+	p := &templateParser{t: &LogTemplate{Vars: vars}}
+	p.readRequests(NeedMethod | NeedPath | NeedHost)
+	p.vals = make([][]byte, len(vals))
+	for i, v := range vals {
+		p.vals[i] = []byte(v)
+	}
+	var req Request
+	p.request(&req)
+	return req
+}
+
 // request reads the request fields of a split line.
 func (p *templateParser) request(req *Request) {
 	if p.method >= 0 {
