@@ -66,3 +66,47 @@ func TestReplayEnvoyListenersNoField(t *testing.T) {
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, out, "access.json:1:1: missing field: no frontend (or listener) on this line (the gateway's routes need it: HAProxy's %f; in JSON lines, a field frontend, frontend_name, listener, listener_name, downstream_local_address)")
 }
+
+// --scope internal on a log of several listeners: the internal row still
+// takes only the lines of its listener (127.0.0.1:9090), and public's and
+// admin's are routes without a row. By hand, internal's bucket of 1 token
+// a second: /jobs/1 passes, /jobs/2 100 ms later is rejected. public's
+// /jobs/9, which internal's route /jobs/ would take, is public's: before,
+// every line was read as internal's, and the row saw 3 and rejected 2. A
+// log whose lines name no listener is still read as internal's, as stderr
+// says.
+func TestReplayEnvoyListenersScope(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "access.json")
+	var lines []string
+	for i, l := range []struct{ field, listener, path string }{
+		{"listener", "public", "/jobs/9"},
+		{"downstream_local_address", "127.0.0.1:9090", "/jobs/1"},
+		{"downstream_local_address", "127.0.0.1:9090", "/jobs/2"},
+		{"listener", "public", "/a"},
+		{"downstream_local_address", "127.0.0.1:9901", "/stats"},
+	} {
+		lines = append(lines, fmt.Sprintf(`{"time": "2024-01-01T00:00:00.%d00Z", %q: %q, "path": %q, "method": "GET"}`, i, l.field, l.listener, l.path))
+	}
+	require.NoError(t, os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	status, out, errOut := run(t, "replay", log, "--gateway", "../gateway/testdata/envoy-listeners.yaml", "--from", "envoy-local", "--scope", "internal", "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	var rep sim.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Results, 1)
+	r := rep.Results[0]
+	require.Equal(t, "internal", r.Label)
+	require.Equal(t, []int64{2, 1, 1}, []int64{r.Offered, r.Accepted, r.Rejected})
+	g := rep.Traces[0].Routing
+	require.NotNil(t, g)
+	require.Zero(t, g.Unrouted)
+	require.Equal(t, []sim.RouteCount{{Route: "internal", Limited: true, Requests: 2}, {Route: "public", Requests: 2}, {Route: "admin", Requests: 1}}, g.Routes)
+
+	bare := filepath.Join(dir, "bare.json")
+	require.NoError(t, os.WriteFile(bare, []byte(`{"time": "2024-01-01T00:00:00.100Z", "path": "/jobs/1"}`+"\n"+`{"time": "2024-01-01T00:00:00.200Z", "path": "/jobs/2"}`+"\n"), 0o644))
+	status, out, errOut = run(t, "replay", bare, "--gateway", "../gateway/testdata/envoy-listeners.yaml", "--from", "envoy-local", "--scope", "internal", "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, errOut, "the trace's first line does not log each request's frontend (or listener): the listener internal, whose scopes --scope kept, takes every line")
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Equal(t, []int64{2, 1, 1}, []int64{rep.Results[0].Offered, rep.Results[0].Accepted, rep.Results[0].Rejected})
+}

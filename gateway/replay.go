@@ -127,14 +127,6 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 			}
 		}
 	}
-	if g.Router != nil {
-		if err := g.routable(tmpl, o, file); err != nil {
-			return nil, err
-		}
-		if g.Router != nil {
-			g.Notes = append(g.Notes, g.Router.scopeNotes...)
-		}
-	}
 	// a trace of no log_format: where the fields are named (CSV, TSV,
 	// JSON lines) each key is read from the field named after it, which a
 	// combined or common log does not have; auto recognises the trace
@@ -147,6 +139,14 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 		}
 		if format == traceFormat {
 			fields = names
+		}
+	}
+	if g.Router != nil {
+		if err := g.routable(tmpl, traceFormat, fields, o, file); err != nil {
+			return nil, err
+		}
+		if g.Router != nil {
+			g.Notes = append(g.Notes, g.Router.scopeNotes...)
 		}
 	}
 	if tmpl == nil && traceFormat == "jsonl" && o.From == "traefik" {

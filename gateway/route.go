@@ -262,19 +262,25 @@ func zoneParams(p algorithms.Params) algorithms.Params {
 // routable checks that the trace carries what the router reads, when its
 // log format says: when it does not, one limited route takes every
 // request (said in Notes), and several are an error that says what to
-// log.
-func (g *Replay) routable(tmpl *traffic.LogTemplate, o ReplayOptions, file string) error {
+// log. A JSON lines trace (traceFormat, with the names of its first
+// line's fields) says whether its lines name their frontend or listener.
+func (g *Replay) routable(tmpl *traffic.LogTemplate, traceFormat string, fields []string, o ReplayOptions, file string) error {
 	missing := traffic.NeedFrontend
-	if tmpl != nil {
+	switch {
+	case tmpl != nil:
 		missing = g.Router.Needs() &^ tmpl.Carries()
+	case traceFormat == "jsonl":
+		missing = g.Router.Needs() & traffic.NeedFrontend &^ traffic.CarriesFields(fields)
 	}
 	if missing&traffic.NeedFrontend != 0 && g.Router.hasLoose {
 		// --scope kept one entry point: a log that does not name each
-		// line's is read as that one's (a trace of its own format is
-		// read so too: which fields it has is known only line by line)
-		if tmpl != nil {
-			g.Notes = append(g.Notes, fmt.Sprintf("%s does not log each request's frontend (or listener): %s", g.FormatName, g.Router.looseNote))
+		// line's is read as that one's (a trace of another format is
+		// read so too)
+		what := g.FormatName
+		if tmpl == nil {
+			what = "the trace's first line"
 		}
+		g.Notes = append(g.Notes, fmt.Sprintf("%s does not log each request's frontend (or listener): %s", what, g.Router.looseNote))
 		g.Router = g.Router.loose
 		if g.Router == nil {
 			return nil

@@ -167,6 +167,25 @@ func (l *EnvoyLocal) Routes(o Options) (*Routing, error) {
 	if len(cs) == 0 {
 		return nil, nil
 	}
+	rt, err := l.routes(rows, cs, len(cs) > 1)
+	if err != nil || o.Scope == "" || len(cs) > 1 || len(l.listeners) < 2 {
+		return rt, err
+	}
+	// --scope kept one listener's scopes: a log whose lines name their
+	// listener still routes by it, the other listeners' lines to routes
+	// without a row; one that does not is read as that listener's
+	scoped, err := l.routes(rows, cs, true)
+	if err != nil {
+		return nil, err
+	}
+	scoped.loose, scoped.hasLoose = rt, true
+	scoped.looseNote = fmt.Sprintf("the listener %s, whose scopes --scope kept, takes every line (log each line's listener to leave the others' lines out: a field downstream_local_address with %%DOWNSTREAM_LOCAL_ADDRESS%%, or listener with its name)", cs[0].listener)
+	return scoped, nil
+}
+
+// routes is the routing of the route configs cs of rows, by the listener
+// each line names when byListener (else every line is cs[0]'s).
+func (l *EnvoyLocal) routes(rows []localRow, cs []envoyRouteConfig, byListener bool) (*Routing, error) {
 	scopes := map[string]bool{}
 	for _, s := range l.enabledScopes() {
 		scopes[s.Name] = true
@@ -196,7 +215,7 @@ func (l *EnvoyLocal) Routes(o Options) (*Routing, error) {
 		}
 		return -1
 	}
-	if len(cs) == 1 {
+	if !byListener {
 		rt.match = func(req *traffic.Request) int { return pick(each[0], req) }
 		return rt, nil
 	}

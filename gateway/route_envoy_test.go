@@ -139,8 +139,20 @@ func TestEnvoyListenerRoutes(t *testing.T) {
 	} {
 		require.Equal(t, c.want, frontendOf(t, rt, c.listener, "GET", "h", c.path), "%s %s", c.listener, c.path)
 	}
-	// one listener's scopes: its routes alone, as before
+	// one listener's scopes: a line still goes to its listener, the other
+	// listeners' to routes without a row (public's too, left out)
 	rt, err = l.Routes(Options{Scope: "internal"})
 	require.NoError(t, err)
-	require.Equal(t, traffic.NeedPath, rt.Needs())
+	require.Equal(t, traffic.NeedPath|traffic.NeedFrontend, rt.Needs())
+	require.Equal(t, []traffic.Route{{Name: "internal", Limited: true}, {Name: "public"}, {Name: "admin"}}, rt.Routes())
+	for _, c := range []struct{ listener, path, want string }{
+		{"127.0.0.1:9090", "/jobs/1", "internal"},
+		{"public", "/a", "public"},
+		{"127.0.0.1:9901", "/stats", "admin"},
+	} {
+		require.Equal(t, c.want, frontendOf(t, rt, c.listener, "GET", "h", c.path), "%s %s", c.listener, c.path)
+	}
+	// a log that names no listener: its routes alone, as before
+	require.True(t, rt.hasLoose)
+	require.Equal(t, traffic.NeedPath, rt.loose.Needs())
 }

@@ -3,6 +3,7 @@ package traffic
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -432,6 +433,29 @@ var (
 	// %DOWNSTREAM_LOCAL_ADDRESS% under its own name
 	jsonFrontends = []string{"frontend", "frontend_name", "listener", "listener_name", "downstream_local_address"}
 )
+
+// CarriesFields says which of a Request's fields a JSON line whose fields
+// have names carries (the fields its request reads): a caller can tell
+// from a trace's first line (Replay.Recognise) what its lines say.
+func CarriesFields(names []string) RequestFields {
+	var f RequestFields
+	has := func(want []string) bool {
+		return slices.ContainsFunc(want, func(n string) bool { return slices.Contains(names, n) })
+	}
+	if has(jsonMethods) {
+		f |= NeedMethod
+	}
+	if has(jsonPaths) {
+		f |= NeedPath
+	}
+	if has(jsonHosts) {
+		f |= NeedHost
+	}
+	if has(jsonFrontends) {
+		f |= NeedFrontend
+	}
+	return f
+}
 
 // readRequests: a JSON line carries what its fields hold, line by line.
 func (p *jsonParser) readRequests(RequestFields) (RequestFields, string) {
