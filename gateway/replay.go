@@ -149,7 +149,7 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 			g.Notes = append(g.Notes, g.Router.scopeNotes...)
 		}
 	}
-	if tmpl == nil && traceFormat == "jsonl" && o.From == "traefik" {
+	if tmpl == nil && traceFormat == "jsonl" && o.From == "traefik" && slices.Contains(fields, "StartUTC") {
 		// Traefik's JSON access log: time is when the line was written,
 		// after the response (and any wait of the limiter); StartUTC is
 		// when the request came (pkg/middlewares/accesslog/logdata.go)
