@@ -181,3 +181,51 @@ func TestReplayGatewayKongTwoKeysCluster(t *testing.T) {
 		},
 	}, verdicts)
 }
+
+// A Kong plugin with limit_by path counts the requests to its path under
+// the path, and any other request by its client address (get_identifier
+// in kong/plugins/rate-limiting/handler.lua). Policy redis, 1 a second,
+// one store (central): by hand, /orders/checkout from 10.0.0.1 passes, and
+// from 10.0.0.2 (its query dropped) is the path's second: rejected;
+// /orders/list from 10.0.0.1 passes, then is rejected (the address's
+// second); from 10.0.0.2 passes. Counted by the request's path, as
+// before, the second would pass (another path) and the last be rejected.
+func TestReplayGatewayKongPath(t *testing.T) {
+	dir := t.TempDir()
+	conf, trace := filepath.Join(dir, "kong.yaml"), filepath.Join(dir, "trace.jsonl")
+	require.NoError(t, os.WriteFile(conf, []byte(`_format_version: "3.0"
+services:
+  - name: shop
+    url: http://shop.internal:8080
+    routes:
+      - name: orders
+        paths: [/orders]
+        plugins:
+          - name: rate-limiting
+            config: {second: 1, limit_by: path, path: /orders/checkout, policy: redis, redis: {host: redis}}
+`), 0o644))
+	require.NoError(t, os.WriteFile(trace, []byte(`{"ts": 1700000000.0, "ip": "10.0.0.1", "path": "/orders/checkout"}
+{"ts": 1700000000.1, "ip": "10.0.0.2", "path": "/orders/checkout?x=1"}
+{"ts": 1700000000.2, "ip": "10.0.0.1", "path": "/orders/list"}
+{"ts": 1700000000.3, "ip": "10.0.0.1", "path": "/orders/list"}
+{"ts": 1700000000.4, "ip": "10.0.0.2", "path": "/orders/list"}
+`), 0o644))
+	csv := filepath.Join(dir, "d.csv")
+	status, _, errOut := run(t, "replay", trace, "--gateway", conf, "--decisions", csv)
+	require.Equal(t, 0, status, errOut)
+	got, err := os.ReadFile(csv)
+	require.NoError(t, err)
+	var rows []string
+	for _, line := range strings.Split(strings.TrimSpace(string(got)), "\n")[1:] {
+		f := strings.Split(line, ",")
+		rows = append(rows, f[6]+" "+f[12]) // verdict, the limit's key
+	}
+	require.Equal(t, []string{"accept /orders/checkout", "reject /orders/checkout", "accept 10.0.0.1", "reject 10.0.0.1", "accept 10.0.0.2"}, rows)
+
+	// a combined log: exit 2, naming the plugin's line
+	log := filepath.Join(dir, "access.log")
+	require.NoError(t, os.WriteFile(log, []byte("1.1.1.1 - - [10/Oct/2000:13:55:36 +0000] \"GET /orders HTTP/1.1\" 200 1\n"), 0o644))
+	status, _, errOut = run(t, "replay", log, "--gateway", conf)
+	require.Equal(t, 2, status, errOut)
+	require.Contains(t, errOut, "the limits of "+conf+" count by the path /orders/checkout for a request to it, else by the client address ("+conf+":9:13), which replay derives from each request's path and address in a JSON lines trace or an nginx log_format (--log-format), not a common trace")
+}

@@ -75,6 +75,12 @@ type Key struct {
 	// (haproxyDeriver), never the request's
 	cond *haCond
 	sc   int
+	// kongPath is the path of a Kong plugin with limit_by path: Kong
+	// counts a request to that path under the path, and any other by its
+	// client address (get_identifier in
+	// kong/plugins/rate-limiting/handler.lua), which replay derives from
+	// each line (kongPathDeriver); never the request's key
+	kongPath string
 }
 
 // The kinds of Key.

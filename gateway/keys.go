@@ -27,12 +27,13 @@ type keyedLimits interface {
 
 // primaryOf is the request's key among keys: the first that is not
 // KeyGlobal, an nginx map's variable (whose value may be empty, which
-// limits nothing), a key with a Default (a request without it has one)
-// nor an HAProxy counter's key where its track's condition holds (which a
-// request may lack); ok is false when every one is (or there is none).
+// limits nothing), a key with a Default (a request without it has one),
+// an HAProxy counter's key where its track's condition holds (which a
+// request may lack) nor a key replay derives (Kong's limit_by path); ok
+// is false when every one is (or there is none).
 func primaryOf(keys []Key) (Key, bool) {
 	for _, k := range keys {
-		if k.Kind != KeyGlobal && k.mapped == nil && k.Default == "" && k.cond == nil {
+		if k.Kind != KeyGlobal && k.mapped == nil && k.Default == "" && k.cond == nil && k.kongPath == "" {
 			return k, true
 		}
 	}

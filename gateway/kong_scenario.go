@@ -143,7 +143,7 @@ func (k *Kong) Scenario(o Options) (*Import, error) {
 		return nil, err
 	}
 	primary, hasPrimary := primaryOf(keys)
-	differ := slices.ContainsFunc(keys, func(x Key) bool { return !sameKey(x, keys[0]) })
+	differ := slices.ContainsFunc(keys, func(x Key) bool { return !sameKey(x, keys[0]) || x.kongPath != "" })
 	base := filepath.Base(k.File)
 	im := newImport(base, "The rate limits of "+base+".",
 		"Imported from "+base+" by ratesim import --from kong: one row per route (or",
@@ -408,8 +408,47 @@ func (p *KongPlugin) key() Key {
 		key.Kind, key.Name = KeyHeader, strings.ToLower(p.HeaderName)
 	case "service", "route":
 		key.Kind, key.Name = KeyGlobal, ""
+	case "path":
+		// the path for a request to it, the client address for any
+		// other: a key of its own per path, which replay derives
+		key.Name, key.kongPath = "path "+p.Path, p.Path
+		key.Attr = "path_or_ip" + strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+				return r
+			}
+			return '_'
+		}, p.Path)
 	}
 	return key
+}
+
+// kongPathDeriver gives a request the key of a Kong plugin with limit_by
+// path (Key.kongPath): the plugin's path when the request's path, without
+// its query, is that path, else its client address, as Kong's
+// get_identifier does (kong/plugins/rate-limiting/handler.lua).
+type kongPathDeriver struct {
+	path    string
+	vars    []string // the request's path (or request line), its address
+	request bool     // vars[0] is a request line
+}
+
+func (d *kongPathDeriver) Vars() []string { return d.vars }
+
+func (d *kongPathDeriver) Derive(vals []string) string {
+	p := vals[0]
+	if d.request {
+		// METHOD PATH PROTOCOL
+		if f := strings.Fields(p); len(f) >= 2 {
+			p = f[1]
+		}
+	}
+	if i := strings.IndexByte(p, '?'); i >= 0 {
+		p = p[:i]
+	}
+	if p == d.path {
+		return d.path
+	}
+	return vals[1]
 }
 
 func (*Kong) keyedLimits() {}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"fmt"
 	"net/textproto"
 	"path/filepath"
@@ -210,6 +211,15 @@ func ReadReplay(cfg Config, o ReplayOptions) (*Replay, error) {
 			g.Attrs = append(g.Attrs, a)
 			continue
 		}
+		if k.kongPath != "" {
+			d, err := kongPathDeriverOf(k, tmpl, traceFormat, o.From, fields, g.FormatName, file)
+			if err != nil {
+				return nil, err
+			}
+			a.Field, a.Derive = d.vars[0], d
+			g.Attrs = append(g.Attrs, a)
+			continue
+		}
 		if k.mapped != nil && tmpl != nil && tmpl.Index(name) < 0 {
 			// the log has not the map's value: replay evaluates the map
 			// on the variables it reads, which the log must have
@@ -386,6 +396,42 @@ func keyFieldOf(k Key, tmpl *traffic.LogTemplate, formatName, traceFormat, from 
 	}
 	return "", fmt.Errorf("%s, which a combined or common log does not carry: log it (nginx: $http_%s in a log_format) and name that field with --key-field, or give the log's format with --log-format",
 		what, strings.ReplaceAll(k.Name, "-", "_"))
+}
+
+// kongPathDeriverOf is the deriver of k, the key of a Kong plugin with
+// limit_by path, from a log_format's variables or a JSON lines trace's
+// fields (whose first line's names are fields): the request's path (or
+// request line) and its client address. Another trace is an error.
+func kongPathDeriverOf(k Key, tmpl *traffic.LogTemplate, traceFormat, from string, fields []string, formatName, file string) (*kongPathDeriver, error) {
+	what := fmt.Sprintf("the limits of %s count by the path %s for a request to it, else by the client address (%s)", file, k.kongPath, k.Where)
+	addr, err := keyFieldOf(Key{Kind: KeyAddr, Where: k.Where}, tmpl, formatName, traceFormat, from, fields, file)
+	if err != nil {
+		return nil, err
+	}
+	d := &kongPathDeriver{path: k.kongPath}
+	var paths []string
+	switch {
+	case tmpl != nil:
+		paths = []string{"uri", "document_uri", "request_uri", "request"}
+		for _, v := range paths {
+			if tmpl.Index(v) >= 0 {
+				d.vars, d.request = []string{v, addr}, v == "request"
+				return d, nil
+			}
+		}
+		return nil, fmt.Errorf("%s, and %s does not log the path: add $uri (or $request) to that log_format", what, formatName)
+	case traceFormat == "jsonl":
+		paths = []string{"RequestPath", "path", "uri", "request_uri", "url"}
+		for _, v := range paths {
+			if slices.Contains(fields, v) {
+				d.vars = []string{v, addr}
+				return d, nil
+			}
+		}
+		d.vars = []string{"path", addr}
+		return d, nil
+	}
+	return nil, fmt.Errorf("%s, which replay derives from each request's path and address in a JSON lines trace or an nginx log_format (--log-format), not a %s trace", what, cmp.Or(traceFormat, "combined or common"))
 }
 
 // fieldNames are the names a field of a CSV, TSV or JSON lines trace

@@ -182,3 +182,40 @@ func TestAttributeValuesNamed(t *testing.T) {
 	require.NoError(t, stream.Err())
 	require.Equal(t, []string{"bulk 2", "batch 1", "none", "live 0"}, got)
 }
+
+// joinDeriver derives "client@ip" from two fields, none when the client
+// is empty.
+type joinDeriver struct{}
+
+func (joinDeriver) Vars() []string { return []string{"client", "ip"} }
+func (joinDeriver) Derive(vals []string) string {
+	if vals[0] == "" {
+		return ""
+	}
+	return vals[0] + "@" + vals[1]
+}
+
+// A JSON line's attribute may be derived from its fields, as a log
+// format's from its variables: an absent field reads as "", and "" is no
+// value.
+func TestReplayAttributeDerivedJSON(t *testing.T) {
+	p := t.TempDir() + "/t.jsonl"
+	require.NoError(t, os.WriteFile(p, []byte(`{"ts":1700000000.1,"ip":"1.0.0.1","client":"c1"}`+"\n"+`{"ts":1700000000.2,"ip":"1.0.0.2"}`+"\n"), 0o644))
+	plan := Plan{Sources: []Source{&Replay{Path: p, TimeUnit: "s", KeyField: "ip",
+		AttrFields: []AttrField{{Name: "x", Field: "client", Derive: joinDeriver{}}}}}}
+	keys, stream, err := plan.Open()
+	require.NoError(t, err)
+	attrs := keys.Attrs()
+	var got []string
+	var a Arrival
+	for stream.Next(&a) {
+		v := attrs.Values(a.Attrs)[0]
+		if v == NoValue {
+			got = append(got, "-")
+		} else {
+			got = append(got, attrs.Value(0, v))
+		}
+	}
+	require.NoError(t, stream.Err())
+	require.Equal(t, []string{"c1@1.0.0.1", "-"}, got)
+}

@@ -193,9 +193,10 @@ type Replay struct {
 type AttrField struct {
 	Name, Field, For string
 	// Derive, when set, computes the value from variables of the line
-	// (a LogFormat's; other formats ignore it) as the gateway does, in
-	// place of reading Field (an nginx map, whose source Field is). Set
-	// by the caller (replay --gateway); no scenario field sets it.
+	// (a LogFormat's, or a JSON line's fields; other formats ignore it)
+	// as the gateway does, in place of reading Field (an nginx map, whose
+	// source Field is). Set by the caller (replay --gateway); no scenario
+	// field sets it.
 	Derive Deriver
 	// Default, when set, is the value of a line whose field is empty or
 	// absent (APIM's GetValueOrDefault of a header the request lacks).
@@ -207,7 +208,8 @@ type AttrField struct {
 // line, as a gateway computes a limit's key from a request (an nginx map
 // of a header). It must be safe for use by several streams at once.
 type Deriver interface {
-	// Vars are the variables of the LogFormat it reads.
+	// Vars are the variables of the LogFormat (or the fields of the JSON
+	// line) it reads.
 	Vars() []string
 	// Derive returns the value from the values of Vars, in their order
 	// ("" for a variable nginx logged as "-"); "" is no value.

@@ -676,7 +676,9 @@ type jsonParser struct {
 	cur                                        string // the field parse read last
 	route                                      bool   // read the request's fields (readRequests)
 	attrFields                                 []string
-	keyFor                                     string // what needs the key (Replay.KeyFor), for errors
+	attrDerive                                 []Deriver // each attribute's Derive, nil where none
+	args                                       []string  // Derive's, reused
+	keyFor                                     string    // what needs the key (Replay.KeyFor), for errors
 }
 
 func newJSONParser(r *Replay, tp *timeParser) *jsonParser {
@@ -686,6 +688,7 @@ func newJSONParser(r *Replay, tp *timeParser) *jsonParser {
 	}
 	for _, a := range r.AttrFields {
 		p.attrFields = append(p.attrFields, a.Field)
+		p.attrDerive = append(p.attrDerive, a.Derive)
 	}
 	p.unit = unitOfName(p.timeField)
 	return p
@@ -818,7 +821,29 @@ func (p *jsonParser) parseObject(line []byte, out *parsedLine) badLine {
 		p.request(&out.req)
 	}
 	out.attrs = out.attrs[:0]
-	for _, name := range p.attrFields {
+	for i, name := range p.attrFields {
+		if d := p.attrDerive[i]; d != nil {
+			// computed from fields of the line, as the gateway computes
+			// the key (an absent or non-scalar field is "")
+			p.args = p.args[:0]
+			for _, f := range d.Vars() {
+				p.cur = f
+				text, scalar, _, bad := p.value(f)
+				if bad.reason != "" {
+					return bad
+				}
+				if !scalar {
+					text = nil
+				}
+				p.args = append(p.args, string(text))
+			}
+			var v []byte
+			if s := d.Derive(p.args); s != "" {
+				v = []byte(s)
+			}
+			out.attrs = append(out.attrs, v)
+			continue
+		}
 		p.cur = name
 		text, scalar, _, bad := p.value(name)
 		switch {
