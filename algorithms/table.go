@@ -135,7 +135,7 @@ func NewTable(name string, p Params) (Table, error) {
 }
 
 // NewWindowRule returns the rule of a windowed counter for sync, or false
-// for an algorithm that is not one.
+// for an algorithm that is not one. cloudflare-rate-limit's is a BlockRule.
 func NewWindowRule(name string, p Params) (WindowRule, bool, error) {
 	if _, err := New(name, p); err != nil {
 		return nil, false, err
@@ -145,6 +145,8 @@ func NewWindowRule(name string, p Params) (WindowRule, bool, error) {
 		return newFixedWindowRule(p), true, nil
 	case "sliding-window":
 		return newSlidingWindowRule(p), true, nil
+	case "cloudflare-rate-limit":
+		return newCloudflareRule(p), true, nil // a BlockRule
 	}
 	return nil, false, nil
 }

@@ -240,10 +240,13 @@ func (c *Config) BalancerOf(co Coordination) Balancer {
 var modesOf = map[string][]Mode{
 	"fixed-window":   {Local, Split, Central, Racy, Sync, Global},
 	"sliding-window": {Local, Split, Central, Racy, Sync, Global},
-	"token-bucket":   {Local, Split, Central, Racy, Lease, Global},
-	"gcra":           {Local, Split, Central, Racy, Lease, Global},
-	"x-time-rate":    {Local, Split},
-	"none":           {Local, Split}, // nothing to keep in a store
+	// Cloudflare's counts that reach the other data centers later: each
+	// node decides on the counts it knows and blocks on its own
+	"cloudflare-rate-limit": {Local, Split, Central, Racy, Sync, Global},
+	"token-bucket":          {Local, Split, Central, Racy, Lease, Global},
+	"gcra":                  {Local, Split, Central, Racy, Lease, Global},
+	"x-time-rate":           {Local, Split},
+	"none":                  {Local, Split}, // nothing to keep in a store
 	// an all-of row's members each keep their state on the node (local) or
 	// in the store (central, racy: algorithms.NewTable's all-of Table);
 	// split would share the row's policy, not its members'

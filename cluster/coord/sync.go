@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"fmt"
 	"github.com/ratesim/ratesim/sim"
 	"math"
 	"time"
@@ -34,6 +35,10 @@ type syncKey struct {
 	g, inflight, delta [2]int64
 	dirty              bool // listed in syncNode.dirty
 	used               bool // has counted anything
+	// blocked is the end of the key's block on this node, on the node's
+	// clock (a BlockRule's mitigation timeout), XOR algorithms.NoBlock:
+	// the zero key has none
+	blocked time.Duration
 }
 
 // syncNode is one node's counts.
@@ -101,10 +106,25 @@ func (c *clusterRun) syncDecide(at *sim.Attempt) error {
 	sk := nd.sync.key(key)
 	sk.at(c.rule.WindowIndex(now))
 	if c.explain && c.explains(at) {
-		c.viewBefore(at, nodeName(int(at.Node)), nil, now, syncNote(sk))
+		note := syncNote(sk)
+		if end := sk.blocked ^ algorithms.NoBlock; now < end {
+			note += fmt.Sprintf("; the node blocks the key until %v", end)
+		}
+		c.viewBefore(at, nodeName(int(at.Node)), nil, now, note)
 		c.viewAfter()
 	}
-	d, counted := c.rule.DecideCounts(now, sk.count(0), sk.count(1), at.Arrival.Cost)
+	var d algorithms.Decision
+	var counted bool
+	if br, ok := c.rule.(algorithms.BlockRule); ok {
+		// cloudflare-rate-limit: each node blocks on its own for the
+		// mitigation timeout when the counts it knows trigger the rule
+		// (docs/algorithms.md)
+		var end time.Duration
+		d, counted, end = br.DecideBlocked(now, sk.blocked^algorithms.NoBlock, sk.count(0), sk.count(1), at.Arrival.Cost)
+		sk.blocked = end ^ algorithms.NoBlock
+	} else {
+		d, counted = c.rule.DecideCounts(now, sk.count(0), sk.count(1), at.Arrival.Cost)
+	}
 	if counted {
 		sk.delta[1] = satAdd(sk.delta[1], at.Arrival.Cost)
 		if !sk.dirty {
