@@ -240,9 +240,10 @@ func (c *Config) BalancerOf(co Coordination) Balancer {
 var modesOf = map[string][]Mode{
 	"fixed-window":   {Local, Split, Central, Racy, Sync, Global},
 	"sliding-window": {Local, Split, Central, Racy, Sync, Global},
-	// Cloudflare's counts that reach the other data centers later: each
-	// node decides on the counts it knows and blocks on its own
-	"cloudflare-rate-limit": {Local, Split, Central, Racy, Sync, Global},
+	// Cloudflare's counters per data center (local), or counts that reach
+	// the other data centers later (sync: each node decides on the counts
+	// it knows and blocks on its own); its block has no rule in a store
+	"cloudflare-rate-limit": {Local, Split, Sync},
 	"token-bucket":          {Local, Split, Central, Racy, Lease, Global},
 	"gcra":                  {Local, Split, Central, Racy, Lease, Global},
 	"x-time-rate":           {Local, Split},

@@ -27,7 +27,8 @@ var builtinNames = []string{"double-burst", "token-vs-leaky", "nginx-burst", "sl
 	"traefik-average", "resilience4j-cycles", "bucket4j-greedy", "istio-local-pods",
 	"aws-backoff-jitter", "brooker-retries-5", "brooker-retries-50", "brooker-retries-100", "sre-client-throttling", "nc-rate-latency", "traefik-router-buckets",
 	"aws-burst-400", "apigee-spike-100pm", "azure-increment-late", "guava-next-pays", "cloudflare-mitigation",
-	"uber-take", "redis-rate-partial", "priority-shedding", "gubernator-global"}
+	"uber-take", "redis-rate-partial", "priority-shedding", "gubernator-global",
+	"cloudflare-data-centers"}
 
 // Default is the built-in scenario `ratesim compare` runs when given none.
 const Default = "double-burst"

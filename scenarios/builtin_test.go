@@ -36,7 +36,8 @@ func TestBuiltins(t *testing.T) {
 		"traefik-average", "resilience4j-cycles", "bucket4j-greedy", "istio-local-pods",
 		"aws-backoff-jitter", "brooker-retries-5", "brooker-retries-50", "brooker-retries-100", "sre-client-throttling", "nc-rate-latency", "traefik-router-buckets",
 		"aws-burst-400", "apigee-spike-100pm", "azure-increment-late", "guava-next-pays", "cloudflare-mitigation",
-		"uber-take", "redis-rate-partial", "priority-shedding", "gubernator-global"}, names)
+		"uber-take", "redis-rate-partial", "priority-shedding", "gubernator-global",
+		"cloudflare-data-centers"}, names)
 	require.Equal(t, Default, names[0])
 
 	// every embedded file is listed
@@ -48,7 +49,7 @@ func TestBuiltins(t *testing.T) {
 	}
 
 	_, err = Builtin("nope")
-	require.EqualError(t, err, `no built-in scenario "nope" (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst, sdi-token-bucket, sdi-fixed-window, sdi-sliding-window, cloudflare-window, figma-fixed-window, kong-6723, kong-6723-sync, kong-6724, apisix-12592, openfoodfacts-nginx, traefik-average, resilience4j-cycles, bucket4j-greedy, istio-local-pods, aws-backoff-jitter, brooker-retries-5, brooker-retries-50, brooker-retries-100, sre-client-throttling, nc-rate-latency, traefik-router-buckets, aws-burst-400, apigee-spike-100pm, azure-increment-late, guava-next-pays, cloudflare-mitigation, uber-take, redis-rate-partial, priority-shedding, gubernator-global)`)
+	require.EqualError(t, err, `no built-in scenario "nope" (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst, sdi-token-bucket, sdi-fixed-window, sdi-sliding-window, cloudflare-window, figma-fixed-window, kong-6723, kong-6723-sync, kong-6724, apisix-12592, openfoodfacts-nginx, traefik-average, resilience4j-cycles, bucket4j-greedy, istio-local-pods, aws-backoff-jitter, brooker-retries-5, brooker-retries-50, brooker-retries-100, sre-client-throttling, nc-rate-latency, traefik-router-buckets, aws-burst-400, apigee-spike-100pm, azure-increment-late, guava-next-pays, cloudflare-mitigation, uber-take, redis-rate-partial, priority-shedding, gubernator-global, cloudflare-data-centers)`)
 }
 
 // The default scenario of `ratesim compare` is docs/algorithms.md, worked example 1.
@@ -177,7 +178,7 @@ func TestLoadResolve(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "builtin:token-vs-leaky", sc.File)
 	_, err = Resolve(missing)
-	require.EqualError(t, err, missing+": no such file, and no built-in scenario of that name (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst, sdi-token-bucket, sdi-fixed-window, sdi-sliding-window, cloudflare-window, figma-fixed-window, kong-6723, kong-6723-sync, kong-6724, apisix-12592, openfoodfacts-nginx, traefik-average, resilience4j-cycles, bucket4j-greedy, istio-local-pods, aws-backoff-jitter, brooker-retries-5, brooker-retries-50, brooker-retries-100, sre-client-throttling, nc-rate-latency, traefik-router-buckets, aws-burst-400, apigee-spike-100pm, azure-increment-late, guava-next-pays, cloudflare-mitigation, uber-take, redis-rate-partial, priority-shedding, gubernator-global)")
+	require.EqualError(t, err, missing+": no such file, and no built-in scenario of that name (built-ins: double-burst, token-vs-leaky, nginx-burst, sliding-window-accuracy, retry-storm, retry-storm-jitter, api-gateway, cron-aligned, ip-rotation, kong-local-pods, kong-local-pods-backend, redis-race, sync-interval, redis-outage, flexible-consistency, protect-the-backend, gc-pause-collapse, netflix-gradient2, metastable-retry, metastable-retry-jitter, metastable-retry-budget, choose-burst, sdi-token-bucket, sdi-fixed-window, sdi-sliding-window, cloudflare-window, figma-fixed-window, kong-6723, kong-6723-sync, kong-6724, apisix-12592, openfoodfacts-nginx, traefik-average, resilience4j-cycles, bucket4j-greedy, istio-local-pods, aws-backoff-jitter, brooker-retries-5, brooker-retries-50, brooker-retries-100, sre-client-throttling, nc-rate-latency, traefik-router-buckets, aws-burst-400, apigee-spike-100pm, azure-increment-late, guava-next-pays, cloudflare-mitigation, uber-take, redis-rate-partial, priority-shedding, gubernator-global, cloudflare-data-centers)")
 	_, err = Resolve(dir)
 	require.EqualError(t, err, dir+": is a directory, want a scenario file")
 

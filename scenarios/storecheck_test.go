@@ -17,7 +17,9 @@ func TestStoreRowsAtReadTime(t *testing.T) {
 		{"  - {name: all-of, coordination: racy, limits: [{name: aws-usage-plan, per: 24h}]}\n",
 			`c.yaml:7:56: algorithms[0].limits[0].name: "aws-usage-plan": an all-of row with coordination: racy keeps its limits in the store`},
 		{"  - cloudflare-rate-limit\n",
-			`c.yaml:7:5: algorithms[0]: cloudflare-rate-limit: the default on a cluster is central, which keeps the row's state in the store, where cloudflare-rate-limit cannot run (it has no rule over a state held apart): use coordination: local or split`},
+			`c.yaml:7:5: algorithms[0].coordination: missing: the default on a cluster is central, which cloudflare-rate-limit does not take (want local, split or sync)`},
+		{"  - {name: aws-usage-plan, rate: 30, per: 24h}\n",
+			`c.yaml:7:5: algorithms[0]: aws-usage-plan: the default on a cluster is central, which keeps the row's state in the store, where aws-usage-plan cannot run (it has no rule over a state held apart): use coordination: local or split`},
 		{"  - {name: aws-usage-plan, rate: 30, per: 24h, coordination: racy}\n",
 			`c.yaml:7:62: algorithms[0].coordination: aws-usage-plan: coordination: racy keeps the row's state in the store`},
 	} {
