@@ -134,3 +134,74 @@ func TestCloudflareSkewedNodeNotBlocked(t *testing.T) {
 		}, got)
 	}
 }
+
+// cloudflare-rate-limit is opt-in (not in algorithms.Names, which the
+// suites over every algorithm walk): the same accounts over each of its
+// modes, with and without a block, with skews, jitter, a node down (its
+// blocks lost with its counts), a store down and flushed, and retries:
+// every attempt has one verdict, and the nodes' shares add up to the row's.
+func TestCloudflareEveryMode(t *testing.T) {
+	t.Parallel()
+	pol := algorithms.Policy{Rate: 5, Per: time.Second, Burst: 5}
+	var at []time.Duration
+	for i := range 300 {
+		at = append(at, time.Duration(i*i%997)*3*ms)
+	}
+	for _, mode := range cluster.ModesOf("cloudflare-rate-limit") {
+		for _, block := range []time.Duration{0, 400 * ms} {
+			cfg := clusterConfig("cloudflare-rate-limit", pol, cluster.Coordination{Mode: mode, Sync: 40 * ms}, 3, 2*ms, at...)
+			if mode != cluster.Sync {
+				cfg.Algorithms[0].Coord.Sync = 0
+			}
+			cfg.Algorithms[0].Params.MitigationTimeout = block
+			cfg.Cluster.Store.Jitter = 700 * us
+			cfg.Cluster.Store.Timeout = 20 * ms
+			cfg.Cluster.Skew = []time.Duration{-ms, 0, 2 * ms}
+			cfg.Cluster.Faults = []cluster.Fault{
+				{Type: cluster.NodeDown, Node: 1, At: 300 * ms, For: 400 * ms},
+				{Type: cluster.StoreDown, At: 1500 * ms, For: 100 * ms},
+				{Type: cluster.StoreFlush, At: 2 * time.Second},
+			}
+			cfg.Retries = []traffic.RetryPolicy{{Policy: "retry-after", MaxAttempts: 2}}
+			res, got := runCluster(t, cfg)
+			require.Equal(t, res.Attempts, int64(len(got)), "%s %v", mode, block)
+			require.Equal(t, res.Attempts, res.Accepted+res.Delayed+res.Rejected, "%s %v", mode, block)
+			var att, adm int64
+			for _, n := range res.Cluster.PerNode {
+				att, adm = att+n.Attempts, adm+n.Admitted
+			}
+			require.Equal(t, [2]int64{res.Attempts, res.Accepted}, [2]int64{att, adm}, "%s %v", mode, block)
+			require.Greater(t, res.Accepted, int64(0), "%s %v", mode, block)
+		}
+	}
+}
+
+// A node's blocks go with the rest of its state when it goes down: 1 per
+// 10s, blocked 1 minute, node 0 alone up but for 3s to 4s, syncing every
+// second (at 0, 1, 2... s; node 1 would at 0.5, 1.5... s). 0s is admitted
+// and sent at once (a sync at an arrival's instant comes after it): node 0
+// knows 1 from 2ms. 1s finds 1, and 1 + 1 is over the rate: blocked
+// until 61s (then window 6, where window 0's count no longer weighs: the
+// wait is the block's 60s); 2s is blocked (59s). The node is down from 3s
+// to 4s and comes back fresh, knowing no count and no block: 5s is
+// admitted, though the store still holds 1 for the window.
+func TestCloudflareSyncBlockLostWithNode(t *testing.T) {
+	t.Parallel()
+	sec := time.Second
+	pol := algorithms.Policy{Rate: 1, Per: 10 * sec, Burst: 1}
+	cfg := clusterConfig("cloudflare-rate-limit", pol, cluster.Coordination{Mode: cluster.Sync, Sync: sec}, 2, 2*ms, 0, sec, 2*sec, 5*sec)
+	cfg.Algorithms[0].Params.MitigationTimeout = time.Minute
+	cfg.Duration = 10 * sec
+	cfg.Cluster.Faults = []cluster.Fault{ // node 1 stands in while node 0 is down
+		{Type: cluster.NodeDown, Node: 1, At: 0, For: 3 * sec},
+		{Type: cluster.NodeDown, Node: 0, At: 3 * sec, For: sec},
+		{Type: cluster.NodeDown, Node: 1, At: 4 * sec, For: 6 * sec},
+	}
+	_, got := runCluster(t, cfg)
+	requireDecisions(t, []decisionRow{
+		{at: 0, decided: 0, verdict: algorithms.Accept},
+		{at: sec, decided: sec, verdict: algorithms.Reject, retryAfter: 60 * sec},
+		{at: 2 * sec, decided: 2 * sec, verdict: algorithms.Reject, retryAfter: 59 * sec},
+		{at: 5 * sec, decided: 5 * sec, verdict: algorithms.Accept},
+	}, got)
+}
