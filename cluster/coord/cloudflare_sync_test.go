@@ -75,6 +75,11 @@ func TestCloudflareSyncBlocksPerNode(t *testing.T) {
 	requireDecisions(t, want, got)
 	c := res.Cluster
 	require.Equal(t, [3]int64{7, 4, 3}, [3]int64{c.Admitted, c.ReferenceAdmitted, c.ExtraAdmitted})
+	// what node 0 decided on at 3.5s (request 6): the 4 it heard at
+	// 2.002s, and its block from 2.5s
+	v := explainCluster(t, cfg, 6).View
+	require.Equal(t, "node 0", v.Where)
+	require.Equal(t, "the node's counts of the key: current window 4 (last heard 4 + in flight 0 + counted since 0), previous 0; the node blocks the key until 7.5s", v.Note)
 }
 
 // With mitigation-timeout 0 (throttle) cloudflare-rate-limit is the
