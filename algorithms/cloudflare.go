@@ -43,12 +43,14 @@ import (
 // Per data center: Cloudflare's counters "are not shared across data
 // centers" ("Request rate calculation"; newer revisions add "with the
 // exception of data centers associated with the same geographical
-// location"), and within one location the blog above describes counts
-// kept apart and reaching the shared counter later. In a cluster's local
-// mode each node is a data center counting alone. In sync mode
-// (docs/cluster.md) each node decides on the counts it knows, its own plus
-// those of the others that reached it at its last sync, with the rule
-// above, and keeps its own block per key: a node blocks a key when the
+// location"), and within one, the blog above keeps the count of the
+// servers a client's requests are spread over in memcached, incremented
+// asynchronously: a server's counts reach the others later. In a
+// cluster's local mode each node is a data center counting alone. In sync
+// mode (docs/cluster.md) the nodes are the data centers (or servers) whose
+// counts reach the others later: each decides on the counts it knows, its
+// own plus those of the others that reached it at its last sync, with the
+// rule above, and keeps its own block per key: a node blocks a key when the
 // counts it knows trigger the rule, for the mitigation timeout, whatever
 // the other nodes decide meanwhile; the requests it blocks are not counted
 // and so never reach the others.
