@@ -263,6 +263,8 @@ var modesOf = map[string][]Mode{
 	"uber-ratelimit": {Local, Split}, "resilience4j": {Local, Split},
 	"redis-rate-at-most": {Local, Split}, "apigee-spike-arrest": {Local, Split},
 	"apigee-quota": {Local, Split}, "azure-rate-limit": {Local, Split},
+	"aws-usage-plan": {Local, Split}, "netflix-partitioned": {Local, Split},
+	"stripe-fleet-shedder": {Local, Split},
 }
 
 // defaultModes are the modes of an algorithm not in modesOf.

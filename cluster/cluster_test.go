@@ -2,10 +2,13 @@ package cluster
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratesim/ratesim/algorithms"
 )
 
 // One skew value v spreads the nodes' clocks evenly over [-v, v]: 4 nodes
@@ -48,6 +51,32 @@ func TestModesOf(t *testing.T) {
 	require.True(t, IncrWrites("sliding-window"))
 	require.False(t, IncrWrites("gcra"))
 	require.Equal(t, []Mode{Local, Split, Central, Racy, Global}, ModesOf("leaky-bucket"))
+}
+
+// A row with no rule over a state held apart (algorithms.NewTable refuses
+// it: the libraries' and vendors' rows) takes only the modes whose state
+// stays on the nodes: local, split, and sync for Cloudflare's counters,
+// which a node keeps itself. The others take the store's modes too.
+func TestModesOfFollowTheStore(t *testing.T) {
+	onNodes := []Mode{Local, Split, Sync}
+	p := algorithms.Params{Policy: algorithms.Policy{Rate: 1, Per: time.Second, Burst: 1}}
+	infos := slices.Concat(algorithms.All(), algorithms.WithBackend(), algorithms.OptIn())
+	for _, a := range infos {
+		if _, err := algorithms.New(a.Name, p); err != nil {
+			continue // needs options of its own (checked below)
+		}
+		_, err := algorithms.NewTable(a.Name, p)
+		for _, m := range ModesOf(a.Name) {
+			if !slices.Contains(onNodes, m) {
+				require.NoError(t, err, "%s takes %s, which keeps its state in the store", a.Name, m)
+			}
+		}
+	}
+	// the shedding rows need partitions or critical values: no store
+	require.Equal(t, []Mode{Local, Split}, ModesOf("netflix-partitioned"))
+	require.Equal(t, []Mode{Local, Split}, ModesOf("stripe-fleet-shedder"))
+	require.Equal(t, []Mode{Local, Split}, ModesOf("aws-usage-plan"))
+	require.Equal(t, []Mode{Local, Split, Sync}, ModesOf("cloudflare-rate-limit"))
 }
 
 // Defaults fill only what the row left unset, and only the knobs its mode

@@ -19,9 +19,9 @@ func TestStoreRowsAtReadTime(t *testing.T) {
 		{"  - cloudflare-rate-limit\n",
 			`c.yaml:7:5: algorithms[0].coordination: missing: the default on a cluster is central, which cloudflare-rate-limit does not take (want local, split or sync)`},
 		{"  - {name: aws-usage-plan, rate: 30, per: 24h}\n",
-			`c.yaml:7:5: algorithms[0]: aws-usage-plan: the default on a cluster is central, which keeps the row's state in the store, where aws-usage-plan cannot run (it has no rule over a state held apart): use coordination: local or split`},
+			`c.yaml:7:5: algorithms[0].coordination: missing: the default on a cluster is central, which aws-usage-plan does not take (want local or split)`},
 		{"  - {name: aws-usage-plan, rate: 30, per: 24h, coordination: racy}\n",
-			`c.yaml:7:62: algorithms[0].coordination: aws-usage-plan: coordination: racy keeps the row's state in the store`},
+			`c.yaml:7:62: algorithms[0].coordination: "racy": not a mode of aws-usage-plan, which cannot run in the store (want local or split)`},
 	} {
 		_, err := Parse("c.yaml", []byte(head+c.src))
 		require.ErrorContains(t, err, c.want, c.src)
