@@ -536,10 +536,15 @@ func whyNot(name string, m cluster.Mode) string {
 	return fmt.Sprintf(": %s is for %s only", m, who)
 }
 
-// takers writes the algorithms for which ok holds, as "a, b and c".
+// takers writes the algorithms for which ok holds, as "a, b and c": the
+// named rows, then the opt-in ones (a vendor's that a scenario names).
 func takers(ok func(name string) bool) string {
 	var list []string
-	for _, name := range algorithms.Names() {
+	names := algorithms.Names()
+	for _, a := range algorithms.OptIn() {
+		names = append(names, a.Name)
+	}
+	for _, name := range names {
 		if ok(name) {
 			list = append(list, name)
 		}
