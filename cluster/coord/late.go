@@ -2,9 +2,11 @@ package coord
 
 import (
 	"time"
+	"unsafe"
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/cluster"
+	"github.com/ratesim/ratesim/internal/prefetch"
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -15,54 +17,67 @@ import (
 // round trip within the timeout, so none fails; and no watcher sampling
 // the store's state between a script's arrival and its reply, nor a view
 // of a decision (inspect.go) counting what is in flight. Then the
-// store's state is read by the replies only, and each script may execute
-// as late as its reply: the reply executes, in order of arrival, every
-// script that reached the store no later than its own (all of them sent
-// by then, as each was sent before it arrived), its own last. An operation
-// is then one event of the row's agenda (its reply) instead of two. The
+// store's state is read by the scripts only, and a script may execute at
+// any moment between the sends of every script that reaches the store
+// before it and its reply, with the instant of its arrival: an operation
+// is one event of the row's agenda (its reply) instead of two. A script
+// executes as soon as no script still to be sent can reach the store
+// before it: at the send of one sent rtt/2 before its arrival or later
+// (each trip there takes at least rtt/2), or else at its reply, which
+// executes, in order of arrival, every script that reached the store no
+// later than its own (all sent by then). So a script executes while what
+// it reads is still in cache, a trip of jitter after it was written. The
 // scripts execute in the same order, on the same instants, as on the
 // queued path; TestClusterLateScriptsMatchQueue holds it to it.
 //
 // The scripts in flight live in a ring in the order they were sent, each
 // numbered by its place in that order, and wait for their arrival at the
 // store and for their reply in two timing wheels (lateWheel) whose slots
-// link the ring's entries: the trips of a script and of those sent about
-// then end about together, so that what a reply reads was written near
-// what the replies around it read, and an operation costs no node of its
-// own in a queue.
+// link the ring's entries, through their trips (lateTrip, apart), so that
+// an operation costs no node of its own in a queue. A reply reads its
+// entry a round trip after its send, when it has left the cache: the
+// wheel of replies has the entries of the next few slots fetched ahead.
 type lateScripts struct {
 	ring    []lateEntry // script n at n & (len(ring)-1)
+	trips   []lateTrip  // script n's trips, at the same place as in ring
 	lo, hi  uint64      // the scripts not yet done with are lo..hi-1
 	arrived lateWheel   // by arrival at the store: (instant, number)
 	replies lateWheel   // by reply: (instant, arrival's instant, number)
-	pf      algorithms.Prefetcher
-	keys    [1]algorithms.Key // the key advance prefetches
+	// ahead is the last slot of replies whose entries were prefetched
+	ahead int64
+	lines []uintptr // the addresses to prefetch
 }
 
-// lateEntry is a script in flight. What the wheels read comes first,
-// with the key and the cost in the same 64 bytes.
-type lateEntry struct {
+// lateTrip is what the wheels read of a script in flight: its instants
+// and its links, apart from the rest of its entry, so that the wheels'
+// lists are walked over a few bytes a script.
+type lateTrip struct {
 	arrive time.Duration // at the store
 	reply  time.Duration // at its node
 	link   [2]uint64     // the next entry in its slot of each wheel, or noItem
-	done   bool          // executed (by its own reply or a later one's)
-	freed  bool          // answered
-	fired  int32         // the limit that decided dec (firedOf)
-	at     sim.Attempt
-	dec    algorithms.Decision
+}
+
+// lateEntry is the rest of a script in flight.
+type lateEntry struct {
+	done  bool  // executed (by its own reply or a later one's)
+	freed bool  // answered
+	fired int32 // the limit that decided dec (firedOf)
+	at    sim.Attempt
+	dec   algorithms.Decision
 }
 
 // newLateScripts returns the scripts of a row whose wheels span 2^shift
-// ns a slot (storeEvents.trips), which prefetch the table's rows with pf
-// (nil: no prefetch).
-func newLateScripts(shift uint, pf algorithms.Prefetcher) *lateScripts {
-	l := &lateScripts{ring: make([]lateEntry, 1024), pf: pf}
+// ns a slot (storeEvents.trips).
+func newLateScripts(shift uint) *lateScripts {
+	l := &lateScripts{ring: make([]lateEntry, 1024), trips: make([]lateTrip, 1024)}
 	l.arrived.init(0, shift)
 	l.replies.init(1, shift)
 	return l
 }
 
 func (l *lateScripts) entry(n uint64) *lateEntry { return &l.ring[n&uint64(len(l.ring)-1)] }
+
+func (l *lateScripts) trip(n uint64) *lateTrip { return &l.trips[n&uint64(len(l.trips)-1)] }
 
 // lateOK reports whether the scripts of a central row on cl, watched as
 // in says, may execute at their replies (lateScripts).
@@ -94,25 +109,32 @@ func (c *clusterRun) sendLate(at *sim.Attempt) {
 	if l.hi-l.lo == uint64(len(l.ring)) {
 		l.grow()
 	}
+	// every script sent from now on reaches the store at t+rtt/2 or
+	// later, and after those that reach it then: the scripts that
+	// reach it no later are next in the store's order, and execute now
+	c.lateExecUntil(t + rtt/2)
 	n := l.hi
 	l.hi++
-	e := l.entry(n)
-	*e = lateEntry{at: *at, arrive: t + there, reply: t + there + back}
-	l.arrived.push(l, n, cev{at: e.arrive, seq: n})
+	*l.entry(n) = lateEntry{at: *at}
+	tr := l.trip(n)
+	*tr = lateTrip{arrive: t + there, reply: t + there + back}
+	l.arrived.push(l, n, cev{at: tr.arrive, seq: n})
 	// Replies at one instant are heard in the order their scripts
 	// executed, which is the order of (arrival, number): sends, and so
 	// their numbers, come in the order of their send times.
-	l.replies.push(l, n, cev{at: e.reply, sub: e.arrive, seq: n})
-	c.e.Wake(e.reply, sim.ClassReply)
+	l.replies.push(l, n, cev{at: tr.reply, sub: tr.arrive, seq: n})
+	c.e.Wake(tr.reply, sim.ClassReply)
 }
 
 // grow doubles the ring.
 func (l *lateScripts) grow() {
 	ring := make([]lateEntry, 2*len(l.ring))
+	trips := make([]lateTrip, 2*len(l.trips))
 	for n := l.lo; n < l.hi; n++ {
 		ring[n&uint64(len(ring)-1)] = *l.entry(n)
+		trips[n&uint64(len(trips)-1)] = *l.trip(n)
 	}
-	l.ring = ring
+	l.ring, l.trips = ring, trips
 }
 
 // first returns the instant of the first reply, if any.
@@ -129,17 +151,7 @@ func (c *clusterRun) lateReply(t time.Duration) error {
 	l := c.late
 	n := l.replies.popAt(l).seq
 	for !l.entry(n).done {
-		e := l.entry(l.arrived.popAt(l).seq)
-		now := e.arrive
-		if c.nodeClock {
-			now = e.at.Arrival.At + c.nodes[e.at.Node].skew
-		}
-		e.dec = c.table.Decide(now, algorithms.Key(e.at.Arrival.Key), e.at.Arrival.Cost)
-		if c.firer {
-			e.fired = firedOf(c.table)
-		}
-		e.done = true
-		c.observeStore(&e.at, e.dec, now, e.arrive)
+		c.lateExec()
 	}
 	e := l.entry(n)
 	c.fire(e.fired)
@@ -149,6 +161,34 @@ func (c *clusterRun) lateReply(t time.Duration) error {
 		l.lo++
 	}
 	return err
+}
+
+// lateExecUntil executes, in the store's order, the scripts that reach
+// the store no later than t.
+func (c *clusterRun) lateExecUntil(t time.Duration) {
+	l := c.late
+	for l.arrived.Len() > 0 && l.arrived.peekAt(l).at <= t {
+		c.lateExec()
+	}
+}
+
+// lateExec executes the first script to reach the store of those not
+// executed yet.
+func (c *clusterRun) lateExec() {
+	l := c.late
+	n := l.arrived.popAt(l).seq
+	e := l.entry(n)
+	arrive := l.trip(n).arrive
+	now := arrive
+	if c.nodeClock {
+		now = e.at.Arrival.At + c.nodes[e.at.Node].skew
+	}
+	e.dec = c.table.Decide(now, algorithms.Key(e.at.Arrival.Key), e.at.Arrival.Cost)
+	if c.firer {
+		e.fired = firedOf(c.table)
+	}
+	e.done = true
+	c.observeStore(&e.at, e.dec, now, arrive)
 }
 
 // lateWheel is a wheel whose lists link the entries of a lateScripts'
@@ -168,7 +208,7 @@ func (w *lateWheel) init(which int, shift uint) {
 // push adds entry n, whose event is ev.
 func (w *lateWheel) push(l *lateScripts, n uint64, ev cev) {
 	if i, ok := w.list(ev.at); ok {
-		l.entry(n).link[w.which] = w.link(i, n)
+		l.trip(n).link[w.which] = w.link(i, n)
 	} else {
 		w.place(ev)
 	}
@@ -189,23 +229,49 @@ func (w *lateWheel) popAt(l *lateScripts) *cev {
 }
 
 // advance moves to the next slot that holds an entry and sorts its
-// entries into now. Entering arrivals at the store, it has the table
-// fetch the rows they will decide on.
+// entries into now. Entering a slot of replies, it has the entries of
+// the replies a few slots ahead fetched, which were last read a trip
+// before.
 func (w *lateWheel) advance(l *lateScripts) {
 	for n := w.enter(); n != noItem; {
-		e := l.entry(n)
+		tr := l.trip(n)
 		if w.which == 0 {
-			w.insert(cev{at: e.arrive, seq: n})
-			if l.pf != nil {
-				l.keys[0] = algorithms.Key(e.at.Arrival.Key)
-				l.pf.Prefetch(l.keys[:], e.arrive)
-			}
+			w.insert(cev{at: tr.arrive, seq: n})
 		} else {
-			w.insert(cev{at: e.reply, sub: e.arrive, seq: n})
+			w.insert(cev{at: tr.reply, sub: tr.arrive, seq: n})
 		}
-		n = e.link[w.which]
+		n = tr.link[w.which]
 	}
 	w.entered()
+	if w.which == 1 {
+		l.prefetchReplies()
+	}
+}
+
+// lateAhead is how many slots ahead of its current one the wheel of
+// replies has their entries fetched.
+const lateAhead = 8
+
+// prefetchReplies has the entries of the replies in the slots up to
+// lateAhead after the current one fetched, those of each slot once.
+func (l *lateScripts) prefetchReplies() {
+	w := &l.replies
+	l.lines = l.lines[:0]
+	if l.ahead < w.cur || l.ahead > w.cur+lateAhead {
+		l.ahead = w.cur // (the wheel's slot moved back, emptied)
+	}
+	for s := l.ahead + 1; s <= w.cur+lateAhead; s++ {
+		i := s & w.mask
+		if w.occ[i>>6]&(1<<(i&63)) == 0 {
+			continue
+		}
+		for n := w.head[i]; n != noItem; n = l.trip(n).link[1] {
+			p := uintptr(unsafe.Pointer(l.entry(n)))
+			l.lines = append(l.lines, p, p+unsafe.Sizeof(lateEntry{})-1)
+		}
+	}
+	l.ahead = w.cur + lateAhead
+	prefetch.Lines(l.lines)
 }
 
 // lateFirst is First with lateScripts: the first of the row's own events

@@ -117,7 +117,7 @@ func TestLateWheelMatchesHeap(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(9, uint64(c.shift)))
 			for round := range 10 {
-				l := newLateScripts(c.shift, nil)
+				l := newLateScripts(c.shift)
 				which := round % 2
 				w := &l.arrived
 				if which == 1 {
@@ -144,11 +144,11 @@ func TestLateWheelMatchesHeap(t *testing.T) {
 						}
 						n := l.hi
 						l.hi++
-						e := l.entry(n)
+						tr := l.trip(n)
 						k := cev{at: at, seq: n}
-						if e.arrive = at; which == 1 {
-							e.reply, e.arrive = at, at-dur(r, 3)
-							k.sub = e.arrive
+						if tr.arrive = at; which == 1 {
+							tr.reply, tr.arrive = at, at-dur(r, 3)
+							k.sub = tr.arrive
 						}
 						w.push(l, n, k)
 						heap.Push(&twin, k)

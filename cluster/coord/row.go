@@ -336,8 +336,7 @@ func newClusterRun(cfg *sim.Config, i int, e *sim.Row) (*clusterRun, error) {
 	if c.co.Mode == cluster.Central && lateOK(cl, cfg.Inspect) && !c.explain && !c.byAttrs {
 		// (a row by attributes takes the queued path, which
 		// TestClusterLateScriptsMatchQueue holds lateScripts to)
-		pf, _ := c.table.(algorithms.Prefetcher)
-		c.late = newLateScripts(c.q.wheel.shift, pf)
+		c.late = newLateScripts(c.q.wheel.shift)
 	}
 	return c, nil
 }
@@ -508,8 +507,8 @@ func (c *clusterRun) Fire() error {
 }
 
 // Prefetch asks for the state that the arrivals of chunk will read: the
-// store's rows (which their operations read a trip later; lateScripts
-// fetches them itself, as its scripts reach the store), or, with
+// store's rows (which their operations read a trip later, or with
+// lateScripts a trip of jitter later), or, with
 // round-robin and every node up, the rows of the node limiter each will
 // reach if no retry comes between. It is a hint: it changes nothing
 // (sim.Coordinator).
@@ -518,7 +517,7 @@ func (c *clusterRun) Prefetch(chunk []traffic.Arrival) {
 	if len(c.ahead) < len(chunk) {
 		c.ahead = make([]algorithms.Key, len(chunk))
 	}
-	if pf, ok := c.table.(algorithms.Prefetcher); ok && c.late == nil {
+	if pf, ok := c.table.(algorithms.Prefetcher); ok {
 		for j := range chunk {
 			c.ahead[j] = algorithms.Key(chunk[j].Key)
 		}
