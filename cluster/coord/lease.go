@@ -1,11 +1,11 @@
 package coord
 
 import (
-	"github.com/ratesim/ratesim/sim"
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/internal/grow"
+	"github.com/ratesim/ratesim/sim"
 )
 
 // Lease (docs/cluster.md; token-bucket and gcra): a node spends a local

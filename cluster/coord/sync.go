@@ -2,13 +2,13 @@ package coord
 
 import (
 	"fmt"
-	"github.com/ratesim/ratesim/sim"
 	"math"
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/internal/grow"
 	"github.com/ratesim/ratesim/internal/intmath"
+	"github.com/ratesim/ratesim/sim"
 )
 
 // Sync (docs/cluster.md, Kong's sync_rate, envoy's local cache): each node
