@@ -191,10 +191,10 @@ func (c *clusterRun) lateExec() {
 	c.observeStore(&e.at, e.dec, now, arrive)
 }
 
-// lateWheel is a wheel whose lists link the entries of a lateScripts'
-// ring (their link[which]); an entry's event is (arrive, 0, n) by arrival
-// at the store (which 0), (reply, arrive, n) by reply (which 1), as (at,
-// sub, seq).
+// lateWheel is a wheel whose lists link the scripts of a lateScripts
+// (their trips' link[which]); script n's event is (arrive, 0, n) by
+// arrival at the store (which 0), (reply, arrive, n) by reply (which 1),
+// as (at, sub, seq).
 type lateWheel struct {
 	wheel
 	which int
