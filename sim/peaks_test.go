@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratesim/ratesim/internal/testenv"
 	"github.com/ratesim/ratesim/traffic"
 )
 
@@ -197,7 +198,7 @@ func TestPeakSetRunsMatchTwoPointers(t *testing.T) {
 func TestPeakSetHoldsWhatTheEstimateSays(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(13, 14))
-	for trial := range 60 {
+	for trial := range testenv.Runs(20, 60) {
 		per := time.Duration(1 + rng.IntN(1000))
 		count := int64(1 + rng.IntN(int(per)))
 		if trial%4 == 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratesim/ratesim/cluster"
+	"github.com/ratesim/ratesim/internal/testenv"
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -24,7 +25,7 @@ func TestClusterWatchedStoreMatchesQueue(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(21, 34))
 	runs := 0
-	for i := 0; runs < 40; i++ {
+	for i := 0; runs < testenv.Runs(12, 40); i++ {
 		cfg, desc := randomCluster(r)
 		if cfg.Algorithms[0].Coord.Mode != cluster.Central || cfg.Cluster.Store.Service != 0 {
 			continue

@@ -25,3 +25,13 @@ func Long(t testing.TB, what string) {
 		t.Skipf("set %s=1 to run %s (a long check; .ci/run runs it)", Variable, what)
 	}
 }
+
+// Runs is how many random cases a test tries: quick in the normal suite,
+// long with RATESIM_LONG=1, so that `go test ./...` stays quick and CI
+// still tries many.
+func Runs(quick, long int) int {
+	if LongEnabled() {
+		return long
+	}
+	return quick
+}
