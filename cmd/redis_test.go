@@ -74,10 +74,13 @@ func TestCompareRedisBuiltins(t *testing.T) {
 			}
 		}
 	}
-	for _, b := range scenarios.Builtins() {
+	for i, b := range scenarios.Builtins() {
 		t.Run(b.Name, func(t *testing.T) {
 			if longOnRedis[b.Name] {
 				testenv.Long(t, b.Name+" on Redis, one of the built-ins that run the most scripts")
+			}
+			if i%2 == 1 {
+				testenv.Long(t, "every other built-in on Redis")
 			}
 			check(t, compareOnRedis(t, srv.URL(), "compare", b.Name))
 		})

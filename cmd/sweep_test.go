@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratesim/ratesim/internal/testenv"
 	"github.com/ratesim/ratesim/scenarios"
 	"github.com/ratesim/ratesim/sweep"
 )
@@ -59,8 +60,11 @@ func TestSweepIsCompare(t *testing.T) {
 		"protect-the-backend": {"--vary", "backend.workers=2,4"},
 		"api-gateway":         {"--vary", "seed=1,2"},
 	}
-	for _, info := range scenarios.Builtins() {
+	for i, info := range scenarios.Builtins() {
 		t.Run(info.Name, func(t *testing.T) {
+			if i%2 == 1 {
+				testenv.Long(t, "the sweep of every other built-in")
+			}
 			file, data, err := scenarios.ResolveText(info.Name)
 			require.NoError(t, err)
 			sc, err := scenarios.Parse(file, data)
