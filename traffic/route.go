@@ -395,26 +395,18 @@ func (p *templateParser) request(req *Request) {
 // Carries says which of a Request's fields the lines of a log written with
 // t carry (the variables readRequests reads).
 func (t *LogTemplate) Carries() RequestFields {
+	return carried(func(n string) bool { return t.Index(n) >= 0 },
+		templateMethods, templatePaths, templateHosts, templateFrontends)
+}
+
+// carried is the fields of a Request for which has holds of one of the
+// names that may hold it: its method's, path's, host's, frontend's.
+func carried(has func(name string) bool, methods, paths, hosts, frontends []string) RequestFields {
 	var f RequestFields
-	has := func(names []string) bool {
-		for _, n := range names {
-			if t.Index(n) >= 0 {
-				return true
-			}
+	for i, names := range [][]string{methods, paths, hosts, frontends} {
+		if slices.ContainsFunc(names, has) {
+			f |= []RequestFields{NeedMethod, NeedPath, NeedHost, NeedFrontend}[i]
 		}
-		return false
-	}
-	if has(templateMethods) {
-		f |= NeedMethod
-	}
-	if has(templatePaths) {
-		f |= NeedPath
-	}
-	if has(templateHosts) {
-		f |= NeedHost
-	}
-	if has(templateFrontends) {
-		f |= NeedFrontend
 	}
 	return f
 }
@@ -438,23 +430,8 @@ var (
 // have names carries (the fields its request reads): a caller can tell
 // from a trace's first line (Replay.Recognise) what its lines say.
 func CarriesFields(names []string) RequestFields {
-	var f RequestFields
-	has := func(want []string) bool {
-		return slices.ContainsFunc(want, func(n string) bool { return slices.Contains(names, n) })
-	}
-	if has(jsonMethods) {
-		f |= NeedMethod
-	}
-	if has(jsonPaths) {
-		f |= NeedPath
-	}
-	if has(jsonHosts) {
-		f |= NeedHost
-	}
-	if has(jsonFrontends) {
-		f |= NeedFrontend
-	}
-	return f
+	return carried(func(n string) bool { return slices.Contains(names, n) },
+		jsonMethods, jsonPaths, jsonHosts, jsonFrontends)
 }
 
 // readRequests: a JSON line carries what its fields hold, line by line.
