@@ -175,12 +175,13 @@ func TestReplayAzureRows(t *testing.T) {
 	}, verdicts)
 }
 
-// TestReplayAzureFormatFromName: without --trace-format, a trace named
-// .csv or .jsonl has its limits' keys read from its fields, as with the
-// flag: the same log as TestReplayAzureScopes, in CSV and in JSON lines,
-// gets the same verdicts by hand (accept, accept, the API's refusal,
+// TestReplayAzureFormatFromLines: without --trace-format, a CSV or JSON
+// lines trace is recognised from its first lines, whatever its name says,
+// and its limits' keys read from its fields, as with the flag: the same
+// log as TestReplayAzureScopes, in CSV and in JSON lines, in files named
+// without an extension, gets the same verdicts by hand (accept, accept, the API's refusal,
 // accept, the global one's, the product's, accept, accept).
-func TestReplayAzureFormatFromName(t *testing.T) {
+func TestReplayAzureFormatFromLines(t *testing.T) {
 	t.Parallel()
 	dir, files := apimReplayFiles(t)
 	var jsonl strings.Builder
@@ -188,7 +189,7 @@ func TestReplayAzureFormatFromName(t *testing.T) {
 		f := strings.Split(line, ",")
 		fmt.Fprintf(&jsonl, "{\"ts\": %s, \"remote_addr\": %q, \"subscription\": %q, \"http_x_client\": %q}\n", f[0], f[1], f[2], f[3])
 	}
-	for name, data := range map[string]string{"log.csv": apimLog, "log.jsonl": jsonl.String()} {
+	for name, data := range map[string]string{"requests-csv": apimLog, "requests-json": jsonl.String()} {
 		trace := filepath.Join(dir, name)
 		require.NoError(t, os.WriteFile(trace, []byte(data), 0o644))
 		decisions := filepath.Join(dir, name+".decisions.csv")
