@@ -84,8 +84,7 @@ func TestClusterGlobalOneNode(t *testing.T) {
 // 100 ms apart against 5 per 10s. With coordination local each data center
 // counts alone: key-hash keeps the client at one, which admits 5, as one
 // exact counter; round-robin moves it between all three, which admit 5
-// each. Counts that reach the others later (sync every 2s, sliding-window)
-// land in between.
+// each. Counts that reach the others later (sync every 2s) land in between.
 func TestClusterPerDataCenter(t *testing.T) {
 	t.Parallel()
 	at := make([]time.Duration, 30)
@@ -102,7 +101,7 @@ func TestClusterPerDataCenter(t *testing.T) {
 	local := cluster.Coordination{Mode: cluster.Local}
 	require.Equal(t, int64(0), extra("cloudflare-rate-limit", local, cluster.KeyHash))
 	require.Equal(t, int64(10), extra("cloudflare-rate-limit", local, cluster.RoundRobin))
-	late := extra("sliding-window", cluster.Coordination{Mode: cluster.Sync, Sync: 2 * time.Second}, cluster.RoundRobin)
+	late := extra("cloudflare-rate-limit", cluster.Coordination{Mode: cluster.Sync, Sync: 2 * time.Second}, cluster.RoundRobin)
 	require.Greater(t, late, int64(0))
 	require.Less(t, late, int64(10))
 }
