@@ -140,47 +140,6 @@ func TestCloudflareSkewedNodeNotBlocked(t *testing.T) {
 	}
 }
 
-// cloudflare-rate-limit is opt-in (not in algorithms.Names, which the
-// suites over every algorithm walk): the same accounts over each of its
-// modes, with and without a block, with skews, jitter, a node down (its
-// blocks lost with its counts), a store down and flushed, and retries:
-// every attempt has one verdict, and the nodes' shares add up to the row's.
-func TestCloudflareEveryMode(t *testing.T) {
-	t.Parallel()
-	pol := algorithms.Policy{Rate: 5, Per: time.Second, Burst: 5}
-	var at []time.Duration
-	for i := range 300 {
-		at = append(at, time.Duration(i*i%997)*3*ms)
-	}
-	for _, mode := range cluster.ModesOf("cloudflare-rate-limit") {
-		for _, block := range []time.Duration{0, 400 * ms} {
-			cfg := clusterConfig("cloudflare-rate-limit", pol, cluster.Coordination{Mode: mode, Sync: 40 * ms}, 3, 2*ms, at...)
-			if mode != cluster.Sync {
-				cfg.Algorithms[0].Coord.Sync = 0
-			}
-			cfg.Algorithms[0].Params.MitigationTimeout = block
-			cfg.Cluster.Store.Jitter = 700 * us
-			cfg.Cluster.Store.Timeout = 20 * ms
-			cfg.Cluster.Skew = []time.Duration{-ms, 0, 2 * ms}
-			cfg.Cluster.Faults = []cluster.Fault{
-				{Type: cluster.NodeDown, Node: 1, At: 300 * ms, For: 400 * ms},
-				{Type: cluster.StoreDown, At: 1500 * ms, For: 100 * ms},
-				{Type: cluster.StoreFlush, At: 2 * time.Second},
-			}
-			cfg.Retries = []traffic.RetryPolicy{{Policy: "retry-after", MaxAttempts: 2}}
-			res, got := runCluster(t, cfg)
-			require.Equal(t, res.Attempts, int64(len(got)), "%s %v", mode, block)
-			require.Equal(t, res.Attempts, res.Accepted+res.Delayed+res.Rejected, "%s %v", mode, block)
-			var att, adm int64
-			for _, n := range res.Cluster.PerNode {
-				att, adm = att+n.Attempts, adm+n.Admitted
-			}
-			require.Equal(t, [2]int64{res.Attempts, res.Accepted}, [2]int64{att, adm}, "%s %v", mode, block)
-			require.Greater(t, res.Accepted, int64(0), "%s %v", mode, block)
-		}
-	}
-}
-
 // A node's blocks go with the rest of its state when it goes down: 1 per
 // 10s, blocked 1 minute, node 0 alone up but for 3s to 4s, syncing every
 // second (at 0, 1, 2... s; node 1 would at 0.5, 1.5... s). 0s is admitted

@@ -369,7 +369,16 @@ func TestClusterEveryAlgorithmEveryMode(t *testing.T) {
 		at = append(at, time.Duration(i*i%997)*3*ms)
 	}
 	slices.Sort(at)
-	for _, name := range algorithms.Names() {
+	// the opt-in rows too (a vendor's, a library's), but those that limit
+	// what is in flight, which a cluster does not model, and those that
+	// need options of their own
+	names := algorithms.Names()
+	for _, a := range algorithms.OptIn() {
+		if _, err := algorithms.New(a.Name, algorithms.Params{Policy: pol}); err == nil && !a.InFlight {
+			names = append(names, a.Name)
+		}
+	}
+	for _, name := range names {
 		if adaptive(name) {
 			continue // they need a backend: TestClusterBackendConserves
 		}
@@ -384,6 +393,10 @@ func TestClusterEveryAlgorithmEveryMode(t *testing.T) {
 			t.Run(name+"/"+string(mode), func(t *testing.T) {
 				cfg := clusterConfig(name, pol, co, 3, 2*ms, at...)
 				cfg.Algorithms[0].Params.Service = 50 * ms
+				if name == "cloudflare-rate-limit" {
+					// its block, which a node loses when it goes down
+					cfg.Algorithms[0].Params.MitigationTimeout = 400 * ms
+				}
 				cfg.Cluster.Store.Jitter = 700 * us
 				cfg.Cluster.Store.Service = 100 * us
 				cfg.Cluster.Store.Timeout = 20 * ms
