@@ -851,8 +851,10 @@ func (w *watcher) sampleUntil(t time.Duration, r *run) {
 		for i, g := range gauges {
 			vals[i] = g.Value
 		}
-		w.state.TimesNs = append(w.state.TimesNs, int64(w.next))
-		w.state.Values = append(w.state.Values, vals)
+		m := len(w.state.TimesNs)
+		w.state.TimesNs = lengthen(w.state.TimesNs, m+1)
+		w.state.Values = lengthen(w.state.Values, m+1)
+		w.state.TimesNs[m], w.state.Values[m] = int64(w.next), vals
 		if len(w.state.TimesNs) >= MaxSeriesBuckets {
 			// keep every other sample and sample half as often
 			n := 0

@@ -98,13 +98,30 @@ func (s *series) rowSlow(at time.Duration) *[5]int64 {
 		s.coarsen()
 		i = int((at - s.start) / s.bucket)
 	}
-	for len(s.rows) <= i {
-		s.rows = append(s.rows, [5]int64{})
+	if i >= len(s.rows) {
+		s.rows = lengthen(s.rows, i+1)
 	}
 	s.cur = i
 	s.lo = s.start + time.Duration(i)*s.bucket
 	s.hi = s.lo + s.bucket
 	return &s.rows[i]
+}
+
+// lengthen returns xs lengthened to n with zero values: within its
+// capacity (rows a coarsening left behind are cleared), else in a new
+// array of twice the capacity, at most MaxSeriesBuckets. A series of a
+// trace days long grows to that bound and coarsens several times, and
+// append's growth by a quarter would copy it about four times over.
+func lengthen[T any](xs []T, n int) []T {
+	if n <= cap(xs) {
+		m := len(xs)
+		xs = xs[:n]
+		clear(xs[m:])
+		return xs
+	}
+	out := make([]T, n, min(max(n, 2*cap(xs)), MaxSeriesBuckets))
+	copy(out, xs)
+	return out
 }
 
 // coarsen doubles the bucket, adding pairs of buckets together.
