@@ -216,7 +216,11 @@ func runScenario(stderr io.Writer, sc *scenarios.Scenario, f compareFlags, prepa
 	o.Baseline = f.baseline
 	o.TopKeys = f.top
 	o.Check = f.check
-	o.KeepDecisions = runner.TimelineDecisions
+	if f.format == "table" && !f.timeline.off || f.charts.dir != "" || f.report != "" {
+		// the terminal timeline, the timeline chart and the page draw
+		// a small run's decisions; nothing else prints them
+		o.KeepDecisions = runner.TimelineDecisions
+	}
 	o.Budget = f.budget.budget()
 	if f.seedSet {
 		o.Seed = &f.seed
