@@ -97,7 +97,9 @@ func renderChart(t *testing.T, c Chart, format string) []byte {
 // rendered too, and must be the same bytes twice.
 func goldenChart(t *testing.T, name string, c Chart) {
 	t.Helper()
-	renderChart(t, c, "png")
+	// the drawing held in SVG; PNG draws the same figure on another
+	// canvas, rendered by TestChartsBudget, TestTimeAxisOfReplay and
+	// cmd's chart tests (at several times the cost of the SVG)
 	got := renderChart(t, c, "svg")
 	path := filepath.Join("testdata", "charts", name)
 	if *update {

@@ -79,38 +79,53 @@ func mixedAlgorithms(policy algorithms.Policy) []Algorithm {
 // every decision are the same.
 func TestBatchesChangeNothing(t *testing.T) {
 	t.Parallel()
-	type outcome struct {
-		rep       *Report
-		decisions [][]Decision
-	}
-	runIt := func(workers int, shape feedShape) outcome {
-		cfg := mixedConfig(t)
-		cfg.Workers = workers
-		recs := make([]*recorder, len(cfg.Algorithms))
-		cfg.Observe = func(i int) Observer { recs[i] = &recorder{}; return recs[i] }
-		rep, err := runWith(cfg, shape)
-		require.NoError(t, err)
-		o := outcome{rep: rep}
-		for _, r := range recs {
-			o.decisions = append(o.decisions, r.got)
-		}
-		return o
-	}
-	want := runIt(0, feedShape{batchArrivals, ringBatches})
-	require.Greater(t, want.rep.Results[0].Attempts, want.rep.Results[0].Offered, "clients retried")
-	require.Positive(t, want.rep.Results[len(want.rep.Results)-1].Delayed, "the shaper delayed")
-	require.Greater(t, want.rep.Results[0].Offered, int64(10_000))
-	require.Greater(t, want.rep.Keys, int64(2000+50+50), "the trace brought keys of its own")
-	require.NotNil(t, want.rep.Results[0].State)
+	// the first run records its decisions; the others are held to them as
+	// they are made (recording each run's would cost more than the runs)
+	cfg := mixedConfig(t)
+	recs := make([]*recorder, len(cfg.Algorithms))
+	cfg.Observe = func(i int) Observer { recs[i] = &recorder{}; return recs[i] }
+	want, err := runWith(cfg, feedShape{batchArrivals, ringBatches})
+	require.NoError(t, err)
+	require.Greater(t, want.Results[0].Attempts, want.Results[0].Offered, "clients retried")
+	require.Positive(t, want.Results[len(want.Results)-1].Delayed, "the shaper delayed")
+	require.Greater(t, want.Results[0].Offered, int64(10_000))
+	require.Greater(t, want.Keys, int64(2000+50+50), "the trace brought keys of its own")
+	require.NotNil(t, want.Results[0].State)
 	for _, tc := range []struct{ size, slots, workers int }{
 		{1, 1, 0}, {1, 2, 1}, {7, 2, 3}, {100, 3, 0}, {4096, 4, 2},
 	} {
-		got := runIt(tc.workers, feedShape{tc.size, tc.slots})
-		require.Equal(t, want.rep, got.rep, "%+v", tc)
-		for i := range want.decisions {
-			require.True(t, slices.Equal(want.decisions[i], got.decisions[i]), "%+v: decisions of %d", tc, i)
+		cfg := mixedConfig(t)
+		cfg.Workers = tc.workers
+		checks := make([]*sameDecisions, len(cfg.Algorithms))
+		cfg.Observe = func(i int) Observer { checks[i] = &sameDecisions{want: recs[i].got}; return checks[i] }
+		got, err := runWith(cfg, feedShape{tc.size, tc.slots})
+		require.NoError(t, err)
+		require.Equal(t, want, got, "%+v", tc)
+		for i, c := range checks {
+			require.Empty(t, c.differ, "%+v: decisions of %d", tc, i)
+			require.Len(t, c.want, c.n, "%+v: decisions of %d", tc, i)
 		}
 	}
+}
+
+// sameDecisions holds a run's decisions, as they are made, to those of
+// another run: differ says where the first one differs.
+type sameDecisions struct {
+	want   []Decision
+	n      int
+	differ string
+}
+
+func (s *sameDecisions) Observe(d *Decision) error {
+	switch {
+	case s.differ != "":
+	case s.n >= len(s.want):
+		s.differ = fmt.Sprintf("decision %d is one too many: %+v", s.n, *d)
+	case s.want[s.n] != *d:
+		s.differ = fmt.Sprintf("decision %d: %+v, want %+v", s.n, *d, s.want[s.n])
+	}
+	s.n++
+	return nil
 }
 
 // failing is a stream that fails after n arrivals at 1ms apart.
