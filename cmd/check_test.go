@@ -345,6 +345,7 @@ Expectations: 2 hold, 1 fail
 // measure: each row's figure is the one ratesim check measures for its
 // built-in, and every built-in with claims has a row.
 func TestReproductions(t *testing.T) {
+	t.Parallel()
 	status, out, errOut := run(t, "check", "--builtins")
 	require.Equal(t, 0, status, "%s%s", out, errOut)
 	names := builtinsWithExpectations()

@@ -217,6 +217,7 @@ func TestValidateCluster(t *testing.T) {
 // baseline); the nine on 4 nodes in local and split, the
 // eight that run in a store in central.
 func TestBenchScenarioValid(t *testing.T) {
+	t.Parallel()
 	for file, want := range map[string]string{
 		"poisson-10m":                `scenario "poisson-10m", 9 algorithms, 1 source, duration 10s`,
 		"poisson-10m-backend":        `scenario "poisson-10m-backend", 10 algorithms, 1 source, duration 10s`,

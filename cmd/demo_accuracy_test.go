@@ -8,14 +8,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratesim/ratesim/internal/testenv"
 	"github.com/ratesim/ratesim/lessons"
 )
 
 // The lesson's figures are the ones replay --baseline prints for the same
 // trace and limit (the issue's: 451 of 30969 at 10 per minute, 301
-// wrongly allowed and 150 wrongly limited), and --charts draws the
-// disagreement against the limit (in SVG: PNG costs more to draw than
-// the lesson's runs, and TestDemoCharts writes PNG).
+// wrongly allowed and 150 wrongly limited). The lesson's text is read from
+// its golden file, which TestDemoGolden holds to what `demo
+// accuracy-on-real-traffic` prints.
 func TestAccuracyLessonAgreesWithReplay(t *testing.T) {
 	t.Parallel()
 	path, err := bundledTrace("nasa-19950801.tsv.gz")
@@ -25,23 +26,41 @@ func TestAccuracyLessonAgreesWithReplay(t *testing.T) {
 	require.Equal(t, 0, status, errOut)
 	require.Contains(t, csv, ",sliding-log,30969,451,301,150,196\n")
 
-	dir := t.TempDir()
-	status, out, errOut := run(t, "demo", "accuracy-on-real-traffic", "--charts", dir, "--chart-format", "svg")
-	require.Equal(t, 0, status, errOut)
-	flat := strings.Join(strings.Fields(out), " ")
+	out, err := os.ReadFile(filepath.Join("testdata", "demo", "accuracy-on-real-traffic.txt"))
+	require.NoError(t, err)
+	flat := strings.Join(strings.Fields(string(out)), " ")
 	require.Contains(t, flat, "At 10/m, sliding-window decided 1.46% of the requests unlike sliding-log (301 wrongly allowed, 150 wrongly limited)")
 	require.Contains(t, flat, "Cloudflare's 0.003%")
 	require.Contains(t, flat, "of sliding-window's 451 differences at 10/m, 196 were first divergences and 255 followed")
-	// the lesson's picture, as TestLessonPictures draws it from runs
-	// without --charts, byte for byte
-	written, err := os.ReadFile(filepath.Join(dir, "accuracy.svg"))
-	require.NoError(t, err)
-	want := filepath.Join(t.TempDir(), "accuracy.svg")
-	require.NoError(t, writeChart(want, firstPicture(t, "accuracy-on-real-traffic"), "svg"))
-	drawn, err := os.ReadFile(want)
-	require.NoError(t, err)
-	require.Equal(t, string(drawn), string(written))
-	require.Contains(t, errOut, filepath.Join(dir, "accuracy-10-per-m", "rate.svg"))
+}
+
+// TestLessonOwnChartWritten: demo --charts writes a lesson's own picture
+// first, as TestLessonPictures draws it from runs without --charts, byte
+// for byte, then each run's charts in a directory named after the run.
+func TestLessonOwnChartWritten(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ lesson, picture, runChart string }{
+		{"choose-parameters", "reject_pct-key-user.svg", "rate.svg"},
+		// six runs of a day of requests with their charts: 3 s of CPU
+		{"accuracy-on-real-traffic", "accuracy.svg", filepath.Join("accuracy-10-per-m", "rate.svg")},
+	} {
+		t.Run(tc.lesson, func(t *testing.T) {
+			if tc.lesson == "accuracy-on-real-traffic" {
+				testenv.Long(t, "demo accuracy-on-real-traffic --charts")
+			}
+			dir := t.TempDir()
+			status, _, errOut := run(t, "demo", tc.lesson, "--charts", dir, "--chart-format", "svg")
+			require.Equal(t, 0, status, errOut)
+			written, err := os.ReadFile(filepath.Join(dir, tc.picture))
+			require.NoError(t, err)
+			want := filepath.Join(t.TempDir(), tc.picture)
+			require.NoError(t, writeChart(want, firstPicture(t, tc.lesson), "svg"))
+			drawn, err := os.ReadFile(want)
+			require.NoError(t, err)
+			require.Equal(t, string(drawn), string(written))
+			require.Contains(t, errOut, filepath.Join(dir, tc.runChart))
+		})
+	}
 }
 
 func TestLessonReplayUnknownTrace(t *testing.T) {

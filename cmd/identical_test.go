@@ -62,6 +62,7 @@ var identicalDigests = []struct {
 	args      []string // the command, without --format json
 	json, csv string   // sha256 of stdout, of the decisions file
 	charts    map[string]string
+	contains  []string // in stdout, besides
 }{
 	{args: []string{"compare", "double-burst", "--algorithms", allNine},
 		json: "4b5e46737b11809728af349e0d9104e308858df18d83879f3d2f98c5144db404",
@@ -143,7 +144,9 @@ var identicalDigests = []struct {
 		csv:  "8ab8f777b846d0303d0a675ba2b719569ebc5f852f0ab4c2a7be4e19b48cc585",
 		charts: map[string]string{
 			"state.svg": "6110f5c3ffd4181af640a2e63ef2723232c8c572a683f4723ce91586199cd977",
-		}},
+		},
+		// the trace as read: its lines, its keys, and the format found
+		contains: []string{`"lines": 10000`, `"keys": 1753`, `"format": "combined"`}},
 }
 
 // allNine is the default list of algorithms before it left the
@@ -182,6 +185,9 @@ func TestEngineOutputUnchanged(t *testing.T) {
 			versionLine := "\n  \"ratesim_version\": \"dev\","
 			require.Contains(t, out, versionLine)
 			out = strings.Replace(out, versionLine, "", 1)
+			for _, want := range tc.contains {
+				require.Contains(t, out, want, "%v", tc.args)
+			}
 			require.Equal(t, tc.json, digest([]byte(out)), "%v: the report changed", tc.args)
 			require.Equal(t, tc.csv, fileDigest(t, path), "%v: the decisions changed", tc.args)
 			for name, want := range tc.charts {

@@ -124,6 +124,7 @@ func TestCompareRedisKeep(t *testing.T) {
 // 2, with what overflows and what would fit; a Redis that dies mid-run
 // stops the run with how many decisions were checked.
 func TestCompareRedisFailures(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	status, out, errOut := run(t, "compare", "double-burst", "--redis", "unix://"+filepath.Join(t.TempDir(), "none.sock"), "--redis-timeout", "500ms")
 	require.Equal(t, 1, status)
@@ -249,6 +250,7 @@ func TestRedisDocExample(t *testing.T) {
 // reports a used memory per key that is either measured (above 0) or said
 // not to be, never "0 B used per key".
 func TestCompareRedisReasonsAndMemory(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	path := writeFile(t, "rows.yaml", `name: rows
 duration: 3s
@@ -337,6 +339,7 @@ algorithms:
 // replay counts a trace from its first line: from 0 its instants would
 // be past 2^53 ns, where the scripts' numbers stop being exact.
 func TestCompareRedisAbsoluteTimes(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	path := writeFile(t, "abs.yaml", `name: absolute
 limit: 1/s
@@ -356,6 +359,7 @@ traffic:
 // less the most a node's clock is skewed back (here 1.5s), not from 0,
 // where the span would be 2^61 ns and the row refused (exit 2).
 func TestCompareRedisAbsoluteTimesCluster(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	path := writeFile(t, "abs.yaml", `name: absolute
 limit: 1/s

@@ -297,6 +297,7 @@ func TestDocsSweepChart(t *testing.T) {
 // sliding log (5%), with burst 5 or 15 six (30%). A label the scenario
 // does not have is exit 2.
 func TestSweepBaseline(t *testing.T) {
+	t.Parallel()
 	file, data, err := scenarios.ResolveText("double-burst")
 	require.NoError(t, err)
 	sc, err := scenarios.Parse(file, data)
