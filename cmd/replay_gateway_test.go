@@ -425,17 +425,9 @@ consumers:
 	require.Contains(t, errOut, noConsumer+`: none of the first 1 lines can be read as jsonl: line 1, column 1: missing field: no field "consumer" (the key of the limits of `+conf+` by consumer (`+conf+`:9:13))`)
 }
 
-// A Kong service's plugin counts the requests of all the service's routes
-// together (get_local_key in kong/plugins/rate-limiting/policies/init.lua
-// keys it by the plugin's own, empty, route): one row takes the requests
-// of both routes. Policy local on Kong's 3 placeholder nodes, round-robin:
-// alice's 6 requests, /a and /b in turn, go to nodes 0 1 2 0 1 2; at 1 a
-// second per node the first 3 pass and the next 3 are rejected, where two
-// rows apart (3 requests each, one per node) would pass all 6.
-func TestReplayGatewayKongServiceShared(t *testing.T) {
-	dir := t.TempDir()
-	conf, trace := filepath.Join(dir, "kong.yaml"), filepath.Join(dir, "trace.jsonl")
-	require.NoError(t, os.WriteFile(conf, []byte(`_format_version: "3.0"
+// kongSharedDeck is a Kong service whose rate-limiting plugin (1 a
+// second per consumer, policy local) serves its two routes, /a and /b.
+const kongSharedDeck = `_format_version: "3.0"
 services:
   - name: shop
     url: http://shop.internal:8080
@@ -449,7 +441,19 @@ services:
         config: {second: 1, limit_by: consumer, policy: local}
 consumers:
   - username: alice
-`), 0o644))
+`
+
+// A Kong service's plugin counts the requests of all the service's routes
+// together (get_local_key in kong/plugins/rate-limiting/policies/init.lua
+// keys it by the plugin's own, empty, route): one row takes the requests
+// of both routes. Policy local on Kong's 3 placeholder nodes, round-robin:
+// alice's 6 requests, /a and /b in turn, go to nodes 0 1 2 0 1 2; at 1 a
+// second per node the first 3 pass and the next 3 are rejected, where two
+// rows apart (3 requests each, one per node) would pass all 6.
+func TestReplayGatewayKongServiceShared(t *testing.T) {
+	dir := t.TempDir()
+	conf, trace := filepath.Join(dir, "kong.yaml"), filepath.Join(dir, "trace.jsonl")
+	require.NoError(t, os.WriteFile(conf, []byte(kongSharedDeck), 0o644))
 	var lines []string
 	for i := range 6 {
 		lines = append(lines, fmt.Sprintf(`{"ts": 1700000000.%02d, "consumer": "alice", "path": "/%c"}`, 5*i, "ab"[i%2]))

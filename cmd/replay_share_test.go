@@ -54,21 +54,7 @@ func TestReplaySharedZoneScenarioText(t *testing.T) {
 func TestReplayKongSharedPluginScenarioText(t *testing.T) {
 	dir := t.TempDir()
 	conf, trace := filepath.Join(dir, "kong.yaml"), filepath.Join(dir, "trace.jsonl")
-	require.NoError(t, os.WriteFile(conf, []byte(`_format_version: "3.0"
-services:
-  - name: shop
-    url: http://shop.internal:8080
-    routes:
-      - name: ra
-        paths: [/a]
-      - name: rb
-        paths: [/b]
-    plugins:
-      - name: rate-limiting
-        config: {second: 1, limit_by: consumer, policy: local}
-consumers:
-  - username: alice
-`), 0o644))
+	require.NoError(t, os.WriteFile(conf, []byte(kongSharedDeck), 0o644))
 	require.NoError(t, os.WriteFile(trace, []byte(`{"ts": 1700000000.00, "consumer": "alice", "path": "/a"}
 {"ts": 1700000000.05, "consumer": "alice", "path": "/b"}
 `), 0o644))
