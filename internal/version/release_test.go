@@ -1,7 +1,8 @@
-package main
+package version
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -10,13 +11,17 @@ import (
 	"github.com/goccy/go-yaml"
 )
 
+// The release's configuration, which these tests hold to the build
+// that stamps this package's Version, lives at the repository's root.
+const root = "../.."
+
 // The Dockerfile builds ratesim with .ci/build-static, the script .ci/run
 // runs (the static build and the cross builds): one definition of the
 // build, so CI checks what the image holds. Its final stage is an empty
 // (scratch) image that runs ratesim as a user that is not root, and
 // compare (the default scenario) when given no command.
 func TestDockerfile(t *testing.T) {
-	data, err := os.ReadFile("Dockerfile")
+	data, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,14 +49,14 @@ func TestDockerfile(t *testing.T) {
 			t.Errorf("the final stage has no %s", line)
 		}
 	}
-	run, err := os.ReadFile(".ci/run")
+	run, err := os.ReadFile(filepath.Join(root, ".ci/run"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(run), ".ci/build-static") {
 		t.Error(".ci/run does not run .ci/build-static")
 	}
-	script, err := os.ReadFile(".ci/build-static")
+	script, err := os.ReadFile(filepath.Join(root, ".ci/build-static"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +70,7 @@ func TestDockerfile(t *testing.T) {
 // no cgo, -trimpath, the time zone database built in, stripped, the
 // version stamped where build-static stamps it.
 func TestGoreleaserConfig(t *testing.T) {
-	data, err := os.ReadFile(".goreleaser.yaml")
+	data, err := os.ReadFile(filepath.Join(root, ".goreleaser.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +87,7 @@ func TestGoreleaserConfig(t *testing.T) {
 		t.Fatalf("want version 2 and one build, got version %d and %d builds", cfg.Version, len(cfg.Builds))
 	}
 	b := cfg.Builds[0]
-	script, err := os.ReadFile(".ci/build-static")
+	script, err := os.ReadFile(filepath.Join(root, ".ci/build-static"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +104,7 @@ func TestGoreleaserConfig(t *testing.T) {
 	if len(b.Ldflags) != 1 || !strings.HasPrefix(b.Ldflags[0], "-s -w -X github.com/ratesim/ratesim/internal/version.Version=") {
 		t.Errorf("ldflags %q: want .ci/build-static's -s -w and its version stamp", b.Ldflags)
 	}
-	run, err := os.ReadFile(".ci/run")
+	run, err := os.ReadFile(filepath.Join(root, ".ci/run"))
 	if err != nil {
 		t.Fatal(err)
 	}
