@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,6 +32,7 @@ func redisNow(t *testing.T, c *redis.Client) time.Time {
 // of 8 at once is admitted up to the burst, 5, then rejected; the key has a
 // TTL no longer than its state takes to become fresh, and it vanishes.
 func TestClockRedis(t *testing.T) {
+	t.Parallel()
 	_, c := startRedis(t)
 	ctx := context.Background()
 	per := 200 * time.Millisecond
@@ -174,7 +177,7 @@ func TestKeySlots(t *testing.T) {
 			}
 		}
 	}
-	all, err := c.Keys(ctx, "*").Result()
+	all, err := c.Keys(ctx, "ratesim:{"+run+"}:*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,39 +199,72 @@ func TestKeySlots(t *testing.T) {
 	}
 }
 
-// startCluster starts a one-node Redis Cluster that holds every slot (a
-// script that touches a key of another slot is refused) and returns a
-// client of it. Its cluster bus listens on a free port (by default it is
-// the port + 10000, 10000 for every server with --port 0, so that two
-// such clusters at once would collide).
+// startCluster returns a client of the one-node Redis Cluster, holding
+// every slot (a script that touches a key of another slot is refused),
+// that the tests share: a new cluster node refuses writes for its first
+// 2 s (CLUSTER_WRITABLE_DELAY in Redis's cluster.c), which TestMain lets
+// pass while the other tests run. Each test uses keys of its own run id.
 func startCluster(t *testing.T) *redis.Client {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	redistest.Require(t)
+	srv, err := sharedCluster()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv.Client(t)
+}
+
+// sharedCluster starts the cluster once, and waits until it is ok. Its
+// cluster bus listens on a free port (by default it is the port + 10000,
+// 10000 for every server with --port 0, so that two such clusters at once
+// would collide).
+var sharedCluster = sync.OnceValues(func() (*redistest.Server, error) {
+	dir, err := os.MkdirTemp("", "redislua-cluster")
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
 	bus := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	srv := redistest.StartWith(t, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus))
-	c := srv.Client(t)
+	srv, err := redistest.Launch(dir, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus))
+	if err != nil {
+		return nil, err
+	}
+	stopCluster = func() { srv.Stop(); os.RemoveAll(dir) }
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: srv.Socket})
+	defer c.Close()
 	ctx := context.Background()
 	if err := c.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	for i := 0; ; i++ {
 		info, err := c.ClusterInfo(ctx).Result()
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		if strings.Contains(info, "cluster_state:ok") {
-			break
+			return srv, nil
 		}
 		if i == 500 {
-			t.Fatalf("the one-node cluster is not ok after 5s: %s", info)
+			return nil, fmt.Errorf("the one-node cluster is not ok after 5s: %s", info)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return c
+})
+
+// stopCluster stops the shared cluster, once TestMain's tests are over.
+var stopCluster = func() {}
+
+func TestMain(m *testing.M) {
+	if redistest.Available() {
+		go sharedCluster() // its 2 s pass while the first tests run
+	}
+	code := m.Run()
+	stopCluster()
+	os.Exit(code)
 }
 
 // trace1 is a randomised trace as Requests, and the Go limiter's

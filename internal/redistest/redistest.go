@@ -30,6 +30,7 @@ type Server struct {
 	cmd      *exec.Cmd
 	done     chan struct{}
 	stopOnce sync.Once
+	tmp      string // a directory of the socket's own, removed at the end
 }
 
 // Missing is what a test is told when redis-server is not installed.
@@ -71,16 +72,29 @@ func StartWith(t testing.TB, extra ...string) *Server {
 	t.Helper()
 	Require(t)
 	dir := t.TempDir()
+	s, err := Launch(dir, extra...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Launch starts redis-server in dir as Start does, for a server that
+// outlives one test (a package's TestMain stops it): it waits until the
+// server answers, and the caller stops it. A socket path too long for dir
+// goes in a directory of its own, removed when the server stops.
+func Launch(dir string, extra ...string) (*Server, error) {
 	sock := filepath.Join(dir, "redis.sock")
+	var tmp string
 	if len(sock) > 100 { // a unix socket path is limited to 108 bytes
 		d, err := os.MkdirTemp("", "redis")
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
-		t.Cleanup(func() { os.RemoveAll(d) })
-		dir, sock = d, filepath.Join(d, "redis.sock")
+		tmp, dir, sock = d, d, filepath.Join(d, "redis.sock")
 	}
-	s := &Server{Socket: sock, Dir: dir, done: make(chan struct{})}
+	s := &Server{Socket: sock, Dir: dir, done: make(chan struct{}), tmp: tmp}
 	var log bytes.Buffer
 	args := []string{"--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
 		"--save", "", "--appendonly", "no", "--dir", dir,
@@ -88,28 +102,29 @@ func StartWith(t testing.TB, extra ...string) *Server {
 	s.cmd = exec.Command("redis-server", append(args, extra...)...)
 	s.cmd.Stdout, s.cmd.Stderr = &log, &log
 	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("starting redis-server: %v", err)
+		s.removeTmp()
+		return nil, fmt.Errorf("starting redis-server: %w", err)
 	}
 	go func() { s.cmd.Wait(); close(s.done) }()
-	t.Cleanup(s.Stop)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if c, err := net.Dial("unix", sock); err == nil {
 			c.Close()
-			break
+			return s, nil
 		}
 		select {
 		case <-s.done:
 			logText, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
-			t.Fatalf("redis-server exited at start: %s%s", log.String(), logText)
+			s.removeTmp()
+			return nil, fmt.Errorf("redis-server exited at start: %s%s", log.String(), logText)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("redis-server did not open %s within 10s", sock)
+			s.Stop()
+			return nil, fmt.Errorf("redis-server did not open %s within 10s", sock)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return s
 }
 
 // URL returns the server's address as a URL: unix:///path/redis.sock.
@@ -131,7 +146,14 @@ func (s *Server) Kill() {
 	s.stopOnce.Do(func() {
 		s.cmd.Process.Kill()
 		<-s.done
+		s.removeTmp()
 	})
+}
+
+func (s *Server) removeTmp() {
+	if s.tmp != "" {
+		os.RemoveAll(s.tmp)
+	}
 }
 
 // Stop stops the server and waits for it to exit.
@@ -144,6 +166,7 @@ func (s *Server) Stop() {
 			s.cmd.Process.Kill()
 			<-s.done
 		}
+		s.removeTmp()
 	})
 }
 
