@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/cluster"
+	"github.com/ratesim/ratesim/internal/testenv"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traffic"
 )
@@ -204,7 +205,7 @@ func randomCluster(r *rand.Rand) (sim.Config, string) {
 // key is ever admitted more often in an interval of W than the bound says.
 func TestClusterBoundsHold(t *testing.T) {
 	t.Parallel()
-	runs := 400
+	runs := testenv.Runs(150, 400)
 	if testing.Short() {
 		runs = 60
 	}
