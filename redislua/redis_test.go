@@ -201,69 +201,78 @@ func TestKeySlots(t *testing.T) {
 
 // startCluster returns a client of the one-node Redis Cluster, holding
 // every slot (a script that touches a key of another slot is refused),
-// that the tests share: a new cluster node refuses writes for its first
-// 2 s (CLUSTER_WRITABLE_DELAY in Redis's cluster.c), which TestMain lets
-// pass while the other tests run. Each test uses keys of its own run id.
+// that the tests share, once it takes writes: a new cluster node refuses
+// them for its first 2 s (CLUSTER_WRITABLE_DELAY in Redis's cluster.c),
+// which TestMain lets pass while the other tests run. Each test uses keys
+// of its own run id.
 func startCluster(t *testing.T) *redis.Client {
 	t.Helper()
 	redistest.Require(t)
-	srv, err := sharedCluster()
+	c, err := sharedCluster()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv.Client(t)
+	client := c.srv.Client(t)
+	ctx := context.Background()
+	for i := 0; ; i++ {
+		info, err := client.ClusterInfo(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(info, "cluster_state:ok") {
+			return client
+		}
+		if i == 500 {
+			t.Fatalf("the one-node cluster is not ok after 5s: %s", info)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
-// sharedCluster starts the cluster once, and waits until it is ok. Its
+// cluster is the shared cluster's server and directory.
+type cluster struct {
+	srv *redistest.Server
+	dir string
+}
+
+// sharedCluster starts the cluster once and gives it every slot. Its
 // cluster bus listens on a free port (by default it is the port + 10000,
 // 10000 for every server with --port 0, so that two such clusters at once
 // would collide).
-var sharedCluster = sync.OnceValues(func() (*redistest.Server, error) {
+var sharedCluster = sync.OnceValues(func() (cluster, error) {
 	dir, err := os.MkdirTemp("", "redislua-cluster")
 	if err != nil {
-		return nil, err
+		return cluster{}, err
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return cluster{dir: dir}, err
 	}
 	bus := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	srv, err := redistest.Launch(dir, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus))
 	if err != nil {
-		return nil, err
+		return cluster{dir: dir}, err
 	}
-	stopCluster = func() { srv.Stop(); os.RemoveAll(dir) }
 	c := redis.NewClient(&redis.Options{Network: "unix", Addr: srv.Socket})
 	defer c.Close()
-	ctx := context.Background()
-	if err := c.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
-		return nil, err
-	}
-	for i := 0; ; i++ {
-		info, err := c.ClusterInfo(ctx).Result()
-		if err != nil {
-			return nil, err
-		}
-		if strings.Contains(info, "cluster_state:ok") {
-			return srv, nil
-		}
-		if i == 500 {
-			return nil, fmt.Errorf("the one-node cluster is not ok after 5s: %s", info)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	err = c.Do(context.Background(), "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err()
+	return cluster{srv, dir}, err
 })
 
-// stopCluster stops the shared cluster, once TestMain's tests are over.
-var stopCluster = func() {}
-
 func TestMain(m *testing.M) {
-	if redistest.Available() {
+	started := redistest.Available()
+	if started {
 		go sharedCluster() // its 2 s pass while the first tests run
 	}
 	code := m.Run()
-	stopCluster()
+	if started {
+		c, _ := sharedCluster()
+		if c.srv != nil {
+			c.srv.Stop()
+		}
+		os.RemoveAll(c.dir)
+	}
 	os.Exit(code)
 }
 
