@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/algorithms"
+	"github.com/ratesim/ratesim/internal/testenv"
 	"github.com/ratesim/ratesim/traffic"
 	"github.com/stretchr/testify/require"
 )
@@ -269,7 +270,7 @@ func TestKeyPeaksMatchesBruteForce(t *testing.T) {
 			return 1
 		},
 	}
-	for trial := range 400 {
+	for trial := range testenv.Runs(150, 400) {
 		n, vmax, keys, gap := rng.IntN(80), 150, 1+rng.IntN(6), 50
 		switch {
 		case trial >= 350: // many keys

@@ -132,7 +132,7 @@ func TestPeakSetSteadySourceHeldInRuns(t *testing.T) {
 func TestPeakSetRunsMatchTwoPointers(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(11, 12))
-	for trial := range 400 {
+	for trial := range testenv.Runs(150, 400) {
 		var rs []release
 		var at time.Duration
 		huge := trial%5 == 4
