@@ -12,6 +12,7 @@ import (
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/cluster"
 	"github.com/ratesim/ratesim/internal/clustertest"
+	"github.com/ratesim/ratesim/internal/testenv"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traffic"
 )
@@ -215,7 +216,7 @@ func TestClusterAllOfKeysOneNodeMatchesSingle(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(40, 2))
 	names := []string{"fixed-window", "sliding-window", "token-bucket", "nginx"}
-	for trial := range 60 {
+	for trial := range testenv.Runs(25, 60) {
 		var reqs []req
 		var at time.Duration
 		for range 40 + r.IntN(80) {

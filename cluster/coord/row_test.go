@@ -10,6 +10,7 @@ import (
 
 	"github.com/ratesim/ratesim/algorithms"
 	"github.com/ratesim/ratesim/cluster"
+	"github.com/ratesim/ratesim/internal/testenv"
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -231,7 +232,7 @@ func TestClusterOnNodePath(t *testing.T) {
 func TestClusterReferencePerRow(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 8))
-	for i := range 30 {
+	for i := range testenv.Runs(12, 30) {
 		cfg, desc := randomCluster(r)
 		base := cfg.Algorithms[0]
 		cfg.Algorithms = nil
