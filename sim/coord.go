@@ -149,8 +149,42 @@ func (e *Row) Reference() error {
 		return err
 	}
 	ref.progress, ref.watchers, ref.countOnly = nil, nil, true
+	if t := referenceTable(ref); t != nil {
+		ref.lim, ref.firer, ref.fired = t, nil, nil
+	}
 	e.ref = ref
 	return nil
+}
+
+// referenceTable returns the Table that ref, a reference that only
+// counts, decides with in place of its Limiter, or nil to keep the
+// Limiter. A Table calls its algorithm's rule as the Limiter does and, on
+// the same calls in time order, decides alike
+// (algorithms.TestTableDecidesAsLimiter); it keeps every key's state
+// where the Limiter releases each one that is fresh again (a queue of
+// keys by the instant they become fresh, and for a log the expiry of each
+// entry), only to count the keys and bytes alive at every instant: the
+// Memory figures, which nobody reads of a reference. The Limiter stays
+// when it is more than its rule over a key's state: its own constructor
+// (Algorithm.New), an all-of row's, one that decides by attributes or by
+// route, learns from a backend, moves its limit or names keys, and for
+// an algorithm without a Table.
+func referenceTable(ref *run) algorithms.Limiter {
+	alg := ref.alg
+	if alg.New != nil || len(alg.Params.Members) > 0 || ref.byAttrs != nil || ref.routed != nil {
+		return nil
+	}
+	switch ref.lim.(type) {
+	case algorithms.Sampler, algorithms.LimitReporter, algorithms.KeyNamer:
+		return nil
+	}
+	p := alg.Params
+	p.Seed = ref.cfg.Seed // as newLimiter's
+	t, err := algorithms.NewTable(alg.Name, p)
+	if err != nil {
+		return nil
+	}
+	return t
 }
 
 // NewLimiter builds a limiter of the row's algorithm with params p (a
