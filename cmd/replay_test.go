@@ -99,6 +99,22 @@ func TestTrafficRoundTrip(t *testing.T) {
 	}
 }
 
+// TestReplayRealTrace replays the Apache log of ../shared/traces through the
+// command, as a user would, with one row (TestEngineOutputUnchanged holds
+// all nine to their digests with RATESIM_LONG=1).
+func TestReplayRealTrace(t *testing.T) {
+	t.Parallel()
+	path := "../../shared/traces/elastic_apache_logs.log"
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("the shared traces are not here (%v): they come with the team's workspace, not the repository", err)
+	}
+	status, out, errOut := run(t, "replay", path, "--limit", "1/s", "--burst", "5", "--algorithms", "gcra", "--format", "json")
+	require.Equal(t, 0, status, errOut)
+	require.Contains(t, out, `"lines": 10000`)
+	require.Contains(t, out, `"keys": 1753`)
+	require.Contains(t, out, `"format": "combined"`)
+}
+
 // TestReplayLongDurationForPeople: a trace of 27 days prints its
 // span as people read it, in the heading and the trace summary, and the
 // JSON keeps nanoseconds.
