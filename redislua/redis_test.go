@@ -48,9 +48,9 @@ func TestClockRedis(t *testing.T) {
 		fresh := per
 		switch name {
 		case "nginx":
-			p = policy(5, time.Second, 5)
+			p = policy(20, time.Second, 5) // nginx takes a rate per second or minute only
 			p.Nodelay = true
-			fresh = time.Second // excess 4000 drains at 5 r/s in 1s
+			fresh = 250 * time.Millisecond // the burst of 5 drains at 20 r/s in 250ms
 		case "concurrency":
 			p.Service = per
 		case "sliding-window":
@@ -81,7 +81,7 @@ func TestClockRedis(t *testing.T) {
 		waits[name], keys[name] = fresh, k.key
 		t.Logf("%s: %d admitted, PTTL %v", name, admitted, ttl)
 	}
-	time.Sleep(time.Second + 100*time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // the longest fresh, sliding-window's 400ms, and a margin
 	for name, key := range keys {
 		if n, err := c.Exists(ctx, key).Result(); err != nil || n != 0 {
 			t.Errorf("%s: key %s still exists %v after the burst (fresh after %v): %d %v", name, key, time.Second, waits[name], n, err)
