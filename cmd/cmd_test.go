@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ratesim/ratesim/scenarios"
+	"github.com/ratesim/ratesim/sim"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,6 +22,17 @@ func run(t *testing.T, args ...string) (status int, stdout, stderr string) {
 	var out, errb bytes.Buffer
 	status = Run(args, strings.NewReader(""), &out, &errb)
 	return status, out.String(), errb.String()
+}
+
+// jsonReport runs the command with --format json, which must succeed, and
+// returns the report it prints.
+func jsonReport(t *testing.T, args ...string) *sim.Report {
+	t.Helper()
+	status, out, errOut := run(t, append(args, "--format", "json")...)
+	require.Equal(t, 0, status, errOut)
+	var rep sim.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	return &rep
 }
 
 // golden compares got with testdata/name, rewriting it under -update.

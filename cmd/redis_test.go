@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,11 +26,7 @@ import (
 // and returns the report.
 func compareOnRedis(t *testing.T, url string, args ...string) *sim.Report {
 	t.Helper()
-	status, out, errOut := run(t, append(args, "--redis", url, "--format", "json")...)
-	require.Equal(t, 0, status, errOut)
-	var rep sim.Report
-	require.NoError(t, json.Unmarshal([]byte(out), &rep))
-	return &rep
+	return jsonReport(t, append(args, "--redis", url)...)
 }
 
 // Every built-in scenario, and a recorded trace whose instants are dates

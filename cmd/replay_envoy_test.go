@@ -38,10 +38,7 @@ func TestReplayEnvoyListeners(t *testing.T) {
 		lines = append(lines, fmt.Sprintf(`{"time": "2024-01-01T00:00:00.%d00Z", %q: %q, "path": %q, "method": "GET"}`, i, l.field, l.listener, l.path))
 	}
 	require.NoError(t, os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
-	status, out, errOut := run(t, "replay", log, "--gateway", "../gateway/testdata/envoy-listeners.yaml", "--from", "envoy-local", "--format", "json")
-	require.Equal(t, 0, status, errOut)
-	var rep sim.Report
-	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	rep := jsonReport(t, "replay", log, "--gateway", "../gateway/testdata/envoy-listeners.yaml", "--from", "envoy-local")
 	require.Len(t, rep.Results, 2)
 	for i, want := range []struct {
 		label                       string

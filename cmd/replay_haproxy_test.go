@@ -36,10 +36,7 @@ func haproxyFiles(t *testing.T, logFormat, log string) (string, string) {
 func TestReplayHAProxyCheck(t *testing.T) {
 	c, l := haproxyFiles(t, `%Ts.%ms %{+Q}[capture.req.hdr(0)] %ST %Tt`,
 		"1700000000.000 \"a\" 200 0\n1700000000.100 \"a\" 200 0\n1700000000.200 \"a\" 503 0\n1700000000.300 \"a\" 200 1\n1700000000.300 \"b\" 200 0\n")
-	status, out, errOut := run(t, "replay", l, "--gateway", c, "--from", "haproxy", "--check-field", "status", "--format", "json")
-	require.Equal(t, 0, status, errOut)
-	var rep sim.Report
-	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	rep := jsonReport(t, "replay", l, "--gateway", c, "--from", "haproxy", "--check-field", "status")
 	require.Len(t, rep.Results, 1)
 	ck := rep.Results[0].Check
 	require.Equal(t, int64(5), ck.Compared)
@@ -91,10 +88,7 @@ func TestReplayHAProxyTwoKeys(t *testing.T) {
 	c, l := haproxyTwoKeys(t, `%Ts.%ms %ci %[capture.req.hdr(0)] %ST`,
 		"1700000000.000 10.0.0.1 A 200\n1700000000.100 10.0.0.1 A 200\n1700000000.200 10.0.0.1 A 429\n"+
 			"1700000000.300 10.0.0.2 A 429\n1700000000.400 10.0.0.2 B 200\n1700000000.500 10.0.0.3 A 429\n")
-	status, out, errOut := run(t, "replay", l, "--gateway", c, "--from", "haproxy", "--check-field", "status", "--format", "json")
-	require.Equal(t, 0, status, errOut)
-	var rep sim.Report
-	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	rep := jsonReport(t, "replay", l, "--gateway", c, "--from", "haproxy", "--check-field", "status")
 	require.Len(t, rep.Results, 1)
 	r := rep.Results[0]
 	require.Equal(t, int64(6), r.Check.Compared)
@@ -143,10 +137,7 @@ func TestReplayHAProxyTwoKeysInOrder(t *testing.T) {
 		"1700000000.300 10.0.0.2 A 200\n1700000000.400 10.0.0.2 B 200\n1700000000.500 10.0.0.3 A 429\n"
 	require.NoError(t, os.WriteFile(c, []byte(conf), 0o644))
 	require.NoError(t, os.WriteFile(l, []byte(log), 0o644))
-	status, out, errOut := run(t, "replay", l, "--gateway", c, "--from", "haproxy", "--check-field", "status", "--format", "json")
-	require.Equal(t, 0, status, errOut)
-	var rep sim.Report
-	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	rep := jsonReport(t, "replay", l, "--gateway", c, "--from", "haproxy", "--check-field", "status")
 	r := rep.Results[0]
 	require.Equal(t, int64(6), r.Check.Agree)
 	require.Equal(t, int64(6), r.Check.Compared)
@@ -204,10 +195,7 @@ func TestReplayHAProxyFrontends(t *testing.T) {
 
 func replayHAProxyFrontends(t *testing.T, item, log string) {
 	c, l := haproxyConfAndLog(t, haproxyFrontends("%Ts.%ms "+item+" %ci %ST"), log)
-	status, out, errOut := run(t, "replay", l, "--gateway", c, "--from", "haproxy", "--check-field", "status", "--format", "json")
-	require.Equal(t, 0, status, errOut)
-	var rep sim.Report
-	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	rep := jsonReport(t, "replay", l, "--gateway", c, "--from", "haproxy", "--check-field", "status")
 	require.Len(t, rep.Results, 2)
 	for i, want := range []struct {
 		label             string

@@ -27,24 +27,12 @@ func TestAttributes(t *testing.T) {
 		},
 	}
 	require.Equal(t, []string{"route", "server"}, p.Attributes())
-	keys, stream, err := p.Open()
-	require.NoError(t, err)
-	attrs := keys.Attrs()
-	require.Equal(t, []string{"route", "server"}, attrs.Names())
+	keys, arrivals, rows := readAttrs(t, p)
+	require.Equal(t, []string{"route", "server"}, keys.Attrs().Names())
 	var got [][]string
-	var a Arrival
-	for stream.Next(&a) {
-		var row []string
-		for i, v := range attrs.Values(a.Attrs) {
-			if v == NoValue {
-				row = append(row, "-")
-			} else {
-				row = append(row, attrs.Value(i, v))
-			}
-		}
-		got = append(got, append([]string{keys.Name(a.Key), "#" + string(rune('0'+a.Attrs))}, row...))
+	for i, a := range arrivals {
+		got = append(got, append([]string{keys.Name(a.Key), "#" + string(rune('0'+a.Attrs))}, rows[i]...))
 	}
-	require.NoError(t, stream.Err())
 	require.Equal(t, [][]string{
 		{"a", "#1", "/checkout", "api"},
 		{"b", "#2", "-", "api"},
@@ -83,23 +71,7 @@ func TestReplayAttributes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := Plan{Sources: []Source{&c.r}}
 			require.Equal(t, []string{"remote_addr", "x"}, p.Attributes())
-			keys, stream, err := p.Open()
-			require.NoError(t, err)
-			attrs := keys.Attrs()
-			var got [][]string
-			var a Arrival
-			for stream.Next(&a) {
-				var row []string
-				for i, v := range attrs.Values(a.Attrs) {
-					if v == NoValue {
-						row = append(row, "-")
-					} else {
-						row = append(row, attrs.Value(i, v))
-					}
-				}
-				got = append(got, row)
-			}
-			require.NoError(t, stream.Err())
+			_, _, got := readAttrs(t, p)
 			require.Equal(t, [][]string{{"1.0.0.1", "c1"}, {"1.0.0.2", "-"}, {"1.0.0.1", "c2"}}, got)
 			require.Zero(t, c.r.Stats().Malformed)
 		})
@@ -203,19 +175,31 @@ func TestReplayAttributeDerivedJSON(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, []byte(`{"ts":1700000000.1,"ip":"1.0.0.1","client":"c1"}`+"\n"+`{"ts":1700000000.2,"ip":"1.0.0.2"}`+"\n"), 0o644))
 	plan := Plan{Sources: []Source{&Replay{Path: p, TimeUnit: "s", KeyField: "ip",
 		AttrFields: []AttrField{{Name: "x", Field: "client", Derive: joinDeriver{}}}}}}
-	keys, stream, err := plan.Open()
+	_, _, got := readAttrs(t, plan)
+	require.Equal(t, [][]string{{"c1@1.0.0.1"}, {"-"}}, got)
+}
+
+// readAttrs opens p and reads all its arrivals, each with its attributes'
+// values in the order of Attrs().Names(), "-" for none.
+func readAttrs(t *testing.T, p Plan) (*Keys, []Arrival, [][]string) {
+	t.Helper()
+	keys, stream, err := p.Open()
 	require.NoError(t, err)
 	attrs := keys.Attrs()
-	var got []string
+	var arrivals []Arrival
+	var rows [][]string
 	var a Arrival
 	for stream.Next(&a) {
-		v := attrs.Values(a.Attrs)[0]
-		if v == NoValue {
-			got = append(got, "-")
-		} else {
-			got = append(got, attrs.Value(0, v))
+		row := []string{}
+		for i, v := range attrs.Values(a.Attrs) {
+			if v == NoValue {
+				row = append(row, "-")
+			} else {
+				row = append(row, attrs.Value(i, v))
+			}
 		}
+		arrivals, rows = append(arrivals, a), append(rows, row)
 	}
 	require.NoError(t, stream.Err())
-	require.Equal(t, []string{"c1@1.0.0.1", "-"}, got)
+	return keys, arrivals, rows
 }
